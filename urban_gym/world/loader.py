@@ -1,0 +1,168 @@
+"""``load_city``: one entry point for every world, with an on-disk cache.
+
+``load_city`` accepts
+
+* a built-in city name (see :data:`BUILTIN_CITIES`; ``"helsinki"`` is the centre of
+  Helsinki from OpenStreetMap, shipped in the package under ODbL 1.0);
+* a path to an OpenStreetMap file (``.osm``, ``.osm.bz2``, ``.osm.pbf``);
+* a path to a city bundle directory written by :meth:`City.save`;
+* a procedural spec ``"procedural:seed=3,blocks=4x4"`` (see
+  :func:`urban_gym.world.procedural.parse_spec`).
+
+Imported OSM worlds are cached under ``$URBAN_GYM_CACHE`` (default
+``~/.cache/urban_gym``), keyed by the SHA-256 of the source file, the bounding box and the
+importer version. A cache file starts with a header holding the SHA-256 of its payload; a
+file that is truncated, altered or unreadable is rebuilt, never trusted. Within one
+process, loaded worlds are also kept in memory, so environments created one after another
+(or by ``gymnasium.make_vec``) share one ``City``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import tempfile
+import threading
+from importlib import resources
+from pathlib import Path
+
+from urban_gym.errors import CityLoadError
+from urban_gym.world.city import City
+from urban_gym.world.osm import IMPORTER_VERSION, check_bbox, import_osm
+
+#: Built-in cities: name -> data file inside the package.
+BUILTIN_CITIES: dict[str, str] = {"helsinki": "helsinki.osm.pbf"}
+
+_MAGIC = b"URBANGYM-CITY\x00"
+_MEMO: dict[tuple, City] = {}
+_LOCK = threading.Lock()
+
+
+def cache_dir() -> Path:
+    """The cache directory (``$URBAN_GYM_CACHE`` or ``~/.cache/urban_gym``)."""
+    return Path(os.environ.get("URBAN_GYM_CACHE", Path.home() / ".cache" / "urban_gym"))
+
+
+def builtin_path(name: str) -> Path:
+    """Path of a built-in city's data file."""
+    fname = BUILTIN_CITIES[name]
+    return Path(str(resources.files("urban_gym") / "data" / fname))
+
+
+def file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def load_city(spec: str | os.PathLike, bbox=None, cache: bool = True) -> City:
+    """Load a city by name, OSM file path, bundle directory or procedural spec.
+
+    Args:
+        spec: ``"helsinki"``, ``"path/to/file.osm.pbf"``, ``"path/to/bundle_dir"`` or
+            ``"procedural:seed=3,blocks=4x4"``.
+        bbox: optional ``(west, south, east, north)`` degrees, for OSM sources only.
+        cache: use the on-disk and in-process caches (default True).
+
+    Raises:
+        CityLoadError: unknown name, missing or unreadable file, bad bbox, ...
+    """
+    if isinstance(spec, str) and spec.startswith("procedural:"):
+        from urban_gym.world.procedural import generate_city, parse_spec
+
+        if bbox is not None:
+            raise CityLoadError(f"bbox={bbox!r} is not supported for procedural city {spec!r}")
+        params = parse_spec(spec)
+        key = ("procedural", tuple(sorted(params.items())))
+        if cache and key in _MEMO:
+            return _MEMO[key]
+        city = generate_city(**params)
+        if cache:
+            _MEMO[key] = city
+        return city
+
+    spec_s = os.fspath(spec)
+    if spec_s.lower() in BUILTIN_CITIES:
+        name = spec_s.lower()
+        path = builtin_path(name)
+    else:
+        path = Path(spec_s).expanduser()
+        if not path.exists():
+            known = ", ".join(sorted(BUILTIN_CITIES))
+            raise CityLoadError(
+                f"unknown city {spec_s!r}: not a built-in city ({known}), not an existing "
+                "file or bundle directory, and not a 'procedural:...' spec"
+            )
+        if path.is_dir():
+            if bbox is not None:
+                raise CityLoadError(f"bbox={bbox!r} is not supported for bundle {path}")
+            return City.load(path)
+        name = None
+    if bbox is not None:
+        bbox = check_bbox(bbox)
+    digest = file_sha256(path)
+    key = ("osm", digest, tuple(bbox) if bbox else None, IMPORTER_VERSION, name)
+    with _LOCK:
+        if cache and key in _MEMO:
+            return _MEMO[key]
+    city = None
+    cfile = _cache_file(digest, bbox, name)
+    if cache:
+        city = _read_cache(cfile)
+    if city is None:
+        city = import_osm(path, bbox=bbox, name=name)
+        city.meta["source_sha256"] = digest
+        if cache:
+            _write_cache(cfile, city)
+        city.meta["loaded_from"] = "import"
+    else:
+        city.meta["loaded_from"] = "cache"
+    if cache:
+        with _LOCK:
+            _MEMO[key] = city
+    return city
+
+
+def clear_memory_cache() -> None:
+    """Forget the worlds kept in this process (the disk cache stays)."""
+    with _LOCK:
+        _MEMO.clear()
+
+
+def _cache_file(digest: str, bbox, name: str | None) -> Path:
+    extra = hashlib.sha256(repr((bbox, name, IMPORTER_VERSION)).encode()).hexdigest()[:12]
+    return cache_dir() / f"city-{digest[:24]}-{extra}.pkl"
+
+
+def _read_cache(cfile: Path) -> City | None:
+    try:
+        data = cfile.read_bytes()
+    except OSError:
+        return None
+    head = len(_MAGIC) + 32
+    if len(data) < head or not data.startswith(_MAGIC):
+        return None
+    want = data[len(_MAGIC) : head]
+    payload = data[head:]
+    if hashlib.sha256(payload).digest() != want:
+        return None
+    try:
+        city = pickle.loads(payload)
+    except Exception:  # a corrupt entry is rebuilt, not trusted
+        return None
+    return city if isinstance(city, City) else None
+
+
+def _write_cache(cfile: Path, city: City) -> None:
+    try:
+        cfile.parent.mkdir(parents=True, exist_ok=True)
+        payload = pickle.dumps(city, protocol=pickle.HIGHEST_PROTOCOL)
+        fd, tmp = tempfile.mkstemp(dir=cfile.parent, prefix=".tmp-", suffix=".pkl")
+        with os.fdopen(fd, "wb") as f:
+            f.write(_MAGIC + hashlib.sha256(payload).digest() + payload)
+        os.replace(tmp, cfile)
+    except OSError:
+        pass  # a read-only cache directory only costs speed

@@ -1,0 +1,610 @@
+"""OpenStreetMap import (``.osm``, ``.osm.bz2``, ``.osm.pbf``) with pyosmium.
+
+One streaming pass with node locations and area assembly collects
+
+* buildings (closed ways and multipolygon relations tagged ``building=*``; building parts
+  are ignored), split into their polygon parts;
+* the walkable network (see :data:`WALKABLE_HIGHWAYS` and :func:`walk_kind`), split at
+  shared nodes; a way whose nodes fall outside the extract is cut into its complete runs;
+* POIs: every named feature with a ``shop``, ``amenity``, ``tourism``, ``leisure`` or
+  ``office`` key, node or area;
+* street objects from node tags (:data:`urban_gym.world.city.OBJECT_KINDS`);
+* water and green areas for the map (:data:`AREA_KINDS`).
+
+The sea is mapped in OSM as coastline ways, not polygons, and is not imported.
+Coordinates are projected into a :class:`~urban_gym.world.geo.GeoFrame` centred on the
+bounding box of the imported data (or the requested ``bbox``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+import numpy as np
+import osmium
+import shapely
+from shapely.geometry import LineString
+
+from urban_gym.errors import CityLoadError
+from urban_gym.world.assemble import assemble_city, make_valid_polygons
+from urban_gym.world.city import (
+    DEFAULT_BUILDING_HEIGHT_M,
+    DEFAULT_HEIGHT_BY_TYPE_M,
+    OBJECT_KINDS,
+    POI,
+    POI_KEYS,
+    STOREY_HEIGHT_M,
+    Area,
+    Building,
+    City,
+    StreetObject,
+)
+from urban_gym.world.geo import GeoFrame
+
+#: Bump when the importer's output changes, so cached worlds are rebuilt.
+IMPORTER_VERSION = 1
+
+SUPPORTED_SUFFIXES = (".osm", ".osm.bz2", ".osm.gz", ".osm.pbf", ".pbf", ".osm.xml", ".opl")
+
+#: ``highway=*`` values whose ways are walked on.
+WALKABLE_HIGHWAYS = frozenset(
+    {
+        "footway", "pedestrian", "steps", "path", "trail", "track", "bridleway", "corridor",
+        "platform", "living_street", "residential", "service", "unclassified", "tertiary",
+        "secondary", "primary", "tertiary_link", "secondary_link", "primary_link", "road",
+        "cycleway",
+    }
+)  # fmt: skip
+_CAR_ROADS = frozenset(
+    {
+        "living_street", "residential", "service", "unclassified", "tertiary", "secondary",
+        "primary", "tertiary_link", "secondary_link", "primary_link", "road",
+    }
+)  # fmt: skip
+
+#: Walkable corridor width in metres by kind when no ``width`` tag is mapped. Car roads
+#: use ``lanes * 3.25 + 4`` (two 2 m sidewalks) when ``lanes`` is mapped, else the
+#: per-``highway`` value in :data:`ROAD_WIDTH_M`.
+DEFAULT_WIDTH_M = {
+    "footway": 2.5, "sidewalk": 2.5, "crossing": 3.0, "pedestrian": 8.0, "steps": 2.5,
+    "footbridge": 3.0, "path": 1.5, "cycleway": 3.0, "corridor": 3.0, "platform": 3.0,
+}  # fmt: skip
+ROAD_WIDTH_M = {
+    "primary": 20.0, "secondary": 16.0, "tertiary": 13.0, "unclassified": 10.0,
+    "residential": 11.0, "living_street": 7.0, "service": 6.0, "road": 10.0,
+    "primary_link": 10.0, "secondary_link": 10.0, "tertiary_link": 9.0,
+}  # fmt: skip
+
+#: Map areas: ``(key, value) -> "water" | "green"``.
+AREA_KINDS: dict[tuple[str, str], str] = {
+    ("natural", "water"): "water",
+    ("waterway", "riverbank"): "water",
+    ("landuse", "reservoir"): "water",
+    ("landuse", "basin"): "water",
+    ("leisure", "park"): "green",
+    ("leisure", "garden"): "green",
+    ("leisure", "playground"): "green",
+    ("leisure", "common"): "green",
+    ("landuse", "grass"): "green",
+    ("landuse", "forest"): "green",
+    ("landuse", "meadow"): "green",
+    ("landuse", "village_green"): "green",
+    ("landuse", "recreation_ground"): "green",
+    ("landuse", "cemetery"): "green",
+    ("landuse", "allotments"): "green",
+    ("natural", "wood"): "green",
+    ("natural", "scrub"): "green",
+    ("natural", "grassland"): "green",
+    ("natural", "heath"): "green",
+}
+
+_OBJECT_KEYS: dict[str, set[str]] = {}
+for _k, _v in OBJECT_KINDS:
+    _OBJECT_KEYS.setdefault(_k, set()).add(_v)
+_AREA_FILTER_KEYS = ("building", "natural", "landuse", "leisure", "waterway", *POI_KEYS)
+_ALIAS_KEYS = ("alt_name", "short_name", "official_name", "brand", "operator", "old_name")
+_NUM = re.compile(r"^\s*([0-9]+(?:[.,][0-9]+)?)\s*(m|meters|metres|ft|')?\s*$", re.I)
+
+
+def parse_length(value: str | None) -> float | None:
+    """Parse an OSM length such as ``"12"``, ``"12.5 m"``, ``"40'"`` into metres."""
+    if not value:
+        return None
+    m = _NUM.match(value)
+    if not m:
+        return None
+    v = float(m.group(1).replace(",", "."))
+    unit = (m.group(2) or "m").lower()
+    if unit in ("ft", "'"):
+        v *= 0.3048
+    return v
+
+
+def building_height(tags: dict[str, str]) -> tuple[float, int | None, str]:
+    """Height in metres, number of levels (or None) and where the height came from."""
+    levels = None
+    lv = parse_length(tags.get("building:levels"))
+    if lv is not None and lv > 0:
+        levels = max(1, int(round(lv)))
+    h = parse_length(tags.get("height"))
+    if h is not None and 1.0 <= h <= 500.0:
+        return h, levels, "height"
+    if levels is not None:
+        roof = parse_length(tags.get("roof:levels")) or 0.0
+        return (levels + 0.5 * roof) * STOREY_HEIGHT_M, levels, "levels"
+    kind = tags.get("building", "yes")
+    return DEFAULT_HEIGHT_BY_TYPE_M.get(kind, DEFAULT_BUILDING_HEIGHT_M), None, "default"
+
+
+def walk_kind(tags: dict[str, str]) -> str | None:
+    """The walkable-network kind of a way, or None if people do not walk on it."""
+    hw = tags.get("highway")
+    if hw not in WALKABLE_HIGHWAYS:
+        return None
+    foot = tags.get("foot", "")
+    access = tags.get("access", "")
+    if foot == "no" or (access in ("no", "private") and foot not in ("yes", "designated")):
+        return None
+    if hw == "cycleway" and foot not in ("yes", "designated", "permissive"):
+        return None
+    if hw in _CAR_ROADS:
+        if tags.get("tunnel") in ("yes",) and foot not in ("yes", "designated"):
+            return None
+        return "road"
+    if hw == "footway":
+        fw = tags.get("footway")
+        if fw == "crossing":
+            return "crossing"
+        if fw == "sidewalk":
+            return "sidewalk"
+        if tags.get("bridge") not in (None, "no"):
+            return "footbridge"
+        return "footway"
+    if hw in ("path", "trail", "track", "bridleway"):
+        return "footbridge" if tags.get("bridge") not in (None, "no") else "path"
+    return hw  # pedestrian, steps, corridor, platform, cycleway
+
+
+def is_covered(tags: dict[str, str]) -> bool:
+    """Whether a walkable way is sheltered from rain (covered, arcade, indoor corridor)."""
+    return (
+        tags.get("covered") in ("yes", "arcade", "colonnade", "roof")
+        or tags.get("tunnel") in ("building_passage", "yes")
+        or tags.get("highway") == "corridor"
+        or tags.get("indoor") in ("yes", "corridor")
+    )
+
+
+def walk_width(kind: str, tags: dict[str, str]) -> float:
+    """Walkable corridor width in metres (see :data:`DEFAULT_WIDTH_M`)."""
+    w = parse_length(tags.get("width"))
+    if w is not None and 0.5 <= w <= 60.0:
+        return w
+    if kind == "road":
+        lanes = parse_length(tags.get("lanes"))
+        if lanes:
+            return lanes * 3.25 + 4.0
+        return ROAD_WIDTH_M.get(tags.get("highway", "road"), 10.0)
+    return DEFAULT_WIDTH_M.get(kind, 2.5)
+
+
+def aliases_of(tags: dict[str, str], name: str) -> tuple[str, ...]:
+    """Other names of a feature: ``name:*`` values, then alt/short/official names, brand
+    and operator; without duplicates and without ``name`` itself."""
+    seen = {name.casefold()}
+    out: list[str] = []
+    keys = sorted(k for k in tags if k.startswith("name:")) + list(_ALIAS_KEYS)
+    for k in keys:
+        v = tags.get(k)
+        if v and v.casefold() not in seen:
+            seen.add(v.casefold())
+            out.append(v)
+    return tuple(out)
+
+
+def poi_category(tags: dict[str, str]) -> tuple[str, str] | None:
+    """``(category, kind)`` for a named POI, e.g. ``("shop", "optician")``, else None."""
+    if not tags.get("name"):
+        return None
+    for k in POI_KEYS:
+        v = tags.get(k)
+        if v and v != "no":
+            return k, v
+    return None
+
+
+def object_kind(tags: dict[str, str]) -> str | None:
+    """The street-object kind of a node's tags, else None."""
+    for (k, v), kind in OBJECT_KINDS.items():
+        if tags.get(k) == v:
+            return kind
+    return None
+
+
+def area_kind(tags: dict[str, str]) -> str | None:
+    """``"water"`` or ``"green"`` for a map area, else None."""
+    for (k, v), kind in AREA_KINDS.items():
+        if tags.get(k) == v:
+            return kind
+    return None
+
+
+def check_bbox(bbox) -> tuple[float, float, float, float]:
+    """Validate ``(west, south, east, north)`` in degrees."""
+    try:
+        w, s, e, n = (float(v) for v in bbox)
+    except (TypeError, ValueError) as exc:
+        raise CityLoadError(
+            f"bbox={bbox!r} must be four numbers (west, south, east, north) in degrees"
+        ) from exc
+    if not (-180 <= w <= 180 and -180 <= e <= 180 and -90 <= s <= 90 and -90 <= n <= 90):
+        raise CityLoadError(f"bbox={bbox!r} lies outside longitude/latitude ranges")
+    if not (w < e and s < n):
+        raise CityLoadError(
+            f"bbox={bbox!r} is empty: it needs west < east and south < north (degrees)"
+        )
+    return w, s, e, n
+
+
+class _Collector:
+    """Raw features in longitude/latitude, gathered in one pass."""
+
+    def __init__(self, bbox):
+        self.bbox = bbox
+        self.buildings: list[tuple[str, bytes, dict[str, str]]] = []
+        self.areas: list[tuple[str, str, bytes, dict[str, str]]] = []
+        self.area_pois: list[tuple[str, bytes, dict[str, str], bool]] = []
+        self.node_pois: list[tuple[str, float, float, dict[str, str]]] = []
+        self.objects: list[tuple[str, str, float, float, dict[str, str]]] = []
+        self.ways: list[tuple[int, list[int], list[float], list[float], dict[str, str]]] = []
+        self.stats: Counter[str] = Counter()
+        self._wkb = osmium.geom.WKBFactory()
+
+    def inside(self, lon: float, lat: float) -> bool:
+        if self.bbox is None:
+            return True
+        w, s, e, n = self.bbox
+        return w <= lon <= e and s <= lat <= n
+
+    def node(self, n) -> None:
+        t = n.tags
+        if "name" not in t and not any(t.get(k) in vals for k, vals in _OBJECT_KEYS.items()):
+            return
+        tags = dict(t)
+        loc = n.location
+        if not loc.valid():
+            return
+        lon, lat = loc.lon, loc.lat
+        if not self.inside(lon, lat):
+            return
+        osm_id = f"n{n.id}"
+        kind = object_kind(tags)
+        if kind is not None:
+            self.objects.append((osm_id, kind, lon, lat, tags))
+        if poi_category(tags) is not None:
+            self.node_pois.append((osm_id, lon, lat, tags))
+
+    def way(self, w) -> None:
+        tags = w.tags
+        if "highway" not in tags:
+            return
+        tags = dict(tags)
+        if walk_kind(tags) is None:
+            return
+        ids: list[int] = []
+        lons: list[float] = []
+        lats: list[float] = []
+        for nd in w.nodes:
+            loc = nd.location
+            if loc.valid() and self.inside(loc.lon, loc.lat):
+                ids.append(nd.ref)
+                lons.append(loc.lon)
+                lats.append(loc.lat)
+            else:
+                ids.append(0)  # 0 marks a missing node: the way is cut there
+                lons.append(np.nan)
+                lats.append(np.nan)
+                self.stats["way_nodes_missing"] += 1
+        self.ways.append((w.id, ids, lons, lats, tags))
+
+    def area(self, a) -> None:
+        tags = dict(a.tags)
+        osm_id = ("w" if a.from_way() else "r") + str(a.orig_id())
+        try:
+            wkb = self._wkb.create_multipolygon(a)
+        except RuntimeError:
+            self.stats["areas_broken"] += 1
+            return
+        is_building = tags.get("building", "no") != "no"
+        if is_building:
+            self.buildings.append((osm_id, wkb, tags))
+        else:
+            kind = area_kind(tags)
+            if kind is not None:
+                self.areas.append((osm_id, kind, wkb, tags))
+        if poi_category(tags) is not None:
+            self.area_pois.append((osm_id, wkb, tags, is_building))
+
+
+def _read(path: Path, bbox) -> _Collector:
+    col = _Collector(bbox)
+    try:
+        fp = (
+            osmium.FileProcessor(str(path))
+            .with_locations()
+            .with_areas(osmium.filter.KeyFilter(*_AREA_FILTER_KEYS))
+            .with_filter(osmium.filter.EmptyTagFilter())
+        )
+        for obj in fp:
+            if obj.is_node():
+                col.node(obj)
+            elif obj.is_way():
+                col.way(obj)
+            elif obj.is_area():
+                col.area(obj)
+    except (RuntimeError, ValueError) as exc:
+        raise CityLoadError(f"{path}: cannot read as OpenStreetMap data ({exc})") from exc
+    return col
+
+
+def import_osm(path: str | Path, bbox=None, name: str | None = None) -> City:
+    """Import an OpenStreetMap file into a :class:`City`.
+
+    Args:
+        path: an ``.osm``, ``.osm.bz2`` or ``.osm.pbf`` file.
+        bbox: optional ``(west, south, east, north)`` in degrees; only features inside are
+            kept (ways are cut at the box).
+        name: the city's name (default: the file name without suffixes).
+
+    Raises:
+        CityLoadError: missing file, unreadable or non-OSM file, empty bbox, no buildings or
+            no walkable ways.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise CityLoadError(f"{path}: no such file")
+    if not path.is_file():
+        raise CityLoadError(f"{path}: not a file")
+    lname = path.name.lower()
+    if not any(lname.endswith(s) for s in SUPPORTED_SUFFIXES):
+        raise CityLoadError(
+            f"{path}: unsupported file type; expected one of {', '.join(SUPPORTED_SUFFIXES)}"
+        )
+    if bbox is not None:
+        bbox = check_bbox(bbox)
+    col = _read(path, bbox)
+    source = str(path) if bbox is None else f"{path} within bbox {bbox}"
+    if not col.buildings:
+        raise CityLoadError(f"{source}: no buildings found (is this a city extract?)")
+    if not col.ways:
+        raise CityLoadError(f"{source}: no walkable ways found (footways, pedestrian or car roads)")
+
+    # geometry in lon/lat -> local metres
+    b_geoms = shapely.from_wkb([w for _, w, _ in col.buildings])
+    a_geoms = shapely.from_wkb([w for _, _, w, _ in col.areas]) if col.areas else np.array([])
+    p_geoms = (
+        shapely.from_wkb([w for _, w, _, _ in col.area_pois]) if col.area_pois else np.array([])
+    )
+    if bbox is not None:
+        w, s, e, n = bbox
+        lon0, lat0 = (w + e) / 2.0, (s + n) / 2.0
+    else:
+        lo = [shapely.bounds(b_geoms)]
+        way_lon = np.concatenate([np.asarray(x[2]) for x in col.ways])
+        way_lat = np.concatenate([np.asarray(x[3]) for x in col.ways])
+        b = np.concatenate(lo, axis=0)
+        west = min(np.nanmin(b[:, 0]), np.nanmin(way_lon))
+        east = max(np.nanmax(b[:, 2]), np.nanmax(way_lon))
+        south = min(np.nanmin(b[:, 1]), np.nanmin(way_lat))
+        north = max(np.nanmax(b[:, 3]), np.nanmax(way_lat))
+        lon0, lat0 = (west + east) / 2.0, (south + north) / 2.0
+    frame = GeoFrame(round(float(lat0), 7), round(float(lon0), 7))
+
+    def project(coords: np.ndarray) -> np.ndarray:
+        x, y = frame.to_xy(coords[:, 1], coords[:, 0])
+        return np.stack([x, y], axis=1)
+
+    b_geoms = shapely.transform(b_geoms, project)
+    if len(a_geoms):
+        a_geoms = shapely.transform(a_geoms, project)
+    if len(p_geoms):
+        p_geoms = shapely.transform(p_geoms, project)
+
+    buildings: list[Building] = []
+    building_index: dict[str, int] = {}
+    if bbox is not None:
+        keep_b = _centroids_inside(b_geoms, frame, bbox)
+    else:
+        keep_b = np.ones(len(b_geoms), dtype=bool)
+    for (osm_id, _, tags), parts, keep in zip(col.buildings, make_valid_polygons(b_geoms), keep_b):
+        if not keep or not parts:
+            continue
+        h, levels, src = building_height(tags)
+        building_index.setdefault(osm_id, len(buildings))
+        for poly in parts:
+            buildings.append(
+                Building(
+                    id=len(buildings),
+                    osm_id=osm_id,
+                    polygon=poly,
+                    height=h,
+                    kind=tags.get("building", "yes"),
+                    levels=levels,
+                    height_source=src,
+                    name=tags.get("name"),
+                    tags=tags,
+                )
+            )
+
+    areas: list[Area] = []
+    for (osm_id, kind, _, tags), parts in zip(col.areas, make_valid_polygons(a_geoms)):
+        for poly in parts:
+            areas.append(Area(len(areas), osm_id, kind, poly, tags.get("name"), tags))
+
+    objects: list[StreetObject] = []
+    if col.objects:
+        lon = np.array([o[2] for o in col.objects])
+        lat = np.array([o[3] for o in col.objects])
+        ox, oy = frame.to_xy(lat, lon)
+        for (osm_id, kind, _, _, tags), x, y in zip(col.objects, ox.tolist(), oy.tolist()):
+            objects.append(StreetObject(len(objects), osm_id, kind, (x, y), tags))
+
+    pois: list[POI] = []
+    if col.node_pois:
+        lon = np.array([p[1] for p in col.node_pois])
+        lat = np.array([p[2] for p in col.node_pois])
+        px, py = frame.to_xy(lat, lon)
+        for (osm_id, _, _, tags), x, y in zip(col.node_pois, px.tolist(), py.tolist()):
+            cat, kind = poi_category(tags)  # type: ignore[misc]
+            pois.append(
+                POI(len(pois), osm_id, tags["name"], cat, kind, (x, y),
+                    aliases_of(tags, tags["name"]), tags)
+            )  # fmt: skip
+    for (osm_id, _, tags, is_building), geom in zip(col.area_pois, p_geoms):
+        if geom is None or geom.is_empty:
+            continue
+        if is_building and osm_id not in building_index:
+            continue  # a building outside the bbox or degenerate
+        cat, kind = poi_category(tags)  # type: ignore[misc]
+        rp = geom.representative_point() if not is_building else None
+        if is_building:
+            bid = building_index[osm_id]
+            rp = buildings[bid].polygon.representative_point()
+        elif bbox is not None and not _inside_local(rp, frame, bbox):
+            continue
+        pois.append(
+            POI(len(pois), osm_id, tags["name"], cat, kind, (rp.x, rp.y),
+                aliases_of(tags, tags["name"]), tags,
+                building_id=building_index[osm_id] if is_building else None)
+        )  # fmt: skip
+    # Area POIs that are not buildings (parks, squares) must not be moved onto a
+    # building that happens to stand inside them.
+    no_building = {p.id for p in pois if p.osm_id[0] in "wr" and p.building_id is None}
+
+    network = _build_network(col.ways, frame, col.stats)
+    meta: dict[str, Any] = {
+        "source": str(path),
+        "bbox": list(bbox) if bbox is not None else None,
+        "importer_version": IMPORTER_VERSION,
+        "stats": dict(col.stats),
+        "attribution": "© OpenStreetMap contributors, ODbL 1.0",
+    }
+    city = assemble_city(
+        name or _stem(path),
+        frame,
+        buildings,
+        pois,
+        objects,
+        areas,
+        network,
+        meta,
+        source,
+        no_building=no_building,
+    )
+    return city
+
+
+def _stem(path: Path) -> str:
+    n = path.name
+    for s in sorted(SUPPORTED_SUFFIXES, key=len, reverse=True):
+        if n.lower().endswith(s):
+            return n[: -len(s)]
+    return path.stem
+
+
+def _inside_local(pt, frame: GeoFrame, bbox) -> bool:
+    lat, lon = frame.to_latlon(pt.x, pt.y)
+    w, s, e, n = bbox
+    return w <= lon <= e and s <= lat <= n
+
+
+def _centroids_inside(geoms, frame: GeoFrame, bbox) -> np.ndarray:
+    c = shapely.get_coordinates(shapely.centroid(geoms))
+    lat, lon = frame.to_latlon(c[:, 0], c[:, 1])
+    w, s, e, n = bbox
+    return (lon >= w) & (lon <= e) & (lat >= s) & (lat <= n)
+
+
+def _build_network(ways, frame: GeoFrame, stats: Counter) -> nx.Graph:
+    """Split walkable ways at shared nodes into network edges with geometry."""
+    use: Counter[int] = Counter()
+    for _, ids, _, _, _ in ways:
+        for i in ids:
+            if i:
+                use[i] += 1
+    all_lon = np.concatenate([np.asarray(w[2], dtype=float) for w in ways])
+    all_lat = np.concatenate([np.asarray(w[3], dtype=float) for w in ways])
+    ok = ~np.isnan(all_lon)
+    X = np.full(all_lon.shape, np.nan)
+    Y = np.full(all_lon.shape, np.nan)
+    X[ok], Y[ok] = frame.to_xy(all_lat[ok], all_lon[ok])
+    g = nx.Graph()
+    pos = 0
+    for way_id, ids, _, _, tags in ways:
+        n = len(ids)
+        xs = X[pos : pos + n]
+        ys = Y[pos : pos + n]
+        pos += n
+        kind = walk_kind(tags)
+        assert kind is not None
+        attrs = {
+            "kind": kind,
+            "highway": tags.get("highway", ""),
+            "covered": is_covered(tags),
+            "width": walk_width(kind, tags),
+            "name": tags.get("name"),
+            "osm_id": f"w{way_id}",
+        }
+        # runs of present nodes
+        run: list[int] = []
+        for k in range(n + 1):
+            if k < n and ids[k]:
+                run.append(k)
+                continue
+            if len(run) >= 2:
+                _add_run(g, run, ids, xs, ys, use, attrs, stats)
+            run = []
+    return g
+
+
+def _add_run(g, run, ids, xs, ys, use, attrs, stats) -> None:
+    start = 0
+    for j in range(1, len(run)):
+        k = run[j]
+        if j == len(run) - 1 or use[ids[k]] > 1:
+            seg = run[start : j + 1]
+            _add_edge(g, [ids[i] for i in seg], xs[seg], ys[seg], attrs, stats)
+            start = j
+
+
+def _add_edge(g, nids, xs, ys, attrs, stats) -> None:
+    u, v = nids[0], nids[-1]
+    if u == v or g.has_edge(u, v):
+        # a loop or a second edge between the same nodes: split it at an interior node,
+        # inserting a synthetic midpoint node (negative id) when it has none
+        if len(nids) < 3:
+            if u == v:
+                stats["degenerate_loops_dropped"] += 1
+                return
+            stats["parallel_edges_split"] += 1
+            mid = -(g.graph.setdefault("_synthetic", 0) + 1)
+            g.graph["_synthetic"] = -mid
+            nids = [u, mid, v]
+            xs = np.array([xs[0], (xs[0] + xs[-1]) / 2.0, xs[-1]])
+            ys = np.array([ys[0], (ys[0] + ys[-1]) / 2.0, ys[-1]])
+        m = len(nids) // 2
+        _add_edge(g, nids[: m + 1], xs[: m + 1], ys[: m + 1], attrs, stats)
+        _add_edge(g, nids[m:], xs[m:], ys[m:], attrs, stats)
+        return
+    coords = np.stack([xs, ys], axis=1)
+    line = LineString(coords)
+    if line.length <= 0:
+        stats["zero_length_edges_dropped"] += 1
+        return
+    g.add_node(u, x=float(xs[0]), y=float(ys[0]))
+    g.add_node(v, x=float(xs[-1]), y=float(ys[-1]))
+    g.add_edge(u, v, geometry=line, start=u, length=float(line.length), **attrs)

@@ -1,0 +1,1 @@
+"""urban_gym.wrappers"""
