@@ -1,0 +1,26 @@
+"""Every environment id of urban_gym, registered with Gymnasium as data.
+
+All ``register()`` calls live here (string entry points, JSON-serialisable kwargs);
+variants are separate ids. ``import urban_gym`` calls :func:`register_envs`.
+Bump ``-vN`` whenever an environment's behaviour changes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gymnasium.envs.registration import register, registry
+
+#: id -> (entry point, kwargs). Each environment family adds its ids below.
+ENV_SPECS: dict[str, tuple[str, dict[str, Any]]] = {
+    # --- PoseGraph360 (issue 4) ---
+    # --- StreetGraph (issue 5) ---
+    # --- CityWalk (issue 6) ---
+}
+
+
+def register_envs() -> None:
+    """Register all ids (idempotent)."""
+    for env_id, (entry_point, kwargs) in ENV_SPECS.items():
+        if env_id not in registry:
+            register(id=env_id, entry_point=entry_point, kwargs=dict(kwargs))

@@ -1,0 +1,259 @@
+"""Metrics of the urban navigation benchmarks, as plain functions with the field's formulas.
+
+Distances are metres, times seconds. Every function is pure and deterministic; the
+environments call them at episode end and put the results in ``info["metrics"]``.
+
+References for the formulas (facts, re-implemented here):
+
+* SPL: Anderson et al., "On Evaluation of Embodied Navigation Agents", 2018:
+  ``SPL = S * l / max(p, l)`` with shortest length ``l`` and taken length ``p``.
+* nDTW / SDTW: Ilharco et al., "General Evaluation for Instruction Conditioned Navigation
+  Agents", 2019: ``nDTW = exp(-DTW(R, Q) / (|R| * d_th))``, ``SDTW = SR * nDTW``.
+* Mean relative accuracy (MRA): Yang et al., "Thinking in Space", 2024:
+  ``MRA = 1/10 * sum_{theta in {0.50, 0.55, ..., 0.95}} 1[|y_hat - y| / y < 1 - theta]``.
+* Task completion (Touchdown, Chen et al. 2019): the final node is the goal or adjacent to it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections.abc import Callable, Iterable, Sequence
+
+import numpy as np
+
+Point = tuple[float, float]
+Judge = Callable[[str, Sequence[str]], bool]
+
+MRA_THRESHOLDS: tuple[float, ...] = tuple(round(0.50 + 0.05 * k, 2) for k in range(10))
+
+
+# ---------------------------------------------------------------- answers
+def normalize_text(text: str) -> str:
+    """Casefold, strip accents (ä -> a), turn punctuation into spaces, collapse spaces."""
+    t = unicodedata.normalize("NFKD", str(text).casefold())
+    t = "".join(ch for ch in t if not unicodedata.combining(ch))
+    t = re.sub(r"[^\w]+", " ", t)
+    return " ".join(t.split())
+
+
+def exact_match(prediction: object, truth: object) -> bool:
+    """Equality after :func:`normalize_text` (numbers compare as numbers)."""
+    if prediction is None:
+        return False
+    if isinstance(truth, (int, float)) and not isinstance(truth, bool):
+        num = parse_number(prediction)
+        return num is not None and num == float(truth)
+    return normalize_text(str(prediction)) == normalize_text(str(truth))
+
+
+def name_judge(prediction: str, candidates: Sequence[str]) -> bool:
+    """The default fuzzy judge: the normalised prediction equals one of the normalised
+    candidate names, or contains one of them as a whole-word phrase ("It is Cafe Aalto."
+    matches "Cafe Aalto")."""
+    p = normalize_text(prediction)
+    if not p:
+        return False
+    for c in candidates:
+        n = normalize_text(c)
+        if not n:
+            continue
+        if p == n or re.search(rf"(^| ){re.escape(n)}( |$)", p):
+            return True
+    return False
+
+
+def fuzzy_match(
+    prediction: object,
+    truth: str,
+    aliases: Iterable[str] = (),
+    judge: Judge | None = None,
+) -> bool:
+    """Whether ``prediction`` names ``truth`` (or one of its ``aliases``) according to
+    ``judge`` (default :func:`name_judge`; a language-model judge can be plugged in)."""
+    if prediction is None:
+        return False
+    return (judge or name_judge)(str(prediction), [truth, *aliases])
+
+
+def parse_number(value: object) -> float | None:
+    """The first number in ``value`` (``"about 12 trees"`` -> 12.0), else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value) if math.isfinite(value) else None
+    m = re.search(r"-?\d+(?:[.,]\d+)?", str(value))
+    return float(m.group(0).replace(",", ".")) if m else None
+
+
+def mean_relative_accuracy(prediction: object, truth: float) -> float:
+    """MRA over thresholds 0.50..0.95; when ``truth == 0`` only an exact 0 scores (1.0)."""
+    y_hat = parse_number(prediction)
+    if y_hat is None:
+        return 0.0
+    y = float(truth)
+    if y == 0.0:
+        return 1.0 if y_hat == 0.0 else 0.0
+    rel = abs(y_hat - y) / abs(y)
+    return sum(rel < 1.0 - th for th in MRA_THRESHOLDS) / len(MRA_THRESHOLDS)
+
+
+# ---------------------------------------------------------------- positions
+def coordinate_match(position: Point, goal: Point, radius: float) -> bool:
+    """Final position within ``radius`` metres of ``goal``."""
+    return math.dist(position, goal) <= radius
+
+
+def success(reached: bool, constraints_kept: bool = True) -> float:
+    """1.0 when the goal was reached and every constraint kept, else 0.0."""
+    return 1.0 if (reached and constraints_kept) else 0.0
+
+
+def spl(succeeded: float | bool, shortest: float, taken: float) -> float:
+    """Success weighted by path length: ``S * l / max(p, l)``."""
+    s = float(succeeded)
+    if s == 0.0:
+        return 0.0
+    if shortest <= 0.0:
+        return s
+    return s * shortest / max(taken, shortest)
+
+
+def decision_accuracy(remaining_before: Sequence[float], remaining_after: Sequence[float]) -> float:
+    """Fraction of decisions after which the remaining shortest distance to the goal
+    decreased. NaN when there were no decisions."""
+    if len(remaining_before) != len(remaining_after):
+        raise ValueError(
+            f"decision_accuracy needs equal lengths, got {len(remaining_before)} and "
+            f"{len(remaining_after)}"
+        )
+    if not remaining_before:
+        return float("nan")
+    good = sum(a < b for b, a in zip(remaining_before, remaining_after))
+    return good / len(remaining_before)
+
+
+def path_length(points: Sequence[Point]) -> float:
+    """Length in metres of a polyline."""
+    if len(points) < 2:
+        return 0.0
+    a = np.asarray(points, dtype=float)
+    return float(np.hypot(*np.diff(a, axis=0).T).sum())
+
+
+def dtw(query: Sequence[Point], reference: Sequence[Point]) -> float:
+    """Dynamic time warping distance between two point sequences (Euclidean step cost)."""
+    q = np.asarray(query, dtype=float).reshape(-1, 2)
+    r = np.asarray(reference, dtype=float).reshape(-1, 2)
+    if len(q) == 0 or len(r) == 0:
+        return float("inf")
+    cost = np.hypot(q[:, None, 0] - r[None, :, 0], q[:, None, 1] - r[None, :, 1])
+    acc = np.full((len(q) + 1, len(r) + 1), np.inf)
+    acc[0, 0] = 0.0
+    for i in range(1, len(q) + 1):
+        for j in range(1, len(r) + 1):
+            acc[i, j] = cost[i - 1, j - 1] + min(acc[i - 1, j], acc[i, j - 1], acc[i - 1, j - 1])
+    return float(acc[-1, -1])
+
+
+def ndtw(query: Sequence[Point], reference: Sequence[Point], d_th: float) -> float:
+    """Normalised DTW: ``exp(-DTW / (|R| * d_th))``, ``d_th`` the success threshold (m)."""
+    if d_th <= 0:
+        raise ValueError(f"d_th={d_th!r} must be positive")
+    return math.exp(-dtw(query, reference) / (len(reference) * d_th))
+
+
+def sdtw(
+    succeeded: float | bool, query: Sequence[Point], reference: Sequence[Point], d_th: float
+) -> float:
+    """Success weighted by nDTW."""
+    return float(succeeded) * ndtw(query, reference, d_th)
+
+
+def task_completion(
+    final_node: object, goal_node: object, goal_neighbours: Iterable[object]
+) -> bool:
+    """Touchdown's task completion: the final node is the goal or one of its neighbours."""
+    return final_node == goal_node or final_node in set(goal_neighbours)
+
+
+# ---------------------------------------------------------------- city walking
+def network_adherence(durations: Sequence[float], on_network: Sequence[bool]) -> float:
+    """Fraction of action time spent on the walkable network (NaN for no time)."""
+    total = float(sum(durations))
+    if total <= 0:
+        return float("nan")
+    return float(sum(d for d, on in zip(durations, on_network) if on)) / total
+
+
+def rain_exposure(
+    durations: Sequence[float], covered: Sequence[bool], raining: bool = True
+) -> float:
+    """Seconds spent outside covered ways while it rains."""
+    if not raining:
+        return 0.0
+    return float(sum(d for d, c in zip(durations, covered) if not c))
+
+
+def closure_compliance(closure_crossings: int) -> float:
+    """1.0 when no closed road was crossed, else 0.0."""
+    return 1.0 if closure_crossings == 0 else 0.0
+
+
+def collision_rate(contacts: int, steps: int) -> float:
+    """Pedestrian contacts per step."""
+    return contacts / steps if steps > 0 else 0.0
+
+
+def fraction_reached(reached: int, total: int) -> float:
+    """Fraction of destinations reached."""
+    return reached / total if total > 0 else float("nan")
+
+
+def on_time_rate(arrivals: Sequence[float | None], deadlines: Sequence[float]) -> float:
+    """Fraction of appointments reached (arrival not None) no later than the deadline."""
+    if not deadlines:
+        return float("nan")
+    ok = sum(a is not None and a <= d for a, d in zip(arrivals, deadlines))
+    return ok / len(deadlines)
+
+
+def ended_closer(start_distance: float, end_distance: float) -> bool:
+    """Whether the episode ended closer to the goal than it began."""
+    return end_distance < start_distance
+
+
+# ---------------------------------------------------------------- perception
+def bbox_iou(a: Sequence[float], b: Sequence[float]) -> float:
+    """Intersection over union of two boxes ``(x0, y0, x1, y1)``."""
+    ix = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
+    iy = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+    inter = ix * iy
+    area = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
+    return inter / area if area > 0 else 0.0
+
+
+def temporal_interval_f1(
+    predicted: Sequence[tuple[float, float]], truth: Sequence[tuple[float, float]]
+) -> float:
+    """F1 of time coverage: precision = overlap / predicted time, recall = overlap /
+    true time, over unions of ``(start, end)`` intervals (seconds)."""
+
+    def union(iv):
+        out: list[list[float]] = []
+        for s, e in sorted((min(s, e), max(s, e)) for s, e in iv):
+            if out and s <= out[-1][1]:
+                out[-1][1] = max(out[-1][1], e)
+            else:
+                out.append([s, e])
+        return out
+
+    p, t = union(predicted), union(truth)
+    lp = sum(e - s for s, e in p)
+    lt = sum(e - s for s, e in t)
+    overlap = sum(max(0.0, min(e1, e2) - max(s1, s2)) for s1, e1 in p for s2, e2 in t)
+    if lp <= 0 or lt <= 0 or overlap <= 0:
+        return 0.0
+    prec, rec = overlap / lp, overlap / lt
+    return 2 * prec * rec / (prec + rec)
