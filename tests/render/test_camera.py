@@ -1,0 +1,150 @@
+"""Equirect -> perspective camera: bearings, pitch, constant colour, cache, bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from urban_gym.render import (
+    RenderError,
+    camera,
+    camera_cache_info,
+    check_equirect,
+    clear_camera_cache,
+    perspective,
+    perspective_batch,
+)
+
+# colour of the 40-degree band centred on each compass direction
+BANDS = {0: (255, 0, 0), 90: (0, 255, 0), 180: (0, 0, 255), 270: (255, 255, 0)}
+ZENITH = (255, 255, 255)
+NADIR = (0, 0, 0)
+
+
+def bearing_pano(h: int = 256, pano_heading: float = 0.0) -> np.ndarray:
+    """Columns coloured by true bearing (grey outside the bands); top and bottom 8 rows
+    coloured ZENITH and NADIR."""
+    w = 2 * h
+    pano = np.full((h, w, 3), 128, np.uint8)
+    bearing = (pano_heading + ((np.arange(w) + 0.5) / w - 0.5) * 360.0) % 360.0
+    for b, colour in BANDS.items():
+        d = np.abs((bearing - b + 180.0) % 360.0 - 180.0)
+        pano[:, d < 20.0] = colour
+    pano[:8] = ZENITH
+    pano[-8:] = NADIR
+    return pano
+
+
+@pytest.mark.parametrize("yaw", [0, 90, 180, 270])
+def test_centre_shows_colour_of_bearing(yaw):
+    view = perspective(bearing_pano(), yaw, fov=30, size=33)
+    assert tuple(view[16, 16]) == BANDS[yaw]
+
+
+@pytest.mark.parametrize("heading", [90.0, 200.0, -45.0])
+@pytest.mark.parametrize("yaw", [0, 90, 180, 270])
+def test_pano_heading_is_honoured(heading, yaw):
+    view = perspective(bearing_pano(pano_heading=heading), yaw, fov=30, size=33,
+                       pano_heading=heading)  # fmt: skip
+    assert tuple(view[16, 16]) == BANDS[yaw]
+
+
+def test_right_of_centre_is_clockwise():
+    # looking north with a 120-degree view, east-ish bearings (green band, 70..110) fall
+    # off the right edge but the band edge at 70 degrees lies 70 deg right of centre
+    view = perspective(bearing_pano(), 45, fov=120, size=(121, 21))
+    assert tuple(view[10, 0]) == BANDS[0] and tuple(view[10, 120]) == BANDS[90]
+
+
+def test_pitch_up_and_down_see_zenith_and_nadir():
+    pano = bearing_pano()
+    assert tuple(perspective(pano, 0, pitch=90, fov=10, size=9)[4, 4]) == ZENITH
+    assert tuple(perspective(pano, 123, pitch=-90, fov=10, size=9)[4, 4]) == NADIR
+    # a view tilted up by 30 degrees still shows the north band at its centre
+    assert tuple(perspective(pano, 0, pitch=30, fov=20, size=9)[4, 4]) == BANDS[0]
+
+
+def test_batch_matches_single_views():
+    pano = bearing_pano()
+    batch = perspective_batch(pano, [0, 90, 180, 270], fov=60, size=(40, 30))
+    assert batch.shape == (4, 30, 40, 3) and batch.dtype == np.uint8
+    for k, yaw in enumerate([0, 90, 180, 270]):
+        np.testing.assert_array_equal(batch[k], perspective(pano, yaw, fov=60, size=(40, 30)))
+
+
+def test_works_on_any_2_to_1_image_size():
+    view = perspective(bearing_pano(h=101), 180, fov=30, size=(17, 9))
+    assert view.shape == (9, 17, 3) and tuple(view[4, 8]) == BANDS[180]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    colour=st.tuples(*[st.integers(0, 255)] * 3),
+    yaw=st.floats(-720, 720),
+    pitch=st.floats(-90, 90),
+    fov=st.floats(1, 179),
+    w=st.integers(1, 40),
+    h=st.integers(1, 40),
+)
+def test_constant_panorama_gives_constant_view(colour, yaw, pitch, fov, w, h):
+    pano = np.empty((32, 64, 3), np.uint8)
+    pano[:] = colour
+    view = perspective(pano, yaw, pitch=pitch, fov=fov, size=(w, h))
+    assert view.shape == (h, w, 3)
+    assert (view == np.array(colour, np.uint8)).all()
+
+
+def test_cache_reuses_and_stays_bounded(monkeypatch):
+    clear_camera_cache()
+    pano = bearing_pano(h=64)
+    perspective(pano, 10, size=16)
+    perspective(pano, 10, size=16)
+    assert camera_cache_info()["entries"] == 1
+    perspective(pano, 370, size=16)  # same relative yaw
+    assert camera_cache_info()["entries"] == 1
+    monkeypatch.setattr(camera, "CACHE_MAX_ENTRIES", 5)
+    for yaw in range(20):
+        perspective(pano, yaw, size=16)
+    assert camera_cache_info()["entries"] == 5
+    clear_camera_cache()
+    assert camera_cache_info() == {"entries": 0, "bytes": 0}
+
+
+@pytest.mark.parametrize(
+    ("pano", "match"),
+    [
+        (np.zeros((10, 30, 3), np.uint8), "2:1"),
+        (np.zeros((0, 0, 3), np.uint8), "empty"),
+        (np.zeros((10, 20, 3), np.float32), "uint8"),
+        (np.zeros((10, 20), np.uint8), r"\(H, 2H, 3\)"),
+        (np.zeros((10, 20, 4), np.uint8), r"\(H, 2H, 3\)"),
+        ([[0]], "numpy array"),
+    ],
+)
+def test_bad_panoramas_are_named(pano, match):
+    with pytest.raises(RenderError, match=match):
+        check_equirect(pano)
+    with pytest.raises(RenderError, match=match):
+        perspective(pano, 0)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"fov": 0}, "fov=0"),
+        ({"fov": 180}, "fov=180"),
+        ({"fov": -5.0}, "fov=-5.0"),
+        ({"fov": float("nan")}, "fov=nan"),
+        ({"size": 0}, "size=0"),
+        ({"size": (16, -1)}, r"size=\(16, -1\)"),
+        ({"size": 2.5}, "size=2.5"),
+        ({"pitch": 91}, "pitch=91"),
+        ({"yaw": "north"}, "yaw='north'"),
+    ],
+)
+def test_bad_camera_arguments_are_named(kwargs, match):
+    args = {"yaw": 0.0, **kwargs}
+    with pytest.raises(RenderError, match=match):
+        perspective(bearing_pano(h=16), **args)

@@ -1,0 +1,235 @@
+"""Equirectangular panorama -> perspective camera view.
+
+Conventions (the same everywhere in urban_gym):
+
+* **yaw** is a compass bearing in degrees clockwise from north (0 north, 90 east);
+  **pitch** is degrees above the horizon (positive looks up), in [-90, 90];
+* **fov** is the *horizontal* field of view in degrees, in (0, 180); the vertical one
+  follows from the aspect ratio (square pixels);
+* an **equirectangular panorama** is an ``(H, 2H, 3)`` ``uint8`` RGB image. Its centre
+  column looks along bearing ``pano_heading``, bearing grows to the right (one full turn
+  over the width), row 0 looks straight up and the last row straight down. Panoramas
+  rendered by :class:`~urban_gym.render.panorama.PanoramaRenderer` have
+  ``pano_heading`` 0 (centre column = north); for a real photo pass the bearing its
+  centre column faces.
+* images are indexed ``[row, col]``; row 0 is the top, col 0 the left.
+
+Column ``c`` of a ``W``-wide panorama (pixel centre ``c + 0.5``) looks along bearing
+``pano_heading + ((c + 0.5) / W - 0.5) * 360`` and row ``r`` at elevation
+``90 - (r + 0.5) / H * 180`` degrees.
+
+:func:`perspective` samples the panorama with ``cv2.remap`` (bilinear, wrapping across the
+panorama's left/right seam). The remap grids are cached per (size, fov, pitch, yaw relative
+to ``pano_heading``, panorama shape) in a bounded LRU cache, so a fixed set of headings
+costs one ``cv2.remap`` per view.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+
+import cv2
+import numpy as np
+
+from urban_gym.render.errors import RenderError
+
+#: Most remap grids kept in the cache, and most bytes they may take together.
+CACHE_MAX_ENTRIES = 256
+CACHE_MAX_BYTES = 192 * 1024 * 1024
+
+_cache: OrderedDict[tuple, tuple[np.ndarray, np.ndarray]] = OrderedDict()
+_cache_bytes = 0
+_lock = threading.Lock()
+
+
+def check_equirect(pano: np.ndarray, name: str = "panorama") -> np.ndarray:
+    """Check that ``pano`` is a non-empty ``(H, 2H, 3)`` ``uint8`` array and return it
+    (C-contiguous). Raises :class:`RenderError` naming what is wrong."""
+    if not isinstance(pano, np.ndarray):
+        raise RenderError(f"{name} must be a numpy array, got {type(pano).__name__}")
+    if pano.dtype != np.uint8:
+        raise RenderError(
+            f"{name} dtype={pano.dtype} must be uint8 (convert with "
+            "np.clip(x * 255, 0, 255).astype(np.uint8) or similar)"
+        )
+    if pano.ndim != 3 or pano.shape[2] != 3:
+        raise RenderError(f"{name} shape={pano.shape} must be (H, 2H, 3) RGB")
+    h, w = pano.shape[:2]
+    if h == 0 or w == 0:
+        raise RenderError(f"{name} shape={pano.shape} is empty")
+    if w != 2 * h:
+        raise RenderError(
+            f"{name} shape={pano.shape} is not equirectangular: width {w} must be twice "
+            f"the height {h} (2:1)"
+        )
+    return np.ascontiguousarray(pano)
+
+
+def image_size(size: int | tuple[int, int]) -> tuple[int, int]:
+    """``(w, h)`` from ``size`` (an int for a square image or a ``(w, h)`` pair); raises
+    :class:`RenderError` for non-positive or non-integer sizes."""
+    if isinstance(size, (int, np.integer)) and not isinstance(size, bool):
+        w = h = int(size)
+    elif isinstance(size, (tuple, list)) and len(size) == 2:
+        if not all(isinstance(s, (int, np.integer)) and not isinstance(s, bool) for s in size):
+            raise RenderError(f"size={size!r} must hold two ints (w, h)")
+        w, h = int(size[0]), int(size[1])
+    else:
+        raise RenderError(f"size={size!r} must be an int or a (w, h) pair of ints")
+    if w <= 0 or h <= 0:
+        raise RenderError(f"size={size!r} must be positive")
+    if w > 16384 or h > 16384:
+        raise RenderError(f"size={size!r} is larger than 16384 pixels")
+    return w, h
+
+
+def check_fov(fov: float) -> float:
+    """``fov`` as a float after checking it lies in (0, 180) degrees."""
+    f = _number("fov", fov)
+    if not 0.0 < f < 180.0:
+        raise RenderError(f"fov={fov!r} must be in (0, 180) degrees")
+    return f
+
+
+def check_pitch(pitch: float) -> float:
+    """``pitch`` as a float after checking it lies in [-90, 90] degrees."""
+    p = _number("pitch", pitch)
+    if not -90.0 <= p <= 90.0:
+        raise RenderError(f"pitch={pitch!r} must be in [-90, 90] degrees")
+    return p
+
+
+def _number(name: str, value: float) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError) as exc:
+        raise RenderError(f"{name}={value!r} is not a number") from exc
+    if not math.isfinite(v):
+        raise RenderError(f"{name}={value!r} must be finite")
+    return v
+
+
+def view_directions(
+    w: int, h: int, fov: float, pitch: float, yaw: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Bearing and elevation (degrees, ``(h, w)`` float64 each) of every pixel centre of a
+    perspective camera looking along ``yaw`` / ``pitch`` with horizontal ``fov``."""
+    f = (w / 2.0) / math.tan(math.radians(fov) / 2.0)
+    xs = np.arange(w, dtype=np.float64) + 0.5 - w / 2.0
+    ys = h / 2.0 - (np.arange(h, dtype=np.float64) + 0.5)
+    psi, th = math.radians(yaw), math.radians(pitch)
+    fwd = np.array([math.sin(psi) * math.cos(th), math.cos(psi) * math.cos(th), math.sin(th)])
+    right = np.array([math.cos(psi), -math.sin(psi), 0.0])
+    up = np.array([-math.sin(psi) * math.sin(th), -math.cos(psi) * math.sin(th), math.cos(th)])
+    d = xs[None, :, None] * right + ys[:, None, None] * up + f * fwd
+    bearing = np.degrees(np.arctan2(d[..., 0], d[..., 1]))
+    elev = np.degrees(np.arctan2(d[..., 2], np.hypot(d[..., 0], d[..., 1])))
+    return bearing, elev
+
+
+def _build_maps(
+    w: int, h: int, fov: float, pitch: float, rel_yaw: float, pw: int, ph: int
+) -> tuple[np.ndarray, np.ndarray]:
+    bearing, elev = view_directions(w, h, fov, pitch, rel_yaw)
+    mx = ((bearing / 360.0 + 0.5) * pw - 0.5) % pw
+    my = np.clip((90.0 - elev) / 180.0 * ph - 0.5, 0.0, ph - 1.0)
+    return cv2.convertMaps(mx.astype(np.float32), my.astype(np.float32), cv2.CV_16SC2)
+
+
+def remap_maps(
+    size: int | tuple[int, int],
+    fov: float,
+    pitch: float,
+    yaw: float,
+    pano_shape: tuple[int, int],
+    pano_heading: float = 0.0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The (cached) fixed-point ``cv2.remap`` grids of a perspective view of an
+    equirectangular panorama of shape ``pano_shape = (H, W)``."""
+    w, h = image_size(size)
+    fov = check_fov(fov)
+    pitch = check_pitch(pitch)
+    rel = round((_number("yaw", yaw) - _number("pano_heading", pano_heading)) % 360.0, 9)
+    ph, pw = int(pano_shape[0]), int(pano_shape[1])
+    key = (w, h, round(fov, 9), round(pitch, 9), rel, pw, ph)
+    global _cache_bytes
+    with _lock:
+        hit = _cache.get(key)
+        if hit is not None:
+            _cache.move_to_end(key)
+            return hit
+    maps = _build_maps(w, h, fov, pitch, rel, pw, ph)
+    nbytes = maps[0].nbytes + maps[1].nbytes
+    with _lock:
+        if key not in _cache:
+            _cache[key] = maps
+            _cache_bytes += nbytes
+        while _cache and (len(_cache) > CACHE_MAX_ENTRIES or _cache_bytes > CACHE_MAX_BYTES):
+            _, old = _cache.popitem(last=False)
+            _cache_bytes -= old[0].nbytes + old[1].nbytes
+    return maps
+
+
+def clear_camera_cache() -> None:
+    """Drop every cached remap grid."""
+    global _cache_bytes
+    with _lock:
+        _cache.clear()
+        _cache_bytes = 0
+
+
+def camera_cache_info() -> dict[str, int]:
+    """``{"entries": n, "bytes": b}`` of the remap grid cache."""
+    with _lock:
+        return {"entries": len(_cache), "bytes": _cache_bytes}
+
+
+def perspective(
+    pano: np.ndarray,
+    yaw: float,
+    pitch: float = 0.0,
+    fov: float = 90.0,
+    size: int | tuple[int, int] = 512,
+    pano_heading: float = 0.0,
+) -> np.ndarray:
+    """A perspective view of an equirectangular panorama.
+
+    Args:
+        pano: ``(H, 2H, 3)`` ``uint8`` equirectangular image (see the module docstring).
+        yaw: compass bearing of the view's centre, degrees (0 north, 90 east).
+        pitch: degrees above the horizon, in [-90, 90].
+        fov: horizontal field of view, degrees, in (0, 180).
+        size: output size, an int (square) or ``(w, h)``.
+        pano_heading: bearing (degrees) that the panorama's centre column faces.
+
+    Returns:
+        ``(h, w, 3)`` ``uint8`` image.
+    """
+    pano = check_equirect(pano)
+    m1, m2 = remap_maps(size, fov, pitch, yaw, pano.shape[:2], pano_heading)
+    return cv2.remap(pano, m1, m2, cv2.INTER_LINEAR, borderMode=cv2.BORDER_WRAP)
+
+
+def perspective_batch(
+    pano: np.ndarray,
+    yaws: Sequence[float] | np.ndarray,
+    pitch: float = 0.0,
+    fov: float = 90.0,
+    size: int | tuple[int, int] = 512,
+    pano_heading: float = 0.0,
+) -> np.ndarray:
+    """Perspective views of one panorama at ``K`` yaws (degrees): ``(K, h, w, 3)`` uint8.
+    Arguments as in :func:`perspective`."""
+    pano = check_equirect(pano)
+    yaws = np.atleast_1d(np.asarray(yaws, dtype=np.float64))
+    if yaws.ndim != 1:
+        raise RenderError(f"yaws must be a 1-D sequence of bearings, got shape {yaws.shape}")
+    w, h = image_size(size)
+    out = np.empty((len(yaws), h, w, 3), dtype=np.uint8)
+    for k, yaw in enumerate(yaws):
+        m1, m2 = remap_maps((w, h), fov, pitch, float(yaw), pano.shape[:2], pano_heading)
+        cv2.remap(pano, m1, m2, cv2.INTER_LINEAR, dst=out[k], borderMode=cv2.BORDER_WRAP)
+    return out
