@@ -29,9 +29,12 @@ from urban_gym.render.ids import (
     pedestrian_id,
     sign_id,
 )
+from urban_gym.render.map import MapMarkers, MapRenderer
 
 __all__ = [
     "KINDS",
+    "MapMarkers",
+    "MapRenderer",
     "TIMES_OF_DAY",
     "WEATHERS",
     "Conditions",

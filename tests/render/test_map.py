@@ -1,0 +1,159 @@
+"""Top-down maps: pixel transforms, layers and markers at hand-checkable pixels."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from urban_gym.render import RenderError
+from urban_gym.render.map import STYLE, MapMarkers, MapRenderer
+from urban_gym.world.grid import GridOverlay
+
+
+@pytest.fixture(scope="module")
+def maps(tiny_city):
+    return MapRenderer(tiny_city)
+
+
+def test_world_to_pixel_hand_values():
+    w2p = MapRenderer.world_to_pixel
+    assert w2p(10, 20, (0, 0), 1.0, 100) == (60.0, 30.0)
+    assert w2p(10, 20, (0, 0), 2.0, (100, 50)) == (55.0, 15.0)
+    # rotation 90: east points up, so a point 10 m east lands 10 px above the centre
+    c, r = w2p(10, 0, (0, 0), 1.0, 100, rotation=90)
+    assert c == pytest.approx(50.0) and r == pytest.approx(40.0)
+    c, r = w2p(0, 10, (0, 0), 1.0, 100, rotation=90)  # north is to the left
+    assert c == pytest.approx(40.0) and r == pytest.approx(50.0)
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    x=st.floats(-1e4, 1e4),
+    y=st.floats(-1e4, 1e4),
+    mpp=st.floats(0.05, 20),
+    rot=st.floats(-360, 360),
+)
+def test_pixel_to_world_inverts_world_to_pixel(x, y, mpp, rot):
+    c, r = MapRenderer.world_to_pixel(x, y, (3.0, -7.0), mpp, (64, 48), rot)
+    x2, y2 = MapRenderer.pixel_to_world(c, r, (3.0, -7.0), mpp, (64, 48), rot)
+    assert x2 == pytest.approx(x, abs=1e-6) and y2 == pytest.approx(y, abs=1e-6)
+
+
+def test_marker_lands_on_expected_pixel(maps):
+    img = maps.render((0, 0), 1.0, 100, markers=MapMarkers(start=(10, 20)))
+    # the start disc (radius 10 px) is centred on (col 60, row 30): blue left of its "S"
+    assert tuple(img[30, 54]) == STYLE["start"]
+    assert tuple(img[30, 48]) != STYLE["start"]
+    assert _centroid(img, STYLE["start"]) == pytest.approx((60, 30), abs=0.5)
+    goal = maps.render((0, 0), 0.5, 100, markers=MapMarkers(goal=(-10, -5)))
+    assert tuple(goal[60, 24]) == STYLE["goal"]  # centre (col 30, row 60), 6 px left
+    assert _centroid(goal, STYLE["goal"]) == pytest.approx((30, 60), abs=0.5)
+
+
+def _centroid(img, colour):
+    rows, cols = np.nonzero(np.all(img == colour, axis=-1))
+    return cols.mean() + 0.5, rows.mean() + 0.5
+
+
+def test_agent_arrow_points_along_heading(maps):
+    fill = STYLE["agent_fill"]
+    # the arrow's filled body lies ahead of the agent's position (the image centre)
+    c, r = _centroid(maps.render((0, 0), 1.0, 64, markers=MapMarkers(agent=(0, 0, 90))), fill)
+    assert c > 33 and abs(r - 32) < 0.5
+    c, r = _centroid(maps.render((0, 0), 1.0, 64, markers=MapMarkers(agent=(0, 0, 0))), fill)
+    assert r < 31 and abs(c - 32) < 0.5
+    c, r = _centroid(maps.render((0, 0), 1.0, 64, markers=MapMarkers(agent=(0, 0, 225))), fill)
+    assert c < 31 and r > 33
+    # heading-up map: an agent facing east on a map rotated to 90 points up
+    up = maps.render((0, 0), 1.0, 64, rotation=90, markers=MapMarkers(agent=(0, 0, 90)))
+    c, r = _centroid(up, fill)
+    assert r < 31 and abs(c - 32) < 0.5
+
+
+def test_static_layers(tiny_city, maps):
+    b = tiny_city.buildings[0]
+    c = b.polygon.representative_point()
+    img = maps.render((c.x, c.y), 0.25, 9)
+    assert tuple(img[4, 4]) == STYLE["building"]
+    node = next(n for n, d in tiny_city.network.nodes(data=True))
+    x, y = tiny_city.node_xy[node]
+    assert tuple(maps.render((x, y), 0.25, 9)[4, 4]) == STYLE["road"]
+    # the 2x2 test city has a park (x 8..98, y -98..-8) with a pond centred at (71, -71)
+    assert [a.kind for a in tiny_city.areas] == ["green", "water"]
+    assert tuple(maps.render((30, -60), 0.25, 9)[4, 4]) == STYLE["green"]
+    assert tuple(maps.render((71, -71), 0.25, 9)[4, 4]) == STYLE["water"]
+
+
+def test_every_marker_kind_draws(maps):
+    grid = GridOverlay((-60, -60, 60, 60), 5, 5)
+    mk = MapMarkers(
+        agent=(0, 0, 45), start=(-40, -40), goal=(40, 40), destinations=[(30, -30), (-30, 30)],
+        closures=[[(-20, 10), (20, 10)]], trajectory=[(-40, -40), (0, -20), (0, 0)],
+        grid=grid, selected=(40, -45),
+    )  # fmt: skip
+    base = maps.render((0, 0), 0.5, 256)
+    img = maps.render((0, 0), 0.5, 256, markers=mk, labels=True)
+    assert img.shape == (256, 256, 3) and img.dtype == np.uint8
+    for colour in ("start", "goal", "destination", "closure", "trajectory", "selected"):
+        n = np.all(img == STYLE[colour], axis=-1).sum()
+        assert n > 10, colour
+    # the closure's red line crosses the map at y = 10 m, i.e. row 128 - 20 = 108
+    assert np.all(img[108, 100:150] == STYLE["closure"], axis=-1).mean() > 0.8
+    # grid lines are drawn at x = -60 + 24 k metres: column 128 + (-60 + 24) * 2 = 56
+    # from row 128 - 120 = 8 to row 248 (most rows: labels and markers cover some)
+    col = img[10:246, 55:57].astype(int).sum(-1).min(1)
+    assert (col < base[10:246, 55:57].astype(int).sum(-1).min(1) - 60).mean() > 0.8
+    assert (img[:6, 55:57] == base[:6, 55:57]).all()
+    assert (img != base).any(axis=-1).mean() > 0.02
+
+
+def test_canvas_is_reused_when_centre_moves_a_little(tiny_city):
+    m = MapRenderer(tiny_city)
+    a = m.render((0.0, 0.0), 1.0, 64)
+    b = m.render((0.4, 0.0), 1.0, 64)
+    assert len(m._canvases) == 1
+    np.testing.assert_array_equal(a, b)  # shift under half a pixel
+    c = m.render((5.0, 0.0), 1.0, 64)
+    np.testing.assert_array_equal(a[:, 5:], c[:, :-5])
+
+
+def test_labels_show_poi_names(tiny_city, maps):
+    p = tiny_city.pois[0]
+    plain = maps.render(p.anchor, 0.5, 128)
+    labelled = maps.render(p.anchor, 0.5, 128, labels=True)
+    # text drawn to the right of the anchor, which sits at the centre
+    assert (plain[58:70, 66:110] != labelled[58:70, 66:110]).any()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"metres_per_pixel": 0}, "metres_per_pixel=0"),
+        ({"metres_per_pixel": -1.0}, "metres_per_pixel=-1.0"),
+        ({"center": (0, "a")}, "center="),
+        ({"size": 0}, "size=0"),
+        ({"rotation": float("inf")}, "rotation=inf"),
+        ({"markers": {"goal": (0, 0)}}, "markers="),
+    ],
+)
+def test_bad_map_arguments_are_named(maps, kwargs, match):
+    args = {"center": (0.0, 0.0), **kwargs}
+    with pytest.raises(RenderError, match=match):
+        maps.render(**args)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"agent": (0, 0)}, "agent="),
+        ({"start": (0, float("nan"))}, "start="),
+        ({"closures": [[(0, 0)]]}, r"closures\[0\]"),
+        ({"trajectory": [(0, 0, 0)]}, "trajectory="),
+        ({"grid": (0, 0, 1, 1)}, "grid="),
+    ],
+)
+def test_bad_markers_are_named(kwargs, match):
+    with pytest.raises(RenderError, match=match):
+        MapMarkers(**kwargs)

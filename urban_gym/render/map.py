@@ -1,0 +1,559 @@
+"""Top-down maps of a city window, with markers for agents, goals and tasks.
+
+A map shows the square (or rectangular) window of ``size`` pixels centred on ``center``
+(metres) at ``metres_per_pixel``. With ``rotation`` 0 it is north-up; otherwise
+``rotation`` is the compass bearing (degrees) that points to the top of the image, so a
+heading-up map of an agent facing east uses ``rotation=90``.
+
+Pixel coordinates are continuous ``(col, row)``: pixel ``[row, col]`` of the image covers
+``[col, col + 1) x [row, row + 1)``, so the image centre is ``(w / 2, h / 2)`` and a
+point lands in pixel ``(floor(col), floor(row))`` (see :meth:`MapRenderer.world_to_pixel`
+and :meth:`MapRenderer.pixel_to_world`).
+
+Layers, bottom to top: land, green areas, water, the walkable network (car roads drawn as
+wide white streets at their mapped width, footways and sidewalks as thin grey lines),
+buildings, optional POI labels, then the markers of :class:`MapMarkers`: grid overlay,
+trajectory, closures, numbered destinations, start (blue), goal (red), selected point,
+agent arrow. Drawing uses OpenCV and Pillow (text in DejaVu Sans, so ä/ö/å render).
+
+The static layers are drawn into a canvas around a snapped centre and cached per
+(metres per pixel, snapped centre, canvas size), so a map that follows a moving agent is
+redrawn from the canvas with one ``cv2.warpAffine`` until the agent leaves the cell.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import cv2
+import numpy as np
+import shapely
+from PIL import Image, ImageDraw
+from shapely.geometry import box
+from shapely.geometry.polygon import orient
+
+from urban_gym.render.camera import image_size
+from urban_gym.render.errors import RenderError
+from urban_gym.render.fonts import load_font
+from urban_gym.world.city import City
+from urban_gym.world.grid import GridOverlay
+
+Colour = tuple[int, int, int]
+
+#: Colours (RGB) of the map layers and markers.
+STYLE: dict[str, Colour] = {
+    "land": (242, 239, 233),
+    "green": (200, 228, 186),
+    "water": (166, 205, 238),
+    "building": (217, 208, 199),
+    "building_edge": (178, 166, 154),
+    "road": (255, 255, 255),
+    "road_edge": (196, 190, 182),
+    "path": (150, 144, 138),
+    "label": (60, 52, 46),
+    "start": (30, 90, 220),
+    "goal": (220, 30, 30),
+    "destination": (120, 40, 160),
+    "closure": (230, 0, 0),
+    "trajectory": (255, 140, 0),
+    "grid": (40, 40, 40),
+    "selected": (230, 0, 200),
+    "agent": (20, 20, 20),
+    "agent_fill": (255, 200, 0),
+}
+
+_SHIFT = 4  # cv2 sub-pixel bits
+_ONE = 1 << _SHIFT
+_SNAP_PX = 64  # canvas centres snap to a grid of this many pixels
+_CANVAS_CACHE = 8
+
+
+def _xy(name: str, value: Any, n: int = 2) -> tuple[float, ...]:
+    try:
+        t = tuple(float(v) for v in value)
+    except (TypeError, ValueError) as exc:
+        raise RenderError(f"{name}={value!r} must be {n} numbers") from exc
+    if len(t) != n or not all(math.isfinite(v) for v in t):
+        raise RenderError(f"{name}={value!r} must be {n} finite numbers")
+    return t
+
+
+def _points(name: str, value: Any, min_len: int = 0) -> np.ndarray:
+    if hasattr(value, "coords"):  # shapely LineString / Point
+        value = list(value.coords)
+    try:
+        a = np.asarray(value, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise RenderError(f"{name}={value!r} must be a sequence of (x, y) points") from exc
+    if a.size == 0:
+        a = a.reshape(0, 2)
+    if a.ndim != 2 or a.shape[1] != 2 or not np.isfinite(a).all():
+        raise RenderError(f"{name}={value!r} must be a sequence of finite (x, y) points")
+    if len(a) < min_len:
+        raise RenderError(f"{name}={value!r} needs at least {min_len} points")
+    return a
+
+
+@dataclass(frozen=True)
+class MapMarkers:
+    """What to draw on top of a map. All positions are metres; headings are bearings.
+
+    Attributes:
+        agent: ``(x, y, heading)``: an arrow pointing along ``heading`` degrees.
+        start: ``(x, y)``: a blue disc marked "S".
+        goal: ``(x, y)``: a red disc marked "G".
+        destinations: sequence of ``(x, y)``: purple discs numbered 1, 2, 3, ...
+        closures: sequence of polylines (each a sequence of at least two ``(x, y)`` points
+            or a shapely ``LineString``): drawn as thick red lines with a cross.
+        trajectory: sequence of ``(x, y)``: an orange polyline.
+        grid: a :class:`~urban_gym.world.grid.GridOverlay`: cell lines and ``"x:i y:j"``
+            labels in each cell's top-left corner.
+        selected: ``(x, y)``: a magenta ring with a cross-hair.
+    """
+
+    agent: tuple[float, float, float] | None = None
+    start: tuple[float, float] | None = None
+    goal: tuple[float, float] | None = None
+    destinations: Sequence[tuple[float, float]] = ()
+    closures: Sequence[Any] = ()
+    trajectory: Sequence[tuple[float, float]] = ()
+    grid: GridOverlay | None = None
+    selected: tuple[float, float] | None = None
+    _checked: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        c = self._checked
+        c["agent"] = None if self.agent is None else _xy("agent", self.agent, 3)
+        c["start"] = None if self.start is None else _xy("start", self.start)
+        c["goal"] = None if self.goal is None else _xy("goal", self.goal)
+        c["selected"] = None if self.selected is None else _xy("selected", self.selected)
+        c["destinations"] = _points("destinations", self.destinations)
+        c["trajectory"] = _points("trajectory", self.trajectory)
+        c["closures"] = [
+            _points(f"closures[{i}]", line, min_len=2) for i, line in enumerate(self.closures)
+        ]
+        if self.grid is not None and not isinstance(self.grid, GridOverlay):
+            raise RenderError(f"grid={self.grid!r} must be a GridOverlay")
+
+
+@dataclass
+class _Canvas:
+    image: np.ndarray
+    cx: float
+    cy: float
+    mpp: float
+
+
+class MapRenderer:
+    """Top-down maps of ``city`` (see the module docstring for the conventions)."""
+
+    def __init__(self, city: City) -> None:
+        if not isinstance(city, City):
+            raise RenderError(f"MapRenderer needs a City, got {type(city).__name__}")
+        self.city = city
+        self._lock = threading.Lock()
+        self._canvases: OrderedDict[tuple, _Canvas] = OrderedDict()
+        self._prepare()
+
+    # ------------------------------------------------------------------ geometry
+    def _prepare(self) -> None:
+        city = self.city
+        b_rings: list[list[np.ndarray]] = []
+        for b in city.buildings:
+            p = orient(b.polygon, 1.0)
+            rings = [np.asarray(p.exterior.coords)[:-1]]
+            rings += [np.asarray(r.coords)[:-1] for r in p.interiors]
+            b_rings.append(rings)
+        self._b = _Rings(b_rings)
+        self._b_tree = shapely.STRtree([b.polygon for b in city.buildings])
+        a_rings, self._a_kind = [], []
+        for a in city.areas:
+            rings = []
+            for g in getattr(a.polygon, "geoms", [a.polygon]):
+                rings.append(np.asarray(g.exterior.coords)[:-1])
+                rings += [np.asarray(r.coords)[:-1] for r in g.interiors]
+            a_rings.append(rings)
+            self._a_kind.append(a.kind)
+        self._a = _Rings(a_rings)
+        self._a_tree = shapely.STRtree([a.polygon for a in city.areas])
+        edges = list(city.network.edges(data=True))
+        self._e = _Rings([[np.asarray(d["geometry"].coords)] for _, _, d in edges])
+        self._e_road = np.array([d["kind"] == "road" for _, _, d in edges], dtype=bool)
+        self._e_width = np.array([float(d.get("width") or 3.0) for _, _, d in edges])
+        self._e_tree = shapely.STRtree([d["geometry"] for _, _, d in edges])
+        self._poi_xy = np.array([p.anchor for p in city.pois], dtype=float).reshape(-1, 2)
+        self._label_w: dict[int, float] = {}
+
+    # ------------------------------------------------------------------ transforms
+    @staticmethod
+    def world_to_pixel(
+        x: float,
+        y: float,
+        center: tuple[float, float],
+        metres_per_pixel: float,
+        size: int | tuple[int, int],
+        rotation: float = 0.0,
+    ) -> tuple[float, float]:
+        """Continuous ``(col, row)`` of world point ``(x, y)`` (metres) in a map with these
+        parameters; the point lies in pixel ``[floor(row), floor(col)]``. Arrays work too."""
+        w, h = image_size(size)
+        th = math.radians(rotation)
+        dx = (np.asarray(x, dtype=float) - center[0]) / metres_per_pixel
+        dy = (np.asarray(y, dtype=float) - center[1]) / metres_per_pixel
+        col = w / 2.0 + dx * math.cos(th) - dy * math.sin(th)
+        row = h / 2.0 - (dy * math.cos(th) + dx * math.sin(th))
+        if np.ndim(col) == 0:
+            return float(col), float(row)
+        return col, row
+
+    @staticmethod
+    def pixel_to_world(
+        col: float,
+        row: float,
+        center: tuple[float, float],
+        metres_per_pixel: float,
+        size: int | tuple[int, int],
+        rotation: float = 0.0,
+    ) -> tuple[float, float]:
+        """World point (metres) at continuous pixel coordinates ``(col, row)``; the inverse
+        of :meth:`world_to_pixel` (pixel ``[r, c]``'s centre is ``(c + 0.5, r + 0.5)``)."""
+        w, h = image_size(size)
+        th = math.radians(rotation)
+        dc = (np.asarray(col, dtype=float) - w / 2.0) * metres_per_pixel
+        dr = (np.asarray(row, dtype=float) - h / 2.0) * metres_per_pixel
+        x = center[0] + dc * math.cos(th) - dr * math.sin(th)
+        y = center[1] - dc * math.sin(th) - dr * math.cos(th)
+        if np.ndim(x) == 0:
+            return float(x), float(y)
+        return x, y
+
+    # ------------------------------------------------------------------ rendering
+    def render(
+        self,
+        center: tuple[float, float],
+        metres_per_pixel: float = 1.0,
+        size: int | tuple[int, int] = 512,
+        rotation: float = 0.0,
+        labels: bool = False,
+        markers: MapMarkers | None = None,
+    ) -> np.ndarray:
+        """The map window as an ``(h, w, 3)`` ``uint8`` RGB image.
+
+        Args:
+            center: ``(x, y)`` metres at the image centre.
+            metres_per_pixel: scale, > 0.
+            size: an int (square) or ``(w, h)`` pixels.
+            rotation: bearing (degrees) pointing to the image top; 0 is north-up.
+            labels: draw POI names (nearest to the centre first, without overlaps).
+            markers: a :class:`MapMarkers` or None.
+        """
+        cx, cy = _xy("center", center)
+        mpp = float(metres_per_pixel) if _is_num(metres_per_pixel) else math.nan
+        if not (math.isfinite(mpp) and mpp > 0):
+            raise RenderError(f"metres_per_pixel={metres_per_pixel!r} must be a positive number")
+        w, h = image_size(size)
+        if not _is_num(rotation) or not math.isfinite(float(rotation)):
+            raise RenderError(f"rotation={rotation!r} must be a finite number of degrees")
+        rot = float(rotation) % 360.0
+        if markers is not None and not isinstance(markers, MapMarkers):
+            raise RenderError(f"markers={markers!r} must be a MapMarkers or None")
+        half_diag = math.hypot(w, h) / 2.0 if rot else max(w, h) / 2.0
+        canvas = self._canvas(cx, cy, mpp, int(math.ceil(half_diag)))
+        img = self._warp(canvas, cx, cy, w, h, rot)
+        view = (cx, cy, mpp, w, h, rot)
+        if labels:
+            self._draw_labels(img, view, self._reserved(markers, view))
+        if markers is not None:
+            self._draw_markers(img, markers, view)
+            self._draw_marker_text(img, markers, view)
+        return img
+
+    def _canvas(self, cx: float, cy: float, mpp: float, half: int) -> _Canvas:
+        step = _SNAP_PX * mpp
+        sx, sy = round(cx / step) * step, round(cy / step) * step
+        size = 2 * (half + _SNAP_PX)
+        key = (mpp, sx, sy, size)
+        with self._lock:
+            c = self._canvases.get(key)
+            if c is not None:
+                self._canvases.move_to_end(key)
+                return c
+        c = _Canvas(self._draw_static(sx, sy, mpp, size), sx, sy, mpp)
+        with self._lock:
+            self._canvases[key] = c
+            while len(self._canvases) > _CANVAS_CACHE:
+                self._canvases.popitem(last=False)
+        return c
+
+    def _draw_static(self, sx: float, sy: float, mpp: float, size: int) -> np.ndarray:
+        img = np.empty((size, size, 3), np.uint8)
+        img[:] = STYLE["land"]
+        half_m = size / 2.0 * mpp
+        win = box(sx - half_m, sy - half_m, sx + half_m, sy + half_m)
+
+        def to_px(xy: np.ndarray) -> np.ndarray:
+            col = (xy[:, 0] - sx) / mpp + size / 2.0 - 0.5
+            row = (sy - xy[:, 1]) / mpp + size / 2.0 - 0.5
+            out = np.empty((len(xy), 2), np.int32)
+            np.rint(col * _ONE, out=out[:, 0], casting="unsafe")
+            np.rint(row * _ONE, out=out[:, 1], casting="unsafe")
+            return out
+
+        aa = cv2.LINE_AA
+        aidx = np.sort(self._a_tree.query(win))
+        for kind in ("green", "water"):
+            sel = [i for i in aidx if self._a_kind[i] == kind]
+            if sel:
+                cv2.fillPoly(img, self._a.rings(sel, to_px), STYLE[kind], aa, _SHIFT)
+        eidx = np.sort(self._e_tree.query(win))
+        paths = eidx[~self._e_road[eidx]]
+        roads = eidx[self._e_road[eidx]]
+        if len(paths):
+            t = np.maximum(1, np.rint(np.minimum(self._e_width[paths], 2.5) / mpp * 0.5))
+            for tv in np.unique(t):
+                sel = paths[t == tv]
+                cv2.polylines(img, self._e.rings(sel, to_px), False, STYLE["path"], int(tv),
+                              aa, _SHIFT)  # fmt: skip
+        if len(roads):
+            t = np.maximum(2, np.rint(self._e_width[roads] / mpp)).astype(int)
+            lines = self._e.rings(roads, to_px)
+            for colour, extra in (("road_edge", 2), ("road", 0)):
+                for tv in np.unique(t):
+                    sel = [ln for ln, tt in zip(lines, t) if tt == tv]
+                    cv2.polylines(img, sel, False, STYLE[colour], int(tv) + extra, aa, _SHIFT)
+        bidx = np.sort(self._b_tree.query(win))
+        if len(bidx):
+            rings = self._b.rings(bidx, to_px)
+            cv2.fillPoly(img, rings, STYLE["building"], aa, _SHIFT)
+            cv2.polylines(img, rings, True, STYLE["building_edge"], 1, aa, _SHIFT)
+        return img
+
+    def _warp(self, canvas: _Canvas, cx: float, cy: float, w: int, h: int, rot: float):
+        size = canvas.image.shape[0]
+        th = math.radians(rot)
+        c, s = math.cos(th), math.sin(th)
+        a = (cx - canvas.cx) / canvas.mpp + size / 2.0 - 0.5
+        b = (canvas.cy - cy) / canvas.mpp + size / 2.0 - 0.5
+        u, v = 0.5 - w / 2.0, 0.5 - h / 2.0
+        m = np.array([[c, -s, a + c * u - s * v], [s, c, b + s * u + c * v]], dtype=np.float64)
+        if rot == 0.0:
+            c0, r0 = int(round(m[0, 2])), int(round(m[1, 2]))
+            return canvas.image[r0 : r0 + h, c0 : c0 + w].copy()
+        return cv2.warpAffine(canvas.image, m, (w, h), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                              borderMode=cv2.BORDER_CONSTANT, borderValue=STYLE["land"])  # fmt: skip
+
+    # ------------------------------------------------------------------ labels
+    def _to_px(self, xy: np.ndarray, view) -> np.ndarray:
+        cx, cy, mpp, w, h, rot = view
+        col, row = self.world_to_pixel(xy[:, 0], xy[:, 1], (cx, cy), mpp, (w, h), rot)
+        return np.stack([col, row], 1)
+
+    def _reserved(self, mk: MapMarkers | None, view) -> list[tuple[float, float, float, float]]:
+        """Pixel boxes that POI labels must leave free: marker discs and grid labels."""
+        if mk is None:
+            return []
+        m = mk._checked
+        pts = [m[k][:2] for k in ("agent", "start", "goal", "selected") if m[k] is not None]
+        pts += [tuple(p) for p in m["destinations"]]
+        out = []
+        for x, y in pts:
+            c, r = self.world_to_pixel(x, y, view[:2], view[2], view[3:5], view[5])
+            out.append((c - 12, r - 12, c + 12, r + 12))
+        if mk.grid is not None:
+            g = mk.grid
+            gw, gh = g.cell_size
+            for j in range(g.ny):
+                for i in range(g.nx):
+                    x0, _, _, y1 = g.cell_bounds(i, j)
+                    c, r = self.world_to_pixel(x0 + 0.04 * gw, y1 - 0.04 * gh, view[:2],
+                                               view[2], view[3:5], view[5])  # fmt: skip
+                    out.append((c, r, c + 50, r + 18))
+        return out
+
+    def _draw_labels(self, img: np.ndarray, view, reserved=()) -> None:
+        if not len(self._poi_xy):
+            return
+        cx, cy, mpp, w, h, rot = view
+        px = self._to_px(self._poi_xy, view)
+        inside = (px[:, 0] >= 0) & (px[:, 0] < w) & (px[:, 1] >= 0) & (px[:, 1] < h)
+        idx = np.flatnonzero(inside)
+        d = np.hypot(px[idx, 0] - w / 2, px[idx, 1] - h / 2)
+        taken = np.zeros((h // 4 + 2, w // 4 + 2), bool)  # occupancy in 4x4 pixel cells
+        for c0, r0, c1, r1 in reserved:
+            taken[max(int(r0) // 4, 0) : max(int(r1) // 4 + 1, 0),
+                  max(int(c0) // 4, 0) : max(int(c1) // 4 + 1, 0)] = True  # fmt: skip
+        dot = STYLE["label"]
+        for i in idx[np.argsort(d, kind="stable")][:300]:
+            c, r = px[i]
+            sprite = text_sprite(self.city.pois[i].name, 11)
+            tw = sprite.shape[1]
+            c0, c1 = int(c + 3) // 4, int(c + 5 + tw) // 4 + 1
+            r0, r1 = int(r - 7) // 4, int(r + 7) // 4 + 1
+            pc, pr = int(c - 0.5), int(r - 0.5)
+            if c + 5 + tw > w or r0 < 0 or taken[r0:r1, c0:c1].any():
+                img[max(pr - 1, 0) : pr + 1, max(pc - 1, 0) : pc + 1] = dot
+                continue
+            taken[r0:r1, c0:c1] = True
+            cv2.circle(img, (pc, pr), 2, dot, -1, cv2.LINE_AA)
+            blit_text(img, sprite, c + 5, r, STYLE["label"], anchor="lm")
+
+    # ------------------------------------------------------------------ markers
+    def _draw_markers(self, img: np.ndarray, mk: MapMarkers, view) -> None:
+        cx, cy, mpp, w, h, rot = view
+        m = mk._checked
+
+        def p(xy) -> np.ndarray:
+            a = self._to_px(np.asarray(xy, dtype=float).reshape(-1, 2), view) - 0.5
+            return np.round(a * _ONE).astype(np.int32)
+
+        aa = cv2.LINE_AA
+        if mk.grid is not None:
+            g = mk.grid
+            x0, y0, x1, y1 = g.bounds
+            gw, gh = g.cell_size
+            lines = [((x0 + i * gw, y0), (x0 + i * gw, y1)) for i in range(g.nx + 1)]
+            lines += [((x0, y0 + j * gh), (x1, y0 + j * gh)) for j in range(g.ny + 1)]
+            for a, b in lines:
+                cv2.polylines(img, [p([a, b])], False, STYLE["grid"], 1, aa, _SHIFT)
+        if len(m["trajectory"]) >= 2:
+            cv2.polylines(img, [p(m["trajectory"])], False, STYLE["trajectory"], 3, aa, _SHIFT)
+        for line in m["closures"]:
+            q = p(line)
+            cv2.polylines(img, [q], False, STYLE["closure"], 5, aa, _SHIFT)
+            mid = q[len(q) // 2 - 1 : len(q) // 2 + 1].mean(0) if len(q) > 2 else q.mean(0)
+            r = 6 * _ONE
+            for dx, dy in ((r, r), (r, -r)):
+                a = np.array([mid[0] - dx, mid[1] - dy]).astype(np.int32)
+                b = np.array([mid[0] + dx, mid[1] + dy]).astype(np.int32)
+                cv2.line(img, tuple(a), tuple(b), STYLE["closure"], 3, aa, _SHIFT)
+        for q in p(m["destinations"]) if len(m["destinations"]) else []:
+            cv2.circle(img, tuple(q), 10 * _ONE, STYLE["destination"], -1, aa, _SHIFT)
+            cv2.circle(img, tuple(q), 10 * _ONE, (255, 255, 255), 1, aa, _SHIFT)
+        for key in ("start", "goal"):
+            if m[key] is not None:
+                q = tuple(p(m[key])[0])
+                cv2.circle(img, q, 10 * _ONE, STYLE[key], -1, aa, _SHIFT)
+                cv2.circle(img, q, 10 * _ONE, (255, 255, 255), 2, aa, _SHIFT)
+        if m["selected"] is not None:
+            q = p(m["selected"])[0]
+            cv2.circle(img, tuple(q), 8 * _ONE, STYLE["selected"], 2, aa, _SHIFT)
+            for dx, dy in ((12, 0), (0, 12)):
+                a = (int(q[0] - dx * _ONE), int(q[1] - dy * _ONE))
+                b = (int(q[0] + dx * _ONE), int(q[1] + dy * _ONE))
+                cv2.line(img, a, b, STYLE["selected"], 1, aa, _SHIFT)
+        if m["agent"] is not None:
+            ax, ay, heading = m["agent"]
+            c, r = self._to_px(np.array([[ax, ay]]), view)[0]
+            b = math.radians(heading - rot)
+            fwd = np.array([math.sin(b), -math.cos(b)])
+            side = np.array([-fwd[1], fwd[0]])
+            tri = np.array([fwd * 13, -fwd * 7 + side * 8, -fwd * 3, -fwd * 7 - side * 8])
+            poly = np.round((tri + [c - 0.5, r - 0.5]) * _ONE).astype(np.int32)
+            cv2.fillPoly(img, [poly], STYLE["agent_fill"], aa, _SHIFT)
+            cv2.polylines(img, [poly], True, STYLE["agent"], 2, aa, _SHIFT)
+
+    def _draw_marker_text(self, img: np.ndarray, mk: MapMarkers, view) -> None:
+        m = mk._checked
+        if mk.grid is not None:
+            g = mk.grid
+            gw, gh = g.cell_size
+            for j in range(g.ny):
+                for i in range(g.nx):
+                    x0, _, _, y1 = g.cell_bounds(i, j)
+                    # label near the cell's north-west corner (in world terms)
+                    c, r = self._to_px(np.array([[x0 + 0.04 * gw, y1 - 0.04 * gh]]), view)[0]
+                    sprite = text_sprite(g.label(i, j), 12, bold=True)
+                    blit_text(img, sprite, c, r, STYLE["grid"], anchor="la")
+        white = (255, 255, 255)
+        for n, xy in enumerate(m["destinations"], start=1):
+            c, r = self._to_px(np.asarray(xy).reshape(1, 2), view)[0]
+            blit_text(img, text_sprite(str(n), 11, True, 0), c, r, white, anchor="mm")
+        for key, letter in (("start", "S"), ("goal", "G")):
+            if m[key] is not None:
+                c, r = self._to_px(np.asarray(m[key]).reshape(1, 2), view)[0]
+                blit_text(img, text_sprite(letter, 11, True, 0), c, r, white, anchor="mm")
+
+
+@lru_cache(maxsize=4096)
+def text_sprite(text: str, size: int, bold: bool = False, halo: int = 2) -> np.ndarray:
+    """Alpha masks of ``text`` in DejaVu Sans at ``size`` px: ``(h, w, 2)`` uint8 with the
+    glyphs in channel 0 and a ``halo``-pixel outline around them in channel 1. Row
+    ``h // 2`` is the middle of the text line."""
+    font = load_font(size, bold)
+    asc, desc = font.getmetrics()
+    tw = int(math.ceil(font.getlength(text))) + 2 * halo + 2
+    th = asc + desc + 2 * halo
+    out = np.zeros((th, tw, 2), np.uint8)
+    for ch, stroke in ((1, halo), (0, 0)):
+        if ch == 1 and not halo:
+            continue
+        im = Image.new("L", (tw, th))
+        ImageDraw.Draw(im).text((halo + 1, halo), text, font=font, fill=255,
+                                stroke_width=stroke, stroke_fill=255)  # fmt: skip
+        out[..., ch] = np.asarray(im)
+    out.setflags(write=False)
+    return out
+
+
+def blit_text(
+    img: np.ndarray,
+    sprite: np.ndarray,
+    x: float,
+    y: float,
+    colour: Colour,
+    anchor: str = "la",
+    halo_colour: Colour = (255, 255, 255),
+) -> None:
+    """Draw a :func:`text_sprite` into ``img`` in place. ``anchor``: first letter
+    ``l``/``m``/``r`` (left, middle, right at ``x``), second ``a``/``m`` (top or middle at
+    ``y``)."""
+    th, tw = sprite.shape[:2]
+    c0 = int(round(x - {"l": 0, "m": tw / 2, "r": tw}[anchor[0]]))
+    r0 = int(round(y - {"a": 0, "m": th / 2}[anchor[1]]))
+    H, W = img.shape[:2]
+    a0, b0 = max(0, -r0), max(0, -c0)
+    a1, b1 = min(th, H - r0), min(tw, W - c0)
+    if a1 <= a0 or b1 <= b0:
+        return
+    region = img[r0 + a0 : r0 + a1, c0 + b0 : c0 + b1].astype(np.float32)
+    s = sprite[a0:a1, b0:b1].astype(np.float32) / 255.0
+    for ch, col in ((1, halo_colour), (0, colour)):
+        alpha = s[..., ch : ch + 1]
+        region += (np.asarray(col, np.float32) - region) * alpha
+    img[r0 + a0 : r0 + a1, c0 + b0 : c0 + b1] = region.astype(np.uint8)
+
+
+class _Rings:
+    """Many polygon rings / polylines stored in one coordinate array, so a window's worth
+    is transformed to pixels with one numpy operation."""
+
+    def __init__(self, items: list[list[np.ndarray]]) -> None:
+        flat = [r for rings in items for r in rings]
+        self.xy = np.concatenate(flat) if flat else np.zeros((0, 2))
+        lens = np.array([len(r) for r in flat], dtype=np.int64)
+        self.starts = np.concatenate([[0], np.cumsum(lens)])
+        per_item = np.array([len(rings) for rings in items], dtype=np.int64)
+        self.first = np.concatenate([[0], np.cumsum(per_item)])
+
+    def rings(self, idx, to_px) -> list[np.ndarray]:
+        """The pixel rings of items ``idx`` (sorted), via ``to_px`` on the needed span."""
+        idx = np.asarray(idx, dtype=np.int64)
+        if not len(idx):
+            return []
+        lo, hi = self.starts[self.first[idx[0]]], self.starts[self.first[idx[-1] + 1]]
+        px = to_px(self.xy[lo:hi])
+        out = []
+        for i in idx:
+            for k in range(self.first[i], self.first[i + 1]):
+                out.append(px[self.starts[k] - lo : self.starts[k + 1] - lo])
+        return out
+
+
+def _is_num(v: Any) -> bool:
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
