@@ -1,0 +1,81 @@
+"""Prompt builders: which messages the model sees each turn.
+
+The environment's language-model face (:class:`~urban_gym.wrappers.LanguageModelInterface`)
+writes the system prompt and the user message for the *current* observation. A
+:class:`PromptBuilder` decides what of the episode's past goes with it: the last
+``history`` turns (the earlier user messages as text only -- their images dropped, or kept
+with ``history_images`` -- and the model's replies). The family defaults
+(:func:`prompt_builder_for`) follow each benchmark: PoseGraph360 and StreetGraph agents
+carry their state in memory texts and see only the current turn; CityWalk agents see their
+last two turns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+
+class PromptBuilder:
+    """Messages for one turn: system, up to ``history`` past turns, the current user turn.
+
+    Args:
+        history: past turns (user + assistant pairs) to include.
+        history_images: keep the images of past user turns (default: text only).
+    """
+
+    def __init__(self, history: int = 0, history_images: bool = False) -> None:
+        if history < 0:
+            raise ValueError(f"history={history!r} must be >= 0")
+        self.history = int(history)
+        self.history_images = history_images
+        self.turns: list[tuple[Any, str]] = []
+
+    def reset(self) -> None:
+        """Forget the past turns (a new episode)."""
+        self.turns = []
+
+    def build(self, lm_env: Any) -> list[dict[str, Any]]:
+        """The messages for the current observation of ``lm_env`` (a stack whose top
+        provides ``messages()``, i.e. a LanguageModelInterface)."""
+        current = lm_env.messages()
+        system, user = current[0], current[-1]
+        past: list[dict[str, Any]] = []
+        if self.history:
+            for content, reply in self.turns[-self.history :]:
+                past.append({"role": "user", "content": self._past_content(content)})
+                past.append({"role": "assistant", "content": reply})
+        self._pending = user["content"]
+        return [system, *past, user]
+
+    def record(self, reply: str) -> None:
+        """Remember the turn just answered (call after :meth:`build`)."""
+        if self.history:
+            self.turns.append((getattr(self, "_pending", ""), reply))
+            self.turns = self.turns[-self.history :]
+
+    def _past_content(self, content: Any) -> Any:
+        if isinstance(content, str) or self.history_images:
+            return content
+        texts = [
+            p.get("text", "")
+            for p in content
+            if isinstance(p, Mapping)
+            and p.get("type") == "text"
+            and not str(p.get("text", "")).startswith("Image: ")
+        ]
+        return "\n\n".join(texts) + "\n\n(images of this past turn not repeated)"
+
+
+#: family -> (history, history_images)
+FAMILY_HISTORY: dict[str, tuple[int, bool]] = {
+    "posegraph360": (0, False),
+    "streetgraph": (0, False),
+    "citywalk": (2, False),
+}
+
+
+def prompt_builder_for(family: str | None) -> PromptBuilder:
+    """The default prompt builder of a family (see the module docstring)."""
+    history, images = FAMILY_HISTORY.get(family or "", (0, False))
+    return PromptBuilder(history=history, history_images=images)

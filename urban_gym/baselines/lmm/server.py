@@ -1,0 +1,355 @@
+"""``urban-gym serve-scripted``: a chat-completions server on loopback that answers with
+an oracle's actions -- the test double for the whole language-model path.
+
+It is a real HTTP server (stdlib ``http.server``, one thread per request) speaking the
+OpenAI chat-completions API: ``POST /v1/chat/completions``, ``GET /v1/models``. Its answers
+are the oracle's next action written as a reply in the family's prompt protocol, as plain
+JSON or wrapped in prose and/or code fences (``wrap``) to exercise the client's parser.
+
+**Design: an env in lockstep.** An oracle needs privileged state, which a chat request does
+not carry. The server therefore holds its *own* instance of the environment, reset with the
+same id, keyword arguments, seed and options as the client's, and steps it with each action
+it sends. Environments are deterministic by seed, so as long as the client carries out the
+replies it receives, both instances stay in the same state. An episode is started
+explicitly with ``POST /v1/scripted/episode`` (``{"env_id", "seed", "options",
+"env_kwargs"}``) or, when the server was started with a seed, implicitly by the first
+request; after an episode ends, the next request starts the next seed. A request repeated
+verbatim (a client retry after a lost answer) gets the same answer without stepping again.
+
+``faults`` makes the first chat requests fail with the given HTTP status codes (e.g.
+``[429, 500]``) to exercise the client's retries.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from collections.abc import Callable, Sequence
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import gymnasium as gym
+
+from urban_gym.wrappers.protocols import PromptProtocol, protocol_for
+from urban_gym.wrappers.stacks import family_of
+
+WRAPS = ("json", "fence", "prose", "mixed")
+
+_PROSE = (
+    ("I looked at the scene and the task. My reply:\n", "\nThat is my decision."),
+    ("Here is what I will do next.\n\n", ""),
+    ("", "\n\n(I hope this helps.)"),
+)
+
+
+def wrap_reply(text: str, style: str, step: int) -> str:
+    """``text`` (a JSON reply) as plain JSON, fenced, in prose, or -- ``mixed`` -- cycling
+    through plain, fenced, prose, and prose around a fence by ``step``."""
+    if style == "mixed":
+        style = ("json", "fence", "prose", "prose+fence")[step % 4]
+    if style == "json":
+        return text
+    if style == "fence":
+        return f"```json\n{text}\n```"
+    a, b = _PROSE[step % len(_PROSE)]
+    if style == "prose":
+        return f"{a}{text}{b}"
+    if style == "prose+fence":
+        return f"{a}```\n{text}\n```{b}"
+    raise ValueError(f"wrap={style!r} is not one of {', '.join(WRAPS)}")
+
+
+class ScriptedServer:
+    """The scripted chat-completions server (see the module docstring).
+
+    Args:
+        env_id: id for ``gym.make`` (or give ``env_factory``).
+        env_kwargs: keyword arguments for ``gym.make``.
+        env_factory: ``(env_id, env_kwargs) -> env``; default ``gym.make``.
+        oracle_factory: ``env -> oracle`` with ``reset(env)``/``act(env)``; default
+            :func:`urban_gym.baselines.oracles.make_oracle`.
+        seed: when set, the first request starts an episode with this seed.
+        options: reset options of the episodes started implicitly.
+        wrap: ``json``, ``fence``, ``prose`` or ``mixed``.
+        faults: HTTP status codes for the first chat requests.
+        host, port: where to listen (port 0: a free port).
+    """
+
+    def __init__(
+        self,
+        env_id: str | None = None,
+        env_kwargs: dict[str, Any] | None = None,
+        env_factory: Callable[[str | None, dict[str, Any]], gym.Env] | None = None,
+        oracle_factory: Callable[[gym.Env], Any] | None = None,
+        seed: int | None = None,
+        options: dict[str, Any] | None = None,
+        wrap: str = "json",
+        faults: Sequence[int] = (),
+        host: str = "127.0.0.1",
+        port: int = 0,
+        model_name: str = "urban-gym-scripted",
+    ) -> None:
+        if wrap not in WRAPS:
+            raise ValueError(f"wrap={wrap!r} is not one of {', '.join(WRAPS)}")
+        self.env_id = env_id
+        self.env_kwargs = dict(env_kwargs or {})
+        self.env_factory = env_factory or (lambda i, kw: gym.make(i, **kw))
+        self.oracle_factory = oracle_factory
+        self.seed = seed
+        self.options = options
+        self.wrap = wrap
+        self.faults = list(faults)
+        self.host, self.port = host, int(port)
+        self.model_name = model_name
+        self.env: gym.Env | None = None
+        self.oracle: Any = None
+        self.protocol: PromptProtocol | None = None
+        self.episode_over = True
+        self.started = False
+        self.steps = 0
+        self.requests = 0
+        self.log: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        self._last: tuple[str, dict[str, Any]] | None = None
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+    @property
+    def url(self) -> str:
+        """The base URL clients use (``http://127.0.0.1:PORT/v1``)."""
+        return f"http://{self.host}:{self.port}/v1"
+
+    def start(self) -> ScriptedServer:
+        """Listen in a daemon thread; returns self (``url`` then holds the real port)."""
+        handler = _make_handler(self)
+        self._httpd = ThreadingHTTPServer((self.host, self.port), handler)
+        self._httpd.daemon_threads = True
+        self.port = self._httpd.server_address[1]
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, args=(0.05,), name="scripted-server", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop listening and close the env."""
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+        if self.env is not None:
+            self.env.close()
+            self.env = None
+
+    def __enter__(self) -> ScriptedServer:
+        return self if self._httpd is not None else self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def serve_forever(self) -> None:
+        """Block until interrupted (for the CLI)."""
+        try:
+            while self._thread is not None and self._thread.is_alive():
+                time.sleep(0.2)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            self.stop()
+
+    # ------------------------------------------------------------------ episodes
+    def start_episode(
+        self,
+        seed: int | None = None,
+        options: dict[str, Any] | None = None,
+        env_id: str | None = None,
+        env_kwargs: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Reset the server's env (a new one when ``env_id``/``env_kwargs`` change) and
+        the oracle; returns a summary ``{"env_id", "seed", "task"}``."""
+        with self._lock:
+            return self._start_episode(seed, options, env_id, env_kwargs)
+
+    def _start_episode(self, seed, options, env_id, env_kwargs) -> dict[str, Any]:
+        changed = (env_id is not None and env_id != self.env_id) or (
+            env_kwargs is not None and dict(env_kwargs) != self.env_kwargs
+        )
+        if env_id is not None:
+            self.env_id = env_id
+        if env_kwargs is not None:
+            self.env_kwargs = dict(env_kwargs)
+        if self.env is None or changed:
+            if self.env is not None:
+                self.env.close()
+            self.env = self.env_factory(self.env_id, self.env_kwargs)
+        self.seed, self.options = seed, options
+        self.env.reset(seed=seed, options=options)
+        if self.oracle_factory is None:
+            from urban_gym.baselines.oracles import make_oracle
+
+            self.oracle = make_oracle(self.env)
+        else:
+            self.oracle = self.oracle_factory(self.env)
+        self.oracle.reset(self.env)
+        self.protocol = protocol_for(family_of(self.env))
+        self.episode_over = False
+        self.started = True
+        self.steps = 0
+        self._last = None
+        task = getattr(self.env.unwrapped, "task", None)
+        return {"env_id": self.env_id, "seed": seed, "task": getattr(task, "id", None)}
+
+    # ------------------------------------------------------------------ chat
+    def complete(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """Answer one chat-completions request body: ``(status, response body)``."""
+        with self._lock:
+            self.requests += 1
+            if self.faults:
+                status = int(self.faults.pop(0))
+                return status, _error(f"scripted fault {status}", "server_error")
+            messages = body.get("messages")
+            if not isinstance(messages, list) or not messages:
+                return 400, _error("'messages' must be a non-empty list", "invalid_request_error")
+            key = hashlib.sha256(
+                json.dumps(messages, sort_keys=True, default=str).encode()
+            ).hexdigest()
+            if self._last is not None and self._last[0] == key:
+                return 200, self._last[1]
+            if self.episode_over:
+                if not self.started and self.seed is None and self.env_id is None:
+                    return 409, _error(
+                        "no episode: POST /v1/scripted/episode first", "invalid_request_error"
+                    )
+                next_seed = self.seed if not self.started else _next(self.seed)
+                self._start_episode(next_seed, self.options, None, None)
+            text = self._next_reply()
+            resp = _completion(text, self.model_name, messages, self.steps)
+            self._last = (key, resp)
+            return 200, resp
+
+    def _next_reply(self) -> str:
+        env = self.env
+        assert env is not None and self.protocol is not None
+        action = self.oracle.act(env)
+        action_set = env.unwrapped.action_set
+        canonical = action_set.normalise(action)
+        fields = {
+            "thought": f"scripted oracle, step {self.steps + 1}",
+            "memory": f"step {self.steps + 1}: {canonical['action']}",
+            "observation": "scripted",
+            "reason": "the oracle's next action",
+        }
+        text_params = [p.name for p in action_set[canonical["action"]].params if p.kind == "str"]
+        fields["answer"] = canonical[text_params[0]] if text_params else None
+        reply = self.protocol.format_reply(canonical, fields, action_set)
+        _, _, terminated, truncated, info = env.step(canonical)
+        self.steps += 1
+        self.log.append({"step": self.steps, "action": canonical,
+                         "valid": bool(info.get("action_valid", True))})  # fmt: skip
+        if terminated or truncated:
+            self.episode_over = True
+        return wrap_reply(reply, self.wrap, self.steps - 1)
+
+
+def _next(seed: int | None) -> int | None:
+    return None if seed is None else seed + 1
+
+
+def _error(message: str, kind: str) -> dict[str, Any]:
+    return {"error": {"message": message, "type": kind}}
+
+
+def _completion(text: str, model: str, messages: list, step: int) -> dict[str, Any]:
+    prompt_chars = len(json.dumps(messages, default=str))
+    prompt_tokens, completion_tokens = prompt_chars // 4, max(1, len(text) // 4)
+    return {
+        "id": f"scripted-{step}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": text},
+                "finish_reason": "stop",
+            }
+        ],
+        # estimates (characters / 4): the scripted server has no tokenizer
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
+    }
+
+
+def _make_handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:  # quiet
+            pass
+
+        def _send(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None):
+            data = json.dumps(body).encode("utf-8")
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for k, v in (headers or {}).items():
+                self.send_header(k, v)
+            self.end_headers()
+            self.wfile.write(data)
+
+        def _body(self) -> dict[str, Any] | None:
+            try:
+                n = int(self.headers.get("Content-Length") or 0)
+                data = json.loads(self.rfile.read(n) or b"{}")
+            except (ValueError, OSError):
+                return None
+            return data if isinstance(data, dict) else None
+
+        def do_GET(self) -> None:
+            path = self.path.rstrip("/")
+            if path in ("/v1/models", "/models"):
+                self._send(200, {"object": "list", "data": [
+                    {"id": server.model_name, "object": "model", "owned_by": "urban_gym"}]})  # fmt: skip
+            elif path in ("/health", "/v1/health"):
+                self._send(200, {"status": "ok", "env_id": server.env_id, "steps": server.steps})
+            else:
+                self._send(404, _error(f"no route {self.path}", "not_found"))
+
+        def do_POST(self) -> None:
+            path = self.path.rstrip("/")
+            body = self._body()
+            if body is None:
+                self._send(400, _error("the body is not a JSON object", "invalid_request_error"))
+                return
+            if path in ("/v1/chat/completions", "/chat/completions"):
+                try:
+                    status, resp = server.complete(body)
+                except Exception as exc:  # the oracle or env failed: a 500, logged
+                    status, resp = 500, _error(f"{type(exc).__name__}: {exc}", "server_error")
+                headers = {"Retry-After": "0"} if status == 429 else None
+                self._send(status, resp, headers)
+            elif path in ("/v1/scripted/episode", "/scripted/episode"):
+                try:
+                    summary = server.start_episode(
+                        seed=body.get("seed"),
+                        options=body.get("options"),
+                        env_id=body.get("env_id"),
+                        env_kwargs=body.get("env_kwargs"),
+                    )
+                except Exception as exc:
+                    self._send(400, _error(f"{type(exc).__name__}: {exc}", "invalid_request_error"))
+                    return
+                self._send(200, summary)
+            else:
+                self._send(404, _error(f"no route {self.path}", "not_found"))
+
+    return Handler

@@ -1,0 +1,185 @@
+"""A top-down map added to the observation.
+
+:class:`MapObservation` adds a ``map`` image drawn by the render layer's
+:class:`~urban_gym.render.MapRenderer`: agent-centred (following the agent at a fixed
+scale, optionally heading-up) or the whole district, with the agent's arrow, the task's
+markers (start, goal, destinations, closures), the trajectory so far and the localization
+grid.
+
+``show_location=False`` gives the map *without location information*, for the
+with/without-location comparison of the benchmarks: the whole district, north-up, with the
+task's markers and the grid but no agent arrow and no trajectory (an agent-centred map would
+give the position away by its centre). ``enabled=False`` adds nothing at all.
+
+The true pose is read from ``info`` (:func:`urban_gym.wrappers.state.read_pose`); the
+world from ``env.unwrapped.city`` (or loaded from the task's ``city`` spec).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, SupportsFloat
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from urban_gym.errors import UrbanGymError
+from urban_gym.world.grid import GridOverlay
+from urban_gym.wrappers.state import Pose, read_pose, task_markers
+
+VIEWS = ("agent", "district")
+
+
+class MapObservation(gym.Wrapper):
+    """Adds a ``map`` image (``Box(0, 255, (size, size, 3), uint8)``) to a Dict observation.
+
+    Args:
+        env: an urban_gym env (Dict observation; ``unwrapped.city`` and ``unwrapped.task``).
+        view: ``"agent"`` (centred on the agent) or ``"district"`` (the whole city).
+        size: image side in pixels.
+        metres_per_pixel: scale of the agent-centred map (the district map fits the city).
+        heading_up: rotate the agent-centred map so the agent's heading points up.
+        show_location: False: no agent arrow or trajectory, district view (see above).
+        markers: draw the task's start, goal, destinations and closures.
+        grid: True: the task's localization grid if it has one, else a 5x5 grid over the
+            city; a :class:`GridOverlay`; or False for none.
+        trajectory: draw the path walked so far.
+        labels: draw POI names.
+        key: the observation key.
+        enabled: False: the wrapper adds nothing.
+    """
+
+    def __init__(
+        self,
+        env: gym.Env,
+        view: str = "agent",
+        size: int = 256,
+        metres_per_pixel: float = 1.0,
+        heading_up: bool = False,
+        show_location: bool = True,
+        markers: bool = True,
+        grid: bool | GridOverlay = False,
+        trajectory: bool = True,
+        labels: bool = False,
+        key: str = "map",
+        enabled: bool = True,
+    ) -> None:
+        super().__init__(env)
+        if view not in VIEWS:
+            raise UrbanGymError(f"MapObservation view={view!r} is not one of {', '.join(VIEWS)}")
+        if int(size) < 16:
+            raise UrbanGymError(f"MapObservation size={size!r} must be >= 16 pixels")
+        if not float(metres_per_pixel) > 0:
+            raise UrbanGymError(
+                f"MapObservation metres_per_pixel={metres_per_pixel!r} must be positive"
+            )
+        self.view = view if show_location else "district"
+        self.size = int(size)
+        self.metres_per_pixel = float(metres_per_pixel)
+        self.heading_up = heading_up and show_location
+        self.show_location = show_location
+        self.draw_markers = markers
+        self.grid = grid
+        self.draw_trajectory = trajectory and show_location
+        self.labels = labels
+        self.key = key
+        self.enabled = enabled
+        if enabled:
+            base = env.observation_space
+            if not isinstance(base, spaces.Dict):
+                raise UrbanGymError(
+                    f"MapObservation needs a Dict observation space, got {type(base).__name__}"
+                )
+            if key in base.spaces:
+                raise UrbanGymError(f"the observation already has a {key!r} entry")
+            self.observation_space = spaces.Dict(
+                {**base.spaces, key: spaces.Box(0, 255, (self.size, self.size, 3), np.uint8)}
+            )
+        self._renderer: Any = None
+        self._city: Any = None
+        self._path: list[tuple[float, float]] = []
+        self._pose: Pose | None = None
+        self.last_map: np.ndarray | None = None
+
+    # ------------------------------------------------------------------ gym API
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        obs, info = self.env.reset(seed=seed, options=options)
+        self._path = []
+        return self._add(obs, info), info
+
+    def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        return self._add(obs, info), reward, terminated, truncated, info
+
+    # ------------------------------------------------------------------ drawing
+    def _add(self, obs: Mapping[str, Any], info: Mapping[str, Any]) -> Any:
+        if not self.enabled:
+            return obs
+        pose = read_pose(info)
+        if pose is not None:
+            self._pose = pose
+            if not self._path or self._path[-1] != (pose.x, pose.y):
+                self._path.append((pose.x, pose.y))
+        self.last_map = self.render_map()
+        return {**obs, self.key: self.last_map}
+
+    @property
+    def city(self) -> Any:
+        if self._city is None:
+            u = self.env.unwrapped
+            city = getattr(u, "city", None)
+            if city is None:
+                task = getattr(u, "task", None)
+                spec = getattr(task, "city", None)
+                if spec is None:
+                    raise UrbanGymError("MapObservation: the env has neither a city nor a task")
+                from urban_gym.world import load_city
+
+                city = load_city(spec)
+            self._city = city
+        return self._city
+
+    def _grid(self) -> GridOverlay | None:
+        if isinstance(self.grid, GridOverlay):
+            return self.grid
+        if not self.grid:
+            return None
+        g = task_markers(getattr(self.env.unwrapped, "task", None)).grid
+        return g if g is not None else GridOverlay(tuple(self.city.bounds), 5, 5)
+
+    def window(self) -> tuple[tuple[float, float], float, float]:
+        """``(center, metres_per_pixel, rotation)`` of the map drawn now."""
+        pose = self._pose
+        if self.view == "agent" and pose is not None:
+            rot = pose.heading if self.heading_up else 0.0
+            return (pose.x, pose.y), self.metres_per_pixel, rot
+        x0, y0, x1, y1 = self.city.bounds
+        mpp = max(x1 - x0, y1 - y0) * 1.04 / self.size
+        return ((x0 + x1) / 2.0, (y0 + y1) / 2.0), mpp, 0.0
+
+    def render_map(self) -> np.ndarray:
+        """The map for the current state, ``(size, size, 3)`` uint8."""
+        from urban_gym.render import MapMarkers, MapRenderer
+
+        if self._renderer is None:
+            self._renderer = MapRenderer(self.city)
+        center, mpp, rot = self.window()
+        tm = task_markers(getattr(self.env.unwrapped, "task", None))
+        kw: dict[str, Any] = {"grid": self._grid()}
+        if self.draw_markers:
+            kw.update(
+                start=tm.start, goal=tm.goal, destinations=tm.destinations, closures=tm.closures
+            )
+        if self.show_location and self._pose is not None:
+            kw["agent"] = (self._pose.x, self._pose.y, self._pose.heading)
+        if self.draw_trajectory and len(self._path) >= 2:
+            kw["trajectory"] = list(self._path)
+        return self._renderer.render(
+            center=center,
+            metres_per_pixel=mpp,
+            size=self.size,
+            rotation=rot,
+            labels=self.labels,
+            markers=MapMarkers(**kw),
+        )

@@ -1,0 +1,312 @@
+"""Prompt protocols: how each benchmark family talks to a language model.
+
+A :class:`PromptProtocol` writes the system prompt (the agent's role, the environment's
+action schema taken from its :class:`~urban_gym.envs.actions.ActionSet`, the reply format),
+turns an observation into the parts of a user message (texts and images) and reads replies
+with the tolerant parser. The three family protocols follow their benchmark's way of
+prompting, written in our own words:
+
+* ``react`` (PoseGraph360): a ReAct-style JSON reply with ``thought``, ``action``,
+  ``memory`` (the agent's own notes, kept for the next step) and ``answer``.
+* ``verbalized_path`` (StreetGraph): the options with their compass bearings; the reply
+  first states where the destination is, where the agent believes it is now and the walking
+  directions from here, then its Markovian ``memory`` and the chosen ``action``.
+* ``observe_reason_act`` (CityWalk): ``observation``, ``reason``, ``action``.
+
+:func:`protocol_for` picks one by name or by the task's family.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from urban_gym.envs.actions import ACTION_KEY_SYNONYMS, ActionSet
+from urban_gym.wrappers.parsing import DEFAULT_FIELD_SYNONYMS, ParsedReply, parse_reply
+
+#: Observation keys shown as the task, in this order, before any other text.
+TASK_KEYS = ("instruction", "task", "mission", "goal", "destination", "question")
+
+_TITLES = {
+    "instruction": "Task",
+    "task": "Task",
+    "mission": "Task",
+    "question": "Question",
+    "destination": "Destination",
+    "memory": "Your memory (what you wrote last step)",
+    "decision_history": "Your decisions so far",
+    "previous_visits": "Previous visits to this place",
+    "notice": "Notice",
+    "status": "Status",
+    "message": "Message",
+    "options": "Options",
+}
+
+
+class PromptProtocol:
+    """The generic protocol; the family protocols below refine it.
+
+    Attributes:
+        name: the protocol's name (``protocol_for`` looks it up).
+        intro: the first paragraph of the system prompt.
+        reply_fields: the reply's fields besides the action, in the order asked for.
+        field_help: one line per field saying what to write.
+        field_synonyms: canonical field -> accepted keys (for the parser).
+        fill_from_fields: parameter name (``"*"``: any text parameter) -> the reply field
+            that supplies it when the action object lacks it.
+    """
+
+    name = "generic"
+    intro = (
+        "You are an agent finding your way through a city. Each turn you receive what you "
+        "observe and you reply with exactly one action."
+    )
+    reply_fields: tuple[str, ...] = ("thought",)
+    field_help: Mapping[str, str] = {"thought": "a short reason for the action"}
+    field_synonyms: Mapping[str, tuple[str, ...]] = DEFAULT_FIELD_SYNONYMS
+    fill_from_fields: Mapping[str, str] = {}
+
+    # ------------------------------------------------------------------ system prompt
+    def system_prompt(self, action_set: ActionSet, include_schema: bool = True) -> str:
+        """The system message: role, actions, reply format, an example and the schema."""
+        parts = [self.intro, "## Actions", action_set.describe(), "## How to reply"]
+        parts.append(self.reply_instructions(action_set))
+        ex = action_set.examples()
+        if ex:
+            parts.append("Example reply:\n" + self.format_reply(ex[0], self.example_fields()))
+        if include_schema:
+            parts.append(
+                "JSON schema of the action object:\n"
+                + json.dumps(action_set.json_schema(), ensure_ascii=False)
+            )
+        return "\n\n".join(parts)
+
+    def reply_instructions(self, action_set: ActionSet) -> str:
+        key = action_object_key(action_set)
+        lines = [
+            "Reply with one JSON object and nothing else. Its fields:",
+            *(f"- `{f}`: {self.field_help.get(f, f)}" for f in self.reply_fields),
+            f'- `action`: the action object: `"{key}"` names the action, its parameters '
+            "sit beside it.",
+            "A reply that cannot be read costs a step, like any invalid action.",
+        ]
+        return "\n".join(lines)
+
+    def example_fields(self) -> dict[str, Any]:
+        return {f: "..." for f in self.reply_fields}
+
+    # ------------------------------------------------------------------ replies
+    def format_reply(
+        self,
+        action: Mapping[str, Any],
+        fields: Mapping[str, Any] | None = None,
+        action_set: ActionSet | None = None,
+    ) -> str:
+        """A reply in this protocol for a canonical ``action`` (JSON text)."""
+        out: dict[str, Any] = {}
+        fields = dict(fields or {})
+        for f in self.reply_fields:
+            if f in fields:
+                out[f] = fields[f]
+        out["action"] = action_object(action, action_set)
+        for f, v in fields.items():
+            out.setdefault(f, v)
+        return json.dumps(out, ensure_ascii=False)
+
+    def parse(self, text: Any, action_set: ActionSet) -> ParsedReply:
+        """Read a reply (see :func:`~urban_gym.wrappers.parsing.parse_reply`)."""
+        return parse_reply(text, action_set, self.field_synonyms, self.fill_from_fields)
+
+    # ------------------------------------------------------------------ observations
+    def observation_parts(
+        self, obs: Mapping[str, Any], space: spaces.Space | None, env: Any = None
+    ) -> list[tuple[str, Any, str]]:
+        """The user message's parts for one observation, as ``("text", str, "")`` and
+        ``("image", array, caption)`` triples, in the order they are shown."""
+        texts: list[tuple[str, Any, str]] = []
+        images: list[tuple[str, Any, str]] = []
+        subspaces = getattr(space, "spaces", {}) or {}
+        keys = list(obs.keys()) if isinstance(obs, Mapping) else []
+        order = [k for k in TASK_KEYS if k in keys] + [k for k in keys if k not in TASK_KEYS]
+        for k in order:
+            v = obs[k]
+            sub = subspaces.get(k)
+            if k == "action_mask":
+                line = self.available_actions(v, env)
+                if line:
+                    texts.append(("text", line, ""))
+                continue
+            if isinstance(v, str):
+                if v.strip():
+                    texts.append(("text", f"## {title(k)}\n{v.strip()}", ""))
+                continue
+            arr = np.asarray(v)
+            if _is_image(arr, sub):
+                if arr.ndim == 4:
+                    for i, im in enumerate(arr):
+                        images.append(("image", im, f"{title(k)} {i}"))
+                else:
+                    images.append(("image", arr, title(k)))
+                continue
+            if arr.size and arr.size <= 32 and arr.dtype.kind in "iuf":
+                texts.append(("text", f"## {title(k)}\n{_fmt_numbers(arr)}", ""))
+        return texts + images
+
+    def available_actions(self, mask: Any, env: Any) -> str:
+        """A line listing the actions the mask allows (names from the action table)."""
+        table = getattr(getattr(env, "unwrapped", env), "action_table", None)
+        m = np.asarray(mask).reshape(-1)
+        if table is None or len(table) != len(m):
+            return ""
+        names: list[str] = []
+        for ok, a in zip(m, table):
+            name = a.get("action") if isinstance(a, Mapping) else str(a)
+            if ok and name not in names:
+                names.append(str(name))
+        return "## Actions possible now\n" + ", ".join(names) if names else ""
+
+
+class ReActProtocol(PromptProtocol):
+    """PoseGraph360: think, act, keep notes, answer (ReAct JSON)."""
+
+    name = "react"
+    intro = (
+        "You explore a city through 360-degree street-level video. You see one camera view "
+        "at a time; at a junction the streets you can take are drawn as red arrows. Think "
+        "step by step, keep notes in your memory, and act. End the task with the ANSWER "
+        "action when you know the answer or have reached the goal."
+    )
+    reply_fields = ("thought", "memory", "answer")
+    field_help = {
+        "thought": "what you see and why you take this action",
+        "memory": "your notes for later steps; they are shown back to you next turn verbatim "
+        "(write everything you still need: it replaces the previous memory)",
+        "answer": "your final answer when the action is ANSWER, otherwise null",
+    }
+    fill_from_fields = {"*": "answer"}
+
+    def example_fields(self) -> dict[str, Any]:
+        return {"thought": "...", "memory": "...", "answer": None}
+
+
+class VerbalizedPathProtocol(PromptProtocol):
+    """StreetGraph: options with compass bearings; verbalize the path before choosing."""
+
+    name = "verbalized_path"
+    intro = (
+        "You walk through a city on its streets, from intersection to intersection, "
+        "towards a named destination. There is no map. At each intersection you see one "
+        "image per street leaving it, with its compass bearing (0 = north, 90 = east). "
+        "Choose the street that brings you closer to the destination."
+    )
+    reply_fields = (
+        "destination_location",
+        "current_location",
+        "walking_directions",
+        "memory",
+        "thought",
+    )
+    field_help = {
+        "destination_location": "where exactly the destination is, as well as you know",
+        "current_location": "where you estimate you are now",
+        "walking_directions": "how to walk from here to the destination",
+        "memory": "what to remember for the next intersection (shown back to you)",
+        "thought": "why you choose this street",
+    }
+    field_synonyms = {
+        **DEFAULT_FIELD_SYNONYMS,
+        "destination_location": ("destination_location", "destination", "goal_location"),
+        "current_location": ("current_location", "location", "position", "where_am_i"),
+        "walking_directions": ("walking_directions", "directions", "route", "plan"),
+    }
+
+
+class ObserveReasonActProtocol(PromptProtocol):
+    """CityWalk: describe the observation, reason, act."""
+
+    name = "observe_reason_act"
+    intro = (
+        "You are a pedestrian in a real city, seen in first person. You move with timed "
+        "walking and looking actions and can open an interactive map. Describe what you "
+        "observe, reason about it, then act."
+    )
+    reply_fields = ("observation", "reason")
+    field_help = {
+        "observation": "what you see now that matters for the task",
+        "reason": "why the action brings you closer to finishing the task",
+    }
+
+
+PROTOCOLS: dict[str, type[PromptProtocol]] = {
+    p.name: p
+    for p in (PromptProtocol, ReActProtocol, VerbalizedPathProtocol, ObserveReasonActProtocol)
+}
+
+#: family -> protocol name.
+FAMILY_PROTOCOLS: dict[str, str] = {
+    "posegraph360": "react",
+    "streetgraph": "verbalized_path",
+    "citywalk": "observe_reason_act",
+}
+
+
+def protocol_for(name_or_family: str | PromptProtocol | None) -> PromptProtocol:
+    """A protocol by its name, by a task family, or the generic one for None."""
+    if isinstance(name_or_family, PromptProtocol):
+        return name_or_family
+    if name_or_family is None:
+        return PromptProtocol()
+    key = FAMILY_PROTOCOLS.get(name_or_family, name_or_family)
+    if key not in PROTOCOLS:
+        from urban_gym.errors import UrbanGymError
+
+        raise UrbanGymError(
+            f"unknown prompt protocol {name_or_family!r}; use one of "
+            + ", ".join([*PROTOCOLS, *FAMILY_PROTOCOLS])
+        )
+    return PROTOCOLS[key]()
+
+
+def action_object_key(action_set: ActionSet | None) -> str:
+    """``"name"``, or ``"action"`` when some parameter is itself called ``name``/``type``."""
+    if action_set is None:
+        return "name"
+    taken = {p.name.casefold() for s in action_set.specs for p in s.params}
+    return "action" if taken & set(ACTION_KEY_SYNONYMS) else "name"
+
+
+def action_object(action: Mapping[str, Any], action_set: ActionSet | None = None) -> dict:
+    """The nested action object of a reply: ``{"name": "W", "size": "MEDIUM"}``."""
+    key = action_object_key(action_set)
+    out = {key: action["action"]}
+    out.update({k: _plain(v) for k, v in action.items() if k != "action"})
+    return out
+
+
+def title(key: str) -> str:
+    return _TITLES.get(key, key.replace("_", " ").capitalize())
+
+
+def _is_image(arr: np.ndarray, sub: spaces.Space | None) -> bool:
+    if arr.dtype != np.uint8:
+        return False
+    if arr.ndim == 3 and arr.shape[2] in (1, 3, 4) and min(arr.shape[:2]) >= 8:
+        return True
+    return arr.ndim == 4 and arr.shape[3] in (1, 3, 4) and min(arr.shape[1:3]) >= 8
+
+
+def _fmt_numbers(arr: np.ndarray) -> str:
+    flat = arr.reshape(-1)
+    if arr.dtype.kind == "f":
+        return ", ".join(f"{float(v):g}" for v in flat)
+    return ", ".join(str(int(v)) for v in flat)
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, np.generic):
+        return v.item()
+    return v

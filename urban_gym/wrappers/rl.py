@@ -1,0 +1,204 @@
+"""The RL face: observations stable-baselines3 accepts, and the action mask it needs.
+
+The env's ``action_space`` already is the ``Discrete`` action table. These wrappers make the
+observation numeric and small:
+
+* :class:`DropTextObservation` -- Gymnasium's ``FilterObservation`` keeping every entry that
+  is not ``Text``;
+* :class:`EncodeTextObservation` -- each ``Text`` entry becomes a ``Box`` of hashed
+  bag-of-words counts (so an instruction can still condition the policy);
+* :class:`ResizeImageObservation` -- every image entry (``Box`` uint8, (H, W, C)) resized
+  with OpenCV, built on Gymnasium's ``TransformObservation``; a stack of images
+  (K, H, W, C) -- e.g. one view per street -- is resized and laid side by side into one
+  (h, K*w, C) image so CNN policies read it;
+* :class:`ExposeActionMask` -- an ``action_masks()`` method returning the latest
+  ``action_mask`` entry (all True when the env has none): what sb3-contrib's
+  ``MaskablePPO`` calls. The mask also stays in the observation.
+
+:func:`make_rl_env` builds the stack for any registered id.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections.abc import Mapping
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+from gymnasium.wrappers import FilterObservation, TransformObservation
+
+from urban_gym.errors import UrbanGymError
+
+
+def _dict_space(env: gym.Env, who: str) -> spaces.Dict:
+    if not isinstance(env.observation_space, spaces.Dict):
+        raise UrbanGymError(
+            f"{who} needs a Dict observation space, got {type(env.observation_space).__name__}"
+        )
+    return env.observation_space
+
+
+def is_image_space(space: spaces.Space) -> bool:
+    """A ``Box`` of uint8 shaped (H, W, C) or (K, H, W, C) with C in 1, 3, 4."""
+    return (
+        isinstance(space, spaces.Box)
+        and space.dtype == np.uint8
+        and len(space.shape) in (3, 4)
+        and space.shape[-1] in (1, 3, 4)
+    )
+
+
+class DropTextObservation(FilterObservation):
+    """Keep every observation entry that is not ``gymnasium.spaces.Text``."""
+
+    def __init__(self, env: gym.Env) -> None:
+        base = _dict_space(env, "DropTextObservation")
+        keep = [k for k, s in base.spaces.items() if not isinstance(s, spaces.Text)]
+        if not keep:
+            raise UrbanGymError("DropTextObservation: the observation holds only text")
+        super().__init__(env, keep)
+
+
+_WORD = re.compile(r"[\w']+", re.UNICODE)
+
+
+def hash_words(text: str, dim: int) -> np.ndarray:
+    """Hashed bag-of-words: counts of lower-cased words by CRC32 bucket, (dim,) float32."""
+    out = np.zeros(dim, dtype=np.float32)
+    for w in _WORD.findall(str(text).casefold()):
+        out[zlib.crc32(w.encode("utf-8")) % dim] += 1.0
+    return out
+
+
+class EncodeTextObservation(TransformObservation):
+    """Each ``Text`` entry becomes a ``Box(0, max_count, (dim,), float32)`` of hashed
+    word counts (:func:`hash_words`, capped at ``max_count``)."""
+
+    def __init__(self, env: gym.Env, dim: int = 64, max_count: float = 16.0) -> None:
+        base = _dict_space(env, "EncodeTextObservation")
+        if int(dim) < 1:
+            raise UrbanGymError(f"EncodeTextObservation dim={dim!r} must be >= 1")
+        self.text_keys = [k for k, s in base.spaces.items() if isinstance(s, spaces.Text)]
+        box = spaces.Box(0.0, float(max_count), (int(dim),), np.float32)
+        new = spaces.Dict({k: (box if k in self.text_keys else s) for k, s in base.spaces.items()})
+        self.dim, self.max_count = int(dim), float(max_count)
+        super().__init__(env, self._encode, new)
+
+    def _encode(self, obs: Mapping[str, Any]) -> dict[str, Any]:
+        out = dict(obs)
+        for k in self.text_keys:
+            out[k] = np.minimum(hash_words(out[k], self.dim), self.max_count)
+        return out
+
+
+class ResizeImageObservation(TransformObservation):
+    """Resize every image entry to ``size = (width, height)`` pixels (OpenCV, area
+    interpolation); image stacks (K, H, W, C) become one (height, K*width, C) image."""
+
+    def __init__(self, env: gym.Env, size: tuple[int, int] = (64, 64)) -> None:
+        base = _dict_space(env, "ResizeImageObservation")
+        if len(size) != 2 or min(int(s) for s in size) < 1:
+            raise UrbanGymError(f"ResizeImageObservation size={size!r} must be (width, height)")
+        w, h = int(size[0]), int(size[1])
+        self.size = (w, h)
+        self.image_keys = [k for k, s in base.spaces.items() if is_image_space(s)]
+        new = {}
+        for k, s in base.spaces.items():
+            if k in self.image_keys:
+                c = s.shape[-1]
+                k_imgs = s.shape[0] if len(s.shape) == 4 else 1
+                new[k] = spaces.Box(0, 255, (h, w * k_imgs, c), np.uint8)
+            else:
+                new[k] = s
+        super().__init__(env, self._resize, spaces.Dict(new))
+
+    def _resize(self, obs: Mapping[str, Any]) -> dict[str, Any]:
+        out = dict(obs)
+        for k in self.image_keys:
+            out[k] = resize_image(out[k], self.size)
+        return out
+
+
+def resize_image(image: np.ndarray, size: tuple[int, int]) -> np.ndarray:
+    """``image`` (H, W, C) or a stack (K, H, W, C) resized to ``size = (w, h)``; a stack is
+    laid out side by side as (h, K*w, C). uint8 in, uint8 out."""
+    import cv2
+
+    a = np.asarray(image, dtype=np.uint8)
+    w, h = size
+    if a.ndim == 4:
+        if a.shape[0] == 0:
+            return np.zeros((h, 0, a.shape[-1]), np.uint8)
+        return np.concatenate([resize_image(im, size) for im in a], axis=1)
+    if a.shape[:2] == (h, w):
+        return a
+    interp = cv2.INTER_AREA if a.shape[0] >= h and a.shape[1] >= w else cv2.INTER_LINEAR
+    out = cv2.resize(a, (w, h), interpolation=interp)
+    if out.ndim == 2:
+        out = out[:, :, None]
+    return out
+
+
+class ExposeActionMask(gym.Wrapper):
+    """Adds ``action_masks()`` (bool array over the ``Discrete`` actions) from the latest
+    observation's ``mask_key`` entry; all True when the observation has none."""
+
+    def __init__(self, env: gym.Env, mask_key: str = "action_mask") -> None:
+        super().__init__(env)
+        if not isinstance(env.action_space, spaces.Discrete):
+            raise UrbanGymError(
+                f"ExposeActionMask needs a Discrete action space, got {env.action_space}"
+            )
+        self.mask_key = mask_key
+        self._mask = np.ones(int(env.action_space.n), dtype=bool)
+
+    def _update(self, obs: Any) -> None:
+        n = int(self.env.action_space.n)
+        if isinstance(obs, Mapping) and self.mask_key in obs:
+            m = np.asarray(obs[self.mask_key]).reshape(-1)[:n] > 0
+            self._mask = m if m.any() else np.ones(n, dtype=bool)
+        else:
+            self._mask = np.ones(n, dtype=bool)
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        obs, info = self.env.reset(seed=seed, options=options)
+        self._update(obs)
+        return obs, info
+
+    def step(self, action: Any):
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        self._update(obs)
+        return obs, reward, terminated, truncated, info
+
+    def action_masks(self) -> np.ndarray:
+        """The valid actions now (True = valid)."""
+        return self._mask.copy()
+
+
+def make_rl_env(
+    env_id: str | gym.Env,
+    image_size: tuple[int, int] | None = (64, 64),
+    text: str = "drop",
+    text_dim: int = 64,
+    **env_kwargs: Any,
+) -> gym.Env:
+    """The RL face of ``env_id``: ``gym.make`` (or a given env), text dropped or encoded,
+    images resized to ``image_size = (width, height)`` (None: kept), and
+    :class:`ExposeActionMask` on top.
+
+    ``text`` is ``"drop"`` or ``"encode"``.
+    """
+    env = gym.make(env_id, **env_kwargs) if isinstance(env_id, str) else env_id
+    if text == "drop":
+        if any(isinstance(s, spaces.Text) for s in _dict_space(env, "make_rl_env").spaces.values()):
+            env = DropTextObservation(env)
+    elif text == "encode":
+        env = EncodeTextObservation(env, dim=text_dim)
+    else:
+        raise UrbanGymError(f"make_rl_env text={text!r} must be 'drop' or 'encode'")
+    if image_size is not None:
+        env = ResizeImageObservation(env, tuple(image_size))
+    return ExposeActionMask(env)

@@ -1,0 +1,94 @@
+"""Ready-made wrapper stacks: the language-model face of any registered id.
+
+:func:`make_lm_env` stacks, from the env outwards: the optional map
+(:class:`~urban_gym.wrappers.map_observation.MapObservation`), the family's memory
+(:class:`~urban_gym.wrappers.memory.ReflectionMemory` for PoseGraph360,
+:class:`~urban_gym.wrappers.memory.AgentNavMemory` for StreetGraph), the episode record
+(:class:`~urban_gym.wrappers.episode_metrics.EpisodeMetrics`) and the language-model
+interface on top. The RL face is :func:`urban_gym.wrappers.rl.make_rl_env`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+
+from urban_gym.errors import UrbanGymError
+from urban_gym.tasks.spec import FAMILIES
+
+#: family -> memory wrapper name used by ``memory="auto"``.
+FAMILY_MEMORY: dict[str, str | None] = {
+    "posegraph360": "reflection",
+    "streetgraph": "agentnav",
+    "citywalk": None,
+}
+
+
+def family_of(env: gym.Env) -> str | None:
+    """The family of an env: its task's ``family``, its ``family`` attribute, or the name
+    of the module its class lives in (``urban_gym.envs.streetgraph`` -> ``streetgraph``)."""
+    u = env.unwrapped
+    task = getattr(u, "task", None)
+    fam = getattr(task, "family", None) or getattr(u, "family", None)
+    if isinstance(fam, str) and fam in FAMILIES:
+        return fam
+    mod = type(u).__module__.rsplit(".", 1)[-1]
+    return mod if mod in FAMILIES else None
+
+
+def find_wrapper(env: gym.Env, cls: type) -> Any:
+    """The first wrapper of type ``cls`` in ``env``'s stack (outermost first), or None."""
+    e: Any = env
+    while True:
+        if isinstance(e, cls):
+            return e
+        if not isinstance(e, gym.Wrapper):
+            return None
+        e = e.env
+
+
+def make_lm_env(
+    env: str | gym.Env,
+    protocol: str | None = None,
+    map_observation: bool | Mapping[str, Any] = False,
+    memory: str | None = "auto",
+    memory_budget: int = 2000,
+    record_path: str | Path | None = None,
+    lm_kwargs: Mapping[str, Any] | None = None,
+    **env_kwargs: Any,
+) -> gym.Env:
+    """The language-model face of ``env`` (an id for ``gym.make`` with ``env_kwargs``, or
+    an env).
+
+    Args:
+        protocol: prompt protocol name (None: the family's).
+        map_observation: add a ``map`` image (True, or a dict of MapObservation arguments).
+        memory: ``"auto"`` (the family's), ``"reflection"``, ``"agentnav"`` or None.
+        memory_budget: characters per memory text.
+        record_path: JSONL file the episode records are appended to.
+        lm_kwargs: more arguments of :class:`LanguageModelInterface` (image budget, ...).
+    """
+    from urban_gym.wrappers.episode_metrics import EpisodeMetrics
+    from urban_gym.wrappers.language_model import LanguageModelInterface
+    from urban_gym.wrappers.memory import AgentNavMemory, ReflectionMemory
+
+    e = gym.make(env, **env_kwargs) if isinstance(env, str) else env
+    if map_observation:
+        from urban_gym.wrappers.map_observation import MapObservation
+
+        kw = dict(map_observation) if isinstance(map_observation, Mapping) else {}
+        e = MapObservation(e, **kw)
+    kind = FAMILY_MEMORY.get(family_of(e) or "") if memory == "auto" else memory
+    if kind == "reflection":
+        e = ReflectionMemory(e, budget=memory_budget)
+    elif kind == "agentnav":
+        e = AgentNavMemory(e, budget=memory_budget)
+    elif kind is not None:
+        raise UrbanGymError(
+            f"memory={memory!r} is not one of 'auto', 'reflection', 'agentnav', None"
+        )
+    e = EpisodeMetrics(e, path=record_path)
+    return LanguageModelInterface(e, protocol=protocol, **dict(lm_kwargs or {}))
