@@ -98,3 +98,24 @@ def test_prompt_builder_keeps_past_turns_as_text():
     assert roles == ["system", "user", "assistant", "user", "assistant", "user"]
     assert isinstance(msgs[1]["content"], str) and "images of this past turn" in msgs[1]["content"]
     assert isinstance(msgs[-1]["content"], list)  # the current turn keeps its image
+
+
+def test_the_cli_server_in_a_subprocess_drives_an_episode():
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "urban_gym.cli", "serve-scripted",
+           "tests.wrappers.recording_env:UrbanGymTest/Recording-v0", "--port", "0",
+           "--seed", "5", "--wrap", "mixed", "--fail", "503",
+           "--oracle", "tests.wrappers.recording_env:RecordingOracle"]  # fmt: skip
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        assert line.startswith("serving "), line + proc.stderr.read()
+        url = line.rsplit(" at ", 1)[1].strip()
+        rec = run_episode(make_lm_env(RecordingEnv()), agent(url), seed=5)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    assert rec["is_success"] and rec["termination"] == "arrived"
+    assert rec["usage"]["retries"] == 1  # the 503 was retried

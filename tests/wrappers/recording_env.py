@@ -326,3 +326,10 @@ class RecordingGraphEnv(gym.Env):
         if trunc:
             info.update(termination="decision_limit", is_success=False, metrics={"success": 0.0})
         return self._obs(), 0.0, False, trunc, info
+
+
+#: Registered so that ``urban-gym serve-scripted`` can make it by id in a subprocess
+#: (``gym.make("tests.wrappers.recording_env:UrbanGymTest/Recording-v0")``).
+RECORDING_ID = "UrbanGymTest/Recording-v0"
+if RECORDING_ID not in gym.registry:
+    gym.register(RECORDING_ID, entry_point="tests.wrappers.recording_env:RecordingEnv")

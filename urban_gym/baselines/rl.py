@@ -25,12 +25,12 @@ def make_sb3_env(
     env: str | gym.Env,
     image_size: tuple[int, int] | None = (64, 64),
     text: str = "drop",
-    **env_kwargs: Any,
+    env_kwargs: dict[str, Any] | None = None,
 ) -> gym.Env:
-    """The RL face of ``env`` (an id or an env) wrapped in sb3's ``Monitor`` (which logs
-    ``is_success`` from the last ``info``)."""
+    """The RL face of ``env`` (an id with ``env_kwargs`` for ``gym.make``, or an env)
+    wrapped in sb3's ``Monitor`` (which logs ``is_success`` from the last ``info``)."""
     return Monitor(
-        make_rl_env(env, image_size=image_size, text=text, **env_kwargs),
+        make_rl_env(env, image_size=image_size, text=text, env_kwargs=env_kwargs),
         info_keywords=("is_success",),
     )
 
@@ -81,7 +81,7 @@ def train_maskable_ppo(
 
     if torch_threads:
         torch.set_num_threads(int(torch_threads))
-    venv = make_sb3_env(env, image_size=image_size, text=text, **dict(env_kwargs or {}))
+    venv = make_sb3_env(env, image_size=image_size, text=text, env_kwargs=env_kwargs)
     model = MaskablePPO(
         "MultiInputPolicy",
         venv,

@@ -81,7 +81,7 @@ class PromptProtocol:
         if include_schema:
             parts.append(
                 "JSON schema of the action object:\n"
-                + json.dumps(action_set.json_schema(), ensure_ascii=False)
+                + json.dumps(action_object_schema(action_set), ensure_ascii=False)
             )
         return "\n\n".join(parts)
 
@@ -224,6 +224,43 @@ class VerbalizedPathProtocol(PromptProtocol):
         "walking_directions": ("walking_directions", "directions", "route", "plan"),
     }
 
+    def observation_parts(
+        self, obs: Mapping[str, Any], space: spaces.Space | None, env: Any = None
+    ) -> list[tuple[str, Any, str]]:
+        """The destination, the direction of travel, then one line and one image per
+        option (``Option i: bearing° (compass name)``); padding options are left out."""
+        if not isinstance(obs, Mapping) or "bearings" not in obs:
+            return super().observation_parts(obs, space, env)
+        bearings = np.asarray(obs["bearings"], dtype=float).reshape(-1)
+        mask = np.asarray(obs.get("action_mask", np.ones(len(bearings) + 1))).reshape(-1)
+        valid = [i for i in range(len(bearings)) if i < len(mask) and mask[i] > 0]
+        rest = {k: v for k, v in obs.items() if k not in ("bearings", "views", "heading")}
+        rest.pop("action_mask", None)
+        parts = [p for p in super().observation_parts(rest, space, env) if p[0] == "text"]
+        if "heading" in obs:
+            h = float(np.asarray(obs["heading"]).reshape(-1)[0]) % 360.0
+            parts.append(("text", f"## Your direction of travel\n{_bearing_text(h)}", ""))
+        lines = [f"Option {i}: {_bearing_text(bearings[i])}" for i in valid]
+        if len(mask) > len(bearings) and mask[len(bearings)] > 0:
+            lines.append('You may also "stop" here.')
+        parts.append(
+            ("text", "## Options (streets leaving this intersection)\n" + "\n".join(lines), "")
+        )
+        views = obs.get("views")
+        if views is not None:
+            arr = np.asarray(views)
+            for i in valid:
+                if i < len(arr):
+                    parts.append(("image", arr[i], f"Option {i}: {_bearing_text(bearings[i])}"))
+        return parts
+
+
+def _bearing_text(bearing: float) -> str:
+    from urban_gym.wrappers.memory import compass_name
+
+    b = float(bearing) % 360.0
+    return f"{b:.0f}° ({compass_name(b)})"
+
 
 class ObserveReasonActProtocol(PromptProtocol):
     """CityWalk: describe the observation, reason, act."""
@@ -285,6 +322,23 @@ def action_object(action: Mapping[str, Any], action_set: ActionSet | None = None
     out = {key: action["action"]}
     out.update({k: _plain(v) for k, v in action.items() if k != "action"})
     return out
+
+
+def action_object_schema(action_set: ActionSet) -> dict[str, Any]:
+    """The ActionSet's JSON schema with the action's name under the key replies use
+    (:func:`action_object_key`)."""
+    key = action_object_key(action_set)
+    schema = action_set.json_schema()
+    if key == "action":
+        return schema
+    for alt in schema["oneOf"]:
+        props = alt["properties"]
+        alt["properties"] = {
+            key: props["action"],
+            **{k: v for k, v in props.items() if k != "action"},
+        }
+        alt["required"] = [key if r == "action" else r for r in alt["required"]]
+    return schema
 
 
 def title(key: str) -> str:

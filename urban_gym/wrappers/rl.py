@@ -183,15 +183,15 @@ def make_rl_env(
     image_size: tuple[int, int] | None = (64, 64),
     text: str = "drop",
     text_dim: int = 64,
-    **env_kwargs: Any,
+    env_kwargs: Mapping[str, Any] | None = None,
 ) -> gym.Env:
-    """The RL face of ``env_id``: ``gym.make`` (or a given env), text dropped or encoded,
-    images resized to ``image_size = (width, height)`` (None: kept), and
-    :class:`ExposeActionMask` on top.
+    """The RL face of ``env_id``: ``gym.make(env_id, **env_kwargs)`` (or a given env),
+    text dropped or encoded, images resized to ``image_size = (width, height)`` (None:
+    kept), and :class:`ExposeActionMask` on top.
 
     ``text`` is ``"drop"`` or ``"encode"``.
     """
-    env = gym.make(env_id, **env_kwargs) if isinstance(env_id, str) else env_id
+    env = gym.make(env_id, **dict(env_kwargs or {})) if isinstance(env_id, str) else env_id
     if text == "drop":
         if any(isinstance(s, spaces.Text) for s in _dict_space(env, "make_rl_env").spaces.values()):
             env = DropTextObservation(env)

@@ -58,7 +58,7 @@ def make_lm_env(
     memory_budget: int = 2000,
     record_path: str | Path | None = None,
     lm_kwargs: Mapping[str, Any] | None = None,
-    **env_kwargs: Any,
+    env_kwargs: Mapping[str, Any] | None = None,
 ) -> gym.Env:
     """The language-model face of ``env`` (an id for ``gym.make`` with ``env_kwargs``, or
     an env).
@@ -75,11 +75,13 @@ def make_lm_env(
     from urban_gym.wrappers.language_model import LanguageModelInterface
     from urban_gym.wrappers.memory import AgentNavMemory, ReflectionMemory
 
-    e = gym.make(env, **env_kwargs) if isinstance(env, str) else env
+    e = gym.make(env, **dict(env_kwargs or {})) if isinstance(env, str) else env
     if map_observation:
         from urban_gym.wrappers.map_observation import MapObservation
 
         kw = dict(map_observation) if isinstance(map_observation, Mapping) else {}
+        if kw.get("key", "map") in getattr(e.observation_space, "spaces", {}):
+            kw["key"] = "overview_map"  # the env draws its own "map" (e.g. a location prior)
         e = MapObservation(e, **kw)
     kind = FAMILY_MEMORY.get(family_of(e) or "") if memory == "auto" else memory
     if kind == "reflection":

@@ -5,10 +5,11 @@ The environments keep the true pose, the distance to the goal and the simulation
 record, the AgentNav memory -- read them here, in one place, so that each family's key
 names are known to one module.
 
-Pose: ``info["pose"]`` as a mapping with ``x``, ``y`` and ``heading`` (or ``yaw``), in
-metres and degrees clockwise from north, or ``info["x"]``/``info["y"]``/``info["heading"]``.
-Distance to the goal: ``info["distance_to_goal"]`` (metres). Clock: ``info["clock"]`` or
-``info["time"]`` (seconds). Graph node: ``info["node"]``.
+Pose: ``info["pose"]`` as a mapping with ``x``, ``y`` and ``heading`` (CityWalk), or
+``info["position"] = (x, y)`` with ``info["yaw"]`` / ``info["heading"]`` (PoseGraph360,
+StreetGraph), in metres and degrees clockwise from north. Distance to the goal:
+``info["distance_to_goal"]`` (PoseGraph360, CityWalk) or ``info["remaining_m"]``
+(StreetGraph), metres. Clock: ``info["clock"]`` (seconds). Graph node: ``info["node"]``.
 """
 
 from __future__ import annotations
@@ -35,34 +36,39 @@ class Pose:
 
 _HEADING_KEYS = ("heading", "yaw", "bearing", "theta")
 _CLOCK_KEYS = ("clock", "time", "sim_time", "elapsed", "t")
-_DISTANCE_KEYS = ("distance_to_goal", "goal_distance", "remaining_distance", "distance")
+_DISTANCE_KEYS = ("distance_to_goal", "remaining_m", "goal_distance", "remaining_distance")
 _NODE_KEYS = ("node", "intersection", "node_id", "pano_id", "panoid")
 
 
 def read_pose(info: Mapping[str, Any]) -> Pose | None:
-    """The agent's pose from ``info`` (see the module docstring), or None if absent."""
-    for key in ("pose", "agent_pose", "position", "agent"):
-        p = info.get(key)
-        pose = _pose_from(p)
-        if pose is not None:
-            return pose
-    return _pose_from(info)
+    """The agent's pose from ``info`` (see the module docstring), or None if absent.
+
+    A position without a heading (``info["position"] = (x, y)``) takes the heading from
+    ``info["yaw"]`` (where the camera looks) or ``info["heading"]``, else 0.
+    """
+    for key in ("pose", "agent_pose", "position", "agent", None):
+        found = _pose_from(info if key is None else info.get(key))
+        if found is not None:
+            x, y, heading = found
+            if heading is None:
+                heading = _first_number(info, _HEADING_KEYS[1::-1] + _HEADING_KEYS[2:])
+            return Pose(x, y, heading or 0.0)
+    return None
 
 
-def _pose_from(p: Any) -> Pose | None:
+def _pose_from(p: Any) -> tuple[float, float, float | None] | None:
     if isinstance(p, Mapping):
         x, y = _num(p.get("x")), _num(p.get("y"))
         if x is None or y is None:
             return None
-        heading = next((_num(p.get(k)) for k in _HEADING_KEYS if _num(p.get(k)) is not None), 0.0)
-        return Pose(x, y, heading or 0.0)
+        return x, y, _first_number(p, _HEADING_KEYS)
+    if hasattr(p, "shape") and getattr(p, "shape", None) in ((2,), (3,)):
+        p = [float(v) for v in p]
     if isinstance(p, Sequence) and not isinstance(p, str) and len(p) in (2, 3):
         vals = [_num(v) for v in p]
         if any(v is None for v in vals):
             return None
-        return Pose(vals[0], vals[1], vals[2] if len(vals) == 3 else 0.0)  # type: ignore[arg-type]
-    if hasattr(p, "shape") and getattr(p, "shape", None) in ((2,), (3,)):
-        return _pose_from([float(v) for v in p])
+        return vals[0], vals[1], vals[2] if len(vals) == 3 else None  # type: ignore[return-value]
     return None
 
 
@@ -132,7 +138,7 @@ def task_markers(task: Any) -> TaskMarkers:
     goal = getattr(task, "goal", {}) or {}
     constraints = getattr(task, "constraints", {}) or {}
     m.start = _point(start)
-    m.goal = _point(goal)
+    m.goal = _point(goal) or _point(goal.get("position"))
     for key in ("destinations", "stops", "targets", "waypoints"):
         for d in goal.get(key, []) or []:
             p = _point(d)

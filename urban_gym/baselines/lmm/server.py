@@ -353,3 +353,19 @@ def _make_handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                 self._send(404, _error(f"no route {self.path}", "not_found"))
 
     return Handler
+
+
+def oracle_from_path(path: str) -> Callable[[gym.Env], Any]:
+    """An oracle factory from ``"module:Class"`` (the class is called without arguments)."""
+    import importlib
+
+    from urban_gym.errors import UrbanGymError
+
+    mod, _, cls = path.partition(":")
+    if not mod or not cls:
+        raise UrbanGymError(f"oracle {path!r} must be 'module:Class'")
+    try:
+        klass = getattr(importlib.import_module(mod), cls)
+    except (ImportError, AttributeError) as exc:
+        raise UrbanGymError(f"oracle {path!r} cannot be imported: {exc}") from exc
+    return lambda env: klass()
