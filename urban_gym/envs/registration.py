@@ -15,6 +15,11 @@ from gymnasium.envs.registration import register, registry
 ENV_SPECS: dict[str, tuple[str, dict[str, Any]]] = {
     # --- PoseGraph360 (issue 4) ---
     # --- StreetGraph (issue 5) ---
+    "UrbanGym/StreetGraph-v0": ("urban_gym.envs.streetgraph:StreetGraphEnv", {"suite": "helsinki"}),
+    "UrbanGym/StreetGraph-Procedural-v0": (
+        "urban_gym.envs.streetgraph:StreetGraphEnv",
+        {"suite": "procedural"},
+    ),
     # --- CityWalk (issue 6) ---
 }
 
