@@ -37,6 +37,11 @@ def _add_info(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bbox", type=float, nargs=4, metavar=("W", "S", "E", "N"),
                    help="bounding box in degrees (OSM files only)")  # fmt: skip
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.add_argument("--posegraph", action="store_true",
+                   help="print the city's PoseGraph360 statistics (nodes, edges, branching, "
+                        "streets, extent) instead")  # fmt: skip
+    p.add_argument("--spacing", type=float, default=3.0,
+                   help="frame spacing of the pose graph in metres (with --posegraph)")  # fmt: skip
 
 
 @command("info", "print a summary of a city")(_add_info)
@@ -44,6 +49,12 @@ def run_info(args: argparse.Namespace) -> int:
     from urban_gym.world import load_city
 
     city = load_city(args.city, bbox=args.bbox)
+    if args.posegraph:
+        from urban_gym.world.posegraph import PoseGraph, format_statistics
+
+        st = PoseGraph.from_city(city, spacing=args.spacing).statistics()
+        print(json.dumps(st, ensure_ascii=False, indent=1) if args.json else format_statistics(st))
+        return 0
     s = city.summary()
     if args.json:
         print(json.dumps(s, ensure_ascii=False, indent=1))
@@ -135,7 +146,6 @@ def run_serve_scripted(args: argparse.Namespace) -> int:
 
 def _add_demo(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", default="demo_out", help="folder for the GIFs and episode records")
-    p.add_argument("--city", default="helsinki", help="city of the three environments")
     p.add_argument("--seed", type=int, default=0, help="seed of each episode")
     p.add_argument("--wrap", default="mixed", choices=("json", "fence", "prose", "mixed"),
                    help="how the scripted model wraps its replies")  # fmt: skip
@@ -146,15 +156,288 @@ def _add_demo(p: argparse.ArgumentParser) -> None:
 
 @command(
     "demo",
-    "one episode per family through the language-model face, against the scripted server",
+    "on Helsinki: one episode per family through the language-model face, answered by the "
+    "scripted server; prints metrics, writes GIFs",
 )(_add_demo)
 def run_demo(args: argparse.Namespace) -> int:
     from urban_gym.baselines.lmm.demo import run_demo as demo
 
     families = [f.strip() for f in args.families.split(",") if f.strip()]
-    results = demo(out=args.out, city=args.city, seed=args.seed, wrap=args.wrap,
-                   families=families, gif=not args.no_gif)  # fmt: skip
+    results = demo(out=args.out, seed=args.seed, wrap=args.wrap, families=families,
+                   gif=not args.no_gif)  # fmt: skip
     return 0 if all(r["is_success"] for r in results) else 1
+
+
+#: family -> "module:function" writing that family's task suite. Each function takes
+#: ``(city, out, seed, per_type)`` (``out`` None = the family's committed default suite) and
+#: returns the path it wrote.
+SUITE_GENERATORS: dict[str, str] = {
+    "citywalk": "urban_gym.tasks.citywalk:write_suite",
+    "posegraph360": "urban_gym.tasks.posegraph360:write_suite",
+    "streetgraph": "urban_gym.tasks.streetgraph:write_suite",
+}
+
+
+def _add_generate_suite(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--family", required=True, help="task family: " + ", ".join(SUITE_GENERATORS))
+    p.add_argument("--city", default="helsinki", help="city spec (default helsinki)")
+    p.add_argument("--out", default=None, help="JSONL path (default: the committed suite)")
+    p.add_argument("--seed", type=int, default=0, help="generator seed")
+    p.add_argument("--per-type", type=int, default=None, help="tasks per type")
+
+
+@command("generate-suite", "generate a family's task suite (JSONL) from a city")(
+    _add_generate_suite
+)
+def run_generate_suite(args: argparse.Namespace) -> int:
+    import importlib
+
+    if args.family not in SUITE_GENERATORS:
+        raise UrbanGymError(
+            f"--family={args.family!r} has no suite generator; known: {', '.join(SUITE_GENERATORS)}"
+        )
+    mod, fn = SUITE_GENERATORS[args.family].split(":")
+    path = getattr(importlib.import_module(mod), fn)(args.city, args.out, args.seed, args.per_type)
+    from urban_gym.tasks.spec import load_suite
+
+    print(f"wrote {len(load_suite(path))} {args.family} tasks to {path}")
+    return 0
+
+
+def _add_citywalk_eval(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--suite", default=None, help="JSONL suite (default: the Helsinki suite)")
+    p.add_argument("--agents", default="oracle,random", help="comma-separated: oracle, random")
+    p.add_argument("--types", default=None, help="comma-separated task types (default all)")
+    p.add_argument("--seed", type=int, default=0, help="episode seed")
+    p.add_argument("--json", action="store_true", help="print the full results as JSON")
+
+
+@command("citywalk-eval", "run the CityWalk suite with the oracle and random agents")(
+    _add_citywalk_eval
+)
+def run_citywalk_eval(args: argparse.Namespace) -> int:
+    from urban_gym.eval.citywalk import evaluate, format_report
+
+    agents = [a.strip() for a in args.agents.split(",") if a.strip()]
+    types = [t.strip() for t in args.types.split(",")] if args.types else None
+    res = evaluate(suite=args.suite, agents=agents, seed=args.seed, types=types)
+    print(json.dumps(res, indent=1) if args.json else format_report(res))
+    return 0
+
+
+# --------------------------------------------------------------------------- PoseGraph360
+def _add_validate_posegraph(p: argparse.ArgumentParser) -> None:
+    p.add_argument("city", nargs="?", default="helsinki", help="load_city spec")
+    p.add_argument("--capture", default=None,
+                   help="validate an imported capture (folder of equirect images or a 360° "
+                        "video) instead of the city's own pose graph")  # fmt: skip
+    p.add_argument("--poses", default=None, help="pose CSV of --capture")
+    p.add_argument("--pairs", type=int, default=200, help="random start/goal junction pairs")
+    p.add_argument("--seed", type=int, default=0, help="seed of the pair sampling")
+    p.add_argument("--spacing", type=float, default=3.0, help="frame spacing in metres")
+    p.add_argument("--json", action="store_true", help="print the figures as JSON")
+
+
+@command(
+    "validate-posegraph",
+    "how well a pose graph agrees with the walkable network: node-to-street distances, "
+    "path-length and turn-sequence agreement",
+)(_add_validate_posegraph)
+def run_validate_posegraph(args: argparse.Namespace) -> int:
+    from urban_gym.world import load_city
+    from urban_gym.world.posegraph import PoseGraph, format_validation, validate_posegraph
+
+    city = load_city(args.city)
+    if args.capture:
+        graph = PoseGraph.from_capture(args.capture, args.poses, geo=city.frame)
+    else:
+        graph = PoseGraph.from_city(city, spacing=args.spacing)
+    v = validate_posegraph(graph, city, pairs=args.pairs, seed=args.seed)
+    print(json.dumps(v, indent=1) if args.json else format_validation(v))
+    return 0
+
+
+def _add_posegraph_eval(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--city", default="helsinki", help="load_city spec")
+    p.add_argument("--suite", default="default", help="JSONL suite (default: the city's)")
+    p.add_argument("--agents", default="oracle,random", help="comma-separated: oracle, random")
+    p.add_argument("--episodes", type=int, default=None, help="first N tasks (default: all)")
+    p.add_argument("--seed", type=int, default=0, help="seed of episode 0 (then +1, ...)")
+    p.add_argument("--view-size", type=int, default=84, help="view size in pixels")
+    p.add_argument("--pano-width", type=int, default=512, help="rendered panorama width")
+    p.add_argument("--json", action="store_true", help="print the results as JSON")
+
+
+@command(
+    "posegraph360-eval",
+    "run the oracle and the random agent on a PoseGraph360 suite; scores per task type",
+)(_add_posegraph_eval)
+def run_posegraph_eval(args: argparse.Namespace) -> int:
+    from urban_gym.envs.posegraph360 import PoseGraph360Env
+    from urban_gym.eval.posegraph360 import evaluate, format_results
+
+    env = PoseGraph360Env(city=args.city, suite=args.suite, view_size=args.view_size,
+                          pano_width=args.pano_width)  # fmt: skip
+    results = []
+    for agent in [a.strip() for a in args.agents.split(",") if a.strip()]:
+        results.append(evaluate(env, agent, seed=args.seed, episodes=args.episodes,
+                                progress=True))  # fmt: skip
+    if args.json:
+        print(json.dumps(results, indent=1, default=str))
+    else:
+        print(format_results(results))
+    return 0
+
+
+# ---------------------------------------------------------------- StreetGraph (issue 5)
+def _progress(total: int, desc: str):
+    """A tqdm bar on stderr (or nothing when tqdm is missing); call it with (done, total)."""
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return None
+    bar = tqdm(total=total, desc=desc, file=sys.stderr, leave=False)
+
+    def update(done: int, _total: int) -> None:
+        bar.update(done - bar.n)
+        if done >= total:
+            bar.close()
+
+    return update
+
+
+def _add_streetgraph_routes(p: argparse.ArgumentParser) -> None:
+    p.add_argument("graph", help="Touchdown graph directory (nodes.txt, links.txt)")
+    p.add_argument("routes", help="Touchdown/map2seq route file (JSON lines)")
+    p.add_argument("--out", required=True, help="JSONL suite to write")
+    p.add_argument("--images", default=None, help="folder of <panoid>.jpg|png panoramas")
+    p.add_argument("--skip-bad-lines", action="store_true", help="skip malformed routes")
+
+
+@command("streetgraph-routes", "StreetGraph instruction tasks from a Touchdown/map2seq route file")(
+    _add_streetgraph_routes
+)
+def run_streetgraph_routes(args: argparse.Namespace) -> int:
+    from urban_gym.tasks.spec import save_suite
+    from urban_gym.tasks.streetgraph import instruction_tasks
+
+    tasks = instruction_tasks(args.graph, args.routes, images=args.images,
+                              skip_bad_lines=args.skip_bad_lines)  # fmt: skip
+    path = save_suite(args.out, tasks)
+    skipped = tasks[0].meta["skipped_routes"] if tasks else 0
+    print(f"wrote {len(tasks)} streetgraph instruction tasks to {path} ({skipped} routes skipped)")
+    return 0
+
+
+def _add_streetgraph_info(p: argparse.ArgumentParser) -> None:
+    p.add_argument("source", nargs="?", default="helsinki",
+                   help="a city spec (helsinki, an OSM file, procedural:...) or a Touchdown "
+                        "directory with nodes.txt and links.txt")  # fmt: skip
+    p.add_argument("--spacing", type=float, default=10.0, help="panorama spacing (m), cities")
+    p.add_argument("--kinds", default="road,pedestrian",
+                   help="comma-separated network edge kinds, cities ('' = all)")  # fmt: skip
+    p.add_argument("--images", default=None, help="image folder of a Touchdown graph")
+    p.add_argument("--no-prune", action="store_true", help="keep dead ends")
+    p.add_argument("--skip-bad-lines", action="store_true", help="skip malformed lines")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+
+@command("streetgraph-info", "build a StreetGraph, print its size and preprocessing report")(
+    _add_streetgraph_info
+)
+def run_streetgraph_info(args: argparse.Namespace) -> int:
+    import os
+    import time
+
+    from urban_gym.world.streetgraph import StreetGraph, preprocess, read_touchdown
+
+    t0 = time.perf_counter()
+    city = None
+    if os.path.isdir(args.source) and os.path.isfile(os.path.join(args.source, "nodes.txt")):
+        raw = read_touchdown(args.source, images=args.images, skip_bad_lines=args.skip_bad_lines)
+    else:
+        from urban_gym.world import load_city
+
+        city = load_city(args.source)
+        kinds = [k.strip() for k in args.kinds.split(",") if k.strip()] or None
+        raw = StreetGraph.from_city(city, spacing=args.spacing, kinds=kinds, city_spec=args.source)
+    t1 = time.perf_counter()
+    graph, report = preprocess(raw, prune=not args.no_prune)
+    t2 = time.perf_counter()
+    out = {"raw": raw.summary(), "preprocessed": graph.summary(), "report": report.to_dict(),
+           "load": raw.meta.get("load"), "seconds": {"load": round(t1 - t0, 3),
+                                                     "preprocess": round(t2 - t1, 3)}}  # fmt: skip
+    if city is not None:
+        from urban_gym.tasks.streetgraph import city_destinations
+
+        out["destinations"] = len(city_destinations(graph, city))
+    if args.json:
+        print(json.dumps(out, ensure_ascii=False, indent=1))
+        return 0
+    s = graph.summary()
+    print(f"graph              {s['name']} ({s['source']})")
+    print(f"raw                {raw.num_nodes} nodes, {raw.num_links} links "
+          f"(loaded in {t1 - t0:.2f} s)")  # fmt: skip
+    if raw.meta.get("load"):
+        ld = raw.meta["load"]
+        print(f"skipped lines      {ld['nodes_skipped']} nodes, {ld['links_skipped']} links; "
+              f"{ld['duplicate_links']} duplicate links merged")  # fmt: skip
+    print(f"preprocessing      ({t2 - t1:.2f} s)")
+    for line in str(report).splitlines():
+        print(f"  {line}")
+    print(f"extent             {s['extent_m'][0]:.0f} m x {s['extent_m'][1]:.0f} m, "
+          f"{s['street_km']:.2f} km of street")  # fmt: skip
+    print(f"degrees            {s['degree_histogram']}")
+    if "destinations" in out:
+        print(f"destinations       {out['destinations']} uniquely named places with nodes")
+    return 0
+
+
+def _add_streetgraph_eval(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--suite", default="helsinki",
+                   help="default suite name (helsinki, procedural) or a JSONL path")  # fmt: skip
+    p.add_argument("--agent", default="both", choices=("oracle", "random", "both"))
+    p.add_argument("--episodes", type=int, default=None, help="first N tasks (default all)")
+    p.add_argument("--seed", type=int, default=0, help="seed of episode 0 (then +1, ...)")
+    p.add_argument("--observation", default="symbolic", choices=("symbolic", "auto", "images"))
+    p.add_argument("--image-size", type=int, default=84, help="view size in image modes")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+
+@command("streetgraph-eval", "oracle and random agent scores on a StreetGraph suite")(
+    _add_streetgraph_eval
+)
+def run_streetgraph_eval(args: argparse.Namespace) -> int:
+    from urban_gym.envs.streetgraph import StreetGraphEnv
+    from urban_gym.eval.streetgraph import evaluate
+    from urban_gym.tasks.streetgraph import suite_statistics
+
+    env = StreetGraphEnv(suite=args.suite, observation=args.observation,
+                         image_size=args.image_size)  # fmt: skip
+    agents = ["oracle", "random"] if args.agent == "both" else [args.agent]
+    n = len(env.tasks) if args.episodes is None else min(args.episodes, len(env.tasks))
+    results = [evaluate(env, a, seed=args.seed, episodes=args.episodes,
+                        progress=_progress(n, a)) for a in agents]  # fmt: skip
+    stats = suite_statistics(env.tasks)
+    if args.json:
+        print(json.dumps({"suite": args.suite, "statistics": stats, "results": results},
+                         ensure_ascii=False, indent=1))  # fmt: skip
+        return 0
+    print(f"suite {args.suite}: {len(env.tasks)} tasks")
+    if stats.get("tasks"):
+        for key in ("route_length_m", "decision_points"):
+            q = stats[key]
+            print(f"  {key:<16} min {q['min']}  q25 {q['q25']}  median {q['median']}  "
+                  f"q75 {q['q75']}  max {q['max']}  mean {q['mean']}")  # fmt: skip
+        print(f"  difficulty       {stats['difficulty']}")
+    keys = [k for k in ("success", "spl", "decision_accuracy", "ndtw", "sdtw", "spd")
+            if any(k in r["mean"] for r in results)]  # fmt: skip
+    print("| agent | episodes | " + " | ".join(keys) + " | terminations |")
+    print("|---|---|" + "---|" * len(keys) + "---|")
+    for r in results:
+        vals = " | ".join(f"{r['mean'][k]:.3f}" if k in r["mean"] else "" for k in keys)
+        print(f"| {r['agent']} | {r['episodes']} | {vals} | {r['terminations']} |")
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
