@@ -1,9 +1,10 @@
 """Equirectangular frames for PoseGraph360 tests, written to a real capture folder.
 
-``bearing_panorama(x, y)`` is a tiny ``(32, 64, 3)`` equirect whose red channel encodes
-the compass bearing of each column (``R = bearing / 360 * 255``, centre column = north,
-as rendered panoramas have it), whose green channel encodes the frame's x position and
-whose blue channel grows from the top row to the bottom one. A perspective crop's centre
+``bearing_panorama(x, y)`` is a tiny ``(32, 64, 3)`` equirect whose red and green channels
+encode the compass bearing ``b`` of each column (``R = 127.5 + 127.5 sin b``,
+``G = 127.5 + 127.5 cos b``; centre column = north, as rendered panoramas have it) and
+whose blue channel grows from the top row to the bottom one (plus ``(|x| + |y|) mod 50``,
+so frames at different places differ). A perspective crop's centre
 pixel therefore tells the camera's bearing, which makes yaw checks hand-checkable.
 """
 
@@ -25,17 +26,18 @@ PANO_H = 32
 
 def bearing_panorama(x: float, y: float, h: int = PANO_H) -> np.ndarray:
     w = 2 * h
-    bearings = (((np.arange(w) + 0.5) / w - 0.5) * 360.0) % 360.0
+    b = np.radians(((np.arange(w) + 0.5) / w - 0.5) * 360.0)
     img = np.zeros((h, w, 3), np.uint8)
-    img[..., 0] = np.round(bearings / 360.0 * 255.0).astype(np.uint8)[None, :]
-    img[..., 1] = int(abs(round(x))) % 256
-    img[..., 2] = np.linspace(0, 255, h).astype(np.uint8)[:, None]
+    img[..., 0] = np.round(127.5 + 127.5 * np.sin(b)).astype(np.uint8)[None, :]
+    img[..., 1] = np.round(127.5 + 127.5 * np.cos(b)).astype(np.uint8)[None, :]
+    img[..., 2] = (np.linspace(0, 200, h).astype(np.uint8) + int(abs(x) + abs(y)) % 50)[:, None]
     return img
 
 
-def red_to_bearing(red: float) -> float:
-    """Inverse of the red-channel encoding (degrees, +-0.7 from quantisation)."""
-    return float(red) / 255.0 * 360.0
+def pixel_bearing(rgb: np.ndarray) -> float:
+    """The bearing (degrees) a pixel of a view of a :func:`bearing_panorama` looks along."""
+    r, g = float(rgb[0]) - 127.5, float(rgb[1]) - 127.5
+    return float(np.degrees(np.arctan2(r, g)) % 360.0)
 
 
 def folder_graph(graph: PoseGraph, folder: Path) -> PoseGraph:

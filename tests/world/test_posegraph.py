@@ -288,3 +288,16 @@ def test_video_source_errors_and_frames(tmp_path, tiny_graph):
     write_csv(tmp_path / "v" / "capture.csv", list(rows[0]), [list(r.values()) for r in rows])
     with pytest.raises(PoseGraphError, match=r"frame\(s\) \[99\] do not exist.*36 frames"):
         VideoFrames(video)
+
+
+def test_cli_info_posegraph_and_validate(capsys, tiny_city):
+    from urban_gym.cli import main
+
+    assert main(["info", TINY, "--posegraph"]) == 0
+    out = capsys.readouterr().out
+    assert "nodes (junctions)  5" in out and "mean branching     3.20" in out
+    assert main(["validate-posegraph", TINY, "--pairs", "5"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("| measure | value |") and "turn sequences identical" in out
+    assert main(["validate-posegraph", TINY, "--capture", "/no/such/capture"]) == 2
+    assert "no such capture" in capsys.readouterr().err

@@ -950,6 +950,20 @@ class GoalDistances:
             out.append(s)
         raise PoseGraphError(f"route from {start} did not reach the goal")
 
+    def geodesic(self, state: State) -> float:
+        """Distance (metres) along the streets from ``state``'s position to the nearest
+        goal frame in either direction of travel: :meth:`distance`, or back along the
+        current trajectory to its start junction (or to a goal frame behind). This is the
+        "distance to the goal" that ``AWAY_FROM_GOAL`` watches: walking the wrong way
+        along a street increases it at every step."""
+        t = self.graph.trajectories[state.trajectory]
+        i = state.frame
+        best = min(self.distance(state), float(t.offsets[i]) + self.junction[t.start])
+        for g in self.goal_on.get(t.id, ()):
+            if g <= i:
+                best = min(best, float(t.offsets[i] - t.offsets[g]))
+        return best
+
     def distance_along(self, state: State) -> float:
         """Distance when staying on the current trajectory (no switch at its start)."""
         t = self.graph.trajectories[state.trajectory]

@@ -1,0 +1,308 @@
+"""UrbanGym/PoseGraph360-v0 on the tiny procedural city, with real equirect frames read
+from a capture folder (``tests/world/posegraph_frames.py``: the red channel of a frame
+encodes the bearing each column looks along, so the view's centre pixel tells the camera
+bearing).
+
+Hand-checkable layout (see tests/world/test_posegraph.py): the south spoke runs north
+from the south junction (0, -106) to the centre (0, 0) in 36 frames 106/35 = 3.029 m
+apart; at the centre the north, west and east spokes leave at bearings 0, 270 and 90.
+"""
+
+from __future__ import annotations
+
+import pickle
+import warnings
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+from tests.world.posegraph_frames import folder_graph, pixel_bearing
+from urban_gym.baselines.oracles.posegraph360 import PoseGraphOracle
+from urban_gym.baselines.random_agent import RandomAgent
+from urban_gym.envs.posegraph360 import ANSWER_BASE, MOVE_TABLE, PoseGraph360Env
+from urban_gym.tasks import posegraph360 as T
+from urban_gym.tasks.spec import TaskError, TaskSpec
+from urban_gym.world.posegraph import load_posegraph
+
+TINY = "procedural:seed=3,blocks=2x2"
+D = 106.0 / 35
+
+
+@pytest.fixture(scope="module")
+def graph(tiny_city, tmp_path_factory):
+    return folder_graph(load_posegraph(TINY), tmp_path_factory.mktemp("frames"))
+
+
+@pytest.fixture(scope="module")
+def suite(tiny_city):
+    return T.PoseGraphTaskGenerator(TINY, seed=0).suite(per_type=3)
+
+
+def spoke(g, a, b):
+    return next(t for t in g.trajectories if np.allclose(t.xy[0], a) and np.allclose(t.xy[-1], b))
+
+
+def nav(g, start_traj, frame, goal_xy, yaw=0.0, type_="map_navigation"):
+    t = g.trajectories[start_traj]
+    x, y = (float(v) for v in t.xy[frame])
+    return TaskSpec(
+        id=f"hand-{start_traj}-{frame}", family="posegraph360", type=type_, difficulty="easy",
+        city=TINY, instruction="Walk to the goal.",
+        start={"trajectory": start_traj, "frame": frame, "x": x, "y": y,
+               "heading": float(t.heading[frame]), "yaw": yaw, "pitch": 0.0},
+        goal={"x": goal_xy[0], "y": goal_xy[1], "radius": 10.0,
+              "map": {"center": [0.0, 0.0], "extent": 300.0}},
+        reference_images=("route_map",) if type_ == "map_navigation" else (),
+    )  # fmt: skip
+
+
+def make(graph, tasks, **kw):
+    kw.setdefault("view_size", 32)
+    return PoseGraph360Env(city=TINY, tasks=tasks, posegraph=graph, **kw)
+
+
+def view_bearing(obs) -> float:
+    """Bearing seen at the view's centre (mean of the 2x2 central pixels)."""
+    v = obs["view"].astype(float)
+    h, w = v.shape[:2]
+    return pixel_bearing(v[h // 2 - 1 : h // 2 + 1, w // 2 - 1 : w // 2 + 1].mean(axis=(0, 1)))
+
+
+def same_bearing(a: float, b: float, tol: float = 4.0) -> bool:
+    return abs((a - b + 180.0) % 360.0 - 180.0) <= tol
+
+
+def test_check_env_with_warnings_as_errors(graph, suite):
+    env = gym.make("UrbanGym/PoseGraph360-Procedural-v0", tasks=suite, posegraph=graph,
+                   view_size=32, render_mode="rgb_array")  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_env(env.unwrapped)
+    assert env.action_space.n == 42 and len(env.unwrapped.action_table) == 42
+    frame = env.unwrapped.render()
+    assert frame.dtype == np.uint8 and frame.shape[1] == 64  # view + reference side by side
+
+
+def test_moves_and_camera_by_hand(graph):
+    south = spoke(graph, (0, -106), (0, 0))
+    env = make(graph, [nav(graph, south.id, 0, (0.0, 106.0))])
+    obs, info = env.reset(seed=0)
+    assert info["position"] == pytest.approx((0.0, -106.0)) and info["junction"] is not None
+    assert same_bearing(view_bearing(obs), 0.0)
+    # W MEDIUM: 3 frames = 9.09 m north
+    obs, r, term, trunc, info = env.step(1)
+    assert info["state"] == {"trajectory": south.id, "frame": 3}
+    assert info["position"] == pytest.approx((0.0, -106.0 + 3 * D))
+    assert info["distance_to_goal"] == pytest.approx(212.0 - 3 * D)
+    # W LARGE: 5 more frames; W SMALL: 1 more
+    _, _, _, _, info = env.step({"action": "W", "size": "LARGE"})
+    _, _, _, _, info = env.step("W")
+    assert info["state"]["frame"] == 9
+    # A MEDIUM: camera yaw -60° -> bearing 300°, seen in the view's red channel
+    obs, _, _, _, info = env.step(5)
+    assert info["yaw_offset"] == -60.0 and info["yaw"] == pytest.approx(300.0)
+    assert same_bearing(view_bearing(obs), 300.0)
+    # D without size: +24°; D LARGE: +90°
+    obs, _, _, _, info = env.step({"action": "D"})
+    assert info["yaw_offset"] == -36.0
+    obs, _, _, _, info = env.step({"action": "look_right", "size": "L"})
+    assert info["yaw_offset"] == 54.0 and same_bearing(view_bearing(obs), 54.0)
+    # Q / E tilt by 15°, S resets the view
+    _, _, _, _, info = env.step("Q")
+    assert info["pitch"] == 15.0
+    _, _, _, _, info = env.step("S")
+    assert (info["yaw_offset"], info["pitch"]) == (0.0, 0.0)
+    assert info["state"]["frame"] == 9  # looking does not move
+    assert info["invalid_actions"] == 0
+
+
+def test_pitch_limits_are_masked(graph):
+    south = spoke(graph, (0, -106), (0, 0))
+    env = make(graph, [nav(graph, south.id, 5, (0.0, 106.0))])
+    obs, _ = env.reset(seed=0)
+    for _ in range(4):
+        obs, *_ = env.step(11)
+    assert obs["action_mask"][11] == 0 and obs["action_mask"][12] == 1
+    _, r, _, _, info = env.step(11)
+    assert info["action_valid"] is False and "limit +60" in info["invalid_action"]
+    assert r == pytest.approx(-0.01) and info["pitch"] == 60.0
+
+
+def test_end_of_street_and_branches(graph):
+    south = spoke(graph, (0, -106), (0, 0))
+    north = spoke(graph, (0, 0), (0, 106))
+    west = spoke(graph, (0, 0), (-106, 0))
+    env = make(graph, [nav(graph, south.id, 30, (0.0, 106.0))])
+    obs, info = env.reset(seed=0)
+    assert obs["action_mask"][14:17].tolist() == [0, 0, 0]
+    # a branch in the middle of a street is an invalid-action step
+    obs, r, _, _, info = env.step({"action": "LEFT"})
+    assert info["action_valid"] is False and "not at a junction" in info["invalid_action"]
+    assert info["state"]["frame"] == 30
+    # W LARGE from frame 30 stops at the last frame (35), the centre junction
+    obs, _, _, _, info = env.step(2)
+    assert info["state"]["frame"] == 35 and info["junction"] is not None
+    assert info["branches"] == {"LEFT": west.id, "RIGHT": spoke(graph, (0, 0), (106, 0)).id,
+                                "UP": north.id}  # fmt: skip
+    assert obs["action_mask"][14:17].tolist() == [1, 1, 1]
+    # red branch arrows are drawn into the view at a junction (and only there)
+    plain = make(graph, [nav(graph, south.id, 30, (0.0, 106.0))], draw_branches=False)
+    plain.reset(seed=0)
+    bare, *_ = plain.step(2)
+    drawn = np.any(obs["view"] != bare["view"], axis=2)
+    assert drawn.sum() > 20 and drawn[: 32 // 2].sum() == 0  # in the lower half only
+    assert obs["view"][drawn][:, 0].max() >= 200  # red
+    # W at the end of the street does not move
+    _, _, _, _, info = env.step(0)
+    assert info["state"]["frame"] == 35 and "choose a branch" in info["message"]
+    assert info["action_valid"] is True
+    # LEFT takes the west spoke; the camera looks along it (bearing 270)
+    obs, _, _, _, info = env.step(14)
+    assert info["state"] == {"trajectory": west.id, "frame": 0}
+    assert info["yaw"] == pytest.approx(270.0) and info["yaw_offset"] == 0.0
+    # turning round (A LARGE twice) makes the east spoke UP; UP then takes it
+    env.step(6)
+    _, _, _, _, info = env.step(6)
+    assert info["branches"]["UP"] == spoke(graph, (0, 0), (106, 0)).id
+
+
+def test_bad_actions_are_invalid_steps(graph):
+    south = spoke(graph, (0, -106), (0, 0))
+    env = make(graph, [nav(graph, south.id, 3, (0.0, 106.0))])
+    env.reset(seed=0)
+    cases = [
+        ({"action": "fly"}, "unknown action 'fly'"),
+        ({"action": "W", "size": "HUGE"}, "size='HUGE' is not allowed"),
+        ({"action": "ANSWER"}, "missing parameter 'text'"),
+        ({"action": "ANSWER", "text": "  "}, "must not be empty"),
+        (99, "outside [0, 41]"),
+        (ANSWER_BASE + 3, "only 1 answer option"),
+        (3.5, "must be an object"),
+    ]
+    for k, (a, msg) in enumerate(cases, start=1):
+        _, r, term, trunc, info = env.step(a)
+        assert info["action_valid"] is False and msg in info["invalid_action"], (a, info)
+        assert info["invalid_actions"] == k and not term and not trunc
+        assert info["state"] == {"trajectory": south.id, "frame": 3}
+
+
+def test_stopping_conditions(graph):
+    south = spoke(graph, (0, -106), (0, 0))
+    # step limit: truncation after step_limit steps
+    env = make(graph, [nav(graph, south.id, 3, (0.0, 106.0))], step_limit=4)
+    env.reset(seed=0)
+    for a in (3, 7, 3, 7):
+        _, _, term, trunc, info = env.step(a)
+    assert trunc and not term and info["termination"] == "step_limit"
+    assert info["metrics"]["success"] == 0.0 and info["is_success"] is False
+    # stagnation: the same action 20 times without moving
+    env = make(graph, [nav(graph, south.id, 3, (0.0, 106.0))])
+    env.reset(seed=0)
+    for k in range(20):
+        _, _, term, trunc, info = env.step(3)
+        assert term == (k == 19)
+    assert info["termination"] == "stagnation" and info["steps"] == 20
+    # away from goal: on the north spoke walking away from a goal at the south junction
+    north = spoke(graph, (0, 0), (0, 106))
+    env = make(graph, [nav(graph, north.id, 1, (0.0, -106.0))])
+    env.reset(seed=0)
+    for k in range(5):
+        _, _, term, _, info = env.step(0)
+        assert term == (k == 4)
+    assert info["termination"] == "away_from_goal" and info["state"]["frame"] == 6
+    # answer: ends the episode; success only within 10 m of the goal
+    env = make(graph, [nav(graph, south.id, 32, (0.0, 0.0))])
+    env.reset(seed=0)
+    _, r, term, _, info = env.step(ANSWER_BASE)
+    assert term and info["termination"] == "answered"
+    assert info["metrics"]["distance_to_goal"] == pytest.approx(3 * D)  # 9.09 m < 10 m
+    assert info["is_success"] and r == 1.0 and info["metrics"]["spl"] == 1.0
+    with pytest.raises(Exception, match="after the episode ended"):
+        env.step(0)
+
+
+def test_same_seed_same_observations_and_pickle(graph, suite):
+    def rollout(env, seed, n=12):
+        obs, _ = env.reset(seed=seed)
+        agent = RandomAgent(env.action_space, seed=seed)
+        out = [obs]
+        for _ in range(n):
+            obs, _, term, trunc, _ = env.step(agent.act(obs))
+            out.append(obs)
+            if term or trunc:
+                break
+        return out
+
+    a, b = make(graph, suite), make(graph, suite)
+    for x, y in zip(rollout(a, 7), rollout(b, 7)):
+        assert x.keys() == y.keys()
+        for k in x:
+            assert np.array_equal(x[k], y[k]) if k != "instruction" else x[k] == y[k]
+    env = make(graph, suite)
+    env.reset(seed=3)
+    env.step(1)
+    clone = pickle.loads(pickle.dumps(env))
+    for a_ in (2, 5, 0):
+        o1, r1, *_, i1 = env.step(a_)
+        o2, r2, *_, i2 = clone.step(a_)
+        assert np.array_equal(o1["view"], o2["view"]) and r1 == r2 and i1["state"] == i2["state"]
+
+
+def test_observation_contents(graph, suite):
+    env = make(graph, suite, location_prior=True, reference_size=48, map_size=40)
+    loc = next(t for t in suite if t.type == "localization")
+    obs, info = env.reset(seed=0, options={"task_id": loc.id})
+    assert obs["map"].shape == (40, 40, 3) and obs["reference"].shape == (48, 48, 3)
+    assert obs["reference"].std() > 0 and obs["instruction"] == loc.instruction
+    assert obs["action_mask"][ANSWER_BASE:].sum() == 25
+    routes = next(t for t in suite if t.type == "map_navigation")
+    obs, _ = env.reset(seed=0, options={"task_id": routes.id})
+    ref = obs["reference"].astype(int)
+    blue = (ref[..., 2] > 150) & (ref[..., 0] < 100)
+    red = (ref[..., 0] > 150) & (ref[..., 2] < 100) & (ref[..., 1] < 100)
+    assert blue.sum() > 0 and red.sum() > 0  # start and goal markers
+    assert obs["action_mask"][ANSWER_BASE:].tolist() == [1] + [0] * 24
+    img = next(t for t in suite if t.type == "landmark_image")
+    obs, _ = env.reset(seed=0, options={"task_id": img.id})
+    assert obs["reference"].std() > 0
+    count = next(t for t in suite if t.type == "object_count")
+    obs, _ = env.reset(seed=0, options={"task_id": count.id})
+    assert not obs["reference"].any()  # no reference image for counts
+    # the RL face: every table entry is a structured action the ActionSet accepts
+    for i, a in enumerate(MOVE_TABLE):
+        assert env.unwrapped.action_index(a) == i
+    assert env.unwrapped.action_index({"action": "ANSWER", "text": count.answer}) == (
+        ANSWER_BASE + int(count.answer)
+    )
+
+
+def test_oracle_solves_every_task_through_both_faces(graph, suite):
+    env = make(graph, suite)
+    oracle = PoseGraphOracle()
+    for t in suite:
+        for face in ("structured", "index"):
+            env.reset(seed=0, options={"task_id": t.id})
+            oracle.reset(env)
+            for _ in range(60):
+                a = oracle.act(env)
+                if face == "index":
+                    a = env.unwrapped.action_index(a)
+                _, r, term, trunc, info = env.step(a)
+                if term or trunc:
+                    break
+            assert info["termination"] == "answered" and info["is_success"], (t.id, face, info)
+            assert info["metrics"]["score"] == 1.0 and info["invalid_actions"] == 0
+
+
+def test_task_selection_errors(graph, suite):
+    env = make(graph, suite)
+    with pytest.raises(TaskError, match="task_id='nope'"):
+        env.reset(options={"task_id": "nope"})
+    with pytest.raises(TaskError, match="task_types"):
+        make(graph, suite, task_types=["teleport"])
+    with pytest.raises(TaskError, match="no such suite"):
+        PoseGraph360Env(city=TINY, suite="/no/such/suite.jsonl", posegraph=graph)
+    with pytest.raises(Exception, match="view_size"):
+        make(graph, suite, view_size=4)
