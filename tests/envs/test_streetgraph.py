@@ -300,3 +300,23 @@ def test_random_agent_scores_are_bounded():
         assert 0.0 <= m["spl"] <= m["success"] <= 1.0
         assert 0.0 <= m["decision_accuracy"] <= 1.0
         assert m["decisions"] <= 150 and m["transitions"] <= 2000
+
+
+def test_views_rendered_from_a_city(tiny_city):
+    from urban_gym.tasks.streetgraph import SuiteConfig, generate_od_tasks
+
+    cfg = SuiteConfig("tiny", "procedural:seed=3,blocks=2x2", n=1, radius=(60.0, 100.0))
+    tasks = generate_od_tasks(cfg)
+    day = StreetGraphEnv(tasks=tasks, image_size=32)
+    night = StreetGraphEnv(tasks=tasks, image_size=32, conditions={"time_of_day": "night"})
+    assert day.images and day.pano_width == 256
+    v_day = day.reset(seed=0)[0]["views"]
+    v_night = night.reset(seed=0)[0]["views"]
+    k = len(day.options)
+    assert v_day.shape == (day.max_degree, 32, 32, 3)
+    assert v_day[:k].std() > 5.0 and not v_day[k:].any()  # real pictures, zero padding
+    assert v_night[:k].mean() < v_day[:k].mean()
+    # each option's view is cached: a second observation of the node does not re-render
+    assert len(day._views) == 1
+    with pytest.raises(ValueError, match="conditions"):
+        StreetGraphEnv(tasks=tasks, conditions={"season": "winter"})

@@ -126,6 +126,9 @@ class StreetGraphEnv(gym.Env):
     * ``success_reward`` (1.0), ``progress_reward`` (0.001 per metre).
     * ``pano_width``: rendered panorama width (default ``4 * view width``, at least 256).
     * ``view_cache_size``: nodes whose option views are kept (LRU, default 256).
+    * ``conditions``: light and weather of rendered panoramas, e.g.
+      ``{"time_of_day": "dusk", "weather": "fog", "seed": 0}`` (keys of
+      :class:`~urban_gym.render.Conditions`; default day, clear).
     * ``render_mode``: ``"rgb_array"`` (the option views with their bearings and the
       instruction).
 
@@ -151,6 +154,7 @@ class StreetGraphEnv(gym.Env):
         progress_reward: float = 0.001,
         pano_width: int | None = None,
         view_cache_size: int = 256,
+        conditions: dict[str, Any] | None = None,
         render_mode: str | None = None,
     ) -> None:
         if tasks is not None:
@@ -193,6 +197,7 @@ class StreetGraphEnv(gym.Env):
         self.pano_width = int(pano_width) if pano_width else max(256, 4 * self.image_wh[0])
         self.view_cache_size = int(view_cache_size)
         self.render_mode = render_mode
+        self.conditions = _conditions(conditions)
 
         self._graphs: dict[str, StreetGraph] = {}
         for t in self.tasks:
@@ -658,13 +663,14 @@ class StreetGraphEnv(gym.Env):
         key = g.meta["city"]
         r = self._renderers.get(key)
         if r is None:
-            from urban_gym.render import PanoramaRenderer
             from urban_gym.world.loader import load_city
 
-            r = PanoramaRenderer(load_city(key), width=self.pano_width, height=self.pano_width // 2)
+            r = _panorama_renderer_class()(
+                load_city(key), width=self.pano_width, height=self.pano_width // 2
+            )
             self._renderers[key] = r
         x, y = g.xy[node]
-        return r.render(float(x), float(y)).rgb, 0.0
+        return r.render(float(x), float(y), conditions=self.conditions).rgb, 0.0
 
     def _frame(self) -> np.ndarray:
         from PIL import Image, ImageDraw
@@ -709,16 +715,41 @@ def _size(size: int | tuple[int, int]) -> tuple[int, int]:
     return w, h
 
 
+def _conditions(conditions: dict[str, Any] | None) -> Any:
+    if conditions is None:
+        return None
+    if not isinstance(conditions, dict):
+        raise UrbanGymError(f"conditions={conditions!r} must be a dict of Conditions fields")
+    from urban_gym.render import Conditions
+
+    try:
+        return Conditions(**conditions)
+    except TypeError as exc:
+        raise UrbanGymError(f"conditions={conditions!r}: {exc}") from None
+
+
 def _finite(x: float) -> float:
     return x if math.isfinite(x) else 0.0
 
 
-def _renderer_available() -> bool:
+def _panorama_renderer_class() -> Any:
+    """``PanoramaRenderer`` from :mod:`urban_gym.render` (or its module), None if absent."""
     try:
-        from urban_gym.render import PanoramaRenderer, perspective_batch  # noqa: F401
+        from urban_gym.render import PanoramaRenderer
+
+        return PanoramaRenderer
     except ImportError:
-        return False
-    return True
+        pass
+    try:
+        from urban_gym.render.panorama import PanoramaRenderer
+
+        return PanoramaRenderer
+    except ImportError:
+        return None
+
+
+def _renderer_available() -> bool:
+    return _panorama_renderer_class() is not None
 
 
 def _read_equirect(g: StreetGraph, node: int) -> np.ndarray:

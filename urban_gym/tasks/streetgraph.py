@@ -48,6 +48,7 @@ route[-1], "route": [panoids]}``, ``instruction`` = the navigation text.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 from collections.abc import Sequence
@@ -406,6 +407,42 @@ def write_default_suite(name: str, progress: Any = None) -> Path:
     """Regenerate and write the committed default suite ``name``."""
     tasks = generate_od_tasks(DEFAULT_SUITES[name], progress=progress)
     return save_suite(suite_path(name), tasks)
+
+
+def write_suite(
+    city: str = "helsinki",
+    out: str | os.PathLike | None = None,
+    seed: int = 0,
+    per_type: int | None = None,
+) -> Path:
+    """``urban-gym generate-suite --family streetgraph``: write an origin-destination suite.
+
+    ``city`` ``"helsinki"`` or ``"procedural"`` (or the procedural suite's city spec) use
+    the default suites' settings (:data:`DEFAULT_SUITES`); with the defaults (``seed`` 0,
+    ``per_type`` None = 100, ``out`` None) this regenerates the committed file exactly.
+    Any other city spec gets a crawler radius of 30-55% of the city's diagonal and needs
+    ``out``. Returns the path written.
+    """
+    by_city = {c.city: c for c in DEFAULT_SUITES.values()}
+    cfg = DEFAULT_SUITES.get(city) or by_city.get(city)
+    if cfg is None:
+        if out is None:
+            raise TaskError(
+                f"city {city!r} has no committed StreetGraph suite; pass an output path"
+            )
+        from urban_gym.world.loader import load_city
+
+        diag = math.hypot(*load_city(city).extent)
+        cfg = dataclasses.replace(DEFAULT_SUITES["helsinki"], name="custom", city=city,
+                                  radius=(0.3 * diag, 0.55 * diag))  # fmt: skip
+    changes: dict[str, Any] = {"seed": int(seed)}
+    if per_type is not None:
+        if per_type < 1:
+            raise TaskError(f"per_type={per_type!r} must be a positive number of tasks")
+        changes["n"] = int(per_type)
+    cfg = dataclasses.replace(cfg, **changes)
+    path = Path(out) if out is not None else suite_path(cfg.name)
+    return save_suite(path, generate_od_tasks(cfg))
 
 
 def suite_statistics(tasks: Sequence[TaskSpec]) -> dict[str, Any]:
