@@ -172,7 +172,7 @@ def image_env(d: Path):
         goal={"nodes": [g.ids[-1]], "name": "corner"},
     )  # fmt: skip
     env = StreetGraphEnv(tasks=[task], observation="images", image_size=84,
-                         view_cache_size=100_000, max_decisions=10**6, max_transitions=10**7)  # fmt: skip
+                         view_cache_mb=4096, max_decisions=10**6, max_transitions=10**7)  # fmt: skip
     env.reset(seed=0)
     for node in range(g.num_nodes):  # warm the view cache
         env.node = node

@@ -125,7 +125,8 @@ class StreetGraphEnv(gym.Env):
     * ``dtw_threshold``: nDTW's success distance ``d_th`` (metres, default 25).
     * ``success_reward`` (1.0), ``progress_reward`` (0.001 per metre).
     * ``pano_width``: rendered panorama width (default ``4 * view width``, at least 256).
-    * ``view_cache_size``: nodes whose option views are kept (LRU, default 256).
+    * ``view_cache_mb``: memory for cached option views, MB (LRU over nodes, default 256;
+      a node's views are rendered once while they stay in the cache).
     * ``conditions``: light and weather of rendered panoramas, e.g.
       ``{"time_of_day": "dusk", "weather": "fog", "seed": 0}`` (keys of
       :class:`~urban_gym.render.Conditions`; default day, clear).
@@ -153,7 +154,7 @@ class StreetGraphEnv(gym.Env):
         success_reward: float = 1.0,
         progress_reward: float = 0.001,
         pano_width: int | None = None,
-        view_cache_size: int = 256,
+        view_cache_mb: float = 256.0,
         conditions: dict[str, Any] | None = None,
         render_mode: str | None = None,
     ) -> None:
@@ -195,7 +196,10 @@ class StreetGraphEnv(gym.Env):
         self.success_reward = float(success_reward)
         self.progress_reward = float(progress_reward)
         self.pano_width = int(pano_width) if pano_width else max(256, 4 * self.image_wh[0])
-        self.view_cache_size = int(view_cache_size)
+        if not (view_cache_mb >= 0):
+            raise UrbanGymError(f"view_cache_mb={view_cache_mb!r} must be >= 0")
+        self.view_cache_bytes = int(view_cache_mb * 1024 * 1024)
+        self._view_bytes = 0
         self.render_mode = render_mode
         self.conditions = _conditions(conditions)
 
@@ -429,6 +433,7 @@ class StreetGraphEnv(gym.Env):
 
     def close(self) -> None:
         self._views.clear()
+        self._view_bytes = 0
         self._renderers.clear()
 
     # ------------------------------------------------------------------ pickling
@@ -436,6 +441,7 @@ class StreetGraphEnv(gym.Env):
         state = self.__dict__.copy()
         state["_graphs"] = {}
         state["_views"] = OrderedDict()
+        state["_view_bytes"] = 0
         state["_node_caches"] = {}
         state["_node_cache"] = {}
         state["_renderers"] = {}
@@ -641,8 +647,9 @@ class StreetGraphEnv(gym.Env):
         if views is None:
             views = self._render_views(self.graph, self.node, [s.heading for s in self.options])
             self._views[key] = views
-            while len(self._views) > self.view_cache_size:
-                self._views.popitem(last=False)
+            self._view_bytes += views.nbytes
+            while self._view_bytes > self.view_cache_bytes and self._views:
+                self._view_bytes -= self._views.popitem(last=False)[1].nbytes
         else:
             self._views.move_to_end(key)
         out[: len(views)] = views

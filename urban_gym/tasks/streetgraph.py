@@ -31,7 +31,9 @@ All randomness comes from the ``numpy.random.Generator`` passed in: the same see
 same tasks. ``TaskSpec`` fields of these tasks:
 
 * ``start``: ``{"node": <panoid>, "heading": <degrees>, "graph": <graph spec>}`` (the graph
-  spec is what :func:`~urban_gym.world.streetgraph.load_streetgraph` takes);
+  spec is what :func:`~urban_gym.world.streetgraph.load_streetgraph` takes; the heading is
+  the bearing of one of the start's streets drawn at random -- not the crawler's arrival
+  heading, which points away from the destination);
 * ``goal``: ``{"name", "kind" ("poi" | "area"), "category", "osm_id", "nodes": [panoids],
   "position": [x, y]}``;
 * ``meta``: ``route_length_m`` (shortest walking distance), ``decision_points`` (decision
@@ -379,6 +381,11 @@ def generate_od_tasks(
         if length < config.min_route_m or dps < config.min_decisions:
             continue
         tid = f"streetgraph-{config.name}-{len(tasks):03d}"
+        # the start heading is one of the start's streets, drawn from its own generator: the
+        # crawler's arrival heading points away from the destination and would give it away
+        hrng = np.random.default_rng([config.seed, len(tasks)])
+        streets = graph.streets_from(res.start)
+        heading = round(float(streets[int(hrng.integers(len(streets)))].heading), 2)
         tasks.append(
             TaskSpec(
                 id=tid,
@@ -387,7 +394,7 @@ def generate_od_tasks(
                 difficulty=difficulty_of(dps),
                 city=config.city,
                 instruction=f"Go to {dest.name}.",
-                start={"node": graph.ids[res.start], "heading": round(res.arrival_heading, 2),
+                start={"node": graph.ids[res.start], "heading": heading,
                        "graph": spec},
                 goal={"name": dest.name, "kind": dest.kind, "category": dest.category,
                       "osm_id": dest.osm_id, "nodes": [graph.ids[n] for n in dest.nodes],
