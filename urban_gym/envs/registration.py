@@ -26,6 +26,8 @@ ENV_SPECS: dict[str, tuple[str, dict[str, Any]]] = {
         {"suite": "procedural"},
     ),
     # --- CityWalk (issue 6) ---
+    "UrbanGym/CityWalk-v0": ("urban_gym.envs.citywalk:CityWalkEnv", {}),
+    "UrbanGym/CityWalk-NoView-v0": ("urban_gym.envs.citywalk:CityWalkEnv", {"view_size": None}),
 }
 
 

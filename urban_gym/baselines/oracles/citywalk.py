@@ -1,0 +1,313 @@
+"""The CityWalk oracle: shortest path on the walkable network plus a local controller.
+
+Questions are answered from the task's ground truth. For navigation the oracle plans the
+shortest walking route (closures that are active closed) to the current target -- the
+goal, or the next stop of a schedule, or the next stop of the best order of a multi-stop
+task -- and follows it with timed moves:
+
+* it looks ahead along the route (at most one sprint of 2 s) and takes the longest
+  straight or arc move that ends on the route point, checked with the environment's own
+  dynamics: no wall touched, no active closure crossed and, among pedestrians, no
+  predicted contact (their routes are deterministic);
+* a move that turns by more than 60 degrees is preceded by a ``look``;
+* among pedestrians it tries shorter and slower moves, then waiting (``jump``), then a
+  side step;
+* it re-plans when a closure appears, when the target changes or when it is off its plan.
+
+It reads privileged state from ``env.unwrapped`` and returns canonical action dicts.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Any
+
+import numpy as np
+
+from urban_gym.envs.citywalk_dynamics import (
+    CONTACT_DISTANCE,
+    SPRINT_SPEED,
+    WALK_SPEED,
+    WalkerState,
+    count_crossings,
+    sample_times,
+    simulate_move,
+    walker_samples,
+)
+from urban_gym.tasks.citywalk import OPTION_LETTERS
+
+ARRIVE_M = 2.5  # the oracle terminates this close to a navigation goal
+MAX_TURN_IN_MOVE = 60.0  # degrees; larger turns are made with ``look`` first
+ALIGN_DEG = 20.0  # an arc may end at most this far off the route's direction
+CONTACT_MARGIN = 0.35  # m added to the contact distance when predicting contacts
+
+
+def _bearing(dx: float, dy: float) -> float:
+    return math.degrees(math.atan2(dx, dy)) % 360.0
+
+
+def _adiff(a: float, b: float) -> float:
+    d = (a - b + 180.0) % 360.0 - 180.0
+    return 180.0 if d == -180.0 else d
+
+
+class CityWalkOracle:
+    """Privileged CityWalk agent (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.path: list[tuple[float, float]] = []
+        self.cum: np.ndarray = np.zeros(1)
+        self.s = 0.0
+        self.expected: tuple[float, float] | None = None
+        self.plan_key: Any = None
+        self.order: list[int] = []
+
+    def reset(self, env: Any) -> None:
+        e = env.unwrapped
+        self.path, self.s, self.expected, self.plan_key = [], 0.0, None, None
+        self.order = self._stop_order(e) if e.kind == "multi" else []
+
+    # ------------------------------------------------------------------ policy
+    def act(self, env: Any) -> dict[str, Any]:
+        e = env.unwrapped
+        if e.map_mode:
+            return {"action": "close_map"}
+        if e.kind == "qa":
+            idx = list(e.task.options).index(e.task.answer)
+            return {"action": "terminate", "answer": OPTION_LETTERS[idx]}
+        target = self._target(e)
+        w = e.walker
+        if target is None:
+            return {"action": "terminate", "answer": None}
+        if e.kind == "nav" and math.hypot(target[0] - w.x, target[1] - w.y) <= ARRIVE_M:
+            return {"action": "terminate", "answer": None}
+        self._ensure_plan(e, target)
+        act = self._follow(e)
+        if act is None:  # off the plan or blocked: plan afresh and try once more
+            self.plan_key = None
+            self._ensure_plan(e, target)
+            act = self._follow(e) or self._unstick(e)
+        return act
+
+    # ------------------------------------------------------------------ planning
+    def _stop_order(self, e: Any) -> list[int]:
+        stops = e.stops
+        if e.task.goal.get("ordered") or len(stops) > 6:
+            return list(range(len(stops)))
+        router = e.router
+        locs = [router.locate(float(s["x"]), float(s["y"])) for s in stops]
+        start = router.locate(e.walker.x, e.walker.y)
+        fields = [router.field(loc) for loc in locs]
+        d0 = [router.distance(f, start) for f in fields]
+        d = [
+            [router.distance(fields[i], locs[j]) for j in range(len(stops))]
+            for i in range(len(stops))
+        ]
+        best = min(
+            itertools.permutations(range(len(stops))),
+            key=lambda p: d0[p[0]] + sum(d[a][b] for a, b in zip(p[:-1], p[1:])),
+        )
+        return list(best)
+
+    def _target(self, e: Any) -> tuple[float, float] | None:
+        if e.kind == "nav":
+            return (float(e.task.goal["x"]), float(e.task.goal["y"]))
+        for i in self.order:
+            if e.record.arrivals[i] is None:
+                st = e.stops[i]
+                return (float(st["x"]), float(st["y"]))
+        return None
+
+    def _ensure_plan(self, e: Any, target: tuple[float, float]) -> None:
+        key = (target, e._active_closed())
+        w = e.walker
+        on_plan = (
+            self.expected is not None
+            and math.hypot(w.x - self.expected[0], w.y - self.expected[1]) < 0.3
+        )
+        if key == self.plan_key and on_plan and self.path:
+            return
+        router = e.router
+        a = router.locate(w.x, w.y)
+        b = router.locate(*target)
+        route = router.route(a, b)
+        pts = [(w.x, w.y), *route, target]
+        clean = [pts[0]]
+        for p in pts[1:]:
+            if math.dist(p, clean[-1]) > 1e-3:
+                clean.append(p)
+        self.path = clean
+        self.cum = np.concatenate(
+            [[0.0], np.cumsum([math.dist(p, q) for p, q in zip(clean[:-1], clean[1:])])]
+        )
+        self.s = 0.0
+        self.expected = (w.x, w.y)
+        self.plan_key = key
+
+    def _point_at(self, s: float) -> tuple[float, float]:
+        s = min(max(s, 0.0), float(self.cum[-1]))
+        i = int(np.searchsorted(self.cum, s, side="right")) - 1
+        i = min(max(i, 0), len(self.path) - 2) if len(self.path) > 1 else 0
+        if len(self.path) == 1:
+            return self.path[0]
+        seg = self.cum[i + 1] - self.cum[i]
+        f = 0.0 if seg <= 0 else (s - self.cum[i]) / seg
+        (x0, y0), (x1, y1) = self.path[i], self.path[i + 1]
+        return (x0 + f * (x1 - x0), y0 + f * (y1 - y0))
+
+    # ------------------------------------------------------------------ control
+    def _tangent(self, s: float) -> float:
+        """Bearing (deg) of the route just after arc length ``s``."""
+        p = self._point_at(s)
+        q = self._point_at(s + 0.5)
+        if math.dist(p, q) < 1e-6:
+            p = self._point_at(s - 0.5)
+            q = self._point_at(s)
+        return _bearing(q[0] - p[0], q[1] - p[1])
+
+    def _follow(self, e: Any) -> dict[str, Any] | None:
+        """The longest move along the plan that the dynamics confirm; else a look towards
+        the farthest plan point a straight move could reach; else (crowds) an evasion."""
+        w = e.walker
+        total = float(self.cum[-1])
+        remaining = total - self.s
+        if remaining < 0.05:
+            return None
+        crowd = e.crowd is not None and len(e.crowd) > 0
+        speeds = [SPRINT_SPEED, WALK_SPEED] if crowd else [SPRINT_SPEED]
+        offsets = (0.0, 0.8, -0.8, 1.5, -1.5) if crowd else (0.0,)
+        fracs = (1.0, 0.97, 0.9, 0.75, 0.5, 0.3, 0.15, 0.07)
+        for speed in speeds:
+            for frac in fracs:
+                ahead = min(remaining, speed * 2.0 * frac)
+                at_end = ahead >= remaining - 1e-9
+                if ahead < 0.16 and not at_end:
+                    continue
+                bx, by = self._point_at(self.s + ahead)
+                tan = self._tangent(self.s + ahead)
+                nx_, ny_ = math.cos(math.radians(tan)), -math.sin(math.radians(tan))
+                for off in offsets if not at_end else (0.0,):
+                    tx, ty = bx + off * nx_, by + off * ny_
+                    act = self._move_to(e, w, tx, ty, speed)
+                    if act is None:
+                        continue
+                    turned = act["yaw_rate"] * act["duration"]
+                    end_heading = w.heading + turned
+                    if (
+                        not at_end
+                        and abs(turned) > 4.0
+                        and abs(_adiff(tan, end_heading)) > ALIGN_DEG
+                    ):
+                        continue
+                    self.expected = (tx, ty)
+                    self.s += ahead
+                    return act
+        # no move from the current heading: face the farthest reachable plan point
+        if not (crowd and self._contact_if_still(e, 0.5)):
+            for frac in fracs:
+                ahead = min(remaining, 2.0 * SPRINT_SPEED * frac)
+                tx, ty = self._point_at(self.s + ahead)
+                if math.hypot(tx - w.x, ty - w.y) < 0.1:
+                    continue
+                alpha = _adiff(_bearing(tx - w.x, ty - w.y), w.heading)
+                if abs(alpha) < 0.5:
+                    continue
+                facing = WalkerState(w.x, w.y, (w.heading + alpha) % 360.0, w.pitch)
+                if self._move_to(e, facing, tx, ty, SPRINT_SPEED, contacts=False) is not None:
+                    return {"action": "look", "yaw": round(alpha, 4), "pitch": None}
+        if crowd:
+            return self._evade(e)
+        return None
+
+    def _move_to(
+        self, e: Any, w: WalkerState, tx: float, ty: float, speed: float, contacts: bool = True
+    ) -> dict[str, Any] | None:
+        """The forward (arc) move that ends at ``(tx, ty)``, if the dynamics confirm it ends
+        there without touching a wall, crossing a closure or (predicted) a person."""
+        dx, dy = tx - w.x, ty - w.y
+        c = math.hypot(dx, dy)
+        if c < 0.07:
+            return None
+        alpha = _adiff(_bearing(dx, dy), w.heading)
+        if abs(alpha) > MAX_TURN_IN_MOVE:
+            return None
+        ar = math.radians(alpha)
+        arc = c if abs(ar) < 1e-6 else c * ar / math.sin(ar)
+        duration = arc / speed
+        if duration > 2.0 or duration < 0.05:
+            return None
+        yaw_rate = 0.0 if abs(ar) < 1e-6 else 2.0 * alpha / duration
+        if abs(yaw_rate) > 180.0:
+            return None
+        name = "sprint" if speed == SPRINT_SPEED else "move"
+        act = {"action": name, "direction": "forward", "duration": duration,
+               "yaw_rate": yaw_rate, "pitch_rate": 0.0}  # fmt: skip
+        res = simulate_move(e.geometry, w, "forward", speed, duration, yaw_rate, 0.0)
+        if res.hit_wall or math.hypot(res.state.x - tx, res.state.y - ty) > 0.25:
+            return None
+        for c_, on in zip(e.closures, e.closure_active):
+            if on and count_crossings(res.path, c_):
+                return None
+        if contacts and e.crowd is not None and self._contact_predicted(e, res, duration):
+            return None
+        return act
+
+    def _contact_predicted(self, e: Any, res: Any, duration: float) -> bool:
+        crowd = e.crowd
+        t0 = e.clock.elapsed
+        ts = sample_times(t0, duration)
+        xy = walker_samples(res, duration)
+        lim = (CONTACT_DISTANCE + CONTACT_MARGIN) ** 2
+        for i, p in enumerate(crowd.people):
+            if crowd.in_contact[i]:
+                continue
+            px, py = p.position(ts)
+            if np.any((px - xy[:, 0]) ** 2 + (py - xy[:, 1]) ** 2 < lim):
+                return True
+        return False
+
+    def _contact_if_still(self, e: Any, duration: float) -> bool:
+        w = e.walker
+        from urban_gym.envs.citywalk_dynamics import MoveResult
+
+        still = MoveResult(w, [(w.x, w.y)], [0.0], False, 0.0)
+        return self._contact_predicted(e, still, duration)
+
+    def _evade(self, e: Any) -> dict[str, Any]:
+        """Wait if nobody will walk into us, else the safe step that keeps closest to the
+        route."""
+        if not self._contact_if_still(e, 0.6):
+            return {"action": "jump"}
+        w = e.walker
+        goal = self._point_at(self.s + 3.0)
+        best = None
+        for direction in ("forward", "left", "right", "backward"):
+            for name, speed in (("move", WALK_SPEED), ("sprint", SPRINT_SPEED)):
+                for dur in (1.0, 0.5, 0.25):
+                    res = simulate_move(e.geometry, w, direction, speed, dur, 0.0, 0.0)
+                    if res.hit_wall or self._contact_predicted(e, res, dur):
+                        continue
+                    if any(
+                        on and count_crossings(res.path, c)
+                        for c, on in zip(e.closures, e.closure_active)
+                    ):
+                        continue
+                    d = math.dist((res.state.x, res.state.y), goal)
+                    if best is None or d < best[0]:
+                        best = (d, {"action": name, "direction": direction, "duration": dur,
+                                    "yaw_rate": 0.0, "pitch_rate": 0.0})  # fmt: skip
+        if best is None:
+            return {"action": "jump"}
+        self.plan_key = None
+        return best[1]
+
+    def _unstick(self, e: Any) -> dict[str, Any]:
+        """Last resort: face the next route point, or wait."""
+        if len(self.path) > 1:
+            w = e.walker
+            tx, ty = self._point_at(min(float(self.cum[-1]), 1.0))
+            alpha = _adiff(_bearing(tx - w.x, ty - w.y), w.heading)
+            if abs(alpha) > 1.0:
+                return {"action": "look", "yaw": round(alpha, 3), "pitch": None}
+        return {"action": "jump"}

@@ -1,0 +1,1152 @@
+"""``UrbanGym/CityWalk-v0``: a continuous, real-scale city walked in first person.
+
+The dynamics (walker, collisions, closures, pedestrians, clock) live in
+:mod:`urban_gym.envs.citywalk_dynamics`; the task ladder and its scoring in
+:mod:`urban_gym.tasks.citywalk`.
+"""
+
+from __future__ import annotations
+
+import math
+import string
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from urban_gym.envs.actions import ActionSet, ActionSpec, InvalidAction, Param
+from urban_gym.envs.base import INVALID_ACTION_REWARD, check_reason, invalid_step_info
+from urban_gym.envs.citywalk_dynamics import (
+    SPRINT_SPEED,
+    WALK_SPEED,
+    Closure,
+    Crowd,
+    MoveResult,
+    SimClock,
+    WalkerState,
+    WalkGeometry,
+    count_crossings,
+    format_clock,
+    simulate_move,
+    walker_samples,
+)
+from urban_gym.tasks.citywalk import (
+    DEFAULT_MAX_STEPS,
+    DEFAULT_SUITE_PATH,
+    OPTION_LETTERS,
+    SUCCESS_RADIUS,
+    TASK_TYPES,
+    EpisodeRecord,
+    format_hhmm,
+    score_episode,
+    validate_task,
+)
+from urban_gym.tasks.citywalk_routes import DistanceField, Router
+from urban_gym.tasks.metrics import normalize_text
+from urban_gym.tasks.spec import TaskError, TaskSpec, load_suite
+from urban_gym.world import load_city
+from urban_gym.world.city import City
+
+#: The committed default suite (Helsinki); regenerate with ``urban-gym generate-suite``.
+DEFAULT_SUITE = DEFAULT_SUITE_PATH
+
+MAX_DURATION = 2.0  # s; longer move/sprint durations are clamped
+MIN_DURATION = 0.05  # s
+LOOK_DURATION = 0.5  # s on the clock for a look
+JUMP_DURATION = 0.6  # s on the clock for a jump
+JUMP_HEIGHT = 0.5  # m the eye rises at the top of a jump (reported in info)
+MAP_MPP_DEFAULT = 2.0  # metres per pixel when the map opens
+MAP_MPP_RANGE = (0.25, 32.0)
+MAX_VIEW_SIZE = 512
+TEXT_MAX = 4096
+
+#: Rewards.
+PROGRESS_REWARD_PER_M = 0.01  # per metre of walking distance gained towards the goal / next stop
+STOP_REWARD = 0.5  # reaching a stop of a multi-stop task
+SUCCESS_REWARD = 1.0  # at the end: success (navigation) or the right answer (questions)
+CLOSURE_PENALTY = 0.5  # per closure crossing
+CONTACT_PENALTY = 0.1  # per pedestrian contact
+
+FIRST_PERSON = ("move", "sprint", "look", "jump", "open_map")
+MAP_ONLY = ("close_map", "map_pan", "map_zoom", "map_orbit", "map_select")
+
+BASE_CHARSET = frozenset(string.printable) | frozenset(chr(c) for c in range(0xA0, 0x180))
+BASE_CHARSET |= frozenset("\u2013\u2014\u2018\u2019\u201c\u201d\u2026\u00b0\u2022")
+
+
+def _move_params(speed: float) -> tuple[Param, ...]:
+    return (
+        Param(
+            "direction",
+            "enum",
+            "direction relative to where you face",
+            choices=("forward", "backward", "left", "right"),
+            value_synonyms={
+                "ahead": "forward",
+                "front": "forward",
+                "fwd": "forward",
+                "straight": "forward",
+                "back": "backward",
+                "backwards": "backward",
+                "behind": "backward",
+                "reverse": "backward",
+            },
+            key_synonyms=("dir", "way"),
+        ),  # fmt: skip
+        Param(
+            "duration",
+            "float",
+            f"how long to move at {speed} m/s; values above {MAX_DURATION} s are clamped to "
+            f"{MAX_DURATION} s",
+            low=MIN_DURATION,
+            high=60.0,
+            unit="s",
+            key_synonyms=("seconds", "time", "secs", "t"),
+        ),  # fmt: skip
+        Param(
+            "yaw_rate",
+            "float",
+            "turning speed during the move (+ turns right)",
+            low=-180.0,
+            high=180.0,
+            required=False,
+            default=0.0,
+            unit="deg/s",
+            key_synonyms=("turn_rate", "yaw_speed"),
+        ),  # fmt: skip
+        Param(
+            "pitch_rate",
+            "float",
+            "tilting speed of the view during the move (+ up)",
+            low=-180.0,
+            high=180.0,
+            required=False,
+            default=0.0,
+            unit="deg/s",
+        ),  # fmt: skip
+    )
+
+
+def citywalk_action_set() -> ActionSet:
+    """The structured actions of CityWalk (the language-model face)."""
+    return ActionSet(
+        [
+            ActionSpec(
+                "move",
+                f"walk at {WALK_SPEED} m/s (first-person mode)",
+                _move_params(WALK_SPEED),
+                synonyms=("walk", "go", "step"),
+            ),  # fmt: skip
+            ActionSpec(
+                "sprint",
+                f"run at {SPRINT_SPEED} m/s (first-person mode)",
+                _move_params(SPRINT_SPEED),
+                synonyms=("run",),
+            ),  # fmt: skip
+            ActionSpec(
+                "look",
+                f"turn on the spot and/or tilt the view; takes {LOOK_DURATION} s (first-person mode)",
+                (
+                    Param(
+                        "yaw",
+                        "float",
+                        "turn by this many degrees (+ right, - left)",
+                        low=-180.0,
+                        high=180.0,
+                        required=False,
+                        default=0.0,
+                        unit="deg",
+                        key_synonyms=("turn", "angle", "degrees"),
+                    ),  # fmt: skip
+                    Param(
+                        "pitch",
+                        "float",
+                        "set the view's pitch (+ up, 0 level); omit to keep",
+                        low=-90.0,
+                        high=90.0,
+                        required=False,
+                        default=None,
+                        unit="deg",
+                    ),  # fmt: skip
+                ),
+                synonyms=("turn", "rotate", "look_around"),
+            ),
+            ActionSpec(
+                "jump",
+                f"hop in place: no displacement, {JUMP_DURATION} s on the clock "
+                "(a way to wait, e.g. for people to pass)",
+                synonyms=("hop", "wait"),
+            ),  # fmt: skip
+            ActionSpec(
+                "open_map",
+                "open the map (map mode): it shows you and the task's markers, never a route",
+                synonyms=("map", "show_map"),
+            ),  # fmt: skip
+            ActionSpec(
+                "close_map",
+                "close the map and return to first-person view",
+                synonyms=("hide_map", "exit_map"),
+            ),  # fmt: skip
+            ActionSpec(
+                "map_pan",
+                "move the map window (map mode)",
+                (
+                    Param(
+                        "east",
+                        "float",
+                        "metres east (+) or west (-)",
+                        low=-2000.0,
+                        high=2000.0,
+                        required=False,
+                        default=0.0,
+                        unit="m",
+                        key_synonyms=("dx", "x"),
+                    ),  # fmt: skip
+                    Param(
+                        "north",
+                        "float",
+                        "metres north (+) or south (-)",
+                        low=-2000.0,
+                        high=2000.0,
+                        required=False,
+                        default=0.0,
+                        unit="m",
+                        key_synonyms=("dy", "y"),
+                    ),  # fmt: skip
+                ),
+                synonyms=("pan",),
+            ),
+            ActionSpec(
+                "map_zoom",
+                "zoom the map (map mode)",
+                (
+                    Param(
+                        "factor",
+                        "float",
+                        "> 1 zooms in, < 1 zooms out",
+                        low=0.25,
+                        high=4.0,
+                        key_synonyms=("zoom", "scale"),
+                    ),
+                ),  # fmt: skip
+                synonyms=("zoom",),
+            ),  # fmt: skip
+            ActionSpec(
+                "map_orbit",
+                "rotate the map (map mode)",
+                (
+                    Param(
+                        "degrees",
+                        "float",
+                        "rotate by this much (+ clockwise)",
+                        low=-180.0,
+                        high=180.0,
+                        unit="deg",
+                        key_synonyms=("angle", "rotation", "yaw"),
+                    ),
+                ),  # fmt: skip
+                synonyms=("orbit", "rotate_map"),
+            ),  # fmt: skip
+            ActionSpec(
+                "map_select",
+                "mark a point on the map (map mode); it only marks, it computes nothing",
+                (
+                    Param(
+                        "x",
+                        "float",
+                        "from the map's left edge (0) to its right edge (1)",
+                        low=0.0,
+                        high=1.0,
+                        key_synonyms=("col", "u"),
+                    ),  # fmt: skip
+                    Param(
+                        "y",
+                        "float",
+                        "from the map's top edge (0) to its bottom edge (1)",
+                        low=0.0,
+                        high=1.0,
+                        key_synonyms=("row", "v"),
+                    ),  # fmt: skip
+                ),
+                synonyms=("select", "mark"),
+            ),
+            ActionSpec(
+                "terminate",
+                "end the episode (when you are at the goal, or to answer a question)",
+                (
+                    Param(
+                        "answer",
+                        "str",
+                        "question tasks: the option's letter (A-D) or text",
+                        required=False,
+                        default=None,
+                        key_synonyms=("option", "choice"),
+                    ),  # fmt: skip
+                ),
+                synonyms=("stop", "done", "finish", "answer", "end"),
+            ),
+        ]
+    )
+
+
+def citywalk_action_table() -> list[dict[str, Any]]:
+    """The discrete action table of the RL face (index = ``Discrete`` action)."""
+    fp = [
+        {"action": "move", "direction": "forward", "duration": 1.0},
+        {"action": "move", "direction": "forward", "duration": 2.0},
+        {"action": "move", "direction": "backward", "duration": 1.0},
+        {"action": "move", "direction": "left", "duration": 1.0},
+        {"action": "move", "direction": "right", "duration": 1.0},
+        {"action": "sprint", "direction": "forward", "duration": 2.0},
+        {"action": "look", "yaw": -30.0},
+        {"action": "look", "yaw": 30.0},
+        {"action": "look", "yaw": -90.0},
+        {"action": "look", "yaw": 90.0},
+        {"action": "look", "yaw": 0.0, "pitch": 30.0},
+        {"action": "look", "yaw": 0.0, "pitch": 0.0},
+        {"action": "jump"},
+        {"action": "open_map"},
+        {"action": "close_map"},
+        {"action": "map_zoom", "factor": 2.0},
+        {"action": "map_zoom", "factor": 0.5},
+        {"action": "map_pan", "east": 0.0, "north": 100.0},
+        {"action": "map_pan", "east": 100.0, "north": 0.0},
+        {"action": "map_pan", "east": 0.0, "north": -100.0},
+        {"action": "map_pan", "east": -100.0, "north": 0.0},
+        {"action": "terminate"},
+        *({"action": "terminate", "answer": L} for L in OPTION_LETTERS),
+    ]
+    aset = citywalk_action_set()
+    return [aset.normalise(a) for a in fp]
+
+
+@dataclass
+class _MapState:
+    center: tuple[float, float] = (0.0, 0.0)
+    mpp: float = MAP_MPP_DEFAULT
+    rotation: float = 0.0
+    selected: tuple[float, float] | None = None
+
+
+@dataclass
+class _Step:
+    """Scratch of the step being taken (filled by the hooks)."""
+
+    action: dict[str, Any] | None = None
+    error: str | None = None
+    duration: float = 0.0
+    move: MoveResult | None = None
+    messages: list[str] = field(default_factory=list)
+    clamped: float | None = None
+    answer_index: int | None = None
+    terminate: bool = False
+    new_contacts: int = 0
+    new_crossings: int = 0
+    new_stops: int = 0
+
+
+class CityWalkEnv(gym.Env):
+    """CityWalk: walk a real city in first person, on a five-level task ladder.
+
+    ## Description
+    A walker (a disc of radius 0.3 m) moves continuously in the metric plane of a city
+    (default: Helsinki from OpenStreetMap). Buildings are solid (the walker slides along
+    walls); the walkable network is where people walk (its mapped width). Tasks come from
+    a JSONL suite (default: the committed Helsinki suite) of thirteen types on five levels
+    (see :mod:`urban_gym.tasks.citywalk`): questions about the surroundings (L1),
+    navigation to visible / distant / described / constrained goals (L2), implicit goals
+    (L3), schedules and multi-stop plans (L4), closures that appear mid-episode, crowds, and
+    the L1/SGN tasks at dusk, at night, in fog and rain (L5). Success: the final position
+    within 15 m of the goal and the task's constraints kept (no closure crossed, no
+    pedestrian contact where the task forbids it, deadlines met), or the right answer.
+
+    ## Action Space
+    ``Discrete(26)`` over :func:`citywalk_action_table` (RL face): 0-4 move forward 1 s /
+    forward 2 s / backward 1 s / left 1 s / right 1 s; 5 sprint forward 2 s; 6-9 look
+    yaw -30 / +30 / -90 / +90 degrees; 10 look up 30 degrees; 11 look level; 12 jump;
+    13 open_map; 14 close_map; 15 map_zoom 2 (in); 16 map_zoom 0.5 (out); 17-20 map_pan
+    100 m north / east / south / west; 21 terminate; 22-25 terminate with answer A-D.
+    ``step`` also takes a structured action (dict or bare name) of
+    :func:`citywalk_action_set` (language-model face):
+
+    * ``move`` / ``sprint`` -- ``direction`` forward/backward/left/right, ``duration`` s
+      (0.05-2; above 2 s clamped to 2 s and reported in ``info["clamped"]``), optional
+      ``yaw_rate`` and ``pitch_rate`` in [-180, 180] deg/s applied during the move (a
+      turning move follows an arc). Walk 1.4 m/s, sprint 3.0 m/s.
+    * ``look`` -- ``yaw`` turn in [-180, 180] deg (+ right), ``pitch`` in [-90, 90] deg
+      (absolute; omitted keeps it); 0.5 s.
+    * ``jump`` -- a hop in place: no displacement, 0.6 s on the clock; the eye rises
+      0.5 m mid-jump but the next view is taken after landing, so in effect it waits.
+    * ``open_map`` / ``close_map`` / ``map_pan`` (``east``, ``north`` m in [-2000, 2000]) /
+      ``map_zoom`` (``factor`` in [0.25, 4]) / ``map_orbit`` (``degrees``) /
+      ``map_select`` (``x``, ``y`` in [0, 1] of the map image: marks a point, computes
+      nothing). Map actions take no clock time. Map actions are valid only in map mode,
+      first-person actions (move, sprint, look, jump, open_map) only outside it.
+    * ``terminate`` -- ends the episode; question tasks take ``answer`` (A-D or the
+      option's text).
+
+    An action that cannot be carried out (unknown name or direction, a value out of
+    range or not a number, the wrong mode, a missing or unknown answer) is an
+    invalid-action step: nothing moves, the clock stands still, the step counts, reward
+    -0.01, ``info["invalid_action"]`` holds the message, which the next observation's
+    ``notice`` repeats.
+
+    ## Observation Space
+    ``Dict``:
+
+    * ``view``: ``Box(0, 255, (S, S, 3), uint8)`` -- the first-person view (``S`` =
+      ``view_size``, 128 by default, at most 512; horizontal field of view ``fov``) or, in
+      map mode, the map (agent arrow, the task's destinations and active closures; POI
+      names; never a route). Absent when ``view_size=None`` (the fast no-view mode).
+    * ``instruction``: ``Text`` -- the task (with the lettered options of a question).
+    * ``status``: ``Text`` -- clock, step, mode, conditions, schedule / stops progress.
+    * ``notice``: ``Text`` -- what the last action did (bumped into a wall or a person,
+      clamped duration, invalid action) and one-time system notices (a closure appears).
+    * ``action_mask``: ``Box(0, 1, (26,), int8)`` -- 1 where the table entry is valid now
+      (also :meth:`action_masks` for sb3-contrib ``MaskablePPO``).
+
+    ## Starting State
+    The task's start pose (``x``, ``y``, ``heading``, ``pitch``) and clock (seconds of
+    day). ``reset(seed=s)`` draws the task from the suite with ``self.np_random``;
+    ``options={"task_id": id}`` or ``{"task_index": i}`` picks one.
+
+    ## Rewards
+    +0.01 per metre of walking distance gained towards the goal (or the next stop), +0.5
+    per stop reached, -0.5 per closure crossing, -0.1 per pedestrian contact, -0.01 per
+    invalid action, and at the end +1 for success (navigation) or the right answer.
+
+    ## Episode End
+    Terminated by ``terminate`` (``info["termination"]`` ``answered`` for an answer,
+    ``arrived`` when the goal is reached, else ``terminated_by_agent``); truncated after
+    ``max_steps`` steps (the task's ``limits.max_steps``, 150 by default;
+    ``step_limit``).
+
+    ## Information
+    Every step: ``pose`` (``x``, ``y``, ``heading``, ``pitch``), ``clock`` (s since the
+    start), ``clock_of_day`` (s), ``on_network``, ``covered``, ``distance_to_goal``
+    (walking metres to the goal or next stop), ``map_mode``, ``hit_wall``,
+    ``closure_crossings``, ``pedestrian_contacts``, ``stops_reached``, ``action`` (the
+    canonical action), ``action_valid``, ``invalid_actions``, ``clamped`` (when a duration
+    was clamped), ``jump_height`` (jumps), ``task`` (the TaskSpec). At the end:
+    ``termination``, ``metrics`` (:func:`~urban_gym.tasks.citywalk.score_episode`:
+    success, spl, answer_accuracy, network_adherence, closure_compliance,
+    collision_rate, rain_exposure_s, fraction_reached, on_time_rate, ended_closer,
+    ndtw, ...) and ``is_success``.
+
+    ## Arguments
+    * ``suite``: path of a JSONL suite (default: the Helsinki suite).
+    * ``tasks``: TaskSpecs or dicts to use instead of a suite.
+    * ``task_types``: keep only these types (e.g. ``["SGN", "LGN"]``).
+    * ``view_size``: side of the square view in pixels (1-512) or None for no view.
+    * ``fov``: horizontal field of view in degrees (default 90).
+    * ``max_steps``: step limit overriding the tasks' (default: the task's, else 150).
+    * ``render_mode``: None or ``"rgb_array"`` (view, map and text side by side).
+    * ``render_size``: height of each panel of the ``rgb_array`` frame (default 256).
+
+    ## Version History
+    * v0: initial version.
+    """
+
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 4}
+
+    def __init__(
+        self,
+        suite: str | Path | None = None,
+        tasks: list[TaskSpec | dict[str, Any]] | None = None,
+        task_types: list[str] | tuple[str, ...] | None = None,
+        view_size: int | None = 128,
+        fov: float = 90.0,
+        max_steps: int | None = None,
+        render_mode: str | None = None,
+        render_size: int = 256,
+    ) -> None:
+        super().__init__()
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise TaskError(
+                f"render_mode={render_mode!r} is not one of {self.metadata['render_modes']}"
+            )
+        if view_size is not None and (
+            isinstance(view_size, bool)
+            or not isinstance(view_size, int)
+            or not 1 <= view_size <= MAX_VIEW_SIZE
+        ):
+            raise TaskError(
+                f"view_size={view_size!r} must be None or an int in [1, {MAX_VIEW_SIZE}]"
+            )
+        if not (isinstance(fov, (int, float)) and 0.0 < float(fov) < 180.0):
+            raise TaskError(f"fov={fov!r} must be a number of degrees in (0, 180)")
+        if max_steps is not None and (not isinstance(max_steps, int) or max_steps < 1):
+            raise TaskError(f"max_steps={max_steps!r} must be a positive int")
+        self.render_mode = render_mode
+        self.view_size = view_size
+        self.fov = float(fov)
+        self.max_steps_override = max_steps
+        self.render_size = int(render_size)
+        self.tasks = self._load_tasks(suite, tasks, task_types)
+        self.action_set = citywalk_action_set()
+        self.action_table = citywalk_action_table()
+        self.action_space = spaces.Discrete(len(self.action_table))
+        self.observation_space = self._make_observation_space()
+        self._renderers: dict[str, Any] = {}
+        self._mask_cache: dict[tuple, np.ndarray] = {}
+        self.task: TaskSpec = self.tasks[0]
+        self._setup_world(self.task)
+        self._reset_state()
+
+    # ------------------------------------------------------------------ setup
+    @staticmethod
+    def _load_tasks(suite, tasks, task_types) -> list[TaskSpec]:
+        if tasks is not None:
+            out = [t if isinstance(t, TaskSpec) else TaskSpec.from_dict(t) for t in tasks]
+        else:
+            out = load_suite(suite if suite is not None else DEFAULT_SUITE)
+        if task_types is not None:
+            bad = [t for t in task_types if t not in TASK_TYPES]
+            if bad:
+                raise TaskError(f"task_types {bad} unknown; valid: {', '.join(TASK_TYPES)}")
+            out = [t for t in out if t.type in set(task_types)]
+        if not out:
+            raise TaskError("CityWalk needs at least one task (the suite/filter left none)")
+        for t in out:
+            validate_task(t)
+        return out
+
+    def _make_observation_space(self) -> spaces.Dict:
+        chars = set(BASE_CHARSET)
+        longest = 0
+        for t in self.tasks:
+            chars.update(t.instruction)
+            longest = max(longest, len(t.instruction))
+            for o in t.options:
+                chars.update(o)
+            for s in t.goal.get("stops", []) or []:
+                chars.update(str(s.get("name", "")))
+            for c in t.constraints.get("closures", []) or []:
+                chars.update(str(c.get("label", "")))
+        charset = frozenset(chars)
+        self._charset = charset
+        obs: dict[str, spaces.Space] = {}
+        if self.view_size is not None:
+            s = self.view_size
+            obs["view"] = spaces.Box(0, 255, (s, s, 3), np.uint8)
+        obs["instruction"] = spaces.Text(max(longest, TEXT_MAX), min_length=0, charset=charset)
+        obs["status"] = spaces.Text(TEXT_MAX, min_length=0, charset=charset)
+        obs["notice"] = spaces.Text(TEXT_MAX, min_length=0, charset=charset)
+        obs["action_mask"] = spaces.Box(0, 1, (len(self.action_table),), np.int8)
+        return spaces.Dict(obs)
+
+    def _setup_world(self, task: TaskSpec) -> None:
+        self.city: City = load_city(task.city)
+        self.geometry = WalkGeometry.for_city(self.city)
+        self._city_spec = task.city
+
+    def _reset_state(self) -> None:
+        t = self.task
+        st = t.start
+        self.walker = WalkerState(float(st["x"]), float(st["y"]), float(st["heading"]) % 360.0,
+                                  float(st.get("pitch", 0.0)))  # fmt: skip
+        self.clock = SimClock(float(st.get("clock", 36000.0)))
+        self.kind = TASK_TYPES[t.type].kind
+        self.max_steps = self.max_steps_override or int(
+            t.limits.get("max_steps", DEFAULT_MAX_STEPS)
+        )
+        self.map_mode = False
+        self.map = _MapState()
+        self.steps = 0
+        self.invalid_actions = 0
+        self.done = False
+        self.notice_once: list[str] = []
+        self.record = EpisodeRecord()
+        self.record.positions.append((self.walker.x, self.walker.y))
+        self.record.headings.append(self.walker.heading)
+        self.record.clocks.append(0.0)
+        self.closures = [
+            Closure(
+                str(c.get("id", f"c{i}")),
+                tuple(tuple(p) for p in c["points"]),
+                str(c.get("label", "")),
+                tuple(c["trigger"]) if c.get("trigger") else None,
+            )  # fmt: skip
+            for i, c in enumerate(t.constraints.get("closures", []) or [])
+        ]
+        self.closure_active = [c.trigger is None for c in self.closures]
+        self._closed_edges = {
+            i: [tuple(e) for e in (c.get("closed_edges") or [])]
+            for i, c in enumerate(t.constraints.get("closures", []) or [])
+        }
+        peds = t.constraints.get("pedestrians")
+        self.crowd = (
+            Crowd(
+                self.city,
+                int(peds.get("count", 0)),
+                int(peds.get("seed", 0)),
+                peds.get("around"),
+                duration=self.max_steps * MAX_DURATION + 60.0,
+                avoid=(self.walker.x, self.walker.y),
+            )  # fmt: skip
+            if peds
+            else None
+        )
+        cond = t.constraints.get("conditions") or {}
+        self.conditions = {"time_of_day": cond.get("time_of_day", "day"),
+                           "weather": cond.get("weather", "clear"), "seed": int(cond.get("seed", 0))}  # fmt: skip
+        self.raining = self.conditions["weather"] == "rain"
+        self.stops = list(t.goal.get("stops", []) or [])
+        self.record.arrivals = [None] * len(self.stops)
+        self._router_cache: Router | None = None
+        self._fields: dict[int, DistanceField] = {}
+        self.distance_to_goal = self._remaining()
+        self.record.start_distance = self.distance_to_goal
+        self._last_notice = ""
+
+    # ------------------------------------------------------------------ API
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        super().reset(seed=seed)
+        self.task = self._pick_task(options or {})
+        if self.task.city != self._city_spec:
+            self._setup_world(self.task)
+        self._reset_state()
+        return self._observe(_Step()), self._info(_Step())
+
+    def step(self, action: Any):
+        if self.done:
+            raise RuntimeError("CityWalk: step() called after the episode ended; call reset()")
+        s = _Step()
+        self._parse_action(action, s)
+        if s.error is None:
+            self._check_mode(s)
+        if s.error is None:
+            self._execute(s)
+            self._advance_world(s)
+        else:
+            self.invalid_actions += 1
+        self.steps += 1
+        self._record_step(s)
+        self._update_progress(s)
+        reward = self._reward(s)
+        terminated, truncated, reason = self._check_end(s)
+        info = self._info(s)
+        if terminated or truncated:
+            reward += self._finish(info, reason)
+        return self._observe(s), reward, terminated, truncated, info
+
+    def action_masks(self) -> np.ndarray:
+        """Valid entries of the action table now (bool), for sb3-contrib ``MaskablePPO``."""
+        return self._mask().astype(bool)
+
+    def render(self) -> np.ndarray | None:
+        if self.render_mode != "rgb_array":
+            return None
+        return self._frame()
+
+    def close(self) -> None:
+        self._renderers.clear()
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        for k in ("city", "geometry", "_router_cache", "_fields", "_renderers"):
+            state.pop(k, None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._renderers = {}
+        self._router_cache = None
+        self._fields = {}
+        self.city = load_city(self._city_spec)
+        self.geometry = WalkGeometry.for_city(self.city)
+
+    # ------------------------------------------------------------------ hooks
+    def _pick_task(self, options: dict[str, Any]) -> TaskSpec:
+        if "task_id" in options:
+            for t in self.tasks:
+                if t.id == options["task_id"]:
+                    return t
+            raise TaskError(
+                f"no task with id {options['task_id']!r} in this env's {len(self.tasks)} tasks"
+            )
+        if "task_index" in options:
+            i = options["task_index"]
+            if not isinstance(i, (int, np.integer)) or not 0 <= int(i) < len(self.tasks):
+                raise TaskError(f"task_index={i!r} must be in [0, {len(self.tasks)})")
+            return self.tasks[int(i)]
+        if "task" in options:
+            t = options["task"]
+            t = t if isinstance(t, TaskSpec) else TaskSpec.from_dict(t)
+            validate_task(t)
+            return t
+        return self.tasks[int(self.np_random.integers(len(self.tasks)))]
+
+    def _parse_action(self, action: Any, s: _Step) -> None:
+        if isinstance(action, (int, np.integer)) and not isinstance(action, bool):
+            if not 0 <= int(action) < len(self.action_table):
+                s.error = f"action index {int(action)} is outside [0, {len(self.action_table)})"
+                return
+            s.action = self.action_table[int(action)]
+            return
+        try:
+            s.action = self.action_set.normalise(action)
+        except InvalidAction as exc:
+            s.error = str(exc)
+
+    def _check_mode(self, s: _Step) -> None:
+        name = s.action["action"]
+        if self.map_mode and name in FIRST_PERSON:
+            s.error = f"{name} is not possible in map mode; use close_map first (or a map action)"
+        elif not self.map_mode and name in MAP_ONLY:
+            s.error = f"{name} works only in map mode; use open_map first"
+        elif name == "terminate":
+            ans = s.action.get("answer")
+            if self.kind == "qa":
+                if ans is not None:
+                    idx = self._answer_index(ans)
+                    if idx is None:
+                        opts = ", ".join(
+                            f"{L}) {o}" for L, o in zip(OPTION_LETTERS, self.task.options)
+                        )
+                        s.error = f"terminate: answer={ans!r} is not one of the options: {opts}"
+                    s.answer_index = idx
+            elif ans is not None:
+                s.error = "terminate: this task asks no question; terminate without an answer"
+
+    def _answer_index(self, ans: str) -> int | None:
+        a = str(ans).strip()
+        letters = [L.casefold() for L in OPTION_LETTERS[: len(self.task.options)]]
+        key = a.casefold().rstrip(").:").strip()
+        if key.startswith("option "):
+            key = key[7:].strip()
+        if key in letters:
+            return letters.index(key)
+        if key.isdigit() and 1 <= int(key) <= len(self.task.options):
+            return int(key) - 1
+        norm = normalize_text(a)
+        for i, o in enumerate(self.task.options):
+            if norm == normalize_text(o):
+                return i
+        return None
+
+    def _execute(self, s: _Step) -> None:
+        a = s.action
+        getattr(self, "_do_" + a["action"])(a, s)
+
+    def _do_move(self, a: dict[str, Any], s: _Step, speed: float = WALK_SPEED) -> None:
+        dur = float(a["duration"])
+        if dur > MAX_DURATION:
+            s.clamped = dur
+            s.messages.append(f"Duration {dur:g} s was clamped to {MAX_DURATION:g} s.")
+            dur = MAX_DURATION
+        s.duration = dur
+        s.move = simulate_move(self.geometry, self.walker, a["direction"], speed, dur,
+                               float(a["yaw_rate"]), float(a["pitch_rate"]))  # fmt: skip
+        self.walker = s.move.state
+        if s.move.hit_wall:
+            s.messages.append("You bumped into a wall.")
+
+    def _do_sprint(self, a: dict[str, Any], s: _Step) -> None:
+        self._do_move(a, s, SPRINT_SPEED)
+
+    def _do_look(self, a: dict[str, Any], s: _Step) -> None:
+        w = self.walker
+        pitch = w.pitch if a.get("pitch") is None else float(a["pitch"])
+        self.walker = WalkerState(w.x, w.y, (w.heading + float(a["yaw"])) % 360.0, pitch)
+        s.duration = LOOK_DURATION
+
+    def _do_jump(self, a: dict[str, Any], s: _Step) -> None:
+        s.duration = JUMP_DURATION
+
+    def _do_open_map(self, a: dict[str, Any], s: _Step) -> None:
+        self.map_mode = True
+        self.map = _MapState(center=(self.walker.x, self.walker.y))
+
+    def _do_close_map(self, a: dict[str, Any], s: _Step) -> None:
+        self.map_mode = False
+
+    def _do_map_pan(self, a: dict[str, Any], s: _Step) -> None:
+        cx, cy = self.map.center
+        self.map.center = (cx + float(a["east"]), cy + float(a["north"]))
+
+    def _do_map_zoom(self, a: dict[str, Any], s: _Step) -> None:
+        lo, hi = MAP_MPP_RANGE
+        want = self.map.mpp / float(a["factor"])
+        self.map.mpp = min(hi, max(lo, want))
+        if self.map.mpp != want:
+            s.messages.append(f"The map cannot zoom further ({self.map.mpp:g} m per pixel).")
+
+    def _do_map_orbit(self, a: dict[str, Any], s: _Step) -> None:
+        self.map.rotation = (self.map.rotation + float(a["degrees"])) % 360.0
+
+    def _do_map_select(self, a: dict[str, Any], s: _Step) -> None:
+        size = self.view_size or 256
+        m = self.map
+        from urban_gym.render.map import MapRenderer
+
+        self.map.selected = MapRenderer.pixel_to_world(
+            float(a["x"]) * size, float(a["y"]) * size, m.center, m.mpp, size, m.rotation
+        )
+        s.messages.append("Point marked on the map.")
+
+    def _do_terminate(self, a: dict[str, Any], s: _Step) -> None:
+        s.terminate = True
+
+    def _advance_world(self, s: _Step) -> None:
+        t0 = self.clock.elapsed
+        if s.duration > 0.0:
+            self.clock.advance(s.duration)
+        if self.crowd is not None and s.duration > 0.0:
+            if s.move is not None:
+                xy = walker_samples(s.move, s.duration)
+            else:
+                xy = walker_samples(_still(self.walker), s.duration)
+            s.new_contacts = self.crowd.advance(t0, s.duration, xy)
+            if s.new_contacts:
+                s.messages.append("You bumped into someone." if s.new_contacts == 1
+                                  else f"You bumped into {s.new_contacts} people.")  # fmt: skip
+        if s.move is not None and self.closures:
+            for i, c in enumerate(self.closures):
+                if self.closure_active[i]:
+                    s.new_crossings += count_crossings(s.move.path, c)
+            if s.new_crossings:
+                s.messages.append("You crossed a closed way.")
+        for i, c in enumerate(self.closures):
+            if not self.closure_active[i] and c.trigger is not None:
+                tx, ty, tr = c.trigger
+                if math.hypot(self.walker.x - tx, self.walker.y - ty) <= tr:
+                    self.closure_active[i] = True
+                    self._fields.clear()
+                    where = c.label or "the way"
+                    s.messages.append(
+                        f"NOTICE: {where} is closed ahead (red line on the map). Do not cross "
+                        "it; find another way."
+                    )
+
+    def _record_step(self, s: _Step) -> None:
+        r = self.record
+        w = self.walker
+        r.steps = self.steps
+        r.invalid_actions = self.invalid_actions
+        r.positions.append((w.x, w.y))
+        r.headings.append(w.heading)
+        r.clocks.append(self.clock.elapsed)
+        r.durations.append(s.duration)
+        self._on_network = self.geometry.on_network(w.x, w.y)
+        r.on_network.append(self._on_network)
+        self._covered = self.geometry.covered(w.x, w.y) if self.raining else False
+        r.covered.append(self._covered)
+        if s.move is not None:
+            r.path_length += s.move.distance
+            r.wall_hits += int(s.move.hit_wall)
+        r.closure_crossings += s.new_crossings
+        r.contacts += s.new_contacts
+
+    def _update_progress(self, s: _Step) -> None:
+        if self.stops:
+            rad = float(self.task.goal.get("radius", SUCCESS_RADIUS))
+            ordered = bool(self.task.goal.get("ordered"))
+            w = self.walker
+            for i, st in enumerate(self.stops):
+                if self.record.arrivals[i] is not None:
+                    continue
+                if math.hypot(w.x - st["x"], w.y - st["y"]) <= rad:
+                    self.record.arrivals[i] = self.clock.elapsed
+                    s.new_stops += 1
+                    s.messages.append(f"You reached {st['name']} ({format_clock(self.clock.now)}).")
+                    self._fields.clear()
+                if ordered and self.record.arrivals[i] is None:
+                    break
+        self._prev_distance = self.distance_to_goal
+        self.distance_to_goal = self._remaining()
+
+    def _reward(self, s: _Step) -> float:
+        if s.error is not None:
+            return INVALID_ACTION_REWARD
+        r = 0.0
+        if (
+            math.isfinite(self._prev_distance)
+            and math.isfinite(self.distance_to_goal)
+            and not s.new_stops
+        ):
+            r += PROGRESS_REWARD_PER_M * (self._prev_distance - self.distance_to_goal)
+        r += STOP_REWARD * s.new_stops
+        r -= CLOSURE_PENALTY * s.new_crossings + CONTACT_PENALTY * s.new_contacts
+        return float(r)
+
+    def _check_end(self, s: _Step) -> tuple[bool, bool, str]:
+        if s.terminate:
+            if self.kind == "qa":
+                self.record.answer_index = s.answer_index
+                return (
+                    True,
+                    False,
+                    "answered" if s.answer_index is not None else "terminated_by_agent",
+                )
+            return True, False, "arrived" if self._reached() else "terminated_by_agent"
+        if self.steps >= self.max_steps:
+            return False, True, "step_limit"
+        return False, False, ""
+
+    def _reached(self) -> bool:
+        if self.kind == "nav":
+            g = self.task.goal
+            return math.hypot(self.walker.x - g["x"], self.walker.y - g["y"]) <= float(
+                g.get("radius", SUCCESS_RADIUS)
+            )
+        return all(a is not None for a in self.record.arrivals)
+
+    def _finish(self, info: dict[str, Any], reason: str) -> float:
+        self.done = True
+        self.record.end_distance = self.distance_to_goal
+        m = score_episode(self.task, self.record)
+        info["termination"] = check_reason(reason)
+        info["metrics"] = m
+        info["is_success"] = bool(m.get("success", 0.0) >= 1.0)
+        return SUCCESS_REWARD if info["is_success"] else 0.0
+
+    # ------------------------------------------------------------------ distances
+    @property
+    def router(self) -> Router:
+        """A router over the network with the active closures' edges closed."""
+        if self._router_cache is None or self._router_closed != self._active_closed():
+            self._router_closed = self._active_closed()
+            self._router_cache = Router(self.city, self._router_closed)
+        return self._router_cache
+
+    def _active_closed(self) -> tuple[tuple[int, int], ...]:
+        out: list[tuple[int, int]] = []
+        for i, on in enumerate(self.closure_active):
+            if on:
+                out.extend(self._closed_edges.get(i, []))
+        return tuple(out)
+
+    def current_target(self) -> tuple[float, float] | None:
+        """Where the agent should go now: the goal, the next stop (ordered), the nearest
+        unvisited stop (unordered), or None (questions, all stops reached)."""
+        if self.kind == "nav":
+            return (float(self.task.goal["x"]), float(self.task.goal["y"]))
+        if self.kind == "multi":
+            left = [st for st, a in zip(self.stops, self.record.arrivals) if a is None]
+            if not left:
+                return None
+            if self.task.goal.get("ordered"):
+                return (float(left[0]["x"]), float(left[0]["y"]))
+            w = self.walker
+            best = min(left, key=lambda st: math.hypot(st["x"] - w.x, st["y"] - w.y))
+            return (float(best["x"]), float(best["y"]))
+        return None
+
+    def _remaining(self) -> float:
+        target = self.current_target()
+        if target is None:
+            return math.nan if self.kind == "qa" else 0.0
+        key = hash(target)
+        fld = self._fields.get(key)
+        if fld is None:
+            fld = self.router.field(self.router.locate(*target))
+            self._fields = {key: fld}
+        w = self.walker
+        pos = self.geometry.edge_position(w.x, w.y)
+        if pos is None:
+            loc = self.router.locate(w.x, w.y)
+            off = math.hypot(loc.point[0] - w.x, loc.point[1] - w.y)
+            return off + self.router.distance(fld, loc)
+        (u, v), offset, d = pos
+        L = float(self.city.network.edges[u, v]["length"])
+        dist = fld.dist
+        best = min(dist.get(u, math.inf) + offset, dist.get(v, math.inf) + max(0.0, L - offset))
+        src = fld.source
+        if {src.u, src.v} == {u, v}:
+            so = src.offset if (src.u, src.v) == (u, v) else src.length - src.offset
+            best = min(best, abs(offset - so))
+        return d + best
+
+    # ------------------------------------------------------------------ observation
+    def _mask(self) -> np.ndarray:
+        key = (self.map_mode, self.kind, len(self.task.options))
+        m = self._mask_cache.get(key)
+        if m is None:
+            m = self._mask_cache[key] = self._compute_mask()
+        return m.copy()
+
+    def _compute_mask(self) -> np.ndarray:
+        m = np.zeros(len(self.action_table), dtype=np.int8)
+        for i, a in enumerate(self.action_table):
+            name = a["action"]
+            if name in FIRST_PERSON:
+                m[i] = not self.map_mode
+            elif name in MAP_ONLY:
+                m[i] = self.map_mode
+            elif name == "terminate":
+                has_answer = a.get("answer") is not None
+                if self.kind == "qa":
+                    m[i] = (not has_answer) or OPTION_LETTERS.index(a["answer"]) < len(
+                        self.task.options
+                    )
+                else:
+                    m[i] = not has_answer
+        return m
+
+    def _status(self) -> str:
+        parts = [f"Time {self.clock.text()}", f"step {self.steps}/{self.max_steps}",
+                 "map mode" if self.map_mode else "first-person view"]  # fmt: skip
+        if self.conditions["time_of_day"] != "day" or self.conditions["weather"] != "clear":
+            parts.append(f"{self.conditions['time_of_day']}, {self.conditions['weather']}")
+        lines = [" | ".join(parts)]
+        if self.stops:
+            done = [f"{st['name']} at {format_clock(self.clock.start + a)}"
+                    for st, a in zip(self.stops, self.record.arrivals) if a is not None]  # fmt: skip
+            left = [st for st, a in zip(self.stops, self.record.arrivals) if a is None]
+            n = len(self.stops)
+            if self.task.goal.get("ordered"):
+                if left:
+                    nxt = left[0]
+                    due = f" by {format_hhmm(nxt['deadline'])}" if nxt.get("deadline") else ""
+                    lines.append(f"Next: {nxt['name']}{due} (stop {n - len(left) + 1} of {n}).")
+                else:
+                    lines.append("All appointments visited.")
+            else:
+                lines.append(f"Visited {n - len(left)} of {n}" +
+                             (": " + ", ".join(st["name"] for st, a in zip(self.stops, self.record.arrivals) if a is not None) if done else "") +
+                             (". Left: " + ", ".join(st["name"] for st in left) + "." if left else ". All visited."))  # fmt: skip
+            if done and self.task.goal.get("ordered"):
+                lines.append("Done: " + "; ".join(done) + ".")
+        if self.map_mode:
+            m = self.map
+            lines.append(f"Map: {m.mpp:g} m per pixel, rotated {m.rotation:g} degrees"
+                         + (", a point is marked." if m.selected else "."))  # fmt: skip
+        return self._clean("\n".join(lines))
+
+    def _observe(self, s: _Step) -> dict[str, Any]:
+        notice = list(s.messages)
+        if s.error is not None:
+            notice.insert(0, f"Invalid action: {s.error}")
+        obs: dict[str, Any] = {}
+        if self.view_size is not None:
+            obs["view"] = self._map_image(self.view_size) if self.map_mode else self._view()
+        obs["instruction"] = self._clean(self.task.instruction)
+        obs["status"] = self._status()
+        obs["notice"] = self._clean(" ".join(notice))
+        obs["action_mask"] = self._mask()
+        return obs
+
+    def _clean(self, text: str) -> str:
+        cs = self._charset
+        if not cs.issuperset(text):
+            text = "".join(ch if ch in cs else "?" for ch in text)
+        return text[:TEXT_MAX]
+
+    def _info(self, s: _Step) -> dict[str, Any]:
+        w = self.walker
+        info: dict[str, Any] = {
+            "pose": {"x": w.x, "y": w.y, "heading": w.heading, "pitch": w.pitch},
+            "clock": self.clock.elapsed,
+            "clock_of_day": self.clock.now,
+            "on_network": self.record.on_network[-1]
+            if self.record.on_network
+            else self.geometry.on_network(w.x, w.y),
+            "covered": self.record.covered[-1] if self.record.covered else False,
+            "distance_to_goal": self.distance_to_goal,
+            "map_mode": self.map_mode,
+            "hit_wall": bool(s.move is not None and s.move.hit_wall),
+            "closure_crossings": self.record.closure_crossings,
+            "pedestrian_contacts": self.record.contacts,
+            "stops_reached": sum(a is not None for a in self.record.arrivals),
+            "action": s.action,
+            "action_valid": s.error is None,
+            "invalid_actions": self.invalid_actions,
+            "task": self.task,
+        }
+        if s.error is not None:
+            info.update(invalid_step_info(s.error, self.invalid_actions))
+        if s.clamped is not None:
+            info["clamped"] = {"duration": s.clamped, "to": MAX_DURATION}
+        if s.action is not None and s.action["action"] == "jump":
+            info["jump_height"] = JUMP_HEIGHT
+        return info
+
+    # ------------------------------------------------------------------ pixels
+    def _renderer(self, name: str) -> Any:
+        r = self._renderers.get(name)
+        if r is None:
+            import urban_gym.render as R
+
+            if name == "map":
+                r = R.MapRenderer(self.city)
+            else:
+                size = self.view_size if name == "view" else self.render_size
+                r = R.FirstPersonRenderer(self.city, width=size, height=size, fov=self.fov)
+            self._renderers[name] = r
+        return r
+
+    def _render_conditions(self) -> Any:
+        from urban_gym.render import Conditions
+
+        return Conditions(**self.conditions)
+
+    def pedestrian_positions(self) -> np.ndarray:
+        """``(N, 2)`` positions (m) of the pedestrians now (privileged)."""
+        if self.crowd is None:
+            return np.zeros((0, 2))
+        return self.crowd.positions(self.clock.elapsed)
+
+    def _view(self, which: str = "view") -> np.ndarray:
+        w = self.walker
+        peds = [tuple(p) for p in self.pedestrian_positions()]
+        res = self._renderer(which).render(w.x, w.y, w.heading, w.pitch,
+                                           conditions=self._render_conditions(), pedestrians=peds)  # fmt: skip
+        return res.rgb
+
+    def map_markers(self) -> Any:
+        """The map markers the agent may see: itself, the task's destinations (when the task
+        shows them) and the active closures. Never a route."""
+        from urban_gym.render import MapMarkers
+
+        g = self.task.goal
+        dest: list[tuple[float, float]] = []
+        if self.stops:
+            if g.get("show_on_map"):
+                dest = [(float(st["x"]), float(st["y"])) for st in self.stops]
+        elif g.get("show_on_map") and "x" in g:
+            dest = [(float(g["x"]), float(g["y"]))]
+        closures = [c.points for c, on in zip(self.closures, self.closure_active) if on]
+        w = self.walker
+        return MapMarkers(agent=(w.x, w.y, w.heading), destinations=dest, closures=closures,
+                          selected=self.map.selected if self.map_mode else None)  # fmt: skip
+
+    def _map_image(self, size: int) -> np.ndarray:
+        m = self.map if self.map_mode else _MapState(center=(self.walker.x, self.walker.y))
+        return self._renderer("map").render(center=m.center, metres_per_pixel=m.mpp, size=size,
+                                            rotation=m.rotation, labels=True, markers=self.map_markers())  # fmt: skip
+
+    def _frame(self) -> np.ndarray:
+        import cv2
+
+        n = self.render_size
+        view = self._view("frame")
+        mp = self._map_image(n)
+        text = np.full((n, n, 3), 255, np.uint8)
+        lines = [self.task.type + " " + self.task.id[-12:], *_wrap(self.task.instruction, 34)[:9],
+                 "", *_wrap(self._status(), 34)[:5]]  # fmt: skip
+        for i, line in enumerate(lines[: n // 14]):
+            cv2.putText(text, line.encode("ascii", "replace").decode(), (4, 14 + 14 * i),
+                        cv2.FONT_HERSHEY_PLAIN, 0.8, (20, 20, 20), 1, cv2.LINE_AA)  # fmt: skip
+        return np.concatenate([view, mp, text], axis=1)
+
+
+def _still(w: WalkerState) -> MoveResult:
+    return MoveResult(w, [(w.x, w.y)], [0.0], False, 0.0)
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    out: list[str] = []
+    for para in text.split("\n"):
+        line = ""
+        for word in para.split():
+            if len(line) + len(word) + 1 > width and line:
+                out.append(line)
+                line = word
+            else:
+                line = f"{line} {word}".strip()
+        out.append(line)
+    return out
