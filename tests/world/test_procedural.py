@@ -68,3 +68,11 @@ def test_large_city_is_kilometres_across():
     w, h = c.extent
     assert w > 2000 and h > 2000
     assert nx.is_connected(c.network)
+
+
+def test_meta_source_regenerates_the_city():
+    from urban_gym.world import load_city
+
+    c = generate_city(4, (3, 2), block_size=60.0, shop_rate=0.3)
+    assert c.meta["source"] == "procedural:seed=4,blocks=3x2,block_size=60,shop_rate=0.3"
+    assert fingerprint(load_city(c.meta["source"], cache=False)) == fingerprint(c)

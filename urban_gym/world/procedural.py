@@ -151,7 +151,7 @@ def generate_city(
     rng = np.random.default_rng(seed)
     gen = _Generator(rng, W, H, block_size, street_width, shop_rate, park_rate)
     gen.build()
-    spec = f"procedural:seed={seed},blocks={W}x{H}"
+    spec = procedural_spec(seed, (W, H), block_size, street_width, shop_rate, park_rate)
     meta = {
         "source": spec,
         "params": {"seed": seed, "blocks": [W, H], "block_size": block_size,
@@ -170,6 +170,25 @@ def generate_city(
         meta,
         spec,
     )
+
+
+_DEFAULTS = {"block_size": 90.0, "street_width": 16.0, "shop_rate": 0.6, "park_rate": 0.12}
+
+
+def procedural_spec(
+    seed: int,
+    blocks: tuple[int, int],
+    block_size: float = 90.0,
+    street_width: float = 16.0,
+    shop_rate: float = 0.6,
+    park_rate: float = 0.12,
+) -> str:
+    """The ``load_city`` spec that regenerates this city (non-default keys only)."""
+    parts = [f"seed={seed}", f"blocks={blocks[0]}x{blocks[1]}"]
+    given = {"block_size": block_size, "street_width": street_width,
+             "shop_rate": shop_rate, "park_rate": park_rate}  # fmt: skip
+    parts += [f"{k}={v:g}" for k, v in given.items() if float(v) != _DEFAULTS[k]]
+    return "procedural:" + ",".join(parts)
 
 
 class _Generator:
