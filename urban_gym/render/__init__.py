@@ -30,15 +30,18 @@ from urban_gym.render.ids import (
     sign_id,
 )
 from urban_gym.render.map import MapMarkers, MapRenderer
+from urban_gym.render.panorama import PanoramaRenderer, RenderResult
 
 __all__ = [
     "KINDS",
     "MapMarkers",
     "MapRenderer",
+    "PanoramaRenderer",
     "TIMES_OF_DAY",
     "WEATHERS",
     "Conditions",
     "RenderError",
+    "RenderResult",
     "building_id",
     "camera_cache_info",
     "check_equirect",

@@ -1,0 +1,650 @@
+"""The column ray caster shared by the panorama and first-person renderers.
+
+A :class:`ColumnCamera` describes an image whose columns are vertical planes through the
+eye: an equirectangular panorama (or a window of one) or a perspective view with zero
+pitch. Column ``c`` looks along compass bearing ``ang[c]``; pixel ``[r, c]`` looks at
+``tan(elevation) = a[r] * b[c]`` (``a`` decreases down the image). For a panorama
+``a = tan(elevation)`` and ``b = 1``; for a perspective view ``a`` is the pixel's height
+above the image centre and ``b = 1 / sqrt(x_c^2 + f^2)``.
+
+For each column the caster intersects the ray with the walls near the viewer (only
+those facing the viewer, or, from inside a building, that building's walls seen from
+inside), sorts the hits by distance and keeps, in order, up to ``K`` hits each taller
+(in elevation) than all nearer ones: hit ``i`` is then visible between the top of the
+nearer hits and its own top, so taller buildings show above nearer, lower ones. The
+nearest hit also ends the ground. Walls are textured from the facade atlas, the ground
+from a top-down raster, both with one ``cv2.remap``; signs, sprites (street objects,
+free-standing signs, pedestrians) and the weather are drawn on top.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+import cv2
+import numpy as np
+
+from urban_gym.render.conditions import Conditions
+from urban_gym.render.ground import far_colour
+from urban_gym.render.ids import BUILDING_BASE, GROUND_ID, OBJECT_BASE, PEDESTRIAN_BASE, SIGN_BASE
+from urban_gym.render.scene import Scene
+from urban_gym.render.textures import (
+    FACADE_MAX_Z,
+    FACADE_PPM,
+    N_STYLES,
+    SHADES,
+    STYLE_H,
+    STYLE_PERIOD_M,
+    STYLE_W,
+    Sprite,
+    facade_atlas,
+    pedestrian_sprite,
+)
+
+#: most wall hits kept per column
+K_HITS = 6
+#: street objects farther than this (m) are not drawn
+OBJECT_RANGE_M = 90.0
+#: bearing of the sun (degrees) used to shade walls
+SUN_BEARING = 200.0
+_SKY, _WALL, _GROUND = 0, 1, 2
+
+
+@dataclass
+class ColumnCamera:
+    """Geometry of an image whose columns are vertical planes (see the module doc)."""
+
+    width: int
+    height: int
+    ang: np.ndarray  # (W,) bearings, radians
+    b: np.ndarray  # (W,)
+    a: np.ndarray  # (H,) decreasing
+    ang0: float  # rel angles are measured from here
+    rel: np.ndarray  # (W,) increasing in [0, 2 pi)
+    kind: str  # "equirect" | "perspective"
+    # equirect window: bearing span and elevation range (radians)
+    span: float = 2 * math.pi
+    e_top: float = math.pi / 2
+    e_bot: float = -math.pi / 2
+    # perspective: yaw (radians) and focal length (pixels)
+    yaw: float = 0.0
+    focal: float = 1.0
+
+    def __post_init__(self) -> None:
+        self.dirx = np.sin(self.ang)
+        self.diry = np.cos(self.ang)
+        self.neg_a = -self.a
+        self.relx = np.concatenate([self.rel, self.rel + 2 * math.pi])
+        self.a32 = self.a.astype(np.float32)
+        self.rows_col = np.arange(self.height, dtype=np.int64)[:, None]
+        self._sec: np.ndarray | None = None
+
+    def secant(self) -> np.ndarray:
+        """``(H, W)`` float32: ray length per metre of horizontal distance."""
+        if self._sec is None:
+            self._sec = np.sqrt(1.0 + (self.a[:, None] * self.b[None, :]) ** 2).astype(np.float32)
+        return self._sec
+
+    @classmethod
+    def equirect(
+        cls,
+        width: int,
+        height: int,
+        bearing0: float = -180.0,
+        span: float = 360.0,
+        e_top: float = 90.0,
+        e_bot: float = -90.0,
+    ) -> ColumnCamera:
+        """A panorama (window): columns from bearing ``bearing0`` over ``span`` degrees,
+        rows from elevation ``e_top`` down to ``e_bot`` degrees, uniformly."""
+        b0, sp = math.radians(bearing0), math.radians(span)
+        et, eb = math.radians(e_top), math.radians(e_bot)
+        rel = (np.arange(width) + 0.5) / width * sp
+        e = et - (np.arange(height) + 0.5) / height * (et - eb)
+        return cls(width, height, b0 + rel, np.ones(width), np.tan(e), b0, rel, "equirect",
+                   span=sp, e_top=et, e_bot=eb)  # fmt: skip
+
+    @classmethod
+    def perspective(cls, width: int, height: int, fov: float, yaw: float) -> ColumnCamera:
+        """A perspective view with zero pitch, ``fov`` horizontal degrees, at ``yaw``."""
+        f = (width / 2.0) / math.tan(math.radians(fov) / 2.0)
+        x = np.arange(width) + 0.5 - width / 2.0
+        off = np.arctan2(x, f)
+        y0 = math.radians(yaw)
+        a = height / 2.0 - (np.arange(height) + 0.5)
+        ang0 = y0 - math.radians(fov) / 2.0 - 1e-9
+        return cls(width, height, y0 + off, 1.0 / np.hypot(x, f), a, ang0, off - (ang0 - y0),
+                   "perspective", yaw=y0, focal=f)  # fmt: skip
+
+    def col_of(self, bearing: np.ndarray) -> np.ndarray:
+        """Continuous column of bearings (radians); NaN where a perspective view cannot
+        show them."""
+        if self.kind == "equirect":
+            return ((bearing - self.ang0) % (2 * math.pi)) / self.span * self.width
+        d = (bearing - self.yaw + math.pi) % (2 * math.pi) - math.pi
+        with np.errstate(invalid="ignore"):
+            out = self.width / 2.0 + self.focal * np.tan(d)
+        return np.where(np.abs(d) < math.radians(89.0), out, np.nan)
+
+    def row_of(self, a: np.ndarray) -> np.ndarray:
+        """Continuous row of values of ``a`` (see the module docstring)."""
+        if self.kind == "equirect":
+            return (self.e_top - np.arctan(a)) / (self.e_top - self.e_bot) * self.height
+        return self.height / 2.0 - a
+
+    def count_above(self, v: np.ndarray) -> np.ndarray:
+        """Number of rows with ``a[r] > v``."""
+        return np.searchsorted(self.neg_a, -v, side="left")
+
+    def count_at_or_above(self, v: np.ndarray) -> np.ndarray:
+        """Number of rows with ``a[r] >= v``."""
+        return np.searchsorted(self.neg_a, -v, side="right")
+
+
+@dataclass
+class Frame:
+    """Per-pixel results of one rendering, image layout ``(H, W)``."""
+
+    rgb: np.ndarray  # (H, W, 4) RGBA while drawing, (H, W, 3) RGB at the end
+    t_cols: np.ndarray  # (W, H): horizontal distance (m) per pixel; inf for sky, ground
+    depth: np.ndarray | None
+    ids: np.ndarray | None
+
+
+@dataclass
+class Hits:
+    """The kept wall hits: column, rank (0 nearest), global wall index, horizontal
+    distance ``t`` (m), position ``u`` along the wall (m) and whether seen from inside."""
+
+    col: np.ndarray
+    rank: np.ndarray
+    seg: np.ndarray
+    t: np.ndarray
+    u: np.ndarray
+    inner: np.ndarray
+    bounds: np.ndarray  # (W, K + 3) run boundaries: [0, n_{K-1}, ..., n_0, g, H]
+
+
+def find_hits(
+    scene: Scene, cam: ColumnCamera, x: float, y: float, eye: float, room: int | None
+) -> Hits:
+    """Intersect every column's ray with the walls near ``(x, y)`` and keep, per column,
+    up to ``K_HITS`` hits each taller than all nearer ones."""
+    W, K = cam.width, K_HITS
+    segs = scene.candidates(x, y)
+    rx, ry = x - scene.ax[segs], y - scene.ay[segs]
+    front = scene.nx[segs] * rx + scene.ny[segs] * ry > 1e-9
+    if room is not None:
+        sel = front | (scene.bid[segs] == room)
+        inner_seg = ~front[sel]
+    else:
+        sel = front
+    segs = segs[sel]
+    ax, ay, bx, by = scene.ax[segs], scene.ay[segs], scene.bx[segs], scene.by[segs]
+    ba = np.arctan2(ax - x, ay - y)
+    bb = np.arctan2(bx - x, by - y)
+    if room is not None:
+        start = np.where(inner_seg, bb, ba)
+        span = np.where(inner_seg, ba - bb, bb - ba) % (2 * math.pi)
+    else:
+        start = ba
+        span = (bb - ba) % (2 * math.pi)
+    rs = (start - cam.ang0) % (2 * math.pi)
+    i0 = np.searchsorted(cam.relx, rs, side="left")
+    i1 = np.searchsorted(cam.relx, rs + span, side="right")
+    cnt = np.maximum(i1 - i0, 0)
+    tot = int(cnt.sum())
+    pseg = np.repeat(np.arange(len(segs)), cnt)
+    pcol = (np.repeat(i0 - np.cumsum(cnt) + cnt, cnt) + np.arange(tot)) % W
+    dxs, dys = scene.dx[segs][pseg], scene.dy[segs][pseg]
+    Dx, Dy = cam.dirx[pcol], cam.diry[pcol]
+    wx, wy = ax[pseg] - x, ay[pseg] - y
+    den = Dx * dys - Dy * dxs
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = (wx * dys - wy * dxs) / den
+        s = (wx * Dy - wy * Dx) / den
+    ok = np.isfinite(t) & (t > 0.05)
+    pseg, pcol, t, s = pseg[ok], pcol[ok], t[ok], np.clip(s[ok], 0.0, 1.0)
+    top = np.arctan((scene.height[segs][pseg] - eye) / t)
+    order = np.argsort(pcol * 1e5 + np.minimum(t, 9.9e4))
+    pseg, pcol, t, s, top = pseg[order], pcol[order], t[order], s[order], top[order]
+    key = pcol * 4.0 + top + 2.0
+    useful = np.ones(len(key), bool)
+    if len(key):
+        useful[1:] = key[1:] > np.maximum.accumulate(key)[:-1]
+    pseg, pcol, t, s, top = pseg[useful], pcol[useful], t[useful], s[useful], top[useful]
+    rank = np.arange(len(pcol)) - np.searchsorted(pcol, pcol, side="left")
+    keep = rank < K
+    pseg, pcol, t, s, top, rank = (v[keep] for v in (pseg, pcol, t, s, top, rank))
+    gseg = segs[pseg]
+    u = s * scene.length[gseg]
+    if room is not None:
+        inner = inner_seg[pseg]
+        u = np.where(inner, scene.length[gseg] - u, u)
+    else:
+        inner = np.zeros(len(pseg), bool)
+    # run boundaries per column
+    b = cam.b
+    t0 = np.full(W, np.inf)
+    first = rank == 0
+    t0[pcol[first]] = t[first]
+    g = cam.count_at_or_above(-eye / (t0 * b))
+    nb = np.full((W, K), cam.height + 1, np.int64)
+    nb[pcol, rank] = cam.count_above(np.tan(top) / b[pcol])
+    nb = np.minimum(np.minimum.accumulate(nb, axis=1), g[:, None])
+    bounds = np.empty((W, K + 3), np.int64)
+    bounds[:, 0] = 0
+    bounds[:, 1 : K + 1] = nb[:, ::-1]
+    bounds[:, K + 1] = g
+    bounds[:, K + 2] = cam.height
+    return Hits(pcol, rank, gseg, t, u, inner, bounds)
+
+
+def cast(
+    scene: Scene,
+    cam: ColumnCamera,
+    x: float,
+    y: float,
+    eye: float,
+    cond: Conditions,
+    want_depth: bool,
+    want_ids: bool,
+    room: int | None = None,
+    pedestrians=None,
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """Render ``cam`` from ``(x, y)`` at ``eye`` metres: ``(rgb, depth, ids)``.
+
+    ``room`` is the id of the building the viewer stands in (its walls are drawn from
+    inside and a ceiling replaces the sky), else None.
+    """
+    W, H = cam.width, cam.height
+    K = K_HITS
+    R = K + 2  # runs per column: sky, hits K-1 .. 0, ground
+    tod = cond.time_of_day
+    need_depth = want_depth or cond.weather != "clear"
+    hits = find_hits(scene, cam, x, y, eye, room)
+    lengths = np.diff(hits.bounds, axis=1).ravel()
+    j = hits.col * R + (K - hits.rank)  # run index of every hit
+
+    # ---------------------------------------------------------------- walls and sky
+    atlas = combined_atlas(tod, cond.weather)
+    nb_sh = len(SHADES)
+    nbear = np.degrees(np.arctan2(scene.nx[hits.seg], scene.ny[hits.seg]))
+    shade = np.clip(np.round((1.0 - np.cos(np.radians(nbear - SUN_BEARING))) / 2.0 * (nb_sh - 1)),
+                    0, nb_sh - 1)  # fmt: skip
+    style = np.where(hits.inner, N_STYLES, scene.style[hits.seg])
+    P = np.zeros(W * R, np.float32)
+    D = np.zeros(W * R, np.float32)
+    S = np.zeros(W * R, np.float32)
+    P[j] = (FACADE_MAX_Z - eye) * FACADE_PPM - 0.5
+    D[j] = hits.t * cam.b[hits.col] * FACADE_PPM
+    S[j] = style * STYLE_W + ((scene.uoff[hits.seg] + hits.u) % STYLE_PERIOD_M) * FACADE_PPM - 0.5
+    # shade levels are stacked along the z axis of the transposed atlas
+    P[j] += shade * STYLE_H
+    sky_runs = np.arange(W) * R
+    if room is None:
+        P[sky_runs] = SKY_X0 - 0.5
+        D[sky_runs] = -SKY_SCALE * cam.b
+    else:
+        P[sky_runs] = CEIL_X0
+    mapx = np.repeat(P, lengths).reshape(W, H)
+    dd = np.repeat(D, lengths).reshape(W, H)
+    np.multiply(dd, cam.a32[None, :], out=dd)
+    np.subtract(mapx, dd, out=mapx)
+    mapy = np.repeat(S, lengths).reshape(W, H)
+    # 4-channel images: OpenCV's bilinear remap is several times faster on RGBA than RGB
+    rgb = cv2.transpose(
+        cv2.remap(atlas, mapx, mapy, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    )
+    g = hits.bounds[:, K + 1]
+    sky_end = hits.bounds[:, K]
+    if tod == "night" and cond.weather == "clear" and room is None:
+        _stars(rgb, sky_end, cond.seed)
+
+    # ---------------------------------------------------------------- ground
+    g_min = int(g.min()) if W else H
+    b = cam.b
+    gmask = None
+    if g_min < H:
+        win = scene.ground_window(x, y, tod)
+        inv = 1.0 / win.mpp
+        gr = (eye / -cam.a[g_min:]).astype(np.float32)[:, None]  # metres x b per row
+        gx = gr * (cam.dirx / b * inv).astype(np.float32)[None, :]
+        gx += np.float32((x - win.x0) * inv - 0.5)
+        gy = gr * (-cam.diry / b * inv).astype(np.float32)[None, :]
+        gy += np.float32((win.y1 - y) * inv - 0.5)
+        ground = cv2.remap(win.image, gx, gy, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT,
+                           borderValue=(*far_colour(tod), 255))  # fmt: skip
+        gmask = (cam.rows_col[g_min:] >= g[None, :]).view(np.uint8)
+        cv2.copyTo(ground, gmask, rgb[g_min:])
+
+    # ---------------------------------------------------------------- depth and ids
+    t_run = np.full(W * R, np.inf, np.float32)
+    t_run[j] = hits.t
+    t_cols = np.repeat(t_run, lengths).reshape(W, H)  # (W, H) layout
+    depth = None
+    if need_depth:
+        sec = cam.secant()
+        depth = cv2.transpose(t_cols)
+        depth *= sec
+        if gmask is not None:
+            gd = gr / b[None, :].astype(np.float32) * sec[g_min:]
+            cv2.copyTo(gd, gmask, depth[g_min:])
+        if room is not None:
+            ceil_h = float(scene.city.buildings[room].height) - eye
+            with np.errstate(divide="ignore"):
+                cd = (ceil_h / (cam.a[:, None] * b[None, :])).astype(np.float32) * sec
+            sky_m = (cam.rows_col < sky_end[None, :]).view(np.uint8)
+            cv2.copyTo(cd, sky_m, depth)
+    ids = None
+    if want_ids:
+        id_run = np.zeros(W * R, np.int32)
+        id_run[K + 1 :: R] = GROUND_ID
+        id_run[j] = BUILDING_BASE + scene.bid[hits.seg]
+        if room is not None:
+            id_run[sky_runs] = BUILDING_BASE + room
+        ids = cv2.transpose(np.repeat(id_run, lengths).reshape(W, H))
+
+    frame = Frame(rgb, t_cols, depth, ids)
+    _draw_signs(scene, cam, frame, eye, hits)
+    _draw_sprites(scene, cam, frame, x, y, eye, cond, pedestrians)
+    _weather(frame, cam, cond)
+    return frame.rgb, (frame.depth if want_depth else None), frame.ids
+
+
+# ---------------------------------------------------------------------- sky
+_SKY_COLOURS = {
+    # (horizon, zenith) RGB
+    ("day", "clear"): ((206, 224, 242), (84, 142, 214)),
+    ("dusk", "clear"): ((250, 160, 95), (60, 60, 120)),
+    ("night", "clear"): ((30, 36, 62), (6, 8, 22)),
+    ("day", "rain"): ((170, 174, 180), (120, 124, 132)),
+    ("dusk", "rain"): ((130, 110, 100), (60, 58, 70)),
+    ("night", "rain"): ((28, 30, 38), (10, 10, 16)),
+}
+FOG_COLOUR = {"day": (196, 198, 200), "dusk": (150, 130, 125), "night": (40, 42, 50)}
+_CEILING = {"day": (190, 186, 178), "dusk": (150, 140, 130), "night": (70, 68, 66)}
+
+
+def _stars(rgb: np.ndarray, sky_end: np.ndarray, seed: int) -> None:
+    H, W = rgb.shape[:2]
+    rng = np.random.default_rng(seed)
+    n = max(20, H * W // 3000)
+    r = rng.integers(0, H, n)
+    c = rng.integers(0, W, n)
+    v = rng.integers(150, 255, n).astype(np.uint8)
+    m = r < sky_end[c] - 1
+    rgb[r[m], c[m], :3] = v[m, None]
+
+
+SKY_SCALE = 256.0  # sky strip pixels per unit of tan(elevation)
+_SKY_PAD = 16
+_SKY_LEN = 1024
+CEIL_X0 = float(STYLE_H * len(SHADES) + 4)
+SKY_X0 = float(STYLE_H * len(SHADES) + 8 + _SKY_PAD)
+
+
+@lru_cache(maxsize=3)
+def combined_atlas(time_of_day: str, weather: str) -> np.ndarray:
+    """The transposed facade atlas (axis 0 along walls, axis 1 up the walls, shade levels
+    stacked on axis 1) followed on axis 1 by a ceiling band and a sky strip whose column
+    ``SKY_X0 + SKY_SCALE * tan(elevation)`` holds the sky colour at that elevation."""
+    fac = facade_atlas(time_of_day).transpose(1, 0, 2)
+    n_u, n_z = fac.shape[:2]
+    out = np.empty((n_u, n_z + 8 + _SKY_PAD + _SKY_LEN, 4), np.uint8)
+    out[..., 3] = 255
+    out[:, :n_z, :3] = fac
+    out[:, n_z : n_z + 8, :3] = _CEILING[time_of_day]
+    tan = (np.arange(_SKY_PAD + _SKY_LEN) - _SKY_PAD + 0.5) / SKY_SCALE
+    out[:, n_z + 8 :, :3] = sky_colour(np.degrees(np.arctan(tan)), time_of_day, weather)[None]
+    out.setflags(write=False)
+    return out
+
+
+def sky_colour(elevation: np.ndarray, time_of_day: str, weather: str) -> np.ndarray:
+    """Sky RGB (``uint8``, shape ``elevation.shape + (3,)``) at elevations in degrees."""
+    e = np.clip(np.asarray(elevation, dtype=np.float64) / 90.0, 0.0, 1.0)
+    if weather == "fog":
+        col = np.asarray(FOG_COLOUR[time_of_day], np.float64)
+        return np.broadcast_to(col, e.shape + (3,)).astype(np.uint8)
+    hz, zn = _SKY_COLOURS[(time_of_day, weather)]
+    tt = (e**0.5)[..., None]
+    return (np.asarray(hz) * (1 - tt) + np.asarray(zn) * tt).astype(np.uint8)
+
+
+# ---------------------------------------------------------------------- signs
+def _draw_signs(scene: Scene, cam: ColumnCamera, frame: Frame, eye: float, hits: Hits) -> None:
+    """Paint the boards hit by the kept wall hits, where those hits are visible."""
+    scene.ensure_signs()
+    if not len(scene.signs) or not len(hits.seg):
+        return
+    K = K_HITS
+    st = scene.sign_seg_start
+    n = (st[hits.seg + 1] - st[hits.seg]) * (~hits.inner)
+    hit = np.flatnonzero(n)
+    if not len(hit):
+        return
+    cnt = n[hit]
+    h = np.repeat(hit, cnt)
+    sg = np.repeat(st[hits.seg[hit]] - np.cumsum(cnt) + cnt, cnt) + np.arange(int(cnt.sum()))
+    uh = hits.u[h]
+    on = (uh >= scene.sign_u0[sg]) & (uh <= scene.sign_u1[sg])
+    h, sg = h[on], sg[on]
+    if not len(h):
+        return
+    col = hits.col[h]
+    tb = hits.t[h] * cam.b[col]
+    # rows of the board, clipped to the rows where this hit is visible
+    jv = K - hits.rank[h]  # the hit's visible run is rows bounds[jv] .. bounds[jv + 1]
+    r0 = np.maximum(cam.count_above((scene.sign_z1[sg] - eye) / tb), hits.bounds[col, jv])
+    r1 = np.minimum(cam.count_at_or_above((scene.sign_z0[sg] - eye) / tb),
+                    hits.bounds[col, jv + 1])  # fmt: skip
+    cnt = np.maximum(r1 - r0, 0)
+    tot = int(cnt.sum())
+    if not tot:
+        return
+    k = np.repeat(np.arange(len(h)), cnt)
+    rr = np.repeat(r0 - np.cumsum(cnt) + cnt, cnt) + np.arange(tot)
+    cc = col[k]
+    hk, sk = h[k], sg[k]
+    z = eye + hits.t[hk] * cam.b[cc] * cam.a[rr]
+    sx = (
+        scene.sign_ax[sk]
+        + (hits.u[hk] - scene.sign_u0[sk])
+        / (scene.sign_u1[sk] - scene.sign_u0[sk])
+        * scene.sign_w[sk]
+        - 0.5
+    )
+    sy = (
+        scene.sign_ay[sk]
+        + (scene.sign_z1[sk] - z) / (scene.sign_z1[sk] - scene.sign_z0[sk]) * scene.sign_h[sk]
+        - 0.5
+    )
+    sx = np.clip(sx, scene.sign_ax[sk], scene.sign_ax[sk] + scene.sign_w[sk] - 1)
+    sy = np.clip(sy, scene.sign_ay[sk], scene.sign_ay[sk] + scene.sign_h[sk] - 1)
+    vals = sample_points(scene.sign_atlas, sx, sy)
+    frame.rgb[rr, cc, :3] = vals
+    if frame.ids is not None:
+        frame.ids[rr, cc] = SIGN_BASE + scene.sign_poi[sk]
+
+
+def sample_points(img: np.ndarray, sx: np.ndarray, sy: np.ndarray) -> np.ndarray:
+    """Bilinear samples of ``img`` at continuous pixel positions (``(N,)`` each, pixel
+    ``[r, c]`` centred at ``(c, r)``): ``(N, channels)``."""
+    n = len(sx)
+    w = 1024
+    rows = -(-n // w)
+    mx = np.zeros(rows * w, np.float32)
+    my = np.zeros(rows * w, np.float32)
+    mx[:n], my[:n] = sx, sy
+    out = cv2.remap(img, mx.reshape(rows, w), my.reshape(rows, w), cv2.INTER_LINEAR,
+                    borderMode=cv2.BORDER_REPLICATE)  # fmt: skip
+    return out.reshape(rows * w, -1)[:n]
+
+
+# ---------------------------------------------------------------------- sprites
+_AMBIENT = {"day": 1.0, "dusk": 0.68, "night": 0.3}
+
+
+_pyramids: dict[int, tuple[Sprite, list[np.ndarray]]] = {}
+
+
+def _pyramid(spr: Sprite) -> list[np.ndarray]:
+    """The sprite's RGBA image halved repeatedly (down to a few pixels)."""
+    hit = _pyramids.get(id(spr))
+    if hit is not None and hit[0] is spr:
+        return hit[1]
+    levels = [spr.rgba]
+    while min(levels[-1].shape[:2]) > 8:
+        levels.append(cv2.resize(levels[-1], None, fx=0.5, fy=0.5, interpolation=cv2.INTER_AREA))
+    if len(_pyramids) > 4096:
+        _pyramids.clear()
+    _pyramids[id(spr)] = (spr, levels)
+    return levels
+
+
+def _resized(spr: Sprite, bw: int, bh: int) -> np.ndarray:
+    levels = _pyramid(spr)
+    k = 0
+    while k + 1 < len(levels) and levels[k + 1].shape[1] >= bw and levels[k + 1].shape[0] >= bh:
+        k += 1
+    return cv2.resize(levels[k], (bw, bh), interpolation=cv2.INTER_LINEAR)
+
+
+def _draw_sprites(scene, cam, frame, x, y, eye, cond, pedestrians) -> None:
+    """Upright billboards, far to near, hidden behind nearer walls."""
+    dists: list[np.ndarray] = []
+    bears: list[np.ndarray] = []
+    sprites: list[Sprite] = []
+    iids: list[int] = []
+    cand = scene.object_candidates(x, y, OBJECT_RANGE_M)
+    if len(cand):
+        dx = scene.obj_xy[cand, 0] - x
+        dy = scene.obj_xy[cand, 1] - y
+        d = np.hypot(dx, dy)
+        m = (d < OBJECT_RANGE_M) & (d > 0.4)
+        sel = cand[m]
+        dists.append(d[m])
+        bears.append(np.arctan2(dx[m], dy[m]))
+        sprites += [scene.obj_sprite[j] for j in sel]
+        iids += (OBJECT_BASE + scene.obj_ids[sel]).tolist()
+    scene.ensure_signs()
+    if scene.free_signs:
+        dx = scene.free_sign_xy[:, 0] - x
+        dy = scene.free_sign_xy[:, 1] - y
+        d = np.hypot(dx, dy)
+        for k in np.flatnonzero((d < OBJECT_RANGE_M) & (d > 0.4)):
+            pid, spr = scene.free_signs[k]
+            dists.append(d[k : k + 1])
+            bears.append(np.arctan2(dx[k : k + 1], dy[k : k + 1]))
+            sprites.append(spr)
+            iids.append(SIGN_BASE + pid)
+    if pedestrians is not None and len(pedestrians):
+        pxy = np.asarray(pedestrians, dtype=np.float64).reshape(-1, 2)
+        dx, dy = pxy[:, 0] - x, pxy[:, 1] - y
+        d = np.hypot(dx, dy)
+        for k in np.flatnonzero((d < OBJECT_RANGE_M) & (d > 0.3)):
+            dists.append(d[k : k + 1])
+            bears.append(np.arctan2(dx[k : k + 1], dy[k : k + 1]))
+            sprites.append(pedestrian_sprite(int(k)))
+            iids.append(PEDESTRIAN_BASE + int(k))
+    if not sprites:
+        return
+    dist = np.concatenate(dists)
+    bear = np.concatenate(bears)
+    wid = np.array([sp.width_m for sp in sprites])
+    z0 = np.array([sp.base_m for sp in sprites])
+    z1 = z0 + np.array([sp.height_m for sp in sprites])
+    half = np.arctan2(wid / 2, dist)
+    cl, cr, cm = cam.col_of(bear - half), cam.col_of(bear + half), cam.col_of(bear)
+    W, H = cam.width, cam.height
+    full = cam.kind == "equirect" and cam.span >= 2 * math.pi - 1e-9
+    if cam.kind == "equirect":
+        cr = np.where(cr < cl, cr + W * (2 * math.pi / cam.span), cr)
+    ok = np.isfinite(cl) & np.isfinite(cr) & np.isfinite(cm)
+    bcol = cam.b[np.clip(np.nan_to_num(cm), 0, W - 1).astype(int)]
+    rt = cam.row_of((z1 - eye) / dist / bcol)
+    rb = cam.row_of((z0 - eye) / dist / bcol)
+    c0s = np.floor(np.nan_to_num(cl)).astype(int)
+    c1s = np.ceil(np.nan_to_num(cr)).astype(int)
+    r0s, r1s = np.floor(rt).astype(int), np.ceil(rb).astype(int)
+    amb = _AMBIENT[cond.time_of_day]
+    glow = cond.time_of_day != "day"
+    for k in np.argsort(-dist, kind="stable"):
+        if not ok[k]:
+            continue
+        c0, c1, r0, r1 = int(c0s[k]), int(c1s[k]), int(r0s[k]), int(r1s[k])
+        bw, bh = c1 - c0, r1 - r0
+        if bw < 1 or bh < 1 or bw > 2 * W or bh > 3 * H or r1 <= 0 or r0 >= H:
+            continue
+        shifts = [0]
+        if full and c0 < 0:
+            shifts.append(W)
+        if full and c1 > W:
+            shifts.append(-W)
+        img = None
+        for sh in shifts:
+            a0, a1 = max(c0 + sh, 0), min(c1 + sh, W)
+            if a1 <= a0:
+                continue
+            if img is None:
+                img = _resized(sprites[k], bw, bh)
+            ra, rb_ = max(r0, 0), min(r1, H)
+            sub = img[ra - r0 : rb_ - r0, a0 - c0 - sh : a1 - c0 - sh]
+            alpha = sub[..., 3].astype(np.float32) * (1.0 / 255.0)
+            alpha *= frame.t_cols[a0:a1, ra:rb_].T > dist[k]
+            if not alpha.any():
+                continue
+            region = frame.rgb[ra:rb_, a0:a1, :3].astype(np.float32)
+            region += (sub[..., :3].astype(np.float32) * amb - region) * alpha[..., None]
+            if glow and sprites[k].glow:
+                cols = np.arange(a0, a1) - c0 - sh
+                rows = np.arange(ra, rb_) - r0
+                for gx, gy, gr in sprites[k].glow:
+                    rad = max(1.5, gr / sprites[k].height_m * bh)
+                    d2 = (cols[None, :] - gx * bw) ** 2 + (rows[:, None] - (1 - gy) * bh) ** 2
+                    region += np.exp(-d2 / rad**2)[..., None] * np.array([200, 170, 90], np.float32)
+            frame.rgb[ra:rb_, a0:a1, :3] = np.clip(region, 0, 255).astype(np.uint8)
+            solid = alpha > 0.5
+            if frame.ids is not None:
+                frame.ids[ra:rb_, a0:a1][solid] = iids[k]
+            if frame.depth is not None:
+                sec = cam.secant()[ra:rb_, a0:a1]
+                frame.depth[ra:rb_, a0:a1][solid] = (dist[k] * sec)[solid]
+
+
+# ---------------------------------------------------------------------- weather
+def _weather(frame: Frame, cam: ColumnCamera, cond: Conditions) -> None:
+    """Fog and rain haze (by depth) on the RGBA image, then conversion to RGB and rain
+    streaks."""
+    tod = cond.time_of_day
+    if cond.weather != "clear":
+        depth = frame.depth
+        assert depth is not None
+        if cond.weather == "fog":
+            vis, col = 60.0, FOG_COLOUR[tod]
+        else:
+            vis, col = 350.0, _SKY_COLOURS[(tod, "rain")][0]
+        f = np.minimum(depth, 1e4)
+        f *= -3.0 / vis
+        f = cv2.exp(f)
+        fogimg = np.empty_like(frame.rgb)
+        fogimg[:] = (*col, 255)
+        frame.rgb = cv2.blendLinear(frame.rgb, fogimg, f, 1.0 - f)
+    rgb = cv2.cvtColor(frame.rgb, cv2.COLOR_RGBA2RGB)
+    if cond.weather == "rain":
+        rgb = cv2.convertScaleAbs(rgb, alpha=0.88)
+        H, W = rgb.shape[:2]
+        rng = np.random.default_rng(cond.seed + 7919)
+        layer = np.zeros((H, W), np.uint8)
+        n = max(30, H * W // 900)
+        x0 = rng.uniform(0, W, n)
+        y0 = rng.uniform(-0.05 * H, H, n)
+        ln = rng.uniform(0.03, 0.08, n) * H
+        for xa, ya, lv in zip(x0, y0, ln):
+            cv2.line(layer, (int(xa), int(ya)), (int(xa - 0.18 * lv), int(ya + lv)), 255, 1,
+                     cv2.LINE_AA)  # fmt: skip
+        rgb = cv2.addWeighted(rgb, 1.0, cv2.merge([layer, layer, layer]), 0.22, 0.0)
+    frame.rgb = rgb

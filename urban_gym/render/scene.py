@@ -1,0 +1,386 @@
+"""Per-city data of the 2.5D ray caster, computed once per city and shared by the
+panorama and first-person renderers.
+
+* **walls**: every edge of every building footprint (holes included) as a segment
+  ``A -> B`` with the building's height, its outward normal (rings are oriented so the
+  outside lies to the right of ``A -> B``; a viewer outside sees ``A`` on the left), the
+  building's facade style and the segment's offset along its ring (so window bays run on
+  round corners);
+* a **uniform grid** over the walls (``CELL_M`` metres) from which the walls near a
+  viewer are gathered, cached per viewer cell;
+* **signs**: one board per named POI. POIs on a facade get a board on that wall at
+  their anchor, just above the shop windows; boards that would overlap move sideways
+  along the wall or stack upwards, and boards wider than the wall are set on two lines
+  or squeezed. POIs without a facade get a free-standing board on two posts. Board
+  textures are packed into one atlas;
+* **objects**: street object positions and sprites (crossings are painted on the ground).
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import weakref
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import numpy as np
+from shapely.geometry.polygon import orient
+
+from urban_gym.render.ground import GroundPainter, GroundWindow
+from urban_gym.render.textures import (
+    FASCIA_M,
+    SIGN_PPM,
+    Sprite,
+    object_sprite,
+    render_sign,
+    sign_colours,
+    sign_width_m,
+    style_of_building,
+    tree_variants,
+)
+from urban_gym.world.city import City
+
+CELL_M = 32.0
+#: lowest board bottom (m) and the gap between stacked boards
+SIGN_Z0 = FASCIA_M[0] + 0.1
+SIGN_GAP = 0.2
+
+
+@dataclass
+class SignPlacement:
+    """Where a POI's board sits: on wall ``seg`` from ``u0`` to ``u1`` metres along it and
+    from ``z0`` to ``z1`` metres up, with its texture at ``atlas[ay:ay+h, ax:ax+w]``."""
+
+    poi: int
+    seg: int
+    u0: float
+    u1: float
+    z0: float
+    z1: float
+    ax: int
+    ay: int
+    w: int
+    h: int
+
+
+class Scene:
+    """Everything the ray caster needs to know about ``city`` (see the module docstring)."""
+
+    def __init__(self, city: City, max_distance: float = 400.0) -> None:
+        self.city = city
+        self.max_distance = float(max_distance)
+        self._lock = threading.Lock()
+        self._build_walls()
+        self._build_grid()
+        self._cand: OrderedDict[tuple, np.ndarray] = OrderedDict()
+        self._obj_cand: OrderedDict[tuple, np.ndarray] = OrderedDict()
+        self._signs_ready = False
+        self.ground = GroundPainter(city)
+        self._ground: OrderedDict[tuple, GroundWindow] = OrderedDict()
+        self._build_objects()
+
+    # ------------------------------------------------------------------ walls
+    def _build_walls(self) -> None:
+        ax, ay, bx, by, bid, uoff = [], [], [], [], [], []
+        self.building_segs: list[np.ndarray] = []
+        n = 0
+        for b in self.city.buildings:
+            poly = orient(b.polygon, 1.0)  # exterior CCW, holes CW: outside on the right
+            first = n
+            for ring in [poly.exterior, *poly.interiors]:
+                c = np.asarray(ring.coords)
+                d = np.diff(c, axis=0)
+                length = np.hypot(d[:, 0], d[:, 1])
+                keep = length > 1e-6
+                cum = np.concatenate([[0.0], np.cumsum(length)])[:-1]
+                ax.append(c[:-1][keep, 0])
+                ay.append(c[:-1][keep, 1])
+                bx.append(c[1:][keep, 0])
+                by.append(c[1:][keep, 1])
+                uoff.append(cum[keep])
+                bid.append(np.full(int(keep.sum()), b.id))
+                n += int(keep.sum())
+            self.building_segs.append(np.arange(first, n))
+        cat = np.concatenate
+        self.ax, self.ay = cat(ax), cat(ay)
+        self.bx, self.by = cat(bx), cat(by)
+        self.dx, self.dy = self.bx - self.ax, self.by - self.ay
+        self.length = np.hypot(self.dx, self.dy)
+        self.nx, self.ny = self.dy / self.length, -self.dx / self.length  # outward normal
+        self.bid = cat(bid).astype(np.int32)
+        self.uoff = cat(uoff)
+        heights = np.array([b.height for b in self.city.buildings], dtype=np.float64)
+        self.height = heights[self.bid]
+        styles = np.array([style_of_building(b.id) for b in self.city.buildings], np.int32)
+        self.style = styles[self.bid]
+        self.n_segs = len(self.ax)
+
+    def _build_grid(self) -> None:
+        x0 = np.minimum(self.ax, self.bx)
+        x1 = np.maximum(self.ax, self.bx)
+        y0 = np.minimum(self.ay, self.by)
+        y1 = np.maximum(self.ay, self.by)
+        bx0, by0, bx1, by1 = self.city.bounds
+        self.gx0, self.gy0 = bx0 - CELL_M, by0 - CELL_M
+        self.gnx = int(math.ceil((bx1 - self.gx0) / CELL_M)) + 2
+        self.gny = int(math.ceil((by1 - self.gy0) / CELL_M)) + 2
+        i0 = np.clip(((x0 - self.gx0) // CELL_M).astype(int), 0, self.gnx - 1)
+        i1 = np.clip(((x1 - self.gx0) // CELL_M).astype(int), 0, self.gnx - 1)
+        j0 = np.clip(((y0 - self.gy0) // CELL_M).astype(int), 0, self.gny - 1)
+        j1 = np.clip(((y1 - self.gy0) // CELL_M).astype(int), 0, self.gny - 1)
+        cells, segs = [], []
+        for s in range(self.n_segs):
+            ii, jj = np.meshgrid(np.arange(i0[s], i1[s] + 1), np.arange(j0[s], j1[s] + 1))
+            cells.append((jj * self.gnx + ii).ravel())
+            segs.append(np.full(ii.size, s))
+        cells_a = np.concatenate(cells) if cells else np.zeros(0, int)
+        segs_a = np.concatenate(segs) if segs else np.zeros(0, int)
+        order = np.argsort(cells_a, kind="stable")
+        self.grid_segs = segs_a[order].astype(np.int32)
+        self.grid_start = np.searchsorted(cells_a[order], np.arange(self.gnx * self.gny + 1))
+
+    def candidates(self, x: float, y: float) -> np.ndarray:
+        """Indices of walls within about ``max_distance`` of ``(x, y)`` (cached per cell)."""
+        ci, cj = int((x - self.gx0) // CELL_M), int((y - self.gy0) // CELL_M)
+        key = (ci, cj)
+        with self._lock:
+            hit = self._cand.get(key)
+            if hit is not None:
+                self._cand.move_to_end(key)
+                return hit
+        r = int(math.ceil(self.max_distance / CELL_M)) + 1
+        ii = np.arange(max(ci - r, 0), min(ci + r, self.gnx - 1) + 1)
+        jj = np.arange(max(cj - r, 0), min(cj + r, self.gny - 1) + 1)
+        cells = (jj[:, None] * self.gnx + ii[None, :]).ravel()
+        if len(cells):
+            starts, ends = self.grid_start[cells], self.grid_start[cells + 1]
+            counts = ends - starts
+            tot = int(counts.sum())
+            idx = np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(tot)
+            segs = np.unique(self.grid_segs[idx])
+        else:
+            segs = np.zeros(0, np.int32)
+        cx, cy = self.gx0 + (ci + 0.5) * CELL_M, self.gy0 + (cj + 0.5) * CELL_M
+        # keep walls whose nearest point lies within max_distance of the cell
+        d = _point_segment_distance(cx, cy, self.ax[segs], self.ay[segs], self.bx[segs],
+                                    self.by[segs])  # fmt: skip
+        segs = segs[d <= self.max_distance + CELL_M].astype(np.int64)
+        with self._lock:
+            self._cand[key] = segs
+            while len(self._cand) > 256:
+                self._cand.popitem(last=False)
+        return segs
+
+    # ------------------------------------------------------------------ signs
+    def ensure_signs(self) -> None:
+        """Place and render every POI's board (done once, on first use)."""
+        with self._lock:
+            if self._signs_ready:
+                return
+            self._build_signs()
+            self._signs_ready = True
+
+    def _build_signs(self) -> None:
+        city = self.city
+        textures = []
+        placements: list[tuple[int, int, float, float, float, float]] = []
+        placed: dict[int, list[tuple[float, float, float, float]]] = {}
+        self.free_signs: list[tuple[int, Sprite]] = []
+        for p in city.pois:
+            if not p.name:
+                continue
+            board, text = sign_colours(p.id, p.category)
+            if p.building_id is None or p.facade is None:
+                tex = render_sign(p.name, board, text, 1, width_m=4.0)
+                self.free_signs.append((p.id, _post_sign(tex)))
+                continue
+            seg = self._facade_segment(p.building_id, p.anchor, p.facing)
+            L = float(self.length[seg])
+            avail = max(L - 0.4, 0.6)
+            lines = 1
+            w = sign_width_m(p.name, 1)
+            if w > avail and " " in p.name:
+                w2 = sign_width_m(p.name, 2)
+                if w2 < w:
+                    lines, w = 2, w2
+            w = min(w, avail)
+            tex = render_sign(p.name, board, text, lines, width_m=w)
+            u_anchor = float(
+                np.clip(
+                    (p.anchor[0] - self.ax[seg]) * self.dx[seg] / L
+                    + (p.anchor[1] - self.ay[seg]) * self.dy[seg] / L,
+                    0.0,
+                    L,
+                )
+            )
+            u0, z0 = self._place(placed.setdefault(seg, []), u_anchor, tex.width_m,
+                                 tex.height_m, L, float(self.height[seg]))  # fmt: skip
+            placed[seg].append((u0, u0 + tex.width_m, z0, z0 + tex.height_m))
+            placements.append((p.id, seg, u0, u0 + tex.width_m, z0, z0 + tex.height_m))
+            textures.append(tex.image)
+        self.free_sign_xy = np.array(
+            [city.pois[pid].anchor for pid, _ in self.free_signs], dtype=np.float64
+        ).reshape(-1, 2)
+        self.sign_atlas, rects = _pack(textures)
+        signs = [SignPlacement(*pl, *rc) for pl, rc in zip(placements, rects)]
+        signs.sort(key=lambda s: (s.seg, s.u0))
+        self.signs = signs
+        segs = np.array([s.seg for s in signs], dtype=np.int64)
+        self.sign_seg_start = np.searchsorted(segs, np.arange(self.n_segs + 1))
+        f = np.array
+        self.sign_poi = f([s.poi for s in signs], np.int64)
+        self.sign_u0 = f([s.u0 for s in signs], np.float64)
+        self.sign_u1 = f([s.u1 for s in signs], np.float64)
+        self.sign_z0 = f([s.z0 for s in signs], np.float64)
+        self.sign_z1 = f([s.z1 for s in signs], np.float64)
+        self.sign_ax = f([s.ax for s in signs], np.float64)
+        self.sign_ay = f([s.ay for s in signs], np.float64)
+        self.sign_w = f([s.w for s in signs], np.float64)
+        self.sign_h = f([s.h for s in signs], np.float64)
+        self.poi_sign = {s.poi: s for s in signs}
+
+    def _facade_segment(self, b: int, anchor, facing: float) -> int:
+        segs = self.building_segs[b]
+        px, py = anchor
+        d = _point_segment_distance(px, py, self.ax[segs], self.ay[segs], self.bx[segs],
+                                    self.by[segs])  # fmt: skip
+        nb = np.degrees(np.arctan2(self.nx[segs], self.ny[segs]))
+        da = np.abs((nb - facing + 180.0) % 360.0 - 180.0)
+        k = np.lexsort((da, np.round(d, 2)))[0]
+        return int(segs[k])
+
+    @staticmethod
+    def _place(taken, u_anchor, w, h, L, height) -> tuple[float, float]:
+        def clamp_u(u0: float) -> float:
+            return float(min(max(u0, 0.2), max(L - 0.2 - w, 0.2)))
+
+        z_levels = [SIGN_Z0] + sorted({t[3] + SIGN_GAP for t in taken})
+        if height < SIGN_Z0 + h + 0.1:
+            z_levels = [max(0.3, height - h - 0.1)] + z_levels
+        top = max(height - 0.1, SIGN_Z0 + h)
+        for z0 in z_levels:
+            if z0 + h > top:
+                break
+            row = [t for t in taken if t[2] < z0 + h and z0 < t[3]]
+            cands = [clamp_u(u_anchor - w / 2)]
+            for t in sorted(row, key=lambda t: abs((t[0] + t[1]) / 2 - u_anchor)):
+                cands += [clamp_u(t[1] + SIGN_GAP), clamp_u(t[0] - SIGN_GAP - w)]
+            for u0 in cands:
+                if all(not (u0 < t[1] and t[0] < u0 + w) for t in row):
+                    return u0, z0
+        return clamp_u(u_anchor - w / 2), z_levels[0]
+
+    # ------------------------------------------------------------------ objects
+    def _build_objects(self) -> None:
+        objs = [o for o in self.city.objects if object_sprite(o.kind) is not None]
+        self.obj_ids = np.array([o.id for o in objs], dtype=np.int64)
+        self.obj_xy = np.array([o.position for o in objs], dtype=np.float64).reshape(-1, 2)
+        nt = tree_variants()
+        self.obj_sprite: list[Sprite] = [
+            object_sprite(o.kind, o.id % nt if o.kind == "tree" else 0)  # type: ignore[misc]
+            for o in objs
+        ]
+
+    def object_candidates(self, x: float, y: float, radius: float) -> np.ndarray:
+        """Indices into ``obj_ids`` of objects within about ``radius`` m (cached per cell)."""
+        ci, cj = int((x - self.gx0) // CELL_M), int((y - self.gy0) // CELL_M)
+        key = (ci, cj, radius)
+        with self._lock:
+            hit = self._obj_cand.get(key)
+            if hit is not None:
+                self._obj_cand.move_to_end(key)
+                return hit
+        cx, cy = self.gx0 + (ci + 0.5) * CELL_M, self.gy0 + (cj + 0.5) * CELL_M
+        d = np.hypot(self.obj_xy[:, 0] - cx, self.obj_xy[:, 1] - cy)
+        sel = np.flatnonzero(d <= radius + CELL_M)
+        with self._lock:
+            self._obj_cand[key] = sel
+            while len(self._obj_cand) > 256:
+                self._obj_cand.popitem(last=False)
+        return sel
+
+    # ------------------------------------------------------------------ ground
+    def ground_window(self, x: float, y: float, time_of_day: str) -> GroundWindow:
+        """The cached ground raster around ``(x, y)``."""
+        cx, cy = GroundPainter.snapped_centre(x, y)
+        key = (cx, cy, time_of_day)
+        with self._lock:
+            win = self._ground.get(key)
+            if win is not None:
+                self._ground.move_to_end(key)
+                return win
+        win = self.ground.paint(cx, cy, time_of_day)
+        with self._lock:
+            self._ground[key] = win
+            while len(self._ground) > 6:
+                self._ground.popitem(last=False)
+        return win
+
+
+def _post_sign(tex) -> Sprite:
+    """A free-standing board on two posts: the board from 1.5 m up."""
+    import cv2
+
+    ppm = SIGN_PPM
+    bw, bh = tex.image.shape[1], tex.image.shape[0]
+    post_h = int(round(1.5 * ppm))
+    rgba = np.zeros((bh + post_h, bw, 4), np.uint8)
+    rgba[:bh, :, :3] = tex.image
+    rgba[:bh, :, 3] = 255
+    pw = max(2, int(0.08 * ppm))
+    for xc in (int(bw * 0.2), int(bw * 0.8)):
+        cv2.rectangle(
+            rgba, (xc - pw // 2, bh), (xc + pw // 2, bh + post_h - 1), (70, 70, 70, 255), -1
+        )
+    return Sprite(rgba, tex.width_m, tex.height_m + 1.5)
+
+
+def _pack(images: list[np.ndarray], width: int = 4096) -> tuple[np.ndarray, list[tuple]]:
+    """Shelf-pack images into one atlas; returns it and ``(x, y, w, h)`` per image."""
+    rects = []
+    x = y = shelf = 0
+    order = sorted(range(len(images)), key=lambda i: -images[i].shape[0])
+    pos: dict[int, tuple[int, int]] = {}
+    for i in order:
+        h, w = images[i].shape[:2]
+        w = min(w, width)
+        if x + w > width:
+            x, y, shelf = 0, y + shelf + 1, 0
+        pos[i] = (x, y)
+        x += w + 1
+        shelf = max(shelf, h)
+    total_h = max(1, y + shelf + 1)
+    atlas = np.zeros((total_h, width, 3), np.uint8)
+    for i, img in enumerate(images):
+        px, py = pos[i]
+        h, w = img.shape[:2]
+        w = min(w, width)
+        atlas[py : py + h, px : px + w] = img[:, :w]
+        rects.append((px, py, w, h))
+    return atlas, rects
+
+
+def _point_segment_distance(px, py, ax, ay, bx, by) -> np.ndarray:
+    dx, dy = bx - ax, by - ay
+    ll = dx * dx + dy * dy
+    t = np.clip(((px - ax) * dx + (py - ay) * dy) / np.where(ll > 0, ll, 1.0), 0.0, 1.0)
+    return np.hypot(ax + t * dx - px, ay + t * dy - py)
+
+
+_scenes: weakref.WeakKeyDictionary[City, dict[float, Scene]] = weakref.WeakKeyDictionary()
+_scenes_lock = threading.Lock()
+
+
+def scene_for(city: City, max_distance: float = 400.0) -> Scene:
+    """The shared :class:`Scene` of ``city`` (built on first use, kept while the city
+    lives)."""
+    with _scenes_lock:
+        per = _scenes.setdefault(city, {})
+        sc = per.get(max_distance)
+        if sc is None:
+            sc = per[max_distance] = Scene(city, max_distance)
+        return sc
+
+
+__all__ = ["CELL_M", "Scene", "SignPlacement", "scene_for"]
