@@ -19,16 +19,29 @@ from urban_gym.envs.actions import InvalidAction
 from urban_gym.wrappers.protocols import PROTOCOLS, protocol_for
 from urban_gym.wrappers.stacks import family_of, make_lm_env
 
-#: family -> (env id, gym.make kwargs, reset options, seed); small images keep tests fast.
+#: family -> (env id, gym.make kwargs of the LM test, of the RL test, reset options, seed).
+#: Small images keep the tests fast; the RL views are rendered at 36 px (sb3's CNN minimum).
 CASES = {
-    "streetgraph": ("UrbanGym/StreetGraph-v0", {"image_size": 64}, {"task_index": 0}, 0),
-}
+    "posegraph360": (
+        "UrbanGym/PoseGraph360-v0",
+        {"view_size": 96, "pano_width": 256, "task_types": ["map_navigation"],
+         "difficulties": ["easy"]},
+        {"view_size": 36, "pano_width": 128, "task_types": ["map_navigation"],
+         "difficulties": ["easy"]},
+        None,
+        0,
+    ),
+    "streetgraph": (
+        "UrbanGym/StreetGraph-v0", {"image_size": 64}, {"image_size": 36}, {"task_index": 0}, 0,
+    ),
+}  # fmt: skip
 
 
 def serve(env_id: str, kwargs: dict, options: dict, seed: int, *extra: str):
     cmd = [sys.executable, "-m", "urban_gym.cli", "serve-scripted", env_id, "--port", "0",
-           "--seed", str(seed), "--options", json.dumps(options),
-           "--env-kwargs", json.dumps(kwargs), *extra]  # fmt: skip
+           "--seed", str(seed), "--env-kwargs", json.dumps(kwargs), *extra]  # fmt: skip
+    if options is not None:
+        cmd += ["--options", json.dumps(options)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     line = proc.stdout.readline()
     if not line.startswith("serving "):
@@ -39,7 +52,7 @@ def serve(env_id: str, kwargs: dict, options: dict, seed: int, *extra: str):
 
 @pytest.mark.parametrize("family", sorted(CASES))
 def test_language_model_face_reaches_the_oracles_success(family):
-    env_id, kwargs, options, seed = CASES[family]
+    env_id, kwargs, _, options, seed = CASES[family]
     proc, url = serve(env_id, kwargs, options, seed, "--wrap", "mixed")
     try:
         env = make_lm_env(env_id, env_kwargs=kwargs)
@@ -61,7 +74,7 @@ def test_language_model_face_reaches_the_oracles_success(family):
 def test_rl_face_trains_maskable_ppo(family):
     from urban_gym.baselines.rl import train_maskable_ppo
 
-    env_id, kwargs, _, _ = CASES[family]
+    env_id, _, kwargs, _, _ = CASES[family]
     model, stats = train_maskable_ppo(
         env_id, total_timesteps=2048, n_steps=256, batch_size=64, n_epochs=1,
         image_size=(36, 36), seed=0, env_kwargs=kwargs,
@@ -72,7 +85,7 @@ def test_rl_face_trains_maskable_ppo(family):
 @pytest.fixture(scope="module")
 def action_sets():
     out = {}
-    for family, (env_id, kwargs, options, seed) in CASES.items():
+    for family, (env_id, kwargs, _, options, seed) in CASES.items():
         env = gym.make(env_id, **kwargs)
         env.reset(seed=seed, options=options)
         u = env.unwrapped

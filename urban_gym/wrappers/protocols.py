@@ -145,11 +145,12 @@ class PromptProtocol:
                     texts.append(("text", f"## {title(k)}\n{v.strip()}", ""))
                 continue
             arr = np.asarray(v)
-            if _is_image(arr, sub):
+            if _is_image(arr, sub):  # all-black images are padding (no reference image)
                 if arr.ndim == 4:
                     for i, im in enumerate(arr):
-                        images.append(("image", im, f"{title(k)} {i}"))
-                else:
+                        if im.any():
+                            images.append(("image", im, f"{title(k)} {i}"))
+                elif arr.any():
                     images.append(("image", arr, title(k)))
                 continue
             if arr.size and arr.size <= 32 and arr.dtype.kind in "iuf":
