@@ -16,7 +16,6 @@ from urban_gym.envs.base import INVALID_ACTION_REWARD, check_reason, invalid_ste
 from urban_gym.errors import UrbanGymError
 from urban_gym.tasks import posegraph360 as T
 from urban_gym.tasks.spec import TaskError, TaskSpec, load_suite
-from urban_gym.world.geo import angle_diff
 from urban_gym.world.grid import GridOverlay
 from urban_gym.world.posegraph import (
     DEFAULT_SPACING_M,
@@ -294,6 +293,10 @@ class PoseGraph360Env(gym.Env):
         self.tasks = self._load_tasks(suite, tasks, task_types, difficulties)
         self._task_index = {t.id: i for i, t in enumerate(self.tasks)}
         self._map_renderer: Any = None
+        self._table_cache: tuple[Any, Any] = (None, None)
+        self._mask_cache: tuple[Any, Any] = (None, None)
+        self._branch_cache: tuple[Any, Any] = (None, None)
+        self._text_cache: tuple[Any, str] = (None, "")
 
         self.action_set = make_action_set()
         self.action_space = spaces.Discrete(ANSWER_BASE + N_ANSWER_HEADS)
@@ -473,12 +476,17 @@ class PoseGraph360Env(gym.Env):
     def action_table(self) -> list[dict[str, Any]]:
         """Index -> structured action for the current task (ANSWER heads carry the task's
         options; a navigation task's ANSWER_0 is "arrived")."""
-        table = [dict(a) for a in MOVE_TABLE]
-        opts = self._answer_options()
-        for k in range(N_ANSWER_HEADS):
-            text = opts[k] if k < len(opts) else None
-            table.append({"action": "ANSWER", "text": text})
-        return table
+        return [dict(a) for a in self._table()]
+
+    def _table(self) -> tuple[dict[str, Any], ...]:
+        if self._table_cache[0] != self.task.id:
+            opts = self._answer_options()
+            answers = tuple(
+                {"action": "ANSWER", "text": opts[k] if k < len(opts) else None}
+                for k in range(N_ANSWER_HEADS)
+            )
+            self._table_cache = (self.task.id, MOVE_TABLE + answers)
+        return self._table_cache[1]
 
     def _answer_options(self) -> list[str]:
         if self.task.type in T.NAVIGATION_TYPES:
@@ -508,6 +516,14 @@ class PoseGraph360Env(gym.Env):
         return self._mask().astype(bool)
 
     def _mask(self) -> np.ndarray:
+        """The action mask (a fresh array)."""
+        return self._mask_now().copy()
+
+    def _mask_now(self) -> np.ndarray:
+        """The action mask, cached per (task, state, camera); do not modify."""
+        key = (self.task.id, self.state, self.yaw, self.pitch)
+        if self._mask_cache[0] == key:
+            return self._mask_cache[1]
         m = np.zeros(self.action_space.n, np.int8)
         m[:ANSWER_BASE] = 1
         if self.pitch + self.pitch_step > self.pitch_limit + 1e-9:
@@ -518,6 +534,7 @@ class PoseGraph360Env(gym.Env):
         for i, name in enumerate(BRANCH_ACTIONS):
             m[14 + i] = 1 if name in choices else 0
         m[ANSWER_BASE : ANSWER_BASE + len(self._answer_options())] = 1
+        self._mask_cache = (key, m)
         return m
 
     def _parse(self, action: Any) -> tuple[dict[str, Any] | None, Any, str | None]:
@@ -530,10 +547,9 @@ class PoseGraph360Env(gym.Env):
                     ("index", i),
                     (f"action index {i} is outside [0, {self.action_space.n - 1}]"),
                 )
-            if not self._mask()[i]:
+            if not self._mask_now()[i]:
                 return None, ("index", i), self._masked_message(i)
-            a = self.action_table[i]
-            return a, ("index", i), None
+            return dict(self._table()[i]), ("index", i), None
         if isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu":
             return self._parse(int(action))
         try:
@@ -556,7 +572,10 @@ class PoseGraph360Env(gym.Env):
         j = self.graph.junction_at(self.state)
         if j is None:
             return {}
-        return self.graph.branch_choices(j, self.camera_bearing)
+        key = (self.state, self.yaw)
+        if self._branch_cache[0] != key:
+            self._branch_cache = (key, self.graph.branch_choices(j, self.camera_bearing))
+        return dict(self._branch_cache[1])
 
     def _branch_error(self, name: str) -> str:
         j = self.graph.junction_at(self.state)
@@ -583,7 +602,7 @@ class PoseGraph360Env(gym.Env):
             return self._after_move(old)
         if name in ("A", "D"):
             deg = T.ROTATIONS[a.get("size")]
-            self.yaw = float(angle_diff(self.yaw + (deg if name == "D" else -deg), 0.0))
+            self.yaw = (self.yaw + (deg if name == "D" else -deg) + 180.0) % 360.0 - 180.0
             return 0.0
         if name in ("Q", "E"):
             new = self.pitch + (self.pitch_step if name == "Q" else -self.pitch_step)
@@ -633,7 +652,9 @@ class PoseGraph360Env(gym.Env):
         obs: dict[str, Any] = {"view": self._view(), "reference": self._reference.copy()}
         if self.location_prior:
             obs["map"] = self._prior_map()
-        obs["instruction"] = T.clean_text(self.task.instruction)[:MAX_INSTRUCTION]
+        if self._text_cache[0] != self.task.id:
+            self._text_cache = (self.task.id, T.clean_text(self.task.instruction)[:MAX_INSTRUCTION])
+        obs["instruction"] = self._text_cache[1]
         obs["action_mask"] = self._mask()
         return obs
 
@@ -785,13 +806,12 @@ def _rendered_source(
     city: Any, width: int, time_of_day: str, weather: str, cache_mb: float
 ) -> RenderedFrames:
     """Frames rendered by :class:`urban_gym.render.PanoramaRenderer` (lazy import)."""
+    from urban_gym.render import Conditions
+
     try:
-        from urban_gym.render import Conditions, PanoramaRenderer  # type: ignore[attr-defined]
-    except ImportError as exc:  # the panorama renderer lands separately
-        raise UrbanGymError(
-            "rendered PoseGraph360 frames need urban_gym.render.PanoramaRenderer, which is not "
-            "available; pass posegraph= (with a frame source) or capture=/poses="
-        ) from exc
+        from urban_gym.render import PanoramaRenderer  # type: ignore[attr-defined]
+    except ImportError:
+        from urban_gym.render.panorama import PanoramaRenderer
     if width < 64 or width % 2:
         raise UrbanGymError(f"pano_width={width!r} must be an even number >= 64")
     renderer = PanoramaRenderer(city, width=width, height=width // 2)

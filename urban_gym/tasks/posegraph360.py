@@ -574,7 +574,6 @@ class PoseGraphTaskGenerator:
         return TaskSpec(
             id="tmp", family=FAMILY, type="landmark_name", difficulty=want, city=self.city_spec,
             instruction=instr, start=self._start(s), goal=goal,
-            limits={"step_limit": self.step_limit},
             meta=self._meta(key=(p.id, s.trajectory, s.frame), route_length=round(route.length, 1),
                             decision_points=route.decisions, oracle_steps=steps),
         )  # fmt: skip
@@ -617,7 +616,6 @@ class PoseGraphTaskGenerator:
         return TaskSpec(
             id="tmp", family=FAMILY, type="map_navigation", difficulty=want, city=self.city_spec,
             instruction=instr, start=self._start(s), goal=goal, reference_images=("route_map",),
-            limits={"step_limit": self.step_limit},
             meta=self._meta(key=(g.trajectory, g.frame, s.trajectory, s.frame),
                             route_length=round(route.length, 1),
                             decision_points=route.decisions, oracle_steps=steps),
@@ -655,7 +653,6 @@ class PoseGraphTaskGenerator:
         return TaskSpec(
             id="tmp", family=FAMILY, type="vln", difficulty=want, city=self.city_spec,
             instruction=instr, start=self._start(s), goal=goal,
-            limits={"step_limit": self.step_limit},
             meta=self._meta(key=(pl.poi.id, s.trajectory, s.frame),
                             route_length=round(route.length, 1), decision_points=route.decisions,
                             instruction_steps=len(steps_sentences), oracle_steps=steps),

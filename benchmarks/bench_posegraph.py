@@ -1,0 +1,104 @@
+"""PoseGraph360 env steps per second at 512x512 and 84x84, next to a reference measured in
+the same run: a bare perspective crop (``urban_gym.render.perspective``) of the same
+panorama at the same view size and camera yaws.
+
+"Once frames are cached": the timed episodes walk a route whose panoramas were rendered
+in a first pass (the frame LRU holds them), cycling camera moves and forward moves
+(W SMALL / A / D / W SMALL / D / A ...), so a step costs the crop, the branch arrows, the
+action mask and the bookkeeping. Also reported: the cost of a step that renders a new
+panorama (cold frames, 2048x1024) and of building the Helsinki pose graph.
+
+Run: ``python benchmarks/bench_posegraph.py``. Goal: cached step <= 1.5x the crop.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks._common import print_table, time_call  # noqa: E402
+
+#: Action-table indices (the RL face): W SMALL, A (24°), D, D, A.
+CYCLE = (0, 3, 7, 7, 3)
+
+
+def timed_steps(env, actions, n: int) -> tuple[float, list[tuple[float, float]]]:
+    """Seconds per step over ``n`` steps of a cycle (re-resetting the same task), plus the
+    (camera bearing, pitch) of every timed step for the reference crops."""
+    env.reset(seed=0, options={"task_index": 0})
+    poses, t_total, done = [], 0.0, 0
+    while done < n:
+        for a in actions:
+            t = time.perf_counter()
+            _, _, term, trunc, info = env.step(a)
+            t_total += time.perf_counter() - t
+            poses.append((info["yaw"], info["pitch"], info["state"]))
+            done += 1
+            if term or trunc or done >= n:
+                break
+        if done < n:
+            env.reset(seed=0, options={"task_index": 0})
+    return t_total / n, poses
+
+
+def main() -> None:
+    from urban_gym.envs.posegraph360 import PoseGraph360Env
+    from urban_gym.render import perspective
+    from urban_gym.tasks import posegraph360 as T
+    from urban_gym.world import load_city
+    from urban_gym.world.posegraph import PoseGraph, State, load_posegraph
+
+    city = load_city("helsinki")
+    build = time_call(lambda: PoseGraph.from_city(city), repeat=3)
+    g = load_posegraph("helsinki")
+    # a long straight-ish task: map navigation, first hard task of the default suite
+    task = next(t for t in T.PoseGraphTaskGenerator("helsinki").generate("map_navigation", 3)
+                if t.difficulty == "hard")  # fmt: skip
+    rows = []
+    for size in (512, 84):
+        env = PoseGraph360Env(city="helsinki", tasks=[task], view_size=size, pano_width=2048,
+                              stagnation_limit=10_000, step_limit=10_000, away_limit=10_000)  # fmt: skip
+        n = 200 if size == 512 else 600
+        timed_steps(env, CYCLE, n)  # first pass: renders and caches the frames
+        _, poses = timed_steps(env, CYCLE, n)
+        views = []
+        for yaw, pitch, st in poses:
+            pano, ph = env.unwrapped.graph.panorama(State(**st))
+            views.append((pano, round(yaw, 1), pitch, ph))
+
+        def crops(views=views, size=size):
+            for pano, yaw, pitch, ph in views:
+                perspective(pano, yaw, pitch, 90.0, size, pano_heading=ph)
+
+        steps, refs = [], []
+        for _ in range(5):  # interleaved rounds, medians: robust to a busy machine
+            steps.append(timed_steps(env, CYCLE, n)[0])
+            refs.append(time_call(crops, repeat=1) / len(views))
+        step, crop = statistics.median(steps), statistics.median(refs)
+        rows.append((f"{size}x{size} bare perspective crop (reference)",
+                     f"{crop * 1e6:.0f} us ({1 / crop:.0f}/s)", "1.0x", ""))  # fmt: skip
+        rows.append((f"{size}x{size} env.step, frames cached",
+                     f"{step * 1e6:.0f} us ({1 / step:.0f} steps/s)", f"{step / crop:.2f}x",
+                     "<= 1.5x"))  # fmt: skip
+    # a step onto a frame not rendered yet (the renderer's cost)
+    env = PoseGraph360Env(city="helsinki", tasks=[task], view_size=512, pano_width=2048)
+    cold = []
+    for _ in range(3):
+        env.reset(seed=0, options={"task_index": 0})
+        env.unwrapped.graph.source.cache.clear()
+        t = time.perf_counter()
+        env.step(0)
+        cold.append(time.perf_counter() - t)
+    rows.append(("512x512 env.step onto an unrendered frame (2048x1024 pano)",
+                 f"{statistics.median(cold) * 1000:.0f} ms", "", ""))  # fmt: skip
+    rows.append(("build the Helsinki pose graph", f"{build * 1000:.0f} ms",
+                 "", f"{len(g.junctions)} junctions, {g.n_frames} frames"))  # fmt: skip
+    print_table("PoseGraph360-v0 step throughput (Helsinki)", rows)
+
+
+if __name__ == "__main__":
+    main()
