@@ -348,3 +348,20 @@ def test_real_capture_round_trip(helsinki, tmp_path):
             break
     assert info["termination"] == "answered" and info["is_success"]
     assert info["position"] == pytest.approx((x1, y1), abs=0.01)
+
+
+def test_frames_rendered_on_demand_and_cached(suite):
+    from urban_gym.world.posegraph import RenderedFrames
+
+    env = gym.make("UrbanGym/PoseGraph360-Procedural-v0", tasks=suite, view_size=32,
+                   pano_width=128)  # fmt: skip
+    src = env.unwrapped.graph.source
+    assert isinstance(src, RenderedFrames)
+    obs, _ = env.reset(seed=0, options={"task_index": 3})
+    assert obs["view"].std() > 5  # the panorama renderer drew a street
+    n = len(src.cache)
+    env.step(0)
+    assert len(src.cache) == n + 1 and src.cache.nbytes == (n + 1) * 64 * 128 * 3
+    hits = src.cache.hits
+    env.reset(seed=0, options={"task_index": 3})  # the same start frame again: a cache hit
+    assert src.cache.hits > hits and len(src.cache) == n + 1

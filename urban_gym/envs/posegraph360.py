@@ -717,13 +717,14 @@ class PoseGraph360Env(gym.Env):
                                float(v.get("fov", 60.0)), size, pano_heading=ph)  # fmt: skip
         raise TaskError(f"task {task.id!r}: unknown reference image {kind!r}")
 
-    def _prior_map(self) -> np.ndarray:
+    def _prior_map(self, size: int | None = None) -> np.ndarray:
         from urban_gym.render import MapMarkers
 
+        size = int(size or self.map_size)
         x0, y0, x1, y1 = self.graph.bounds
-        mpp = max(x1 - x0, y1 - y0) * 1.05 / self.map_size
+        mpp = max(x1 - x0, y1 - y0) * 1.05 / size
         x, y = self.graph.position(self.state)
-        return self._maps().render(((x0 + x1) / 2, (y0 + y1) / 2), mpp, self.map_size,
+        return self._maps().render(((x0 + x1) / 2, (y0 + y1) / 2), mpp, size,
                                    markers=MapMarkers(agent=(x, y, self.camera_bearing)))  # fmt: skip
 
     # ------------------------------------------------------------------ info
@@ -763,7 +764,10 @@ class PoseGraph360Env(gym.Env):
     def _composite(self) -> np.ndarray:
         view = self._view()
         h = view.shape[0]
-        side = self._prior_map() if self.location_prior else self._reference
+        if self.location_prior or not self.task.reference_images:
+            side = self._prior_map(size=h)  # the map shows the person where the agent is
+        else:
+            side = self._reference
         if side.shape[0] != h:
             import cv2
 
@@ -851,8 +855,10 @@ def draw_branch_arrows(
         if name and min(w, h) >= 64:
             scale = max(0.3, min(w, h) / 700)
             (tw, th), _ = cv2.getTextSize(name, cv2.FONT_HERSHEY_SIMPLEX, scale, thick)
-            lx = int(np.clip(cx + 1.25 * r * math.sin(a) - tw / 2, 0, w - tw))
-            ly = int(np.clip(cy - 1.25 * r * math.cos(a) + th / 2, th, h - 1))
+            # the label's centre sits beyond the arrow tip, far enough not to cover it
+            reach = r + 4 + abs(math.sin(a)) * tw / 2 + abs(math.cos(a)) * th / 2
+            lx = int(np.clip(cx + reach * math.sin(a) - tw / 2, 0, w - tw))
+            ly = int(np.clip(cy - reach * math.cos(a) + th / 2, th, h - 1))
             cv2.putText(out, name, (lx, ly), cv2.FONT_HERSHEY_SIMPLEX, scale, (230, 20, 20),
                         thick, cv2.LINE_AA)  # fmt: skip
     return out

@@ -30,8 +30,13 @@ Difficulty thresholds (``[low, high)``; route lengths are metres along the pose 
 * ``relational``: route length from the start to the reference store X easy < 15
   (standing at X), medium [15, 80), hard [80, 200].
 
-Every navigation task is feasible for the oracle within the step limit (checked at
-generation: the planned action count, answer included, is at most ``limits.step_limit``).
+Places: landmark, VLN and relational targets are POIs on a building facade with a
+unique name whose sign is within 20 m of a frame; landmark and VLN targets also have no
+other sign within 6 m (so the name and the photo pick out one sign).
+
+Every navigation task is feasible for the oracle: its planned action count (answer
+included) is at most the step limit (50) and it never makes 5 consecutive moves away from
+the goal (checked at generation; ``meta["oracle_steps"]``).
 
 Task fields used by this family (see :class:`~urban_gym.tasks.spec.TaskSpec`):
 
@@ -99,6 +104,10 @@ THRESHOLDS: dict[str, dict[str, tuple[float, float]]] = {
     "relational": {"easy": (0.0, 15.0), "medium": (15.0, 80.0), "hard": (80.0, 200.0)},
 }
 
+#: A landmark's sign has no other POI sign within this distance (metres).
+LANDMARK_ISOLATION_M = 6.0
+#: Horizontal field of view (degrees) of a landmark's reference photo.
+LANDMARK_FOV = 45.0
 #: Goal radius in metres (coordinate match).
 GOAL_RADIUS_M = 10.0
 MAP_GOAL_RADIUS_M = 20.0
@@ -419,6 +428,7 @@ class PoseGraphTaskGenerator:
         self.step_limit = int(step_limit)
         self.forward_frames = tuple(forward_frames)
         self._places: list[Place] | None = None
+        self._landmarks: list[Place] | None = None
         self.grid = self._grid()
 
     # ------------------------------------------------------------------ public
@@ -515,9 +525,23 @@ class PoseGraphTaskGenerator:
 
     @property
     def place_list(self) -> list[Place]:
+        """Every :func:`places` entry (relational tasks)."""
         if self._places is None:
             self._places = places(self.graph, self.city)
         return self._places
+
+    @property
+    def landmark_list(self) -> list[Place]:
+        """Places whose sign stands alone: no other POI's sign within
+        :data:`LANDMARK_ISOLATION_M` (targets of landmark search and VLN, so that the
+        photo and the name pick out one sign)."""
+        if self._landmarks is None:
+            self._landmarks = [
+                p for p in self.place_list
+                if all(q.id == p.poi.id for q in self.city.pois_within(*p.poi.anchor,
+                                                                       LANDMARK_ISOLATION_M))
+            ]  # fmt: skip
+        return self._landmarks
 
     # ------------------------------------------------------------------ types
     def _gen_localization(self, rng: np.random.Generator, want: str) -> TaskSpec | None:
@@ -546,9 +570,9 @@ class PoseGraphTaskGenerator:
         )  # fmt: skip
 
     def _gen_landmark_name(self, rng: np.random.Generator, want: str) -> TaskSpec | None:
-        if not self.place_list:
+        if not self.landmark_list:
             return None
-        pl = self.place_list[int(rng.integers(len(self.place_list)))]
+        pl = self.landmark_list[int(rng.integers(len(self.landmark_list)))]
         gx, gy = self.graph.position(pl.state)
         goals = self.graph.goal_states(gx, gy)
         lo, hi = THRESHOLDS["landmark"][want]
@@ -570,7 +594,7 @@ class PoseGraphTaskGenerator:
                           aliases=list(p.aliases),
                           view={"trajectory": pl.state.trajectory, "frame": pl.state.frame,
                                 "bearing": round(view_bearing, 2), "pitch": 10.0,
-                                "fov": 60.0})  # fmt: skip
+                                "fov": LANDMARK_FOV})  # fmt: skip
         return TaskSpec(
             id="tmp", family=FAMILY, type="landmark_name", difficulty=want, city=self.city_spec,
             instruction=instr, start=self._start(s), goal=goal,
@@ -629,9 +653,9 @@ class PoseGraphTaskGenerator:
         return None
 
     def _gen_vln(self, rng: np.random.Generator, want: str) -> TaskSpec | None:
-        if not self.place_list:
+        if not self.landmark_list:
             return None
-        pl = self.place_list[int(rng.integers(len(self.place_list)))]
+        pl = self.landmark_list[int(rng.integers(len(self.landmark_list)))]
         gx, gy = self.graph.position(pl.state)
         goals = self.graph.goal_states(gx, gy)
         found = self._start_in_band(rng, goals, 40.0, 450.0)
