@@ -34,6 +34,10 @@ CASES = {
     "streetgraph": (
         "UrbanGym/StreetGraph-v0", {"image_size": 64}, {"image_size": 36}, {"task_index": 0}, 0,
     ),
+    "citywalk": (
+        "UrbanGym/CityWalk-v0", {"view_size": 64, "task_types": ["SGN"]},
+        {"view_size": 36, "task_types": ["SGN"]}, None, 0,
+    ),
 }  # fmt: skip
 
 
