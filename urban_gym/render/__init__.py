@@ -18,6 +18,7 @@ from urban_gym.render.camera import (
 )
 from urban_gym.render.conditions import TIMES_OF_DAY, WEATHERS, Conditions
 from urban_gym.render.errors import RenderError
+from urban_gym.render.firstperson import FirstPersonRenderer
 from urban_gym.render.ids import (
     KINDS,
     building_id,
@@ -34,6 +35,7 @@ from urban_gym.render.panorama import PanoramaRenderer, RenderResult
 
 __all__ = [
     "KINDS",
+    "FirstPersonRenderer",
     "MapMarkers",
     "MapRenderer",
     "PanoramaRenderer",

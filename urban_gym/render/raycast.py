@@ -19,6 +19,7 @@ free-standing signs, pedestrians) and the weather are drawn on top.
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass
 from functools import lru_cache
@@ -37,7 +38,7 @@ from urban_gym.render.textures import (
     SHADES,
     STYLE_H,
     STYLE_PERIOD_M,
-    STYLE_W,
+    STYLE_STRIDE,
     Sprite,
     facade_atlas,
     pedestrian_sprite,
@@ -47,8 +48,6 @@ from urban_gym.render.textures import (
 K_HITS = 6
 #: street objects farther than this (m) are not drawn
 OBJECT_RANGE_M = 90.0
-#: bearing of the sun (degrees) used to shade walls
-SUN_BEARING = 200.0
 _SKY, _WALL, _GROUND = 0, 1, 2
 
 
@@ -118,6 +117,18 @@ class ColumnCamera:
         return cls(width, height, y0 + off, 1.0 / np.hypot(x, f), a, ang0, off - (ang0 - y0),
                    "perspective", yaw=y0, focal=f)  # fmt: skip
 
+    def with_yaw(self, yaw: float) -> ColumnCamera:
+        """This perspective camera turned to ``yaw`` degrees (shares the row geometry)."""
+        cam = copy.copy(self)
+        y0 = math.radians(yaw)
+        shift = y0 - self.yaw
+        cam.yaw = y0
+        cam.ang = self.ang + shift
+        cam.ang0 = self.ang0 + shift
+        cam.dirx = np.sin(cam.ang)
+        cam.diry = np.cos(cam.ang)
+        return cam
+
     def col_of(self, bearing: np.ndarray) -> np.ndarray:
         """Continuous column of bearings (radians); NaN where a perspective view cannot
         show them."""
@@ -173,18 +184,19 @@ def find_hits(
     """Intersect every column's ray with the walls near ``(x, y)`` and keep, per column,
     up to ``K_HITS`` hits each taller than all nearer ones."""
     W, K = cam.width, K_HITS
-    segs = scene.candidates(x, y)
-    rx, ry = x - scene.ax[segs], y - scene.ay[segs]
-    front = scene.nx[segs] * rx + scene.ny[segs] * ry > 1e-9
+    segs, data = scene.candidate_data(x, y)
+    ax, ay, bx, by, nx_, ny_ = data
+    rx, ry = x - ax, y - ay
+    front = nx_ * rx + ny_ * ry > 1e-9
     if room is not None:
         sel = front | (scene.bid[segs] == room)
         inner_seg = ~front[sel]
     else:
         sel = front
     segs = segs[sel]
-    ax, ay, bx, by = scene.ax[segs], scene.ay[segs], scene.bx[segs], scene.by[segs]
-    ba = np.arctan2(ax - x, ay - y)
-    bb = np.arctan2(bx - x, by - y)
+    ax, ay, bx, by = ax[sel] - x, ay[sel] - y, bx[sel] - x, by[sel] - y
+    ba = np.arctan2(ax, ay)
+    bb = np.arctan2(bx, by)
     if room is not None:
         start = np.where(inner_seg, bb, ba)
         span = np.where(inner_seg, ba - bb, bb - ba) % (2 * math.pi)
@@ -198,9 +210,9 @@ def find_hits(
     tot = int(cnt.sum())
     pseg = np.repeat(np.arange(len(segs)), cnt)
     pcol = (np.repeat(i0 - np.cumsum(cnt) + cnt, cnt) + np.arange(tot)) % W
-    dxs, dys = scene.dx[segs][pseg], scene.dy[segs][pseg]
+    dxs, dys = (bx - ax)[pseg], (by - ay)[pseg]
     Dx, Dy = cam.dirx[pcol], cam.diry[pcol]
-    wx, wy = ax[pseg] - x, ay[pseg] - y
+    wx, wy = ax[pseg], ay[pseg]
     den = Dx * dys - Dy * dxs
     with np.errstate(divide="ignore", invalid="ignore"):
         t = (wx * dys - wy * dxs) / den
@@ -270,19 +282,17 @@ def cast(
 
     # ---------------------------------------------------------------- walls and sky
     atlas = combined_atlas(tod, cond.weather)
-    nb_sh = len(SHADES)
-    nbear = np.degrees(np.arctan2(scene.nx[hits.seg], scene.ny[hits.seg]))
-    shade = np.clip(np.round((1.0 - np.cos(np.radians(nbear - SUN_BEARING))) / 2.0 * (nb_sh - 1)),
-                    0, nb_sh - 1)  # fmt: skip
     style = np.where(hits.inner, N_STYLES, scene.style[hits.seg])
     P = np.zeros(W * R, np.float32)
     D = np.zeros(W * R, np.float32)
     S = np.zeros(W * R, np.float32)
     P[j] = (FACADE_MAX_Z - eye) * FACADE_PPM - 0.5
     D[j] = hits.t * cam.b[hits.col] * FACADE_PPM
-    S[j] = style * STYLE_W + ((scene.uoff[hits.seg] + hits.u) % STYLE_PERIOD_M) * FACADE_PPM - 0.5
+    S[j] = (
+        style * STYLE_STRIDE + ((scene.uoff[hits.seg] + hits.u) % STYLE_PERIOD_M) * FACADE_PPM + 0.5
+    )
     # shade levels are stacked along the z axis of the transposed atlas
-    P[j] += shade * STYLE_H
+    P[j] += scene.seg_shade[hits.seg] * STYLE_H
     sky_runs = np.arange(W) * R
     if room is None:
         P[sky_runs] = SKY_X0 - 0.5
@@ -349,7 +359,7 @@ def cast(
 
     frame = Frame(rgb, t_cols, depth, ids)
     _draw_signs(scene, cam, frame, eye, hits)
-    _draw_sprites(scene, cam, frame, x, y, eye, cond, pedestrians)
+    _draw_sprites(scene, cam, frame, x, y, eye, cond, pedestrians, hits)
     _weather(frame, cam, cond)
     return frame.rgb, (frame.depth if want_depth else None), frame.ids
 
@@ -513,50 +523,46 @@ def _resized(spr: Sprite, bw: int, bh: int) -> np.ndarray:
     return cv2.resize(levels[k], (bw, bh), interpolation=cv2.INTER_LINEAR)
 
 
-def _draw_sprites(scene, cam, frame, x, y, eye, cond, pedestrians) -> None:
+def _draw_sprites(scene, cam, frame, x, y, eye, cond, pedestrians, hits: Hits) -> None:
     """Upright billboards, far to near, hidden behind nearer walls."""
-    dists: list[np.ndarray] = []
-    bears: list[np.ndarray] = []
-    sprites: list[Sprite] = []
-    iids: list[int] = []
+    scene.ensure_signs()
+    parts = []  # (xy, width, base, height, kind code, index)
     cand = scene.object_candidates(x, y, OBJECT_RANGE_M)
     if len(cand):
-        dx = scene.obj_xy[cand, 0] - x
-        dy = scene.obj_xy[cand, 1] - y
-        d = np.hypot(dx, dy)
-        m = (d < OBJECT_RANGE_M) & (d > 0.4)
-        sel = cand[m]
-        dists.append(d[m])
-        bears.append(np.arctan2(dx[m], dy[m]))
-        sprites += [scene.obj_sprite[j] for j in sel]
-        iids += (OBJECT_BASE + scene.obj_ids[sel]).tolist()
-    scene.ensure_signs()
-    if scene.free_signs:
-        dx = scene.free_sign_xy[:, 0] - x
-        dy = scene.free_sign_xy[:, 1] - y
-        d = np.hypot(dx, dy)
-        for k in np.flatnonzero((d < OBJECT_RANGE_M) & (d > 0.4)):
-            pid, spr = scene.free_signs[k]
-            dists.append(d[k : k + 1])
-            bears.append(np.arctan2(dx[k : k + 1], dy[k : k + 1]))
-            sprites.append(spr)
-            iids.append(SIGN_BASE + pid)
+        parts.append((scene.obj_xy[cand], scene.obj_w[cand], scene.obj_z0[cand],
+                      scene.obj_h[cand], 0, cand))  # fmt: skip
+    if len(scene.free_signs):
+        parts.append((scene.free_sign_xy, scene.free_sign_w, np.zeros(len(scene.free_signs)),
+                      scene.free_sign_h, 1, np.arange(len(scene.free_signs))))  # fmt: skip
     if pedestrians is not None and len(pedestrians):
-        pxy = np.asarray(pedestrians, dtype=np.float64).reshape(-1, 2)
-        dx, dy = pxy[:, 0] - x, pxy[:, 1] - y
-        d = np.hypot(dx, dy)
-        for k in np.flatnonzero((d < OBJECT_RANGE_M) & (d > 0.3)):
-            dists.append(d[k : k + 1])
-            bears.append(np.arctan2(dx[k : k + 1], dy[k : k + 1]))
-            sprites.append(pedestrian_sprite(int(k)))
-            iids.append(PEDESTRIAN_BASE + int(k))
-    if not sprites:
+        n = len(pedestrians)
+        parts.append((pedestrians, np.full(n, 0.6), np.zeros(n), np.full(n, 1.75), 2,
+                      np.arange(n)))  # fmt: skip
+    if not parts:
         return
-    dist = np.concatenate(dists)
-    bear = np.concatenate(bears)
-    wid = np.array([sp.width_m for sp in sprites])
-    z0 = np.array([sp.base_m for sp in sprites])
-    z1 = z0 + np.array([sp.height_m for sp in sprites])
+    xy = np.concatenate([p[0] for p in parts])
+    wid = np.concatenate([p[1] for p in parts])
+    z0 = np.concatenate([p[2] for p in parts])
+    z1 = z0 + np.concatenate([p[3] for p in parts])
+    src = np.concatenate([np.full(len(p[5]), p[4]) for p in parts])
+    idx = np.concatenate([p[5] for p in parts])
+    dx, dy = xy[:, 0] - x, xy[:, 1] - y
+    dist = np.hypot(dx, dy)
+    near = (dist < OBJECT_RANGE_M) & (dist > np.where(src == 2, 0.3, 0.4))
+    if not near.any():
+        return
+    dist, dx, dy, wid, z0, z1, src, idx = (v[near] for v in (dist, dx, dy, wid, z0, z1, src, idx))
+    bear = np.arctan2(dx, dy)
+
+    def sprite_of(k: int) -> tuple[Sprite, int]:
+        i = int(idx[k])
+        if src[k] == 0:
+            return scene.obj_sprite[i], OBJECT_BASE + int(scene.obj_ids[i])
+        if src[k] == 1:
+            pid, spr = scene.free_signs[i]
+            return spr, SIGN_BASE + pid
+        return pedestrian_sprite(i), PEDESTRIAN_BASE + i
+
     half = np.arctan2(wid / 2, dist)
     cl, cr, cm = cam.col_of(bear - half), cam.col_of(bear + half), cam.col_of(bear)
     W, H = cam.width, cam.height
@@ -572,13 +578,23 @@ def _draw_sprites(scene, cam, frame, x, y, eye, cond, pedestrians) -> None:
     r0s, r1s = np.floor(rt).astype(int), np.ceil(rb).astype(int)
     amb = _AMBIENT[cond.time_of_day]
     glow = cond.time_of_day != "day"
-    for k in np.argsort(-dist, kind="stable"):
-        if not ok[k]:
-            continue
+    ok &= (r1s - r0s >= 2) & (c1s > c0s) & (r1s > 0) & (r0s < H)
+    if not full:
+        ok &= (c1s > 0) & (c0s < W)
+    # nearest wall per column and the row of its top: sprites behind it are skipped
+    t0 = np.full(W, np.inf)
+    first = hits.rank == 0
+    t0[hits.col[first]] = hits.t[first]
+    n0 = hits.bounds[:, K_HITS]
+    for k in np.flatnonzero(ok)[np.argsort(-dist[ok], kind="stable")]:
         c0, c1, r0, r1 = int(c0s[k]), int(c1s[k]), int(r0s[k]), int(r1s[k])
         bw, bh = c1 - c0, r1 - r0
-        if bw < 1 or bh < 1 or bw > 2 * W or bh > 3 * H or r1 <= 0 or r0 >= H:
+        if bw > 2 * W or bh > 3 * H:
             continue
+        if not full or (c0 >= 0 and c1 <= W):
+            a0, a1 = max(c0, 0), min(c1, W)
+            if (t0[a0:a1] < dist[k]).all() and (n0[a0:a1] <= max(r0, 0)).all():
+                continue
         shifts = [0]
         if full and c0 < 0:
             shifts.append(W)
@@ -590,7 +606,8 @@ def _draw_sprites(scene, cam, frame, x, y, eye, cond, pedestrians) -> None:
             if a1 <= a0:
                 continue
             if img is None:
-                img = _resized(sprites[k], bw, bh)
+                spr, iid = sprite_of(k)
+                img = _resized(spr, bw, bh)
             ra, rb_ = max(r0, 0), min(r1, H)
             sub = img[ra - r0 : rb_ - r0, a0 - c0 - sh : a1 - c0 - sh]
             alpha = sub[..., 3].astype(np.float32) * (1.0 / 255.0)
@@ -599,17 +616,17 @@ def _draw_sprites(scene, cam, frame, x, y, eye, cond, pedestrians) -> None:
                 continue
             region = frame.rgb[ra:rb_, a0:a1, :3].astype(np.float32)
             region += (sub[..., :3].astype(np.float32) * amb - region) * alpha[..., None]
-            if glow and sprites[k].glow:
+            if glow and spr.glow:
                 cols = np.arange(a0, a1) - c0 - sh
                 rows = np.arange(ra, rb_) - r0
-                for gx, gy, gr in sprites[k].glow:
-                    rad = max(1.5, gr / sprites[k].height_m * bh)
+                for gx, gy, gr in spr.glow:
+                    rad = max(1.5, gr / spr.height_m * bh)
                     d2 = (cols[None, :] - gx * bw) ** 2 + (rows[:, None] - (1 - gy) * bh) ** 2
                     region += np.exp(-d2 / rad**2)[..., None] * np.array([200, 170, 90], np.float32)
             frame.rgb[ra:rb_, a0:a1, :3] = np.clip(region, 0, 255).astype(np.uint8)
             solid = alpha > 0.5
             if frame.ids is not None:
-                frame.ids[ra:rb_, a0:a1][solid] = iids[k]
+                frame.ids[ra:rb_, a0:a1][solid] = iid
             if frame.depth is not None:
                 sec = cam.secant()[ra:rb_, a0:a1]
                 frame.depth[ra:rb_, a0:a1][solid] = (dist[k] * sec)[solid]

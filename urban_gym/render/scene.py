@@ -30,6 +30,7 @@ from shapely.geometry.polygon import orient
 from urban_gym.render.ground import GroundPainter, GroundWindow
 from urban_gym.render.textures import (
     FASCIA_M,
+    SHADES,
     SIGN_PPM,
     Sprite,
     object_sprite,
@@ -42,6 +43,8 @@ from urban_gym.render.textures import (
 from urban_gym.world.city import City
 
 CELL_M = 32.0
+#: bearing of the sun (degrees) used to shade walls
+SUN_BEARING = 200.0
 #: lowest board bottom (m) and the gap between stacked boards
 SIGN_Z0 = FASCIA_M[0] + 0.1
 SIGN_GAP = 0.2
@@ -73,7 +76,7 @@ class Scene:
         self._lock = threading.Lock()
         self._build_walls()
         self._build_grid()
-        self._cand: OrderedDict[tuple, np.ndarray] = OrderedDict()
+        self._cand: OrderedDict[tuple, tuple[np.ndarray, np.ndarray]] = OrderedDict()
         self._obj_cand: OrderedDict[tuple, np.ndarray] = OrderedDict()
         self._signs_ready = False
         self.ground = GroundPainter(city)
@@ -115,6 +118,13 @@ class Scene:
         styles = np.array([style_of_building(b.id) for b in self.city.buildings], np.int32)
         self.style = styles[self.bid]
         self.n_segs = len(self.ax)
+        # packed for one gather per frame: (6, n) rows ax, ay, bx, by, nx, ny
+        self.seg_xy = np.stack([self.ax, self.ay, self.bx, self.by, self.nx, self.ny])
+        # shade level by how squarely the wall faces the sun (0 = lit)
+        nbear = np.degrees(np.arctan2(self.nx, self.ny))
+        n = len(SHADES) - 1
+        lit = (1.0 - np.cos(np.radians(nbear - SUN_BEARING))) / 2.0
+        self.seg_shade = np.clip(np.round(lit * n), 0, n)
 
     def _build_grid(self) -> None:
         x0 = np.minimum(self.ax, self.bx)
@@ -142,6 +152,10 @@ class Scene:
 
     def candidates(self, x: float, y: float) -> np.ndarray:
         """Indices of walls within about ``max_distance`` of ``(x, y)`` (cached per cell)."""
+        return self.candidate_data(x, y)[0]
+
+    def candidate_data(self, x: float, y: float) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`candidates` and their rows of ``seg_xy`` (``(6, n)``), cached per cell."""
         ci, cj = int((x - self.gx0) // CELL_M), int((y - self.gy0) // CELL_M)
         key = (ci, cj)
         with self._lock:
@@ -166,11 +180,12 @@ class Scene:
         d = _point_segment_distance(cx, cy, self.ax[segs], self.ay[segs], self.bx[segs],
                                     self.by[segs])  # fmt: skip
         segs = segs[d <= self.max_distance + CELL_M].astype(np.int64)
+        entry = (segs, np.ascontiguousarray(self.seg_xy[:, segs]))
         with self._lock:
-            self._cand[key] = segs
-            while len(self._cand) > 256:
+            self._cand[key] = entry
+            while len(self._cand) > 64:
                 self._cand.popitem(last=False)
-        return segs
+        return entry
 
     # ------------------------------------------------------------------ signs
     def ensure_signs(self) -> None:
@@ -222,6 +237,8 @@ class Scene:
         self.free_sign_xy = np.array(
             [city.pois[pid].anchor for pid, _ in self.free_signs], dtype=np.float64
         ).reshape(-1, 2)
+        self.free_sign_w = np.array([s.width_m for _, s in self.free_signs], dtype=np.float64)
+        self.free_sign_h = np.array([s.height_m for _, s in self.free_signs], dtype=np.float64)
         self.sign_atlas, rects = _pack(textures)
         signs = [SignPlacement(*pl, *rc) for pl, rc in zip(placements, rects)]
         signs.sort(key=lambda s: (s.seg, s.u0))
@@ -281,6 +298,9 @@ class Scene:
             object_sprite(o.kind, o.id % nt if o.kind == "tree" else 0)  # type: ignore[misc]
             for o in objs
         ]
+        self.obj_w = np.array([s.width_m for s in self.obj_sprite], dtype=np.float64)
+        self.obj_z0 = np.array([s.base_m for s in self.obj_sprite], dtype=np.float64)
+        self.obj_h = np.array([s.height_m for s in self.obj_sprite], dtype=np.float64)
 
     def object_candidates(self, x: float, y: float, radius: float) -> np.ndarray:
         """Indices into ``obj_ids`` of objects within about ``radius`` m (cached per cell)."""

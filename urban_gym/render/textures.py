@@ -42,6 +42,7 @@ SIGN_BOARD_M = 1.0
 
 STYLE_W = int(round(STYLE_PERIOD_M * FACADE_PPM))
 STYLE_H = int(round(FACADE_MAX_Z * FACADE_PPM))
+STYLE_STRIDE = STYLE_W + 2
 
 _WALL_COLOURS = np.array([
     (222, 205, 170), (235, 225, 205), (200, 196, 190), (176, 92, 70), (190, 205, 185),
@@ -159,16 +160,22 @@ def interior_wall(time_of_day: str) -> np.ndarray:
 @lru_cache(maxsize=3)
 def facade_atlas(time_of_day: str) -> np.ndarray:
     """The facade atlas for a time of day: ``(len(SHADES) * STYLE_H, (N_STYLES + 1) *
-    STYLE_W, 3)`` uint8. Style ``k`` at shade level ``s`` occupies columns
-    ``[k * STYLE_W, (k + 1) * STYLE_W)`` and rows ``[s * STYLE_H, (s + 1) * STYLE_H)``;
-    the last style slot holds the interior wall."""
-    atlas = np.empty((len(SHADES) * STYLE_H, (N_STYLES + 1) * STYLE_W, 3), np.uint8)
+    STYLE_STRIDE, 3)`` uint8. Style ``k`` at shade level ``s`` occupies rows
+    ``[s * STYLE_H, (s + 1) * STYLE_H)`` and columns ``k * STYLE_STRIDE + 1`` to
+    ``k * STYLE_STRIDE + STYLE_W``, with one wrapped column of padding on each side so
+    that bilinear sampling repeats seamlessly; the last style slot is the interior wall."""
+    atlas = np.empty((len(SHADES) * STYLE_H, (N_STYLES + 1) * STYLE_STRIDE, 3), np.uint8)
+
+    def put(k: int, s: int, img: np.ndarray) -> None:
+        padded = np.concatenate([img[:, -1:], img, img[:, :1]], axis=1)
+        atlas[s * STYLE_H : (s + 1) * STYLE_H, k * STYLE_STRIDE : (k + 1) * STYLE_STRIDE] = padded
+
     for k in range(N_STYLES):
         for s, img in enumerate(_facade_style(k, time_of_day)):
-            atlas[s * STYLE_H : (s + 1) * STYLE_H, k * STYLE_W : (k + 1) * STYLE_W] = img
+            put(k, s, img)
     inner = interior_wall(time_of_day)
     for s in range(len(SHADES)):
-        atlas[s * STYLE_H : (s + 1) * STYLE_H, N_STYLES * STYLE_W :] = inner
+        put(N_STYLES, s, inner)
     atlas.setflags(write=False)
     return atlas
 
