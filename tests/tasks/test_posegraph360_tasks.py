@@ -72,13 +72,15 @@ def test_difficulty_bands_hold(tiny_suite):
 
 def test_localization_answer_is_the_grid_cell_of_the_start(tiny_suite):
     g = load_posegraph(TINY)
-    x0, y0, x1, y1 = g.bounds
+    x0, y0, x1, y1 = g.bounds  # the tiny graph spans 212 m both ways
+    assert (x1 - x0, y1 - y0) == pytest.approx((212.0, 212.0))
     grid = GridOverlay((x0 - 5, y0 - 5, x1 + 5, y1 + 5))
+    assert T.localization_grid(g) == grid
     for t in (t for t in tiny_suite if t.type == "localization"):
         assert t.answer == grid.label_of(t.start["x"], t.start["y"])
         assert len(t.options) == 25 and t.answer in t.options
         assert t.reference_images == ("grid_map",)
-        # the tiny graph spans 212 m, 5 cells of 44.4 m: margin to the border by band
+        # 5 cells of 44.4 m: margin to the border by band
         i, j = grid.cell_of(t.start["x"], t.start["y"])
         a, b, c, d = grid.cell_bounds(i, j)
         margin = min(t.start["x"] - a, c - t.start["x"], t.start["y"] - b, d - t.start["y"])

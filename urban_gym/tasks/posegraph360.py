@@ -355,6 +355,13 @@ def _turn_word(deg: float) -> str:
     return "right" if deg > 0 else "left"
 
 
+def localization_grid(graph: PoseGraph, margin: float = 5.0) -> GridOverlay:
+    """The localization grid: 5x5 cells over the bounding box of the graph's frames grown
+    by ``margin`` metres (cells follow the area's shape: 200 x 335 m in Helsinki)."""
+    x0, y0, x1, y1 = graph.bounds
+    return GridOverlay((x0 - margin, y0 - margin, x1 + margin, y1 + margin), 5, 5)
+
+
 # ---------------------------------------------------------------------------- places
 @dataclass
 class Place:
@@ -474,9 +481,7 @@ class PoseGraphTaskGenerator:
 
     # ------------------------------------------------------------------ shared
     def _grid(self) -> GridOverlay:
-        x0, y0, x1, y1 = self.graph.bounds
-        m = 5.0
-        return GridOverlay((x0 - m, y0 - m, x1 + m, y1 + m), 5, 5)
+        return localization_grid(self.graph)
 
     def _meta(self, **kw: Any) -> dict[str, Any]:
         return {"posegraph": {"spacing": self.spacing}, "seed": self.seed, **kw}
