@@ -14,6 +14,7 @@ at least ``WINDOW_M / 2 - SNAP_M`` metres of detailed ground around them.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import cv2
 import numpy as np
@@ -60,140 +61,191 @@ class GroundPainter:
     def __init__(self, city: City) -> None:
         self.city = city
         edges = list(city.network.edges(data=True))
-        self._geoms = [d["geometry"] for _, _, d in edges]
-        self._kind = [d["kind"] for _, _, d in edges]
-        self._width = np.array([float(d.get("width") or 3.0) for _, _, d in edges])
-        self._tree = shapely.STRtree(self._geoms)
+        geoms = [d["geometry"] for _, _, d in edges]
+        kind = [d["kind"] for _, _, d in edges]
+        width = np.array([float(d.get("width") or 3.0) for _, _, d in edges])
+        self._carriage = np.maximum(3.0, width - 4.0)
+        green = [a.polygon for a in city.areas if a.kind == "green"]
+        green_u = shapely.union_all(green) if green else None
+        # every drawable item, in world coordinates: (layer, index of item, coords)
+        self._areas = _Items([[np.asarray(r.coords) for g in getattr(a.polygon, "geoms",
+                              [a.polygon]) for r in (g.exterior, *g.interiors)]
+                              for a in city.areas])  # fmt: skip
+        self._area_kind = np.array([a.kind for a in city.areas], dtype=object)
         self._area_tree = shapely.STRtree([a.polygon for a in city.areas])
-        self._road_idx = np.array([i for i, k in enumerate(self._kind) if k == "road"], dtype=int)
-        self._road_tree = shapely.STRtree([self._geoms[i] for i in self._road_idx])
-        cross = [o for o in city.objects if o.kind == "crossing"]
-        self._cross_xy = np.array([o.position for o in cross], dtype=float).reshape(-1, 2)
-        self._cross_tree = shapely.STRtree(shapely.points(self._cross_xy))
+        road_idx = [i for i, k in enumerate(kind) if k == "road"]
+        self._roads = _Items([[np.asarray(geoms[i].coords)] for i in road_idx])
+        self._road_w = self._carriage[road_idx]
+        self._road_tree = shapely.STRtree([geoms[i] for i in road_idx])
+        paths = [
+            i for i, k in enumerate(kind)
+            if k in ("path", "footway") and green_u is not None
+            and green_u.covers(geoms[i].interpolate(0.5, normalized=True))
+        ]  # fmt: skip
+        self._paths = _Items([[np.asarray(geoms[i].coords)] for i in paths])
+        self._path_w = np.minimum(width[paths], 3.0)
+        self._path_tree = shapely.STRtree([geoms[i] for i in paths])
+        marks: list[list[np.ndarray]] = []  # dashes and zebra stripes, as quads
+        for i in road_idx:
+            if self._carriage[i] >= 7.0:
+                marks.append(_dashes(geoms[i]))
+        for i, k in enumerate(kind):
+            if k == "crossing":
+                c = np.asarray(geoms[i].coords)
+                marks.append(_zebra(c[0], c[-1], min(4.0, max(2.5, float(width[i])))))
+        if road_idx:
+            for o in city.objects:
+                if o.kind == "crossing":
+                    marks.append(self._zebra_object(o.position, geoms, road_idx))
+        marks = [m for m in marks if m]
+        self._marks = _Items(marks)
+        centres = [np.concatenate(m).mean(0) for m in marks]
+        self._mark_tree = shapely.STRtree(shapely.points(np.array(centres).reshape(-1, 2)))
+
+    def _zebra_object(self, p, geoms, road_idx) -> list[np.ndarray]:
+        """A zebra across the nearest road through a ``crossing`` object at ``p``."""
+        pt = shapely.Point(p)
+        k = int(self._road_tree.nearest(pt))
+        i = road_idx[k]
+        g = geoms[i]
+        if g.distance(pt) > self._carriage[i] / 2 + 3.0:
+            return []
+        s = g.project(pt)
+        q0, q1 = g.interpolate(max(s - 0.5, 0.0)), g.interpolate(min(s + 0.5, g.length))
+        along = np.array([q1.x - q0.x, q1.y - q0.y])
+        nrm = float(np.hypot(*along))
+        if nrm < 1e-9:
+            return []
+        along /= nrm
+        across = np.array([-along[1], along[0]])
+        half = self._carriage[i] / 2
+        f = g.interpolate(s)
+        foot = np.array([f.x, f.y])
+        centre = foot + along * float(np.dot(np.asarray(p) - foot, along))
+        return _zebra(centre - across * half, centre + across * half, width=3.0)
 
     @staticmethod
     def snapped_centre(x: float, y: float) -> tuple[float, float]:
         """The window centre used for a viewer at ``(x, y)``."""
         return (round(x / SNAP_M) * SNAP_M, round(y / SNAP_M) * SNAP_M)
 
-    def carriageway(self, i: int) -> float:
-        """Asphalt width (m) of road edge ``i``."""
-        return max(3.0, float(self._width[i]) - 4.0)
-
     def paint(self, cx: float, cy: float, time_of_day: str) -> GroundWindow:
         """The window centred on ``(cx, cy)``, lit for ``time_of_day``."""
         mpp = GROUND_MPP
         n = int(round(WINDOW_M / mpp))
         x0, y1 = cx - WINDOW_M / 2, cy + WINDOW_M / 2
-        img = np.empty((n, n, 3), np.uint8)
-        img[:] = COLOURS["paved"]
-        win = box(x0, y1 - WINDOW_M, x0 + WINDOW_M, y1)
+        img = _blank(n).copy()  # RGBA, paved; drawn on directly (RGBA remaps faster)
+        win = box(x0, y1 - WINDOW_M, x0 + WINDOW_M, y1).buffer(20.0)
 
-        def px(coords) -> np.ndarray:
-            a = np.asarray(coords, dtype=float)
-            col = (a[:, 0] - x0) / mpp - 0.5
-            row = (y1 - a[:, 1]) / mpp - 0.5
-            return np.round(np.stack([col, row], 1) * _ONE).astype(np.int32)
+        def px(xy: np.ndarray) -> np.ndarray:
+            out = np.empty(xy.shape, np.int32)
+            np.rint(((xy[:, 0] - x0) / mpp - 0.5) * _ONE, out=out[:, 0], casting="unsafe")
+            np.rint(((y1 - xy[:, 1]) / mpp - 0.5) * _ONE, out=out[:, 1], casting="unsafe")
+            return out
 
         aa = cv2.LINE_AA
+        idx = np.sort(self._area_tree.query(win))
         for kind in ("green", "water"):
-            rings = []
-            for i in self._area_tree.query(win):
-                a = self.city.areas[int(i)]
-                if a.kind != kind:
-                    continue
-                for g in getattr(a.polygon, "geoms", [a.polygon]):
-                    rings.append(px(g.exterior.coords))
-                    rings += [px(r.coords) for r in g.interiors]
-            if rings:
-                cv2.fillPoly(img, rings, COLOURS[kind], aa, _SHIFT)
-        idx = sorted(int(i) for i in self._tree.query(win.buffer(30.0)))
-        roads = [i for i in idx if self._kind[i] == "road"]
-        for colour, extra in (("kerb", 0.5), ("road", 0.0)):
-            for i in roads:
-                t = max(1, int(round((self.carriageway(i) + extra) / mpp)))
-                cv2.polylines(img, [px(self._geoms[i].coords)], False, COLOURS[colour], t,
-                              aa, _SHIFT)  # fmt: skip
-        for i in roads:
-            if self.carriageway(i) >= 7.0:
-                self._dashes(img, px, self._geoms[i])
-        for i in idx:
-            k = self._kind[i]
-            if k in ("path", "footway") and self._in_green(self._geoms[i]):
-                t = max(1, int(round(min(self._width[i], 3.0) / mpp)))
-                cv2.polylines(img, [px(self._geoms[i].coords)], False, COLOURS["path"], t,
-                              aa, _SHIFT)  # fmt: skip
-        for i in idx:
-            if self._kind[i] == "crossing":
-                g = self._geoms[i]
-                self._zebra(img, px, np.asarray(g.coords)[0], np.asarray(g.coords)[-1],
-                            width=min(4.0, max(2.5, float(self._width[i]))))  # fmt: skip
-        for j in self._cross_tree.query(win.buffer(10.0)):
-            self._zebra_object(img, px, self._cross_xy[int(j)])
-        noise = np.random.default_rng(int(abs(cx) * 7 + abs(cy) * 13) % 2**31)
-        img = cv2.add(img, noise.integers(0, 7, (n, n, 1), dtype=np.uint8).repeat(3, 2))
-        amb = np.array(AMBIENT[time_of_day], np.float32)
-        img = np.clip(img.astype(np.float32) * amb, 0, 255).astype(np.uint8)
-        img = cv2.cvtColor(img, cv2.COLOR_RGB2RGBA)  # RGBA: faster bilinear remap
+            sel = idx[self._area_kind[idx] == kind] if len(idx) else idx
+            if len(sel):
+                cv2.fillPoly(img, self._areas.get(sel, px), COLOURS[kind], aa, _SHIFT)
+        idx = np.sort(self._road_tree.query(win))
+        if len(idx):
+            lines = self._roads.get(idx, px)
+            t = np.maximum(1, np.rint(self._road_w[idx] / mpp)).astype(int)
+            for colour, extra in (("kerb", int(round(0.5 / mpp))), ("road", 0)):
+                for tv in np.unique(t):
+                    sel = [ln for ln, tt in zip(lines, t) if tt == tv]
+                    cv2.polylines(img, sel, False, COLOURS[colour], int(tv) + extra, aa, _SHIFT)
+        idx = np.sort(self._path_tree.query(win))
+        if len(idx):
+            lines = self._paths.get(idx, px)
+            t = np.maximum(1, np.rint(self._path_w[idx] / mpp)).astype(int)
+            for tv in np.unique(t):
+                sel = [ln for ln, tt in zip(lines, t) if tt == tv]
+                cv2.polylines(img, sel, False, COLOURS["path"], int(tv), aa, _SHIFT)
+        idx = np.sort(self._mark_tree.query(win))
+        if len(idx):
+            cv2.fillPoly(img, self._marks.get(idx, px), COLOURS["marking"], aa, _SHIFT)
+        cv2.add(img, _noise(n), dst=img)
+        if time_of_day != "day":
+            cv2.multiply(img, (*AMBIENT[time_of_day], 1.0), dst=img)
         img.setflags(write=False)
         return GroundWindow(img, x0, y1, mpp)
 
-    def _in_green(self, geom) -> bool:
-        mid = geom.interpolate(0.5, normalized=True)
-        for i in self._area_tree.query(mid):
-            if self.city.areas[int(i)].kind == "green" and self.city.areas[int(i)].polygon.covers(
-                mid
-            ):
-                return True
-        return False
 
-    def _dashes(self, img, px, geom) -> None:
-        L = geom.length
-        for s in np.arange(1.5, L - 1.5, 6.0):
-            a = geom.interpolate(s)
-            b = geom.interpolate(min(s + 3.0, L))
-            cv2.line(img, tuple(px([(a.x, a.y)])[0]), tuple(px([(b.x, b.y)])[0]),
-                     COLOURS["marking"], max(1, int(round(0.15 / GROUND_MPP))), cv2.LINE_AA,
-                     _SHIFT)  # fmt: skip
+class _Items:
+    """Lists of coordinate arrays (rings, polylines, quads) per item, stored in one array
+    so that a window's items are transformed to pixels with one numpy call."""
 
-    def _zebra(self, img, px, a, b, width: float) -> None:
-        """Stripes along the walking line ``a -> b``: 0.5 m bars every metre, each bar
-        ``width`` metres long across the walking direction (i.e. along the road)."""
-        d = np.subtract(b, a)
-        L = float(np.hypot(*d))
-        if L < 0.5:
-            return
-        t = d / L
-        n = np.array([-t[1], t[0]]) * width / 2
-        quads = []
-        for s in np.arange(0.25, L - 0.2, 1.0):
-            p0 = np.asarray(a) + t * s
-            p1 = p0 + t * 0.5
-            quads.append(px([p0 - n, p1 - n, p1 + n, p0 + n]))
-        if quads:
-            cv2.fillPoly(img, quads, COLOURS["marking"], cv2.LINE_AA, _SHIFT)
+    def __init__(self, items: list[list[np.ndarray]]) -> None:
+        flat = [np.asarray(r, dtype=np.float64).reshape(-1, 2) for rings in items for r in rings]
+        self.xy = np.concatenate(flat) if flat else np.zeros((0, 2))
+        lens = np.array([len(r) for r in flat], dtype=np.int64)
+        self.starts = np.concatenate([[0], np.cumsum(lens)])
+        self.first = np.concatenate([[0], np.cumsum([len(r) for r in items])]).astype(np.int64)
 
-    def _zebra_object(self, img, px, p) -> None:
-        if not len(self._road_idx):
-            return
-        k = int(self._road_tree.nearest(shapely.Point(p)))
-        i = int(self._road_idx[k])
-        g = self._geoms[i]
-        if g.distance(shapely.Point(p)) > self.carriageway(i) / 2 + 3.0:
-            return
-        s = g.project(shapely.Point(p))
-        q0, q1 = g.interpolate(max(s - 0.5, 0.0)), g.interpolate(min(s + 0.5, g.length))
-        along = np.array([q1.x - q0.x, q1.y - q0.y])
-        nrm = float(np.hypot(*along))
-        if nrm < 1e-9:
-            return
-        along /= nrm
-        across = np.array([-along[1], along[0]])
-        half = self.carriageway(i) / 2
-        foot = np.array([g.interpolate(s).x, g.interpolate(s).y])
-        # the crossing runs across the road through the object's position
-        centre = foot + along * float(np.dot(np.asarray(p) - foot, along))
-        self._zebra(img, px, centre - across * half, centre + across * half, width=3.0)
+    def get(self, idx: np.ndarray, px) -> list[np.ndarray]:
+        """Pixel coordinates of every part of items ``idx``."""
+        parts = np.concatenate([np.arange(self.first[i], self.first[i + 1]) for i in idx])
+        if not len(parts):
+            return []
+        sel = np.concatenate([np.arange(self.starts[k], self.starts[k + 1]) for k in parts])
+        p = px(self.xy[sel])
+        cuts = np.cumsum(self.starts[parts + 1] - self.starts[parts])[:-1]
+        return np.split(p, cuts)
+
+
+def _dashes(geom) -> list[np.ndarray]:
+    """Centre-line dashes (3 m long, 0.15 m wide, every 6 m) of a road, as quads."""
+    out = []
+    L = geom.length
+    for s in np.arange(1.5, L - 1.5, 6.0):
+        a = geom.interpolate(s)
+        b = geom.interpolate(min(s + 3.0, L))
+        d = np.array([b.x - a.x, b.y - a.y])
+        n = float(np.hypot(*d))
+        if n < 1e-6:
+            continue
+        nv = np.array([-d[1], d[0]]) / n * 0.075
+        pa, pb = np.array([a.x, a.y]), np.array([b.x, b.y])
+        out.append(np.array([pa - nv, pb - nv, pb + nv, pa + nv]))
+    return out
+
+
+def _zebra(a, b, width: float) -> list[np.ndarray]:
+    """Stripes along the walking line ``a -> b``: 0.5 m bars every metre, each bar
+    ``width`` metres long across the walking direction (i.e. along the road)."""
+    d = np.subtract(b, a)
+    L = float(np.hypot(*d))
+    if L < 0.5:
+        return []
+    t = d / L
+    n = np.array([-t[1], t[0]]) * width / 2
+    quads = []
+    for s in np.arange(0.25, L - 0.2, 1.0):
+        p0 = np.asarray(a, dtype=float) + t * s
+        p1 = p0 + t * 0.5
+        quads.append(np.array([p0 - n, p1 - n, p1 + n, p0 + n]))
+    return quads
+
+
+@lru_cache(maxsize=2)
+def _noise(n: int) -> np.ndarray:
+    """Fixed fine-grained brightness noise (0..6) for an ``n x n`` RGBA window."""
+    rng = np.random.default_rng(12345)
+    tile = rng.integers(0, 7, (256, 256), dtype=np.uint8)
+    reps = -(-n // 256)
+    full = np.tile(tile, (reps, reps))[:n, :n]
+    return cv2.merge([full, full, full, np.zeros_like(full)])
+
+
+@lru_cache(maxsize=2)
+def _blank(n: int) -> np.ndarray:
+    img = np.empty((n, n, 4), np.uint8)
+    cv2.rectangle(img, (0, 0), (n, n), (*COLOURS["paved"], 255), -1)
+    img.setflags(write=False)
+    return img
 
 
 def far_colour(time_of_day: str) -> tuple[float, float, float]:

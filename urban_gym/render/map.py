@@ -270,6 +270,7 @@ class MapRenderer:
         if labels:
             self._draw_labels(img, view, self._reserved(markers, view))
         if markers is not None:
+            self._draw_grid(img, markers, view)
             self._draw_markers(img, markers, view)
             self._draw_marker_text(img, markers, view)
         return img
@@ -404,6 +405,27 @@ class MapRenderer:
             blit_text(img, sprite, c + 5, r, STYLE["label"], anchor="lm")
 
     # ------------------------------------------------------------------ markers
+    def _draw_grid(self, img: np.ndarray, mk: MapMarkers, view) -> None:
+        """Grid cell lines and their ``"x:i y:j"`` labels (under the other markers)."""
+        if mk.grid is None:
+            return
+        g = mk.grid
+        x0, y0, x1, y1 = g.bounds
+        gw, gh = g.cell_size
+        lines = [((x0 + i * gw, y0), (x0 + i * gw, y1)) for i in range(g.nx + 1)]
+        lines += [((x0, y0 + j * gh), (x1, y0 + j * gh)) for j in range(g.ny + 1)]
+        for a, b in lines:
+            q = self._to_px(np.array([a, b], dtype=float), view) - 0.5
+            q = np.round(q * _ONE).astype(np.int32)
+            cv2.polylines(img, [q], False, STYLE["grid"], 1, cv2.LINE_AA, _SHIFT)
+        for j in range(g.ny):
+            for i in range(g.nx):
+                cx0, _, _, cy1 = g.cell_bounds(i, j)
+                # label near the cell's north-west corner (in world terms)
+                c, r = self._to_px(np.array([[cx0 + 0.04 * gw, cy1 - 0.04 * gh]]), view)[0]
+                sprite = text_sprite(g.label(i, j), 12, bold=True)
+                blit_text(img, sprite, c, r, STYLE["grid"], anchor="la")
+
     def _draw_markers(self, img: np.ndarray, mk: MapMarkers, view) -> None:
         cx, cy, mpp, w, h, rot = view
         m = mk._checked
@@ -413,14 +435,6 @@ class MapRenderer:
             return np.round(a * _ONE).astype(np.int32)
 
         aa = cv2.LINE_AA
-        if mk.grid is not None:
-            g = mk.grid
-            x0, y0, x1, y1 = g.bounds
-            gw, gh = g.cell_size
-            lines = [((x0 + i * gw, y0), (x0 + i * gw, y1)) for i in range(g.nx + 1)]
-            lines += [((x0, y0 + j * gh), (x1, y0 + j * gh)) for j in range(g.ny + 1)]
-            for a, b in lines:
-                cv2.polylines(img, [p([a, b])], False, STYLE["grid"], 1, aa, _SHIFT)
         if len(m["trajectory"]) >= 2:
             cv2.polylines(img, [p(m["trajectory"])], False, STYLE["trajectory"], 3, aa, _SHIFT)
         for line in m["closures"]:
@@ -460,16 +474,6 @@ class MapRenderer:
 
     def _draw_marker_text(self, img: np.ndarray, mk: MapMarkers, view) -> None:
         m = mk._checked
-        if mk.grid is not None:
-            g = mk.grid
-            gw, gh = g.cell_size
-            for j in range(g.ny):
-                for i in range(g.nx):
-                    x0, _, _, y1 = g.cell_bounds(i, j)
-                    # label near the cell's north-west corner (in world terms)
-                    c, r = self._to_px(np.array([[x0 + 0.04 * gw, y1 - 0.04 * gh]]), view)[0]
-                    sprite = text_sprite(g.label(i, j), 12, bold=True)
-                    blit_text(img, sprite, c, r, STYLE["grid"], anchor="la")
         white = (255, 255, 255)
         for n, xy in enumerate(m["destinations"], start=1):
             c, r = self._to_px(np.asarray(xy).reshape(1, 2), view)[0]
