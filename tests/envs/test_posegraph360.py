@@ -296,7 +296,11 @@ def test_oracle_solves_every_task_through_both_faces(graph, suite):
             assert info["metrics"]["score"] == 1.0 and info["invalid_actions"] == 0
 
 
-def test_task_selection_errors(graph, suite):
+def test_task_selection_errors(graph, suite, tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(suite[0].to_json() + "\n{not json\n")
+    with pytest.raises(TaskError, match="line 2: task is not valid JSON"):
+        PoseGraph360Env(city=TINY, suite=str(bad), posegraph=graph)
     env = make(graph, suite)
     with pytest.raises(TaskError, match="task_id='nope'"):
         env.reset(options={"task_id": "nope"})
