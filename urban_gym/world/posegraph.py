@@ -1594,7 +1594,7 @@ def format_validation(v: dict[str, Any]) -> str:
         ("frame-to-street distance, median / p95",
          f"{v['frame_to_street_median_m']:.2f} m / {v['frame_to_street_p95_m']:.2f} m"),
         ("start/goal pairs (unreachable)", f"{v['pairs']} ({v['unreachable_pairs']})"),
-        ("path-length disagreement |Lp-Ln|/Ln, median / p95",
+        ("path-length disagreement abs(Lp - Ln) / Ln, median / p95",
          f"{100 * v['length_disagreement_median']:.1f} % / "
          f"{100 * v['length_disagreement_p95']:.1f} %"),
         ("path-length ratio Lp/Ln, median", f"{v['length_ratio_median']:.3f}"),
