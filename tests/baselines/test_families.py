@@ -9,7 +9,6 @@ import json
 import subprocess
 import sys
 
-import gymnasium as gym
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -36,9 +35,19 @@ CASES = {
     ),
     "citywalk": (
         "UrbanGym/CityWalk-v0", {"view_size": 64, "task_types": ["SGN"]},
-        {"view_size": 36, "task_types": ["SGN"]}, None, 0,
+        {"view_size": 36}, {"task_id": "citywalk-helsinki-sgn-000"}, 0,
     ),
 }  # fmt: skip
+
+
+def _citywalk_rl_tasks() -> list[dict]:
+    """Four daylight SGN tasks: few distinct light conditions keep the renderer's caches warm
+    while the random early policy resets often."""
+    from urban_gym.envs.citywalk import DEFAULT_SUITE
+    from urban_gym.tasks.spec import load_suite
+
+    tasks = [t for t in load_suite(DEFAULT_SUITE) if t.type == "SGN" and t.difficulty == "l2"]
+    return [t.to_dict() for t in tasks[:4]]
 
 
 def serve(env_id: str, kwargs: dict, options: dict, seed: int, *extra: str):
@@ -54,12 +63,21 @@ def serve(env_id: str, kwargs: dict, options: dict, seed: int, *extra: str):
     return proc, line.rsplit(" at ", 1)[1].strip()
 
 
+@pytest.fixture(scope="module")
+def lm_envs():
+    """The language-model stack of each family (built once: worlds take seconds to load)."""
+    envs = {f: make_lm_env(c[0], env_kwargs=c[1]) for f, c in CASES.items()}
+    yield envs
+    for e in envs.values():
+        e.close()
+
+
 @pytest.mark.parametrize("family", sorted(CASES))
-def test_language_model_face_reaches_the_oracles_success(family):
+def test_language_model_face_reaches_the_oracles_success(family, lm_envs):
     env_id, kwargs, _, options, seed = CASES[family]
+    env = lm_envs[family]
     proc, url = serve(env_id, kwargs, options, seed, "--wrap", "mixed")
     try:
-        env = make_lm_env(env_id, env_kwargs=kwargs)
         client = ChatClient(ClientConfig(base_url=url, model="scripted", backoff_s=0.05))
         rec = run_episode(env, LMMAgent(client), seed=seed, options=options)
     finally:
@@ -74,11 +92,39 @@ def test_language_model_face_reaches_the_oracles_success(family):
     json.dumps(rec)
 
 
+BAD_REPLIES = [
+    "",
+    '{"thought": "I will go',  # truncated
+    "Let me walk towards the goal.",  # not JSON
+    '{"thoughts": "x", "heading": 3, "where": "there"}',  # wrong keys
+    '{"action": "nonexistent_action"}',
+    "x" * 10_000_000,
+]
+
+
+@pytest.mark.parametrize("family", sorted(CASES))
+def test_bad_replies_cost_a_step_each_and_never_raise(family, lm_envs):
+    _, _, _, options, seed = CASES[family]
+    env = lm_envs[family]
+    env.reset(seed=seed, options=options)
+    out_of_range = {"posegraph360": '{"action": "A", "size": "HUGE"}',
+                    "streetgraph": '{"action": "go", "option": 99}',
+                    "citywalk": '{"action": "look", "yaw": 720}'}[family]  # fmt: skip
+    for k, reply in enumerate([*BAD_REPLIES, out_of_range], start=1):
+        _, _, terminated, truncated, info = env.step(reply)
+        assert not (terminated or truncated)
+        assert not info["action_valid"] and info["invalid_actions"] == k
+        assert env.feedback and env.messages()[1]["content"]
+    assert info["unreadable_replies"] == 5  # empty, truncated, prose, wrong keys, 10 MB
+
+
 @pytest.mark.parametrize("family", sorted(CASES))
 def test_rl_face_trains_maskable_ppo(family):
     from urban_gym.baselines.rl import train_maskable_ppo
 
     env_id, _, kwargs, _, _ = CASES[family]
+    if family == "citywalk":
+        kwargs = {**kwargs, "tasks": _citywalk_rl_tasks()}
     model, stats = train_maskable_ppo(
         env_id, total_timesteps=2048, n_steps=256, batch_size=64, n_epochs=1,
         image_size=(36, 36), seed=0, env_kwargs=kwargs,
@@ -87,10 +133,10 @@ def test_rl_face_trains_maskable_ppo(family):
 
 
 @pytest.fixture(scope="module")
-def action_sets():
+def action_sets(lm_envs):
     out = {}
-    for family, (env_id, kwargs, _, options, seed) in CASES.items():
-        env = gym.make(env_id, **kwargs)
+    for family, env in lm_envs.items():
+        _, _, _, options, seed = CASES[family]
         env.reset(seed=seed, options=options)
         u = env.unwrapped
         valid = []
@@ -100,7 +146,6 @@ def action_sets():
             except InvalidAction:  # e.g. an unused answer head without text
                 pass
         out[family] = (u.action_set, valid)
-        env.close()
     return out
 
 
@@ -110,15 +155,15 @@ PROSE = st.text(
 )
 
 
-@settings(max_examples=60, deadline=None)
-@given(index=st.integers(0, 10_000), protocol=st.sampled_from(sorted(PROTOCOLS)),
-       flat=st.booleans(), kind=st.integers(0, 3), before=PROSE, after=PROSE)  # fmt: skip
+@settings(max_examples=40, deadline=None)
+@given(protocol=st.sampled_from(sorted(PROTOCOLS)), flat=st.booleans(),
+       kind=st.integers(0, 3), before=PROSE, after=PROSE)  # fmt: skip
 def test_every_valid_action_of_every_env_round_trips(
-    action_sets, index, protocol, flat, kind, before, after
+    action_sets, protocol, flat, kind, before, after
 ):
     p = protocol_for(protocol)
     for action_set, valid in action_sets.values():
-        for action in (valid[index % len(valid)], valid[(index * 7) % len(valid)]):
+        for action in valid:
             body = json.dumps(action) if flat else p.format_reply(
                 action, {"thought": "t", "memory": "m"}, action_set)  # fmt: skip
             text = [body, f"{before}\n{body}\n{after}", f"```json\n{body}\n```",

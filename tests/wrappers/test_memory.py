@@ -92,3 +92,24 @@ def test_agentnav_memory_history_and_previous_visits():
     obs, *_ = mem.step({"action": "go", "option": 5})
     assert obs["decision_history"].count("\n") == 3
     assert mem.observation_space.contains(obs)
+
+
+def test_agentnav_memory_on_streetgraph_records_the_chosen_bearings():
+    import gymnasium as gym
+
+    from urban_gym.baselines.oracles import make_oracle
+
+    env = AgentNavMemory(gym.make("UrbanGym/StreetGraph-v0", observation="symbolic"))
+    obs, _ = env.reset(seed=0, options={"task_index": 0})
+    oracle = make_oracle(env)
+    oracle.reset(env)
+    expected = []
+    for _ in range(3):
+        action = oracle.act(env)
+        b = float(obs["bearings"][action["option"]]) % 360
+        expected.append(f"{compass_name(b)} ({b:.0f}°)")
+        obs, *_ = env.step({**action, "memory": f"after {len(expected)}"})
+    lines = obs["decision_history"].splitlines()
+    assert lines == [f"{i}. {e}" for i, e in enumerate(expected, start=1)]
+    assert obs["memory"] == "after 3"
+    env.close()

@@ -40,7 +40,11 @@ DEMO_CASES: dict[str, tuple[str, dict[str, Any], dict[str, Any] | None]] = {
         None,
     ),
     "streetgraph": ("UrbanGym/StreetGraph-v0", {"image_size": 160}, {"task_index": 0}),
-    "citywalk": ("UrbanGym/CityWalk-v0", {"view_size": 192, "task_types": ["SGN"]}, None),
+    "citywalk": (
+        "UrbanGym/CityWalk-v0",
+        {"view_size": 192, "task_types": ["SGN"]},
+        {"task_id": "citywalk-helsinki-sgn-000"},
+    ),
 }
 
 PANEL = 256  # pixels: height of the GIF's panels
