@@ -159,7 +159,8 @@ class Frame:
     """Per-pixel results of one rendering, image layout ``(H, W)``."""
 
     rgb: np.ndarray  # (H, W, 4) RGBA while drawing, (H, W, 3) RGB at the end
-    t_cols: np.ndarray  # (W, H): horizontal distance (m) per pixel; inf for sky, ground
+    t_cols: np.ndarray  # (W, Hb): horizontal distance (m) of rows r_top.. ; inf sky, ground
+    r_top: int
     depth: np.ndarray | None
     ids: np.ndarray | None
 
@@ -299,17 +300,30 @@ def cast(
         D[sky_runs] = -SKY_SCALE * cam.b
     else:
         P[sky_runs] = CEIL_X0
-    mapx = np.repeat(P, lengths).reshape(W, H)
-    dd = np.repeat(D, lengths).reshape(W, H)
-    np.multiply(dd, cam.a32[None, :], out=dd)
-    np.subtract(mapx, dd, out=mapx)
-    mapy = np.repeat(S, lengths).reshape(W, H)
-    # 4-channel images: OpenCV's bilinear remap is several times faster on RGBA than RGB
-    rgb = cv2.transpose(
-        cv2.remap(atlas, mapx, mapy, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-    )
     g = hits.bounds[:, K + 1]
-    sky_end = hits.bounds[:, K]
+    sky_end = hits.bounds[:, 1]  # rows above the highest wall
+    # Panoramas: rows above every wall are sky in every column and rows below every wall
+    # base are ground: only the band between is ray-cast (as (W, Hb) column runs).
+    if cam.kind == "equirect" and room is None and W:
+        r_top, r_bot = int(sky_end.min()), int(g.max())
+    else:
+        r_top, r_bot = 0, H
+    hb = r_bot - r_top
+    band_len = np.diff(np.clip(hits.bounds, r_top, r_bot), axis=1).ravel()
+    rgb = np.empty((H, W, 4), np.uint8)
+    if hb > 0:
+        mapx = np.repeat(P, band_len).reshape(W, hb)
+        dd = np.repeat(D, band_len).reshape(W, hb)
+        np.multiply(dd, cam.a32[None, r_top:r_bot], out=dd)
+        np.subtract(mapx, dd, out=mapx)
+        mapy = np.repeat(S, band_len).reshape(W, hb)
+        # 4-channel images: OpenCV's bilinear remap is several times faster on RGBA than RGB
+        cv2.transpose(
+            cv2.remap(atlas, mapx, mapy, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE),
+            dst=rgb[r_top:r_bot],
+        )
+    if r_top > 0:
+        rgb[:r_top] = _sky_rows(cam, tod, cond.weather)[:r_top, None, :]
     if tod == "night" and cond.weather == "clear" and room is None:
         _stars(rgb, sky_end, cond.seed)
 
@@ -328,17 +342,22 @@ def cast(
         ground = cv2.remap(win.image, gx, gy, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT,
                            borderValue=(*far_colour(tod), 255))  # fmt: skip
         gmask = (cam.rows_col[g_min:] >= g[None, :]).view(np.uint8)
-        cv2.copyTo(ground, gmask, rgb[g_min:])
+        if r_bot < H:
+            rgb[r_bot:] = ground[r_bot - g_min :]
+        if r_bot > g_min:
+            cv2.copyTo(ground[: r_bot - g_min], gmask[: r_bot - g_min], rgb[g_min:r_bot])
 
     # ---------------------------------------------------------------- depth and ids
     t_run = np.full(W * R, np.inf, np.float32)
     t_run[j] = hits.t
-    t_cols = np.repeat(t_run, lengths).reshape(W, H)  # (W, H) layout
+    t_cols = np.repeat(t_run, band_len).reshape(W, hb)  # (W, Hb) layout, rows from r_top
     depth = None
     if need_depth:
         sec = cam.secant()
-        depth = cv2.transpose(t_cols)
-        depth *= sec
+        depth = np.full((H, W), np.inf, np.float32)
+        if hb > 0:
+            cv2.transpose(t_cols, dst=depth[r_top:r_bot])
+            depth[r_top:r_bot] *= sec[r_top:r_bot]
         if gmask is not None:
             gd = gr / b[None, :].astype(np.float32) * sec[g_min:]
             cv2.copyTo(gd, gmask, depth[g_min:])
@@ -357,7 +376,7 @@ def cast(
             id_run[sky_runs] = BUILDING_BASE + room
         ids = cv2.transpose(np.repeat(id_run, lengths).reshape(W, H))
 
-    frame = Frame(rgb, t_cols, depth, ids)
+    frame = Frame(rgb, t_cols, r_top, depth, ids)
     _draw_signs(scene, cam, frame, eye, hits)
     _draw_sprites(scene, cam, frame, x, y, eye, cond, pedestrians, hits)
     _weather(frame, cam, cond)
@@ -376,6 +395,24 @@ _SKY_COLOURS = {
 }
 FOG_COLOUR = {"day": (196, 198, 200), "dusk": (150, 130, 125), "night": (40, 42, 50)}
 _CEILING = {"day": (190, 186, 178), "dusk": (150, 140, 130), "night": (70, 68, 66)}
+
+
+_sky_cache: dict[tuple, np.ndarray] = {}
+
+
+def _sky_rows(cam: ColumnCamera, tod: str, weather: str) -> np.ndarray:
+    """Sky RGBA per row of a panorama camera, ``(H, 4)`` uint8 (cached)."""
+    key = (cam.height, cam.e_top, cam.e_bot, tod, weather)
+    hit = _sky_cache.get(key)
+    if hit is None:
+        e = np.degrees(np.arctan(cam.a))
+        hit = np.empty((cam.height, 4), np.uint8)
+        hit[:, :3] = sky_colour(e, tod, weather)
+        hit[:, 3] = 255
+        if len(_sky_cache) > 32:
+            _sky_cache.clear()
+        _sky_cache[key] = hit
+    return hit
 
 
 def _stars(rgb: np.ndarray, sky_end: np.ndarray, seed: int) -> None:
@@ -523,6 +560,17 @@ def _resized(spr: Sprite, bw: int, bh: int) -> np.ndarray:
     return cv2.resize(levels[k], (bw, bh), interpolation=cv2.INTER_LINEAR)
 
 
+def _t_box(frame: Frame, a0: int, a1: int, ra: int, rb: int) -> np.ndarray:
+    """Horizontal distance of pixels ``[ra:rb, a0:a1]`` (inf outside the cast band)."""
+    lo, hi = max(ra, frame.r_top), min(rb, frame.r_top + frame.t_cols.shape[1])
+    if lo <= ra and hi >= rb:
+        return frame.t_cols[a0:a1, ra - frame.r_top : rb - frame.r_top].T
+    out = np.full((rb - ra, a1 - a0), np.inf, np.float32)
+    if hi > lo:
+        out[lo - ra : hi - ra] = frame.t_cols[a0:a1, lo - frame.r_top : hi - frame.r_top].T
+    return out
+
+
 def _draw_sprites(scene, cam, frame, x, y, eye, cond, pedestrians, hits: Hits) -> None:
     """Upright billboards, far to near, hidden behind nearer walls."""
     scene.ensure_signs()
@@ -611,7 +659,7 @@ def _draw_sprites(scene, cam, frame, x, y, eye, cond, pedestrians, hits: Hits) -
             ra, rb_ = max(r0, 0), min(r1, H)
             sub = img[ra - r0 : rb_ - r0, a0 - c0 - sh : a1 - c0 - sh]
             alpha = sub[..., 3].astype(np.float32) * (1.0 / 255.0)
-            alpha *= frame.t_cols[a0:a1, ra:rb_].T > dist[k]
+            alpha *= _t_box(frame, a0, a1, ra, rb_) > dist[k]
             if not alpha.any():
                 continue
             region = frame.rgb[ra:rb_, a0:a1, :3].astype(np.float32)
