@@ -82,3 +82,20 @@ def test_maskable_ppo_runs_on_the_rl_face():
         RecordingEnv(), total_timesteps=256, n_steps=64, batch_size=32, image_size=(36, 36), seed=0
     )
     assert stats["timesteps"] >= 256 and stats["episodes"] >= 1
+
+
+def test_wrapper_stacks_on_a_registered_env_pass_check_env():
+    """check_env re-makes the env from its spec, wrappers included (RecordConstructorArgs)."""
+    import gymnasium as gym
+
+    from urban_gym.wrappers.map_observation import MapObservation
+    from urban_gym.wrappers.memory import AgentNavMemory
+
+    kw = {"observation": "symbolic"}
+    check_env(make_rl_env("UrbanGym/StreetGraph-v0", text="encode", env_kwargs=kw),
+              skip_render_check=True)  # fmt: skip
+    stack = AgentNavMemory(MapObservation(gym.make("UrbanGym/StreetGraph-v0", **kw), size=32))
+    check_env(stack, skip_render_check=True)
+    assert [w.name for w in stack.spec.additional_wrappers][-2:] == [
+        "MapObservation", "AgentNavMemory",
+    ]  # fmt: skip

@@ -33,7 +33,7 @@ from urban_gym.envs.base import check_reason
 from urban_gym.wrappers.state import read_clock, read_distance, read_node, read_pose
 
 
-class EpisodeMetrics(gym.Wrapper):
+class EpisodeMetrics(gym.Wrapper, gym.utils.RecordConstructorArgs):
     """Record every step and put the metrics and the episode record into the last ``info``.
 
     Args:
@@ -49,7 +49,8 @@ class EpisodeMetrics(gym.Wrapper):
     def __init__(
         self, env: gym.Env, path: str | Path | None = None, keep_replies: bool = True
     ) -> None:
-        super().__init__(env)
+        gym.utils.RecordConstructorArgs.__init__(self, path=path, keep_replies=keep_replies)
+        gym.Wrapper.__init__(self, env)
         self.path = Path(path) if path is not None else None
         self.keep_replies = keep_replies
         self.record: dict[str, Any] = {}

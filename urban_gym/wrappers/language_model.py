@@ -63,7 +63,7 @@ def _rebuild_reply_action(action: dict, reply: ParsedReply, text: str) -> ReplyA
     return ReplyAction(action, reply, text)
 
 
-class LanguageModelInterface(gym.Wrapper):
+class LanguageModelInterface(gym.Wrapper, gym.utils.RecordConstructorArgs):
     """Chat messages out, reply text in (see the module docstring).
 
     Args:
@@ -95,7 +95,13 @@ class LanguageModelInterface(gym.Wrapper):
         include_images: bool = True,
         include_schema: bool = True,
     ) -> None:
-        super().__init__(env)
+        gym.utils.RecordConstructorArgs.__init__(
+            self, protocol=protocol, image_budget_bytes=image_budget_bytes,
+            image_format=image_format, image_quality=image_quality,
+            max_image_side=max_image_side, include_images=include_images,
+            include_schema=include_schema,
+        )  # fmt: skip
+        gym.Wrapper.__init__(self, env)
         self._protocol_arg = protocol
         self.protocol: PromptProtocol | None = (
             protocol_for(protocol) if protocol is not None else None

@@ -31,7 +31,7 @@ from urban_gym.wrappers.state import Pose, read_pose, task_markers
 VIEWS = ("agent", "district")
 
 
-class MapObservation(gym.Wrapper):
+class MapObservation(gym.Wrapper, gym.utils.RecordConstructorArgs):
     """Adds a ``map`` image (``Box(0, 255, (size, size, 3), uint8)``) to a Dict observation.
 
     Args:
@@ -65,7 +65,12 @@ class MapObservation(gym.Wrapper):
         key: str = "map",
         enabled: bool = True,
     ) -> None:
-        super().__init__(env)
+        gym.utils.RecordConstructorArgs.__init__(
+            self, view=view, size=size, metres_per_pixel=metres_per_pixel,
+            heading_up=heading_up, show_location=show_location, markers=markers, grid=grid,
+            trajectory=trajectory, labels=labels, key=key, enabled=enabled,
+        )  # fmt: skip
+        gym.Wrapper.__init__(self, env)
         if view not in VIEWS:
             raise UrbanGymError(f"MapObservation view={view!r} is not one of {', '.join(VIEWS)}")
         if int(size) < 16:

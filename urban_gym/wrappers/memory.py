@@ -82,7 +82,7 @@ def _strip_key(action: Any, name: str) -> Any:
     return action
 
 
-class ReflectionMemory(gym.Wrapper):
+class ReflectionMemory(gym.Wrapper, gym.utils.RecordConstructorArgs):
     """The agent's own memory, kept verbatim into the next observation.
 
     Args:
@@ -98,7 +98,8 @@ class ReflectionMemory(gym.Wrapper):
     def __init__(
         self, env: gym.Env, budget: int = 2000, key: str = "memory", field: str = "memory"
     ) -> None:
-        super().__init__(env)
+        gym.utils.RecordConstructorArgs.__init__(self, budget=budget, key=key, field=field)
+        gym.Wrapper.__init__(self, env)
         if int(budget) < 1:
             raise UrbanGymError(f"ReflectionMemory budget={budget!r} must be >= 1 character")
         base = _dict_space(env, "ReflectionMemory")
@@ -145,7 +146,7 @@ class ReflectionMemory(gym.Wrapper):
         return info
 
 
-class AgentNavMemory(gym.Wrapper):
+class AgentNavMemory(gym.Wrapper, gym.utils.RecordConstructorArgs):
     """AgentNav's three memory texts for intersection-graph navigation (StreetGraph).
 
     Args:
@@ -173,7 +174,10 @@ class AgentNavMemory(gym.Wrapper):
         bearings_key: str = "bearings",
         option_param: str = "option",
     ) -> None:
-        super().__init__(env)
+        gym.utils.RecordConstructorArgs.__init__(
+            self, budget=budget, field=field, bearings_key=bearings_key, option_param=option_param
+        )
+        gym.Wrapper.__init__(self, env)
         base = _dict_space(env, "AgentNavMemory")
         self.budget, self.field = int(budget), field
         self.bearings_key, self.option_param = bearings_key, option_param

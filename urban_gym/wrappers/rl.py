@@ -59,6 +59,7 @@ class DropTextObservation(FilterObservation):
         keep = [k for k, s in base.spaces.items() if not isinstance(s, spaces.Text)]
         if not keep:
             raise UrbanGymError("DropTextObservation: the observation holds only text")
+        gym.utils.RecordConstructorArgs.__init__(self)
         super().__init__(env, keep)
 
 
@@ -85,6 +86,7 @@ class EncodeTextObservation(TransformObservation):
         box = spaces.Box(0.0, float(max_count), (int(dim),), np.float32)
         new = spaces.Dict({k: (box if k in self.text_keys else s) for k, s in base.spaces.items()})
         self.dim, self.max_count = int(dim), float(max_count)
+        gym.utils.RecordConstructorArgs.__init__(self, dim=dim, max_count=max_count)
         super().__init__(env, self._encode, new)
 
     def _encode(self, obs: Mapping[str, Any]) -> dict[str, Any]:
@@ -113,6 +115,7 @@ class ResizeImageObservation(TransformObservation):
                 new[k] = spaces.Box(0, 255, (h, w * k_imgs, c), np.uint8)
             else:
                 new[k] = s
+        gym.utils.RecordConstructorArgs.__init__(self, size=size)
         super().__init__(env, self._resize, spaces.Dict(new))
 
     def _resize(self, obs: Mapping[str, Any]) -> dict[str, Any]:
@@ -142,12 +145,13 @@ def resize_image(image: np.ndarray, size: tuple[int, int]) -> np.ndarray:
     return out
 
 
-class ExposeActionMask(gym.Wrapper):
+class ExposeActionMask(gym.Wrapper, gym.utils.RecordConstructorArgs):
     """Adds ``action_masks()`` (bool array over the ``Discrete`` actions) from the latest
     observation's ``mask_key`` entry; all True when the observation has none."""
 
     def __init__(self, env: gym.Env, mask_key: str = "action_mask") -> None:
-        super().__init__(env)
+        gym.utils.RecordConstructorArgs.__init__(self, mask_key=mask_key)
+        gym.Wrapper.__init__(self, env)
         if not isinstance(env.action_space, spaces.Discrete):
             raise UrbanGymError(
                 f"ExposeActionMask needs a Discrete action space, got {env.action_space}"
