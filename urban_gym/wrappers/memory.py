@@ -164,6 +164,8 @@ class AgentNavMemory(gym.Wrapper, gym.utils.RecordConstructorArgs):
     ``"You have been here 2 times before; you went: north (0°), east (90°)."``).
     The intersection identity comes from ``info`` -- privileged, used as AgentNav uses
     its own visit log: the agent only learns that it is back, not where it is.
+    ``info["memory_truncations"]`` counts the texts cut to the budget, once per
+    observation in which a text was cut.
     """
 
     def __init__(

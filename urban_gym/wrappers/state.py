@@ -126,10 +126,11 @@ class TaskMarkers:
 def task_markers(task: Any) -> TaskMarkers:
     """The start, goal, destinations, closures and localization grid of a task spec.
 
-    Reads ``start`` (``x``/``y``), ``goal`` (``x``/``y``, ``destinations`` or ``stops`` as
-    lists of points or of objects with ``x``/``y``, ``grid`` as ``{"bounds": [...], "nx",
-    "ny"}``) and ``constraints["closures"]`` (lists of points, or objects with ``points``).
-    Anything absent is left empty.
+    Reads ``start`` (``x``/``y``), ``goal`` (``x``/``y`` or ``position``, ``destinations``
+    or ``stops`` as lists of points or of objects with ``x``/``y``, ``grid`` as
+    ``[x0, y0, x1, y1]`` with ``nx``/``ny`` beside it or as ``{"bounds", "nx", "ny"}``) and
+    ``constraints["closures"]`` (lists of points, or objects with ``points``). Anything
+    absent is left empty.
     """
     m = TaskMarkers()
     if task is None:
@@ -150,13 +151,13 @@ def task_markers(task: Any) -> TaskMarkers:
         if len(line) >= 2:
             m.closures.append(line)
     grid = goal.get("grid") or getattr(task, "meta", {}).get("grid")
-    if isinstance(grid, Mapping) and "bounds" in grid:
+    if isinstance(grid, Mapping) and "bounds" in grid:  # {"bounds": [...], "nx", "ny"}
+        bounds, nx, ny = grid["bounds"], grid.get("nx", 5), grid.get("ny", 5)
+    else:  # PoseGraph360 localization: goal = {"grid": [x0, y0, x1, y1], "nx", "ny"}
+        bounds, nx, ny = grid, goal.get("nx", 5), goal.get("ny", 5)
+    if isinstance(bounds, Sequence) and not isinstance(bounds, str) and len(bounds) == 4:
         try:
-            m.grid = GridOverlay(
-                tuple(float(v) for v in grid["bounds"]),  # type: ignore[arg-type]
-                int(grid.get("nx", 5)),
-                int(grid.get("ny", 5)),
-            )
+            m.grid = GridOverlay(tuple(float(v) for v in bounds), int(nx), int(ny))  # type: ignore[arg-type]
         except (TypeError, ValueError):
             m.grid = None
     return m
