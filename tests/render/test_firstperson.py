@@ -103,3 +103,21 @@ def test_bad_render_arguments(street, kwargs, match):
     args = {"x": x, "y": y, "yaw": yaw, **kwargs}
     with pytest.raises(RenderError, match=match):
         FirstPersonRenderer(city, 32, 32).render(**args)
+
+
+def test_renderers_pickle(street):
+    import pickle
+
+    from urban_gym.render import MapRenderer
+
+    city, (x, y), yaw = street
+    fp = FirstPersonRenderer(city, 32, 32)
+    a = fp.render(x, y, yaw).rgb
+    fp2 = pickle.loads(pickle.dumps(fp))
+    np.testing.assert_array_equal(fp2.render(x, y, yaw).rgb, a)
+    pano = PanoramaRenderer(city, 64, 32)
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(pano)).render(x, y).rgb,
+                                  pano.render(x, y).rgb)  # fmt: skip
+    m = MapRenderer(city)
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(m)).render((x, y), 1.0, 32),
+                                  m.render((x, y), 1.0, 32))  # fmt: skip

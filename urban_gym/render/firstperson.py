@@ -80,6 +80,11 @@ class FirstPersonRenderer:
         self._pitched: OrderedDict[float, tuple] = OrderedDict()
         self._lock = threading.Lock()
 
+    def __reduce__(self):
+        # pickles as its arguments; caches (scene, textures) are rebuilt on the other side
+        return (type(self), (self.city, self.width, self.height, self.fov, self.eye_height,
+                             self.max_distance, self.inside))  # fmt: skip
+
     def render(
         self,
         x: float,

@@ -161,6 +161,10 @@ class MapRenderer:
         self._canvases: OrderedDict[tuple, _Canvas] = OrderedDict()
         self._prepare()
 
+    def __reduce__(self):
+        # pickles as its city; the canvas cache is rebuilt on the other side
+        return (type(self), (self.city,))
+
     # ------------------------------------------------------------------ geometry
     def _prepare(self) -> None:
         city = self.city

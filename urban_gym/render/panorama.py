@@ -131,6 +131,11 @@ class PanoramaRenderer:
         self.scene = scene_for(city, self.max_distance)
         self.camera = ColumnCamera.equirect(self.width, self.height)
 
+    def __reduce__(self):
+        # pickles as its arguments; caches (scene, textures) are rebuilt on the other side
+        return (type(self), (self.city, self.width, self.height, self.eye_height,
+                             self.max_distance, self.inside))  # fmt: skip
+
     def render(
         self,
         x: float,

@@ -36,9 +36,9 @@ N_STYLES = 32
 SHADES = (1.0, 0.86, 0.72, 0.6)
 GROUND_FLOOR_M = 4.0
 #: the band above the shop windows where signboards hang (metres above the ground)
-FASCIA_M = (2.35, 3.65)
+FASCIA_M = (2.35, 3.8)
 SIGN_PPM = 40.0
-SIGN_BOARD_M = 1.0
+SIGN_BOARD_M = 1.2
 
 STYLE_W = int(round(STYLE_PERIOD_M * FACADE_PPM))
 STYLE_H = int(round(FACADE_MAX_Z * FACADE_PPM))
@@ -157,7 +157,7 @@ def interior_wall(time_of_day: str) -> np.ndarray:
     return img.astype(np.uint8)
 
 
-@lru_cache(maxsize=3)
+@lru_cache(maxsize=1)
 def facade_atlas(time_of_day: str) -> np.ndarray:
     """The facade atlas for a time of day: ``(len(SHADES) * STYLE_H, (N_STYLES + 1) *
     STYLE_STRIDE, 3)`` uint8. Style ``k`` at shade level ``s`` occupies rows
@@ -210,7 +210,7 @@ def _text_lines(name: str, lines: int) -> list[str]:
 
 def sign_width_m(name: str, lines: int = 1) -> float:
     """Natural width in metres of a sign with ``name`` on ``lines`` (1 or 2) lines."""
-    font = load_font(int(SIGN_PPM * 0.62), bold=True)
+    font = load_font(int(SIGN_PPM * SIGN_BOARD_M * 0.62), bold=True)
     w = max(font.getlength(t) for t in _text_lines(name, lines))
     return w / SIGN_PPM + 0.5
 
@@ -225,7 +225,7 @@ def render_sign(
     """A signboard with ``name`` (1 or 2 lines). ``width_m`` squeezes the text to fit a
     narrower board (the height stays ``SIGN_BOARD_M`` per line)."""
     parts = _text_lines(name, lines)
-    font = load_font(int(SIGN_PPM * 0.62), bold=True)
+    font = load_font(int(SIGN_PPM * SIGN_BOARD_M * 0.62), bold=True)
     natural = sign_width_m(name, len(parts))
     h_m = SIGN_BOARD_M * (1.0 if len(parts) == 1 else 1.7)
     w_px = int(math.ceil(natural * SIGN_PPM))
