@@ -35,7 +35,7 @@ CASES = {
     ),
     "citywalk": (
         "UrbanGym/CityWalk-v0", {"view_size": 64, "task_types": ["SGN"]},
-        {"view_size": 36}, {"task_id": "citywalk-helsinki-sgn-000"}, 0,
+        {"view_size": 36}, {"task_index": 0}, 0,
     ),
 }  # fmt: skip
 

@@ -43,7 +43,7 @@ DEMO_CASES: dict[str, tuple[str, dict[str, Any], dict[str, Any] | None]] = {
     "citywalk": (
         "UrbanGym/CityWalk-v0",
         {"view_size": 192, "task_types": ["SGN"]},
-        {"task_id": "citywalk-helsinki-sgn-000"},
+        {"task_index": 0},
     ),
 }
 
