@@ -102,7 +102,6 @@ class LanguageModelInterface(gym.Wrapper, gym.utils.RecordConstructorArgs):
             include_schema=include_schema,
         )  # fmt: skip
         gym.Wrapper.__init__(self, env)
-        self._protocol_arg = protocol
         self.protocol: PromptProtocol | None = (
             protocol_for(protocol) if protocol is not None else None
         )

@@ -252,6 +252,7 @@ class ScriptedServer:
         self.steps += 1
         self.log.append({"step": self.steps, "action": canonical,
                          "valid": bool(info.get("action_valid", True))})  # fmt: skip
+        del self.log[:-1000]  # the last 1,000 scripted actions
         if terminated or truncated:
             self.episode_over = True
         return wrap_reply(reply, self.wrap, self.steps - 1)
