@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from gymnasium import spaces
 from urban_gym.envs.actions import ActionSet, ActionSpec, InvalidAction, Param
 from urban_gym.envs.base import INVALID_ACTION_REWARD, check_reason, invalid_step_info
 from urban_gym.errors import UrbanGymError
+from urban_gym.render import perspective
 from urban_gym.tasks import posegraph360 as T
 from urban_gym.tasks.spec import TaskError, TaskSpec, load_suite
 from urban_gym.world.grid import GridOverlay
@@ -297,6 +299,7 @@ class PoseGraph360Env(gym.Env):
         self._mask_cache: tuple[Any, Any] = (None, None)
         self._branch_cache: tuple[Any, Any] = (None, None)
         self._text_cache: tuple[Any, str] = (None, "")
+        self._prior_cache: tuple[Any, Any] = (None, None)
 
         self.action_set = make_action_set()
         self.action_space = spaces.Discrete(ANSWER_BASE + N_ANSWER_HEADS)
@@ -431,9 +434,10 @@ class PoseGraph360Env(gym.Env):
         if not valid:
             self.invalid += 1
             reward += INVALID_ACTION_REWARD
-        moved = self.graph.position(self.state) != before_pos
+        pos = self.graph.position(self.state)
+        moved = pos != before_pos
         if moved:
-            self.path.append(self.graph.position(self.state))
+            self.path.append(pos)
         # stagnation: the same action again without a change of position
         if key == self._same_key and not moved:
             self._same_count += 1
@@ -659,8 +663,6 @@ class PoseGraph360Env(gym.Env):
         return obs
 
     def _view(self) -> np.ndarray:
-        from urban_gym.render import perspective
-
         pano, ph = self.graph.panorama(self.state)
         yaw = round(self.camera_bearing, 1)
         img = perspective(pano, yaw, self.pitch, self.fov, self.view_wh, pano_heading=ph)
@@ -701,8 +703,6 @@ class PoseGraph360Env(gym.Env):
                             goal=(float(task.goal["x"]), float(task.goal["y"])))  # fmt: skip
             return self._maps().render(tuple(m["center"]), mpp, size, markers=mk)
         if kind == "landmark":
-            from urban_gym.render import perspective
-
             v = task.goal["view"]
             s = State(int(v["trajectory"]), int(v["frame"]))
             try:
@@ -721,11 +721,15 @@ class PoseGraph360Env(gym.Env):
         from urban_gym.render import MapMarkers
 
         size = int(size or self.map_size)
-        x0, y0, x1, y1 = self.graph.bounds
-        mpp = max(x1 - x0, y1 - y0) * 1.05 / size
         x, y = self.graph.position(self.state)
-        return self._maps().render(((x0 + x1) / 2, (y0 + y1) / 2), mpp, size,
-                                   markers=MapMarkers(agent=(x, y, self.camera_bearing)))  # fmt: skip
+        key = (size, round(x, 2), round(y, 2), round(self.camera_bearing, 1))
+        if self._prior_cache[0] != key:
+            x0, y0, x1, y1 = self.graph.bounds
+            mpp = max(x1 - x0, y1 - y0) * 1.05 / size
+            img = self._maps().render(((x0 + x1) / 2, (y0 + y1) / 2), mpp, size,
+                                      markers=MapMarkers(agent=(x, y, self.camera_bearing)))  # fmt: skip
+            self._prior_cache = (key, img)
+        return self._prior_cache[1].copy()
 
     # ------------------------------------------------------------------ info
     def _info(self) -> dict[str, Any]:
@@ -840,28 +844,40 @@ def draw_branch_arrows(
     h, w = out.shape[:2]
     r = max(4, int(0.16 * min(w, h)))
     cx, cy = w // 2, h - r - max(2, h // 40)
-    overlay = out.copy()
-    cv2.circle(overlay, (cx, cy), r, (255, 255, 255), -1, cv2.LINE_AA)
-    out = cv2.addWeighted(overlay, 0.35, out, 0.65, 0)
+    # the translucent dial: blend only the square around it
+    x0, y0, x1, y1 = max(0, cx - r - 1), max(0, cy - r - 1), min(w, cx + r + 2), min(h, cy + r + 2)
+    roi = out[y0:y1, x0:x1]
+    disc = roi.copy()
+    cv2.circle(disc, (cx - x0, cy - y0), r, (255, 255, 255), -1, cv2.LINE_AA)
+    out[y0:y1, x0:x1] = cv2.addWeighted(disc, 0.35, roi, 0.65, 0)
     label_of = {v: k for k, v in choices.items()}
     thick = max(1, int(round(min(w, h) / 90)))
+    line = cv2.LINE_AA if min(w, h) >= 128 else cv2.LINE_8  # small views: crisp and fast
     for br in branches:
         a = math.radians(br.relative)
         tip = (int(round(cx + r * math.sin(a))), int(round(cy - r * math.cos(a))))
         name = label_of.get(br.trajectory)
         colour = (230, 20, 20) if name else (120, 30, 30)
-        cv2.arrowedLine(out, (cx, cy), tip, colour, thick + (1 if name else 0), cv2.LINE_AA,
+        cv2.arrowedLine(out, (cx, cy), tip, colour, thick + (1 if name else 0), line,
                         tipLength=0.35)  # fmt: skip
         if name and min(w, h) >= 64:
             scale = max(0.3, min(w, h) / 700)
-            (tw, th), _ = cv2.getTextSize(name, cv2.FONT_HERSHEY_SIMPLEX, scale, thick)
+            tw, th = _text_size(name, scale, thick)
             # the label's centre sits beyond the arrow tip, far enough not to cover it
             reach = r + 4 + abs(math.sin(a)) * tw / 2 + abs(math.cos(a)) * th / 2
-            lx = int(np.clip(cx + reach * math.sin(a) - tw / 2, 0, w - tw))
-            ly = int(np.clip(cy - reach * math.cos(a) + th / 2, th, h - 1))
+            lx = int(min(max(cx + reach * math.sin(a) - tw / 2, 0), w - tw))
+            ly = int(min(max(cy - reach * math.cos(a) + th / 2, th), h - 1))
             cv2.putText(out, name, (lx, ly), cv2.FONT_HERSHEY_SIMPLEX, scale, (230, 20, 20),
-                        thick, cv2.LINE_AA)  # fmt: skip
+                        thick, line)  # fmt: skip
     return out
+
+
+@lru_cache(maxsize=64)
+def _text_size(text: str, scale: float, thick: int) -> tuple[int, int]:
+    import cv2
+
+    (tw, th), _ = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, scale, thick)
+    return tw, th
 
 
 def _text_panel(panel: np.ndarray, text: str, steps: int) -> np.ndarray:
