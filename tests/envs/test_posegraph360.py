@@ -369,3 +369,15 @@ def test_frames_rendered_on_demand_and_cached(suite):
     hits = src.cache.hits
     env.reset(seed=0, options={"task_index": 3})  # the same start frame again: a cache hit
     assert src.cache.hits > hits and len(src.cache) == n + 1
+
+
+def test_pluggable_answer_judge(graph, suite):
+    rel = next(t for t in suite if t.type == "relational")
+    strict = make(graph, [rel])
+    strict.reset(seed=0)
+    _, r, _, _, info = strict.step({"action": "ANSWER", "text": "the shop with the red sign"})
+    assert r == 0.0 and not info["is_success"]
+    lenient = make(graph, [rel], answer_judge=lambda prediction, names: "red sign" in prediction)
+    lenient.reset(seed=0)
+    _, r, _, _, info = lenient.step({"action": "ANSWER", "text": "the shop with the red sign"})
+    assert r == 1.0 and info["is_success"] and info["metrics"]["fuzzy_match"] == 1.0

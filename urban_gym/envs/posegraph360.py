@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -203,7 +203,9 @@ class PoseGraph360Env(gym.Env):
     ``poses`` (a folder of equirect images or a 360° video with its pose CSV, imported
     with junction detection); ``pano_width`` (2048: rendered panorama width),
     ``time_of_day``, ``weather``, ``cache_mb`` (512: rendered-frame LRU);
-    ``draw_branches`` (True); ``reward_shaping`` (False); ``render_mode``
+    ``draw_branches`` (True); ``reward_shaping`` (False); ``answer_judge`` (the fuzzy
+    name judge ``(prediction, candidate names) -> bool`` of relational answers; default:
+    normalised names plus OSM aliases -- an LLM judge can be plugged in); ``render_mode``
     (``"rgb_array"``).
 
     ## Version History
@@ -239,6 +241,7 @@ class PoseGraph360Env(gym.Env):
         cache_mb: float = 512.0,
         draw_branches: bool = True,
         reward_shaping: bool = False,
+        answer_judge: Callable[[str, Sequence[str]], bool] | None = None,
         render_mode: str | None = None,
     ) -> None:
         self._init_kwargs = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
@@ -278,6 +281,7 @@ class PoseGraph360Env(gym.Env):
         self.pitch_step, self.pitch_limit = 15.0, 60.0
         self.draw_branches = bool(draw_branches)
         self.reward_shaping = bool(reward_shaping)
+        self.answer_judge = answer_judge
         self.spacing = float(spacing)
 
         # world: a given graph, an imported capture, or the city's own graph
@@ -762,7 +766,7 @@ class PoseGraph360Env(gym.Env):
             reference_path=list(self._ref_path), shortest_length=self._shortest,
             departures=list(self._departures), steps=self.steps, invalid_actions=self.invalid,
         )  # fmt: skip
-        return T.evaluate(self.task, outcome)
+        return T.evaluate(self.task, outcome, judge=self.answer_judge)
 
     # ------------------------------------------------------------------ rendering
     def _composite(self) -> np.ndarray:
