@@ -269,24 +269,37 @@ class Scene:
 
     @staticmethod
     def _place(taken, u_anchor, w, h, L, height) -> tuple[float, float]:
+        """``(u0, z0)`` of a ``w`` x ``h`` m board on a wall of length ``L`` and building
+        ``height``: at the anchor if free, else moved sideways by at most
+        ``max(2, w / 2)`` m, else stacked on a higher row, else wherever it moves least."""
+
         def clamp_u(u0: float) -> float:
             return float(min(max(u0, 0.2), max(L - 0.2 - w, 0.2)))
 
-        z_levels = [SIGN_Z0] + sorted({t[3] + SIGN_GAP for t in taken})
+        ideal = clamp_u(u_anchor - w / 2)
+        levels = sorted({SIGN_Z0} | {t[3] + SIGN_GAP for t in taken})
         if height < SIGN_Z0 + h + 0.1:
-            z_levels = [max(0.3, height - h - 0.1)] + z_levels
-        top = max(height - 0.1, SIGN_Z0 + h)
-        for z0 in z_levels:
+            levels = [max(0.3, height - h - 0.1)] + levels
+        top = max(height - 0.1, levels[0] + h)
+        best: tuple[float, float, float] | None = None
+        for z0 in levels:
             if z0 + h > top:
                 break
             row = [t for t in taken if t[2] < z0 + h and z0 < t[3]]
-            cands = [clamp_u(u_anchor - w / 2)]
-            for t in sorted(row, key=lambda t: abs((t[0] + t[1]) / 2 - u_anchor)):
-                cands += [clamp_u(t[1] + SIGN_GAP), clamp_u(t[0] - SIGN_GAP - w)]
-            for u0 in cands:
-                if all(not (u0 < t[1] and t[0] < u0 + w) for t in row):
-                    return u0, z0
-        return clamp_u(u_anchor - w / 2), z_levels[0]
+            cands = {ideal}
+            for t in row:
+                cands |= {clamp_u(t[1] + SIGN_GAP), clamp_u(t[0] - SIGN_GAP - w)}
+            free = [u for u in cands if all(not (u < t[1] and t[0] < u + w) for t in row)]
+            if not free:
+                continue
+            u = min(free, key=lambda v: (abs(v - ideal), v))
+            if abs(u - ideal) <= max(2.0, w / 2):
+                return u, z0
+            if best is None or abs(u - ideal) < best[0]:
+                best = (abs(u - ideal), u, z0)
+        if best is not None:
+            return best[1], best[2]
+        return ideal, levels[0]
 
     # ------------------------------------------------------------------ objects
     def _build_objects(self) -> None:
