@@ -172,3 +172,24 @@ def test_bad_renderer_arguments_are_named(square, kwargs, match):
 def test_bad_conditions_argument(square):
     with pytest.raises(RenderError, match="conditions="):
         PanoramaRenderer(square, 64, 32).render(-30.0, 0.0, conditions="night")
+
+
+def test_boards_near_each_other_do_not_overlap():
+    # two shops 2 m apart on the south wall (y = -20) of a 30 m wide building
+    city = city_of([(-15, -20, 15, 0, 12.0)],
+                   pois=[("Kahvila Aalto", -1.0, -18.0, 0), ("Kahvila Björk", 1.0, -18.0, 0)])  # fmt: skip
+    scene = PanoramaRenderer(city, 64, 32).scene
+    scene.ensure_signs()
+    a, b = scene.poi_sign[0], scene.poi_sign[1]
+    assert a.seg == b.seg
+    overlap_u = a.u0 < b.u1 and b.u0 < a.u1
+    overlap_z = a.z0 < b.z1 and b.z0 < a.z1
+    assert not (overlap_u and overlap_z)
+    L = scene.length[a.seg]
+    for s, p in ((a, city.pois[0]), (b, city.pois[1])):
+        assert 0.0 <= s.u0 < s.u1 <= L
+        # the board's centre stays within max(2 m, half its width) of the anchor
+        ua = (p.anchor[0] - scene.ax[s.seg]) * scene.dx[s.seg] / L + (
+            p.anchor[1] - scene.ay[s.seg]) * scene.dy[s.seg] / L  # fmt: skip
+        assert abs((s.u0 + s.u1) / 2 - ua) <= max(2.0, (s.u1 - s.u0) / 2) + 1e-6
+        assert s.z1 <= 12.0
