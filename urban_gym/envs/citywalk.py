@@ -491,6 +491,7 @@ class CityWalkEnv(gym.Env):
         self.action_space = spaces.Discrete(len(self.action_table))
         self.observation_space = self._make_observation_space()
         self._renderers: dict[str, Any] = {}
+        self._last_view: dict[str, tuple[Any, np.ndarray]] = {}
         self._mask_cache: dict[tuple, np.ndarray] = {}
         self.task: TaskSpec = self.tasks[0]
         self._setup_world(self.task)
@@ -644,16 +645,18 @@ class CityWalkEnv(gym.Env):
 
     def close(self) -> None:
         self._renderers.clear()
+        self._last_view.clear()
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        for k in ("city", "geometry", "_router_cache", "_fields", "_renderers"):
+        for k in ("city", "geometry", "_router_cache", "_fields", "_renderers", "_last_view"):
             state.pop(k, None)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._renderers = {}
+        self._last_view = {}
         self._router_cache = None
         self._fields = {}
         self.city = load_city(self._city_spec)
@@ -946,20 +949,25 @@ class CityWalkEnv(gym.Env):
             fld = self.router.field(self.router.locate(*target))
             self._fields = {key: fld}
         w = self.walker
-        pos = self.geometry.edge_position(w.x, w.y)
-        if pos is None:
+        cands = self.geometry.edge_positions(w.x, w.y)
+        if not cands:
             loc = self.router.locate(w.x, w.y)
             off = math.hypot(loc.point[0] - w.x, loc.point[1] - w.y)
             return off + self.router.distance(fld, loc)
-        (u, v), offset, d = pos
-        L = float(self.city.network.edges[u, v]["length"])
         dist = fld.dist
-        best = min(dist.get(u, math.inf) + offset, dist.get(v, math.inf) + max(0.0, L - offset))
         src = fld.source
-        if {src.u, src.v} == {u, v}:
-            so = src.offset if (src.u, src.v) == (u, v) else src.length - src.offset
-            best = min(best, abs(offset - so))
-        return d + best
+        edges = self.city.network.edges
+        best = math.inf
+        for (u, v), offset, d in cands:  # the best way onto the network from here
+            if d >= best:
+                continue
+            L = float(edges[u, v]["length"])
+            r = min(dist.get(u, math.inf) + offset, dist.get(v, math.inf) + max(0.0, L - offset))
+            if (src.u == u and src.v == v) or (src.u == v and src.v == u):
+                so = src.offset if (src.u, src.v) == (u, v) else src.length - src.offset
+                r = min(r, abs(offset - so))
+            best = min(best, d + r)
+        return best
 
     # ------------------------------------------------------------------ observation
     def _mask(self) -> np.ndarray:
@@ -994,28 +1002,38 @@ class CityWalkEnv(gym.Env):
             parts.append(f"{self.conditions['time_of_day']}, {self.conditions['weather']}")
         lines = [" | ".join(parts)]
         if self.stops:
-            done = [f"{st['name']} at {format_clock(self.clock.start + a)}"
-                    for st, a in zip(self.stops, self.record.arrivals) if a is not None]  # fmt: skip
-            left = [st for st, a in zip(self.stops, self.record.arrivals) if a is None]
-            n = len(self.stops)
-            if self.task.goal.get("ordered"):
-                if left:
-                    nxt = left[0]
-                    due = f" by {format_hhmm(nxt['deadline'])}" if nxt.get("deadline") else ""
-                    lines.append(f"Next: {nxt['name']}{due} (stop {n - len(left) + 1} of {n}).")
-                else:
-                    lines.append("All appointments visited.")
-            else:
-                lines.append(f"Visited {n - len(left)} of {n}" +
-                             (": " + ", ".join(st["name"] for st, a in zip(self.stops, self.record.arrivals) if a is not None) if done else "") +
-                             (". Left: " + ", ".join(st["name"] for st in left) + "." if left else ". All visited."))  # fmt: skip
-            if done and self.task.goal.get("ordered"):
-                lines.append("Done: " + "; ".join(done) + ".")
+            lines.extend(self._stops_status())
         if self.map_mode:
             m = self.map
-            lines.append(f"Map: {m.mpp:g} m per pixel, rotated {m.rotation:g} degrees"
-                         + (", a point is marked." if m.selected else "."))  # fmt: skip
+            marked = ", a point is marked." if m.selected else "."
+            lines.append(f"Map: {m.mpp:g} m per pixel, rotated {m.rotation:g} degrees{marked}")
         return self._clean("\n".join(lines))
+
+    def _stops_status(self) -> list[str]:
+        """Schedule (ordered stops) or progress (unordered stops) lines."""
+        arrivals = self.record.arrivals
+        done = [(st, a) for st, a in zip(self.stops, arrivals) if a is not None]
+        left = [st for st, a in zip(self.stops, arrivals) if a is None]
+        n = len(self.stops)
+        if not self.task.goal.get("ordered"):
+            visited = ": " + ", ".join(st["name"] for st, _ in done) if done else ""
+            rest = (
+                ". Left: " + ", ".join(st["name"] for st in left) + "."
+                if left
+                else ". All visited."
+            )
+            return [f"Visited {n - len(left)} of {n}{visited}{rest}"]
+        out = []
+        if left:
+            nxt = left[0]
+            due = f" by {format_hhmm(nxt['deadline'])}" if nxt.get("deadline") else ""
+            out.append(f"Next: {nxt['name']}{due} (stop {n - len(left) + 1} of {n}).")
+        else:
+            out.append("All appointments visited.")
+        if done:
+            when = (f"{st['name']} at {format_clock(self.clock.start + a)}" for st, a in done)
+            out.append("Done: " + "; ".join(when) + ".")
+        return out
 
     def _observe(self, s: _Step) -> dict[str, Any]:
         notice = list(s.messages)
@@ -1046,7 +1064,9 @@ class CityWalkEnv(gym.Env):
             if self.record.on_network
             else self.geometry.on_network(w.x, w.y),
             "covered": self.record.covered[-1] if self.record.covered else False,
-            "distance_to_goal": self.distance_to_goal,
+            "distance_to_goal": (
+                None if math.isnan(self.distance_to_goal) else self.distance_to_goal
+            ),
             "map_mode": self.map_mode,
             "hit_wall": bool(s.move is not None and s.move.hit_wall),
             "closure_crossings": self.record.closure_crossings,
@@ -1091,11 +1111,18 @@ class CityWalkEnv(gym.Env):
         return self.crowd.positions(self.clock.elapsed)
 
     def _view(self, which: str = "view") -> np.ndarray:
+        """The first-person image now; the last one is reused while nothing in it changed
+        (a map action, a jump or an invalid action without pedestrians)."""
         w = self.walker
-        peds = [tuple(p) for p in self.pedestrian_positions()]
+        peds = tuple(tuple(p) for p in self.pedestrian_positions())
+        key = (which, w.x, w.y, w.heading, w.pitch, peds, tuple(self.conditions.values()))
+        hit = self._last_view.get(which)
+        if hit is not None and hit[0] == key:
+            return hit[1].copy()
         res = self._renderer(which).render(w.x, w.y, w.heading, w.pitch,
-                                           conditions=self._render_conditions(), pedestrians=peds)  # fmt: skip
-        return res.rgb
+                                           conditions=self._render_conditions(), pedestrians=list(peds))  # fmt: skip
+        self._last_view[which] = (key, res.rgb)
+        return res.rgb.copy()
 
     def map_markers(self) -> Any:
         """The map markers the agent may see: itself, the task's destinations (when the task
@@ -1120,18 +1147,23 @@ class CityWalkEnv(gym.Env):
                                             rotation=m.rotation, labels=True, markers=self.map_markers())  # fmt: skip
 
     def _frame(self) -> np.ndarray:
-        import cv2
+        from PIL import Image, ImageDraw
+
+        from urban_gym.render.fonts import load_font
 
         n = self.render_size
         view = self._view("frame")
         mp = self._map_image(n)
-        text = np.full((n, n, 3), 255, np.uint8)
-        lines = [self.task.type + " " + self.task.id[-12:], *_wrap(self.task.instruction, 34)[:9],
-                 "", *_wrap(self._status(), 34)[:5]]  # fmt: skip
-        for i, line in enumerate(lines[: n // 14]):
-            cv2.putText(text, line.encode("ascii", "replace").decode(), (4, 14 + 14 * i),
-                        cv2.FONT_HERSHEY_PLAIN, 0.8, (20, 20, 20), 1, cv2.LINE_AA)  # fmt: skip
-        return np.concatenate([view, mp, text], axis=1)
+        panel = Image.new("RGB", (n, n), (255, 255, 255))
+        draw = ImageDraw.Draw(panel)
+        size = max(8, n // 22)
+        font = load_font(size)
+        chars = max(12, int(n / (0.55 * size)))
+        lines = [f"{self.task.type} | {self.task.id}", *_wrap(self.task.instruction, chars),
+                 "", *_wrap(self._status(), chars)]  # fmt: skip
+        for i, line in enumerate(lines[: n // (size + 2)]):
+            draw.text((4, 2 + i * (size + 2)), line, fill=(20, 20, 20), font=font)
+        return np.concatenate([view, mp, np.asarray(panel)], axis=1)
 
 
 def _still(w: WalkerState) -> MoveResult:

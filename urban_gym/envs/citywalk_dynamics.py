@@ -301,6 +301,27 @@ class WalkGeometry:
         u = 0.0 if L2 <= 0 else max(0.0, min(1.0, ((x - ax) * ex + (y - ay) * ey) / L2))
         return self.net_edge[i], self.net_offset[i] + u * math.sqrt(L2), d
 
+    def edge_positions(
+        self, x: float, y: float, search: float = 24.0
+    ) -> list[tuple[tuple[int, int], float, float]]:
+        """``(edge (u, v) oriented as its geometry, offset (m), distance (m))`` for every
+        network segment whose corridor cell holds ``(x, y)`` -- or, off the corridors, every
+        segment within ``search`` metres (empty when there is none)."""
+        net = self.net
+        cand = net.at(x, y)
+        if not cand:
+            cand = net.in_box(x - search, y - search, x + search, y + search)
+        out = []
+        for i in cand:
+            ax, ay, bx, by = net.ax[i], net.ay[i], net.bx[i], net.by[i]
+            ex, ey = bx - ax, by - ay
+            L2 = ex * ex + ey * ey
+            u = 0.0 if L2 <= 0 else max(0.0, min(1.0, ((x - ax) * ex + (y - ay) * ey) / L2))
+            d = math.hypot(x - ax - u * ex, y - ay - u * ey)
+            if d <= search:
+                out.append((self.net_edge[i], self.net_offset[i] + u * math.sqrt(L2), d))
+        return out
+
     def clearance(self, x: float, y: float, radius: float = 3.0) -> float:
         """Distance (m) from ``(x, y)`` to the nearest wall, capped at ``radius``."""
         w = self.walls

@@ -29,6 +29,7 @@ from urban_gym.envs.citywalk_dynamics import (
     CONTACT_DISTANCE,
     SPRINT_SPEED,
     WALK_SPEED,
+    MoveResult,
     WalkerState,
     count_crossings,
     sample_times,
@@ -36,11 +37,16 @@ from urban_gym.envs.citywalk_dynamics import (
     walker_samples,
 )
 from urban_gym.tasks.citywalk import OPTION_LETTERS
+from urban_gym.tasks.citywalk_routes import Located
 
 ARRIVE_M = 2.5  # the oracle terminates this close to a navigation goal
 MAX_TURN_IN_MOVE = 60.0  # degrees; larger turns are made with ``look`` first
 ALIGN_DEG = 20.0  # an arc may end at most this far off the route's direction
-CONTACT_MARGIN = 0.35  # m added to the contact distance when predicting contacts
+CONTACT_MARGIN = 0.15  # m added to the contact distance when predicting contacts
+
+
+def _still(w: WalkerState) -> MoveResult:
+    return MoveResult(w, [(w.x, w.y)], [0.0], False, 0.0)
 
 
 def _bearing(dx: float, dy: float) -> float:
@@ -62,10 +68,13 @@ class CityWalkOracle:
         self.expected: tuple[float, float] | None = None
         self.plan_key: Any = None
         self.order: list[int] = []
+        self._tfield: Any = None
+        self._tfield_key: Any = None
 
     def reset(self, env: Any) -> None:
         e = env.unwrapped
         self.path, self.s, self.expected, self.plan_key = [], 0.0, None, None
+        self._tfield, self._tfield_key = None, None
         self.order = self._stop_order(e) if e.kind == "multi" else []
 
     # ------------------------------------------------------------------ policy
@@ -87,8 +96,19 @@ class CityWalkOracle:
         if act is None:  # off the plan or blocked: plan afresh and try once more
             self.plan_key = None
             self._ensure_plan(e, target)
-            act = self._follow(e) or self._unstick(e)
+            act = self._follow(e)
+        if act is None:
+            act = self._evade(e) if self._crowded(e) else self._unstick(e)
         return act
+
+    @staticmethod
+    def _crowded(e: Any, radius: float = 4.0) -> bool:
+        """Whether anybody is within ``radius`` metres."""
+        if e.crowd is None or not len(e.crowd):
+            return False
+        p = e.pedestrian_positions()
+        w = e.walker
+        return bool(np.any(np.hypot(p[:, 0] - w.x, p[:, 1] - w.y) < radius))
 
     # ------------------------------------------------------------------ planning
     def _stop_order(self, e: Any) -> list[int]:
@@ -129,8 +149,11 @@ class CityWalkOracle:
         if key == self.plan_key and on_plan and self.path:
             return
         router = e.router
-        a = router.locate(w.x, w.y)
         b = router.locate(*target)
+        if self._tfield_key != key:
+            self._tfield = router.field(b)
+            self._tfield_key = key
+        a = self._entry(e, router, self._tfield)
         route = router.route(a, b)
         pts = [(w.x, w.y), *route, target]
         clean = [pts[0]]
@@ -144,6 +167,47 @@ class CityWalkOracle:
         self.s = 0.0
         self.expected = (w.x, w.y)
         self.plan_key = key
+
+    def _entry(self, e: Any, router: Any, tfield: Any) -> Located:
+        """Where to join the network: of the network points within 8 m that a straight
+        walk reaches unhindered (no wall, no active closure), the one with the shortest
+        walk plus route to the target; else the nearest network point."""
+        w = e.walker
+        g = e.geometry
+        net = g.net
+        best: tuple[float, Located] | None = None
+        seen: set[int] = set()
+        for i in net.in_box(w.x - 8.0, w.y - 8.0, w.x + 8.0, w.y + 8.0):
+            if i in seen:
+                continue
+            seen.add(i)
+            ax, ay, bx, by = net.ax[i], net.ay[i], net.bx[i], net.by[i]
+            ex, ey = bx - ax, by - ay
+            L2 = ex * ex + ey * ey
+            f = 0.0 if L2 <= 0 else max(0.0, min(1.0, ((w.x - ax) * ex + (w.y - ay) * ey) / L2))
+            qx, qy = ax + f * ex, ay + f * ey
+            walk = math.hypot(qx - w.x, qy - w.y)
+            if walk > 8.0:
+                continue
+            u, v = g.net_edge[i]
+            if tuple(sorted((u, v))) in router.closed:
+                continue
+            length = float(e.city.network.edges[u, v]["length"])
+            loc = Located(u, v, min(length, g.net_offset[i] + f * math.sqrt(L2)), length, (qx, qy))
+            cost = walk + router.distance(tfield, loc)
+            if best is not None and cost >= best[0]:
+                continue
+            if walk > 0.05:
+                x, y, _ = g.sweep(w.x, w.y, qx - w.x, qy - w.y, None)
+                if math.hypot(x - qx, y - qy) > 0.2:
+                    continue
+                line = [(w.x, w.y), (qx, qy)]
+                if any(
+                    on and count_crossings(line, c) for c, on in zip(e.closures, e.closure_active)
+                ):
+                    continue
+            best = (cost, loc)
+        return best[1] if best is not None else router.locate(w.x, w.y)
 
     def _point_at(self, s: float) -> tuple[float, float]:
         s = min(max(s, 0.0), float(self.cum[-1]))
@@ -176,7 +240,7 @@ class CityWalkOracle:
             return None
         crowd = e.crowd is not None and len(e.crowd) > 0
         speeds = [SPRINT_SPEED, WALK_SPEED] if crowd else [SPRINT_SPEED]
-        offsets = (0.0, 0.8, -0.8, 1.5, -1.5) if crowd else (0.0,)
+        offsets = (0.0, 0.5, -0.5, 0.9, -0.9, 1.5, -1.5) if crowd else (0.0,)
         fracs = (1.0, 0.97, 0.9, 0.75, 0.5, 0.3, 0.15, 0.07)
         for speed in speeds:
             for frac in fracs:
@@ -189,6 +253,8 @@ class CityWalkOracle:
                 nx_, ny_ = math.cos(math.radians(tan)), -math.sin(math.radians(tan))
                 for off in offsets if not at_end else (0.0,):
                     tx, ty = bx + off * nx_, by + off * ny_
+                    if off and e.geometry.clearance(tx, ty, 1.0) < 0.45:
+                        continue  # keep side steps away from walls
                     act = self._move_to(e, w, tx, ty, speed)
                     if act is None:
                         continue
@@ -216,8 +282,6 @@ class CityWalkOracle:
                 facing = WalkerState(w.x, w.y, (w.heading + alpha) % 360.0, w.pitch)
                 if self._move_to(e, facing, tx, ty, SPRINT_SPEED, contacts=False) is not None:
                     return {"action": "look", "yaw": round(alpha, 4), "pitch": None}
-        if crowd:
-            return self._evade(e)
         return None
 
     def _move_to(
@@ -244,63 +308,74 @@ class CityWalkOracle:
         act = {"action": name, "direction": "forward", "duration": duration,
                "yaw_rate": yaw_rate, "pitch_rate": 0.0}  # fmt: skip
         res = simulate_move(e.geometry, w, "forward", speed, duration, yaw_rate, 0.0)
-        if res.hit_wall or math.hypot(res.state.x - tx, res.state.y - ty) > 0.25:
-            return None
+        if math.hypot(res.state.x - tx, res.state.y - ty) > 0.25:
+            return None  # a wall deflects it (grazing a wall on the way is fine)
         for c_, on in zip(e.closures, e.closure_active):
             if on and count_crossings(res.path, c_):
                 return None
-        if contacts and e.crowd is not None and self._contact_predicted(e, res, duration):
-            return None
+        if contacts and e.crowd is not None:
+            if self._contact_predicted(e, res, duration):
+                return None
+            # keep a way out: standing still for a moment after the move must be safe too
+            if self._contact_predicted(e, _still(res.state), 0.6, e.clock.elapsed + duration):
+                return None
         return act
 
-    def _contact_predicted(self, e: Any, res: Any, duration: float) -> bool:
+    def _clearance_to_people(
+        self, e: Any, res: Any, duration: float, t0: float | None = None
+    ) -> float:
+        """Smallest predicted centre distance (m) to anyone not already in contact while
+        the walker follows ``res`` over ``duration`` seconds from ``t0`` (default now)."""
         crowd = e.crowd
-        t0 = e.clock.elapsed
+        t0 = e.clock.elapsed if t0 is None else t0
         ts = sample_times(t0, duration)
         xy = walker_samples(res, duration)
-        lim = (CONTACT_DISTANCE + CONTACT_MARGIN) ** 2
+        best = math.inf
         for i, p in enumerate(crowd.people):
             if crowd.in_contact[i]:
                 continue
             px, py = p.position(ts)
-            if np.any((px - xy[:, 0]) ** 2 + (py - xy[:, 1]) ** 2 < lim):
-                return True
-        return False
+            d2 = float(np.min((px - xy[:, 0]) ** 2 + (py - xy[:, 1]) ** 2))
+            best = min(best, d2)
+        return math.sqrt(best)
+
+    def _contact_predicted(
+        self, e: Any, res: Any, duration: float, t0: float | None = None
+    ) -> bool:
+        return self._clearance_to_people(e, res, duration, t0) < CONTACT_DISTANCE + CONTACT_MARGIN
 
     def _contact_if_still(self, e: Any, duration: float) -> bool:
-        w = e.walker
-        from urban_gym.envs.citywalk_dynamics import MoveResult
-
-        still = MoveResult(w, [(w.x, w.y)], [0.0], False, 0.0)
-        return self._contact_predicted(e, still, duration)
+        return self._contact_predicted(e, _still(e.walker), duration)
 
     def _evade(self, e: Any) -> dict[str, Any]:
-        """Wait if nobody will walk into us, else the safe step that keeps closest to the
-        route."""
+        """Wait if nobody will walk into us; else the safe step that keeps closest to the
+        route; with no safe step, the one that keeps farthest from everybody."""
+        w = e.walker
         if not self._contact_if_still(e, 0.6):
             return {"action": "jump"}
-        w = e.walker
-        goal = self._point_at(self.s + 3.0)
-        best = None
+        goal = self._point_at(self.s + 3.0) if len(self.path) > 1 else (w.x, w.y)
+        safe, fallback = None, (self._clearance_to_people(e, _still(w), 0.6), {"action": "jump"})
         for direction in ("forward", "left", "right", "backward"):
             for name, speed in (("move", WALK_SPEED), ("sprint", SPRINT_SPEED)):
                 for dur in (1.0, 0.5, 0.25):
                     res = simulate_move(e.geometry, w, direction, speed, dur, 0.0, 0.0)
-                    if res.hit_wall or self._contact_predicted(e, res, dur):
-                        continue
-                    if any(
+                    if res.hit_wall or any(
                         on and count_crossings(res.path, c)
                         for c, on in zip(e.closures, e.closure_active)
                     ):
                         continue
-                    d = math.dist((res.state.x, res.state.y), goal)
-                    if best is None or d < best[0]:
-                        best = (d, {"action": name, "direction": direction, "duration": dur,
-                                    "yaw_rate": 0.0, "pitch_rate": 0.0})  # fmt: skip
-        if best is None:
-            return {"action": "jump"}
+                    act = {"action": name, "direction": direction, "duration": dur,
+                           "yaw_rate": 0.0, "pitch_rate": 0.0}  # fmt: skip
+                    gap = self._clearance_to_people(e, res, dur)
+                    if gap >= CONTACT_DISTANCE + CONTACT_MARGIN:
+                        # close to the route, and decisively away from people
+                        d = math.dist((res.state.x, res.state.y), goal) - 1.5 * min(gap, 2.0)
+                        if safe is None or d < safe[0]:
+                            safe = (d, act)
+                    elif gap > fallback[0]:
+                        fallback = (gap, act)
         self.plan_key = None
-        return best[1]
+        return safe[1] if safe is not None else fallback[1]
 
     def _unstick(self, e: Any) -> dict[str, Any]:
         """Last resort: face the next route point, or wait."""
