@@ -24,7 +24,7 @@ from shapely.geometry import box
 from urban_gym.world.city import City
 
 GROUND_MPP = 0.2
-WINDOW_M = 256.0
+WINDOW_M = 192.0
 SNAP_M = 32.0
 _SHIFT = 3
 _ONE = 1 << _SHIFT

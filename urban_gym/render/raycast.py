@@ -67,9 +67,10 @@ class ColumnCamera:
     span: float = 2 * math.pi
     e_top: float = math.pi / 2
     e_bot: float = -math.pi / 2
-    # perspective: yaw (radians) and focal length (pixels)
+    # perspective: yaw (radians), focal length (pixels), horizontal fov (degrees)
     yaw: float = 0.0
     focal: float = 1.0
+    fov_deg: float = 360.0
 
     def __post_init__(self) -> None:
         self.dirx = np.sin(self.ang)
@@ -115,7 +116,7 @@ class ColumnCamera:
         a = height / 2.0 - (np.arange(height) + 0.5)
         ang0 = y0 - math.radians(fov) / 2.0 - 1e-9
         return cls(width, height, y0 + off, 1.0 / np.hypot(x, f), a, ang0, off - (ang0 - y0),
-                   "perspective", yaw=y0, focal=f)  # fmt: skip
+                   "perspective", yaw=y0, focal=f, fov_deg=fov)  # fmt: skip
 
     def with_yaw(self, yaw: float) -> ColumnCamera:
         """This perspective camera turned to ``yaw`` degrees (shares the row geometry)."""
@@ -189,6 +190,12 @@ def find_hits(
     ax, ay, bx, by, nx_, ny_ = data
     rx, ry = x - ax, y - ay
     front = nx_ * rx + ny_ * ry > 1e-9
+    if cam.kind == "perspective" and cam.fov_deg <= 120.0:
+        # walls entirely behind the viewer cannot be in a view narrower than 180 degrees
+        fx, fy = math.sin(cam.yaw), math.cos(cam.yaw)
+        ahead = ((ax - x) * fx + (ay - y) * fy > 0) | ((bx - x) * fx + (by - y) * fy > 0)
+        if room is None:
+            front &= ahead
     if room is not None:
         sel = front | (scene.bid[segs] == room)
         inner_seg = ~front[sel]
@@ -574,32 +581,42 @@ def _t_box(frame: Frame, a0: int, a1: int, ra: int, rb: int) -> np.ndarray:
 def _draw_sprites(scene, cam, frame, x, y, eye, cond, pedestrians, hits: Hits) -> None:
     """Upright billboards, far to near, hidden behind nearer walls."""
     scene.ensure_signs()
-    parts = []  # (xy, width, base, height, kind code, index)
+    persp = cam.kind == "perspective"
+    fwd = (math.sin(cam.yaw), math.cos(cam.yaw))
+    parts = []  # (dx, dy, dist, width, base, height, kind code, index)
+
+    def add(xy, wid, base, height, code, index, min_d):
+        dx, dy = xy[:, 0] - x, xy[:, 1] - y
+        d = np.hypot(dx, dy)
+        keep = (d < OBJECT_RANGE_M) & (d > min_d)
+        if persp:  # drop what lies behind the camera (at least a metre behind)
+            keep &= dx * fwd[0] + dy * fwd[1] > -1.0 - wid / 2
+        if keep.any():
+            parts.append((dx[keep], dy[keep], d[keep], wid[keep], base[keep], height[keep],
+                          code, index[keep]))  # fmt: skip
+
     cand = scene.object_candidates(x, y, OBJECT_RANGE_M)
     if len(cand):
-        parts.append((scene.obj_xy[cand], scene.obj_w[cand], scene.obj_z0[cand],
-                      scene.obj_h[cand], 0, cand))  # fmt: skip
-    if len(scene.free_signs):
-        parts.append((scene.free_sign_xy, scene.free_sign_w, np.zeros(len(scene.free_signs)),
-                      scene.free_sign_h, 1, np.arange(len(scene.free_signs))))  # fmt: skip
+        add(scene.obj_xy[cand], scene.obj_w[cand], scene.obj_z0[cand], scene.obj_h[cand], 0,
+            cand, 0.4)  # fmt: skip
+    nf = len(scene.free_signs)
+    if nf:
+        add(scene.free_sign_xy, scene.free_sign_w, np.zeros(nf), scene.free_sign_h, 1,
+            np.arange(nf), 0.4)  # fmt: skip
     if pedestrians is not None and len(pedestrians):
         n = len(pedestrians)
-        parts.append((pedestrians, np.full(n, 0.6), np.zeros(n), np.full(n, 1.75), 2,
-                      np.arange(n)))  # fmt: skip
+        add(pedestrians, np.full(n, 0.6), np.zeros(n), np.full(n, 1.75), 2, np.arange(n), 0.3)
     if not parts:
         return
-    xy = np.concatenate([p[0] for p in parts])
-    wid = np.concatenate([p[1] for p in parts])
-    z0 = np.concatenate([p[2] for p in parts])
-    z1 = z0 + np.concatenate([p[3] for p in parts])
-    src = np.concatenate([np.full(len(p[5]), p[4]) for p in parts])
-    idx = np.concatenate([p[5] for p in parts])
-    dx, dy = xy[:, 0] - x, xy[:, 1] - y
-    dist = np.hypot(dx, dy)
-    near = (dist < OBJECT_RANGE_M) & (dist > np.where(src == 2, 0.3, 0.4))
-    if not near.any():
-        return
-    dist, dx, dy, wid, z0, z1, src, idx = (v[near] for v in (dist, dx, dy, wid, z0, z1, src, idx))
+    if len(parts) == 1:
+        dx, dy, dist, wid, z0, z1, code, idx = parts[0]
+        src = np.full(len(idx), code)
+        z1 = z0 + z1
+    else:
+        dx, dy, dist, wid, z0, z1 = (np.concatenate([p[i] for p in parts]) for i in range(6))
+        z1 = z0 + z1
+        src = np.concatenate([np.full(len(p[7]), p[6]) for p in parts])
+        idx = np.concatenate([p[7] for p in parts])
     bear = np.arctan2(dx, dy)
 
     def sprite_of(k: int) -> tuple[Sprite, int]:
@@ -611,18 +628,27 @@ def _draw_sprites(scene, cam, frame, x, y, eye, cond, pedestrians, hits: Hits) -
             return spr, SIGN_BASE + pid
         return pedestrian_sprite(i), PEDESTRIAN_BASE + i
 
-    half = np.arctan2(wid / 2, dist)
-    cl, cr, cm = cam.col_of(bear - half), cam.col_of(bear + half), cam.col_of(bear)
     W, H = cam.width, cam.height
+    half = np.arctan2(wid / 2, dist)
     full = cam.kind == "equirect" and cam.span >= 2 * math.pi - 1e-9
-    if cam.kind == "equirect":
+    if persp:
+        rel = (bear - cam.yaw + math.pi) % (2 * math.pi) - math.pi
+        lim = math.radians(min(cam.fov_deg / 2.0 + 5.0, 80.0))
+        vis = (np.abs(rel) - half < lim) & (np.abs(rel) + half < math.radians(88.0))
+        rel = np.where(vis, rel, 0.0)
+        cl = W / 2.0 + cam.focal * np.tan(rel - half)
+        cr = W / 2.0 + cam.focal * np.tan(rel + half)
+        cm = W / 2.0 + cam.focal * np.tan(rel)
+        ok = vis
+    else:
+        cl, cr, cm = cam.col_of(bear - half), cam.col_of(bear + half), cam.col_of(bear)
         cr = np.where(cr < cl, cr + W * (2 * math.pi / cam.span), cr)
-    ok = np.isfinite(cl) & np.isfinite(cr) & np.isfinite(cm)
-    bcol = cam.b[np.clip(np.nan_to_num(cm), 0, W - 1).astype(int)]
+        ok = np.ones(len(dist), bool)
+    bcol = cam.b[np.clip(cm, 0, W - 1).astype(int)]
     rt = cam.row_of((z1 - eye) / dist / bcol)
     rb = cam.row_of((z0 - eye) / dist / bcol)
-    c0s = np.floor(np.nan_to_num(cl)).astype(int)
-    c1s = np.ceil(np.nan_to_num(cr)).astype(int)
+    c0s = np.floor(cl).astype(int)
+    c1s = np.ceil(cr).astype(int)
     r0s, r1s = np.floor(rt).astype(int), np.ceil(rb).astype(int)
     amb = _AMBIENT[cond.time_of_day]
     glow = cond.time_of_day != "day"
