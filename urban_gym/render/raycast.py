@@ -542,25 +542,30 @@ def sample_points(img: np.ndarray, sx: np.ndarray, sy: np.ndarray) -> np.ndarray
 _AMBIENT = {"day": 1.0, "dusk": 0.68, "night": 0.3}
 
 
-_pyramids: dict[int, tuple[Sprite, list[np.ndarray]]] = {}
+_pyramids: dict[tuple[int, float], tuple[Sprite, list[np.ndarray]]] = {}
 
 
-def _pyramid(spr: Sprite) -> list[np.ndarray]:
-    """The sprite's RGBA image halved repeatedly (down to a few pixels)."""
-    hit = _pyramids.get(id(spr))
+def _pyramid(spr: Sprite, light: float) -> list[np.ndarray]:
+    """The sprite's RGBA image, its colours scaled by ``light``, halved repeatedly."""
+    key = (id(spr), light)
+    hit = _pyramids.get(key)
     if hit is not None and hit[0] is spr:
         return hit[1]
-    levels = [spr.rgba]
+    base = spr.rgba
+    if light != 1.0:
+        base = base.copy()
+        base[..., :3] = np.clip(base[..., :3] * light, 0, 255).astype(np.uint8)
+    levels = [base]
     while min(levels[-1].shape[:2]) > 8:
         levels.append(cv2.resize(levels[-1], None, fx=0.5, fy=0.5, interpolation=cv2.INTER_AREA))
     if len(_pyramids) > 4096:
         _pyramids.clear()
-    _pyramids[id(spr)] = (spr, levels)
+    _pyramids[key] = (spr, levels)
     return levels
 
 
-def _resized(spr: Sprite, bw: int, bh: int) -> np.ndarray:
-    levels = _pyramid(spr)
+def _resized(spr: Sprite, bw: int, bh: int, light: float = 1.0) -> np.ndarray:
+    levels = _pyramid(spr, light)
     k = 0
     while k + 1 < len(levels) and levels[k + 1].shape[1] >= bw and levels[k + 1].shape[0] >= bh:
         k += 1
@@ -681,24 +686,25 @@ def _draw_sprites(scene, cam, frame, x, y, eye, cond, pedestrians, hits: Hits) -
                 continue
             if img is None:
                 spr, iid = sprite_of(k)
-                img = _resized(spr, bw, bh)
+                img = _resized(spr, bw, bh, amb)
             ra, rb_ = max(r0, 0), min(r1, H)
             sub = img[ra - r0 : rb_ - r0, a0 - c0 - sh : a1 - c0 - sh]
-            alpha = sub[..., 3].astype(np.float32) * (1.0 / 255.0)
-            alpha *= _t_box(frame, a0, a1, ra, rb_) > dist[k]
-            if not alpha.any():
+            # opaque where the resampled alpha is over half and nothing nearer is in front
+            solid = sub[..., 3] > 127
+            solid &= _t_box(frame, a0, a1, ra, rb_) > dist[k]
+            if not solid.any():
                 continue
-            region = frame.rgb[ra:rb_, a0:a1, :3].astype(np.float32)
-            region += (sub[..., :3].astype(np.float32) * amb - region) * alpha[..., None]
+            dst = frame.rgb[ra:rb_, a0:a1, :3]
+            np.copyto(dst, sub[..., :3], where=solid[..., None])
             if glow and spr.glow:
                 cols = np.arange(a0, a1) - c0 - sh
                 rows = np.arange(ra, rb_) - r0
+                region = dst.astype(np.float32)
                 for gx, gy, gr in spr.glow:
                     rad = max(1.5, gr / spr.height_m * bh)
                     d2 = (cols[None, :] - gx * bw) ** 2 + (rows[:, None] - (1 - gy) * bh) ** 2
                     region += np.exp(-d2 / rad**2)[..., None] * np.array([200, 170, 90], np.float32)
-            frame.rgb[ra:rb_, a0:a1, :3] = np.clip(region, 0, 255).astype(np.uint8)
-            solid = alpha > 0.5
+                dst[...] = np.clip(region, 0, 255).astype(np.uint8)
             if frame.ids is not None:
                 frame.ids[ra:rb_, a0:a1][solid] = iid
             if frame.depth is not None:
