@@ -440,7 +440,7 @@ CEIL_X0 = float(STYLE_H * len(SHADES) + 4)
 SKY_X0 = float(STYLE_H * len(SHADES) + 8 + _SKY_PAD)
 
 
-@lru_cache(maxsize=3)
+@lru_cache(maxsize=2)
 def combined_atlas(time_of_day: str, weather: str) -> np.ndarray:
     """The transposed facade atlas (axis 0 along walls, axis 1 up the walls, shade levels
     stacked on axis 1) followed on axis 1 by a ceiling band and a sky strip whose column

@@ -37,7 +37,7 @@ SHADES = (1.0, 0.86, 0.72, 0.6)
 GROUND_FLOOR_M = 4.0
 #: the band above the shop windows where signboards hang (metres above the ground)
 FASCIA_M = (2.35, 3.8)
-SIGN_PPM = 40.0
+SIGN_PPM = 32.0
 SIGN_BOARD_M = 1.2
 
 STYLE_W = int(round(STYLE_PERIOD_M * FACADE_PPM))
