@@ -239,3 +239,10 @@ def test_clock_advances_only_by_durations():
     assert format_clock(86399.9) == "23:59:59"
     with pytest.raises(ValueError):
         c.advance(-1.0)
+
+
+def test_the_city_bounds_are_a_wall(square_city, geom):
+    x0, y0, x1, y1 = square_city.bounds
+    r = simulate_move(geom, WalkerState(x1 - 1.0, -20.0, 90.0), "forward", 3.0, 2.0)
+    # the centre stops on the bounds: the wall stands one walker radius outside them
+    assert r.hit_wall and r.state.x == pytest.approx(x1, abs=1e-5) and r.state.x <= x1

@@ -279,3 +279,27 @@ def test_default_suite_regenerates_identically(default_suite, tmp_path):
 
     path = write_suite("helsinki", tmp_path / "s.jsonl", seed=0)
     assert path.read_text(encoding="utf-8") == DEFAULT_SUITE_PATH.read_text(encoding="utf-8")
+
+
+def test_router_handles_negative_node_ids():
+    # OSM imports create split nodes with negative ids (-1 included)
+    from shapely.geometry import LineString
+
+    from urban_gym.world.city import City
+    from urban_gym.world.geo import GeoFrame
+
+    g = nx.Graph()
+    pos = {-2: (0.0, 0.0), -1: (10.0, 0.0), 0: (20.0, 0.0), 5: (20.0, 10.0)}
+    for n, (x, y) in pos.items():
+        g.add_node(n, x=x, y=y)
+    for u, v in ((-2, -1), (-1, 0), (0, 5)):
+        line = LineString([pos[u], pos[v]])
+        g.add_edge(u, v, geometry=line, start=u, length=line.length, kind="footway",
+                   covered=False, width=2.0, name=None)  # fmt: skip
+    city = City("neg", GeoFrame(60.0, 25.0), [], [], [], [], g)
+    router = Router(city)
+    a, b = router.locate(2.0, 0.0), router.locate(20.0, 7.0)
+    pts = router.route(a, b)
+    assert pts[0] == pytest.approx((2.0, 0.0)) and pts[-1] == pytest.approx((20.0, 7.0))
+    assert polyline_length(pts) == pytest.approx(25.0)
+    assert router.route_nodes(router.field(a), 5) == [-1, 0, 5]

@@ -7,7 +7,8 @@ clockwise); pitch is positive up.
   :data:`WALK_SPEED` (1.4 m/s) or sprints at :data:`SPRINT_SPEED` (3.0 m/s) in one of four
   directions relative to its heading, while an optional yaw rate turns the heading (the
   walker then follows a circular arc).
-* **Collisions** -- building footprints are solid. A move is swept against the footprint
+* **Collisions** -- building footprints are solid, and the walker's centre cannot leave
+  the city's bounds (walls one radius outside them). A move is swept against the footprint
   walls (exact time of impact of a moving disc against segments, from a uniform grid of
   wall segments); on contact the remaining displacement slides along the wall. Where the
   mapped walkable network runs *through* a footprint (arcades, building passages, malls)
@@ -226,7 +227,7 @@ class WalkGeometry:
                 else:
                     rest = poly
                 obstacles.extend(_polygons(rest))
-        walls = _ring_segments(obstacles)
+        walls = np.vstack([_ring_segments(obstacles), _bounds_segments(city.bounds)])
         shelter_geom = shapely.union_all([*shelter, *carved]) if (shelter or carved) else None
         return cls(
             walls=SegmentGrid(walls, WALKER_RADIUS, cell=4.0),
@@ -416,6 +417,16 @@ def _polygons(g) -> list[Polygon]:
     for part in getattr(g, "geoms", []):
         out.extend(_polygons(part))
     return out
+
+
+def _bounds_segments(b: tuple[float, float, float, float]) -> np.ndarray:
+    """Walls one walker radius outside the city's bounds: the walker's centre cannot leave
+    the mapped area (the network's outermost ways lie on the bounds and stay walkable)."""
+    r = WALKER_RADIUS
+    x0, y0, x1, y1 = b[0] - r, b[1] - r, b[2] + r, b[3] + r
+    if not (x1 > x0 + 2 * r and y1 > y0 + 2 * r):
+        return np.zeros((0, 4))
+    return np.array([[x0, y0, x1, y0], [x1, y0, x1, y1], [x1, y1, x0, y1], [x0, y1, x0, y0]])
 
 
 def _ring_segments(polys: Sequence[Polygon]) -> np.ndarray:

@@ -36,11 +36,12 @@ class Located:
 @dataclass
 class DistanceField:
     """Shortest distances (m) from a source point to every reachable node, with the
-    predecessor of each node on its shortest path (``-1`` for the source's edge ends)."""
+    predecessor of each node on its shortest path (None for the source edge's ends; node
+    ids may be any integer, negative ones included)."""
 
     source: Located
     dist: dict[int, float]
-    pred: dict[int, int]
+    pred: dict[int, int | None]
 
 
 class Router:
@@ -93,18 +94,24 @@ class Router:
     def field(self, src: Located) -> DistanceField:
         """Dijkstra from ``src`` over the open edges."""
         dist: dict[int, float] = {}
-        pred: dict[int, int] = {}
-        heap = [(src.offset, src.u, -1), (src.length - src.offset, src.v, -1)]
+        pred: dict[int, int | None] = {}
+        # (distance, tie-break counter, node, predecessor): node ids are never compared
+        heap: list[tuple[float, int, int, int | None]] = [
+            (src.offset, 0, src.u, None),
+            (src.length - src.offset, 1, src.v, None),
+        ]
+        count = 2
         adj = self._adj
         while heap:
-            d, n, p = heapq.heappop(heap)
+            d, _, n, p = heapq.heappop(heap)
             if n in dist:
                 continue
             dist[n] = d
             pred[n] = p
             for m, w in adj.get(n, ()):
                 if m not in dist:
-                    heapq.heappush(heap, (d + w, m, n))
+                    heapq.heappush(heap, (d + w, count, m, n))
+                    count += 1
         return DistanceField(src, dist, pred)
 
     def distance(self, fld: DistanceField, to: Located) -> float:
@@ -142,7 +149,7 @@ class Router:
         else:
             end_node, tail = b.v, _sub_line(city, b.v, b.u, 0.0, b.length - b.offset)
         nodes = [end_node]
-        while fld.pred[nodes[-1]] != -1:
+        while fld.pred[nodes[-1]] is not None:
             nodes.append(fld.pred[nodes[-1]])
         nodes.reverse()
         first = nodes[0]
@@ -159,7 +166,7 @@ class Router:
     def route_nodes(self, fld: DistanceField, node: int) -> list[int]:
         """Node ids of the shortest path from the field's source edge to ``node``."""
         out = [node]
-        while fld.pred.get(out[-1], -1) != -1:
+        while fld.pred.get(out[-1]) is not None:
             out.append(fld.pred[out[-1]])
         return out[::-1]
 

@@ -309,7 +309,9 @@ class CityWalkOracle:
                "yaw_rate": yaw_rate, "pitch_rate": 0.0}  # fmt: skip
         res = simulate_move(e.geometry, w, "forward", speed, duration, yaw_rate, 0.0)
         if math.hypot(res.state.x - tx, res.state.y - ty) > 0.25:
-            return None  # a wall deflects it (grazing a wall on the way is fine)
+            return None  # a wall deflects it
+        if res.hit_wall and e.geometry.clearance(w.x, w.y, 0.5) > 0.35:
+            return None  # it grazes a wall: only acceptable to get away from one we touch
         for c_, on in zip(e.closures, e.closure_active):
             if on and count_crossings(res.path, c_):
                 return None
