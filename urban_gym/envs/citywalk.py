@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import string
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -62,6 +63,8 @@ MAP_MPP_DEFAULT = 2.0  # metres per pixel when the map opens
 MAP_MPP_RANGE = (0.25, 32.0)
 MAX_VIEW_SIZE = 512
 TEXT_MAX = 4096
+
+FIELD_CACHE_SIZE = 32  # distance fields kept per process (about 0.4 MB each for Helsinki)
 
 #: Rewards.
 PROGRESS_REWARD_PER_M = 0.01  # per metre of walking distance gained towards the goal / next stop
@@ -923,6 +926,20 @@ class CityWalkEnv(gym.Env):
                 out.extend(self._closed_edges.get(i, []))
         return tuple(out)
 
+    def _distance_field(self, target: tuple[float, float]) -> DistanceField:
+        """Walking distances to ``target`` with the active closures closed; the last
+        :data:`FIELD_CACHE_SIZE` are kept across episodes (tasks repeat in training)."""
+        key = (self._city_spec, target, self._active_closed())
+        fld = _FIELD_CACHE.get(key)
+        if fld is None:
+            fld = self.router.field(self.router.locate(*target))
+            _FIELD_CACHE[key] = fld
+            while len(_FIELD_CACHE) > FIELD_CACHE_SIZE:
+                _FIELD_CACHE.popitem(last=False)
+        else:
+            _FIELD_CACHE.move_to_end(key)
+        return fld
+
     def current_target(self) -> tuple[float, float] | None:
         """Where the agent should go now: the goal, the next stop (ordered), the nearest
         unvisited stop (unordered), or None (questions, all stops reached)."""
@@ -946,7 +963,7 @@ class CityWalkEnv(gym.Env):
         key = hash(target)
         fld = self._fields.get(key)
         if fld is None:
-            fld = self.router.field(self.router.locate(*target))
+            fld = self._distance_field(target)
             self._fields = {key: fld}
         w = self.walker
         cands = self.geometry.edge_positions(w.x, w.y)
@@ -1164,6 +1181,9 @@ class CityWalkEnv(gym.Env):
         for i, line in enumerate(lines[: n // (size + 2)]):
             draw.text((4, 2 + i * (size + 2)), line, fill=(20, 20, 20), font=font)
         return np.concatenate([view, mp, np.asarray(panel)], axis=1)
+
+
+_FIELD_CACHE: OrderedDict[tuple, DistanceField] = OrderedDict()
 
 
 def _still(w: WalkerState) -> MoveResult:

@@ -689,15 +689,37 @@ class Crowd:
     def __len__(self) -> int:
         return len(self.people)
 
+    def _packed(self) -> tuple[np.ndarray, ...]:
+        """All routes in one monotonic arc-length axis, so one ``np.interp`` places
+        everybody: person ``i``'s arc length ``s`` maps to ``base[i] + clip(s, 0, L[i])``."""
+        if getattr(self, "_pack_n", -1) != len(self.people):
+            lengths = np.array([p.cum[-1] for p in self.people], dtype=float)
+            base = np.concatenate([[0.0], np.cumsum(lengths + 1.0)[:-1]])
+            self._pack = (
+                np.concatenate([p.cum + b for p, b in zip(self.people, base)]),
+                np.concatenate([p.xs for p in self.people]),
+                np.concatenate([p.ys for p in self.people]),
+                base,
+                lengths,
+                np.array([p.s0 for p in self.people], dtype=float),
+                np.array([p.speed for p in self.people], dtype=float),
+            )
+            self._pack_n = len(self.people)
+        return self._pack
+
+    def positions_at(self, ts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(N, K)`` x and y (m) of everybody at the times ``ts`` (s, shape ``(K,)``)."""
+        gcum, gx, gy, base, lengths, s0, v = self._packed()
+        s = s0[:, None] + v[:, None] * np.asarray(ts, dtype=float)[None, :]
+        g = base[:, None] + np.clip(s, 0.0, lengths[:, None])
+        return np.interp(g, gcum, gx), np.interp(g, gcum, gy)
+
     def positions(self, clock: float) -> np.ndarray:
         """``(N, 2)`` positions (m) at ``clock`` seconds since the episode start."""
         if not self.people:
             return np.zeros((0, 2))
-        out = np.empty((len(self.people), 2))
-        for i, p in enumerate(self.people):
-            px, py = p.position(clock)
-            out[i] = (px, py)
-        return out
+        px, py = self.positions_at(np.array([clock]))
+        return np.column_stack([px[:, 0], py[:, 0]])
 
     def advance(self, t0: float, duration: float, walker_xy: np.ndarray) -> int:
         """Account for the walker moving over ``[t0, t0 + duration]``: ``walker_xy`` is its
@@ -705,13 +727,11 @@ class Crowd:
         if not self.people or duration <= 0.0:
             return 0
         ts = sample_times(t0, duration)
+        px, py = self.positions_at(ts)
         close = np.empty((len(self.people), len(ts) + 1), dtype=bool)
         close[:, 0] = self.in_contact
-        wx, wy = walker_xy[:, 0], walker_xy[:, 1]
         lim = CONTACT_DISTANCE * CONTACT_DISTANCE
-        for i, p in enumerate(self.people):
-            px, py = p.position(ts)
-            close[i, 1:] = (px - wx) ** 2 + (py - wy) ** 2 < lim
+        close[:, 1:] = (px - walker_xy[None, :, 0]) ** 2 + (py - walker_xy[None, :, 1]) ** 2 < lim
         new = int(np.count_nonzero(close[:, 1:] & ~close[:, :-1]))
         self.in_contact = close[:, -1].copy()
         self.contacts += new

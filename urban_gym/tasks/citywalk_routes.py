@@ -11,10 +11,16 @@ from __future__ import annotations
 
 import heapq
 import math
+import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from urban_gym.world.city import City
+
+#: city -> node -> [(neighbour, length m)], built once per city.
+_ADJACENCY: weakref.WeakKeyDictionary[City, dict[int, list[tuple[int, float]]]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def _key(u: int, v: int) -> tuple[int, int]:
@@ -51,13 +57,14 @@ class Router:
     def __init__(self, city: City, closed: Iterable[tuple[int, int]] = ()) -> None:
         self.city = city
         self.closed = frozenset(_key(int(a), int(b)) for a, b in closed)
-        g = city.network
-        self._adj: dict[int, list[tuple[int, float]]] = {}
-        for u, v, d in g.edges(data=True):
-            if _key(u, v) in self.closed:
-                continue
-            self._adj.setdefault(u, []).append((v, float(d["length"])))
-            self._adj.setdefault(v, []).append((u, float(d["length"])))
+        adj = _ADJACENCY.get(city)
+        if adj is None:
+            adj = {}
+            for u, v, d in city.network.edges(data=True):
+                adj.setdefault(u, []).append((v, float(d["length"])))
+                adj.setdefault(v, []).append((u, float(d["length"])))
+            _ADJACENCY[city] = adj
+        self._adj = adj
 
     def with_closed(self, closed: Iterable[tuple[int, int]]) -> Router:
         """A router with these edges closed in addition."""
@@ -102,15 +109,19 @@ class Router:
         ]
         count = 2
         adj = self._adj
+        closed = self.closed
+        push, pop = heapq.heappush, heapq.heappop
         while heap:
-            d, _, n, p = heapq.heappop(heap)
+            d, _, n, p = pop(heap)
             if n in dist:
                 continue
             dist[n] = d
             pred[n] = p
             for m, w in adj.get(n, ()):
                 if m not in dist:
-                    heapq.heappush(heap, (d + w, count, m, n))
+                    if closed and ((n, m) if n <= m else (m, n)) in closed:
+                        continue
+                    push(heap, (d + w, count, m, n))
                     count += 1
         return DistanceField(src, dist, pred)
 

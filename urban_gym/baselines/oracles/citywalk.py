@@ -332,14 +332,12 @@ class CityWalkOracle:
         t0 = e.clock.elapsed if t0 is None else t0
         ts = sample_times(t0, duration)
         xy = walker_samples(res, duration)
-        best = math.inf
-        for i, p in enumerate(crowd.people):
-            if crowd.in_contact[i]:
-                continue
-            px, py = p.position(ts)
-            d2 = float(np.min((px - xy[:, 0]) ** 2 + (py - xy[:, 1]) ** 2))
-            best = min(best, d2)
-        return math.sqrt(best)
+        free = ~crowd.in_contact
+        if not len(crowd) or not free.any():
+            return math.inf
+        px, py = crowd.positions_at(ts)
+        d2 = (px[free] - xy[None, :, 0]) ** 2 + (py[free] - xy[None, :, 1]) ** 2
+        return math.sqrt(float(d2.min()))
 
     def _contact_predicted(
         self, e: Any, res: Any, duration: float, t0: float | None = None
