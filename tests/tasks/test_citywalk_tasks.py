@@ -303,3 +303,18 @@ def test_router_handles_negative_node_ids():
     assert pts[0] == pytest.approx((2.0, 0.0)) and pts[-1] == pytest.approx((20.0, 7.0))
     assert polyline_length(pts) == pytest.approx(25.0)
     assert router.route_nodes(router.field(a), 5) == [-1, 0, 5]
+
+
+def test_cli_generates_and_evaluates_a_suite(tmp_path, capsys):
+    from urban_gym.cli import main
+
+    out = tmp_path / "cw.jsonl"
+    assert main(["generate-suite", "--family", "citywalk", "--city", TINY, "--out", str(out),
+                 "--per-type", "1"]) == 0  # fmt: skip
+    # 13 types + 2 condition variants of each of VR, OU, AEQ, SGN
+    assert "wrote 21 citywalk tasks" in capsys.readouterr().out
+    assert len(load_suite(out)) == 21
+    assert main(["citywalk-eval", "--suite", str(out), "--types", "OU,SGN"]) == 0
+    table = capsys.readouterr().out
+    assert "| OU | L1 | 1 | 100.0% |" in table and "| SGN | L2 | 1 | 100.0% |" in table
+    assert main(["generate-suite", "--family", "nope"]) == 2

@@ -706,6 +706,8 @@ class CityWalkEnv(gym.Env):
             s.error = f"{name} works only in map mode; use open_map first"
         elif name == "terminate":
             ans = s.action.get("answer")
+            if isinstance(ans, str) and not ans.strip():
+                ans = None  # an empty answer is no answer
             if self.kind == "qa":
                 if ans is not None:
                     idx = self._answer_index(ans)
