@@ -207,3 +207,26 @@ def test_bbox_with_nothing_inside(tmp_path):
 def test_unknown_city_name():
     with pytest.raises(CityLoadError, match="unknown city 'atlantis'"):
         load_city("atlantis")
+
+
+def test_front_point_is_straight_in_front_and_outside_buildings(tmp_path):
+    """A passage through the building is nearer to the facade than the street in front,
+    but the front point must be where the sign can be seen: on the street, outside."""
+    from .osm_fixture import OsmWriter
+
+    w = OsmWriter()
+    w.rect(-30, 20, -10, 40, {"building": "retail"})
+    w.node(-28, 30, {"shop": "optician", "name": "Optikko Näkö"})
+    # a passage through the building, 3 m inside its west wall
+    p0, p1 = w.node(-27, 10), w.node(-27, 50)
+    w.way([p0, p1], {"highway": "footway", "tunnel": "building_passage"})
+    # the street in front of the west facade, joined to the passage
+    s0, s1 = w.node(-40, 10), w.node(-40, 50)
+    w.way([s0, s1], {"highway": "footway"})
+    w.way([s0, p0], {"highway": "footway"})
+    c = import_osm(w.write(tmp_path / "passage.osm"))
+    p = c.poi_by_name("Optikko Näkö")
+    assert p.facing == pytest.approx(270.0, abs=0.1)
+    assert close(p.anchor, local(c, -30, 30))
+    assert close(p.front, local(c, -40, 30))
+    assert c.building_at(*p.front) is None

@@ -11,8 +11,16 @@ walkable network. The chosen facade minimises
 
 over unblocked, non-remote edges at least :data:`MIN_FACADE_M` long (falling back to the
 whole ring if none qualifies). The sign anchor is the POI's foot on that edge, kept
-:data:`END_MARGIN_M` from the corners, and the front point is the nearest walkable point
-to the anchor pushed :data:`PROBE_M` outward.
+:data:`END_MARGIN_M` from the corners.
+
+The *front point* is where a person stands to see the sign and where "go to <POI>" ends:
+the nearest crossing of the walkable network with the facade's outward normal from the
+anchor, at least :data:`MIN_FRONT_M` and at most :data:`MAX_FRONT_M` metres out, outside
+every building and with nothing built between it and the sign. When the normal meets no
+such point (the street runs past a corner, say), it is the nearest walkable point to the
+anchor pushed :data:`PROBE_M` outward that is outside buildings and in sight; failing that,
+the plain nearest walkable point. Free-standing POIs use the same fallback from their
+position.
 """
 
 from __future__ import annotations
@@ -29,6 +37,9 @@ MAX_ACCESS_M = 40.0
 ACCESS_WEIGHT = 0.5
 MIN_FACADE_M = 2.0
 END_MARGIN_M = 1.0
+SIGHT_START_M = 0.3
+MIN_FRONT_M = 1.0
+MAX_FRONT_M = 40.0
 
 
 def outer_ring_edges(polygon) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -126,21 +137,93 @@ def anchor_pois(
             p.facade = ((float(a[k][0]), float(a[k][1])), (float(b[k][0]), float(b[k][1])))
             p.anchor = (float(anchor[0]), float(anchor[1]))
             p.facing = bearing(float(n[k][0]), float(n[k][1]))
-    # 3. front points, one vectorised nearest query for all POIs
-    probe = []
-    for p in pois:
-        if p.facade is None:
-            p.anchor = (float(p.position[0]), float(p.position[1]))
-            probe.append(p.anchor)
-        else:
-            vx, vy = _facing_vec(p.facing)
-            probe.append((p.anchor[0] + PROBE_M * vx, p.anchor[1] + PROBE_M * vy))
-    front = _nearest_on_network(np.array(probe, dtype=float), edge_tree)
-    for p, f in zip(pois, front):
+    # 3. front points: straight in front of the sign where possible, else the nearest
+    #    walkable point that is outside buildings and in sight of the anchor
+    fronts = find_fronts(pois, edge_tree, building_tree)
+    for p, f in zip(pois, fronts):
         p.front = (float(f[0]), float(f[1]))
         if p.facade is None:
             dx, dy = p.front[0] - p.anchor[0], p.front[1] - p.anchor[1]
             p.facing = bearing(dx, dy) if abs(dx) + abs(dy) > 1e-6 else 0.0
+
+
+def find_fronts(
+    pois: list[POI], edge_tree: shapely.STRtree, building_tree: shapely.STRtree
+) -> np.ndarray:
+    """Front points ``(K, 2)`` for POIs whose ``anchor`` (and ``facing`` if they have a
+    facade) are set. See the module docstring for the rule."""
+    for p in pois:
+        if p.facade is None:
+            p.anchor = (float(p.position[0]), float(p.position[1]))
+    anchors = np.array([p.anchor for p in pois], dtype=float).reshape(-1, 2)
+    out = np.full(anchors.shape, np.nan)
+    # (a) along the outward normal: the nearest crossing with the network that is outside
+    #     every building and has a clear line of sight to the sign
+    with_f = np.array([p.facade is not None for p in pois])
+    idx = np.flatnonzero(with_f)
+    if len(idx):
+        normals = np.array([_facing_vec(pois[i].facing) for i in idx])
+        a = anchors[idx]
+        start = a + SIGHT_START_M * normals
+        rays = shapely.linestrings(np.stack([start, a + MAX_FRONT_M * normals], axis=1))
+        ri, ei = edge_tree.query(rays, predicate="intersects")
+        if len(ri):
+            hits = shapely.intersection(rays[ri], edge_tree.geometries.take(ei))
+            coords, which = shapely.get_coordinates(hits, return_index=True)
+            pair = ri[which]
+            t = np.einsum("ij,ij->i", coords - a[pair], normals[pair])
+            ok = t >= MIN_FRONT_M
+            pair, coords, t = pair[ok], coords[ok], t[ok]
+            ok = _outside_and_in_sight(start[pair], coords, building_tree)
+            pair, coords, t = pair[ok], coords[ok], t[ok]
+            order = np.lexsort((t, pair))
+            first = np.ones(len(order), dtype=bool)
+            first[1:] = pair[order][1:] != pair[order][:-1]
+            for k in order[first]:
+                out[idx[pair[k]]] = coords[k]
+    # (b) otherwise: the nearest walkable point outside buildings and in sight
+    rest = np.flatnonzero(np.isnan(out[:, 0]))
+    if len(rest):
+        probe = anchors[rest].copy()
+        for j, i in enumerate(rest):
+            if pois[i].facade is not None:
+                vx, vy = _facing_vec(pois[i].facing)
+                probe[j] += (PROBE_M * vx, PROBE_M * vy)
+        out[rest] = _nearest_visible(probe, edge_tree, building_tree)
+    return out
+
+
+def _outside_and_in_sight(start: np.ndarray, pts: np.ndarray, building_tree) -> np.ndarray:
+    """Per row: ``pts`` is outside every building and the segment from ``start`` does not
+    cross one."""
+    ok = np.ones(len(pts), dtype=bool)
+    if not len(pts):
+        return ok
+    seg = shapely.linestrings(np.stack([start, pts], axis=1))
+    hit, _ = building_tree.query(seg, predicate="intersects")
+    ok[hit] = False
+    return ok
+
+
+def _nearest_visible(probe: np.ndarray, edge_tree, building_tree) -> np.ndarray:
+    """Nearest walkable point to each probe that is outside buildings and in sight of the
+    probe, trying edges by increasing distance; the plain nearest point if none is."""
+    pts = shapely.points(probe)
+    out = _nearest_on_network(probe, edge_tree)
+    qi, ei = edge_tree.query(pts, predicate="dwithin", distance=MAX_FRONT_M)
+    if not len(qi):
+        return out
+    geoms = edge_tree.geometries.take(ei)
+    near = shapely.get_coordinates(shapely.shortest_line(pts[qi], geoms))[1::2]
+    dist = np.hypot(*(near - probe[qi]).T)
+    ok = _outside_and_in_sight(probe[qi], near, building_tree)
+    qi, near, dist = qi[ok], near[ok], dist[ok]
+    order = np.lexsort((dist, qi))
+    first = np.ones(len(order), dtype=bool)
+    first[1:] = qi[order][1:] != qi[order][:-1]
+    for k in order[first]:
+        out[qi[k]] = near[k]
+    return out
 
 
 def _facing_vec(b: float) -> tuple[float, float]:

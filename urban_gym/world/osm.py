@@ -46,7 +46,7 @@ from urban_gym.world.city import (
 from urban_gym.world.geo import GeoFrame
 
 #: Bump when the importer's output changes, so cached worlds are rebuilt.
-IMPORTER_VERSION = 1
+IMPORTER_VERSION = 2
 
 SUPPORTED_SUFFIXES = (".osm", ".osm.bz2", ".osm.gz", ".osm.pbf", ".pbf", ".osm.xml", ".opl")
 
