@@ -50,6 +50,14 @@ def test_all_thirteen_types_on_five_levels(small_tasks):
         assert TaskSpec.from_json(t.to_json()) == t
 
 
+def test_every_start_lies_inside_the_city(small_city, small_tasks, helsinki, default_suite):
+    """Starts placed in front of a facade at the city's edge once fell outside the map,
+    where the walker cannot stand and the renderer refuses to draw."""
+    for city, tasks in ((small_city, small_tasks), (helsinki, default_suite)):
+        for t in tasks:
+            assert city.contains(t.start["x"], t.start["y"]), t.id
+
+
 def test_generation_is_deterministic_by_seed(tiny_city):
     a = generate_tasks(tiny_city, TINY, per_type=2, variants_per_type=0, seed=4)
     b = generate_tasks(tiny_city, TINY, per_type=2, variants_per_type=0, seed=4)

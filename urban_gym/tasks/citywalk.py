@@ -230,6 +230,10 @@ class _Ctx:
         return self.front_loc[p.id]
 
     def clear(self, x: float, y: float, r: float = 1.0) -> bool:
+        """No building within ``r`` metres and inside the city's bounds (the walker and
+        the renderer stay within them)."""
+        if not self.city.contains(x, y):
+            return False
         return len(self.btree.query(Point(x, y), predicate="dwithin", distance=r)) == 0
 
     def random_start(self) -> tuple[float, float]:
