@@ -381,3 +381,21 @@ def test_pluggable_answer_judge(graph, suite):
     lenient.reset(seed=0)
     _, r, _, _, info = lenient.step({"action": "ANSWER", "text": "the shop with the red sign"})
     assert r == 1.0 and info["is_success"] and info["metrics"]["fuzzy_match"] == 1.0
+
+
+def test_map_markers_reveal_only_what_the_task_shows(graph, suite):
+    """A map may show a map-navigation task's start and goal and the localization grid,
+    never the goal of a landmark search (that is what the agent must find)."""
+    env = make(graph, suite)
+    by_type = {t.type: t for t in suite}
+    env.reset(seed=0, options={"task_id": by_type["map_navigation"].id})
+    m = env.map_markers()
+    goal = by_type["map_navigation"].goal
+    assert m.goal == (goal["x"], goal["y"]) and m.start is not None
+    env.reset(seed=0, options={"task_id": by_type["localization"].id})
+    m = env.map_markers()
+    assert m.grid is not None and m.goal is None and m.start is None
+    for kind in ("landmark_name", "landmark_image", "vln", "object_count", "relational"):
+        env.reset(seed=0, options={"task_id": by_type[kind].id})
+        m = env.map_markers()
+        assert m.goal is None and m.start is None and not m.destinations, kind

@@ -320,3 +320,12 @@ def test_views_rendered_from_a_city(tiny_city):
     assert len(day._views) == 1
     with pytest.raises(ValueError, match="conditions"):
         StreetGraphEnv(tasks=tasks, conditions={"season": "winter"})
+
+
+def test_map_markers_never_reveal_the_destination():
+    import gymnasium as gym
+
+    env = gym.make("UrbanGym/StreetGraph-v0", observation="symbolic").unwrapped
+    env.reset(seed=0)
+    m = env.map_markers()
+    assert m.goal is None and not m.destinations and m.start is None

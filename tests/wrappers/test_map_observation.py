@@ -28,7 +28,7 @@ def test_agent_centred_map_follows_the_agent(tiny_city):
 
 
 def test_district_view_without_location_has_no_agent_marker(tiny_city):
-    env = MapObservation(RecordingEnv(city=tiny_city), size=64, show_location=False)
+    env = MapObservation(RecordingEnv(city=tiny_city), size=64, show_location=False, markers="task")
     obs, _ = env.reset(seed=0)
     assert env.view == "district"
     x0, y0, x1, y1 = tiny_city.bounds
@@ -38,7 +38,9 @@ def test_district_view_without_location_has_no_agent_marker(tiny_city):
     assert colour_pixels(obs["map"], STYLE["agent_fill"]) == 0
     assert colour_pixels(obs["map"], STYLE["goal"]) > 0  # task markers stay
     # the same district map with location information shows the agent
-    with_agent = MapObservation(RecordingEnv(city=tiny_city), size=64, view="district")
+    with_agent = MapObservation(
+        RecordingEnv(city=tiny_city), size=64, view="district", markers="task"
+    )
     obs2, _ = with_agent.reset(seed=0)
     assert colour_pixels(obs2["map"], STYLE["agent_fill"]) > 0
 
@@ -61,3 +63,34 @@ def test_check_env_and_bad_arguments(tiny_city):
         MapObservation(RecordingEnv(city=tiny_city), view="sky")
     with pytest.raises(UrbanGymError, match="metres_per_pixel=0"):
         MapObservation(RecordingEnv(city=tiny_city), metres_per_pixel=0)
+
+
+class RevealingEnv(RecordingEnv):
+    """A recording env that lets the agent see its goal on a map in navigate tasks only."""
+
+    def map_markers(self):
+        from urban_gym.render import MapMarkers
+
+        if self.task_kind == "navigate":
+            return MapMarkers(goal=(self.task.goal["x"], self.task.goal["y"]))
+        return MapMarkers()
+
+
+def test_markers_are_the_envs_call_not_the_task_files(tiny_city):
+    kw = dict(size=64, view="district")
+    goal = STYLE["goal"]
+    # an env without map_markers() shows no task markers: the goal stays privileged
+    plain, _ = MapObservation(RecordingEnv(city=tiny_city), **kw).reset(seed=0)
+    assert colour_pixels(plain["map"], goal) == 0
+    # the env decides: the goal of a navigate task, nothing for a question about it
+    nav, _ = MapObservation(RevealingEnv(city=tiny_city), **kw).reset(seed=0)
+    assert colour_pixels(nav["map"], goal) > 0
+    q, _ = MapObservation(RevealingEnv(city=tiny_city, task="question"), **kw).reset(seed=0)
+    assert colour_pixels(q["map"], goal) == 0
+    # markers="task" is the privileged view for a person watching
+    every, _ = MapObservation(
+        RevealingEnv(city=tiny_city, task="question"), markers="task", **kw
+    ).reset(seed=0)
+    assert colour_pixels(every["map"], goal) > 0
+    with pytest.raises(UrbanGymError, match="markers='all'"):
+        MapObservation(RecordingEnv(city=tiny_city), markers="all")

@@ -721,6 +721,23 @@ class PoseGraph360Env(gym.Env):
                                float(v.get("fov", 60.0)), size, pano_heading=ph)  # fmt: skip
         raise TaskError(f"task {task.id!r}: unknown reference image {kind!r}")
 
+    def map_markers(self) -> Any:
+        """The task markers the agent may see on a map: the blue start and red goal of a
+        map-navigation task, the grid of a localization task, nothing otherwise (the goal
+        of a landmark or VLN task is what the agent must find). The agent's own marker is
+        not included: whether the position is shown is the location-prior choice."""
+        from urban_gym.render import MapMarkers
+
+        task = self.task
+        if task.reference_images and task.reference_images[0] == "route_map":
+            return MapMarkers(start=(float(task.start["x"]), float(task.start["y"])),
+                              goal=(float(task.goal["x"]), float(task.goal["y"])))  # fmt: skip
+        if task.reference_images and task.reference_images[0] == "grid_map":
+            x0, y0, x1, y1 = (float(v) for v in task.goal["grid"])
+            return MapMarkers(grid=GridOverlay((x0, y0, x1, y1), int(task.goal.get("nx", 5)),
+                                               int(task.goal.get("ny", 5))))  # fmt: skip
+        return MapMarkers()
+
     def _prior_map(self, size: int | None = None) -> np.ndarray:
         from urban_gym.render import MapMarkers
 

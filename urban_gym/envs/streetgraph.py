@@ -422,6 +422,14 @@ class StreetGraphEnv(gym.Env):
                 reward += self.success_reward
         return self._observation(), float(reward), terminated, truncated, info
 
+    def map_markers(self) -> Any:
+        """The task markers the agent may see on a map: none. As in CityNav, the agent
+        knows only the destination's name; a map with the goal marked would give the
+        task away."""
+        from urban_gym.render import MapMarkers
+
+        return MapMarkers()
+
     def render(self) -> np.ndarray | None:
         if self.render_mode != "rgb_array":
             return None

@@ -3,8 +3,14 @@
 :class:`MapObservation` adds a ``map`` image drawn by the render layer's
 :class:`~urban_gym.render.MapRenderer`: agent-centred (following the agent at a fixed
 scale, optionally heading-up) or the whole district, with the agent's arrow, the task's
-markers (start, goal, destinations, closures), the trajectory so far and the localization
-grid.
+markers, the trajectory so far and the localization grid.
+
+Which task markers appear is the environment's call, not the task file's: with
+``markers="env"`` (the default) the wrapper draws what ``env.unwrapped.map_markers()``
+says the agent may see (a map-navigation task's start and goal, CityWalk destinations the
+task shows and closures once they are active, nothing for a landmark search or a
+StreetGraph destination). ``markers="task"`` draws every start, goal, destination and
+closure of the task spec -- privileged, for a person watching, not for an agent.
 
 ``show_location=False`` gives the map *without location information*, for the
 with/without-location comparison of the benchmarks: the whole district, north-up, with the
@@ -41,7 +47,8 @@ class MapObservation(gym.Wrapper, gym.utils.RecordConstructorArgs):
         metres_per_pixel: scale of the agent-centred map (the district map fits the city).
         heading_up: rotate the agent-centred map so the agent's heading points up.
         show_location: False: no agent arrow or trajectory, district view (see above).
-        markers: draw the task's start, goal, destinations and closures.
+        markers: ``"env"`` (or True): the markers the env lets the agent see;
+            ``"task"``: every marker of the task spec (privileged); False: none.
         grid: True: the task's localization grid if it has one, else a 5x5 grid over the
             city; a :class:`GridOverlay`; or False for none.
         trajectory: draw the path walked so far.
@@ -58,7 +65,7 @@ class MapObservation(gym.Wrapper, gym.utils.RecordConstructorArgs):
         metres_per_pixel: float = 1.0,
         heading_up: bool = False,
         show_location: bool = True,
-        markers: bool = True,
+        markers: bool | str = "env",
         grid: bool | GridOverlay = False,
         trajectory: bool = True,
         labels: bool = False,
@@ -84,7 +91,13 @@ class MapObservation(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self.metres_per_pixel = float(metres_per_pixel)
         self.heading_up = heading_up and show_location
         self.show_location = show_location
-        self.draw_markers = markers
+        if markers is True:
+            markers = "env"
+        if markers not in ("env", "task", False, None):
+            raise UrbanGymError(
+                f"MapObservation markers={markers!r} is not one of 'env', 'task', False"
+            )
+        self.draw_markers = markers or None
         self.grid = grid
         self.draw_trajectory = trajectory and show_location
         self.labels = labels
@@ -170,12 +183,20 @@ class MapObservation(gym.Wrapper, gym.utils.RecordConstructorArgs):
         if self._renderer is None:
             self._renderer = MapRenderer(self.city)
         center, mpp, rot = self.window()
-        tm = task_markers(getattr(self.env.unwrapped, "task", None))
         kw: dict[str, Any] = {"grid": self._grid()}
-        if self.draw_markers:
+        if self.draw_markers == "task":
+            tm = task_markers(getattr(self.env.unwrapped, "task", None))
             kw.update(
                 start=tm.start, goal=tm.goal, destinations=tm.destinations, closures=tm.closures
             )
+        elif self.draw_markers == "env":
+            env_markers = getattr(self.env.unwrapped, "map_markers", None)
+            if callable(env_markers):
+                em = env_markers()
+                kw.update(start=em.start, goal=em.goal, destinations=list(em.destinations),
+                          closures=list(em.closures))  # fmt: skip
+                if em.grid is not None and kw["grid"] is None:
+                    kw["grid"] = em.grid
         if self.show_location and self._pose is not None:
             kw["agent"] = (self._pose.x, self._pose.y, self._pose.heading)
         if self.draw_trajectory and len(self._path) >= 2:
