@@ -1091,7 +1091,7 @@ class CityWalkEnv(gym.Env):
             "closure_crossings": self.record.closure_crossings,
             "pedestrian_contacts": self.record.contacts,
             "stops_reached": sum(a is not None for a in self.record.arrivals),
-            "action": s.action,
+            "action": dict(s.action) if s.action is not None else None,  # a fresh copy
             "action_valid": s.error is None,
             "invalid_actions": self.invalid_actions,
             "task": self.task,
