@@ -6,19 +6,18 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from urban_gym.baselines.oracles.citywalk import CityWalkOracle
-from urban_gym.baselines.random_agent import RandomAgent
 from urban_gym.envs.citywalk import CityWalkEnv
+from urban_gym.eval import episodes
+from urban_gym.eval.episodes import AGENTS
 from urban_gym.tasks.citywalk import TASK_TYPES
 from urban_gym.tasks.spec import TaskSpec
 
-AGENTS = ("oracle", "random")
 #: Metrics averaged per type in the report (when the type has them).
 REPORTED = ("success", "spl", "answer_accuracy", "network_adherence", "closure_compliance",
             "collision_rate", "fraction_reached", "on_time_rate", "ended_closer", "ndtw",
@@ -28,20 +27,7 @@ REPORTED = ("success", "spl", "answer_accuracy", "network_adherence", "closure_c
 def run_episode(env: CityWalkEnv, agent: str, task_index: int, seed: int = 0) -> dict[str, Any]:
     """One episode of task ``task_index`` driven by ``agent`` (``oracle`` or ``random``);
     returns the final ``info`` (with ``metrics``)."""
-    obs, info = env.reset(seed=seed, options={"task_index": task_index})
-    if agent == "oracle":
-        oracle = CityWalkOracle()
-        oracle.reset(env)
-        policy: Callable[[Any], Any] = lambda o: oracle.act(env)  # noqa: E731
-    elif agent == "random":
-        rnd = RandomAgent(env.action_space, seed=seed * 100003 + task_index)
-        policy = rnd.act
-    else:
-        raise ValueError(f"agent={agent!r} is not one of {AGENTS}")
-    while True:
-        obs, _, terminated, truncated, info = env.step(policy(obs))
-        if terminated or truncated:
-            return info
+    return episodes.run_episode(env, agent, task_index, seed, agent_seed=seed * 100003 + task_index)
 
 
 def evaluate(

@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from urban_gym.eval import episodes
+
 #: Metrics averaged per task type (those an episode lacks are skipped).
 REPORTED = ("score", "success", "spl", "mra", "decision_accuracy", "ndtw", "steps")
 
@@ -17,29 +19,10 @@ REPORTED = ("score", "success", "spl", "mra", "decision_accuracy", "ndtw", "step
 def run_episode(env: Any, agent: str, task_index: int, seed: int) -> dict[str, Any]:
     """One episode of ``agent`` (``"oracle"`` or ``"random"``) on task ``task_index``;
     returns the final metrics plus ``termination``, ``task`` and ``type``."""
-    from urban_gym.baselines.oracles.posegraph360 import PoseGraphOracle
-    from urban_gym.baselines.random_agent import RandomAgent
-
-    obs, _ = env.reset(seed=seed, options={"task_index": task_index})
-    if agent == "oracle":
-        oracle = PoseGraphOracle()
-        oracle.reset(env)
-
-        def act(_obs: Any) -> Any:
-            return oracle.act(env)
-
-    elif agent == "random":
-        rnd = RandomAgent(env.action_space, seed=seed)
-        act = rnd.act
-    else:
-        raise ValueError(f"agent={agent!r} must be 'oracle' or 'random'")
-    while True:
-        obs, _, term, trunc, info = env.step(act(obs))
-        if term or trunc:
-            u = env.unwrapped
-            return {**info["metrics"], "termination": info["termination"],
-                    "task": u.task.id, "type": u.task.type,
-                    "difficulty": u.task.difficulty}  # fmt: skip
+    info = episodes.run_episode(env, agent, task_index, seed)
+    t = env.unwrapped.task
+    return {**info["metrics"], "termination": info["termination"], "task": t.id,
+            "type": t.type, "difficulty": t.difficulty}  # fmt: skip
 
 
 def evaluate(

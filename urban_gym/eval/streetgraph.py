@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from urban_gym.eval import episodes
+
 #: Metrics averaged over episodes (those an episode lacks are skipped).
 REPORTED = ("success", "spl", "decision_accuracy", "ndtw", "sdtw", "task_completion", "spd",
             "decisions", "distance_m", "shortest_m")  # fmt: skip
@@ -19,25 +21,8 @@ REPORTED = ("success", "spl", "decision_accuracy", "ndtw", "sdtw", "task_complet
 def run_agent(env: Any, agent: str, task_index: int, seed: int) -> dict[str, Any]:
     """One episode of ``agent`` (``"oracle"`` or ``"random"``) on task ``task_index``;
     returns the final ``info["metrics"]`` plus ``termination`` and ``task``."""
-    from urban_gym.baselines.oracles.streetgraph import StreetGraphOracle
-    from urban_gym.baselines.random_agent import RandomAgent
-
-    obs, _ = env.reset(seed=seed, options={"task_index": task_index})
-    if agent == "oracle":
-        oracle = StreetGraphOracle()
-        oracle.reset(env)
-
-        def act(o):
-            return oracle.act(env)
-    elif agent == "random":
-        rnd = RandomAgent(env.action_space, seed=seed)
-        act = rnd.act
-    else:
-        raise ValueError(f"agent={agent!r} must be 'oracle' or 'random'")
-    while True:
-        obs, _, term, trunc, info = env.step(act(obs))
-        if term or trunc:
-            return {**info["metrics"], "termination": info["termination"], "task": info["task"].id}
+    info = episodes.run_episode(env, agent, task_index, seed)
+    return {**info["metrics"], "termination": info["termination"], "task": info["task"].id}
 
 
 def evaluate(
