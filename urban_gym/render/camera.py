@@ -88,7 +88,7 @@ def image_size(size: int | tuple[int, int]) -> tuple[int, int]:
 
 def check_fov(fov: float) -> float:
     """``fov`` as a float after checking it lies in (0, 180) degrees."""
-    f = _number("fov", fov)
+    f = finite_number("fov", fov)
     if not 0.0 < f < 180.0:
         raise RenderError(f"fov={fov!r} must be in (0, 180) degrees")
     return f
@@ -96,13 +96,14 @@ def check_fov(fov: float) -> float:
 
 def check_pitch(pitch: float) -> float:
     """``pitch`` as a float after checking it lies in [-90, 90] degrees."""
-    p = _number("pitch", pitch)
+    p = finite_number("pitch", pitch)
     if not -90.0 <= p <= 90.0:
         raise RenderError(f"pitch={pitch!r} must be in [-90, 90] degrees")
     return p
 
 
-def _number(name: str, value: float) -> float:
+def finite_number(name: str, value: float) -> float:
+    """``value`` as a finite float, else :class:`RenderError` naming ``name``."""
     try:
         v = float(value)
     except (TypeError, ValueError) as exc:
@@ -152,7 +153,9 @@ def remap_maps(
     w, h = image_size(size)
     fov = check_fov(fov)
     pitch = check_pitch(pitch)
-    rel = round((_number("yaw", yaw) - _number("pano_heading", pano_heading)) % 360.0, 9)
+    rel = round(
+        (finite_number("yaw", yaw) - finite_number("pano_heading", pano_heading)) % 360.0, 9
+    )
     ph, pw = int(pano_shape[0]), int(pano_shape[1])
     key = (w, h, round(fov, 9), round(pitch, 9), rel, pw, ph)
     global _cache_bytes

@@ -27,7 +27,13 @@ from collections.abc import Sequence
 import cv2
 import numpy as np
 
-from urban_gym.render.camera import check_fov, check_pitch, image_size, view_directions
+from urban_gym.render.camera import (
+    check_fov,
+    check_pitch,
+    finite_number,
+    image_size,
+    view_directions,
+)
 from urban_gym.render.conditions import Conditions
 from urban_gym.render.errors import RenderError
 from urban_gym.render.panorama import (
@@ -106,7 +112,7 @@ class FirstPersonRenderer:
         """
         cond = _conditions(conditions)
         fx, fy, room = check_position(self.scene, x, y, self.inside, self.eye_height)
-        yaw_f = _finite("yaw", yaw)
+        yaw_f = finite_number("yaw", yaw)
         pitch_f = check_pitch(pitch)
         peds = _pedestrians(pedestrians)
         if pitch_f == 0.0:
@@ -164,16 +170,6 @@ class FirstPersonRenderer:
             i_out = cv2.remap(halves, mx, my, cv2.INTER_NEAREST, borderMode=wrap)
             i_out = np.ascontiguousarray(i_out).view(np.int32).reshape(self.height, self.width)
         return RenderResult(out, d_out, i_out)
-
-
-def _finite(name: str, value) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError) as exc:
-        raise RenderError(f"{name}={value!r} is not a number") from exc
-    if not math.isfinite(v):
-        raise RenderError(f"{name}={value!r} must be finite")
-    return v
 
 
 def _pedestrians(value) -> np.ndarray | None:
