@@ -176,10 +176,7 @@ def find_fronts(
             pair, coords, t = pair[ok], coords[ok], t[ok]
             ok = _outside_and_in_sight(start[pair], coords, building_tree)
             pair, coords, t = pair[ok], coords[ok], t[ok]
-            order = np.lexsort((t, pair))
-            first = np.ones(len(order), dtype=bool)
-            first[1:] = pair[order][1:] != pair[order][:-1]
-            for k in order[first]:
+            for k in _smallest_per_group(pair, t):
                 out[idx[pair[k]]] = coords[k]
     # (b) otherwise: the nearest walkable point outside buildings and in sight
     rest = np.flatnonzero(np.isnan(out[:, 0]))
@@ -218,12 +215,17 @@ def _nearest_visible(probe: np.ndarray, edge_tree, building_tree) -> np.ndarray:
     dist = np.hypot(*(near - probe[qi]).T)
     ok = _outside_and_in_sight(probe[qi], near, building_tree)
     qi, near, dist = qi[ok], near[ok], dist[ok]
-    order = np.lexsort((dist, qi))
-    first = np.ones(len(order), dtype=bool)
-    first[1:] = qi[order][1:] != qi[order][:-1]
-    for k in order[first]:
+    for k in _smallest_per_group(qi, dist):
         out[qi[k]] = near[k]
     return out
+
+
+def _smallest_per_group(group: np.ndarray, value: np.ndarray) -> np.ndarray:
+    """Row indices holding the smallest ``value`` of each distinct ``group``."""
+    order = np.lexsort((value, group))
+    first = np.ones(len(order), dtype=bool)
+    first[1:] = group[order][1:] != group[order][:-1]
+    return order[first]
 
 
 def _facing_vec(b: float) -> tuple[float, float]:
