@@ -29,6 +29,7 @@ import numpy as np
 from gymnasium import spaces
 
 from urban_gym.errors import UrbanGymError
+from urban_gym.strict_json import dumps
 from urban_gym.wrappers.state import read_node
 
 #: Characters allowed in memory texts (others become "?").
@@ -39,9 +40,26 @@ MEMORY_CHARSET = frozenset(
 TRUNCATION_MARK = "[...] "
 
 
+#: Bounds for writing a non-string memory (a dict, a list...) as JSON text.
+_MEMORY_JSON_LIMITS = {"max_depth": 16, "max_items": 500, "max_chars": 20_000}
+
+
+def memory_text(value: Any) -> str:
+    """A memory value as text: a string as it is, None as ``""``, anything else as one
+    line of JSON, bounded (16 levels of nesting, 500 entries per container, 20,000
+    characters per string; :func:`urban_gym.strict_json.dumps`), so that a value nested
+    5,000 deep or an integer of 5,000 digits is text, not an exception."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    return dumps(value, **_MEMORY_JSON_LIMITS)
+
+
 def clean_text(text: Any, charset: frozenset[str] = MEMORY_CHARSET) -> str:
-    """``text`` as a string with characters outside ``charset`` replaced by ``?``."""
-    s = text if isinstance(text, str) else ("" if text is None else str(text))
+    """``text`` (see :func:`memory_text`) with characters outside ``charset`` replaced
+    by ``?``."""
+    s = memory_text(text)
     if all(c in charset for c in s):
         return s
     return "".join(c if c in charset else "?" for c in s)
@@ -125,14 +143,8 @@ class ReflectionMemory(gym.Wrapper, gym.utils.RecordConstructorArgs):
         return self._add(obs), reward, terminated, truncated, self._info(info)
 
     def write(self, text: Any) -> str:
-        """Replace the memory with ``text`` (cleaned and fitted to the budget)."""
-        if not isinstance(text, str):
-            import json
-
-            try:
-                text = json.dumps(text, ensure_ascii=False)
-            except (TypeError, ValueError):
-                text = str(text)
+        """Replace the memory with ``text`` (a non-string as JSON, see :func:`memory_text`;
+        cleaned and fitted to the budget)."""
         self.memory, cut = fit_budget(clean_text(text), self.budget)
         self.truncations += int(cut)
         return self.memory

@@ -7,12 +7,13 @@ the loop: messages -> completion -> reply text -> ``env.step(reply)``.
 :func:`run_episode` drives one episode of a language-model stack
 (:func:`urban_gym.wrappers.make_lm_env`) and returns its episode record. When the client
 gives up (:class:`~.client.ModelError`: server down, 500s after all retries) the episode
-ends with termination ``model_error`` and the record is still written.
+ends with termination ``model_error`` and the record is still written; so it is when
+anything else interrupts the loop (see :func:`run_episode`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import gymnasium as gym
@@ -64,36 +65,71 @@ def run_episode(
     options: dict[str, Any] | None = None,
     max_steps: int = 10_000,
     on_step: Callable[[Any, dict[str, Any]], None] | None = None,
+    record_fields: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Run one episode of a language-model stack and return its episode record.
 
     ``on_step(obs, info)`` is called after the reset and after every step (e.g. to collect
-    GIF frames). The record gains ``usage`` (tokens and requests of this episode).
-    ``max_steps`` is a safety net for envs without a step limit (ends as ``step_limit``).
+    GIF frames). ``max_steps`` is a safety net for envs without a step limit (ends as
+    ``step_limit``). The record -- the line written to the record file as well as the
+    returned dict -- holds ``model`` (the configured model name), ``usage`` (this
+    episode's ``prompt_tokens``, ``completion_tokens``, ``total_tokens``, ``requests``,
+    ``retries``, ``failures``), ``model_latency_s`` (seconds spent waiting for
+    completions) and ``record_fields``; each step's record holds ``model_usage`` (the
+    tokens, latency in seconds and attempts of the reply it carried out).
+
+    How the episode ends: the env ends it; the client gives up (:class:`ModelError`:
+    ``model_error`` with the reason in ``error``); anything else raised in the loop
+    (by the agent, ``on_step`` or the env) writes the record as ``agent_error`` /
+    ``env_error`` (``interrupted`` for Ctrl-C) and is raised again.
     """
     metrics = find_wrapper(env, EpisodeMetrics)
     if metrics is None:
         raise ValueError("run_episode needs an EpisodeMetrics wrapper in the stack (make_lm_env)")
     usage0 = dict(agent.client.usage)
+    latency = 0.0
+
+    def annotate() -> None:
+        usage = {k: agent.client.usage[k] - usage0.get(k, 0) for k in agent.client.usage}
+        metrics.annotate(
+            model=agent.client.config.model,
+            usage=usage,
+            model_latency_s=round(latency, 4),
+            **dict(record_fields or {}),
+        )
+
     obs, info = env.reset(seed=seed, options=options)
-    agent.reset(env)
-    if on_step is not None:
-        on_step(obs, info)
+    annotate()
     record: dict[str, Any] | None = None
-    for _ in range(max_steps):
-        try:
-            reply = agent.act(env)
-        except ModelError as exc:
-            record = metrics.abort("model_error", str(exc))
-            break
-        obs, _, terminated, truncated, info = env.step(reply)
+    try:
+        agent.reset(env)
         if on_step is not None:
             on_step(obs, info)
-        if terminated or truncated:
-            record = info["episode"]
-            break
-    if record is None:
-        record = metrics.abort("step_limit", f"run_episode stopped after {max_steps} steps")
-    record["usage"] = {k: agent.client.usage[k] - usage0.get(k, 0) for k in agent.client.usage}
-    record["model"] = agent.client.config.model
+        for _ in range(max_steps):
+            try:
+                reply = agent.act(env)
+            except ModelError as exc:
+                annotate()
+                record = metrics.abort("model_error", str(exc))
+                break
+            last = agent.replies[-1] if agent.replies else {}
+            latency += float(last.get("latency_s", 0.0))
+            annotate()
+            metrics.note_step(model_usage=last)
+            obs, _, terminated, truncated, info = env.step(reply)
+            if terminated or truncated:
+                record = info["episode"]
+            if on_step is not None:
+                on_step(obs, info)
+            if record is not None:
+                break
+        if record is None:
+            annotate()
+            record = metrics.abort("step_limit", f"run_episode stopped after {max_steps} steps")
+    except BaseException as exc:
+        if metrics.episode_open:  # an env error was already written by EpisodeMetrics
+            annotate()
+            reason = "agent_error" if isinstance(exc, Exception) else "interrupted"
+            metrics.abort(reason, f"{type(exc).__name__}: {exc}")
+        raise
     return record

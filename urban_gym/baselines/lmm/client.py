@@ -2,11 +2,15 @@
 
 The client knows HTTP and nothing of environments. It posts ``messages`` to
 ``{base_url}/chat/completions``, retries with exponential backoff on HTTP 429 and 5xx
-answers and on connection errors and timeouts (honouring ``Retry-After`` up to the
-backoff cap), and adds up the token usage the server reports. When the retries are spent,
-or the server answers a request error (4xx other than 429, or a body that is not a chat
-completion), it raises :class:`ModelError`; the agent loop then ends the episode with
-termination ``model_error``.
+answers, on connection errors and timeouts, and on a body that does not decode (e.g.
+``Content-Encoding: gzip`` over bytes that are not gzip), honouring ``Retry-After`` up to
+the backoff cap, and adds up the token usage the server reports. When the retries are
+spent, or the server answers a request error (4xx other than 429), or a 200 answer is not
+a chat completion (not JSON, ``choices``/``message``/``content``/``usage`` of the wrong
+shape, a body over ``max_response_bytes``), it raises :class:`ModelError` with a message
+that names the problem -- whatever the server sends, nothing else leaves
+:meth:`ChatClient.chat` -- and the agent loop ends the episode with termination
+``model_error``.
 
 Configuration comes from arguments or the environment:
 
@@ -24,6 +28,7 @@ API key                    ``URBAN_GYM_LMM_API_KEY``,              none (no head
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import random
 import time
@@ -56,6 +61,8 @@ class ClientConfig:
     ``k`` (1-based) is ``backoff_s * backoff_factor ** (k - 1)``, at most ``max_backoff_s``,
     plus up to ``jitter`` of itself at random. ``temperature``/``max_tokens`` None are not
     sent; ``extra_body`` is merged into every request (e.g. vLLM sampling options).
+    ``max_response_bytes`` caps the size of an answer's body after decompression (bytes;
+    a larger one is a :class:`ModelError`, not retried).
     """
 
     base_url: str = "https://api.openai.com/v1"
@@ -70,6 +77,7 @@ class ClientConfig:
     jitter: float = 0.1
     temperature: float | None = 0.0
     max_tokens: int | None = 1024
+    max_response_bytes: int = 32 * 2**20
     extra_body: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -168,7 +176,9 @@ class ChatClient:
 
     def chat(self, messages: Sequence[Mapping[str, Any]], **params: Any) -> ChatResponse:
         """One chat completion for ``messages`` (OpenAI format). ``params`` are added to
-        the request body (e.g. ``temperature``). Raises :class:`ModelError`."""
+        the request body (e.g. ``temperature``). Raises :class:`ModelError` and nothing
+        else for anything the server does (see :meth:`_read` for the checks of a 200
+        answer)."""
         c = self.config
         body: dict[str, Any] = {"model": c.model, "messages": list(messages)}
         if c.temperature is not None:
@@ -187,20 +197,29 @@ class ChatClient:
             t0 = time.perf_counter()
             retry_after = None
             try:
-                resp = self._http.post("chat/completions", json=body)
-            except httpx.TransportError as exc:  # connect errors, timeouts, broken streams
-                last_error, status = f"{type(exc).__name__}: {exc}", None
+                status, retry_after, payload = self._post(body)
+            except (httpx.TransportError, httpx.DecodingError) as exc:
+                # connect errors, timeouts, broken streams, a body that does not decode
+                # (e.g. Content-Encoding: gzip over garbage): retried
+                status = None
+                last_error = _transport_text(exc)
+            except _BodyTooLarge as exc:
+                self.usage["failures"] += 1
+                raise ModelError(f"{c.base_url}: {exc}", exc.status, attempts) from None
+            except httpx.HTTPError as exc:  # e.g. too many redirects: not retried
+                self.usage["failures"] += 1
+                raise ModelError(
+                    f"{c.base_url}: request failed ({_transport_text(exc)})", None, attempts
+                ) from exc
             else:
-                status = resp.status_code
                 if status == 200:
-                    return self._read(resp, time.perf_counter() - t0, attempts)
-                last_error = f"HTTP {status}: {_error_text(resp)}"
+                    return self._read(payload, time.perf_counter() - t0, attempts)
+                last_error = f"HTTP {status}: {_error_text(payload)}"
                 if status not in RETRY_STATUS:
                     self.usage["failures"] += 1
                     raise ModelError(
                         f"{c.base_url}: request rejected ({last_error})", status, attempts
                     )
-                retry_after = resp.headers.get("retry-after")
             if attempt < c.max_retries:
                 wait = self.backoff(attempt + 1, retry_after)
                 self.waits.append(wait)
@@ -212,49 +231,210 @@ class ChatClient:
             attempts,
         )
 
-    def _read(self, resp: httpx.Response, latency: float, attempts: int) -> ChatResponse:
+    def _post(self, body: dict[str, Any]) -> tuple[int, str | None, bytes]:
+        """POST ``body``; ``(status, Retry-After header, body bytes)``. A 200 body is read
+        up to ``max_response_bytes`` (decoded), an error body up to 64 KiB."""
+        limit = self.config.max_response_bytes
+        with self._http.stream("POST", "chat/completions", json=body) as resp:
+            status = resp.status_code
+            cap = limit if status == 200 else _ERROR_BODY_BYTES
+            declared = resp.headers.get("content-length", "")
+            if status == 200 and declared.isdigit() and int(declared) > limit:
+                raise _BodyTooLarge(
+                    f"the answer's body is {declared} bytes, more than max_response_bytes={limit}",
+                    status,
+                )
+            chunks: list[bytes] = []
+            size = 0
+            for chunk in resp.iter_bytes():
+                chunks.append(chunk)
+                size += len(chunk)
+                if size > cap:
+                    if status == 200:
+                        raise _BodyTooLarge(
+                            f"the answer's body is more than max_response_bytes={limit} bytes",
+                            status,
+                        )
+                    break  # an error text needs no more
+            return status, resp.headers.get("retry-after"), b"".join(chunks)[:cap]
+
+    def _read(self, payload: bytes, latency: float, attempts: int) -> ChatResponse:
+        """The completion in a 200 answer's ``payload``. Raises :class:`ModelError`
+        (not retried) naming what is wrong when the body is not JSON, not a chat
+        completion (``choices`` missing, empty or not a list; ``message`` missing or
+        null; ``content`` neither a string, null nor a list of parts; a text part whose
+        ``text`` is not a string), or reports ``usage`` that is not an object of token
+        counts (non-negative integers below 2**53; absent or null counts are 0)."""
         try:
-            data = resp.json()
-            choice = data["choices"][0]
-            message = choice.get("message") or {}
-            content = message.get("content")
-        except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
+            data = json.loads(payload)
+            text, usage, model, finish = _completion_fields(data, self.config.model)
+        except Exception as exc:  # anything a body can do: named, never leaked
             self.usage["failures"] += 1
             raise ModelError(
-                f"{self.config.base_url}: the answer is not a chat completion ({exc!r}): "
-                + resp.text[:200],
-                resp.status_code,
+                f"{self.config.base_url}: the answer is not a chat completion "
+                f"({_problem(exc)}): {_snippet(payload)}",
+                200,
                 attempts,
-            ) from exc
-        if isinstance(content, list):  # content parts
-            content = "".join(p.get("text", "") for p in content if isinstance(p, Mapping))
-        text = content if isinstance(content, str) else ""
-        raw_usage = data.get("usage") or {}
-        usage = {
-            k: int(raw_usage.get(k) or 0)
-            for k in ("prompt_tokens", "completion_tokens", "total_tokens")
-        }
-        if not usage["total_tokens"]:
-            usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+            ) from None
         for k, v in usage.items():
             self.usage[k] += v
         return ChatResponse(
             text=text,
-            model=str(data.get("model", self.config.model)),
+            model=model,
             usage=usage,
             latency_s=latency,
             attempts=attempts,
-            finish_reason=choice.get("finish_reason"),
+            finish_reason=finish,
             raw=data,
         )
 
 
-def _error_text(resp: httpx.Response) -> str:
+class _BodyTooLarge(Exception):
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class _Malformed(ValueError):
+    """A 200 answer that is JSON but not a chat completion (the message says why)."""
+
+
+#: Largest count accepted in ``usage`` (larger ones are not token counts).
+MAX_TOKEN_COUNT = 2**53
+_ERROR_BODY_BYTES = 64 * 1024
+_USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens")
+
+
+def _completion_fields(
+    data: Any, default_model: str
+) -> tuple[str, dict[str, int], str, str | None]:
+    """``(text, usage, model, finish_reason)`` of a chat-completion body, or
+    :class:`_Malformed`."""
+    if not isinstance(data, dict):
+        raise _Malformed(f"the body is {_kind(data)}, not a JSON object")
+    choices = data.get("choices")
+    if choices is None:
+        err = data.get("error")
+        if err is not None:
+            raise _Malformed(f"the body is an error: {_short(err)}")
+        raise _Malformed("'choices' is missing")
+    if not isinstance(choices, list):
+        raise _Malformed(f"'choices' is {_kind(choices)}, not a list")
+    if not choices:
+        raise _Malformed("'choices' is empty")
+    choice = choices[0]
+    if not isinstance(choice, dict):
+        raise _Malformed(f"choices[0] is {_kind(choice)}, not an object")
+    message = choice.get("message")
+    if not isinstance(message, dict):
+        what = "missing" if "message" not in choice else _kind(message)
+        raise _Malformed(f"choices[0].message is {what}, not an object")
+    text = _content_text(message.get("content"))
+    usage = _usage(data.get("usage"))
+    model = data.get("model")
+    finish = choice.get("finish_reason")
+    return (
+        text,
+        usage,
+        model if isinstance(model, str) and model else default_model,
+        finish if isinstance(finish, str) else None,
+    )
+
+
+def _content_text(content: Any) -> str:
+    if content is None:  # e.g. a refusal or a tool call: an empty reply
+        return ""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        raise _Malformed(
+            f"choices[0].message.content is {_kind(content)}, not a string or a list of parts"
+        )
+    texts = []
+    for i, part in enumerate(content):
+        if not isinstance(part, dict) or "text" not in part:
+            continue  # not a text part (an image, a refusal...)
+        t = part["text"]
+        if not isinstance(t, str):
+            raise _Malformed(
+                f"choices[0].message.content[{i}].text is {_kind(t)} ({_short(t)}), not a string"
+            )
+        texts.append(t)
+    return "".join(texts)
+
+
+def _usage(raw: Any) -> dict[str, int]:
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise _Malformed(f"'usage' is {_kind(raw)} ({_short(raw)}), not an object")
+    usage = {}
+    for k in _USAGE_KEYS:
+        v = raw.get(k)
+        if v is None:
+            usage[k] = 0
+        elif isinstance(v, int) and not isinstance(v, bool) and 0 <= v < MAX_TOKEN_COUNT:
+            usage[k] = v
+        elif isinstance(v, float) and v.is_integer() and 0 <= v < MAX_TOKEN_COUNT:
+            usage[k] = int(v)
+        else:
+            raise _Malformed(f"usage.{k} is {_short(v)}, not a token count")
+    if not usage["total_tokens"]:
+        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+    return usage
+
+
+def _kind(v: Any) -> str:
+    """What a JSON value is, with its article: ``an object``, ``a list``, ``null`` ..."""
+    names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}
+    if v is None:
+        return "null"
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return "a number"
+    return names.get(type(v), f"a {type(v).__name__}")
+
+
+def _short(v: Any, limit: int = 60) -> str:
+    """A short, safe rendering of a JSON value for an error message."""
+    if isinstance(v, int) and not isinstance(v, bool) and v.bit_length() > 200:
+        return f"an integer of about {int(v.bit_length() * 0.30103) + 1} digits"
     try:
-        data = resp.json()
+        r = json.dumps(v, ensure_ascii=True)[: limit + 1]
+    except Exception:  # nesting too deep, ...
+        r = _kind(v)
+    return r if len(r) <= limit else r[: limit - 3] + "..."
+
+
+def _problem(exc: BaseException) -> str:
+    if isinstance(exc, _Malformed):
+        return str(exc)
+    if isinstance(exc, UnicodeDecodeError):
+        return f"the body is not UTF-8 text ({exc.reason} at byte {exc.start})"
+    if isinstance(exc, json.JSONDecodeError):
+        return f"the body is not JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
+    if isinstance(exc, RecursionError):
+        return "the body's JSON is nested too deep to read"
+    return f"the body could not be read ({type(exc).__name__}: {str(exc)[:200]})"
+
+
+def _snippet(payload: bytes, limit: int = 200) -> str:
+    text = payload[: 4 * limit].decode("utf-8", "replace")
+    return repr(text[:limit]) + (f" ... ({len(payload)} bytes)" if len(payload) > limit else "")
+
+
+def _transport_text(exc: BaseException) -> str:
+    if isinstance(exc, httpx.DecodingError):
+        return f"the answer's body could not be decoded (DecodingError: {str(exc)[:200]})"
+    return f"{type(exc).__name__}: {str(exc)[:200]}"
+
+
+def _error_text(payload: bytes) -> str:
+    """The ``error.message`` of an error body, else the start of the body as text."""
+    try:
+        data = json.loads(payload)
         err = data.get("error") if isinstance(data, dict) else None
-        if isinstance(err, dict) and err.get("message"):
-            return str(err["message"])[:200]
-    except ValueError:
+        if isinstance(err, dict) and isinstance(err.get("message"), str):
+            return err["message"][:200]
+    except Exception:  # not JSON, nested too deep, ...
         pass
-    return resp.text[:200]
+    return payload[:800].decode("utf-8", "replace")[:200]

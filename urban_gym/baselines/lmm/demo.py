@@ -83,12 +83,21 @@ def run_demo(
                     raise RuntimeError(f"the scripted server could not start {env_id}: {r.text}")
                 env = make_lm_env(env_id, env_kwargs=kwargs, record_path=out / "episodes.jsonl")
                 movie = _Movie(env) if gif else None
-                rec = run_episode(env, LMMAgent(client), seed=seed, options=options,
-                                  on_step=movie.add if movie else None)  # fmt: skip
-                env.close()
-                rec["family"] = family
+                # family and GIF path go on the record line itself (the GIF is written next)
+                fields = {"family": family}
                 if movie is not None:
-                    rec["gif"] = str(movie.write(out / f"{family}.gif"))
+                    fields["gif"] = str(out / f"{family}.gif")
+                rec = run_episode(
+                    env,
+                    LMMAgent(client),
+                    seed=seed,
+                    options=options,
+                    on_step=movie.add if movie else None,
+                    record_fields=fields,
+                )
+                env.close()
+                if movie is not None:
+                    movie.write(out / f"{family}.gif")
                 records.append(rec)
                 echo(format_record(rec))
         finally:

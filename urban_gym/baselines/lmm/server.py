@@ -293,6 +293,9 @@ def _completion(text: str, model: str, messages: list, step: int) -> dict[str, A
 def _make_handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # headers and body go out in two writes: without TCP_NODELAY every answer on a
+        # kept-alive connection waits for the client's delayed ACK (about 40 ms)
+        disable_nagle_algorithm = True
 
         def log_message(self, format: str, *args: Any) -> None:  # quiet
             pass
@@ -311,7 +314,7 @@ def _make_handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
             try:
                 n = int(self.headers.get("Content-Length") or 0)
                 data = json.loads(self.rfile.read(n) or b"{}")
-            except (ValueError, OSError):
+            except (ValueError, OSError, RecursionError):  # not JSON, cut off, nested too deep
                 return None
             return data if isinstance(data, dict) else None
 
