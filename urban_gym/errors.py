@@ -19,3 +19,9 @@ class CityLoadError(UrbanGymError):
 
 class BundleError(UrbanGymError):
     """A saved city bundle is missing a file or holds malformed data."""
+
+
+class CityLoadWarning(UserWarning):
+    """A city loaded, with a caveat: features dropped for bad coordinates, a cache that
+    could not be written. Turn it into an error with
+    ``warnings.simplefilter("error", CityLoadWarning)``."""

@@ -16,9 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from urban_gym.errors import UrbanGymError
+from urban_gym.world.jsondata import JSONDataError, check_value, loads_strict, show
 
 FAMILIES = ("posegraph360", "streetgraph", "citywalk")
 DIFFICULTIES = ("easy", "medium", "hard", "l1", "l2", "l3", "l4", "l5", "n/a")
+
+
+#: Largest per-task step limit (``limits.*``) accepted.
+MAX_LIMIT_STEPS = 10_000_000
 
 
 class TaskError(UrbanGymError):
@@ -38,13 +43,21 @@ class TaskSpec:
         instruction: the text shown to the agent.
         start: the start state (family-specific, e.g. ``{"node": 12, "heading": 90.0}``).
         goal: what success means (family-specific, e.g. ``{"x": .., "y": .., "radius": 10}``).
-        answer: the ground-truth answer for question tasks (None for pure navigation).
-        options: answer options for multiple-choice tasks.
+        answer: the ground-truth answer for question tasks (None for pure navigation);
+            one of ``options`` when the task has options.
+        options: answer options for multiple-choice tasks (distinct non-empty strings).
         reference_images: names of the reference images the observation carries
             (``"landmark"``, ``"grid_map"``, ``"route_map"``); rendered by the env.
         constraints: e.g. road closures, time windows.
-        limits: per-task overrides of the env's step limits.
+        limits: per-task overrides of the env's step limits, each a whole number of steps
+            from 1 to :data:`MAX_LIMIT_STEPS`.
         meta: generator provenance and statistics (route length, decision points, ...).
+
+    Construction checks every field by type and range and raises :class:`TaskError`
+    naming the task, the field and the bad value; every field must be plain JSON data
+    (:func:`urban_gym.world.jsondata.check_value`: 64-bit integers, finite floats, valid
+    Unicode, at most 32 levels of nesting). Family-specific content is checked by the
+    family's ``check_task``.
     """
 
     id: str
@@ -64,7 +77,21 @@ class TaskSpec:
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not self.id:
-            raise TaskError(f"task id={self.id!r} must be a non-empty string")
+            raise TaskError(f"task id={show(self.id)} must be a non-empty string")
+        for name in _FIELDS:
+            try:
+                check_value(getattr(self, name), name)
+            except JSONDataError as exc:
+                raise TaskError(f"task {self.id!r}: {exc}") from None
+        for name, kind in _FIELD_TYPES.items():
+            value = getattr(self, name)
+            if not isinstance(value, kind):
+                raise TaskError(
+                    f"task {self.id!r}: {name}={show(value)} must be {_KIND_NAMES[kind]}"
+                )
+        for name in ("type", "city"):
+            if not getattr(self, name).strip():
+                raise TaskError(f"task {self.id!r}: {name} must not be empty")
         if self.family not in FAMILIES:
             raise TaskError(
                 f"task {self.id!r}: family={self.family!r} is not one of {', '.join(FAMILIES)}"
@@ -74,10 +101,39 @@ class TaskSpec:
                 f"task {self.id!r}: difficulty={self.difficulty!r} is not one of "
                 + ", ".join(DIFFICULTIES)
             )
-        if not isinstance(self.start, dict):
-            raise TaskError(f"task {self.id!r}: start={self.start!r} must be an object")
-        object.__setattr__(self, "options", tuple(self.options))
-        object.__setattr__(self, "reference_images", tuple(self.reference_images))
+        for name in ("options", "reference_images"):
+            value = getattr(self, name)
+            if not isinstance(value, (list, tuple)) or not all(
+                isinstance(v, str) and v for v in value
+            ):
+                raise TaskError(
+                    f"task {self.id!r}: {name}={show(value)} must be a list of non-empty strings"
+                )
+            object.__setattr__(self, name, tuple(value))
+        self._check_options()
+        self._check_limits()
+
+    def _check_options(self) -> None:
+        if len(set(self.options)) != len(self.options):
+            dup = sorted({o for o in self.options if self.options.count(o) > 1})
+            raise TaskError(f"task {self.id!r}: options repeat {dup}")
+        if self.options and self.answer is not None and self.answer not in self.options:
+            raise TaskError(
+                f"task {self.id!r}: answer={show(self.answer)} is not among its options "
+                f"{show(list(self.options), 200)}"
+            )
+
+    def _check_limits(self) -> None:
+        for key, value in self.limits.items():
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int)
+                or not 1 <= value <= MAX_LIMIT_STEPS
+            ):
+                raise TaskError(
+                    f"task {self.id!r}: limits.{key}={show(value)} must be a whole number of "
+                    f"steps from 1 to {MAX_LIMIT_STEPS}"
+                )
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serialisable dict (tuples become lists)."""
@@ -87,7 +143,11 @@ class TaskSpec:
         return d
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), ensure_ascii=False, sort_keys=True)
+        """One line of strict JSON (keys sorted, non-ASCII text kept)."""
+        try:
+            return json.dumps(self.to_dict(), ensure_ascii=False, sort_keys=True, allow_nan=False)
+        except (TypeError, ValueError) as exc:  # a dict field changed after construction
+            raise TaskError(f"task {self.id!r} is not JSON data: {exc}") from None
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> TaskSpec:
@@ -98,7 +158,7 @@ class TaskSpec:
         unknown = sorted(set(d) - set(names))
         if unknown:
             raise TaskError(
-                f"task {d.get('id')!r}: unknown keys {unknown}; valid keys: {', '.join(names)}"
+                f"task {show(d.get('id'))}: unknown keys {unknown}; valid keys: {', '.join(names)}"
             )
         required = [
             f.name
@@ -107,18 +167,28 @@ class TaskSpec:
         ]
         missing = [k for k in required if k not in d]
         if missing:
-            raise TaskError(f"task {d.get('id')!r}: missing keys {missing}")
+            raise TaskError(f"task {show(d.get('id'))}: missing keys {missing}")
         return cls(**d)
 
     @classmethod
     def from_json(cls, text: str) -> TaskSpec:
+        """Parse one JSON line (strict: see :mod:`urban_gym.world.jsondata`)."""
         try:
-            return cls.from_dict(json.loads(text))
-        except json.JSONDecodeError as exc:
-            raise TaskError(f"task is not valid JSON: {exc}") from exc
+            d = loads_strict(text)
+        except JSONDataError as exc:
+            raise TaskError(f"task is not valid JSON data: {exc}") from None
+        return cls.from_dict(d)
 
     def replace(self, **changes: Any) -> TaskSpec:
         return dataclasses.replace(self, **changes)
+
+
+_FIELDS = tuple(f.name for f in dataclasses.fields(TaskSpec))
+_FIELD_TYPES: dict[str, type] = {
+    **dict.fromkeys(("family", "type", "difficulty", "city", "instruction"), str),
+    **dict.fromkeys(("start", "goal", "constraints", "limits", "meta"), dict),
+}
+_KIND_NAMES = {str: "a string", dict: "a JSON object"}
 
 
 def save_suite(path: str | Path, tasks: Iterable[TaskSpec]) -> Path:
@@ -136,25 +206,26 @@ def save_suite(path: str | Path, tasks: Iterable[TaskSpec]) -> Path:
 
 
 def load_suite(path: str | Path) -> list[TaskSpec]:
-    """Read a JSONL suite; a malformed line raises :class:`TaskError` with its line number."""
+    """Read a JSONL suite; a malformed line raises :class:`TaskError` with its line number.
+
+    A UTF-8 byte-order mark is accepted. Lines are split at ``\\n`` only (a task's text
+    may hold U+2028 and other characters that :meth:`str.splitlines` would split at)."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = p.read_text(encoding="utf-8-sig")
     except FileNotFoundError as exc:
         raise TaskError(f"{p}: no such suite file") from exc
     except (OSError, UnicodeDecodeError) as exc:
         raise TaskError(f"{p}: cannot read suite ({exc})") from exc
     tasks: list[TaskSpec] = []
     seen: set[str] = set()
-    for no, line in enumerate(text.splitlines(), start=1):
+    for no, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:
             t = TaskSpec.from_json(line)
-        except TaskError as exc:
-            raise TaskError(f"{p}, line {no}: {exc}") from exc
-        except TypeError as exc:
-            raise TaskError(f"{p}, line {no}: {exc}") from exc
+        except (TaskError, TypeError) as exc:
+            raise TaskError(f"{p}, line {no}: {exc}") from None
         if t.id in seen:
             raise TaskError(f"{p}, line {no}: duplicate task id {t.id!r}")
         seen.add(t.id)

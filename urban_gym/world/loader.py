@@ -4,15 +4,21 @@
 
 * a built-in city name (see :data:`BUILTIN_CITIES`; ``"helsinki"`` is the centre of
   Helsinki from OpenStreetMap, shipped in the package under ODbL 1.0);
-* a path to an OpenStreetMap file (``.osm``, ``.osm.bz2``, ``.osm.pbf``);
+* a path to an OpenStreetMap file (OSM XML, PBF, OPL or Overpass JSON, plain or
+  compressed, told by its content: see :mod:`urban_gym.world.osm`);
 * a path to a city bundle directory written by :meth:`City.save`;
 * a procedural spec ``"procedural:seed=3,blocks=4x4"`` (see
   :func:`urban_gym.world.procedural.parse_spec`).
 
 Imported OSM worlds are cached under ``$URBAN_GYM_CACHE`` (default
-``~/.cache/urban_gym``), keyed by the SHA-256 of the source file, the bounding box and the
-importer version. A cache file starts with a header holding the SHA-256 of its payload; a
-file that is truncated, altered or unreadable is rebuilt, never trusted. Within one
+``~/.cache/urban_gym``; an empty or blank value counts as unset, so the cache never lands
+in the current directory by accident; pass ``cache=False`` to skip the disk cache),
+keyed by the SHA-256 of the source file, the bounding box and the importer version. A
+cache file starts with a header holding the SHA-256 of its payload; a file that is
+truncated, altered or unreadable is rebuilt, never trusted. A cache that cannot be
+written (read-only or full disk, a file where the directory should be) costs only speed:
+the city loads, a :class:`~urban_gym.errors.CityLoadWarning` says why it was not cached,
+and no temporary file is left behind. Within one
 process, loaded worlds are also kept in memory, so environments created one after another
 (or by ``gymnasium.make_vec``) share one ``City``.
 """
@@ -24,10 +30,11 @@ import os
 import pickle
 import tempfile
 import threading
+import warnings
 from importlib import resources
 from pathlib import Path
 
-from urban_gym.errors import CityLoadError
+from urban_gym.errors import CityLoadError, CityLoadWarning
 from urban_gym.world.city import City
 from urban_gym.world.osm import IMPORTER_VERSION, check_bbox, import_osm
 
@@ -40,8 +47,12 @@ _LOCK = threading.Lock()
 
 
 def cache_dir() -> Path:
-    """The cache directory (``$URBAN_GYM_CACHE`` or ``~/.cache/urban_gym``)."""
-    return Path(os.environ.get("URBAN_GYM_CACHE", Path.home() / ".cache" / "urban_gym"))
+    """The cache directory: ``$URBAN_GYM_CACHE`` (``~`` expanded) when it is set and not
+    blank, else ``~/.cache/urban_gym``."""
+    value = os.environ.get("URBAN_GYM_CACHE", "")
+    if not value.strip():
+        return Path.home() / ".cache" / "urban_gym"
+    return Path(value).expanduser()
 
 
 def builtin_path(name: str) -> Path:
@@ -103,7 +114,10 @@ def load_city(spec: str | os.PathLike, bbox=None, cache: bool = True) -> City:
         name = None
     if bbox is not None:
         bbox = check_bbox(bbox)
-    digest = file_sha256(path)
+    try:
+        digest = file_sha256(path)
+    except OSError as exc:
+        raise CityLoadError(f"{path}: cannot read ({exc.strerror or exc})") from exc
     key = ("osm", digest, tuple(bbox) if bbox else None, IMPORTER_VERSION, name)
     with _LOCK:
         if cache and key in _MEMO:
@@ -157,12 +171,27 @@ def _read_cache(cfile: Path) -> City | None:
 
 
 def _write_cache(cfile: Path, city: City) -> None:
+    """Write ``city`` to ``cfile`` atomically (a temporary file, then a rename). Any
+    failure warns and leaves neither ``cfile`` changed nor a temporary file behind."""
+    tmp: str | None = None
     try:
-        cfile.parent.mkdir(parents=True, exist_ok=True)
         payload = pickle.dumps(city, protocol=pickle.HIGHEST_PROTOCOL)
+        cfile.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=cfile.parent, prefix=".tmp-", suffix=".pkl")
         with os.fdopen(fd, "wb") as f:
             f.write(_MAGIC + hashlib.sha256(payload).digest() + payload)
         os.replace(tmp, cfile)
-    except OSError:
-        pass  # a read-only cache directory only costs speed
+        tmp = None
+    except Exception as exc:  # a cache that cannot be written only costs speed
+        warnings.warn(
+            f"city not cached: cannot write {cfile} ({type(exc).__name__}: {exc}); "
+            "set URBAN_GYM_CACHE to a writable directory to cache imported cities",
+            CityLoadWarning,
+            stacklevel=3,
+        )
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass

@@ -1,4 +1,10 @@
-"""OpenStreetMap import (``.osm``, ``.osm.bz2``, ``.osm.pbf``) with pyosmium.
+"""OpenStreetMap import (OSM XML, PBF, OPL, Overpass JSON; plain, gzip or bz2) with pyosmium.
+
+The format is told by the file's first bytes, not its name (:func:`detect_format`): an
+Overpass or JOSM download saved as ``export``, ``city.xml`` or ``map`` loads like an
+``.osm`` file. Overpass JSON (``[out:json]``, also ``.json.gz``) is converted to OSM XML
+in memory (:mod:`urban_gym.world.overpass`) and then read by the same pipeline, so it
+gives the same City as the same data in XML.
 
 One streaming pass with node locations and area assembly collects
 
@@ -14,11 +20,26 @@ One streaming pass with node locations and area assembly collects
 The sea is mapped in OSM as coastline ways, not polygons, and is not imported.
 Coordinates are projected into a :class:`~urban_gym.world.geo.GeoFrame` centred on the
 bounding box of the imported data (or the requested ``bbox``).
+
+Bad coordinates. A coordinate osmium cannot parse (``lat="abc"``, ``lon=""``) stops the
+import with a :class:`~urban_gym.errors.CityLoadError` naming the file, the line and the
+node: the file is malformed and osmium cannot read past it. A well-formed coordinate out
+of range (``lat="95"``) is skipped with a warning instead: the node is treated as
+missing (a way is cut there, as at the edge of an extract; a building or area drawn with
+it, or a POI at it, is left out), the import goes on, and a
+:class:`~urban_gym.errors.CityLoadWarning` names the file, the nodes, their values and
+what was lost (``meta["stats"]["nodes_bad_location"]`` counts them). Such a node that no
+imported feature uses is not looked at, and an untagged member way of a multipolygon
+relation is not checked (osmium drops that area without a word). Turn the warning into
+an error with ``warnings.simplefilter("error", CityLoadWarning)``.
 """
 
 from __future__ import annotations
 
+import bz2
+import gzip
 import re
+import warnings
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -29,7 +50,7 @@ import osmium
 import shapely
 from shapely.geometry import LineString
 
-from urban_gym.errors import CityLoadError
+from urban_gym.errors import CityLoadError, CityLoadWarning
 from urban_gym.world.assemble import assemble_city, make_valid_polygons
 from urban_gym.world.city import (
     DEFAULT_BUILDING_HEIGHT_M,
@@ -44,11 +65,32 @@ from urban_gym.world.city import (
     StreetObject,
 )
 from urban_gym.world.geo import GeoFrame
+from urban_gym.world.jsondata import show
+from urban_gym.world.overpass import OverpassData, read_overpass_json
 
 #: Bump when the importer's output changes, so cached worlds are rebuilt.
-IMPORTER_VERSION = 2
+#: 3: ``meta["format"]``, out-of-range coordinates counted in ``meta["stats"]``.
+IMPORTER_VERSION = 3
 
-SUPPORTED_SUFFIXES = (".osm", ".osm.bz2", ".osm.gz", ".osm.pbf", ".pbf", ".osm.xml", ".opl")
+#: Format (as :func:`detect_format` names it) by file-name suffix, for files whose first
+#: bytes say nothing (the longest matching suffix wins).
+_FORMAT_BY_SUFFIX = {
+    ".osm": "osm",
+    ".osm.xml": "osm",
+    ".xml": "osm",
+    ".osm.gz": "osm.gz",
+    ".osm.bz2": "osm.bz2",
+    ".osm.pbf": "pbf",
+    ".pbf": "pbf",
+    ".opl": "opl",
+    ".json": "json",
+    ".osm.json": "json",
+    ".json.gz": "json.gz",
+    ".json.bz2": "json.bz2",
+}
+#: File-name suffixes known to hold OSM data; other names are read by their content.
+SUPPORTED_SUFFIXES = tuple(_FORMAT_BY_SUFFIX)
+_UNDEFINED = osmium.osm.Location().x  # the coordinate of a node not in the file
 
 #: ``highway=*`` values whose ways are walked on.
 WALKABLE_HIGHWAYS = frozenset(
@@ -262,7 +304,19 @@ class _Collector:
         self.objects: list[tuple[str, str, float, float, dict[str, str]]] = []
         self.ways: list[tuple[int, list[int], list[float], list[float], dict[str, str]]] = []
         self.stats: Counter[str] = Counter()
+        #: node id -> (lat, lon, what used it) for coordinates out of range
+        self.bad_nodes: dict[int, tuple[Any, Any, str]] = {}
         self._wkb = osmium.geom.WKBFactory()
+
+    def bad_location(self, ref: int, loc, user: str) -> bool:
+        """Record ``loc`` if it is a coordinate out of range (not merely a node missing
+        from the file); True if it was."""
+        if loc.x == _UNDEFINED or loc.y == _UNDEFINED:
+            return False
+        if ref not in self.bad_nodes:
+            self.bad_nodes[ref] = (loc.lat_without_check(), loc.lon_without_check(), user)
+            self.stats["nodes_bad_location"] += 1
+        return True
 
     def inside(self, lon: float, lat: float) -> bool:
         if self.bbox is None:
@@ -277,6 +331,8 @@ class _Collector:
         tags = dict(t)
         loc = n.location
         if not loc.valid():
+            if self.bad_location(n.id, loc, f"POI or street object {tags.get('name', '')}".strip()):
+                self.stats["nodes_dropped_bad_location"] += 1
             return
         lon, lat = loc.lon, loc.lat
         if not self.inside(lon, lat):
@@ -291,6 +347,8 @@ class _Collector:
     def way(self, w) -> None:
         tags = w.tags
         if "highway" not in tags:
+            if any(k in tags for k in _AREA_FILTER_KEYS):
+                self._check_area_way(w)
             return
         tags = dict(tags)
         if walk_kind(tags) is None:
@@ -308,15 +366,29 @@ class _Collector:
                 ids.append(0)  # 0 marks a missing node: the way is cut there
                 lons.append(np.nan)
                 lats.append(np.nan)
-                self.stats["way_nodes_missing"] += 1
+                if not loc.valid() and self.bad_location(nd.ref, loc, f"way {w.id}"):
+                    self.stats["ways_cut_bad_location"] += 1
+                else:
+                    self.stats["way_nodes_missing"] += 1
         self.ways.append((w.id, ids, lons, lats, tags))
+
+    def _check_area_way(self, w) -> None:
+        """Note out-of-range nodes of a way that may outline a building or area (osmium
+        then cannot assemble the area and drops it without a word)."""
+        bad = False
+        for nd in w.nodes:
+            loc = nd.location
+            if not loc.valid() and self.bad_location(nd.ref, loc, f"way {w.id}"):
+                bad = True
+        if bad:
+            self.stats["areas_dropped_bad_location"] += 1
 
     def area(self, a) -> None:
         tags = dict(a.tags)
         osm_id = ("w" if a.from_way() else "r") + str(a.orig_id())
         try:
             wkb = self._wkb.create_multipolygon(a)
-        except RuntimeError:
+        except (RuntimeError, osmium.InvalidLocationError):
             self.stats["areas_broken"] += 1
             return
         is_building = tags.get("building", "no") != "no"
@@ -330,11 +402,94 @@ class _Collector:
             self.area_pois.append((osm_id, wkb, tags, is_building))
 
 
-def _read(path: Path, bbox) -> _Collector:
+def detect_format(path: str | Path) -> str | None:
+    """The OSM format of a file told from its first bytes: ``"osm"`` (XML), ``"pbf"``,
+    ``"opl"`` or ``"json"`` (Overpass JSON), with ``".gz"`` or ``".bz2"`` appended when
+    the file is gzip or bzip2 compressed; None when the content is none of these.
+
+    Signs looked for: the PBF ``OSMHeader`` blob, an XML document whose first element is
+    ``<osm`` (after the declaration and comments), a JSON object, an OPL line
+    (``n123 v1 ...``); the gzip (``1f 8b``) and bzip2 (``BZh``) magic numbers."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(_SNIFF_BYTES)
+    except OSError:
+        return None
+    for magic, suffix, opener in ((b"\x1f\x8b", "gz", gzip.open), (b"BZh", "bz2", bz2.open)):
+        if head.startswith(magic):
+            try:
+                with opener(path, "rb") as f:
+                    inner = f.read(_SNIFF_BYTES)
+            except (OSError, EOFError, ValueError):
+                return None
+            kind = _sniff(inner)
+            return f"{kind}.{suffix}" if kind in ("osm", "json", "opl") else None
+    return _sniff(head)
+
+
+_SNIFF_BYTES = 4096
+_XML_PROLOG = re.compile(
+    rb"\s*(<\?xml[^>]*\?>\s*|<!--.*?-->\s*|<!DOCTYPE[^>]*>\s*)*<osm[\s>]", re.S
+)
+_OPL_LINE = re.compile(rb"[nwrc]-?[0-9]+( |$)")
+
+
+def _sniff(head: bytes) -> str | None:
+    if head[4:6] == b"\x0a\x09" and head[6:15] == b"OSMHeader":
+        return "pbf"
+    text = head.removeprefix(b"\xef\xbb\xbf")
+    if _XML_PROLOG.match(text):
+        return "osm"
+    stripped = text.lstrip()
+    if stripped.startswith(b"{"):
+        return "json"
+    if _OPL_LINE.match(stripped):
+        return "opl"
+    return None
+
+
+def _format_of(path: Path) -> str:
+    """The format to read ``path`` as: by content, else by suffix, else an error."""
+    fmt = detect_format(path)
+    if fmt is not None:
+        return fmt
+    lname = path.name.lower()
+    for suffix in sorted(_FORMAT_BY_SUFFIX, key=len, reverse=True):
+        if lname.endswith(suffix):
+            return _FORMAT_BY_SUFFIX[suffix]  # osmium will say what is wrong with it
+    try:
+        with open(path, "rb") as f:
+            start = f.read(16)
+    except OSError as exc:
+        raise CityLoadError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+    raise CityLoadError(
+        f"{path}: unsupported file type: the content is not OpenStreetMap XML, PBF, OPL or "
+        f"Overpass JSON (plain, gzip or bz2), and the name ends in none of "
+        f"{', '.join(SUPPORTED_SUFFIXES)}; the file starts with {start!r}"
+    )
+
+
+def _read(path: Path, bbox, fmt: str) -> _Collector:
     col = _Collector(bbox)
+    overpass: OverpassData | None = None
+    if fmt.startswith("json"):
+        compression = fmt.partition(".")[2] or None
+        overpass = read_overpass_json(path, compression)
+        if overpass.remark:
+            warnings.warn(
+                f"{path}: Overpass remarks {overpass.remark!r}: the data may be incomplete",
+                CityLoadWarning,
+                stacklevel=3,
+            )
+        for oid, lat, lon, where in overpass.bad_coordinates:
+            col.bad_nodes[oid] = (lat, lon, where)
+            col.stats["nodes_bad_location"] += 1
+        source = osmium.io.FileBuffer(overpass.xml, "osm")
+    else:
+        source = osmium.io.File(str(path), fmt)
     try:
         fp = (
-            osmium.FileProcessor(str(path))
+            osmium.FileProcessor(source)
             .with_locations()
             .with_areas(osmium.filter.KeyFilter(*_AREA_FILTER_KEYS))
             .with_filter(osmium.filter.EmptyTagFilter())
@@ -346,37 +501,106 @@ def _read(path: Path, bbox) -> _Collector:
                 col.way(obj)
             elif obj.is_area():
                 col.area(obj)
+    except osmium.InvalidLocationError as exc:
+        where = _find_bad_coordinate(path, fmt, str(exc)) if overpass is None else ""
+        raise CityLoadError(
+            f"{path}{where}: a node's coordinate cannot be read ({exc}); "
+            'coordinates must be decimal degrees such as lat="60.1699"'
+        ) from None
     except (RuntimeError, ValueError) as exc:
         raise CityLoadError(f"{path}: cannot read as OpenStreetMap data ({exc})") from exc
+    if col.bad_nodes:
+        _warn_bad_nodes(path, col)
     return col
+
+
+_COORD_ATTR = re.compile(r"""\b(lat|lon)\s*=\s*(["'])(.*?)\2""")
+_NODE_ID = re.compile(r"""<node\b[^>]*?\bid\s*=\s*["'](-?[0-9]+)["']""")
+_COORD_OK = re.compile(r"-?([0-9]+\.?[0-9]*|\.[0-9]+)([eE]-[0-9]+)?")
+
+
+def _find_bad_coordinate(path: Path, fmt: str, message: str) -> str:
+    """``", line N (node ID: lat='abc')"`` for the first coordinate attribute of an XML
+    file that osmium cannot parse; ``""`` when none is found (or for other formats)."""
+    if not fmt.startswith("osm"):
+        return ""
+    fragment = message.split(":", 1)[1].strip().strip("'") if ":" in message else ""
+    opener = {"osm": open, "osm.gz": gzip.open, "osm.bz2": bz2.open}[fmt]
+    try:
+        with opener(path, "rt", encoding="utf-8", errors="replace") as f:
+            for no, line in enumerate(f, start=1):
+                for m in _COORD_ATTR.finditer(line):
+                    attr, value = m.group(1), m.group(3)
+                    if _COORD_OK.fullmatch(value) and not (fragment and value.endswith(fragment)):
+                        continue
+                    node = _NODE_ID.search(line)
+                    who = f"node {node.group(1)}: " if node else ""
+                    return f", line {no} ({who}{attr}={value!r})"
+    except (OSError, EOFError, ValueError):
+        pass
+    return ""
+
+
+def _degrees(value: Any) -> str:
+    """A coordinate for a message: up to 10 significant digits; a huge integer (from
+    JSON) by its size."""
+    if isinstance(value, int) and abs(value).bit_length() > 64:
+        return show(value)
+    return f"{float(value):.10g}"
+
+
+def _warn_bad_nodes(path: Path, col: _Collector) -> None:
+    bad = col.bad_nodes
+    shown = "; ".join(
+        f"node {ref} lat={_degrees(lat)} lon={_degrees(lon)} ({user})"
+        for ref, (lat, lon, user) in list(bad.items())[:5]
+    )
+    more = f" and {len(bad) - 5} more" if len(bad) > 5 else ""
+    lost = [
+        f"{col.stats[k]} {what}"
+        for k, what in (
+            ("ways_cut_bad_location", "place(s) where a walkable way was cut"),
+            ("areas_dropped_bad_location", "building or area outline(s) left out"),
+            ("nodes_dropped_bad_location", "POI or street object node(s) left out"),
+        )
+        if col.stats[k]
+    ]
+    warnings.warn(
+        f"{path}: {len(bad)} node(s) with coordinates outside -90..90 / -180..180 degrees "
+        f"were skipped: {shown}{more}" + (f"; {', '.join(lost)}" if lost else ""),
+        CityLoadWarning,
+        stacklevel=4,
+    )
 
 
 def import_osm(path: str | Path, bbox=None, name: str | None = None) -> City:
     """Import an OpenStreetMap file into a :class:`City`.
 
     Args:
-        path: an ``.osm``, ``.osm.bz2`` or ``.osm.pbf`` file.
+        path: an OpenStreetMap file: OSM XML, PBF, OPL or Overpass JSON, plain or gzip/bz2
+            compressed, whatever its name (see :func:`detect_format`).
         bbox: optional ``(west, south, east, north)`` in degrees; only features inside are
             kept (ways are cut at the box).
         name: the city's name (default: the file name without suffixes).
 
     Raises:
-        CityLoadError: missing file, unreadable or non-OSM file, empty bbox, no buildings or
-            no walkable ways.
+        CityLoadError: missing file, unreadable or non-OSM file, a coordinate that cannot
+            be parsed (named with its line and node), empty bbox, no buildings or no
+            walkable ways.
+
+    Warns:
+        CityLoadWarning: nodes with coordinates out of range were skipped (see the module
+            docstring), or an Overpass response remarks that it is incomplete.
     """
     path = Path(path)
     if not path.exists():
         raise CityLoadError(f"{path}: no such file")
     if not path.is_file():
         raise CityLoadError(f"{path}: not a file")
-    lname = path.name.lower()
-    if not any(lname.endswith(s) for s in SUPPORTED_SUFFIXES):
-        raise CityLoadError(
-            f"{path}: unsupported file type; expected one of {', '.join(SUPPORTED_SUFFIXES)}"
-        )
+    fmt = _format_of(path)
     if bbox is not None:
         bbox = check_bbox(bbox)
-    col = _read(path, bbox)
+    col = _read(path, bbox, fmt)
     source = str(path) if bbox is None else f"{path} within bbox {bbox}"
     if not col.buildings:
         raise CityLoadError(f"{source}: no buildings found (is this a city extract?)")
@@ -488,6 +712,7 @@ def import_osm(path: str | Path, bbox=None, name: str | None = None) -> City:
     network = _build_network(col.ways, frame, col.stats)
     meta: dict[str, Any] = {
         "source": str(path),
+        "format": fmt,
         "bbox": list(bbox) if bbox is not None else None,
         "importer_version": IMPORTER_VERSION,
         "stats": dict(col.stats),

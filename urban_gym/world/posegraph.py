@@ -245,18 +245,23 @@ def read_pose_csv(
 ) -> dict[str, list[PoseRow]]:
     """Read a pose CSV (see the module docstring) into rows grouped by trajectory label,
     in file order. ``kind`` is ``"folder"`` (needs ``file``) or ``"video"`` (needs
-    ``frame`` or ``time``). ``lat``/``lon`` are converted with ``geo`` (default: a frame
-    at the first row)."""
+    ``frame`` or ``time``). ``lat``/``lon`` (degrees, within -90..90 and -180..180) are
+    converted with ``geo`` (default: a frame at the first row).
+
+    The file is UTF-8; a byte-order mark (as spreadsheet programs write) is accepted.
+    A bad value raises :class:`PoseGraphError` naming the file, the line, the data row
+    (1 = the first row after the header) and the column."""
     p = Path(path)
     if kind not in ("folder", "video"):
         raise PoseGraphError(f"pose CSV kind={kind!r} must be 'folder' or 'video'")
     try:
-        with p.open(newline="", encoding="utf-8") as f:
+        with p.open(newline="", encoding="utf-8-sig") as f:
             reader = csv.DictReader(f)
             fields = [h.strip().casefold() for h in (reader.fieldnames or [])]
-            raw = [
-                {k.strip().casefold(): (v or "").strip() for k, v in r.items() if k} for r in reader
-            ]
+            raw: list[tuple[int, dict[str, str]]] = []
+            for r in reader:
+                row = {k.strip().casefold(): (v or "").strip() for k, v in r.items() if k}
+                raw.append((reader.line_num, row))
     except FileNotFoundError as exc:
         raise PoseGraphError(f"{p}: no such pose CSV") from exc
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
@@ -277,48 +282,61 @@ def read_pose_csv(
     if not raw:
         raise PoseGraphError(f"{p}: pose CSV has no rows")
 
-    def num(r: dict, k: str, line: int) -> float | None:
+    def fail(line: int, row: int, k: str, msg: str) -> PoseGraphError:
+        return PoseGraphError(f"{p}, line {line}: {msg} (row {row}, column {k!r})")
+
+    def num(r: dict, k: str, line: int, row: int) -> float | None:
         v = r.get(k, "")
         if v == "":
             return None
         try:
             out = float(v)
-        except ValueError as exc:
-            raise PoseGraphError(f"{p}, line {line}: {k}={v!r} is not a number") from exc
+        except ValueError:
+            raise fail(line, row, k, f"{k}={v!r} is not a number") from None
         if not math.isfinite(out):
-            raise PoseGraphError(f"{p}, line {line}: {k}={v!r} is not finite")
+            raise fail(line, row, k, f"{k}={v!r} is not finite")
         return out
 
+    def degrees(r: dict, k: str, line: int, row: int) -> float:
+        v = num(r, k, line, row)
+        if v is None:
+            raise fail(line, row, k, f"{k} is empty")
+        lim = 90.0 if k == "lat" else 180.0
+        if not -lim <= v <= lim:
+            raise fail(line, row, k, f"{k}={r[k]!r} is out of range (-{lim:g}..{lim:g} degrees)")
+        return v
+
     if has_ll and not has_xy and geo is None:
-        r0 = raw[0]
-        geo = GeoFrame(float(r0["lat"]), float(r0["lon"]))
+        line0, r0 = raw[0]
+        geo = GeoFrame(degrees(r0, "lat", line0, 1), degrees(r0, "lon", line0, 1))
     groups: dict[str, list[PoseRow]] = {}
-    for line, r in enumerate(raw, start=2):
+    for row_no, (line, r) in enumerate(raw, start=1):
         if has_xy:
-            x, y = num(r, "x", line), num(r, "y", line)
+            x, y = num(r, "x", line, row_no), num(r, "y", line, row_no)
+            if x is None or y is None:
+                raise fail(line, row_no, "x" if x is None else "y", "x/y is empty")
         else:
-            lat, lon = num(r, "lat", line), num(r, "lon", line)
-            if lat is None or lon is None:
-                raise PoseGraphError(f"{p}, line {line}: lat/lon is empty")
+            lat, lon = degrees(r, "lat", line, row_no), degrees(r, "lon", line, row_no)
             x, y = geo.to_xy(lat, lon)  # type: ignore[union-attr]
-        if x is None or y is None:
-            raise PoseGraphError(f"{p}, line {line}: x/y is empty")
         label = r.get("trajectory", "") or "0"
         g = groups.setdefault(label, [])
-        row = PoseRow(label, len(g), float(x), float(y), num(r, "heading", line),
-                      num(r, "pano_heading", line))  # fmt: skip
+        heading = num(r, "heading", line, row_no)
+        pano_heading = num(r, "pano_heading", line, row_no)
+        row = PoseRow(label, len(g), float(x), float(y), heading, pano_heading)
         if kind == "folder":
             if not r.get("file"):
-                raise PoseGraphError(f"{p}, line {line}: file is empty")
+                raise fail(line, row_no, "file", "file is empty")
             row.file = r["file"]
         else:
-            fr, t = num(r, "frame", line), num(r, "time", line)
+            fr, t = num(r, "frame", line, row_no), num(r, "time", line, row_no)
             if fr is None and t is None:
-                raise PoseGraphError(f"{p}, line {line}: neither frame nor time is given")
+                raise fail(line, row_no, "frame", "neither frame nor time is given")
             if fr is not None:
                 if fr != int(fr) or fr < 0:
-                    raise PoseGraphError(f"{p}, line {line}: frame={fr!r} is not a frame index")
+                    raise fail(line, row_no, "frame", f"frame={r['frame']!r} is not a frame index")
                 row.frame = int(fr)
+            if t is not None and t < 0:
+                raise fail(line, row_no, "time", f"time={r['time']!r} is negative")
             row.time = t
         g.append(row)
     for rows in groups.values():

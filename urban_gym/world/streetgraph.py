@@ -49,6 +49,7 @@ import numpy as np
 
 from urban_gym.errors import UrbanGymError
 from urban_gym.world.geo import GeoFrame
+from urban_gym.world.jsondata import loads_strict, show
 
 #: Hops along a street used for its outgoing heading (CityNav: the 3-hop lookahead).
 LOOKAHEAD_HOPS = 3
@@ -906,8 +907,11 @@ class LoadReport:
 
 
 def _read_lines(path: Path) -> list[str]:
+    """The lines of a UTF-8 text file (a byte-order mark is dropped), split at ``\\n``
+    only, so that line numbers are those an editor shows."""
     try:
-        return path.read_text(encoding="utf-8").splitlines()
+        text = path.read_text(encoding="utf-8-sig")
+        return [line.removesuffix("\r") for line in text.split("\n")]
     except FileNotFoundError:
         raise StreetGraphError(f"{path}: no such file") from None
     except (OSError, UnicodeDecodeError) as exc:
@@ -1131,7 +1135,11 @@ def read_routes(path: str | os.PathLike, skip_bad_lines: bool = False) -> tuple[
     """Read a JSON-lines route file (Touchdown / map2seq): each line an object with
     ``route_panoids`` (list of ids), ``navigation_text`` and ``start_heading``; the id is
     ``route_id``, ``id`` or the line number. Returns the routes and the number of skipped
-    lines (only with ``skip_bad_lines``; otherwise a bad line raises naming file and line)."""
+    lines (only with ``skip_bad_lines``; otherwise a bad line raises naming file and line).
+
+    Lines are strict JSON data (:func:`urban_gym.world.jsondata.loads_strict`): ``NaN``,
+    integers beyond 64 bits and nesting deeper than 32 levels are bad lines, reported
+    like any other. A UTF-8 byte-order mark is accepted."""
     p = Path(path)
     routes: list[Route] = []
     skipped = 0
@@ -1139,7 +1147,7 @@ def read_routes(path: str | os.PathLike, skip_bad_lines: bool = False) -> tuple[
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = loads_strict(line)
             if not isinstance(obj, dict):
                 raise ValueError("not a JSON object")
             pan = obj.get("route_panoids")
@@ -1157,7 +1165,10 @@ def read_routes(path: str | os.PathLike, skip_bad_lines: bool = False) -> tuple[
             sh = obj.get("start_heading", 0.0)
             if isinstance(sh, bool) or not isinstance(sh, (int, float)) or not math.isfinite(sh):
                 raise ValueError(f"start_heading={_short(sh)} must be a number of degrees")
-            rid = str(obj.get("route_id", obj.get("id", no)))
+            rid = obj.get("route_id", obj.get("id", no))
+            if isinstance(rid, bool) or not isinstance(rid, (str, int)) or rid == "":
+                raise ValueError(f"route_id={_short(rid)} must be a non-empty string or an integer")
+            rid = str(rid)
         except (ValueError, json.JSONDecodeError) as exc:
             if not skip_bad_lines:
                 raise StreetGraphError(f"{p}, line {no}: {exc}") from None
@@ -1189,8 +1200,7 @@ def check_route(graph: StreetGraph, route: Route) -> list[int]:
 
 
 def _short(value: Any, limit: int = 60) -> str:
-    r = repr(value)
-    return r if len(r) <= limit else r[: limit - 3] + "..."
+    return show(value, limit)
 
 
 # ====================================================================== loading by spec
