@@ -59,7 +59,6 @@ from __future__ import annotations
 
 import math
 import re
-import string
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -139,25 +138,6 @@ COUNT_KINDS: dict[str, str] = {
     "traffic_signals": "traffic lights",
     "crossing": "crosswalks",
 }
-
-#: Characters an instruction or answer may contain (the env's ``Text`` charset).
-TEXT_CHARSET: str = "".join(
-    sorted(
-        set(string.ascii_letters + string.digits + string.punctuation + " \n")
-        | {chr(c) for c in range(0xC0, 0x180) if chr(c).isalpha()}
-        | set("°’‘“”–—…«»·")
-    )
-)
-_CHARSET = frozenset(TEXT_CHARSET)
-
-
-def clean_text(text: str) -> str:
-    """``text`` with every character outside :data:`TEXT_CHARSET` replaced by ``?``."""
-    return "".join(c if c in _CHARSET else "?" for c in str(text))
-
-
-def _text_ok(text: str) -> bool:
-    return all(c in _CHARSET for c in text)
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -386,7 +366,7 @@ def places(graph: PoseGraph, city: Any) -> list[Place]:
         if t.reverse is None or t.id < t.reverse:
             lines[t.id] = LineString(t.xy)
     for p in city.pois:
-        if p.building_id is None or names[p.name.casefold()] != 1 or not _text_ok(p.name):
+        if p.building_id is None or names[p.name.casefold()] != 1:
             continue
         ax, ay = p.anchor
         s = graph.nearest_state(ax, ay)
@@ -653,7 +633,7 @@ class PoseGraphTaskGenerator:
     def _corner_landmark(self, junction: int, exclude: str) -> str | None:
         j = self.graph.junctions[junction]
         for p in self.city.pois_within(j.x, j.y, 25.0):
-            if p.building_id is not None and p.name != exclude and _text_ok(p.name):
+            if p.building_id is not None and p.name != exclude:
                 return p.name
         return None
 
@@ -1137,9 +1117,6 @@ def check_task(task: TaskSpec) -> TaskSpec:
                 raise TaskError(f"task {task.id!r}: goal.{k} must be a number, got {task.goal!r}")
     elif task.answer is None:
         raise TaskError(f"task {task.id!r}: a {task.type} task needs an answer")
-    if not _text_ok(task.instruction):
-        bad = sorted({c for c in task.instruction if c not in _CHARSET})
-        raise TaskError(f"task {task.id!r}: instruction has characters outside the charset: {bad}")
     return task
 
 
@@ -1150,13 +1127,11 @@ __all__ = [
     "NAVIGATION_TYPES",
     "QUESTION_TYPES",
     "TASK_TYPES",
-    "TEXT_CHARSET",
     "THRESHOLDS",
     "EpisodeOutcome",
     "PoseGraphTaskGenerator",
     "RouteInfo",
     "check_task",
-    "clean_text",
     "count_objects",
     "evaluate",
     "goal_states",
