@@ -157,3 +157,18 @@ def test_citywalk_task_types_filter_before_the_task_checks(tiny_city):
         gym.make("UrbanGym/CityWalk-NoView-v0", tasks=[good, bad])
     env = gym.make("UrbanGym/CityWalk-NoView-v0", tasks=[good, bad], task_types=[good.type])
     assert [t.id for t in env.unwrapped.tasks] == [good.id]
+
+
+def test_memory_keeps_the_city_names_the_agent_writes(tiny_city):
+    from urban_gym.wrappers.memory import MEMORY_CHARSET, ReflectionMemory
+
+    env = ReflectionMemory(
+        gym.make("UrbanGym/CityWalk-NoView-v0", tasks=_citywalk_tasks(tiny_city))
+    )
+    assert MEMORY_CHARSET < env.observation_space["memory"].character_set
+    env.reset(seed=0)
+    note = f"Looking for {NAMES[0]} and {NAMES[1]}; passed {NAMES[2]}. Ж"
+    obs, *_ = env.step({"action": "look", "yaw": 30, "memory": note})
+    # the city's names survive; 'Ж', in no task, is replaced
+    assert obs["memory"] == note[:-1] + "?"
+    assert env.observation_space.contains(obs)
