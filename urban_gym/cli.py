@@ -170,11 +170,11 @@ def run_demo(args: argparse.Namespace) -> int:
 
 #: family -> "module:function" writing that family's task suite. Each function takes
 #: ``(city, out, seed, per_type)`` (``out`` None = the family's committed default suite) and
-#: returns the path it wrote.
+#: returns a :class:`~urban_gym.tasks.report.GeneratedSuite` (path, tasks, per-type report).
 SUITE_GENERATORS: dict[str, str] = {
-    "citywalk": "urban_gym.tasks.citywalk:write_suite",
-    "posegraph360": "urban_gym.tasks.posegraph360:write_suite",
-    "streetgraph": "urban_gym.tasks.streetgraph:write_suite",
+    "citywalk": "urban_gym.tasks.citywalk:generate_suite",
+    "posegraph360": "urban_gym.tasks.posegraph360:generate_suite",
+    "streetgraph": "urban_gym.tasks.streetgraph:generate_suite",
 }
 
 
@@ -186,9 +186,11 @@ def _add_generate_suite(p: argparse.ArgumentParser) -> None:
     p.add_argument("--per-type", type=int, default=None, help="tasks per type")
 
 
-@command("generate-suite", "generate a family's task suite (JSONL) from a city")(
-    _add_generate_suite
-)
+@command(
+    "generate-suite",
+    "generate a family's task suite (JSONL) from a city; prints per task type how many "
+    "tasks were made and, where fewer, what the city lacks",
+)(_add_generate_suite)
 def run_generate_suite(args: argparse.Namespace) -> int:
     import importlib
 
@@ -197,10 +199,12 @@ def run_generate_suite(args: argparse.Namespace) -> int:
             f"--family={args.family!r} has no suite generator; known: {', '.join(SUITE_GENERATORS)}"
         )
     mod, fn = SUITE_GENERATORS[args.family].split(":")
-    path = getattr(importlib.import_module(mod), fn)(args.city, args.out, args.seed, args.per_type)
-    from urban_gym.tasks.spec import load_suite
-
-    print(f"wrote {len(load_suite(path))} {args.family} tasks to {path}")
+    made = getattr(importlib.import_module(mod), fn)(args.city, args.out, args.seed, args.per_type)
+    if made.notes:
+        print(made.notes)
+    print(f"wrote {len(made.tasks)} {args.family} tasks to {made.path}")
+    print("tasks per type (made of requested):")
+    print(made.report.format())
     return 0
 
 

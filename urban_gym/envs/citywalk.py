@@ -8,7 +8,6 @@ The dynamics (walker, collisions, closures, pedestrians, clock) live in
 from __future__ import annotations
 
 import math
-import string
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +33,7 @@ from urban_gym.envs.citywalk_dynamics import (
     simulate_move,
     walker_samples,
 )
+from urban_gym.envs.text import clean_text, task_charset
 from urban_gym.tasks.citywalk import (
     DEFAULT_MAX_STEPS,
     DEFAULT_SUITE_PATH,
@@ -75,9 +75,6 @@ CONTACT_PENALTY = 0.1  # per pedestrian contact
 
 FIRST_PERSON = ("move", "sprint", "look", "jump", "open_map")
 MAP_ONLY = ("close_map", "map_pan", "map_zoom", "map_orbit", "map_select")
-
-BASE_CHARSET = frozenset(string.printable) | frozenset(chr(c) for c in range(0xA0, 0x180))
-BASE_CHARSET |= frozenset("\u2013\u2014\u2018\u2019\u201c\u201d\u2026\u00b0\u2022")
 
 
 def _move_params(speed: float) -> tuple[Param, ...]:
@@ -519,19 +516,8 @@ class CityWalkEnv(gym.Env):
         return out
 
     def _make_observation_space(self) -> spaces.Dict:
-        chars = set(BASE_CHARSET)
-        longest = 0
-        for t in self.tasks:
-            chars.update(t.instruction)
-            longest = max(longest, len(t.instruction))
-            for o in t.options:
-                chars.update(o)
-            for s in t.goal.get("stops", []) or []:
-                chars.update(str(s.get("name", "")))
-            for c in t.constraints.get("closures", []) or []:
-                chars.update(str(c.get("label", "")))
-        charset = frozenset(chars)
-        self._charset = charset
+        longest = max([0, *(len(t.instruction) for t in self.tasks)])
+        charset = self._charset = task_charset(self.tasks)
         obs: dict[str, spaces.Space] = {}
         if self.view_size is not None:
             s = self.view_size
@@ -1068,10 +1054,7 @@ class CityWalkEnv(gym.Env):
         return obs
 
     def _clean(self, text: str) -> str:
-        cs = self._charset
-        if not cs.issuperset(text):
-            text = "".join(ch if ch in cs else "?" for ch in text)
-        return text[:TEXT_MAX]
+        return clean_text(text, self._charset, TEXT_MAX)
 
     def _info(self, s: _Step) -> dict[str, Any]:
         w = self.walker

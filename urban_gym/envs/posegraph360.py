@@ -14,6 +14,7 @@ from gymnasium import spaces
 
 from urban_gym.envs.actions import ActionSet, ActionSpec, InvalidAction, Param
 from urban_gym.envs.base import INVALID_ACTION_REWARD, check_reason, invalid_step_info
+from urban_gym.envs.text import clean_text, task_charset
 from urban_gym.errors import UrbanGymError
 from urban_gym.render import perspective
 from urban_gym.tasks import posegraph360 as T
@@ -314,7 +315,8 @@ class PoseGraph360Env(gym.Env):
         }
         if self.location_prior:
             obs["map"] = spaces.Box(0, 255, (self.map_size, self.map_size, 3), np.uint8)
-        obs["instruction"] = spaces.Text(MAX_INSTRUCTION, min_length=0, charset=T.TEXT_CHARSET)
+        self._charset = task_charset(self.tasks)
+        obs["instruction"] = spaces.Text(MAX_INSTRUCTION, min_length=0, charset=self._charset)
         obs["action_mask"] = spaces.Box(0, 1, (self.action_space.n,), np.int8)
         self.observation_space = spaces.Dict(obs)
 
@@ -343,7 +345,6 @@ class PoseGraph360Env(gym.Env):
             raise TaskError("PoseGraph360Env needs a suite or a list of tasks")
         else:
             out = load_suite(suite)
-        out = [T.check_task(t) for t in out]
         if task_types is not None:
             bad = sorted(set(task_types) - set(T.TASK_TYPES))
             if bad:
@@ -351,6 +352,7 @@ class PoseGraph360Env(gym.Env):
             out = [t for t in out if t.type in set(task_types)]
         if difficulties is not None:
             out = [t for t in out if t.difficulty in set(difficulties)]
+        out = [T.check_task(t) for t in out]  # after the filters: a filtered-out task never fails
         if not out:
             raise TaskError(
                 f"no PoseGraph360 tasks left (task_types={task_types}, difficulties={difficulties})"
@@ -661,7 +663,8 @@ class PoseGraph360Env(gym.Env):
         if self.location_prior:
             obs["map"] = self._prior_map()
         if self._text_cache[0] != self.task.id:
-            self._text_cache = (self.task.id, T.clean_text(self.task.instruction)[:MAX_INSTRUCTION])
+            text = clean_text(self.task.instruction, self._charset, MAX_INSTRUCTION)
+            self._text_cache = (self.task.id, text)
         obs["instruction"] = self._text_cache[1]
         obs["action_mask"] = self._mask()
         return obs

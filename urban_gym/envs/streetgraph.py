@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import os
-import string
 from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
@@ -16,6 +15,7 @@ from gymnasium import spaces
 
 from urban_gym.envs.actions import ActionSet, ActionSpec, InvalidAction, Param
 from urban_gym.envs.base import INVALID_ACTION_REWARD, check_reason, invalid_step_info
+from urban_gym.envs.text import clean_text, task_charset
 from urban_gym.errors import UrbanGymError
 from urban_gym.tasks import metrics as M
 from urban_gym.tasks.spec import TaskError, TaskSpec, load_suite
@@ -28,8 +28,6 @@ from urban_gym.world.streetgraph import (
     load_streetgraph,
 )
 
-#: Characters every instruction text may use (printable ASCII, Latin-1, Latin Extended-A).
-BASE_CHARSET = frozenset(string.printable) | frozenset(chr(c) for c in range(0xA0, 0x180))
 #: Camera of the option views: horizontal field of view and pitch (degrees, positive up).
 VIEW_FOV = 90.0
 VIEW_PITCH = 30.0
@@ -253,16 +251,13 @@ class StreetGraphEnv(gym.Env):
             ]
         )
         self.action_space = spaces.Discrete(d + 1)
-        chars = set(BASE_CHARSET)
-        longest = 1
-        for t in self.tasks:
-            chars.update(t.instruction)
-            longest = max(longest, len(t.instruction))
+        self._charset = task_charset(self.tasks)
+        longest = max([1, *(len(t.instruction) for t in self.tasks)])
         obs: dict[str, spaces.Space] = {
             "bearings": spaces.Box(0.0, 360.0, (d,), np.float32),
             "heading": spaces.Box(0.0, 360.0, (1,), np.float32),
             "action_mask": spaces.Box(0, 1, (d + 1,), np.int8),
-            "instruction": spaces.Text(max(longest, 256), min_length=0, charset=frozenset(chars)),
+            "instruction": spaces.Text(max(longest, 256), min_length=0, charset=self._charset),
         }
         if self.images:
             w, h = self.image_wh
@@ -597,7 +592,7 @@ class StreetGraphEnv(gym.Env):
             "bearings": self._bearings.copy(),
             "heading": np.array([min(self.heading % 360.0, 359.999)], dtype=np.float32),
             "action_mask": self._mask(),
-            "instruction": self.task.instruction,
+            "instruction": clean_text(self.task.instruction, self._charset),
         }
         if self.images:
             obs["views"] = self._option_views()

@@ -38,7 +38,9 @@ Spec fields used by the family (all lengths metres, angles degrees, times second
 * ``meta``: ``level``, ``type_name``, ``shortest_m`` (walking distance of the task),
   ``reference_path`` (IN: the route, points every ~5 m), ``variant``, ``generator``.
 
-:func:`score_episode` turns an :class:`EpisodeRecord` into the task's metrics.
+:func:`generate_with_report` makes the tasks a city supports and says, per type, how many
+it made and -- where fewer -- what the city lacks; :func:`score_episode` turns an
+:class:`EpisodeRecord` into the task's metrics.
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ from shapely.geometry import LineString, Point
 
 from urban_gym.tasks import metrics as M
 from urban_gym.tasks.citywalk_routes import Located, Router, polyline_length
+from urban_gym.tasks.report import GeneratedSuite, GenerationReport, Misses, TypeReport
 from urban_gym.tasks.spec import TaskError, TaskSpec, save_suite
 from urban_gym.world.city import POI, City
 
@@ -222,6 +225,14 @@ class _Ctx:
         self.edge_p = w / w.sum()
         self.etree = shapely.STRtree([d["geometry"] for *_, d in edges])
         self.used_starts: list[tuple[float, float]] = []
+        #: Why the attempts at the current task type failed (see :meth:`miss`).
+        self.misses = Misses()
+
+    def miss(self, reason: str, stage: int = 0) -> None:
+        """Record why an attempt failed (what the city lacks) and at which ``stage`` of
+        its generator's checks (see :class:`~urban_gym.tasks.report.Misses`); returns
+        None, so that a generator can ``return c.miss("...")``."""
+        self.misses(reason, stage)
 
     # -------------------------------------------------------------- helpers
     def loc(self, p: POI) -> Located:
@@ -325,17 +336,17 @@ Gen = Callable[[_Ctx, dict[str, Any]], dict[str, Any] | None]
 def _gen_vr(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
     p = c.pois[int(c.rng.integers(len(c.pois)))]
     if p.facade is None:
-        return None
+        return c.miss("no named POI on a building facade")
     fx, fy = math.sin(math.radians(p.facing)), math.cos(math.radians(p.facing))
     for d in (9.0, 7.0, 5.0, 3.5):
         xy = (p.anchor[0] + d * fx, p.anchor[1] + d * fy)
         if c.clear(*xy, 0.8) and c.visible(xy, p):
             break
     else:
-        return None
+        return c.miss("no clear spot 3.5-9 m in front of a POI's sign with the sign in view", 1)
     others = c.distractors(p, c.pois, p.anchor, 3, 150.0)
     if others is None:
-        return None
+        return c.miss("fewer than 3 other named POIs 150 m or more from the place (the options)", 2)
     opts, ans = c.options(p.name, [o.name for o in others])
     q = "Which of these places is the one whose sign is straight ahead of you?"
     return {"start": _start(xy, p.facing + 180.0, c.start_clock(cond["time_of_day"])),
@@ -347,7 +358,7 @@ def _gen_ou(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
     xy = c.random_start()
     cands = [p for p in c.pois_near(xy, 12.0, 45.0) if c.visible(xy, p)]
     if not cands:
-        return None
+        return c.miss("no POI sign in view 12-45 m from a point of the walkable network")
     p = cands[int(c.rng.integers(len(cands)))]
     quadrant = int(c.rng.integers(4))  # 0 ahead, 1 right, 2 behind, 3 left
     b = _bearing(p.anchor[0] - xy[0], p.anchor[1] - xy[1])
@@ -363,18 +374,20 @@ def _gen_aeq(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
     a = c.pois[int(c.rng.integers(len(c.pois)))]
     near = [p for p in c.pois_near(a.anchor, 0.0, 25.0) if p.id != a.id and p.kind != a.kind]
     if not near:
-        return None
+        return c.miss("no two named POIs of different kinds within 25 m of each other")
     b = near[int(c.rng.integers(len(near)))]
     same = [p for p in c.pois_near(a.anchor, 0.0, 80.0) if p.kind == b.kind]
     if len(same) != 1:
-        return None
+        return c.miss("no POI next to another that is the only one of its kind within 80 m", 1)
     others = c.distractors(b, c.by_kind.get(b.kind, []), a.anchor, 3, 150.0)
     if others is None:
-        return None
+        return c.miss(
+            "fewer than 3 other POIs of the answer's kind 150 m or more away (the options)", 2
+        )
     # a start 15-40 m from A, on the network, facing anywhere
     xy = c.random_start_near(a.anchor, 15.0, 40.0)
     if xy is None:
-        return None
+        return c.miss("no clear point of the walkable network 15-40 m from the named POI", 3)
     opts, ans = c.options(b.name, [o.name for o in others])
     q = f"Which {kind_name(b.kind)} is right next to {a.name}? Look around to find out."
     return {"start": _start(xy, float(c.rng.uniform(0, 360)), c.start_clock(cond["time_of_day"])),
@@ -384,22 +397,29 @@ def _gen_aeq(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
 
 def _nav_common(c: _Ctx, lo: float, hi: float, need_visible: bool | None,
                 tries: int = 40) -> tuple[tuple[float, float], POI, float] | None:  # fmt: skip
-    """A start and a goal POI whose walking distance lies in ``[lo, hi]``."""
+    """A start and a goal POI whose walking distance lies in ``[lo, hi]``; None (and the
+    reason recorded with :meth:`_Ctx.miss`) when the start drawn has none."""
     xy = c.random_start()
     src = c.router.locate(*xy)
     fld = c.router.field(src)
     cands = c.pois_near(xy, 10.0, hi)
     c.rng.shuffle(cands)
+    in_band = 0
     for p in cands[:tries]:
         d = c.router.distance(fld, c.loc(p))
         if not (lo <= d <= hi):
             continue
+        in_band += 1
         if need_visible is True and not c.visible(xy, p):
             continue
         if need_visible is False and c.visible(xy, p, 90.0):
             continue
         return xy, p, d
-    return None
+    band = f"{lo:.0f}-{hi:.0f} m from a start along the walkable network"
+    if not in_band:
+        return c.miss(f"no named POI {band}")
+    sight = "in sight" if need_visible else "out of sight"
+    return c.miss(f"no named POI {band} with its sign {sight}", 1)
 
 
 def _gen_sgn(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
@@ -533,7 +553,7 @@ def _gen_in(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
     pts = [xy, *c.router.route(src, c.loc(p))]
     legs = route_legs(pts)
     if not legs or len(legs) > 7:
-        return None
+        return c.miss("no route to a named POI with 1-7 legs between turns", 2)
     heading = legs[0]["bearing"] + float(c.rng.uniform(-30, 30))
     return {"start": _start(xy, heading, c.start_clock()),
             "instruction": route_instructions(c.city, pts, p), "goal": _goal(p, False),
@@ -585,11 +605,13 @@ def _closure_task(c: _Ctx, lo: float, hi: float, s_min: float, dynamic: bool) ->
     pts = [xy, *c.router.route(src, goal)]
     L = polyline_length(pts)
     if L < s_min + 40.0:
-        return None
+        return c.miss(
+            f"no route to a named POI long enough for a closure ({s_min + 40.0:.0f} m)", 2
+        )
     s = float(c.rng.uniform(s_min, L - 40.0))
     made = closure_across(c, pts, s)
     if made is None:
-        return None
+        return c.miss("no room for a closure line 3 m or longer across a route", 3)
     chain, cut = made
     cut_keys = {tuple(sorted(e)) for e in cut}
     if (
@@ -597,22 +619,26 @@ def _closure_task(c: _Ctx, lo: float, hi: float, s_min: float, dynamic: bool) ->
         or tuple(sorted((src.u, src.v))) in cut_keys
         or tuple(sorted((goal.u, goal.v))) in cut_keys
     ):
-        return None
+        return c.miss("no closure that cuts a route but not the start's or goal's street", 4)
     closed = c.router.with_closed(cut)
     if dynamic:
         trig_r = 40.0
         # replanning from where the notice appears must still reach the goal
         tp = LineString(pts).interpolate(max(0.0, s - trig_r - 5.0))
         here = closed.locate(tp.x, tp.y)
+        if LineString([(tp.x, tp.y), here.point]).intersects(LineString(chain)):
+            # the walker is on a long street the closure cuts, and the nearest open way is
+            # its far end, beyond the closure: a replan from there is no walk it can make
+            return c.miss("no closure noticed where the nearest open way is on this side of it", 5)
         d_re = closed.distance(closed.field(here), goal)
         total = (s - trig_r - 5.0) + d_re
         if not math.isfinite(d_re) or total > 650.0:
-            return None
+            return c.miss("no detour around a closure (650 m at most from the start)", 5)
     else:
         d_re = closed.distance(closed.field(src), goal)
         total = d_re
         if not math.isfinite(d_re) or d_re > 620.0 or d_re < d + 5.0:
-            return None
+            return c.miss("no detour around a closure (5-620 m, longer than the direct way)", 5)
     mid = chain[1]
     label = _street_name(c.city, (mid[0], mid[1])) or "the way"
     closure = {"id": "c0", "points": chain, "label": label, "closed_edges": cut,
@@ -641,18 +667,22 @@ def _nearest_of(c: _Ctx, kinds: Iterable[str], lo: float = 50.0, hi: float = 400
     kinds = set(kinds)
     pool = [p for k in kinds for p in c.by_kind.get(k, [])]
     if not pool:
-        return None
+        return c.miss(f"no named POI of kind {', '.join(sorted(kinds))}")
     xy = c.random_start()
     src = c.router.locate(*xy)
     fld = c.router.field(src)
     ds = sorted((c.router.distance(fld, c.loc(p)), p.id, p) for p in pool)
     d1, _, p1 = ds[0]
     if not (lo <= d1 <= hi):
-        return None
+        return c.miss(f"no start whose nearest place of a kind is {lo:.0f}-{hi:.0f} m away", 1)
     if len(ds) > 1:
         d2 = ds[1][0]
         if d2 < 1.3 * d1 or d2 - d1 < 40.0:
-            return None
+            return c.miss(
+                "no start whose nearest place of a kind is clearly nearer than the next "
+                "(1.3 times and 40 m)",
+                2,
+            )
     return xy, p1, d1
 
 
@@ -672,7 +702,7 @@ def _gen_pts(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
 def _gen_iii(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
     intents = sorted(i for i, ks in INTENT_CATEGORIES.items() if any(c.by_kind.get(k) for k in ks))
     if not intents:
-        return None
+        return c.miss(_NO_INTENT)
     intent = intents[int(c.rng.integers(len(intents)))]
     got = _nearest_of(c, INTENT_CATEGORIES[intent])
     if got is None:
@@ -708,7 +738,10 @@ def _stops_chain(c: _Ctx, n: int, leg_lo: float, leg_hi: float):
                 ok = (p, dd)
                 break
         if ok is None:
-            return None
+            return c.miss(
+                f"no chain of {n} named POIs {leg_lo:.0f}-{leg_hi:.0f} m apart along the "
+                "walkable network"
+            )
         chosen.append(ok[0])
         legs.append(ok[1])
         cur = c.loc(ok[0])
@@ -792,6 +825,142 @@ GENERATORS: dict[str, Gen] = {
 }  # fmt: skip
 
 
+#: The stage of a miss that ends a type's attempts (it outranks every other reason).
+FATAL_STAGE = 100
+_NO_INTENT = (
+    "no named POI that serves an everyday need (optician, dentist, ATM, pharmacy, café, "
+    "supermarket, ...: see INTENT_CATEGORIES)"
+)
+
+
+def type_lacks(c: _Ctx, code: str) -> str | None:
+    """What the city lacks for task type ``code`` before any attempt (None: nothing
+    obvious; the attempts may still fail, see :meth:`_Ctx.miss`). Draws no random numbers."""
+    if not c.pois:
+        return (
+            f"no usable named POI (of the city's {len(c.city.pois)} named POIs none has a "
+            "unique name of 2-40 characters, a kind worth walking to and its sign within "
+            "25 m of the walkable network)"
+        )
+    kinds = Counter(p.kind for p in c.pois)
+    usable = f"only {len(c.pois)} usable named POI" + ("s" if len(c.pois) > 1 else "")
+    if code == "VR":
+        if not any(p.facade is not None for p in c.pois):
+            return "no named POI on a building facade"
+        if len(c.pois) < 4:
+            return f"{usable}; a question needs 4 (the answer and 3 other options)"
+    if code == "AEQ" and max(kinds.values()) < 4:
+        return "no POI kind with 4 or more places (the answer and 3 options of its kind)"
+    if code == "PTS" and not any(v >= 2 for k, v in kinds.items() if k != "company"):
+        return "no POI kind with 2 or more places to choose the nearest among"
+    if code == "III" and not any(kinds[k] for ks in INTENT_CATEGORIES.values() for k in ks):
+        return _NO_INTENT
+    need = {"TWS": 2, "MSP": 3}.get(code, 1)
+    if len(c.pois) < need:
+        return f"{usable}; {code} visits {need} places"
+    return None
+
+
+def generate_with_report(
+    city: City,
+    city_spec: str,
+    per_type: int = 20,
+    variants_per_type: int = 8,
+    seed: int = 0,
+    types: Iterable[str] | None = None,
+    max_tries: int = 400,
+) -> tuple[list[TaskSpec], GenerationReport]:
+    """Generate CityWalk tasks and say, per type, how many were made and why not more.
+
+    ``per_type`` tasks of each type in ``types`` (default all thirteen) plus
+    ``variants_per_type`` condition variants of each of :data:`VARIANT_TYPES`.
+    Deterministic for a seed. A type the city cannot supply (see :func:`type_lacks`) is
+    skipped; a type stops after ``max_tries`` failed attempts in a row or
+    ``n * max_tries`` attempts in all, its report row naming why the attempts that got
+    furthest failed (:class:`~urban_gym.tasks.report.Misses`).
+    Raises :class:`~urban_gym.tasks.report.SuiteGenerationError` when no task at all
+    could be made (the message names what the city lacks per type).
+    """
+    codes = list(types) if types is not None else list(TASK_TYPES)
+    unknown = [t for t in codes if t not in TASK_TYPES]
+    if unknown:
+        raise TaskError(f"unknown CityWalk task types {unknown}; valid: {', '.join(TASK_TYPES)}")
+    ctx = _Ctx(city, city_spec, seed)
+    report = GenerationReport("citywalk", city.name)
+    out: list[TaskSpec] = []
+    plan: list[tuple[str, int, tuple[str, str] | None]] = [(t, per_type, None) for t in codes]
+    for t in codes:
+        if t in VARIANT_TYPES and variants_per_type > 0:
+            plan.append((t, variants_per_type, ("variant", "")))
+    for code, n, variant in plan:
+        row = report.add(TypeReport(code if variant is None else f"{code} (conditions)", n))
+        row.reason = type_lacks(ctx, code)
+        if row.reason is None:
+            out += _generate_type(ctx, code, n, variant is not None, max_tries, row)
+    report.check_any()
+    return out, report
+
+
+def _generate_type(
+    ctx: _Ctx, code: str, n: int, variant: bool, max_tries: int, row: TypeReport
+) -> list[TaskSpec]:
+    """Up to ``n`` tasks of type ``code`` (condition variants when ``variant``); fills
+    ``row`` (made, attempts, reason)."""
+    city = ctx.city
+    ctx.misses = Misses()
+    out: list[TaskSpec] = []
+    made = tries = last = 0
+    while made < n:
+        tries += 1
+        if tries > n * max_tries or tries - last > max_tries:
+            tries -= 1
+            break
+        if not variant:
+            tod, weather = "day", "clear"
+        else:
+            tod, weather = VARIANT_CONDITIONS[made % len(VARIANT_CONDITIONS)]
+        cond = {"time_of_day": tod, "weather": weather, "seed": int(ctx.rng.integers(2**31))}
+        try:
+            body = GENERATORS[code](ctx, cond)
+        except TaskError as exc:  # e.g. no clear start point anywhere on the network
+            ctx.miss(str(exc), FATAL_STAGE)
+            break
+        if body is None:
+            continue
+        tt = TASK_TYPES[code]
+        suffix = f"{tod}-{weather}-" if variant else ""
+        constraints = dict(body.get("constraints", {}))
+        constraints["conditions"] = cond
+        meta = {"level": ("l5" if variant else tt.level).upper(),
+                "type_name": tt.name, "generator": GENERATOR_VERSION,
+                **body.get("meta", {})}  # fmt: skip
+        if variant:
+            meta["variant"] = f"{tod}-{weather}"
+        out.append(
+            TaskSpec(
+                id=f"citywalk-{city.name}-{code.lower()}-{suffix}{made:03d}",
+                family="citywalk",
+                type=code,
+                difficulty="l5" if variant else tt.level,
+                city=ctx.spec,
+                instruction=body["instruction"],
+                start=body["start"],
+                goal=body.get("goal", {}),
+                answer=body.get("answer"),
+                options=tuple(body.get("options", ())),
+                constraints=constraints,
+                limits={"max_steps": DEFAULT_MAX_STEPS},
+                meta=meta,
+            )
+        )
+        made += 1
+        last = tries
+    row.made, row.attempts = made, tries
+    if made < n:
+        row.reason = ctx.misses.reason()
+    return out
+
+
 def generate_tasks(
     city: City,
     city_spec: str,
@@ -801,66 +970,31 @@ def generate_tasks(
     types: Iterable[str] | None = None,
     max_tries: int = 400,
 ) -> list[TaskSpec]:
-    """Generate CityWalk tasks: ``per_type`` of each type in ``types`` (default all
-    thirteen) plus ``variants_per_type`` condition variants of each of
-    :data:`VARIANT_TYPES`. Deterministic for a seed. Raises :class:`TaskError` when a
-    type cannot be generated ``per_type`` times in ``per_type * max_tries`` attempts (the
-    message names the type)."""
-    codes = list(types) if types is not None else list(TASK_TYPES)
-    unknown = [t for t in codes if t not in TASK_TYPES]
-    if unknown:
-        raise TaskError(f"unknown CityWalk task types {unknown}; valid: {', '.join(TASK_TYPES)}")
-    ctx = _Ctx(city, city_spec, seed)
-    out: list[TaskSpec] = []
-    plan: list[tuple[str, int, tuple[str, str] | None]] = [(t, per_type, None) for t in codes]
-    for t in codes:
-        if t in VARIANT_TYPES and variants_per_type > 0:
-            plan.append((t, variants_per_type, ("variant", "")))
-    for code, n, variant in plan:
-        made = 0
-        tries = 0
-        while made < n:
-            tries += 1
-            if tries > n * max_tries:
-                raise TaskError(
-                    f"city {city.name!r}: could only generate {made} of {n} {code} tasks"
-                )
-            if variant is None:
-                tod, weather = "day", "clear"
-            else:
-                tod, weather = VARIANT_CONDITIONS[made % len(VARIANT_CONDITIONS)]
-            cond = {"time_of_day": tod, "weather": weather, "seed": int(ctx.rng.integers(2**31))}
-            body = GENERATORS[code](ctx, cond)
-            if body is None:
-                continue
-            tt = TASK_TYPES[code]
-            suffix = f"{tod}-{weather}-" if variant is not None else ""
-            constraints = dict(body.get("constraints", {}))
-            constraints["conditions"] = cond
-            meta = {"level": ("l5" if variant is not None else tt.level).upper(),
-                    "type_name": tt.name, "generator": GENERATOR_VERSION,
-                    **body.get("meta", {})}  # fmt: skip
-            if variant is not None:
-                meta["variant"] = f"{tod}-{weather}"
-            out.append(
-                TaskSpec(
-                    id=f"citywalk-{city.name}-{code.lower()}-{suffix}{made:03d}",
-                    family="citywalk",
-                    type=code,
-                    difficulty="l5" if variant is not None else tt.level,
-                    city=city_spec,
-                    instruction=body["instruction"],
-                    start=body["start"],
-                    goal=body.get("goal", {}),
-                    answer=body.get("answer"),
-                    options=tuple(body.get("options", ())),
-                    constraints=constraints,
-                    limits={"max_steps": DEFAULT_MAX_STEPS},
-                    meta=meta,
-                )
-            )
-            made += 1
-    return out
+    """The tasks of :func:`generate_with_report` (fewer than asked where the city lacks
+    what a type needs; :class:`~urban_gym.tasks.report.SuiteGenerationError` when none)."""
+    return generate_with_report(city, city_spec, per_type, variants_per_type, seed, types,
+                                max_tries)[0]  # fmt: skip
+
+
+def generate_suite(
+    city: str = "helsinki",
+    out: str | Path | None = None,
+    seed: int = 0,
+    per_type: int | None = None,
+) -> GeneratedSuite:
+    """Generate a CityWalk suite for ``city`` and write it as JSONL to ``out`` (default:
+    the committed Helsinki suite). ``per_type`` tasks of each type (default 20) plus
+    ``max(2, per_type // 2)`` condition variants of each of :data:`VARIANT_TYPES`.
+    Returns the path, the tasks and the per-type report."""
+    from urban_gym.world import load_city
+
+    n = 20 if per_type is None else int(per_type)
+    if n < 1:
+        raise TaskError(f"per_type={per_type!r} must be at least 1")
+    tasks, report = generate_with_report(load_city(city), city, per_type=n,
+                                         variants_per_type=max(2, n // 2), seed=seed)  # fmt: skip
+    path = save_suite(out if out is not None else DEFAULT_SUITE_PATH, tasks)
+    return GeneratedSuite(path, tasks, report)
 
 
 def write_suite(
@@ -869,17 +1003,8 @@ def write_suite(
     seed: int = 0,
     per_type: int | None = None,
 ) -> Path:
-    """Generate a CityWalk suite for ``city`` and write it as JSONL to ``out`` (default:
-    the committed Helsinki suite). ``per_type`` tasks of each type (default 20) plus
-    ``max(2, per_type // 2)`` condition variants of each of :data:`VARIANT_TYPES`."""
-    from urban_gym.world import load_city
-
-    n = 20 if per_type is None else int(per_type)
-    if n < 1:
-        raise TaskError(f"per_type={per_type!r} must be at least 1")
-    tasks = generate_tasks(load_city(city), city, per_type=n, variants_per_type=max(2, n // 2),
-                           seed=seed)  # fmt: skip
-    return save_suite(out if out is not None else DEFAULT_SUITE_PATH, tasks)
+    """:func:`generate_suite`, returning only the path written."""
+    return generate_suite(city, out, seed, per_type).path
 
 
 def suite_statistics(tasks: Sequence[TaskSpec]) -> dict[str, Any]:

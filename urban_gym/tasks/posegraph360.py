@@ -57,9 +57,9 @@ Task fields used by this family (see :class:`~urban_gym.tasks.spec.TaskSpec`):
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
-import string
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -70,6 +70,7 @@ import numpy as np
 from shapely.geometry import LineString, Point, Polygon
 
 from urban_gym.tasks import metrics
+from urban_gym.tasks.report import GeneratedSuite, GenerationReport, Misses, TypeReport
 from urban_gym.tasks.spec import TaskError, TaskSpec, save_suite
 from urban_gym.world.geo import angle_diff, bearing
 from urban_gym.world.grid import GridOverlay
@@ -123,6 +124,8 @@ MAX_POI_OFFSET_M = 20.0
 DEFAULT_STEP_LIMIT = 50
 #: The default number of consecutive moves away from the goal that end an episode.
 AWAY_LIMIT = 5
+#: A task type gives up after this many failed attempts in a row (the city lacks what it needs).
+STALL_ATTEMPTS = 2000
 #: Frames moved by W SMALL / MEDIUM / LARGE.
 DEFAULT_FORWARD_FRAMES: tuple[int, int, int] = (1, 3, 5)
 #: Camera rotation of A/D by size (degrees); ``None`` is the default rotation.
@@ -139,25 +142,6 @@ COUNT_KINDS: dict[str, str] = {
     "traffic_signals": "traffic lights",
     "crossing": "crosswalks",
 }
-
-#: Characters an instruction or answer may contain (the env's ``Text`` charset).
-TEXT_CHARSET: str = "".join(
-    sorted(
-        set(string.ascii_letters + string.digits + string.punctuation + " \n")
-        | {chr(c) for c in range(0xC0, 0x180) if chr(c).isalpha()}
-        | set("°’‘“”–—…«»·")
-    )
-)
-_CHARSET = frozenset(TEXT_CHARSET)
-
-
-def clean_text(text: str) -> str:
-    """``text`` with every character outside :data:`TEXT_CHARSET` replaced by ``?``."""
-    return "".join(c if c in _CHARSET else "?" for c in str(text))
-
-
-def _text_ok(text: str) -> bool:
-    return all(c in _CHARSET for c in text)
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -386,7 +370,7 @@ def places(graph: PoseGraph, city: Any) -> list[Place]:
         if t.reverse is None or t.id < t.reverse:
             lines[t.id] = LineString(t.xy)
     for p in city.pois:
-        if p.building_id is None or names[p.name.casefold()] != 1 or not _text_ok(p.name):
+        if p.building_id is None or names[p.name.casefold()] != 1:
             continue
         ax, ay = p.anchor
         s = graph.nearest_state(ax, ay)
@@ -437,47 +421,106 @@ class PoseGraphTaskGenerator:
         self._places: list[Place] | None = None
         self._landmarks: list[Place] | None = None
         self.grid = self._grid()
+        #: task type -> what the last :meth:`generate` of that type made, and why not more.
+        self.rows: dict[str, TypeReport] = {}
+        #: The per-type report of the last :meth:`suite`.
+        self.report = GenerationReport(FAMILY, self.city.name)
+        self._misses = Misses()
 
     # ------------------------------------------------------------------ public
     def generate(self, task_type: str, n: int) -> list[TaskSpec]:
         """``n`` tasks of ``task_type`` split evenly over easy/medium/hard (fewer when the
-        city cannot supply them; the statistics say how many)."""
+        city cannot supply them: :attr:`rows` ``[task_type]`` says how many and why)."""
         if task_type not in TASK_TYPES:
             raise TaskError(f"task type {task_type!r} is not one of {', '.join(TASK_TYPES)}")
         if n < 0:
             raise TaskError(f"number of tasks n={n!r} must be >= 0")
         rng = np.random.default_rng([self.seed, TASK_TYPES.index(task_type)])
         if task_type == "landmark_image":
-            return [self._as_image(t) for t in self.generate("landmark_name", n)]
+            out = [self._as_image(t) for t in self.generate("landmark_name", n)]
+            self.rows[task_type] = dataclasses.replace(self.rows["landmark_name"], type=task_type)
+            return out
+        row = self.rows[task_type] = TypeReport(task_type, n)
+        row.reason = self.type_lacks(task_type)
+        if row.reason is not None:
+            return []
         fn: Callable[[np.random.Generator, str], TaskSpec | None] = getattr(
             self, f"_gen_{task_type}"
         )
         quotas = _quotas(n)
         made: dict[str, list[TaskSpec]] = {d: [] for d in DIFFICULTY_LEVELS}
-        attempts = 0
+        misses = {d: Misses() for d in DIFFICULTY_LEVELS}
+        attempts = last = 0
         while any(len(made[d]) < quotas[d] for d in DIFFICULTY_LEVELS) and attempts < 400 * max(
             1, n
         ):
+            if attempts - last >= STALL_ATTEMPTS:
+                break
             attempts += 1
             want = [d for d in DIFFICULTY_LEVELS if len(made[d]) < quotas[d]]
             d = want[int(rng.integers(len(want)))]
+            self._misses = misses[d]
             t = fn(rng, d)
-            if t is not None and t.difficulty == d and all(t.meta["key"] != o.meta["key"]
-                                                           for o in made[d]):  # fmt: skip
+            if t is None:
+                continue
+            if t.difficulty != d:
+                self._miss(f"no {d} candidate", 4)
+            elif any(t.meta["key"] == o.meta["key"] for o in made[d]):
+                self._miss("the candidates repeat tasks already made", 4)
+            else:
                 made[d].append(t)
+                last = attempts
         out: list[TaskSpec] = []
         for d in DIFFICULTY_LEVELS:
             for k, t in enumerate(made[d]):
                 meta = {k2: v for k2, v in t.meta.items() if k2 != "key"}
                 out.append(t.replace(id=f"{task_type}-{d}-{k:03d}", meta=meta))
+        row.made, row.attempts = len(out), attempts
+        short = [d for d in DIFFICULTY_LEVELS if len(made[d]) < quotas[d]]
+        if short:
+            row.reason = "; ".join(
+                f"{d} {len(made[d])} of {quotas[d]}: {misses[d].reason()}" for d in short
+            )
         return out
 
     def suite(self, per_type: int = 25, types: Iterable[str] = TASK_TYPES) -> list[TaskSpec]:
-        """``per_type`` tasks of each type."""
+        """``per_type`` tasks of each type (fewer where the city lacks what a type needs;
+        :attr:`report` says how many and why)."""
         out: list[TaskSpec] = []
+        self.report = GenerationReport(FAMILY, self.city.name)
         for tt in types:
             out += self.generate(tt, per_type)
+            self.report.add(self.rows[tt])
         return out
+
+    def type_lacks(self, task_type: str) -> str | None:
+        """What the city lacks for ``task_type`` before any attempt (None: nothing
+        obvious; the attempts may still fail). Draws no random numbers."""
+        if task_type in ("landmark_name", "landmark_image", "vln", "relational"):
+            if not self.place_list:
+                return (
+                    "no uniquely named POI on a building facade with its sign within "
+                    f"{MAX_POI_OFFSET_M:.0f} m of the pose graph"
+                )
+            if task_type == "relational" and len(self.place_list) < 2:
+                return (
+                    "only 1 named POI on a building facade along the pose graph; a relation needs 2"
+                )
+            if task_type != "relational" and not self.landmark_list:
+                return (
+                    "no named POI on a building facade whose sign stands alone (no other sign "
+                    f"within {LANDMARK_ISOLATION_M:.0f} m)"
+                )
+        if task_type == "object_count" and not any(
+            o.kind in COUNT_KINDS for o in self.city.objects
+        ):
+            return "no mapped street objects to count (" + ", ".join(COUNT_KINDS.values()) + ")"
+        return None
+
+    def _miss(self, reason: str, stage: int = 0) -> None:
+        """Record why an attempt failed (what the city lacks) and at which ``stage`` of
+        its generator's checks (see :class:`~urban_gym.tasks.report.Misses`)."""
+        self._misses(reason, stage)
 
     # ------------------------------------------------------------------ shared
     def _grid(self) -> GridOverlay:
@@ -515,11 +558,15 @@ class PoseGraphTaskGenerator:
         try:
             plan = plan_route(self.graph, s, 0.0, goals, self.forward_frames, field_=f)
         except TaskError:
-            return None
+            return self._miss("no route from the start to the goal the oracle can plan", 3)
         if len(plan) > self.step_limit:
-            return None
+            return self._miss(f"no route the oracle walks within {self.step_limit} steps", 3)
         if away_moves(self.graph, f, s, [st for _, st in plan]) >= AWAY_LIMIT:
-            return None
+            return self._miss(
+                f"no route without {AWAY_LIMIT} moves in a row away from the goal (pose-graph "
+                "detours)",
+                3,
+            )
         return len(plan)
 
     def _goal(self, s: State, radius: float, route: RouteInfo, **kw: Any) -> dict[str, Any]:
@@ -558,7 +605,11 @@ class PoseGraphTaskGenerator:
         margin = min(x - cx0, cx1 - x, y - cy0, cy1 - y) / (min(w, h) / 2.0)
         diff = _band(margin, THRESHOLDS["localization"])
         if diff != want:
-            return None
+            lo, hi = THRESHOLDS["localization"][want]
+            return self._miss(
+                f"no frame whose distance to its grid cell's border is {lo:g}-{min(hi, 1.0):g} of "
+                "half a cell"
+            )
         label = self.grid.label(i, j)
         instr = (
             "Where are you? The reference image is a map of the area divided into a 5x5 "
@@ -583,7 +634,7 @@ class PoseGraphTaskGenerator:
         lo, hi = THRESHOLDS["landmark"][want]
         found = self._start_in_band(rng, goals, lo, hi)
         if found is None:
-            return None
+            return self._miss(f"no start {lo:.0f}-{hi:.0f} m from a landmark along the pose graph")
         s, route = found
         steps = self._feasible(s, goals)
         if steps is None:
@@ -625,7 +676,7 @@ class PoseGraphTaskGenerator:
         lo, hi = THRESHOLDS["map_navigation"][want]
         found = self._start_in_band(rng, goals, lo, hi)
         if found is None:
-            return None
+            return self._miss(f"no two frames {lo:.0f}-{hi:.0f} m apart along the pose graph")
         s, route = found
         steps = self._feasible(s, goals)
         if steps is None:
@@ -653,7 +704,7 @@ class PoseGraphTaskGenerator:
     def _corner_landmark(self, junction: int, exclude: str) -> str | None:
         j = self.graph.junctions[junction]
         for p in self.city.pois_within(j.x, j.y, 25.0):
-            if p.building_id is not None and p.name != exclude and _text_ok(p.name):
+            if p.building_id is not None and p.name != exclude:
                 return p.name
         return None
 
@@ -665,12 +716,17 @@ class PoseGraphTaskGenerator:
         goals = self.graph.goal_states(gx, gy)
         found = self._start_in_band(rng, goals, 40.0, 450.0)
         if found is None:
-            return None
+            return self._miss("no start 40-450 m from a landmark along the pose graph")
         s, route = found
         steps_sentences = self._vln_steps(s, route, pl)
         diff = _band(len(steps_sentences), THRESHOLDS["vln"])
         if diff != want:
-            return None
+            lo, hi = THRESHOLDS["vln"][want]
+            return self._miss(
+                f"no route to a landmark whose directions have {lo}-{hi - 1} steps (turns at "
+                "junctions)",
+                1,
+            )
         steps = self._feasible(s, goals)
         if steps is None:
             return None
@@ -815,7 +871,10 @@ class PoseGraphTaskGenerator:
         t = self.graph.trajectories[s.trajectory]
         rg = self._count_range(rng, s)
         if rg is None:
-            return None
+            return self._miss(
+                "no counting range at the start (a crosswalk ahead, 3 frames to the next "
+                "junction, or a block to the left)"
+            )
         rkind, phrase, line, poly = rg
         if rkind == "block_left":
             s = State(t.id, 0)
@@ -826,14 +885,18 @@ class PoseGraphTaskGenerator:
             if present[k] > 0 and not (rkind == "crosswalk" and k == "crossing")
         ]
         if not kinds:
-            return None
+            return self._miss("only crosswalks to count, on ranges that end at a crosswalk", 1)
         okind = kinds[int(rng.integers(len(kinds)))]
         n = count_objects(self.city, okind, line, poly)
         diff = _band(n, THRESHOLDS["object_count"])
         if diff != want or n > MAX_COUNT:
-            return None
+            lo, hi = THRESHOLDS["object_count"][want]
+            return self._miss(f"no counting range with {lo}-{hi - 1} objects of one kind", 2)
         if n == 0 and rng.random() > ZERO_COUNT_SHARE:
-            return None  # keep empty ranges rare (only an exact 0 scores on them)
+            # keep empty ranges rare (only an exact 0 scores on them)
+            return self._miss(
+                "no counting range with 1-3 objects of one kind (empty ones are rare)", 2
+            )
         instr = (
             f"How many {COUNT_KINDS[okind]} are there {phrase}? Count the ones on both "
             "sides of the street unless told otherwise, then answer with a number."
@@ -863,7 +926,10 @@ class PoseGraphTaskGenerator:
         relation = ("left", "right", "across")[int(rng.integers(3))]
         ans = relation_of(x, relation, by_side, self.graph)
         if ans is None:
-            return None
+            return self._miss(
+                "no named place with a clear neighbour (3-40 m along its side of the street, or "
+                "within 12 m across it)"
+            )
         gx, gy = self.graph.position(x.state)
         goals = self.graph.goal_states(gx, gy)
         lo, hi = THRESHOLDS["relational"][want]
@@ -871,7 +937,7 @@ class PoseGraphTaskGenerator:
         if lo == 0.0:
             s = x.state
         elif found is None:
-            return None
+            return self._miss(f"no start {lo:.0f}-{hi:.0f} m from a place with a neighbour", 1)
         else:
             s = found[0]
         near = [p.poi.name for p in self.place_list if p.ref == x.ref
@@ -1021,21 +1087,36 @@ def suite_path(city: str) -> Path:
     return SUITE_DIR / f"posegraph360_{safe}.jsonl"
 
 
+def generate_suite(
+    city: str = "helsinki",
+    out: str | Path | None = None,
+    seed: int = 0,
+    per_type: int | None = None,
+) -> GeneratedSuite:
+    """Generate ``per_type`` (default 25) tasks of each type for ``city`` and write them as
+    JSONL to ``out`` (default :func:`suite_path`). Returns the path, the tasks, the
+    per-type report and, as notes, the per-difficulty statistics table. A type the city
+    cannot supply is reported, not fatal; a city that supports no type raises
+    :class:`~urban_gym.tasks.report.SuiteGenerationError`.
+    ``urban-gym generate-suite --family posegraph360 --city helsinki`` regenerates the
+    committed default suite."""
+    gen = PoseGraphTaskGenerator(city, seed=seed)
+    tasks = gen.suite(per_type=25 if per_type is None else int(per_type))
+    gen.report.check_any()
+    path = save_suite(out or suite_path(city), tasks)
+    return GeneratedSuite(path, tasks, gen.report, format_statistics(suite_statistics(tasks)))
+
+
 def write_suite(
     city: str = "helsinki",
     out: str | Path | None = None,
     seed: int = 0,
     per_type: int | None = None,
 ) -> Path:
-    """Generate ``per_type`` (default 25) tasks of each type for ``city``, write them as
-    JSONL to ``out`` (default :func:`suite_path`) and print the per-difficulty statistics.
-    ``urban-gym generate-suite --family posegraph360 --city helsinki`` calls this; it
-    regenerates the committed default suite."""
-    gen = PoseGraphTaskGenerator(city, seed=seed)
-    tasks = gen.suite(per_type=25 if per_type is None else int(per_type))
-    path = save_suite(out or suite_path(city), tasks)
-    print(format_statistics(suite_statistics(tasks)))
-    return path
+    """:func:`generate_suite`, printing the per-difficulty statistics; returns the path."""
+    made = generate_suite(city, out, seed, per_type)
+    print(made.notes)
+    return made.path
 
 
 # ---------------------------------------------------------------------------- evaluation
@@ -1137,9 +1218,6 @@ def check_task(task: TaskSpec) -> TaskSpec:
                 raise TaskError(f"task {task.id!r}: goal.{k} must be a number, got {task.goal!r}")
     elif task.answer is None:
         raise TaskError(f"task {task.id!r}: a {task.type} task needs an answer")
-    if not _text_ok(task.instruction):
-        bad = sorted({c for c in task.instruction if c not in _CHARSET})
-        raise TaskError(f"task {task.id!r}: instruction has characters outside the charset: {bad}")
     return task
 
 
@@ -1150,15 +1228,14 @@ __all__ = [
     "NAVIGATION_TYPES",
     "QUESTION_TYPES",
     "TASK_TYPES",
-    "TEXT_CHARSET",
     "THRESHOLDS",
     "EpisodeOutcome",
     "PoseGraphTaskGenerator",
     "RouteInfo",
     "check_task",
-    "clean_text",
     "count_objects",
     "evaluate",
+    "generate_suite",
     "goal_states",
     "graph_for",
     "plan_actions",

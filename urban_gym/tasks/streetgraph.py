@@ -60,6 +60,7 @@ from typing import Any
 
 import numpy as np
 
+from urban_gym.tasks.report import GeneratedSuite, GenerationReport, Misses, TypeReport
 from urban_gym.tasks.spec import TaskError, TaskSpec, load_suite, save_suite
 from urban_gym.world.streetgraph import (
     StreetGraph,
@@ -324,17 +325,35 @@ def load_default_suite(name: str) -> list[TaskSpec]:
     return load_suite(suite_path(name))
 
 
+#: Origin-destination generation gives up after this many failed attempts in a row.
+STALL_ATTEMPTS = 2000
+
+
 def generate_od_tasks(
     config: SuiteConfig,
     graph: StreetGraph | None = None,
     city: Any = None,
     progress: Any = None,
 ) -> list[TaskSpec]:
-    """Generate ``config.n`` origin-destination tasks (see the module docstring).
+    """The tasks of :func:`generate_od_with_report`."""
+    return generate_od_with_report(config, graph, city, progress)[0]
+
+
+def generate_od_with_report(
+    config: SuiteConfig,
+    graph: StreetGraph | None = None,
+    city: Any = None,
+    progress: Any = None,
+) -> tuple[list[TaskSpec], GenerationReport]:
+    """Generate up to ``config.n`` origin-destination tasks (see the module docstring) and
+    a report saying how many were made and, when fewer, what the city lacks.
 
     ``graph`` and ``city`` default to loading ``config``'s graph spec and city.
     ``progress`` is an optional callable ``progress(done, attempts)`` called after each task.
-    Deterministic for a config.
+    Deterministic for a config. Generation stops after ``200 * n`` attempts or
+    :data:`STALL_ATTEMPTS` failed ones in a row; a city where no task can be made (no
+    uniquely named place near the graph, no intersection far enough from one) raises
+    :class:`~urban_gym.tasks.report.SuiteGenerationError` naming what it lacks.
     """
     spec = config.graph_spec()
     if graph is None:
@@ -343,23 +362,33 @@ def generate_od_tasks(
         from urban_gym.world.loader import load_city
 
         city = load_city(config.city)
+    report = GenerationReport("streetgraph", str(getattr(city, "name", config.city)))
+    row = report.add(TypeReport("origin_destination", config.n))
     dests = city_destinations(graph, city, reach=config.reach)
     if not dests:
-        raise TaskError(f"city {config.city!r} has no named destination near the street graph")
+        row.reason = (
+            f"no uniquely named place (POI or named park) within {config.reach:.0f} m of the "
+            f"street graph (the city has {len(city.pois)} named POIs)"
+        )
+        report.check_any()
+    if not bool(np.any(graph.degree >= config.crawler.min_degree)):
+        row.reason = (
+            f"the street graph has no intersection of {config.crawler.min_degree} or more "
+            "streets (the crawler starts from one)"
+        )
+        report.check_any()
     rng = np.random.default_rng(config.seed)
     order = [int(i) for i in rng.permutation(len(dests))]
     tasks: list[TaskSpec] = []
-    attempts = 0
+    attempts = last = 0
     dist_cache: dict[int, np.ndarray] = {}
     max_attempts = 200 * config.n
+    misses = Misses()
     k = 0
     while len(tasks) < config.n:
+        if attempts >= max_attempts or attempts - last >= STALL_ATTEMPTS:
+            break
         attempts += 1
-        if attempts > max_attempts:
-            raise TaskError(
-                f"suite {config.name!r}: only {len(tasks)} of {config.n} tasks after "
-                f"{max_attempts} attempts; relax radius/min_route_m/min_decisions"
-            )
         di = order[k % len(order)]
         k += 1
         dest = dests[di]
@@ -369,8 +398,14 @@ def generate_od_tasks(
         try:
             res = crawl(graph, seed_node, radius, rng, config.crawler)
         except StreetGraphError:
+            misses(
+                f"no intersection of {config.crawler.min_degree} or more streets "
+                f"{config.radius[0]:.0f} m or more (or most of the way across the graph) from "
+                "a named place"
+            )
             continue
         if res.start in dest.nodes:
+            misses("no start outside the named place's reach", 1)
             continue
         if di not in dist_cache:
             dist_cache[di] = graph.distances_to(dest.nodes)
@@ -379,6 +414,11 @@ def generate_od_tasks(
         length = float(dist[res.start])
         dps = route_decision_points(graph, route)
         if length < config.min_route_m or dps < config.min_decisions:
+            misses(
+                f"no route of {config.min_route_m:.0f} m or more with {config.min_decisions} or "
+                "more decision points to a named place",
+                2,
+            )
             continue
         tid = f"streetgraph-{config.name}-{len(tasks):03d}"
         # the start heading is one of the start's streets, drawn from its own generator: the
@@ -405,9 +445,14 @@ def generate_od_tasks(
                       "seed": config.seed},
             )
         )  # fmt: skip
+        last = attempts
         if progress is not None:
             progress(len(tasks), attempts)
-    return tasks
+    row.made, row.attempts = len(tasks), attempts
+    if len(tasks) < config.n:
+        row.reason = misses.reason()
+    report.check_any()
+    return tasks, report
 
 
 def write_default_suite(name: str, progress: Any = None) -> Path:
@@ -422,13 +467,24 @@ def write_suite(
     seed: int = 0,
     per_type: int | None = None,
 ) -> Path:
+    """:func:`generate_suite`, returning only the path written."""
+    return generate_suite(city, out, seed, per_type).path
+
+
+def generate_suite(
+    city: str = "helsinki",
+    out: str | os.PathLike | None = None,
+    seed: int = 0,
+    per_type: int | None = None,
+) -> GeneratedSuite:
     """``urban-gym generate-suite --family streetgraph``: write an origin-destination suite.
 
     ``city`` ``"helsinki"`` or ``"procedural"`` (or the procedural suite's city spec) use
     the default suites' settings (:data:`DEFAULT_SUITES`); with the defaults (``seed`` 0,
     ``per_type`` None = 100, ``out`` None) this regenerates the committed file exactly.
     Any other city spec gets a crawler radius of 30-55% of the city's diagonal and needs
-    ``out``. Returns the path written.
+    ``out``. Returns the path written, the tasks and the report (fewer tasks than asked
+    when the city lacks what they need; see :func:`generate_od_with_report`).
     """
     by_city = {c.city: c for c in DEFAULT_SUITES.values()}
     cfg = DEFAULT_SUITES.get(city) or by_city.get(city)
@@ -449,7 +505,8 @@ def write_suite(
         changes["n"] = int(per_type)
     cfg = dataclasses.replace(cfg, **changes)
     path = Path(out) if out is not None else suite_path(cfg.name)
-    return save_suite(path, generate_od_tasks(cfg))
+    tasks, report = generate_od_with_report(cfg)
+    return GeneratedSuite(save_suite(path, tasks), tasks, report)
 
 
 def suite_statistics(tasks: Sequence[TaskSpec]) -> dict[str, Any]:

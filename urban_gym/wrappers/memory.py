@@ -8,9 +8,11 @@
   direction chosen at each intersection) and previous visits (on returning to an
   intersection: how often it was visited and the choices made there before).
 
-Memory texts are ``gymnasium.spaces.Text`` entries of the observation. Characters outside
-:data:`MEMORY_CHARSET` (printable ASCII, Latin-1 letters and common punctuation) are
-replaced by ``?`` so the observation stays inside its space.
+Memory texts are ``gymnasium.spaces.Text`` entries of the observation. Their charset is
+:data:`MEMORY_CHARSET` (printable ASCII, Latin-1 letters, common punctuation, arrows) plus
+every character of the wrapped env's own ``Text`` entries, so the city's names in any
+script survive (see :func:`memory_charset`); other characters are replaced by ``?`` so the
+observation stays inside its space.
 
 **Truncation rule.** A memory longer than its character budget keeps its *end*: the most
 recent notes survive, the oldest are cut, and the text starts with :data:`TRUNCATION_MARK`
@@ -20,7 +22,6 @@ so the agent sees that something was cut. Each cut is counted in
 
 from __future__ import annotations
 
-import string
 from collections.abc import Mapping
 from typing import Any, SupportsFloat
 
@@ -28,14 +29,25 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from urban_gym.envs.text import BASE_CHARSET
 from urban_gym.errors import UrbanGymError
 from urban_gym.strict_json import dumps
 from urban_gym.wrappers.state import read_node
 
-#: Characters allowed in memory texts (others become "?").
-MEMORY_CHARSET = frozenset(
-    string.printable + "".join(chr(c) for c in range(0xA0, 0x180)) + "–—‘’“”…•°→←↑↓"
-)
+#: Characters allowed in memory texts whatever the env (others become "?").
+MEMORY_CHARSET = BASE_CHARSET | frozenset("→←↑↓")
+
+
+def memory_charset(space: spaces.Dict) -> frozenset[str]:
+    """:data:`MEMORY_CHARSET` plus the characters of every ``Text`` entry of ``space`` (the
+    wrapped env's instruction: its city's names, in whatever script)."""
+    chars = set(MEMORY_CHARSET)
+    for sub in space.spaces.values():
+        if isinstance(sub, spaces.Text):
+            chars |= sub.character_set
+    return frozenset(chars)
+
+
 #: Prefix of a memory cut to its budget.
 TRUNCATION_MARK = "[...] "
 
@@ -124,8 +136,9 @@ class ReflectionMemory(gym.Wrapper, gym.utils.RecordConstructorArgs):
         if key in base.spaces:
             raise UrbanGymError(f"the observation already has a {key!r} entry")
         self.budget, self.key, self.field = int(budget), key, field
+        self.charset = memory_charset(base)
         self.observation_space = spaces.Dict(
-            {**base.spaces, key: spaces.Text(self.budget, min_length=0, charset=MEMORY_CHARSET)}
+            {**base.spaces, key: spaces.Text(self.budget, min_length=0, charset=self.charset)}
         )
         self.memory = ""
         self.truncations = 0
@@ -145,7 +158,7 @@ class ReflectionMemory(gym.Wrapper, gym.utils.RecordConstructorArgs):
     def write(self, text: Any) -> str:
         """Replace the memory with ``text`` (a non-string as JSON, see :func:`memory_text`;
         cleaned and fitted to the budget)."""
-        self.memory, cut = fit_budget(clean_text(text), self.budget)
+        self.memory, cut = fit_budget(clean_text(text, self.charset), self.budget)
         self.truncations += int(cut)
         return self.memory
 
@@ -195,7 +208,8 @@ class AgentNavMemory(gym.Wrapper, gym.utils.RecordConstructorArgs):
         base = _dict_space(env, "AgentNavMemory")
         self.budget, self.field = int(budget), field
         self.bearings_key, self.option_param = bearings_key, option_param
-        text = spaces.Text(self.budget, min_length=0, charset=MEMORY_CHARSET)
+        self.charset = memory_charset(base)
+        text = spaces.Text(self.budget, min_length=0, charset=self.charset)
         self.observation_space = spaces.Dict(
             {**base.spaces, "memory": text, "decision_history": text, "previous_visits": text}
         )
@@ -225,7 +239,7 @@ class AgentNavMemory(gym.Wrapper, gym.utils.RecordConstructorArgs):
             self.decisions.append(label)
             self.visits.setdefault(self._key(self._node), []).append(label)
         if found and text is not None:
-            self.memory, cut = fit_budget(clean_text(text), self.budget)
+            self.memory, cut = fit_budget(clean_text(text, self.charset), self.budget)
             self.truncations += int(cut)
         self._node = read_node(info)
         self._bearings = self._read_bearings(obs)
@@ -274,7 +288,7 @@ class AgentNavMemory(gym.Wrapper, gym.utils.RecordConstructorArgs):
             )
         out = {}
         for k, v in (("decision_history", history), ("previous_visits", visits)):
-            text, cut = fit_budget(clean_text(v), self.budget)
+            text, cut = fit_budget(clean_text(v, self.charset), self.budget)
             self.truncations += int(cut)
             out[k] = text
         out["memory"] = self.memory
