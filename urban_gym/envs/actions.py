@@ -216,7 +216,7 @@ class ActionSet:
                 f"action {describe_value(raw)} must be an object with an 'action' key, one of "
                 + ", ".join(self.names)
             )
-        lowered = {_key_text(k): v for k, v in raw.items()}
+        lowered = {key_text(k): v for k, v in raw.items()}
         name = None
         for k in ACTION_KEY_SYNONYMS:
             if k in lowered:
@@ -419,8 +419,9 @@ def _scalar_text(value: Any) -> str | None:
     return None
 
 
-def _key_text(key: Any) -> str:
-    """A mapping key as compared with action and parameter names (stripped, case-folded)."""
+def key_text(key: Any) -> str:
+    """A mapping key as compared with action and parameter names: stripped and
+    case-folded; a key that is not a string (an int, a tuple) as its short description."""
     text = key if isinstance(key, str) else describe_value(key)
     return text.strip().casefold()
 
