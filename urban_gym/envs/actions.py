@@ -17,9 +17,12 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 
 class InvalidAction(Exception):
@@ -91,12 +94,17 @@ class Param:
         return {"type": "string", "minLength": 1, "description": self.description}
 
     def convert(self, action: str, value: Any) -> Any:
-        """The canonical value for ``value`` or :class:`InvalidAction`."""
-        label = f"{action}: {self.name}={_short(value)}"
+        """The canonical value for ``value`` or :class:`InvalidAction`.
+
+        Never raises anything else, whatever ``value`` is (huge integers, NaN, deep
+        nesting, numpy scalars): a bad value is named, shortened, in the message.
+        """
+        label = f"{action}: {self.name}={describe_value(value)}"
         if self.kind == "enum":
-            if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+            v = _scalar_text(value)
+            if v is None:
                 raise InvalidAction(f"{label} must be one of {', '.join(self.choices)}")
-            v = str(value).strip()
+            v = v.strip()
             for c in self.choices:
                 if v.casefold() == c.casefold():
                     return c
@@ -105,32 +113,42 @@ class Param:
                     return c
             raise InvalidAction(f"{label} is not allowed; use one of {', '.join(self.choices)}")
         if self.kind in ("float", "int"):
-            num = _to_number(value)
-            if num is None:
-                raise InvalidAction(f"{label} is not a number")
-            if self.kind == "int":
-                if num != int(num):
-                    raise InvalidAction(f"{label} must be a whole number")
-                num = int(num)
-            if (self.low is not None and num < self.low) or (
-                self.high is not None and num > self.high
-            ):
-                raise InvalidAction(f"{label} is outside [{_fmt(self.low)}, {_fmt(self.high)}]")
-            return num
+            return self._convert_number(label, value)
         if self.kind == "bool":
-            if isinstance(value, bool):
-                return value
-            if str(value).strip().casefold() in ("true", "yes", "1"):
+            if isinstance(value, (bool, np.bool_)):
+                return bool(value)
+            text = _scalar_text(value)
+            folded = text.strip().casefold() if text is not None else ""
+            if folded in ("true", "yes", "1"):
                 return True
-            if str(value).strip().casefold() in ("false", "no", "0"):
+            if folded in ("false", "no", "0"):
                 return False
             raise InvalidAction(f"{label} must be true or false")
-        if value is None or (isinstance(value, (dict, list))):
+        text = _scalar_text(value)
+        if text is None:
             raise InvalidAction(f"{label} must be text")
-        text = str(value).strip()
+        text = text.strip()
         if self.required and not text:
             raise InvalidAction(f"{action}: {self.name} must not be empty")
         return text
+
+    def _convert_number(self, label: str, value: Any) -> int | float:
+        try:
+            num = to_number(value)
+        except ValueError as exc:
+            raise InvalidAction(f"{label} {exc}") from None
+        if (self.low is not None and num < self.low) or (self.high is not None and num > self.high):
+            raise InvalidAction(f"{label} is outside [{_fmt(self.low)}, {_fmt(self.high)}]")
+        if self.kind == "int":
+            if isinstance(num, float):
+                if not num.is_integer():
+                    raise InvalidAction(f"{label} must be a whole number")
+                num = int(num)
+            return num
+        try:
+            return float(num)
+        except OverflowError:  # an unbounded float parameter given a huge integer
+            raise InvalidAction(f"{label} is too large") from None
 
 
 @dataclass(frozen=True)
@@ -195,10 +213,10 @@ class ActionSet:
             raw = {"action": raw}
         if not isinstance(raw, Mapping):
             raise InvalidAction(
-                f"action {_short(raw)} must be an object with an 'action' key, one of "
+                f"action {describe_value(raw)} must be an object with an 'action' key, one of "
                 + ", ".join(self.names)
             )
-        lowered = {str(k).strip().casefold(): v for k, v in raw.items()}
+        lowered = {key_text(k): v for k, v in raw.items()}
         name = None
         for k in ACTION_KEY_SYNONYMS:
             if k in lowered:
@@ -206,11 +224,12 @@ class ActionSet:
                 break
         if name is None:
             raise InvalidAction(
-                f"action {_short(raw)} has no 'action' key; use one of " + ", ".join(self.names)
+                f"action {describe_value(raw)} has no 'action' key; use one of "
+                + ", ".join(self.names)
             )
         if not isinstance(name, str) or name.strip().casefold() not in self._by_name:
             raise InvalidAction(
-                f"unknown action {_short(name)}; use one of " + ", ".join(self.names)
+                f"unknown action {describe_value(name)}; use one of " + ", ".join(self.names)
             )
         spec = self._by_name[name.strip().casefold()]
         out: dict[str, Any] = {"action": spec.name}
@@ -252,26 +271,162 @@ class ActionSet:
         return out
 
 
-def _to_number(value: Any) -> float | None:
-    if isinstance(value, bool):
+def table_index(action: Any) -> int | None:
+    """The index of an integer action -- a Python ``int``, a numpy integer scalar or a
+    0-d integer array -- or None when ``action`` is not one (a dict, a string, a float,
+    a bool). The index is not range-checked."""
+    if isinstance(action, (bool, np.bool_)):
         return None
-    if isinstance(value, (int, float)):
-        return float(value) if math.isfinite(value) else None
-    if isinstance(value, str):
-        try:
-            v = float(value.strip().replace(",", "."))
-        except ValueError:
-            return None
-        return v if math.isfinite(v) else None
+    if isinstance(action, (int, np.integer)):
+        return int(action)
+    if isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu":
+        return int(action)
     return None
+
+
+def to_number(value: Any) -> int | float:
+    """A finite real number from an action value: an ``int`` (kept exact, however large),
+    a ``float``, a numpy number or a numeric string (``"1.5"``, ``"1,5"``, ``" 3 "``).
+
+    Raises ``ValueError`` whose message says, after the value, what is wrong with it
+    (``"is not a number"``, ``"is not a finite number"``).
+    """
+    if isinstance(value, (bool, np.bool_)):
+        raise ValueError("is not a number")
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        f = float(value)
+        if not math.isfinite(f):
+            raise ValueError("is not a finite number")
+        return f
+    if isinstance(value, str):
+        text = value.strip().replace(",", ".")
+        if len(text) > MAX_NUMBER_CHARS:
+            raise ValueError(f"is not a number (longer than {MAX_NUMBER_CHARS} characters)")
+        try:
+            f = float(text)
+        except ValueError:
+            raise ValueError("is not a number") from None
+        if not math.isfinite(f):
+            raise ValueError("is not a finite number")
+        return f
+    raise ValueError("is not a number")
+
+
+#: Longest numeric string read as a number (a longer one is not a sensible value).
+MAX_NUMBER_CHARS = 100
+#: Integers up to this many bits are written out in full by :func:`describe_value`
+#: (about 30 digits); longer ones are shortened.
+_SHORT_INT_BITS = 100
+#: Integers up to this many bits are safe to convert with ``str`` (about 4000 digits,
+#: under Python's default limit of 4300, ``sys.get_int_max_str_digits``).
+_STR_INT_BITS = 13_000
+
+
+def describe_value(value: Any, limit: int = 60) -> str:
+    """A short, readable ``repr`` of any value for an error message; never raises.
+
+    Strings, containers and huge integers are cut to about ``limit`` characters
+    (an integer too long for ``str`` is written as its leading digits and exponent),
+    nesting deeper than three levels is written ``...``, and an object whose ``repr``
+    fails is written ``<TypeName>``. Lone surrogates and control characters come out
+    escaped, as ``repr`` writes them.
+    """
+    text = _describe(value, limit, 0)
+    return text if len(text) <= limit else text[: max(limit - 3, 1)] + "..."
+
+
+def _describe(value: Any, limit: int, depth: int) -> str:
+    if value is None or isinstance(value, (bool, np.bool_)):
+        return repr(value if value is None else bool(value))
+    if isinstance(value, numbers.Integral):
+        try:
+            return _describe_int(int(value))
+        except Exception:  # pragma: no cover - an Integral whose int() fails
+            return f"<{type(value).__name__}>"
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, str):
+        return repr(value[: limit + 1])
+    if isinstance(value, (Mapping, list, tuple)):
+        if isinstance(value, Mapping):
+            open_, close = "{", "}"
+        elif isinstance(value, list):
+            open_, close = "[", "]"
+        else:
+            open_, close = "(", ")"
+        if depth >= 3:
+            return open_ + "..." + close if len(value) else open_ + close
+        parts: list[str] = []
+        used = 2
+        items = value.items() if isinstance(value, Mapping) else value
+        try:
+            for item in items:
+                if used > limit:
+                    parts.append("...")
+                    break
+                if isinstance(value, Mapping):
+                    k, v = item
+                    part = f"{_describe(k, limit, depth + 1)}: {_describe(v, limit, depth + 1)}"
+                else:
+                    part = _describe(item, limit, depth + 1)
+                parts.append(part)
+                used += len(part) + 2
+        except Exception:  # a mapping whose iteration fails
+            parts.append("...")
+        if isinstance(value, tuple) and len(parts) == 1 and parts[0] != "...":
+            return f"({parts[0]},)"
+        return open_ + ", ".join(parts) + close
+    try:
+        text = repr(value)
+    except Exception:  # RecursionError, a failing __repr__, ...
+        return f"<{type(value).__name__}>"
+    return text if len(text) <= limit else text[: max(limit - 3, 1)] + "..."
+
+
+def _describe_int(n: int) -> str:
+    bits = n.bit_length()
+    if bits <= _SHORT_INT_BITS:
+        return str(n)
+    sign = "-" if n < 0 else ""
+    n = abs(n)
+    if bits <= _STR_INT_BITS:
+        digits = str(n)
+        return f"{sign}{digits[:12]}...{digits[-3:]} ({len(digits)} digits)"
+    shift = bits - 64  # leading digits and exponent from the top 64 bits
+    log10 = math.log10(n >> shift) + shift * math.log10(2.0)
+    exponent = math.floor(log10)
+    mantissa = 10.0 ** (log10 - exponent)
+    return f"{sign}{mantissa:.6f}e+{exponent} (an integer of about {exponent + 1} digits)"
+
+
+def _scalar_text(value: Any) -> str | None:
+    """The text of a string or number parameter value; None for anything else (None,
+    a bool, a container, an integer too long to write out)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (bool, np.bool_)) or value is None:
+        return None
+    if isinstance(value, numbers.Integral):
+        n = int(value)
+        return str(n) if n.bit_length() <= _STR_INT_BITS else None
+    if isinstance(value, numbers.Real):
+        try:
+            return str(value)
+        except Exception:  # pragma: no cover - a number type whose str() fails
+            return None
+    return None
+
+
+def key_text(key: Any) -> str:
+    """A mapping key as compared with action and parameter names: stripped and
+    case-folded; a key that is not a string (an int, a tuple) as its short description."""
+    text = key if isinstance(key, str) else describe_value(key)
+    return text.strip().casefold()
 
 
 def _fmt(v: float | None) -> str:
     if v is None:
         return "-inf"
     return str(int(v)) if float(v).is_integer() else str(v)
-
-
-def _short(value: Any, limit: int = 60) -> str:
-    r = repr(value)
-    return r if len(r) <= limit else r[: limit - 3] + "..."

@@ -14,7 +14,12 @@ Every urban_gym environment
   ``info["metrics"]`` holding the task's scores and ``info["is_success"]`` (read by
   stable-baselines3's success logging);
 * keeps privileged state (true pose, node, distance to the goal, shortest path) in
-  ``info`` and never in the observation.
+  ``info`` and never in the observation;
+* keeps the type of every ``info`` value on every step (a value that does not apply is an
+  absent key or a sentinel such as -1, never ``None`` one step and a number the next), so
+  that vector envs can batch infos;
+* raises ``gymnasium.error.ResetNeeded`` from ``step`` before the first ``reset`` and after
+  the episode ended.
 """
 
 from __future__ import annotations

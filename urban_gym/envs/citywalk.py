@@ -17,7 +17,14 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from urban_gym.envs.actions import ActionSet, ActionSpec, InvalidAction, Param
+from urban_gym.envs.actions import (
+    ActionSet,
+    ActionSpec,
+    InvalidAction,
+    Param,
+    describe_value,
+    table_index,
+)
 from urban_gym.envs.base import INVALID_ACTION_REWARD, check_reason, invalid_step_info
 from urban_gym.envs.citywalk_dynamics import (
     SPRINT_SPEED,
@@ -33,6 +40,7 @@ from urban_gym.envs.citywalk_dynamics import (
     simulate_move,
     walker_samples,
 )
+from urban_gym.envs.spaces import SharedMemoryText
 from urban_gym.envs.text import clean_text, task_charset
 from urban_gym.tasks.citywalk import (
     DEFAULT_MAX_STEPS,
@@ -427,9 +435,11 @@ class CityWalkEnv(gym.Env):
     ## Information
     Every step: ``pose`` (``x``, ``y``, ``heading``, ``pitch``), ``clock`` (s since the
     start), ``clock_of_day`` (s), ``on_network``, ``covered``, ``distance_to_goal``
-    (walking metres to the goal or next stop), ``map_mode``, ``hit_wall``,
-    ``closure_crossings``, ``pedestrian_contacts``, ``stops_reached``, ``action`` (the
-    canonical action), ``action_valid``, ``invalid_actions``, ``clamped`` (when a duration
+    (walking metres to the goal or next stop; absent in question tasks: no goal),
+    ``map_mode``, ``hit_wall``, ``closure_crossings``, ``pedestrian_contacts``,
+    ``stops_reached``, ``action`` (the canonical action without the optional parameters
+    that were left out; ``{}`` after reset and when no action could be read),
+    ``action_valid``, ``invalid_actions``, ``clamped`` (when a duration
     was clamped), ``jump_height`` (jumps), ``task`` (the TaskSpec). At the end:
     ``termination``, ``metrics`` (:func:`~urban_gym.tasks.citywalk.score_episode`:
     success, spl, answer_accuracy, network_adherence, closure_compliance,
@@ -496,6 +506,7 @@ class CityWalkEnv(gym.Env):
         self.task: TaskSpec = self.tasks[0]
         self._setup_world(self.task)
         self._reset_state()
+        self.done = True  # no episode until reset()
 
     # ------------------------------------------------------------------ setup
     @staticmethod
@@ -522,9 +533,9 @@ class CityWalkEnv(gym.Env):
         if self.view_size is not None:
             s = self.view_size
             obs["view"] = spaces.Box(0, 255, (s, s, 3), np.uint8)
-        obs["instruction"] = spaces.Text(max(longest, TEXT_MAX), min_length=0, charset=charset)
-        obs["status"] = spaces.Text(TEXT_MAX, min_length=0, charset=charset)
-        obs["notice"] = spaces.Text(TEXT_MAX, min_length=0, charset=charset)
+        obs["instruction"] = SharedMemoryText(max(longest, TEXT_MAX), min_length=0, charset=charset)
+        obs["status"] = SharedMemoryText(TEXT_MAX, min_length=0, charset=charset)
+        obs["notice"] = SharedMemoryText(TEXT_MAX, min_length=0, charset=charset)
         obs["action_mask"] = spaces.Box(0, 1, (len(self.action_table),), np.int8)
         return spaces.Dict(obs)
 
@@ -603,7 +614,9 @@ class CityWalkEnv(gym.Env):
 
     def step(self, action: Any):
         if self.done:
-            raise RuntimeError("CityWalk: step() called after the episode ended; call reset()")
+            raise gym.error.ResetNeeded(
+                "CityWalkEnv.step() called before reset() or after the episode ended; call reset()"
+            )
         s = _Step()
         self._parse_action(action, s)
         if s.error is None:
@@ -673,11 +686,14 @@ class CityWalkEnv(gym.Env):
         return self.tasks[int(self.np_random.integers(len(self.tasks)))]
 
     def _parse_action(self, action: Any, s: _Step) -> None:
-        if isinstance(action, (int, np.integer)) and not isinstance(action, bool):
-            if not 0 <= int(action) < len(self.action_table):
-                s.error = f"action index {int(action)} is outside [0, {len(self.action_table)})"
+        i = table_index(action)
+        if i is not None:
+            if not 0 <= i < len(self.action_table):
+                s.error = (
+                    f"action index {describe_value(i)} is outside [0, {len(self.action_table)})"
+                )
                 return
-            s.action = self.action_table[int(action)]
+            s.action = self.action_table[i]
             return
         try:
             s.action = self.action_set.normalise(action)
@@ -701,7 +717,10 @@ class CityWalkEnv(gym.Env):
                         opts = ", ".join(
                             f"{L}) {o}" for L, o in zip(OPTION_LETTERS, self.task.options)
                         )
-                        s.error = f"terminate: answer={ans!r} is not one of the options: {opts}"
+                        s.error = (
+                            f"terminate: answer={describe_value(ans)} is not one of the "
+                            f"options: {opts}"
+                        )
                     s.answer_index = idx
             elif ans is not None:
                 s.error = "terminate: this task asks no question; terminate without an answer"
@@ -714,7 +733,7 @@ class CityWalkEnv(gym.Env):
             key = key[7:].strip()
         if key in letters:
             return letters.index(key)
-        if key.isdigit() and 1 <= int(key) <= len(self.task.options):
+        if key.isdecimal() and len(key) <= 3 and 1 <= int(key) <= len(self.task.options):
             return int(key) - 1
         norm = normalize_text(a)
         for i, o in enumerate(self.task.options):
@@ -1066,19 +1085,19 @@ class CityWalkEnv(gym.Env):
             if self.record.on_network
             else self.geometry.on_network(w.x, w.y),
             "covered": self.record.covered[-1] if self.record.covered else False,
-            "distance_to_goal": (
-                None if math.isnan(self.distance_to_goal) else self.distance_to_goal
-            ),
             "map_mode": self.map_mode,
             "hit_wall": bool(s.move is not None and s.move.hit_wall),
             "closure_crossings": self.record.closure_crossings,
             "pedestrian_contacts": self.record.contacts,
             "stops_reached": sum(a is not None for a in self.record.arrivals),
-            "action": dict(s.action) if s.action is not None else None,  # a fresh copy
+            # a fresh copy, always a dict (vector envs batch every info key by its type)
+            "action": {k: v for k, v in (s.action or {}).items() if v is not None},
             "action_valid": s.error is None,
             "invalid_actions": self.invalid_actions,
             "task": self.task,
         }
+        if not math.isnan(self.distance_to_goal):  # question tasks have no goal
+            info["distance_to_goal"] = float(self.distance_to_goal)
         if s.error is not None:
             info.update(invalid_step_info(s.error, self.invalid_actions))
         if s.clamped is not None:

@@ -12,8 +12,16 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from urban_gym.envs.actions import ActionSet, ActionSpec, InvalidAction, Param
+from urban_gym.envs.actions import (
+    ActionSet,
+    ActionSpec,
+    InvalidAction,
+    Param,
+    describe_value,
+    table_index,
+)
 from urban_gym.envs.base import INVALID_ACTION_REWARD, check_reason, invalid_step_info
+from urban_gym.envs.spaces import SharedMemoryText
 from urban_gym.envs.text import clean_text, task_charset
 from urban_gym.errors import UrbanGymError
 from urban_gym.render import perspective
@@ -184,8 +192,9 @@ class PoseGraph360Env(gym.Env):
 
     Every step: ``task`` (the :class:`TaskSpec`), ``state`` (``trajectory``, ``frame``),
     ``position`` (x, y m), ``heading`` (travel bearing), ``yaw`` (camera bearing),
-    ``yaw_offset``, ``pitch``, ``junction`` (id or None), ``branches`` (action ->
-    trajectory), ``distance_to_goal`` (metres of the shortest route from here, navigation),
+    ``yaw_offset``, ``pitch``, ``junction`` (id, -1 when not at a junction), ``branches``
+    (action -> trajectory), ``distance_to_goal`` (metres of the shortest route from here,
+    navigation; inf when the goal cannot be reached),
     ``geodesic_to_goal`` (metres along the streets either way), ``steps``,
     ``action_valid``, ``invalid_actions`` and ``message`` (e.g. W at the end of a street).
     At the end: ``termination``, ``metrics`` (:func:`urban_gym.tasks.posegraph360.evaluate`),
@@ -316,12 +325,13 @@ class PoseGraph360Env(gym.Env):
         if self.location_prior:
             obs["map"] = spaces.Box(0, 255, (self.map_size, self.map_size, 3), np.uint8)
         self._charset = task_charset(self.tasks)
-        obs["instruction"] = spaces.Text(MAX_INSTRUCTION, min_length=0, charset=self._charset)
+        obs["instruction"] = SharedMemoryText(MAX_INSTRUCTION, min_length=0, charset=self._charset)
         obs["action_mask"] = spaces.Box(0, 1, (self.action_space.n,), np.int8)
         self.observation_space = spaces.Dict(obs)
 
         self.task: TaskSpec = self.tasks[0]
         self._reset_episode_state()
+        self.done = True  # no episode until reset()
 
     # ------------------------------------------------------------------ setup
     def _load_tasks(self, suite, tasks, task_types, difficulties) -> list[TaskSpec]:
@@ -425,7 +435,10 @@ class PoseGraph360Env(gym.Env):
 
     def step(self, action: Any):
         if self.done:
-            raise UrbanGymError("step() called after the episode ended; call reset()")
+            raise gym.error.ResetNeeded(
+                "PoseGraph360Env.step() called before reset() or after the episode ended; "
+                "call reset()"
+            )
         before_pos = self.graph.position(self.state)
         parsed, key, error = self._parse(action)
         self.steps += 1
@@ -549,23 +562,21 @@ class PoseGraph360Env(gym.Env):
 
     def _parse(self, action: Any) -> tuple[dict[str, Any] | None, Any, str | None]:
         """(structured action, stagnation key, error message)."""
-        if isinstance(action, (int, np.integer)) and not isinstance(action, bool):
-            i = int(action)
+        i = table_index(action)
+        if i is not None:
             if not 0 <= i < self.action_space.n:
                 return (
                     None,
-                    ("index", i),
-                    (f"action index {i} is outside [0, {self.action_space.n - 1}]"),
+                    ("index", describe_value(i)),
+                    f"action index {describe_value(i)} is outside [0, {self.action_space.n - 1}]",
                 )
             if not self._mask_now()[i]:
                 return None, ("index", i), self._masked_message(i)
             return dict(self._table()[i]), ("index", i), None
-        if isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu":
-            return self._parse(int(action))
         try:
             a = self.action_set.normalise(action)
         except InvalidAction as exc:
-            return None, ("raw", repr(action)[:200]), str(exc)
+            return None, ("raw", describe_value(action, 200)), str(exc)
         return a, ("struct", tuple(sorted((k, str(v)) for k, v in a.items()))), None
 
     def _masked_message(self, i: int) -> str:
@@ -767,7 +778,7 @@ class PoseGraph360Env(gym.Env):
             "yaw": self.camera_bearing,
             "yaw_offset": self.yaw,
             "pitch": self.pitch,
-            "junction": self.graph.junction_at(self.state),
+            "junction": _junction_id(self.graph.junction_at(self.state)),
             "branches": self._branch_choices(),
             "steps": self.steps,
             "action_valid": True,
@@ -832,6 +843,12 @@ _EPISODE_FIELDS = (
     "_same_key", "_same_count", "_away", "_dist", "_geo", "_departures", "_reference",
     "_ref_path", "_shortest", "_message", "_task_limits",
 )  # fmt: skip
+
+
+def _junction_id(junction: int | None) -> int:
+    """``info["junction"]``: the junction's id, -1 when not at a junction (one type on
+    every step, so that vector envs can batch it)."""
+    return -1 if junction is None else int(junction)
 
 
 def _rendered_source(

@@ -13,8 +13,16 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from urban_gym.envs.actions import ActionSet, ActionSpec, InvalidAction, Param
+from urban_gym.envs.actions import (
+    ActionSet,
+    ActionSpec,
+    InvalidAction,
+    Param,
+    describe_value,
+    table_index,
+)
 from urban_gym.envs.base import INVALID_ACTION_REWARD, check_reason, invalid_step_info
+from urban_gym.envs.spaces import SharedMemoryText
 from urban_gym.envs.text import clean_text, task_charset
 from urban_gym.errors import UrbanGymError
 from urban_gym.tasks import metrics as M
@@ -257,7 +265,7 @@ class StreetGraphEnv(gym.Env):
             "bearings": spaces.Box(0.0, 360.0, (d,), np.float32),
             "heading": spaces.Box(0.0, 360.0, (1,), np.float32),
             "action_mask": spaces.Box(0, 1, (d + 1,), np.int8),
-            "instruction": spaces.Text(max(longest, 256), min_length=0, charset=self._charset),
+            "instruction": SharedMemoryText(max(longest, 256), min_length=0, charset=self._charset),
         }
         if self.images:
             w, h = self.image_wh
@@ -276,6 +284,7 @@ class StreetGraphEnv(gym.Env):
         self.graph: StreetGraph = self._graph_of(self.task)
         self.node = -1
         self.options: list[Street] = []
+        self._done = True  # no episode until reset()
 
     # ------------------------------------------------------------------ setup
     def _graph_of(self, task: TaskSpec) -> StreetGraph:
@@ -372,7 +381,10 @@ class StreetGraphEnv(gym.Env):
 
     def step(self, action: Any):
         if self._done:
-            raise gym.error.ResetNeeded("the episode has ended; call reset()")
+            raise gym.error.ResetNeeded(
+                "StreetGraphEnv.step() called before reset() or after the episode ended; "
+                "call reset()"
+            )
         self.steps += 1
         try:
             kind, option = self._parse(action)
@@ -519,11 +531,12 @@ class StreetGraphEnv(gym.Env):
         return got[0]
 
     def _parse(self, action: Any) -> tuple[str, int]:
-        if isinstance(action, (int, np.integer)) and not isinstance(action, bool):
-            i = int(action)
+        i = table_index(action)
+        if i is not None:
             if not 0 <= i < len(self.action_table):
                 raise InvalidAction(
-                    f"action index {i} is outside the action table [0, {len(self.action_table) - 1}]"
+                    f"action index {describe_value(i)} is outside the action table "
+                    f"[0, {len(self.action_table) - 1}]"
                 )
             act = self.action_table[i]
         else:

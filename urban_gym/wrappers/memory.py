@@ -29,6 +29,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from urban_gym.envs.spaces import SharedMemoryText
 from urban_gym.envs.text import BASE_CHARSET
 from urban_gym.errors import UrbanGymError
 from urban_gym.strict_json import dumps
@@ -138,7 +139,7 @@ class ReflectionMemory(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self.budget, self.key, self.field = int(budget), key, field
         self.charset = memory_charset(base)
         self.observation_space = spaces.Dict(
-            {**base.spaces, key: spaces.Text(self.budget, min_length=0, charset=self.charset)}
+            {**base.spaces, key: SharedMemoryText(self.budget, min_length=0, charset=self.charset)}
         )
         self.memory = ""
         self.truncations = 0
@@ -209,7 +210,7 @@ class AgentNavMemory(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self.budget, self.field = int(budget), field
         self.bearings_key, self.option_param = bearings_key, option_param
         self.charset = memory_charset(base)
-        text = spaces.Text(self.budget, min_length=0, charset=self.charset)
+        text = SharedMemoryText(self.budget, min_length=0, charset=self.charset)
         self.observation_space = spaces.Dict(
             {**base.spaces, "memory": text, "decision_history": text, "previous_visits": text}
         )

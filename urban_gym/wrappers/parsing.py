@@ -34,7 +34,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from urban_gym.envs.actions import ACTION_KEY_SYNONYMS, ActionSet, InvalidAction
+from urban_gym.envs.actions import (
+    ACTION_KEY_SYNONYMS,
+    ActionSet,
+    InvalidAction,
+    describe_value,
+    key_text,
+)
 
 #: Reply-level keys that name the action (besides :data:`ACTION_KEY_SYNONYMS`).
 REPLY_ACTION_KEYS: tuple[str, ...] = (
@@ -354,7 +360,7 @@ def extract_action(
             f"the reply {_short(value)} is not a JSON object; use one of "
             + ", ".join(action_set.names)
         )
-    lowered = {str(k).strip().casefold(): v for k, v in value.items()}
+    lowered = {key_text(k): v for k, v in value.items()}
     fields = _take_fields(lowered, synonyms)
     key = _action_key(lowered, action_set)
     if key is None:
@@ -371,7 +377,7 @@ def extract_action(
     if isinstance(inner, list) and inner:
         inner = inner[0]
     if isinstance(inner, Mapping):
-        raw = {str(k).strip().casefold(): v for k, v in inner.items()}
+        raw = {key_text(k): v for k, v in inner.items()}
         _merge_containers(raw)
         if not any(k in raw for k in ACTION_KEY_SYNONYMS):
             only = _single_action_key(raw, action_set)
@@ -426,7 +432,7 @@ def _merge_containers(raw: dict[str, Any]) -> None:
         if c in raw and isinstance(raw[c], Mapping):
             inner = raw.pop(c)
             for k, v in inner.items():
-                raw.setdefault(str(k).strip().casefold(), v)
+                raw.setdefault(key_text(k), v)
 
 
 def _inherit_params(
@@ -463,7 +469,7 @@ def _single_action_key(lowered: Mapping[str, Any], action_set: ActionSet) -> tup
 
 def _as_params(params: Any, action_set: ActionSet, name: str) -> dict[str, Any]:
     if isinstance(params, Mapping):
-        out = {str(k).strip().casefold(): v for k, v in params.items()}
+        out = {key_text(k): v for k, v in params.items()}
         _merge_containers(out)
         return out
     spec = action_set[name]
@@ -520,13 +526,14 @@ def _example(action_set: ActionSet) -> str:
 
 
 def _short(value: Any, limit: int = 80) -> str:
-    r = repr(value)
-    return r if len(r) <= limit else r[: limit - 3] + "..."
+    return describe_value(value, limit)
 
 
 def _jsonable(value: Any) -> Any:
+    """``value`` if ``json.dumps`` can write it, else its shortened ``repr``; never raises
+    (a value nested too deep for ``json.dumps`` comes back as its ``repr``, too)."""
     try:
         json.dumps(value)
         return value
-    except (TypeError, ValueError):
-        return repr(value)
+    except Exception:  # TypeError, ValueError, RecursionError
+        return describe_value(value, 200)
