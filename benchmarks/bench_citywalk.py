@@ -123,9 +123,19 @@ def main() -> None:
             ref_rates.append(render_rate(poses))
         wv, ren = statistics.median(env_rates), statistics.median(ref_rates)
         rows += [
-            ("FirstPersonRenderer 128x128, same views (reference)", f"{ren:,.0f} frames/s", "1.0x", ""),
-            ("CityWalk step, 128x128 view", f"{wv:,.0f} steps/s", f"{wv / ren:.2f}x", ">= 300 steps/s"),
-        ]  # fmt: skip
+            (
+                "FirstPersonRenderer 128x128, same views (reference)",
+                f"{ren:,.0f} frames/s",
+                "1.0x",
+                "",
+            ),
+            (
+                "CityWalk step, 128x128 view",
+                f"{wv:,.0f} steps/s",
+                f"{wv / ren:.2f}x",
+                ">= 300 steps/s",
+            ),
+        ]
     print_table("CityWalk on Helsinki (default suite, one process)", rows)
 
 

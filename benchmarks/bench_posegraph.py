@@ -40,8 +40,10 @@ def timed_steps(env, actions, n: int) -> tuple[float, list[tuple[float, float, d
         t = u.graph.trajectories[u.state.trajectory]
         if a == 0 and u.state.frame == t.last:  # W would not move: choose a branch
             ch = u._branch_choices()
-            a = next((14 + i for i, b in enumerate(("LEFT", "UP", "RIGHT")) if b == "UP"
-                      and b in ch), None)  # fmt: skip
+            a = next(
+                (14 + i for i, b in enumerate(("LEFT", "UP", "RIGHT")) if b == "UP" and b in ch),
+                None,
+            )
             if a is None:
                 a = next((14 + i for i, b in enumerate(("LEFT", "UP", "RIGHT")) if b in ch), 10)
         t0 = time.perf_counter()
@@ -64,13 +66,23 @@ def main() -> None:
     build = time_call(lambda: PoseGraph.from_city(city), repeat=3)
     g = load_posegraph("helsinki")
     # a long straight-ish task: map navigation, first hard task of the default suite
-    task = next(t for t in T.PoseGraphTaskGenerator("helsinki").generate("map_navigation", 3)
-                if t.difficulty == "hard")  # fmt: skip
+    task = next(
+        t
+        for t in T.PoseGraphTaskGenerator("helsinki").generate("map_navigation", 3)
+        if t.difficulty == "hard"
+    )
     rows = []
     for size in (512, 84):
-        env = PoseGraph360Env(city="helsinki", tasks=[task], view_size=size, pano_width=2048,
-                              stagnation_limit=10_000, step_limit=10_000, away_limit=10_000,
-                              cache_mb=1024)  # fmt: skip
+        env = PoseGraph360Env(
+            city="helsinki",
+            tasks=[task],
+            view_size=size,
+            pano_width=2048,
+            stagnation_limit=10_000,
+            step_limit=10_000,
+            away_limit=10_000,
+            cache_mb=1024,
+        )
         n = 200  # about 40 frames: they all fit the frame cache
         timed_steps(env, CYCLE, n)  # first pass: renders and caches the frames
         _, poses = timed_steps(env, CYCLE, n)
@@ -92,11 +104,22 @@ def main() -> None:
         step, crop = statistics.median(steps), statistics.median(refs)
         if src.cache.misses != misses:
             raise RuntimeError("frames were rendered during the timed steps: grow cache_mb")
-        rows.append((f"{size}x{size} bare perspective crop (reference)",
-                     f"{crop * 1e6:.0f} us ({1 / crop:.0f}/s)", "1.0x", ""))  # fmt: skip
-        rows.append((f"{size}x{size} env.step, frames cached",
-                     f"{step * 1e6:.0f} us ({1 / step:.0f} steps/s)", f"{step / crop:.2f}x",
-                     "<= 1.5x"))  # fmt: skip
+        rows.append(
+            (
+                f"{size}x{size} bare perspective crop (reference)",
+                f"{crop * 1e6:.0f} us ({1 / crop:.0f}/s)",
+                "1.0x",
+                "",
+            )
+        )
+        rows.append(
+            (
+                f"{size}x{size} env.step, frames cached",
+                f"{step * 1e6:.0f} us ({1 / step:.0f} steps/s)",
+                f"{step / crop:.2f}x",
+                "<= 1.5x",
+            )
+        )
     # a step onto a frame not rendered yet (the renderer's cost)
     env = PoseGraph360Env(city="helsinki", tasks=[task], view_size=512, pano_width=2048)
     cold = []
@@ -106,10 +129,22 @@ def main() -> None:
         t = time.perf_counter()
         env.step(0)
         cold.append(time.perf_counter() - t)
-    rows.append(("512x512 env.step onto an unrendered frame (2048x1024 pano)",
-                 f"{statistics.median(cold) * 1000:.0f} ms", "", ""))  # fmt: skip
-    rows.append(("build the Helsinki pose graph", f"{build * 1000:.0f} ms",
-                 "", f"{len(g.junctions)} junctions, {g.n_frames} frames"))  # fmt: skip
+    rows.append(
+        (
+            "512x512 env.step onto an unrendered frame (2048x1024 pano)",
+            f"{statistics.median(cold) * 1000:.0f} ms",
+            "",
+            "",
+        )
+    )
+    rows.append(
+        (
+            "build the Helsinki pose graph",
+            f"{build * 1000:.0f} ms",
+            "",
+            f"{len(g.junctions)} junctions, {g.n_frames} frames",
+        )
+    )
     print_table("PoseGraph360-v0 step throughput (Helsinki)", rows)
 
 

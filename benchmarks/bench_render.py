@@ -43,8 +43,10 @@ SPOT = (-190.7, -378.2)  # a crossing in Kamppi, Helsinki (the gallery's panoram
 def walk(city, start, n: int, step: float = 0.5) -> list[tuple[float, float, float]]:
     """``n`` poses ``step`` metres apart along the network from ``start``, turning."""
     node = city.nearest_node(*start)
-    far = max(city.network.nodes, key=lambda m: -abs(
-        np.hypot(*np.subtract(city.node_xy[m], start)) - 300.0))  # fmt: skip
+    far = max(
+        city.network.nodes,
+        key=lambda m: -abs(np.hypot(*np.subtract(city.node_xy[m], start)) - 300.0),
+    )
     path = city.shortest_path(node, far)
     pts = np.array([city.node_xy[m] for m in path])
     seg = np.diff(pts, axis=0)
@@ -126,20 +128,40 @@ def main() -> None:
         f"Rendering, Helsinki (load average {load:.1f} on {os.cpu_count()} cores)",
         [
             ("bare cv2.remap 512x512 (reference)", f"{ref512 * 1e3:.2f} ms", "1.0x", ""),
-            ("perspective() 512x512 crop", f"{crop * 1e3:.2f} ms", f"{crop / ref512:.2f}x",
-             "<= 1.5x"),
+            (
+                "perspective() 512x512 crop",
+                f"{crop * 1e3:.2f} ms",
+                f"{crop / ref512:.2f}x",
+                "<= 1.5x",
+            ),
             ("perspective() 128x128 crop (reference)", f"{ref_fps:.0f} frames/s", "1.0x", ""),
-            ("first-person 128x128, 1 thread", f"{fp_wall:.0f} frames/s (CPU time: "
-             f"{fp_cpu:.0f}/s)", f"{fp_wall / ref_fps:.3f}x", ">= 300 frames/s"),
+            (
+                "first-person 128x128, 1 thread",
+                f"{fp_wall:.0f} frames/s (CPU time: {fp_cpu:.0f}/s)",
+                f"{fp_wall / ref_fps:.3f}x",
+                ">= 300 frames/s",
+            ),
             ("bare cv2.remap 2048x1024 (reference)", f"{ref_full * 1e3:.1f} ms", "1.0x", ""),
-            ("panorama 2048x1024", f"{pano_t * 1e3:.0f} ms (CPU time: {pano_cpu * 1e3:.0f} ms)",
-             f"{pano_t / ref_full:.1f}x", "<= 80 ms"),
-            ("panorama 2048x1024 with depth and ids", f"{ids_t * 1e3:.0f} ms",
-             f"{ids_t / ref_full:.1f}x", ""),
-            ("map 512x512, labels and agent marker", f"{map_t * 1e3:.1f} ms",
-             f"{map_t / ref512:.1f}x", ""),
+            (
+                "panorama 2048x1024",
+                f"{pano_t * 1e3:.0f} ms (CPU time: {pano_cpu * 1e3:.0f} ms)",
+                f"{pano_t / ref_full:.1f}x",
+                "<= 80 ms",
+            ),
+            (
+                "panorama 2048x1024 with depth and ids",
+                f"{ids_t * 1e3:.0f} ms",
+                f"{ids_t / ref_full:.1f}x",
+                "",
+            ),
+            (
+                "map 512x512, labels and agent marker",
+                f"{map_t * 1e3:.1f} ms",
+                f"{map_t / ref512:.1f}x",
+                "",
+            ),
         ],
-    )  # fmt: skip
+    )
 
 
 if __name__ == "__main__":

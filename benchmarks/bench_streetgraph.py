@@ -166,13 +166,23 @@ def image_env(d: Path):
     spec = touchdown_graph_spec(d, d / "images")
     g = load_streetgraph(spec)
     task = TaskSpec(
-        id="bench", family="streetgraph", type="origin_destination", difficulty="n/a",
-        city="bench", instruction="Go to the far corner.",
+        id="bench",
+        family="streetgraph",
+        type="origin_destination",
+        difficulty="n/a",
+        city="bench",
+        instruction="Go to the far corner.",
         start={"node": g.ids[0], "heading": 0.0, "graph": spec},
         goal={"nodes": [g.ids[-1]], "name": "corner"},
-    )  # fmt: skip
-    env = StreetGraphEnv(tasks=[task], observation="images", image_size=84,
-                         view_cache_mb=4096, max_decisions=10**6, max_transitions=10**7)  # fmt: skip
+    )
+    env = StreetGraphEnv(
+        tasks=[task],
+        observation="images",
+        image_size=84,
+        view_cache_mb=4096,
+        max_decisions=10**6,
+        max_transitions=10**7,
+    )
     env.reset(seed=0)
     for node in range(g.num_nodes):  # warm the view cache
         env.node = node
@@ -207,20 +217,45 @@ def main() -> None:
     print_table(
         "StreetGraph",
         [
-            ("bare csv pass over nodes.txt + links.txt (reference)", f"{ref * 1000:.0f} ms", "1.0x", ""),
-            (f"read_touchdown + preprocess ({g.num_nodes} nodes, {g.num_links} links)",
-             f"{load:.2f} s", f"{load / ref:.1f}x", "<= 10 s"),
+            (
+                "bare csv pass over nodes.txt + links.txt (reference)",
+                f"{ref * 1000:.0f} ms",
+                "1.0x",
+                "",
+            ),
+            (
+                f"read_touchdown + preprocess ({g.num_nodes} nodes, {g.num_links} links)",
+                f"{load:.2f} s",
+                f"{load / ref:.1f}x",
+                "<= 10 s",
+            ),
             ("bare CartPole-v1 step (reference)", f"{cart * 1e6:.1f} us", "1.0x", ""),
-            ("symbolic step (procedural suite)", f"{sym * 1e6:.1f} us ({1 / sym:,.0f}/s)",
-             f"{sym / cart:.2f}x", "<= 3x"),
-            ("symbolic step incl. resets (Dijkstra per new goal)",
-             f"{sym_reset * 1e6:.1f} us ({1 / sym_reset:,.0f}/s)", f"{sym_reset / cart:.2f}x", ""),
-            ("step with 4 cached 84x84 views", f"{img * 1e6:.1f} us ({1 / img:,.0f}/s)",
-             f"{img / cart:.2f}x", ""),
-            ("step with 4 cached 84x84 views incl. resets",
-             f"{img_reset * 1e6:.1f} us ({1 / img_reset:,.0f}/s)", f"{img_reset / cart:.2f}x", ""),
+            (
+                "symbolic step (procedural suite)",
+                f"{sym * 1e6:.1f} us ({1 / sym:,.0f}/s)",
+                f"{sym / cart:.2f}x",
+                "<= 3x",
+            ),
+            (
+                "symbolic step incl. resets (Dijkstra per new goal)",
+                f"{sym_reset * 1e6:.1f} us ({1 / sym_reset:,.0f}/s)",
+                f"{sym_reset / cart:.2f}x",
+                "",
+            ),
+            (
+                "step with 4 cached 84x84 views",
+                f"{img * 1e6:.1f} us ({1 / img:,.0f}/s)",
+                f"{img / cart:.2f}x",
+                "",
+            ),
+            (
+                "step with 4 cached 84x84 views incl. resets",
+                f"{img_reset * 1e6:.1f} us ({1 / img_reset:,.0f}/s)",
+                f"{img_reset / cart:.2f}x",
+                "",
+            ),
         ],
-    )  # fmt: skip
+    )
 
 
 if __name__ == "__main__":

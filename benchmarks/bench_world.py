@@ -33,8 +33,9 @@ print(json.dumps({"seconds": dt, "from": city.meta["loaded_from"],
 
 def child(cache: str) -> dict:
     env = dict(os.environ, URBAN_GYM_CACHE=cache)
-    out = subprocess.run([sys.executable, "-c", CHILD], env=env, capture_output=True,
-                         text=True, check=True)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD], env=env, capture_output=True, text=True, check=True
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 

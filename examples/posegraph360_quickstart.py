@@ -39,8 +39,10 @@ def main() -> None:
                 break
         Image.fromarray(env.render()).save(out / f"{task.id}_end.png")
         m = info["metrics"]
-        print(f"  {info['termination']} after {info['steps']} steps: score {m['score']:.2f}"
-              f" (answer: {action.get('text')!r}, truth: {task.answer!r})")  # fmt: skip
+        print(
+            f"  {info['termination']} after {info['steps']} steps: score {m['score']:.2f}"
+            f" (answer: {action.get('text')!r}, truth: {task.answer!r})"
+        )
     print(f"\nframes saved in {out}/")
 
 

@@ -68,8 +68,13 @@ def main() -> None:
     for v, label in zip(views, "NESW"):
         save(v, out / f"{name}_view_{label}.png", written)
 
-    conds = [Conditions("day"), Conditions("dusk"), Conditions("night"),
-             Conditions("day", "fog"), Conditions("day", "rain", seed=1)]  # fmt: skip
+    conds = [
+        Conditions("day"),
+        Conditions("dusk"),
+        Conditions("night"),
+        Conditions("day", "fog"),
+        Conditions("day", "rain", seed=1),
+    ]
     strip = []
     for c in conds:
         tag = c.time_of_day if c.weather == "clear" else c.weather
@@ -77,8 +82,7 @@ def main() -> None:
         save(v, out / f"{name}_view_{tag}.png", written)
         strip.append(v)
     save(np.concatenate(strip, axis=1), out / f"{name}_conditions.png", written)
-    save(pano_r.render(x, y, Conditions("night")).rgb, out / f"{name}_panorama_night.png",
-         written)  # fmt: skip
+    save(pano_r.render(x, y, Conditions("night")).rgb, out / f"{name}_panorama_night.png", written)
 
     fp = FirstPersonRenderer(city, 128, 128, fov=90.0)
     frames = [fp.render(x, y, (yaw + d) % 360.0).rgb for d in (0, 90, 180, 270)]
@@ -86,8 +90,10 @@ def main() -> None:
 
     # a map with every marker kind
     node = city.nearest_node(x, y)
-    far = sorted(city.network.nodes, key=lambda n: abs(np.hypot(
-        city.node_xy[n][0] - x, city.node_xy[n][1] - y) - 150.0))[0]  # fmt: skip
+    far = sorted(
+        city.network.nodes,
+        key=lambda n: abs(np.hypot(city.node_xy[n][0] - x, city.node_xy[n][1] - y) - 150.0),
+    )[0]
     path = city.shortest_path(far, node)
     traj = [city.node_xy[n] for n in path]
     u, v = next(iter(city.network.edges(path[len(path) // 2])))
@@ -96,15 +102,24 @@ def main() -> None:
     grid = GridOverlay((x - half, y - half, x + half, y + half), 5, 5)
     dests = [(x + 90.0, y + 60.0), (x - 70.0, y + 110.0), (x + 40.0, y - 120.0)]
     markers = MapMarkers(
-        agent=(x, y, yaw), start=traj[0], goal=(x + 120.0, y + 20.0), destinations=dests,
-        closures=[closure], trajectory=traj, grid=grid, selected=(x - 100.0, y - 40.0),
-    )  # fmt: skip
-    m = MapRenderer(city).render((x, y), metres_per_pixel=0.7, size=512, labels=True,
-                                 markers=markers)  # fmt: skip
+        agent=(x, y, yaw),
+        start=traj[0],
+        goal=(x + 120.0, y + 20.0),
+        destinations=dests,
+        closures=[closure],
+        trajectory=traj,
+        grid=grid,
+        selected=(x - 100.0, y - 40.0),
+    )
+    m = MapRenderer(city).render(
+        (x, y), metres_per_pixel=0.7, size=512, labels=True, markers=markers
+    )
     save(m, out / f"{name}_map_markers.png", written)
-    overview = MapRenderer(city).render(((city.bounds[0] + city.bounds[2]) / 2,
-                                         (city.bounds[1] + city.bounds[3]) / 2),
-                                        metres_per_pixel=3.5, size=(512, 512))  # fmt: skip
+    overview = MapRenderer(city).render(
+        ((city.bounds[0] + city.bounds[2]) / 2, (city.bounds[1] + city.bounds[3]) / 2),
+        metres_per_pixel=3.5,
+        size=(512, 512),
+    )
     save(overview, out / f"{name}_map_overview.png", written)
 
     for p in written:

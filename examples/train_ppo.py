@@ -30,9 +30,14 @@ def main() -> None:
 
     size = (args.image_size, args.image_size)
     model, stats = train_maskable_ppo(
-        args.env, total_timesteps=args.timesteps, n_steps=args.n_steps, image_size=size,
-        seed=args.seed, save_path=args.save, env_kwargs=args.env_kwargs,
-    )  # fmt: skip
+        args.env,
+        total_timesteps=args.timesteps,
+        n_steps=args.n_steps,
+        image_size=size,
+        seed=args.seed,
+        save_path=args.save,
+        env_kwargs=args.env_kwargs,
+    )
     print("training:", json.dumps(stats))
 
     env = make_sb3_env(args.env, image_size=size, env_kwargs=args.env_kwargs)

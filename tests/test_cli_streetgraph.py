@@ -25,9 +25,18 @@ def test_streetgraph_info_on_a_touchdown_folder(tmp_path, capsys):
 def test_streetgraph_routes_and_eval(tmp_path, capsys):
     d = write_fixture(tmp_path / "td")
     routes = tmp_path / "routes.jsonl"
-    routes.write_text(json.dumps({"route_id": "r1", "route_panoids": ["X", "a1", "a2", "a3", "Y"],
-                                  "navigation_text": "East to the corner.",
-                                  "start_heading": 90}) + "\n", encoding="utf-8")  # fmt: skip
+    routes.write_text(
+        json.dumps(
+            {
+                "route_id": "r1",
+                "route_panoids": ["X", "a1", "a2", "a3", "Y"],
+                "navigation_text": "East to the corner.",
+                "start_heading": 90,
+            }
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     out = tmp_path / "suite.jsonl"
     assert main(["streetgraph-routes", str(d), str(routes), "--out", str(out)]) == 0
     assert len(load_suite(out)) == 1

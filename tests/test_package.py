@@ -9,8 +9,16 @@ import urban_gym
 
 PKG = Path(urban_gym.__file__).parent
 LAYERS = ["world", "render", "tasks", "envs", "wrappers", "baselines", "eval", "cli"]
-HEAVY = {"torch", "stable_baselines3", "sb3_contrib", "ray", "httpx", "requests", "matplotlib",
-         "imageio"}  # fmt: skip
+HEAVY = {
+    "torch",
+    "stable_baselines3",
+    "sb3_contrib",
+    "ray",
+    "httpx",
+    "requests",
+    "matplotlib",
+    "imageio",
+}
 HEAVY_OK_LAYERS = {"baselines", "eval", "cli"}
 
 

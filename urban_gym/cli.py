@@ -32,16 +32,32 @@ def command(name: str, help_text: str):
 
 
 def _add_info(p: argparse.ArgumentParser) -> None:
-    p.add_argument("city", nargs="?", default="helsinki",
-                   help="built-in name, OSM file, bundle directory or procedural:... spec")  # fmt: skip
-    p.add_argument("--bbox", type=float, nargs=4, metavar=("W", "S", "E", "N"),
-                   help="bounding box in degrees (OSM files only)")  # fmt: skip
+    p.add_argument(
+        "city",
+        nargs="?",
+        default="helsinki",
+        help="built-in name, OSM file, bundle directory or procedural:... spec",
+    )
+    p.add_argument(
+        "--bbox",
+        type=float,
+        nargs=4,
+        metavar=("W", "S", "E", "N"),
+        help="bounding box in degrees (OSM files only)",
+    )
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
-    p.add_argument("--posegraph", action="store_true",
-                   help="print the city's PoseGraph360 statistics (nodes, edges, branching, "
-                        "streets, extent) instead")  # fmt: skip
-    p.add_argument("--spacing", type=float, default=3.0,
-                   help="frame spacing of the pose graph in metres (with --posegraph)")  # fmt: skip
+    p.add_argument(
+        "--posegraph",
+        action="store_true",
+        help="print the city's PoseGraph360 statistics (nodes, edges, branching, "
+        "streets, extent) instead",
+    )
+    p.add_argument(
+        "--spacing",
+        type=float,
+        default=3.0,
+        help="frame spacing of the pose graph in metres (with --posegraph)",
+    )
 
 
 @command("info", "print a summary of a city")(_add_info)
@@ -106,18 +122,26 @@ def _json_arg(text: str) -> dict:
 
 def _add_serve_scripted(p: argparse.ArgumentParser) -> None:
     p.add_argument("env_id", help="registered id, e.g. UrbanGym/StreetGraph-v0")
-    p.add_argument("--seed", type=int, default=0,
-                   help="seed of the first episode (then seed+1, ...); the client's env must "
-                        "be reset with the same seeds")  # fmt: skip
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of the first episode (then seed+1, ...); the client's env must "
+        "be reset with the same seeds",
+    )
     p.add_argument("--options", type=_json_arg, default=None, help="reset options (JSON)")
     p.add_argument("--env-kwargs", type=_json_arg, default={}, help="gym.make kwargs (JSON)")
     p.add_argument("--port", type=int, default=8000, help="loopback port (0: any free port)")
-    p.add_argument("--wrap", default="mixed", choices=("json", "fence", "prose", "mixed"),
-                   help="how replies are wrapped, to exercise the client's parser")  # fmt: skip
-    p.add_argument("--fail", default="",
-                   help="HTTP statuses for the first requests, e.g. 429,500")  # fmt: skip
-    p.add_argument("--oracle", default=None,
-                   help="module:Class of the oracle (default: the family's)")  # fmt: skip
+    p.add_argument(
+        "--wrap",
+        default="mixed",
+        choices=("json", "fence", "prose", "mixed"),
+        help="how replies are wrapped, to exercise the client's parser",
+    )
+    p.add_argument("--fail", default="", help="HTTP statuses for the first requests, e.g. 429,500")
+    p.add_argument(
+        "--oracle", default=None, help="module:Class of the oracle (default: the family's)"
+    )
 
 
 @command(
@@ -132,13 +156,19 @@ def run_serve_scripted(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise UrbanGymError(f"--fail={args.fail!r} must be comma-separated HTTP statuses") from exc
     server = ScriptedServer(
-        env_id=args.env_id, env_kwargs=args.env_kwargs, seed=args.seed, options=args.options,
-        wrap=args.wrap, faults=faults, port=args.port,
+        env_id=args.env_id,
+        env_kwargs=args.env_kwargs,
+        seed=args.seed,
+        options=args.options,
+        wrap=args.wrap,
+        faults=faults,
+        port=args.port,
         oracle_factory=oracle_from_path(args.oracle) if args.oracle else None,
-    )  # fmt: skip
+    )
     server.start()
-    print(f"serving {args.env_id} (seed {args.seed}, replies {args.wrap}) at {server.url}",
-          flush=True)  # fmt: skip
+    print(
+        f"serving {args.env_id} (seed {args.seed}, replies {args.wrap}) at {server.url}", flush=True
+    )
     print(f"  export URBAN_GYM_LMM_BASE_URL={server.url}", flush=True)
     server.serve_forever()
     return 0
@@ -147,10 +177,17 @@ def run_serve_scripted(args: argparse.Namespace) -> int:
 def _add_demo(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", default="demo_out", help="folder for the GIFs and episode records")
     p.add_argument("--seed", type=int, default=0, help="seed of each episode")
-    p.add_argument("--wrap", default="mixed", choices=("json", "fence", "prose", "mixed"),
-                   help="how the scripted model wraps its replies")  # fmt: skip
-    p.add_argument("--families", default="posegraph360,streetgraph,citywalk",
-                   help="comma-separated families to run")  # fmt: skip
+    p.add_argument(
+        "--wrap",
+        default="mixed",
+        choices=("json", "fence", "prose", "mixed"),
+        help="how the scripted model wraps its replies",
+    )
+    p.add_argument(
+        "--families",
+        default="posegraph360,streetgraph,citywalk",
+        help="comma-separated families to run",
+    )
     p.add_argument("--no-gif", action="store_true", help="do not write GIFs")
 
 
@@ -163,8 +200,9 @@ def run_demo(args: argparse.Namespace) -> int:
     from urban_gym.baselines.lmm.demo import run_demo as demo
 
     families = [f.strip() for f in args.families.split(",") if f.strip()]
-    results = demo(out=args.out, seed=args.seed, wrap=args.wrap, families=families,
-                   gif=not args.no_gif)  # fmt: skip
+    results = demo(
+        out=args.out, seed=args.seed, wrap=args.wrap, families=families, gif=not args.no_gif
+    )
     return 0 if all(r["is_success"] for r in results) else 1
 
 
@@ -232,9 +270,12 @@ def run_citywalk_eval(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- PoseGraph360
 def _add_validate_posegraph(p: argparse.ArgumentParser) -> None:
     p.add_argument("city", nargs="?", default="helsinki", help="load_city spec")
-    p.add_argument("--capture", default=None,
-                   help="validate an imported capture (folder of equirect images or a 360° "
-                        "video) instead of the city's own pose graph")  # fmt: skip
+    p.add_argument(
+        "--capture",
+        default=None,
+        help="validate an imported capture (folder of equirect images or a 360° "
+        "video) instead of the city's own pose graph",
+    )
     p.add_argument("--poses", default=None, help="pose CSV of --capture")
     p.add_argument("--pairs", type=int, default=200, help="random start/goal junction pairs")
     p.add_argument("--seed", type=int, default=0, help="seed of the pair sampling")
@@ -280,12 +321,12 @@ def run_posegraph_eval(args: argparse.Namespace) -> int:
     from urban_gym.envs.posegraph360 import PoseGraph360Env
     from urban_gym.eval.posegraph360 import evaluate, format_results
 
-    env = PoseGraph360Env(city=args.city, suite=args.suite, view_size=args.view_size,
-                          pano_width=args.pano_width)  # fmt: skip
+    env = PoseGraph360Env(
+        city=args.city, suite=args.suite, view_size=args.view_size, pano_width=args.pano_width
+    )
     results = []
     for agent in [a.strip() for a in args.agents.split(",") if a.strip()]:
-        results.append(evaluate(env, agent, seed=args.seed, episodes=args.episodes,
-                                progress=True))  # fmt: skip
+        results.append(evaluate(env, agent, seed=args.seed, episodes=args.episodes, progress=True))
     if args.json:
         print(json.dumps(results, indent=1, default=str))
     else:
@@ -325,8 +366,9 @@ def run_streetgraph_routes(args: argparse.Namespace) -> int:
     from urban_gym.tasks.spec import save_suite
     from urban_gym.tasks.streetgraph import instruction_tasks
 
-    tasks = instruction_tasks(args.graph, args.routes, images=args.images,
-                              skip_bad_lines=args.skip_bad_lines)  # fmt: skip
+    tasks = instruction_tasks(
+        args.graph, args.routes, images=args.images, skip_bad_lines=args.skip_bad_lines
+    )
     path = save_suite(args.out, tasks)
     skipped = tasks[0].meta["skipped_routes"] if tasks else 0
     print(f"wrote {len(tasks)} streetgraph instruction tasks to {path} ({skipped} routes skipped)")
@@ -334,12 +376,19 @@ def run_streetgraph_routes(args: argparse.Namespace) -> int:
 
 
 def _add_streetgraph_info(p: argparse.ArgumentParser) -> None:
-    p.add_argument("source", nargs="?", default="helsinki",
-                   help="a city spec (helsinki, an OSM file, procedural:...) or a Touchdown "
-                        "directory with nodes.txt and links.txt")  # fmt: skip
+    p.add_argument(
+        "source",
+        nargs="?",
+        default="helsinki",
+        help="a city spec (helsinki, an OSM file, procedural:...) or a Touchdown "
+        "directory with nodes.txt and links.txt",
+    )
     p.add_argument("--spacing", type=float, default=10.0, help="panorama spacing (m), cities")
-    p.add_argument("--kinds", default="road,pedestrian",
-                   help="comma-separated network edge kinds, cities ('' = all)")  # fmt: skip
+    p.add_argument(
+        "--kinds",
+        default="road,pedestrian",
+        help="comma-separated network edge kinds, cities ('' = all)",
+    )
     p.add_argument("--images", default=None, help="image folder of a Touchdown graph")
     p.add_argument("--no-prune", action="store_true", help="keep dead ends")
     p.add_argument("--skip-bad-lines", action="store_true", help="skip malformed lines")
@@ -368,9 +417,13 @@ def run_streetgraph_info(args: argparse.Namespace) -> int:
     t1 = time.perf_counter()
     graph, report = preprocess(raw, prune=not args.no_prune)
     t2 = time.perf_counter()
-    out = {"raw": raw.summary(), "preprocessed": graph.summary(), "report": report.to_dict(),
-           "load": raw.meta.get("load"), "seconds": {"load": round(t1 - t0, 3),
-                                                     "preprocess": round(t2 - t1, 3)}}  # fmt: skip
+    out = {
+        "raw": raw.summary(),
+        "preprocessed": graph.summary(),
+        "report": report.to_dict(),
+        "load": raw.meta.get("load"),
+        "seconds": {"load": round(t1 - t0, 3), "preprocess": round(t2 - t1, 3)},
+    }
     if city is not None:
         from urban_gym.tasks.streetgraph import city_destinations
 
@@ -380,17 +433,23 @@ def run_streetgraph_info(args: argparse.Namespace) -> int:
         return 0
     s = graph.summary()
     print(f"graph              {s['name']} ({s['source']})")
-    print(f"raw                {raw.num_nodes} nodes, {raw.num_links} links "
-          f"(loaded in {t1 - t0:.2f} s)")  # fmt: skip
+    print(
+        f"raw                {raw.num_nodes} nodes, {raw.num_links} links "
+        f"(loaded in {t1 - t0:.2f} s)"
+    )
     if raw.meta.get("load"):
         ld = raw.meta["load"]
-        print(f"skipped lines      {ld['nodes_skipped']} nodes, {ld['links_skipped']} links; "
-              f"{ld['duplicate_links']} duplicate links merged")  # fmt: skip
+        print(
+            f"skipped lines      {ld['nodes_skipped']} nodes, {ld['links_skipped']} links; "
+            f"{ld['duplicate_links']} duplicate links merged"
+        )
     print(f"preprocessing      ({t2 - t1:.2f} s)")
     for line in str(report).splitlines():
         print(f"  {line}")
-    print(f"extent             {s['extent_m'][0]:.0f} m x {s['extent_m'][1]:.0f} m, "
-          f"{s['street_km']:.2f} km of street")  # fmt: skip
+    print(
+        f"extent             {s['extent_m'][0]:.0f} m x {s['extent_m'][1]:.0f} m, "
+        f"{s['street_km']:.2f} km of street"
+    )
     print(f"degrees            {s['degree_histogram']}")
     if "destinations" in out:
         print(f"destinations       {out['destinations']} uniquely named places with nodes")
@@ -398,8 +457,11 @@ def run_streetgraph_info(args: argparse.Namespace) -> int:
 
 
 def _add_streetgraph_eval(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--suite", default="helsinki",
-                   help="default suite name (helsinki, procedural) or a JSONL path")  # fmt: skip
+    p.add_argument(
+        "--suite",
+        default="helsinki",
+        help="default suite name (helsinki, procedural) or a JSONL path",
+    )
     p.add_argument("--agent", default="both", choices=("oracle", "random", "both"))
     p.add_argument("--episodes", type=int, default=None, help="first N tasks (default all)")
     p.add_argument("--seed", type=int, default=0, help="seed of episode 0 (then +1, ...)")
@@ -416,26 +478,37 @@ def run_streetgraph_eval(args: argparse.Namespace) -> int:
     from urban_gym.eval.streetgraph import evaluate
     from urban_gym.tasks.streetgraph import suite_statistics
 
-    env = StreetGraphEnv(suite=args.suite, observation=args.observation,
-                         image_size=args.image_size)  # fmt: skip
+    env = StreetGraphEnv(suite=args.suite, observation=args.observation, image_size=args.image_size)
     agents = ["oracle", "random"] if args.agent == "both" else [args.agent]
     n = len(env.tasks) if args.episodes is None else min(args.episodes, len(env.tasks))
-    results = [evaluate(env, a, seed=args.seed, episodes=args.episodes,
-                        progress=_progress(n, a)) for a in agents]  # fmt: skip
+    results = [
+        evaluate(env, a, seed=args.seed, episodes=args.episodes, progress=_progress(n, a))
+        for a in agents
+    ]
     stats = suite_statistics(env.tasks)
     if args.json:
-        print(json.dumps({"suite": args.suite, "statistics": stats, "results": results},
-                         ensure_ascii=False, indent=1))  # fmt: skip
+        print(
+            json.dumps(
+                {"suite": args.suite, "statistics": stats, "results": results},
+                ensure_ascii=False,
+                indent=1,
+            )
+        )
         return 0
     print(f"suite {args.suite}: {len(env.tasks)} tasks")
     if stats.get("tasks"):
         for key in ("route_length_m", "decision_points"):
             q = stats[key]
-            print(f"  {key:<16} min {q['min']}  q25 {q['q25']}  median {q['median']}  "
-                  f"q75 {q['q75']}  max {q['max']}  mean {q['mean']}")  # fmt: skip
+            print(
+                f"  {key:<16} min {q['min']}  q25 {q['q25']}  median {q['median']}  "
+                f"q75 {q['q75']}  max {q['max']}  mean {q['mean']}"
+            )
         print(f"  difficulty       {stats['difficulty']}")
-    keys = [k for k in ("success", "spl", "decision_accuracy", "ndtw", "sdtw", "spd")
-            if any(k in r["mean"] for r in results)]  # fmt: skip
+    keys = [
+        k
+        for k in ("success", "spl", "decision_accuracy", "ndtw", "sdtw", "spd")
+        if any(k in r["mean"] for r in results)
+    ]
     print("| agent | episodes | " + " | ".join(keys) + " | terminations |")
     print("|---|---|" + "---|" * len(keys) + "---|")
     for r in results:

@@ -30,8 +30,11 @@ def client(url: str, **kw) -> ChatClient:
 
 
 def test_config_from_environment_variables():
-    env = {"URBAN_GYM_LMM_BASE_URL": "http://h:1/v1", "URBAN_GYM_LMM_MODEL": "qwen",
-           "OPENAI_API_KEY": "k1"}  # fmt: skip
+    env = {
+        "URBAN_GYM_LMM_BASE_URL": "http://h:1/v1",
+        "URBAN_GYM_LMM_MODEL": "qwen",
+        "OPENAI_API_KEY": "k1",
+    }
     c = ClientConfig.from_env(env, timeout_s=5)
     assert (c.base_url, c.model, c.api_key, c.timeout_s) == ("http://h:1/v1", "qwen", "k1", 5)
     assert (

@@ -23,21 +23,36 @@ from urban_gym.wrappers.stacks import family_of, make_lm_env
 CASES = {
     "posegraph360": (
         "UrbanGym/PoseGraph360-v0",
-        {"view_size": 96, "pano_width": 256, "task_types": ["map_navigation"],
-         "difficulties": ["easy"]},
-        {"view_size": 36, "pano_width": 128, "task_types": ["map_navigation"],
-         "difficulties": ["easy"]},
+        {
+            "view_size": 96,
+            "pano_width": 256,
+            "task_types": ["map_navigation"],
+            "difficulties": ["easy"],
+        },
+        {
+            "view_size": 36,
+            "pano_width": 128,
+            "task_types": ["map_navigation"],
+            "difficulties": ["easy"],
+        },
         None,
         0,
     ),
     "streetgraph": (
-        "UrbanGym/StreetGraph-v0", {"image_size": 64}, {"image_size": 36}, {"task_index": 0}, 0,
+        "UrbanGym/StreetGraph-v0",
+        {"image_size": 64},
+        {"image_size": 36},
+        {"task_index": 0},
+        0,
     ),
     "citywalk": (
-        "UrbanGym/CityWalk-v0", {"view_size": 64, "task_types": ["SGN"]},
-        {"view_size": 36}, {"task_index": 0}, 0,
+        "UrbanGym/CityWalk-v0",
+        {"view_size": 64, "task_types": ["SGN"]},
+        {"view_size": 36},
+        {"task_index": 0},
+        0,
     ),
-}  # fmt: skip
+}
 
 
 def _citywalk_rl_tasks() -> list[dict]:
@@ -51,8 +66,20 @@ def _citywalk_rl_tasks() -> list[dict]:
 
 
 def serve(env_id: str, kwargs: dict, options: dict, seed: int, *extra: str):
-    cmd = [sys.executable, "-m", "urban_gym.cli", "serve-scripted", env_id, "--port", "0",
-           "--seed", str(seed), "--env-kwargs", json.dumps(kwargs), *extra]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "urban_gym.cli",
+        "serve-scripted",
+        env_id,
+        "--port",
+        "0",
+        "--seed",
+        str(seed),
+        "--env-kwargs",
+        json.dumps(kwargs),
+        *extra,
+    ]
     if options is not None:
         cmd += ["--options", json.dumps(options)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -87,8 +114,9 @@ def test_language_model_face_reaches_the_oracles_success(family, lm_envs):
     assert rec["is_success"] and rec["metrics"]["success"] == 1.0, rec["termination"]
     assert rec["metrics"]["unreadable_replies"] == 0 and rec["metrics"]["invalid_actions"] == 0
     assert rec["l"] == rec["metrics"]["model_replies"] == rec["usage"]["requests"]
-    assert {s["reply"]["stage"] for s in rec["steps"]} >= ({"json"} if rec["l"] < 2 else
-                                                           {"json", "fence"})  # fmt: skip
+    assert {s["reply"]["stage"] for s in rec["steps"]} >= (
+        {"json"} if rec["l"] < 2 else {"json", "fence"}
+    )
     json.dumps(rec)
 
 
@@ -107,9 +135,11 @@ def test_bad_replies_cost_a_step_each_and_never_raise(family, lm_envs):
     _, _, _, options, seed = CASES[family]
     env = lm_envs[family]
     env.reset(seed=seed, options=options)
-    out_of_range = {"posegraph360": '{"action": "A", "size": "HUGE"}',
-                    "streetgraph": '{"action": "go", "option": 99}',
-                    "citywalk": '{"action": "look", "yaw": 720}'}[family]  # fmt: skip
+    out_of_range = {
+        "posegraph360": '{"action": "A", "size": "HUGE"}',
+        "streetgraph": '{"action": "go", "option": 99}',
+        "citywalk": '{"action": "look", "yaw": 720}',
+    }[family]
     for k, reply in enumerate([*BAD_REPLIES, out_of_range], start=1):
         _, _, terminated, truncated, info = env.step(reply)
         assert not (terminated or truncated)
@@ -126,9 +156,15 @@ def test_rl_face_trains_maskable_ppo(family):
     if family == "citywalk":
         kwargs = {**kwargs, "tasks": _citywalk_rl_tasks()}
     model, stats = train_maskable_ppo(
-        env_id, total_timesteps=2048, n_steps=256, batch_size=64, n_epochs=1,
-        image_size=(36, 36), seed=0, env_kwargs=kwargs,
-    )  # fmt: skip
+        env_id,
+        total_timesteps=2048,
+        n_steps=256,
+        batch_size=64,
+        n_epochs=1,
+        image_size=(36, 36),
+        seed=0,
+        env_kwargs=kwargs,
+    )
     assert stats["timesteps"] >= 2048
 
 
@@ -156,17 +192,29 @@ PROSE = st.text(
 
 
 @settings(max_examples=40, deadline=None)
-@given(protocol=st.sampled_from(sorted(PROTOCOLS)), flat=st.booleans(),
-       kind=st.integers(0, 3), before=PROSE, after=PROSE)  # fmt: skip
+@given(
+    protocol=st.sampled_from(sorted(PROTOCOLS)),
+    flat=st.booleans(),
+    kind=st.integers(0, 3),
+    before=PROSE,
+    after=PROSE,
+)
 def test_every_valid_action_of_every_env_round_trips(
     action_sets, protocol, flat, kind, before, after
 ):
     p = protocol_for(protocol)
     for action_set, valid in action_sets.values():
         for action in valid:
-            body = json.dumps(action) if flat else p.format_reply(
-                action, {"thought": "t", "memory": "m"}, action_set)  # fmt: skip
-            text = [body, f"{before}\n{body}\n{after}", f"```json\n{body}\n```",
-                    f"{before}\n```\n{body}\n```\n{after}"][kind]  # fmt: skip
+            body = (
+                json.dumps(action)
+                if flat
+                else p.format_reply(action, {"thought": "t", "memory": "m"}, action_set)
+            )
+            text = [
+                body,
+                f"{before}\n{body}\n{after}",
+                f"```json\n{body}\n```",
+                f"{before}\n```\n{body}\n```\n{after}",
+            ][kind]
             r = p.parse(text, action_set)
             assert r.action == action, (r.error, text)

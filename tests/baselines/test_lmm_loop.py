@@ -104,10 +104,23 @@ def test_the_cli_server_in_a_subprocess_drives_an_episode():
     import subprocess
     import sys
 
-    cmd = [sys.executable, "-m", "urban_gym.cli", "serve-scripted",
-           "tests.wrappers.recording_env:UrbanGymTest/Recording-v0", "--port", "0",
-           "--seed", "5", "--wrap", "mixed", "--fail", "503",
-           "--oracle", "tests.wrappers.recording_env:RecordingOracle"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "urban_gym.cli",
+        "serve-scripted",
+        "tests.wrappers.recording_env:UrbanGymTest/Recording-v0",
+        "--port",
+        "0",
+        "--seed",
+        "5",
+        "--wrap",
+        "mixed",
+        "--fail",
+        "503",
+        "--oracle",
+        "tests.wrappers.recording_env:RecordingOracle",
+    ]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         line = proc.stdout.readline()

@@ -4,15 +4,30 @@ from urban_gym.envs.actions import ActionSet, ActionSpec, InvalidAction, Param
 
 SET = ActionSet(
     [
-        ActionSpec("W", "walk forward", (Param("size", "enum", "how far", ("SMALL", "MEDIUM", "LARGE"),
-                                              required=False, default="MEDIUM",
-                                              value_synonyms={"m": "MEDIUM"}),),
-                   synonyms=("forward",)),
-        ActionSpec("look", "turn the head", (Param("yaw", "float", "degrees", low=-180, high=180,
-                                                   key_synonyms=("heading",)),)),
+        ActionSpec(
+            "W",
+            "walk forward",
+            (
+                Param(
+                    "size",
+                    "enum",
+                    "how far",
+                    ("SMALL", "MEDIUM", "LARGE"),
+                    required=False,
+                    default="MEDIUM",
+                    value_synonyms={"m": "MEDIUM"},
+                ),
+            ),
+            synonyms=("forward",),
+        ),
+        ActionSpec(
+            "look",
+            "turn the head",
+            (Param("yaw", "float", "degrees", low=-180, high=180, key_synonyms=("heading",)),),
+        ),
         ActionSpec("answer", "give the answer", (Param("text", "str", "the answer"),)),
     ]
-)  # fmt: skip
+)
 
 
 def test_normalise_is_tolerant_about_names_keys_and_values():

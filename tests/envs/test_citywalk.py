@@ -44,12 +44,17 @@ def tiny_tasks(tiny_city):
 def nav_task(x=0.0, y=0.0, heading=0.0, goal=(0.0, 53.0), **extra) -> TaskSpec:
     """A navigation task on the tiny city; (0, 0) is a crossing 11 m from any building."""
     d = dict(
-        id="hand-nav", family="citywalk", type="SGN", difficulty="l2", city=TINY,
+        id="hand-nav",
+        family="citywalk",
+        type="SGN",
+        difficulty="l2",
+        city=TINY,
         instruction="Walk north to the next crossing and terminate.",
         start={"x": x, "y": y, "heading": heading, "pitch": 0.0, "clock": 36000},
         goal={"x": goal[0], "y": goal[1], "radius": 15.0, "show_on_map": True},
-        limits={"max_steps": 150}, meta={"shortest_m": 53.0},
-    )  # fmt: skip
+        limits={"max_steps": 150},
+        meta={"shortest_m": 53.0},
+    )
     d.update(extra)
     return TaskSpec(**d)
 
@@ -118,8 +123,13 @@ def test_look_turns_and_sets_pitch_then_moves_along_the_new_heading():
 
 
 def test_crossing_a_closure_is_counted_and_breaks_success():
-    closure = {"id": "c0", "points": [[-8.0, 5.0], [8.0, 5.0]], "label": "Test street",
-               "closed_edges": [], "trigger": None}  # fmt: skip
+    closure = {
+        "id": "c0",
+        "points": [[-8.0, 5.0], [8.0, 5.0]],
+        "label": "Test street",
+        "closed_edges": [],
+        "trigger": None,
+    }
     env = make([nav_task(goal=(0.0, 12.0), constraints={"closures": [closure]})])
     _, _, _, _, info = env.step(move("forward", 2.0))  # y = 2.8: short of the line
     assert info["closure_crossings"] == 0
@@ -131,8 +141,13 @@ def test_crossing_a_closure_is_counted_and_breaks_success():
 
 
 def test_a_dynamic_closure_appears_with_a_one_time_notice():
-    closure = {"id": "c0", "points": [[-8.0, 30.0], [8.0, 30.0]], "label": "Test street",
-               "closed_edges": [], "trigger": [0.0, 30.0, 25.0]}  # fmt: skip
+    closure = {
+        "id": "c0",
+        "points": [[-8.0, 30.0], [8.0, 30.0]],
+        "label": "Test street",
+        "closed_edges": [],
+        "trigger": [0.0, 30.0, 25.0],
+    }
     env = make([nav_task(constraints={"closures": [closure]}, type="DCR", difficulty="l5")])
     obs, _, _, _, _ = env.step(move("forward", 1.0))  # y = 1.4: 28.6 m away
     assert "NOTICE" not in obs["notice"] and env.closure_active == [False]
@@ -212,8 +227,12 @@ def test_map_actions_only_in_map_mode_and_back():
 
 
 def test_map_markers_show_destinations_and_active_closures_never_a_route():
-    closure = {"id": "c0", "points": [[-8.0, 30.0], [8.0, 30.0]], "closed_edges": [],
-               "trigger": [0.0, 30.0, 10.0]}  # fmt: skip
+    closure = {
+        "id": "c0",
+        "points": [[-8.0, 30.0], [8.0, 30.0]],
+        "closed_edges": [],
+        "trigger": [0.0, 30.0, 10.0],
+    }
     env = make([nav_task(constraints={"closures": [closure]})])
     m = env.map_markers()
     assert list(m.destinations) == [(0.0, 53.0)] and list(m.closures) == []
@@ -314,8 +333,13 @@ def test_registered_no_view_env_on_the_default_suite():
 
 @needs_view
 def test_check_env_passes_with_the_view(tiny_tasks):
-    env = gym.make("UrbanGym/CityWalk-v0", tasks=tiny_tasks, view_size=64,
-                   render_mode="rgb_array", render_size=96).unwrapped  # fmt: skip
+    env = gym.make(
+        "UrbanGym/CityWalk-v0",
+        tasks=tiny_tasks,
+        view_size=64,
+        render_mode="rgb_array",
+        render_size=96,
+    ).unwrapped
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         check_env(env)
@@ -373,8 +397,13 @@ def test_make_vec_sync_and_async(tiny_tasks):
     # Gymnasium 1.x reads Text observations from shared memory as padding, so the async
     # vector env is used without shared memory.
     for mode, extra in (("sync", {}), ("async", {"shared_memory": False})):
-        v = gym.make_vec("UrbanGym/CityWalk-NoView-v0", num_envs=2, vectorization_mode=mode,
-                         vector_kwargs=extra, tasks=tiny_tasks[:4])  # fmt: skip
+        v = gym.make_vec(
+            "UrbanGym/CityWalk-NoView-v0",
+            num_envs=2,
+            vectorization_mode=mode,
+            vector_kwargs=extra,
+            tasks=tiny_tasks[:4],
+        )
         try:
             obs, _ = v.reset(seed=0)
             obs, r, term, trunc, _ = v.step(np.array([0, 5]))

@@ -33,8 +33,19 @@ def _edge(g: nx.Graph, u: int, v: int, width: float = 3.0, covered: bool = False
     a = (g.nodes[u]["x"], g.nodes[u]["y"])
     b = (g.nodes[v]["x"], g.nodes[v]["y"])
     line = LineString([a, b])
-    g.add_edge(u, v, geometry=line, start=u, length=line.length, kind="footway",
-               highway="footway", covered=covered, width=width, name=None, osm_id="w1")  # fmt: skip
+    g.add_edge(
+        u,
+        v,
+        geometry=line,
+        start=u,
+        length=line.length,
+        kind="footway",
+        highway="footway",
+        covered=covered,
+        width=width,
+        name=None,
+        osm_id="w1",
+    )
 
 
 @pytest.fixture(scope="module")
@@ -43,8 +54,13 @@ def square_city() -> City:
     x in [30, 40], y in [0, 10] crossed by a covered passage along y = 5; a footway
     (3 m wide) from (0, -20) to (60, -20) and the passage from (20, 5) to (50, 5)."""
     g = nx.Graph()
-    for n, (x, y) in {1: (0.0, -20.0), 2: (60.0, -20.0), 3: (20.0, 5.0), 4: (50.0, 5.0),
-                      5: (20.0, -20.0)}.items():  # fmt: skip
+    for n, (x, y) in {
+        1: (0.0, -20.0),
+        2: (60.0, -20.0),
+        3: (20.0, 5.0),
+        4: (50.0, 5.0),
+        5: (20.0, -20.0),
+    }.items():
         g.add_node(n, x=x, y=y)
     _edge(g, 1, 5)
     _edge(g, 5, 2)
@@ -110,8 +126,14 @@ def test_random_moves_never_enter_a_building(geom):
     rng = np.random.default_rng(0)
     s = WalkerState(0.0, -1.0, 0.0)
     for _ in range(400):
-        r = simulate_move(geom, s, str(rng.choice(["forward", "left", "right", "backward"])),
-                          3.0, float(rng.uniform(0.05, 2.0)), float(rng.choice([0.0, 90.0, -45.0])))  # fmt: skip
+        r = simulate_move(
+            geom,
+            s,
+            str(rng.choice(["forward", "left", "right", "backward"])),
+            3.0,
+            float(rng.uniform(0.05, 2.0)),
+            float(rng.choice([0.0, 90.0, -45.0])),
+        )
         s = r.state
         assert geom.clearance(s.x, s.y, 1.0) >= WALKER_RADIUS - 1e-6
         assert not geom.inside_obstacle(s.x, s.y)

@@ -48,14 +48,29 @@ def nav(g, start_traj, frame, goal_xy, yaw=0.0, type_="map_navigation"):
     t = g.trajectories[start_traj]
     x, y = (float(v) for v in t.xy[frame])
     return TaskSpec(
-        id=f"hand-{start_traj}-{frame}", family="posegraph360", type=type_, difficulty="easy",
-        city=TINY, instruction="Walk to the goal.",
-        start={"trajectory": start_traj, "frame": frame, "x": x, "y": y,
-               "heading": float(t.heading[frame]), "yaw": yaw, "pitch": 0.0},
-        goal={"x": goal_xy[0], "y": goal_xy[1], "radius": 10.0,
-              "map": {"center": [0.0, 0.0], "extent": 300.0}},
+        id=f"hand-{start_traj}-{frame}",
+        family="posegraph360",
+        type=type_,
+        difficulty="easy",
+        city=TINY,
+        instruction="Walk to the goal.",
+        start={
+            "trajectory": start_traj,
+            "frame": frame,
+            "x": x,
+            "y": y,
+            "heading": float(t.heading[frame]),
+            "yaw": yaw,
+            "pitch": 0.0,
+        },
+        goal={
+            "x": goal_xy[0],
+            "y": goal_xy[1],
+            "radius": 10.0,
+            "map": {"center": [0.0, 0.0], "extent": 300.0},
+        },
         reference_images=("route_map",) if type_ == "map_navigation" else (),
-    )  # fmt: skip
+    )
 
 
 def make(graph, tasks, **kw):
@@ -75,8 +90,13 @@ def same_bearing(a: float, b: float, tol: float = 4.0) -> bool:
 
 
 def test_check_env_with_warnings_as_errors(graph, suite):
-    env = gym.make("UrbanGym/PoseGraph360-Procedural-v0", tasks=suite, posegraph=graph,
-                   view_size=32, render_mode="rgb_array")  # fmt: skip
+    env = gym.make(
+        "UrbanGym/PoseGraph360-Procedural-v0",
+        tasks=suite,
+        posegraph=graph,
+        view_size=32,
+        render_mode="rgb_array",
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         check_env(env.unwrapped)
@@ -144,8 +164,11 @@ def test_end_of_street_and_branches(graph):
     # W LARGE from frame 30 stops at the last frame (35), the centre junction
     obs, _, _, _, info = env.step(2)
     assert info["state"]["frame"] == 35 and info["junction"] >= 0
-    assert info["branches"] == {"LEFT": west.id, "RIGHT": spoke(graph, (0, 0), (106, 0)).id,
-                                "UP": north.id}  # fmt: skip
+    assert info["branches"] == {
+        "LEFT": west.id,
+        "RIGHT": spoke(graph, (0, 0), (106, 0)).id,
+        "UP": north.id,
+    }
     assert obs["action_mask"][14:17].tolist() == [1, 1, 1]
     # red branch arrows are drawn into the view at a junction (and only there)
     plain = make(graph, [nav(graph, south.id, 30, (0.0, 106.0))], draw_branches=False)
@@ -323,19 +346,25 @@ def test_real_capture_round_trip(helsinki, tmp_path):
     t = min((t for t in g.trajectories if 40.0 <= t.length <= 60.0), key=lambda t: t.id)
     renderer = PanoramaRenderer(helsinki, width=128, height=64)
     src = RenderedFrames(lambda x, y: renderer.render(x, y).rgb)
-    video, poses = export_capture(g.with_source(src), tmp_path, [t.id, t.reverse],
-                                  kind="video", geo=helsinki.frame)  # fmt: skip
+    video, poses = export_capture(
+        g.with_source(src), tmp_path, [t.id, t.reverse], kind="video", geo=helsinki.frame
+    )
     assert video.suffix == ".mp4" and "lat" in poses.read_text().splitlines()[0]
     x0, y0 = (float(v) for v in t.xy[0])
     x1, y1 = (float(v) for v in t.xy[-1])
     task = TaskSpec(
-        id="capture-walk", family="posegraph360", type="landmark_name", difficulty="easy",
-        city="helsinki", instruction="Walk to the end of this street and answer there.",
+        id="capture-walk",
+        family="posegraph360",
+        type="landmark_name",
+        difficulty="easy",
+        city="helsinki",
+        instruction="Walk to the end of this street and answer there.",
         start={"x": x0, "y": y0, "heading": float(t.heading[0])},
         goal={"x": x1, "y": y1, "radius": 10.0},
-    )  # fmt: skip
-    env = PoseGraph360Env(city="helsinki", tasks=[task], capture=str(video), poses=str(poses),
-                          view_size=32)  # fmt: skip
+    )
+    env = PoseGraph360Env(
+        city="helsinki", tasks=[task], capture=str(video), poses=str(poses), view_size=32
+    )
     imported = env.unwrapped.graph
     assert len(imported.junctions) == 2 and len(imported.trajectories) == 2
     assert imported.trajectories[0].reverse == 1
@@ -357,8 +386,7 @@ def test_real_capture_round_trip(helsinki, tmp_path):
 def test_frames_rendered_on_demand_and_cached(suite):
     from urban_gym.world.posegraph import RenderedFrames
 
-    env = gym.make("UrbanGym/PoseGraph360-Procedural-v0", tasks=suite, view_size=32,
-                   pano_width=128)  # fmt: skip
+    env = gym.make("UrbanGym/PoseGraph360-Procedural-v0", tasks=suite, view_size=32, pano_width=128)
     src = env.unwrapped.graph.source
     assert isinstance(src, RenderedFrames)
     obs, _ = env.reset(seed=0, options={"task_index": 3})

@@ -46,18 +46,30 @@ def fixture_dir(tmp_path):
 
 def od_task(d, goal, start="X", images=False):
     spec = {"source": "touchdown", "path": str(d), "images": str(d / "images") if images else None}
-    return TaskSpec(id=f"od-{goal[0]}", family="streetgraph", type="origin_destination",
-                    difficulty="easy", city="fixture", instruction=f"Go to {goal[0]}.",
-                    start={"node": start, "heading": 0.0, "graph": spec},
-                    goal={"name": goal[0], "nodes": list(goal)})  # fmt: skip
+    return TaskSpec(
+        id=f"od-{goal[0]}",
+        family="streetgraph",
+        type="origin_destination",
+        difficulty="easy",
+        city="fixture",
+        instruction=f"Go to {goal[0]}.",
+        start={"node": start, "heading": 0.0, "graph": spec},
+        goal={"name": goal[0], "nodes": list(goal)},
+    )
 
 
 def route_task(d, route, images=False):
     spec = touchdown_graph_spec(d, d / "images" if images else None)
-    return TaskSpec(id="route", family="streetgraph", type="instruction", difficulty="n/a",
-                    city="fixture", instruction="Walk east along the street and stop at the end.",
-                    start={"node": route[0], "heading": 90.0, "graph": spec},
-                    goal={"node": route[-1], "route": list(route)})  # fmt: skip
+    return TaskSpec(
+        id="route",
+        family="streetgraph",
+        type="instruction",
+        difficulty="n/a",
+        city="fixture",
+        instruction="Walk east along the street and stop at the end.",
+        start={"node": route[0], "heading": 90.0, "graph": spec},
+        goal={"node": route[-1], "route": list(route)},
+    )
 
 
 def test_od_worked_example_spl_and_decision_accuracy(fixture_dir):
@@ -86,8 +98,9 @@ def test_od_worked_example_spl_and_decision_accuracy(fixture_dir):
 
 
 def test_instruction_worked_example(fixture_dir):
-    env = StreetGraphEnv(tasks=[route_task(fixture_dir, ["X", "a1", "a2", "a3", "Y"])],
-                         observation="symbolic")  # fmt: skip
+    env = StreetGraphEnv(
+        tasks=[route_task(fixture_dir, ["X", "a1", "a2", "a3", "Y"])], observation="symbolic"
+    )
     obs, info = env.reset(seed=0)
     # the route graph is not pruned: Y (with its spur) has 4 options, so D = 4; stop is last
     assert obs["action_mask"].tolist() == [1, 1, 1, 0, 1]
@@ -112,8 +125,9 @@ def test_instruction_worked_example(fixture_dir):
 
 
 def test_oracle_follows_route(fixture_dir):
-    env = StreetGraphEnv(tasks=[route_task(fixture_dir, ["X", "c1", "c2", "c3", "c4", "c5"])],
-                         observation="symbolic")  # fmt: skip
+    env = StreetGraphEnv(
+        tasks=[route_task(fixture_dir, ["X", "c1", "c2", "c3", "c4", "c5"])], observation="symbolic"
+    )
     oracle = StreetGraphOracle()
     env.reset(seed=0)
     oracle.reset(env)
@@ -125,11 +139,16 @@ def test_oracle_follows_route(fixture_dir):
 
 
 def test_invalid_actions_are_steps_not_errors(fixture_dir):
-    env = StreetGraphEnv(tasks=[od_task(fixture_dir, ["c4"])], observation="symbolic",
-                         max_decisions=4)  # fmt: skip
+    env = StreetGraphEnv(
+        tasks=[od_task(fixture_dir, ["c4"])], observation="symbolic", max_decisions=4
+    )
     env.reset(seed=0)
-    for bad, text in ((3, "stop is not available"), ("fly", "unknown action 'fly'"),
-                      ({"action": "go", "option": 7}, "outside [0, 2]"), (99, "outside the action table")):  # fmt: skip
+    for bad, text in (
+        (3, "stop is not available"),
+        ("fly", "unknown action 'fly'"),
+        ({"action": "go", "option": 7}, "outside [0, 2]"),
+        (99, "outside the action table"),
+    ):
         obs, r, term, trunc, info = env.step(bad)
         assert info["action_valid"] is False and text in info["invalid_action"], info
         assert r == pytest.approx(-0.01) and info["node"] == "X"
@@ -149,8 +168,9 @@ def test_option_that_does_not_exist_here(fixture_dir):
 
 
 def test_transition_limit_cuts_a_street(fixture_dir):
-    env = StreetGraphEnv(tasks=[od_task(fixture_dir, ["g2"])], observation="symbolic",
-                         max_transitions=6)  # fmt: skip
+    env = StreetGraphEnv(
+        tasks=[od_task(fixture_dir, ["g2"])], observation="symbolic", max_transitions=6
+    )
     env.reset(seed=0)
     _, _, term, trunc, info = env.step(0)  # the 8-hop bend, cut after 6 hops at c6
     assert trunc and not term and info["termination"] == "transition_limit"
@@ -185,8 +205,9 @@ def test_views_look_along_each_option(fixture_dir):
     for view, b in zip(views, obs["bearings"]):
         expected = ((b - 30.0) / 360.0 + 0.5) * 256 - 0.5
         assert view[16, 15:17, 0].mean() == pytest.approx(expected, abs=2.0)
-    frame = StreetGraphEnv(tasks=[od_task(fixture_dir, ["c4"], images=True)], image_size=32,
-                           render_mode="rgb_array")  # fmt: skip
+    frame = StreetGraphEnv(
+        tasks=[od_task(fixture_dir, ["c4"], images=True)], image_size=32, render_mode="rgb_array"
+    )
     frame.reset(seed=0)
     img = frame.render()
     assert img.ndim == 3 and img.shape[2] == 3 and img.dtype == np.uint8
@@ -202,10 +223,13 @@ def test_corrupt_image_names_the_file(fixture_dir):
 @pytest.mark.parametrize("images", [False, True])
 def test_check_env_warnings_as_errors(fixture_dir, images):
     if images:
-        tasks = [od_task(fixture_dir, ["c4"], images=True).to_dict(),
-                 route_task(fixture_dir, ["X", "a1", "a2"], images=True).to_dict()]  # fmt: skip
-        env = gym.make("UrbanGym/StreetGraph-v0", tasks=tasks, image_size=24,
-                       render_mode="rgb_array").unwrapped  # fmt: skip
+        tasks = [
+            od_task(fixture_dir, ["c4"], images=True).to_dict(),
+            route_task(fixture_dir, ["X", "a1", "a2"], images=True).to_dict(),
+        ]
+        env = gym.make(
+            "UrbanGym/StreetGraph-v0", tasks=tasks, image_size=24, render_mode="rgb_array"
+        ).unwrapped
     else:
         env = gym.make("UrbanGym/StreetGraph-v0", observation="symbolic").unwrapped
     with warnings.catch_warnings():
@@ -260,8 +284,13 @@ def test_pickle_round_trip_mid_episode():
 
 def test_vector_envs_sync_and_async():
     for mode, kw in (("sync", {}), ("async", {"shared_memory": False})):
-        v = gym.make_vec("UrbanGym/StreetGraph-v0", num_envs=2, vectorization_mode=mode,
-                         vector_kwargs=kw, observation="symbolic")  # fmt: skip
+        v = gym.make_vec(
+            "UrbanGym/StreetGraph-v0",
+            num_envs=2,
+            vectorization_mode=mode,
+            vector_kwargs=kw,
+            observation="symbolic",
+        )
         obs, _ = v.reset(seed=0)
         assert obs["bearings"].shape == (2, 5) and obs["instruction"][0].startswith("Go to ")
         obs, r, term, trunc, info = v.step(np.zeros(2, dtype=np.int64))

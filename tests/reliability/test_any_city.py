@@ -64,8 +64,10 @@ def test_roads_only_extract_names_the_missing_buildings(generated, cities, tmp_p
         assert isinstance(exc, CityLoadError)
         assert str(exc).endswith("roads.osm: no buildings found (is this a city extract?)")
         out = tmp_path / f"{fam}.jsonl"
-        assert main(["generate-suite", "--family", fam, "--city", cities["roads"],
-                     "--out", str(out)]) == 2  # fmt: skip
+        assert (
+            main(["generate-suite", "--family", fam, "--city", cities["roads"], "--out", str(out)])
+            == 2
+        )
         assert "no buildings found" in capsys.readouterr().err and not out.exists()
 
 
@@ -123,8 +125,14 @@ def test_non_latin_city_supports_every_type(generated):
     assert not generated["nonlatin", "citywalk"].report.incomplete
     assert not generated["nonlatin", "streetgraph"].report.incomplete
     pg = rows(generated["nonlatin", "posegraph360"])
-    for tt in ("localization", "landmark_name", "landmark_image", "map_navigation", "vln",
-               "relational"):  # fmt: skip
+    for tt in (
+        "localization",
+        "landmark_name",
+        "landmark_image",
+        "map_navigation",
+        "vln",
+        "relational",
+    ):
         assert pg[tt].made == PER_TYPE, pg[tt]
 
 
@@ -160,9 +168,11 @@ ENV_IDS = {
     "posegraph360": ("UrbanGym/PoseGraph360-v0", {"view_size": 48, "pano_width": 256}),
     "streetgraph": ("UrbanGym/StreetGraph-v0", {"observation": "symbolic"}),
 }
-RUNS = [("nonlatin", f) for f in FAMILIES] + [
-    ("suburb", f) for f in FAMILIES
-] + [("tiny", "citywalk"), ("tiny", "posegraph360")]  # fmt: skip
+RUNS = (
+    [("nonlatin", f) for f in FAMILIES]
+    + [("suburb", f) for f in FAMILIES]
+    + [("tiny", "citywalk"), ("tiny", "posegraph360")]
+)
 
 
 def make_env(made, family: str):
@@ -218,8 +228,13 @@ def test_citywalk_on_a_tiny_city_no_longer_raises_high_le_0(cities):
     from urban_gym.world import load_city
 
     with pytest.raises(SuiteGenerationError, match="PTS: 0 of 2 \u2014 no POI kind with 2"):
-        generate_with_report(load_city(cities["tiny"]), cities["tiny"], per_type=2,
-                             variants_per_type=0, types=["PTS"])  # fmt: skip
+        generate_with_report(
+            load_city(cities["tiny"]),
+            cities["tiny"],
+            per_type=2,
+            variants_per_type=0,
+            types=["PTS"],
+        )
 
 
 def test_citywalk_on_a_sparse_suburb_no_longer_fails_whole(cities, tmp_path, capsys):

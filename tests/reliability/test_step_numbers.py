@@ -165,8 +165,14 @@ def test_to_number_and_describe_value():
 
     assert to_number(HUGER) == HUGER and to_number(" 1,5 ") == 1.5
     assert to_number(np.float32(0.25)) == 0.25 and type(to_number(np.int8(3))) is int
-    for bad, why in ((math.nan, "finite"), ("inf", "finite"), ("abc", "not a number"),
-                     (True, "not a number"), (None, "not a number"), ([1], "not a number")):  # fmt: skip
+    for bad, why in (
+        (math.nan, "finite"),
+        ("inf", "finite"),
+        ("abc", "not a number"),
+        (True, "not a number"),
+        (None, "not a number"),
+        ([1], "not a number"),
+    ):
         with pytest.raises(ValueError, match=why):
             to_number(bad)
     assert describe_value(12345) == "12345"

@@ -34,13 +34,21 @@ def _non_latin(text: str) -> set[str]:
 
 def test_task_charset_holds_every_character_of_the_task_texts():
     task = TaskSpec(
-        id="t", family="citywalk", type="TWS", difficulty="l4", city=TINY, instruction=TEXT,
+        id="t",
+        family="citywalk",
+        type="TWS",
+        difficulty="l4",
+        city=TINY,
+        instruction=TEXT,
         start={"x": 0.0, "y": 0.0, "heading": 0.0},
-        goal={"stops": [{"x": 1.0, "y": 2.0, "name": "Пекарня Хлеб"},
-                        {"x": 3.0, "y": 4.0, "name": "ラーメン一番"}]},
-        constraints={"closures": [{"id": "c0", "points": [[0, 0], [1, 1]],
-                                   "label": "شارع النيل"}]},
-    )  # fmt: skip
+        goal={
+            "stops": [
+                {"x": 1.0, "y": 2.0, "name": "Пекарня Хлеб"},
+                {"x": 3.0, "y": 4.0, "name": "ラーメン一番"},
+            ]
+        },
+        constraints={"closures": [{"id": "c0", "points": [[0, 0], [1, 1]], "label": "شارع النيل"}]},
+    )
     texts = list(task_texts(task))
     assert texts == [TEXT, "Пекарня Хлеб", "ラーメン一番", "شارع النيل"]
     cs = task_charset([task])
@@ -93,10 +101,12 @@ def _streetgraph_tasks(city) -> list[TaskSpec]:
 
 FAMILIES = {
     "UrbanGym/CityWalk-NoView-v0": (_citywalk_tasks, {}),
-    "UrbanGym/PoseGraph360-v0": (_posegraph_tasks, {"city": TINY, "view_size": 32,
-                                                    "pano_width": 256}),
+    "UrbanGym/PoseGraph360-v0": (
+        _posegraph_tasks,
+        {"city": TINY, "view_size": 32, "pano_width": 256},
+    ),
     "UrbanGym/StreetGraph-v0": (_streetgraph_tasks, {"observation": "symbolic"}),
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize("env_id", sorted(FAMILIES))
@@ -123,8 +133,9 @@ def test_every_family_loads_and_shows_non_latin_text(env_id, tiny_city):
 
 
 def test_citywalk_question_options_keep_their_script(tiny_city):
-    env = gym.make("UrbanGym/CityWalk-NoView-v0", tasks=_citywalk_tasks(tiny_city),
-                   task_types=["OU"])  # fmt: skip
+    env = gym.make(
+        "UrbanGym/CityWalk-NoView-v0", tasks=_citywalk_tasks(tiny_city), task_types=["OU"]
+    )
     u = env.unwrapped
     assert set("".join(u.task.options)) <= env.observation_space["status"].character_set
     assert all(any(n in o for n in NAMES) for o in u.task.options)
@@ -142,11 +153,17 @@ def test_posegraph_task_types_filter_before_the_task_checks(tiny_city):
     kwargs = {"city": TINY, "view_size": 32, "pano_width": 256}
     with pytest.raises(TaskError, match="task 'bad': goal.x must be a number"):
         gym.make("UrbanGym/PoseGraph360-v0", tasks=[good, bad], **kwargs)
-    env = gym.make("UrbanGym/PoseGraph360-v0", tasks=[good, bad], task_types=["localization"],
-                   **kwargs)  # fmt: skip
+    env = gym.make(
+        "UrbanGym/PoseGraph360-v0", tasks=[good, bad], task_types=["localization"], **kwargs
+    )
     assert [t.id for t in env.unwrapped.tasks] == [good.id]
-    env = gym.make("UrbanGym/PoseGraph360-v0", tasks=[good, bad], difficulties=[good.difficulty],
-                   task_types=["localization", "landmark_name"], **kwargs)  # fmt: skip
+    env = gym.make(
+        "UrbanGym/PoseGraph360-v0",
+        tasks=[good, bad],
+        difficulties=[good.difficulty],
+        task_types=["localization", "landmark_name"],
+        **kwargs,
+    )
     assert [t.id for t in env.unwrapped.tasks] == [good.id]
 
 

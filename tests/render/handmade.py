@@ -16,9 +16,19 @@ def _network(points: list[tuple[float, float]]) -> nx.Graph:
         g.add_node(i, x=x, y=y)
     for i in range(len(points) - 1):
         line = LineString([points[i], points[i + 1]])
-        g.add_edge(i, i + 1, geometry=line, start=i, length=line.length, kind="footway",
-                   highway="footway", covered=False, width=3.0, name=None,
-                   osm_id=f"w{i}")  # fmt: skip
+        g.add_edge(
+            i,
+            i + 1,
+            geometry=line,
+            start=i,
+            length=line.length,
+            kind="footway",
+            highway="footway",
+            covered=False,
+            width=3.0,
+            name=None,
+            osm_id=f"w{i}",
+        )
     return g
 
 
@@ -40,5 +50,6 @@ def city_of(
     ]
     objs = [StreetObject(i, f"n{500 + i}", kind, (x, y)) for i, (kind, x, y) in enumerate(objects)]
     net = _network([(-60.0, -40.0), (0.0, -40.0), (60.0, -40.0)])
-    return assemble_city("handmade", GeoFrame(60.0, 25.0), buildings, ps, objs, [], net, {},
-                         "handmade")  # fmt: skip
+    return assemble_city(
+        "handmade", GeoFrame(60.0, 25.0), buildings, ps, objs, [], net, {}, "handmade"
+    )

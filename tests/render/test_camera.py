@@ -46,8 +46,9 @@ def test_centre_shows_colour_of_bearing(yaw):
 @pytest.mark.parametrize("heading", [90.0, 200.0, -45.0])
 @pytest.mark.parametrize("yaw", [0, 90, 180, 270])
 def test_pano_heading_is_honoured(heading, yaw):
-    view = perspective(bearing_pano(pano_heading=heading), yaw, fov=30, size=33,
-                       pano_heading=heading)  # fmt: skip
+    view = perspective(
+        bearing_pano(pano_heading=heading), yaw, fov=30, size=33, pano_heading=heading
+    )
     assert tuple(view[16, 16]) == BANDS[yaw]
 
 

@@ -42,8 +42,7 @@ def test_sign_in_view_from_front_point(tiny_city):
 
 def test_depth_straight_at_a_wall():
     city = city_of([(-10, -10, 10, 10, 12.0)])
-    res = FirstPersonRenderer(city, 65, 65, fov=60.0).render(-30.0, 0.0, 90.0, depth=True,
-                                                            ids=True)  # fmt: skip
+    res = FirstPersonRenderer(city, 65, 65, fov=60.0).render(-30.0, 0.0, 90.0, depth=True, ids=True)
     # the centre pixel looks due east at the wall x = -10, 20 m away
     assert res.depth[32, 32] == pytest.approx(20.0, abs=0.05)
     assert res.ids[32, 32] == building_id(0)
@@ -85,9 +84,13 @@ def test_conditions_apply(street):
 
 @pytest.mark.parametrize(
     ("kwargs", "match"),
-    [({"fov": 0}, "fov=0"), ({"fov": 180.0}, "fov=180.0"), ({"width": 0}, "size="),
-     ({"inside": "maybe"}, "inside='maybe'")],
-)  # fmt: skip
+    [
+        ({"fov": 0}, "fov=0"),
+        ({"fov": 180.0}, "fov=180.0"),
+        ({"width": 0}, "size="),
+        ({"inside": "maybe"}, "inside='maybe'"),
+    ],
+)
 def test_bad_constructor_arguments(street, kwargs, match):
     with pytest.raises(RenderError, match=match):
         FirstPersonRenderer(street[0], **kwargs)
@@ -95,9 +98,13 @@ def test_bad_constructor_arguments(street, kwargs, match):
 
 @pytest.mark.parametrize(
     ("kwargs", "match"),
-    [({"pitch": 95}, "pitch=95"), ({"yaw": float("nan")}, "yaw=nan"),
-     ({"pedestrians": [(1.0, 2.0, 3.0)]}, "pedestrians="), ({"x": 1e6}, "outside")],
-)  # fmt: skip
+    [
+        ({"pitch": 95}, "pitch=95"),
+        ({"yaw": float("nan")}, "yaw=nan"),
+        ({"pedestrians": [(1.0, 2.0, 3.0)]}, "pedestrians="),
+        ({"x": 1e6}, "outside"),
+    ],
+)
 def test_bad_render_arguments(street, kwargs, match):
     city, (x, y), yaw = street
     args = {"x": x, "y": y, "yaw": yaw, **kwargs}
@@ -116,8 +123,10 @@ def test_renderers_pickle(street):
     fp2 = pickle.loads(pickle.dumps(fp))
     np.testing.assert_array_equal(fp2.render(x, y, yaw).rgb, a)
     pano = PanoramaRenderer(city, 64, 32)
-    np.testing.assert_array_equal(pickle.loads(pickle.dumps(pano)).render(x, y).rgb,
-                                  pano.render(x, y).rgb)  # fmt: skip
+    np.testing.assert_array_equal(
+        pickle.loads(pickle.dumps(pano)).render(x, y).rgb, pano.render(x, y).rgb
+    )
     m = MapRenderer(city)
-    np.testing.assert_array_equal(pickle.loads(pickle.dumps(m)).render((x, y), 1.0, 32),
-                                  m.render((x, y), 1.0, 32))  # fmt: skip
+    np.testing.assert_array_equal(
+        pickle.loads(pickle.dumps(m)).render((x, y), 1.0, 32), m.render((x, y), 1.0, 32)
+    )

@@ -89,10 +89,15 @@ def test_static_layers(tiny_city, maps):
 def test_every_marker_kind_draws(maps):
     grid = GridOverlay((-60, -60, 60, 60), 5, 5)
     mk = MapMarkers(
-        agent=(0, 0, 45), start=(-40, -40), goal=(40, 40), destinations=[(30, -30), (-30, 30)],
-        closures=[[(-20, 10), (20, 10)]], trajectory=[(-40, -40), (0, -20), (0, 0)],
-        grid=grid, selected=(40, -45),
-    )  # fmt: skip
+        agent=(0, 0, 45),
+        start=(-40, -40),
+        goal=(40, 40),
+        destinations=[(30, -30), (-30, 30)],
+        closures=[[(-20, 10), (20, 10)]],
+        trajectory=[(-40, -40), (0, -20), (0, 0)],
+        grid=grid,
+        selected=(40, -45),
+    )
     base = maps.render((0, 0), 0.5, 256)
     img = maps.render((0, 0), 0.5, 256, markers=mk, labels=True)
     assert img.shape == (256, 256, 3) and img.dtype == np.uint8

@@ -107,8 +107,9 @@ def test_street_object_near_viewer_is_drawn():
     rows, cols = np.nonzero(mask)
     # the tree stands due north, 5 m away
     assert abs(np.median(cols) - col_of(0.0)) < 10
-    assert np.median(res.depth[mask]) == pytest.approx(5.0 / math.cos(math.radians(
-        elev_of_row(int(np.median(rows))))), rel=0.05)  # fmt: skip
+    assert np.median(res.depth[mask]) == pytest.approx(
+        5.0 / math.cos(math.radians(elev_of_row(int(np.median(rows))))), rel=0.05
+    )
 
 
 def test_night_is_darker_than_day_and_seeded(tiny_city):
@@ -151,9 +152,12 @@ def test_position_inside_building(square):
 
 @pytest.mark.parametrize(
     ("xy", "match"),
-    [((500.0, 0.0), r"\(500.0, 0.0\) lies outside"), ((float("nan"), 0.0), "finite"),
-     (("a", 0.0), "two numbers")],
-)  # fmt: skip
+    [
+        ((500.0, 0.0), r"\(500.0, 0.0\) lies outside"),
+        ((float("nan"), 0.0), "finite"),
+        (("a", 0.0), "two numbers"),
+    ],
+)
 def test_bad_positions_are_named(square, xy, match):
     with pytest.raises(RenderError, match=match):
         PanoramaRenderer(square, W, H).render(*xy)
@@ -161,9 +165,13 @@ def test_bad_positions_are_named(square, xy, match):
 
 @pytest.mark.parametrize(
     ("kwargs", "match"),
-    [({"width": 100, "height": 100}, "width == 2 \\* height"), ({"width": 0, "height": 0},
-     "width=0"), ({"eye_height": -1}, "eye_height=-1"), ({"inside": "x"}, "inside='x'")],
-)  # fmt: skip
+    [
+        ({"width": 100, "height": 100}, "width == 2 \\* height"),
+        ({"width": 0, "height": 0}, "width=0"),
+        ({"eye_height": -1}, "eye_height=-1"),
+        ({"inside": "x"}, "inside='x'"),
+    ],
+)
 def test_bad_renderer_arguments_are_named(square, kwargs, match):
     with pytest.raises(RenderError, match=match):
         PanoramaRenderer(square, **kwargs)
@@ -176,8 +184,10 @@ def test_bad_conditions_argument(square):
 
 def test_boards_near_each_other_do_not_overlap():
     # two shops 2 m apart on the south wall (y = -20) of a 30 m wide building
-    city = city_of([(-15, -20, 15, 0, 12.0)],
-                   pois=[("Kahvila Aalto", -1.0, -18.0, 0), ("Kahvila Björk", 1.0, -18.0, 0)])  # fmt: skip
+    city = city_of(
+        [(-15, -20, 15, 0, 12.0)],
+        pois=[("Kahvila Aalto", -1.0, -18.0, 0), ("Kahvila Björk", 1.0, -18.0, 0)],
+    )
     scene = PanoramaRenderer(city, 64, 32).scene
     scene.ensure_signs()
     a, b = scene.poi_sign[0], scene.poi_sign[1]
@@ -190,6 +200,7 @@ def test_boards_near_each_other_do_not_overlap():
         assert 0.0 <= s.u0 < s.u1 <= L
         # the board's centre stays within max(2 m, half its width) of the anchor
         ua = (p.anchor[0] - scene.ax[s.seg]) * scene.dx[s.seg] / L + (
-            p.anchor[1] - scene.ay[s.seg]) * scene.dy[s.seg] / L  # fmt: skip
+            p.anchor[1] - scene.ay[s.seg]
+        ) * scene.dy[s.seg] / L
         assert abs((s.u0 + s.u1) / 2 - ua) <= max(2.0, (s.u1 - s.u0) / 2) + 1e-6
         assert s.z1 <= 12.0

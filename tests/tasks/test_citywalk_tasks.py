@@ -175,17 +175,30 @@ def test_router_distances_match_networkx(small_city):
 
 def test_score_episode_worked_example():
     t = TaskSpec(
-        id="x", family="citywalk", type="CN", difficulty="l2", city=TINY, instruction="go",
-        start={"x": 0.0, "y": 0.0, "heading": 0.0}, goal={"x": 0.0, "y": 100.0, "radius": 15.0},
-        constraints={"closures": [{"points": [[0, 0], [1, 1]]}],
-                     "conditions": {"time_of_day": "day", "weather": "rain", "seed": 0}},
+        id="x",
+        family="citywalk",
+        type="CN",
+        difficulty="l2",
+        city=TINY,
+        instruction="go",
+        start={"x": 0.0, "y": 0.0, "heading": 0.0},
+        goal={"x": 0.0, "y": 100.0, "radius": 15.0},
+        constraints={
+            "closures": [{"points": [[0, 0], [1, 1]]}],
+            "conditions": {"time_of_day": "day", "weather": "rain", "seed": 0},
+        },
         meta={"shortest_m": 100.0},
-    )  # fmt: skip
+    )
     rec = EpisodeRecord(
-        positions=[(0.0, 0.0), (0.0, 50.0), (0.0, 90.0)], durations=[10.0, 20.0],
-        on_network=[True, False], covered=[False, True], path_length=125.0,
-        steps=2, start_distance=100.0, end_distance=10.0,
-    )  # fmt: skip
+        positions=[(0.0, 0.0), (0.0, 50.0), (0.0, 90.0)],
+        durations=[10.0, 20.0],
+        on_network=[True, False],
+        covered=[False, True],
+        path_length=125.0,
+        steps=2,
+        start_distance=100.0,
+        end_distance=10.0,
+    )
     m = score_episode(t, rec)
     assert m["success"] == 1.0 and m["spl"] == pytest.approx(100.0 / 125.0)
     assert m["network_adherence"] == pytest.approx(10.0 / 30.0, abs=1e-4)
@@ -196,9 +209,17 @@ def test_score_episode_worked_example():
 
 
 def test_validate_task_rejects_bad_closures():
-    t = TaskSpec(id="x", family="citywalk", type="CN", difficulty="l2", city=TINY,
-                 instruction="go", start={"x": 0, "y": 0, "heading": 0},
-                 goal={"x": 1.0, "y": 2.0}, constraints={"closures": [{"points": [[1, 1], [1, 1]]}]})  # fmt: skip
+    t = TaskSpec(
+        id="x",
+        family="citywalk",
+        type="CN",
+        difficulty="l2",
+        city=TINY,
+        instruction="go",
+        start={"x": 0, "y": 0, "heading": 0},
+        goal={"x": 1.0, "y": 2.0},
+        constraints={"closures": [{"points": [[1, 1], [1, 1]]}]},
+    )
     with pytest.raises(TaskError, match="closure 0"):
         validate_task(t)
     with pytest.raises(TaskError, match="unknown CityWalk task types"):
@@ -302,8 +323,17 @@ def test_router_handles_negative_node_ids():
         g.add_node(n, x=x, y=y)
     for u, v in ((-2, -1), (-1, 0), (0, 5)):
         line = LineString([pos[u], pos[v]])
-        g.add_edge(u, v, geometry=line, start=u, length=line.length, kind="footway",
-                   covered=False, width=2.0, name=None)  # fmt: skip
+        g.add_edge(
+            u,
+            v,
+            geometry=line,
+            start=u,
+            length=line.length,
+            kind="footway",
+            covered=False,
+            width=2.0,
+            name=None,
+        )
     city = City("neg", GeoFrame(60.0, 25.0), [], [], [], [], g)
     router = Router(city)
     a, b = router.locate(2.0, 0.0), router.locate(20.0, 7.0)
@@ -317,8 +347,22 @@ def test_cli_generates_and_evaluates_a_suite(tmp_path, capsys):
     from urban_gym.cli import main
 
     out = tmp_path / "cw.jsonl"
-    assert main(["generate-suite", "--family", "citywalk", "--city", TINY, "--out", str(out),
-                 "--per-type", "1"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "generate-suite",
+                "--family",
+                "citywalk",
+                "--city",
+                TINY,
+                "--out",
+                str(out),
+                "--per-type",
+                "1",
+            ]
+        )
+        == 0
+    )
     # 13 types + 2 condition variants of each of VR, OU, AEQ, SGN
     assert "wrote 21 citywalk tasks" in capsys.readouterr().out
     assert len(load_suite(out)) == 21

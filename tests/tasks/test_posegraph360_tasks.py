@@ -118,8 +118,11 @@ def test_object_counts_are_the_mapped_objects(tiny_city):
     # the south spoke from the south junction to the centre, 106 m: the procedural city
     # puts one crossing on each street arm 10 m out from every intersection, so two lie
     # on this stretch; those of the cross streets project onto its ends and do not count
-    t = next(t for t in g.trajectories if np.allclose(t.xy[0], (0, -106)) and
-             np.allclose(t.xy[-1], (0, 0)))  # fmt: skip
+    t = next(
+        t
+        for t in g.trajectories
+        if np.allclose(t.xy[0], (0, -106)) and np.allclose(t.xy[-1], (0, 0))
+    )
     line = LineString(t.xy)
     assert T.count_objects(tiny_city, "crossing", line) == 2
     # street lamps: every mapped lamp within 15 m whose foot is inside the stretch
@@ -188,17 +191,32 @@ def outcome(**kw):
 
 
 def nav_task(radius=10.0, type_="map_navigation"):
-    return TaskSpec(id="n", family="posegraph360", type=type_, difficulty="easy", city=TINY,
-                    instruction="go", start={"x": 0.0, "y": 0.0},
-                    goal={"x": 100.0, "y": 0.0, "radius": radius})  # fmt: skip
+    return TaskSpec(
+        id="n",
+        family="posegraph360",
+        type=type_,
+        difficulty="easy",
+        city=TINY,
+        instruction="go",
+        start={"x": 0.0, "y": 0.0},
+        goal={"x": 100.0, "y": 0.0, "radius": radius},
+    )
 
 
 def test_evaluate_navigation_worked_examples():
     t = nav_task(20.0)
     path = [(0.0, 0.0), (50.0, 0.0), (60.0, 30.0), (60.0, 0.0), (85.0, 0.0)]
     # answered 15 m short of the goal: inside 20 m; path 50 + 31.62 + 30 + 25 = 136.62 m
-    m = T.evaluate(t, outcome(answer="arrived", position=(85.0, 0.0), path=path,
-                              shortest_length=100.0, departures=[(100.0, 97.0), (40.0, 43.0)]))  # fmt: skip
+    m = T.evaluate(
+        t,
+        outcome(
+            answer="arrived",
+            position=(85.0, 0.0),
+            path=path,
+            shortest_length=100.0,
+            departures=[(100.0, 97.0), (40.0, 43.0)],
+        ),
+    )
     assert m["success"] == 1.0 and m["coordinate_match"] == 1.0 and m["score"] == 1.0
     assert m["distance_to_goal"] == pytest.approx(15.0)
     assert m["path_length"] == pytest.approx(136.62, abs=0.01)
@@ -212,8 +230,16 @@ def test_evaluate_navigation_worked_examples():
 
 
 def test_evaluate_questions_worked_examples():
-    count = TaskSpec(id="c", family="posegraph360", type="object_count", difficulty="hard",
-                     city=TINY, instruction="?", start={"x": 0, "y": 0}, answer="10")  # fmt: skip
+    count = TaskSpec(
+        id="c",
+        family="posegraph360",
+        type="object_count",
+        difficulty="hard",
+        city=TINY,
+        instruction="?",
+        start={"x": 0, "y": 0},
+        answer="10",
+    )
     # |8 - 10| / 10 = 0.2 < 1 - theta for theta in 0.50..0.75: 6 of 10 thresholds
     assert T.evaluate(count, outcome(answer="8"))["mra"] == pytest.approx(0.6)
     assert T.evaluate(count, outcome(answer="about 10 trees"))["score"] == 1.0
@@ -227,8 +253,7 @@ def test_evaluate_questions_worked_examples():
     loc = count.replace(type="localization", answer="x:2 y:3")
     assert T.evaluate(loc, outcome(answer="I think x=2, y=3"))["success"] == 1.0
     assert T.evaluate(loc, outcome(answer="x:3 y:2"))["success"] == 0.0
-    rel = count.replace(type="relational", answer="Kahvila Aalto",
-                        goal={"aliases": ["Aalto Café"]})  # fmt: skip
+    rel = count.replace(type="relational", answer="Kahvila Aalto", goal={"aliases": ["Aalto Café"]})
     assert T.evaluate(rel, outcome(answer="It is kahvila aalto."))["fuzzy_match"] == 1.0
     assert T.evaluate(rel, outcome(answer="Aalto Cafe"))["fuzzy_match"] == 1.0
     assert T.evaluate(rel, outcome(answer="Kahvila Laine"))["fuzzy_match"] == 0.0

@@ -4,9 +4,16 @@ from urban_gym.tasks.spec import TaskError, TaskSpec, load_suite, save_suite
 
 
 def make(i="t1", **kw):
-    base = dict(id=i, family="citywalk", type="sgn", difficulty="l2", city="helsinki",
-                instruction="Go to Kahvila Aalto.", start={"x": 0.0, "y": 0.0, "heading": 90.0},
-                goal={"x": 10.0, "y": 5.0, "radius": 15.0})  # fmt: skip
+    base = dict(
+        id=i,
+        family="citywalk",
+        type="sgn",
+        difficulty="l2",
+        city="helsinki",
+        instruction="Go to Kahvila Aalto.",
+        start={"x": 0.0, "y": 0.0, "heading": 90.0},
+        goal={"x": 10.0, "y": 5.0, "radius": 15.0},
+    )
     base.update(kw)
     return TaskSpec(**base)
 

@@ -80,8 +80,19 @@ def test_cold_crawler_walks_straight_away(small_graph):
 
 def test_crawler_backtracks_out_of_a_dead_end():
     # S - - - J - E1 - E2 (dead end east); J - N1..N9 - K north, K has two stubs
-    pts = {"S": (0, 0), "s1": (10, 0), "s2": (20, 0), "s3": (30, 0), "s4": (40, 0), "J": (50, 0),
-           "E1": (60, 0), "E2": (70, 0), "K": (50, 100), "KW": (40, 100), "KE": (60, 100)}  # fmt: skip
+    pts = {
+        "S": (0, 0),
+        "s1": (10, 0),
+        "s2": (20, 0),
+        "s3": (30, 0),
+        "s4": (40, 0),
+        "J": (50, 0),
+        "E1": (60, 0),
+        "E2": (70, 0),
+        "K": (50, 100),
+        "KW": (40, 100),
+        "KE": (60, 100),
+    }
     chain = ["S", "s1", "s2", "s3", "s4", "J", "E1", "E2"]
     edges = list(zip(chain[:-1], chain[1:]))
     north = ["J"] + [f"N{k}" for k in range(1, 10)] + ["K"]
@@ -127,10 +138,16 @@ def test_destinations_are_polygons_mapped_to_nodes(tiny_city):
 
 def test_difficulty_and_decision_points():
     assert [difficulty_of(n) for n in (3, 10, 11, 25, 26)] == [
-        "easy", "easy", "medium", "medium", "hard",
-    ]  # fmt: skip
-    g = _graph({"a": (0, 0), "b": (10, 0), "c": (20, 0), "d": (20, 10), "e": (30, 0)},
-               [("a", "b"), ("b", "c"), ("c", "d"), ("c", "e")])  # fmt: skip
+        "easy",
+        "easy",
+        "medium",
+        "medium",
+        "hard",
+    ]
+    g = _graph(
+        {"a": (0, 0), "b": (10, 0), "c": (20, 0), "d": (20, 10), "e": (30, 0)},
+        [("a", "b"), ("b", "c"), ("c", "d"), ("c", "e")],
+    )
     # a (degree 1) and c (degree 3) are decision points before the last node e
     assert route_decision_points(g, [0, 1, 2, 4]) == 2
 
@@ -174,10 +191,17 @@ def test_default_suites_are_committed_and_reproducible():
 
 def test_suite_statistics_worked_example():
     def task(i, length, dps):
-        return TaskSpec(id=f"t{i}", family="streetgraph", type="origin_destination",
-                        difficulty=difficulty_of(dps), city="x", instruction="Go.",
-                        start={"node": "a"}, goal={"name": f"d{i}"},
-                        meta={"route_length_m": length, "decision_points": dps})  # fmt: skip
+        return TaskSpec(
+            id=f"t{i}",
+            family="streetgraph",
+            type="origin_destination",
+            difficulty=difficulty_of(dps),
+            city="x",
+            instruction="Go.",
+            start={"node": "a"},
+            goal={"name": f"d{i}"},
+            meta={"route_length_m": length, "decision_points": dps},
+        )
 
     s = suite_statistics([task(0, 100.0, 5), task(1, 300.0, 15), task(2, 200.0, 30)])
     assert s["route_length_m"]["median"] == 200.0 and s["route_length_m"]["mean"] == 200.0
@@ -188,10 +212,18 @@ def test_suite_statistics_worked_example():
 def test_instruction_tasks_from_route_file(tmp_path):
     d = write_fixture(tmp_path / "td")
     routes = tmp_path / "routes.jsonl"
-    good = {"route_id": "r1", "route_panoids": ["X", "a1", "a2", "a3", "Y"],
-            "navigation_text": "Walk east to the corner.", "start_heading": 90.0}  # fmt: skip
-    bad = {"route_id": "r2", "route_panoids": ["X", "Y"], "navigation_text": "Teleport.",
-           "start_heading": 0.0}  # fmt: skip
+    good = {
+        "route_id": "r1",
+        "route_panoids": ["X", "a1", "a2", "a3", "Y"],
+        "navigation_text": "Walk east to the corner.",
+        "start_heading": 90.0,
+    }
+    bad = {
+        "route_id": "r2",
+        "route_panoids": ["X", "Y"],
+        "navigation_text": "Teleport.",
+        "start_heading": 0.0,
+    }
     routes.write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n", encoding="utf-8")
     with pytest.raises(StreetGraphError, match=r"route 'r2'.*no link from 'X' to 'Y'"):
         instruction_tasks(d, routes)

@@ -178,14 +178,29 @@ def sparse_suburb() -> OsmWriter:
                 continue
             for side in (1.0, -1.0):
                 y0 = j * gap + side * 12.0
-                w.rect(x, min(y0, y0 + side * 12.0), x + 10.0, max(y0, y0 + side * 12.0),
-                       {"building": "house"})  # fmt: skip
+                w.rect(
+                    x,
+                    min(y0, y0 + side * 12.0),
+                    x + 10.0,
+                    max(y0, y0 + side * 12.0),
+                    {"building": "house"},
+                )
     # the few named places
     # the school stands 30 m back from its road, the supermarket 14 m
-    w.rect(300.0, 330.0, 360.0, 370.0, {"building": "school", "amenity": "school",
-                                         "name": "Maple Primary School"})  # fmt: skip
-    w.rect(600.0, 14.0, 650.0, 54.0, {"building": "retail", "shop": "supermarket",
-                                       "name": "Suburb Foods"})  # fmt: skip
+    w.rect(
+        300.0,
+        330.0,
+        360.0,
+        370.0,
+        {"building": "school", "amenity": "school", "name": "Maple Primary School"},
+    )
+    w.rect(
+        600.0,
+        14.0,
+        650.0,
+        54.0,
+        {"building": "retail", "shop": "supermarket", "name": "Suburb Foods"},
+    )
     w.node(155.0, 304.0, {"amenity": "cafe", "name": "Corner Kiosk"})  # 35 m from any house
     w.node(820.0, 595.0, {"amenity": "fuel", "name": "Northside Fuel"})
     for k in range(6):
@@ -199,10 +214,15 @@ def roads_only() -> OsmWriter:
     """Roads only (see the module docstring): 16 nodes, 8 named streets."""
     w = OsmWriter()
     _grid_streets(
-        w, 4, 120.0,
-        lambda axis, i: {"highway": "residential", "name": f"{'Row' if axis == 'ew' else 'Line'} {i}"},
+        w,
+        4,
+        120.0,
+        lambda axis, i: {
+            "highway": "residential",
+            "name": f"{'Row' if axis == 'ew' else 'Line'} {i}",
+        },
         signals=True,
-    )  # fmt: skip
+    )
     return w
 
 

@@ -25,24 +25,58 @@ from urban_gym.world.geo import GeoFrame
 FRAME = GeoFrame(60.17, 24.94)
 
 XY: dict[str, tuple[float, float]] = {
-    "X": (0, 0), "a1": (10, 0), "a2": (20, 0), "a3": (30, 0), "Y": (40, 0),
-    "c1": (0, 10), "c2": (0, 20), "c3": (10, 20), "c4": (20, 20), "c5": (30, 20),
-    "c6": (40, 20), "c7": (40, 10),
-    "g1": (0, -10), "g2": (20, -10), "g3": (40, -10),
-    "p1": (20, 5), "p2": (20, 10), "p3": (20, 15),
-    "q1": (50, 0), "q2": (60, 0), "q3": (70, 5), "q4": (70, -5),
-    "t1": (100, 100), "t2": (110, 100), "t3": (105, 110),
-}  # fmt: skip
+    "X": (0, 0),
+    "a1": (10, 0),
+    "a2": (20, 0),
+    "a3": (30, 0),
+    "Y": (40, 0),
+    "c1": (0, 10),
+    "c2": (0, 20),
+    "c3": (10, 20),
+    "c4": (20, 20),
+    "c5": (30, 20),
+    "c6": (40, 20),
+    "c7": (40, 10),
+    "g1": (0, -10),
+    "g2": (20, -10),
+    "g3": (40, -10),
+    "p1": (20, 5),
+    "p2": (20, 10),
+    "p3": (20, 15),
+    "q1": (50, 0),
+    "q2": (60, 0),
+    "q3": (70, 5),
+    "q4": (70, -5),
+    "t1": (100, 100),
+    "t2": (110, 100),
+    "t3": (105, 110),
+}
 
 ONE_WAY = [("X", "a1"), ("a1", "a2"), ("a2", "a3"), ("a3", "Y")]
 TWO_WAY = [
-    ("X", "c1"), ("c1", "c2"), ("c2", "c3"), ("c3", "c4"), ("c4", "c5"), ("c5", "c6"),
-    ("c6", "c7"), ("c7", "Y"),
-    ("X", "g1"), ("g1", "g2"), ("g2", "g3"), ("g3", "Y"),
-    ("a2", "p1"), ("p1", "p2"), ("p2", "p3"),
-    ("Y", "q1"), ("q1", "q2"), ("q2", "q3"), ("q2", "q4"),
-    ("t1", "t2"), ("t2", "t3"), ("t3", "t1"),
-]  # fmt: skip
+    ("X", "c1"),
+    ("c1", "c2"),
+    ("c2", "c3"),
+    ("c3", "c4"),
+    ("c4", "c5"),
+    ("c5", "c6"),
+    ("c6", "c7"),
+    ("c7", "Y"),
+    ("X", "g1"),
+    ("g1", "g2"),
+    ("g2", "g3"),
+    ("g3", "Y"),
+    ("a2", "p1"),
+    ("p1", "p2"),
+    ("p2", "p3"),
+    ("Y", "q1"),
+    ("q1", "q2"),
+    ("q2", "q3"),
+    ("q2", "q4"),
+    ("t1", "t2"),
+    ("t2", "t3"),
+    ("t3", "t1"),
+]
 
 
 def heading(a: str, b: str) -> float:
@@ -66,8 +100,9 @@ def link_lines() -> list[str]:
     return out
 
 
-def write_fixture(directory: Path, nodes: list[str] | None = None,
-                  links: list[str] | None = None) -> Path:  # fmt: skip
+def write_fixture(
+    directory: Path, nodes: list[str] | None = None, links: list[str] | None = None
+) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "nodes.txt").write_text("\n".join(nodes or node_lines()) + "\n", encoding="utf-8")
     (directory / "links.txt").write_text("\n".join(links or link_lines()) + "\n", encoding="utf-8")

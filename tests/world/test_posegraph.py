@@ -253,8 +253,11 @@ def test_pose_csv_errors(tmp_path):
     with pytest.raises(PoseGraphError, match="no such pose CSV"):
         read_pose_csv(tmp_path / "nope.csv", "folder")
     # lat/lon columns are converted, headings come from the positions
-    write_csv(tmp_path / "d.csv", ["file", "lat", "lon"],
-              [["a.png", "60.0", "25.0"], ["b.png", "60.0001", "25.0"]])  # fmt: skip
+    write_csv(
+        tmp_path / "d.csv",
+        ["file", "lat", "lon"],
+        [["a.png", "60.0", "25.0"], ["b.png", "60.0001", "25.0"]],
+    )
     rows = read_pose_csv(tmp_path / "d.csv", "folder")["0"]
     assert rows[1].y == pytest.approx(11.13, abs=0.05) and rows[0].heading == pytest.approx(0.0)
     # a folder whose CSV names a file that is not there

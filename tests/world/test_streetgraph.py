@@ -80,8 +80,12 @@ def test_prune_keeps_protected_nodes(raw):
 def test_keep_largest_component(raw):
     g, _ = prune_dead_ends(add_reverse_links(raw)[0])
     big, rep = keep_largest_component(g)
-    assert rep == {"step": "keep_largest_component", "components": 2, "nodes_removed": 3,
-                   "links_removed": 6}  # fmt: skip
+    assert rep == {
+        "step": "keep_largest_component",
+        "components": 2,
+        "nodes_removed": 3,
+        "links_removed": 6,
+    }
     assert big.num_nodes == 15 and big.num_links == 32
 
 
@@ -90,8 +94,11 @@ def test_preprocess_report_and_contraction(raw):
     assert rep.before == {"nodes": 25, "links": 48}
     assert rep.after == {"nodes": 15, "links": 32}
     assert [s["step"] for s in rep.steps] == [
-        "add_reverse_links", "prune_dead_ends", "keep_largest_component", "contract",
-    ]  # fmt: skip
+        "add_reverse_links",
+        "prune_dead_ends",
+        "keep_largest_component",
+        "contract",
+    ]
     c = rep.step("contract")
     assert c["decision_points"] == 2
     assert c["streets"] == 6
@@ -152,9 +159,17 @@ def test_bad_node_lines_name_file_line_and_value(tmp_path):
     nodes = node_lines()
     cases = {
         "missing": (nodes[:2] + ["Z,0,60.1"] + nodes[2:], "line 3", "expected 4 fields"),
-        "lat": (nodes[:1] + ["Z,0,north,24.9"] + nodes[1:], "line 2", "lat='north' is not a number"),
-        "dup": (nodes + [nodes[0]], f"line {len(nodes) + 1}", "duplicate panoid 'X' (first on line 1)"),
-    }  # fmt: skip
+        "lat": (
+            nodes[:1] + ["Z,0,north,24.9"] + nodes[1:],
+            "line 2",
+            "lat='north' is not a number",
+        ),
+        "dup": (
+            nodes + [nodes[0]],
+            f"line {len(nodes) + 1}",
+            "duplicate panoid 'X' (first on line 1)",
+        ),
+    }
     for name, (lines, where, what) in cases.items():
         d = write_fixture(tmp_path / name, nodes=lines)
         with pytest.raises(StreetGraphError) as exc:
@@ -193,10 +208,18 @@ def test_missing_files(tmp_path):
 def test_routes_and_broken_hop(tmp_path, raw):
     g, _ = add_reverse_links(raw)
     p = tmp_path / "routes.jsonl"
-    good = {"route_id": "r1", "route_panoids": ["X", "a1", "a2"], "navigation_text": "Go east.",
-            "start_heading": 90}  # fmt: skip
-    broken = {"route_id": "r2", "route_panoids": ["X", "a2"], "navigation_text": "Jump.",
-              "start_heading": 0}  # fmt: skip
+    good = {
+        "route_id": "r1",
+        "route_panoids": ["X", "a1", "a2"],
+        "navigation_text": "Go east.",
+        "start_heading": 90,
+    }
+    broken = {
+        "route_id": "r2",
+        "route_panoids": ["X", "a2"],
+        "navigation_text": "Jump.",
+        "start_heading": 0,
+    }
     p.write_text(json.dumps(good) + "\n" + json.dumps(broken) + "\n", encoding="utf-8")
     routes, skipped = read_routes(p)
     assert skipped == 0 and [r.route_id for r in routes] == ["r1", "r2"]

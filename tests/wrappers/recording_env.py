@@ -36,23 +36,58 @@ ACTIONS = ActionSet(
             "move",
             "walk to the neighbouring place(s) in a compass direction",
             (
-                Param("direction", "enum", "compass direction", tuple(DIRS),
-                      value_synonyms={"n": "north", "e": "east", "s": "south", "w": "west",
-                                      "up": "north", "right": "east", "down": "south",
-                                      "left": "west"}),
-                Param("steps", "int", "places to walk", low=1, high=3, required=False,
-                      default=1, key_synonyms=("distance", "n")),
+                Param(
+                    "direction",
+                    "enum",
+                    "compass direction",
+                    tuple(DIRS),
+                    value_synonyms={
+                        "n": "north",
+                        "e": "east",
+                        "s": "south",
+                        "w": "west",
+                        "up": "north",
+                        "right": "east",
+                        "down": "south",
+                        "left": "west",
+                    },
+                ),
+                Param(
+                    "steps",
+                    "int",
+                    "places to walk",
+                    low=1,
+                    high=3,
+                    required=False,
+                    default=1,
+                    key_synonyms=("distance", "n"),
+                ),
             ),
             synonyms=("walk", "go"),
         ),
-        ActionSpec("turn", "turn on the spot",
-                   (Param("angle", "float", "clockwise turn", low=-180, high=180,
-                          unit="degrees", key_synonyms=("degrees",)),)),
-        ActionSpec("answer", "answer the question (ends the episode)",
-                   (Param("text", "str", "the answer", key_synonyms=("value",)),)),
+        ActionSpec(
+            "turn",
+            "turn on the spot",
+            (
+                Param(
+                    "angle",
+                    "float",
+                    "clockwise turn",
+                    low=-180,
+                    high=180,
+                    unit="degrees",
+                    key_synonyms=("degrees",),
+                ),
+            ),
+        ),
+        ActionSpec(
+            "answer",
+            "answer the question (ends the episode)",
+            (Param("text", "str", "the answer", key_synonyms=("value",)),),
+        ),
         ActionSpec("stop", "stop here (ends the episode)", synonyms=("done",)),
     ]
-)  # fmt: skip
+)
 
 TABLE: list[dict[str, Any]] = [
     *({"action": "move", "direction": d, "steps": 1} for d in DIRS),
@@ -148,11 +183,16 @@ class RecordingEnv(gym.Env):
             else f"Which cell is the goal? Answer like {label!r}."
         )
         self.task = TaskSpec(
-            id=f"rec-{seed}", family=self.family, type=self.task_kind, difficulty="easy",
-            city="procedural:seed=3,blocks=2x2", instruction=instruction,
-            start={"x": sx, "y": sy, "heading": 0.0}, goal={"x": gx, "y": gy, "radius": 1.0},
+            id=f"rec-{seed}",
+            family=self.family,
+            type=self.task_kind,
+            difficulty="easy",
+            city="procedural:seed=3,blocks=2x2",
+            instruction=instruction,
+            start={"x": sx, "y": sy, "heading": 0.0},
+            goal={"x": gx, "y": gy, "radius": 1.0},
             answer=label if self.task_kind == "question" else None,
-        )  # fmt: skip
+        )
         return self._obs(), self._info()
 
     def step(self, action: Any):
@@ -197,15 +237,21 @@ class RecordingEnv(gym.Env):
 
     def _end_if_limit(self, obs, reward, info):
         if self.steps >= self.max_steps:
-            info.update(termination="step_limit", is_success=False,
-                        metrics={"success": 0.0, "distance_to_goal": self._distance()})  # fmt: skip
+            info.update(
+                termination="step_limit",
+                is_success=False,
+                metrics={"success": 0.0, "distance_to_goal": self._distance()},
+            )
             return obs, reward, False, True, info
         return obs, reward, False, False, info
 
     def _end(self, ok: bool, reason: str):
         info = self._info()
-        info.update(termination=reason, is_success=ok,
-                    metrics={"success": float(ok), "distance_to_goal": self._distance()})  # fmt: skip
+        info.update(
+            termination=reason,
+            is_success=ok,
+            metrics={"success": float(ok), "distance_to_goal": self._distance()},
+        )
         return self._obs(), (1.0 if ok else 0.0), True, False, info
 
     def render(self):
@@ -231,10 +277,16 @@ class RecordingOracle:
         if u.task_kind == "question":
             return {"action": "answer", "text": u.task.answer}
         if abs(gi - i) >= abs(gj - j):
-            return {"action": "move", "direction": "east" if gi > i else "west",
-                    "steps": min(3, abs(gi - i))}  # fmt: skip
-        return {"action": "move", "direction": "north" if gj > j else "south",
-                "steps": min(3, abs(gj - j))}  # fmt: skip
+            return {
+                "action": "move",
+                "direction": "east" if gi > i else "west",
+                "steps": min(3, abs(gi - i)),
+            }
+        return {
+            "action": "move",
+            "direction": "north" if gj > j else "south",
+            "steps": min(3, abs(gj - j)),
+        }
 
 
 # --------------------------------------------------------------------------- graph env
@@ -245,11 +297,14 @@ GRAPH_OUT = {0: [1, 3], 1: [2, 0], 2: [3, 1], 3: [0, 2]}
 
 GRAPH_ACTIONS = ActionSet(
     [
-        ActionSpec("go", "take the street with this option number",
-                   (Param("option", "int", "option number", low=0, high=1),)),
+        ActionSpec(
+            "go",
+            "take the street with this option number",
+            (Param("option", "int", "option number", low=0, high=1),),
+        ),
         ActionSpec("stop", "declare arrival"),
     ]
-)  # fmt: skip
+)
 
 
 class RecordingGraphEnv(gym.Env):
@@ -260,8 +315,11 @@ class RecordingGraphEnv(gym.Env):
 
     def __init__(self) -> None:
         self.action_set = GRAPH_ACTIONS
-        self.action_table = [{"action": "go", "option": 0}, {"action": "go", "option": 1},
-                             {"action": "stop"}]  # fmt: skip
+        self.action_table = [
+            {"action": "go", "option": 0},
+            {"action": "go", "option": 1},
+            {"action": "stop"},
+        ]
         self.action_space = spaces.Discrete(3)
         self.observation_space = spaces.Dict(
             {
@@ -283,29 +341,46 @@ class RecordingGraphEnv(gym.Env):
         return np.asarray(out, np.float32)
 
     def _obs(self):
-        return {"views": np.full((2, 16, 16, 3), 60 * self.node, np.uint8),
-                "bearings": self._bearings(), "destination": "the north-east corner",
-                "action_mask": np.ones(3, np.int8)}  # fmt: skip
+        return {
+            "views": np.full((2, 16, 16, 3), 60 * self.node, np.uint8),
+            "bearings": self._bearings(),
+            "destination": "the north-east corner",
+            "action_mask": np.ones(3, np.int8),
+        }
 
     def _info(self):
         x, y = GRAPH_XY[self.node]
-        return {"node": self.node, "pose": {"x": x, "y": y, "heading": 0.0},
-                "action_valid": True, "invalid_actions": self.invalid}  # fmt: skip
+        return {
+            "node": self.node,
+            "pose": {"x": x, "y": y, "heading": 0.0},
+            "action_valid": True,
+            "invalid_actions": self.invalid,
+        }
 
     def reset(self, *, seed=None, options=None):
         super().reset(seed=seed)
         self.node, self.invalid, self.steps = 0, 0, 0
-        self.task = TaskSpec(id="graph", family="streetgraph", type="od", difficulty="easy",
-                             city="procedural:seed=3,blocks=2x2", instruction="go to 2",
-                             start={"node": 0}, goal={"nodes": [2]})  # fmt: skip
+        self.task = TaskSpec(
+            id="graph",
+            family="streetgraph",
+            type="od",
+            difficulty="easy",
+            city="procedural:seed=3,blocks=2x2",
+            instruction="go to 2",
+            start={"node": 0},
+            goal={"nodes": [2]},
+        )
         return self._obs(), self._info()
 
     def step(self, action):
         self.received.append(action)
         self.steps += 1
         try:
-            a = (self.action_table[int(action)] if isinstance(action, (int, np.integer))
-                 else self.action_set.normalise(action))  # fmt: skip
+            a = (
+                self.action_table[int(action)]
+                if isinstance(action, (int, np.integer))
+                else self.action_set.normalise(action)
+            )
         except InvalidAction as exc:
             self.invalid += 1
             return (
@@ -317,8 +392,12 @@ class RecordingGraphEnv(gym.Env):
             )
         if a["action"] == "stop":
             ok = self.node == 2
-            info = {**self._info(), "termination": "arrived" if ok else "terminated_by_agent",
-                    "is_success": ok, "metrics": {"success": float(ok)}}  # fmt: skip
+            info = {
+                **self._info(),
+                "termination": "arrived" if ok else "terminated_by_agent",
+                "is_success": ok,
+                "metrics": {"success": float(ok)},
+            }
             return self._obs(), float(ok), True, False, info
         self.node = GRAPH_OUT[self.node][a["option"]]
         trunc = self.steps >= 20

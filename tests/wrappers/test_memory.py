@@ -61,8 +61,15 @@ def test_reflection_memory_passes_check_env_and_rejects_bad_setup():
 
 def test_compass_names():
     assert [compass_name(b) for b in (0, 44, 46, 90, 180, 270, 337.6, 359)] == [
-        "north", "north-east", "north-east", "east", "south", "west", "north", "north",
-    ]  # fmt: skip
+        "north",
+        "north-east",
+        "north-east",
+        "east",
+        "south",
+        "west",
+        "north",
+        "north",
+    ]
 
 
 def test_agentnav_memory_history_and_previous_visits():

@@ -42,16 +42,22 @@ def test_first_balanced_object_respects_quotes():
 
 def test_synonym_keys_and_containers():
     cases = {
-        '{"command": "walk", "parameters": {"direction": "left", "distance": "3"}}':
-            {"action": "move", "direction": "west", "steps": 3},
-        '{"next_action": {"move": {"direction": "s"}}}':
-            {"action": "move", "direction": "south", "steps": 1},
+        '{"command": "walk", "parameters": {"direction": "left", "distance": "3"}}': {
+            "action": "move",
+            "direction": "west",
+            "steps": 3,
+        },
+        '{"next_action": {"move": {"direction": "s"}}}': {
+            "action": "move",
+            "direction": "south",
+            "steps": 1,
+        },
         '{"reasoning": "done", "decision": "STOP"}': {"action": "stop"},
         "{'action': 'turn', 'degrees': 45,}": {"action": "turn", "angle": 45.0},
         '[{"action": "done"}]': {"action": "stop"},
         '{"answer": "x:2 y:3"}': {"action": "answer", "text": "x:2 y:3"},  # name as key
         '{"thought": "hmm", "size": 3}': None,  # no action named
-    }  # fmt: skip
+    }
     for text, want in cases.items():
         assert parse_reply(text, ACTIONS).action == want, text
 
@@ -101,11 +107,13 @@ def test_ten_megabytes_is_read_quickly():
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.one_of(
-    st.text(max_size=400),
-    st.text(alphabet='{}[]"\\`:, \nactionmovestop0123', max_size=400),
-    st.binary(max_size=200).map(lambda b: b.decode("latin-1")),
-))  # fmt: skip
+@given(
+    st.one_of(
+        st.text(max_size=400),
+        st.text(alphabet='{}[]"\\`:, \nactionmovestop0123', max_size=400),
+        st.binary(max_size=200).map(lambda b: b.decode("latin-1")),
+    )
+)
 def test_parser_never_raises(text):
     for action_set in (ACTIONS, GRAPH_ACTIONS):
         r = parse_reply(text, action_set)

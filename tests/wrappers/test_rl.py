@@ -92,10 +92,12 @@ def test_wrapper_stacks_on_a_registered_env_pass_check_env():
     from urban_gym.wrappers.memory import AgentNavMemory
 
     kw = {"observation": "symbolic"}
-    check_env(make_rl_env("UrbanGym/StreetGraph-v0", text="encode", env_kwargs=kw),
-              skip_render_check=True)  # fmt: skip
+    check_env(
+        make_rl_env("UrbanGym/StreetGraph-v0", text="encode", env_kwargs=kw), skip_render_check=True
+    )
     stack = AgentNavMemory(MapObservation(gym.make("UrbanGym/StreetGraph-v0", **kw), size=32))
     check_env(stack, skip_render_check=True)
     assert [w.name for w in stack.spec.additional_wrappers][-2:] == [
-        "MapObservation", "AgentNavMemory",
-    ]  # fmt: skip
+        "MapObservation",
+        "AgentNavMemory",
+    ]

@@ -30,12 +30,22 @@ def test_read_pose_from_each_family_layout():
 
 def test_task_markers():
     t = TaskSpec(
-        id="t", family="citywalk", type="CN", difficulty="l2", city="helsinki",
-        instruction="go", start={"x": 1, "y": 2, "heading": 0},
-        goal={"position": [10, 20], "grid": [0, 0, 100, 50], "nx": 4, "ny": 2,
-              "stops": [{"x": 5, "y": 6}, [7, 8]]},
+        id="t",
+        family="citywalk",
+        type="CN",
+        difficulty="l2",
+        city="helsinki",
+        instruction="go",
+        start={"x": 1, "y": 2, "heading": 0},
+        goal={
+            "position": [10, 20],
+            "grid": [0, 0, 100, 50],
+            "nx": 4,
+            "ny": 2,
+            "stops": [{"x": 5, "y": 6}, [7, 8]],
+        },
         constraints={"closures": [{"points": [[0, 0], [0, 10]]}, [[1, 1]]]},
-    )  # fmt: skip
+    )
     m = task_markers(t)
     assert m.start == (1, 2) and m.goal == (10, 20)
     assert m.destinations == [(5, 6), (7, 8)]

@@ -31,8 +31,15 @@ class InvalidAction(Exception):
 
 #: Key names a model may use instead of ``"action"``.
 ACTION_KEY_SYNONYMS: tuple[str, ...] = (
-    "action", "act", "name", "type", "command", "cmd", "action_name", "action_type",
-)  # fmt: skip
+    "action",
+    "act",
+    "name",
+    "type",
+    "command",
+    "cmd",
+    "action_name",
+    "action_type",
+)
 
 
 @dataclass(frozen=True)

@@ -103,7 +103,7 @@ def _move_params(speed: float) -> tuple[Param, ...]:
                 "reverse": "backward",
             },
             key_synonyms=("dir", "way"),
-        ),  # fmt: skip
+        ),
         Param(
             "duration",
             "float",
@@ -113,7 +113,7 @@ def _move_params(speed: float) -> tuple[Param, ...]:
             high=60.0,
             unit="s",
             key_synonyms=("seconds", "time", "secs", "t"),
-        ),  # fmt: skip
+        ),
         Param(
             "yaw_rate",
             "float",
@@ -124,7 +124,7 @@ def _move_params(speed: float) -> tuple[Param, ...]:
             default=0.0,
             unit="deg/s",
             key_synonyms=("turn_rate", "yaw_speed"),
-        ),  # fmt: skip
+        ),
         Param(
             "pitch_rate",
             "float",
@@ -134,7 +134,7 @@ def _move_params(speed: float) -> tuple[Param, ...]:
             required=False,
             default=0.0,
             unit="deg/s",
-        ),  # fmt: skip
+        ),
     )
 
 
@@ -147,13 +147,13 @@ def citywalk_action_set() -> ActionSet:
                 f"walk at {WALK_SPEED} m/s (first-person mode)",
                 _move_params(WALK_SPEED),
                 synonyms=("walk", "go", "step"),
-            ),  # fmt: skip
+            ),
             ActionSpec(
                 "sprint",
                 f"run at {SPRINT_SPEED} m/s (first-person mode)",
                 _move_params(SPRINT_SPEED),
                 synonyms=("run",),
-            ),  # fmt: skip
+            ),
             ActionSpec(
                 "look",
                 f"turn on the spot and/or tilt the view; takes {LOOK_DURATION} s (first-person mode)",
@@ -168,7 +168,7 @@ def citywalk_action_set() -> ActionSet:
                         default=0.0,
                         unit="deg",
                         key_synonyms=("turn", "angle", "degrees"),
-                    ),  # fmt: skip
+                    ),
                     Param(
                         "pitch",
                         "float",
@@ -178,7 +178,7 @@ def citywalk_action_set() -> ActionSet:
                         required=False,
                         default=None,
                         unit="deg",
-                    ),  # fmt: skip
+                    ),
                 ),
                 synonyms=("turn", "rotate", "look_around"),
             ),
@@ -187,17 +187,17 @@ def citywalk_action_set() -> ActionSet:
                 f"hop in place: no displacement, {JUMP_DURATION} s on the clock "
                 "(a way to wait, e.g. for people to pass)",
                 synonyms=("hop", "wait"),
-            ),  # fmt: skip
+            ),
             ActionSpec(
                 "open_map",
                 "open the map (map mode): it shows you and the task's markers, never a route",
                 synonyms=("map", "show_map"),
-            ),  # fmt: skip
+            ),
             ActionSpec(
                 "close_map",
                 "close the map and return to first-person view",
                 synonyms=("hide_map", "exit_map"),
-            ),  # fmt: skip
+            ),
             ActionSpec(
                 "map_pan",
                 "move the map window (map mode)",
@@ -212,7 +212,7 @@ def citywalk_action_set() -> ActionSet:
                         default=0.0,
                         unit="m",
                         key_synonyms=("dx", "x"),
-                    ),  # fmt: skip
+                    ),
                     Param(
                         "north",
                         "float",
@@ -223,7 +223,7 @@ def citywalk_action_set() -> ActionSet:
                         default=0.0,
                         unit="m",
                         key_synonyms=("dy", "y"),
-                    ),  # fmt: skip
+                    ),
                 ),
                 synonyms=("pan",),
             ),
@@ -239,9 +239,9 @@ def citywalk_action_set() -> ActionSet:
                         high=4.0,
                         key_synonyms=("zoom", "scale"),
                     ),
-                ),  # fmt: skip
+                ),
                 synonyms=("zoom",),
-            ),  # fmt: skip
+            ),
             ActionSpec(
                 "map_orbit",
                 "rotate the map (map mode)",
@@ -255,9 +255,9 @@ def citywalk_action_set() -> ActionSet:
                         unit="deg",
                         key_synonyms=("angle", "rotation", "yaw"),
                     ),
-                ),  # fmt: skip
+                ),
                 synonyms=("orbit", "rotate_map"),
-            ),  # fmt: skip
+            ),
             ActionSpec(
                 "map_select",
                 "mark a point on the map (map mode); it only marks, it computes nothing",
@@ -269,7 +269,7 @@ def citywalk_action_set() -> ActionSet:
                         low=0.0,
                         high=1.0,
                         key_synonyms=("col", "u"),
-                    ),  # fmt: skip
+                    ),
                     Param(
                         "y",
                         "float",
@@ -277,7 +277,7 @@ def citywalk_action_set() -> ActionSet:
                         low=0.0,
                         high=1.0,
                         key_synonyms=("row", "v"),
-                    ),  # fmt: skip
+                    ),
                 ),
                 synonyms=("select", "mark"),
             ),
@@ -292,7 +292,7 @@ def citywalk_action_set() -> ActionSet:
                         required=False,
                         default=None,
                         key_synonyms=("option", "choice"),
-                    ),  # fmt: skip
+                    ),
                 ),
                 synonyms=("stop", "done", "finish", "answer", "end"),
             ),
@@ -547,8 +547,12 @@ class CityWalkEnv(gym.Env):
     def _reset_state(self) -> None:
         t = self.task
         st = t.start
-        self.walker = WalkerState(float(st["x"]), float(st["y"]), float(st["heading"]) % 360.0,
-                                  float(st.get("pitch", 0.0)))  # fmt: skip
+        self.walker = WalkerState(
+            float(st["x"]),
+            float(st["y"]),
+            float(st["heading"]) % 360.0,
+            float(st.get("pitch", 0.0)),
+        )
         self.clock = SimClock(float(st.get("clock", 36000.0)))
         self.kind = TASK_TYPES[t.type].kind
         self.max_steps = self.max_steps_override or int(
@@ -570,7 +574,7 @@ class CityWalkEnv(gym.Env):
                 tuple(tuple(p) for p in c["points"]),
                 str(c.get("label", "")),
                 tuple(c["trigger"]) if c.get("trigger") else None,
-            )  # fmt: skip
+            )
             for i, c in enumerate(t.constraints.get("closures", []) or [])
         ]
         self.closure_active = [c.trigger is None for c in self.closures]
@@ -587,13 +591,16 @@ class CityWalkEnv(gym.Env):
                 peds.get("around"),
                 duration=self.max_steps * MAX_DURATION + 60.0,
                 avoid=(self.walker.x, self.walker.y),
-            )  # fmt: skip
+            )
             if peds
             else None
         )
         cond = t.constraints.get("conditions") or {}
-        self.conditions = {"time_of_day": cond.get("time_of_day", "day"),
-                           "weather": cond.get("weather", "clear"), "seed": int(cond.get("seed", 0))}  # fmt: skip
+        self.conditions = {
+            "time_of_day": cond.get("time_of_day", "day"),
+            "weather": cond.get("weather", "clear"),
+            "seed": int(cond.get("seed", 0)),
+        }
         self.raining = self.conditions["weather"] == "rain"
         self.stops = list(t.goal.get("stops", []) or [])
         self.record.arrivals = [None] * len(self.stops)
@@ -752,8 +759,15 @@ class CityWalkEnv(gym.Env):
             s.messages.append(f"Duration {dur:g} s was clamped to {MAX_DURATION:g} s.")
             dur = MAX_DURATION
         s.duration = dur
-        s.move = simulate_move(self.geometry, self.walker, a["direction"], speed, dur,
-                               float(a["yaw_rate"]), float(a["pitch_rate"]))  # fmt: skip
+        s.move = simulate_move(
+            self.geometry,
+            self.walker,
+            a["direction"],
+            speed,
+            dur,
+            float(a["yaw_rate"]),
+            float(a["pitch_rate"]),
+        )
         self.walker = s.move.state
         if s.move.hit_wall:
             s.messages.append("You bumped into a wall.")
@@ -815,8 +829,11 @@ class CityWalkEnv(gym.Env):
                 xy = walker_samples(_still(self.walker), s.duration)
             s.new_contacts = self.crowd.advance(t0, s.duration, xy)
             if s.new_contacts:
-                s.messages.append("You bumped into someone." if s.new_contacts == 1
-                                  else f"You bumped into {s.new_contacts} people.")  # fmt: skip
+                s.messages.append(
+                    "You bumped into someone."
+                    if s.new_contacts == 1
+                    else f"You bumped into {s.new_contacts} people."
+                )
         if s.move is not None and self.closures:
             for i, c in enumerate(self.closures):
                 if self.closure_active[i]:
@@ -1020,8 +1037,11 @@ class CityWalkEnv(gym.Env):
         return m
 
     def _status(self) -> str:
-        parts = [f"Time {self.clock.text()}", f"step {self.steps}/{self.max_steps}",
-                 "map mode" if self.map_mode else "first-person view"]  # fmt: skip
+        parts = [
+            f"Time {self.clock.text()}",
+            f"step {self.steps}/{self.max_steps}",
+            "map mode" if self.map_mode else "first-person view",
+        ]
         if self.conditions["time_of_day"] != "day" or self.conditions["weather"] != "clear":
             parts.append(f"{self.conditions['time_of_day']}, {self.conditions['weather']}")
         lines = [" | ".join(parts)]
@@ -1140,8 +1160,14 @@ class CityWalkEnv(gym.Env):
         hit = self._last_view.get(which)
         if hit is not None and hit[0] == key:
             return hit[1].copy()
-        res = self._renderer(which).render(w.x, w.y, w.heading, w.pitch,
-                                           conditions=self._render_conditions(), pedestrians=list(peds))  # fmt: skip
+        res = self._renderer(which).render(
+            w.x,
+            w.y,
+            w.heading,
+            w.pitch,
+            conditions=self._render_conditions(),
+            pedestrians=list(peds),
+        )
         self._last_view[which] = (key, res.rgb)
         return res.rgb.copy()
 
@@ -1159,13 +1185,23 @@ class CityWalkEnv(gym.Env):
             dest = [(float(g["x"]), float(g["y"]))]
         closures = [c.points for c, on in zip(self.closures, self.closure_active) if on]
         w = self.walker
-        return MapMarkers(agent=(w.x, w.y, w.heading), destinations=dest, closures=closures,
-                          selected=self.map.selected if self.map_mode else None)  # fmt: skip
+        return MapMarkers(
+            agent=(w.x, w.y, w.heading),
+            destinations=dest,
+            closures=closures,
+            selected=self.map.selected if self.map_mode else None,
+        )
 
     def _map_image(self, size: int) -> np.ndarray:
         m = self.map if self.map_mode else _MapState(center=(self.walker.x, self.walker.y))
-        return self._renderer("map").render(center=m.center, metres_per_pixel=m.mpp, size=size,
-                                            rotation=m.rotation, labels=True, markers=self.map_markers())  # fmt: skip
+        return self._renderer("map").render(
+            center=m.center,
+            metres_per_pixel=m.mpp,
+            size=size,
+            rotation=m.rotation,
+            labels=True,
+            markers=self.map_markers(),
+        )
 
     def _frame(self) -> np.ndarray:
         from PIL import Image, ImageDraw
@@ -1180,8 +1216,12 @@ class CityWalkEnv(gym.Env):
         size = max(8, n // 22)
         font = load_font(size)
         chars = max(12, int(n / (0.55 * size)))
-        lines = [f"{self.task.type} | {self.task.id}", *_wrap(self.task.instruction, chars),
-                 "", *_wrap(self._status(), chars)]  # fmt: skip
+        lines = [
+            f"{self.task.type} | {self.task.id}",
+            *_wrap(self.task.instruction, chars),
+            "",
+            *_wrap(self._status(), chars),
+        ]
         for i, line in enumerate(lines[: n // (size + 2)]):
             draw.text((4, 2 + i * (size + 2)), line, fill=(20, 20, 20), font=font)
         return np.concatenate([view, mp, np.asarray(panel)], axis=1)

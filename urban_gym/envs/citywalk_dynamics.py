@@ -54,8 +54,12 @@ CONTACT_SAMPLE_DT = 0.05  # s, time resolution of pedestrian contact detection
 ARC_STEP_DEG = 10.0  # largest heading change per straight sub-move of an arc
 
 #: Unit vectors (in the walker's frame) of the four move directions, as bearing offsets.
-DIRECTION_OFFSETS: dict[str, float] = {"forward": 0.0, "right": 90.0, "backward": 180.0,
-                                       "left": 270.0}  # fmt: skip
+DIRECTION_OFFSETS: dict[str, float] = {
+    "forward": 0.0,
+    "right": 90.0,
+    "backward": 180.0,
+    "left": 270.0,
+}
 
 _NON_BLOCKING_KINDS = frozenset({"roof", "carport"})
 _EPS = 1e-9
@@ -444,9 +448,16 @@ def _ring_segments(polys: Sequence[Polygon]) -> np.ndarray:
 
 
 def _toi(
-    px: float, py: float, dx: float, dy: float,
-    ax: float, ay: float, bx: float, by: float, r: float,
-) -> tuple[float, float, float]:  # fmt: skip
+    px: float,
+    py: float,
+    dx: float,
+    dy: float,
+    ax: float,
+    ay: float,
+    bx: float,
+    by: float,
+    r: float,
+) -> tuple[float, float, float]:
     """First time ``t`` in [0, 1] at which a disc of radius ``r`` centred at
     ``p + t d`` touches segment ``ab``, with the unit contact normal (pointing from the
     segment to the disc). ``(2.0, 0, 0)`` when it does not touch. A disc already closer
@@ -592,9 +603,11 @@ def _orient(ax: float, ay: float, bx: float, by: float, px: float, py: float) ->
 
 
 def segment_crosses(
-    p0: tuple[float, float], p1: tuple[float, float], a: tuple[float, float],
+    p0: tuple[float, float],
+    p1: tuple[float, float],
+    a: tuple[float, float],
     b: tuple[float, float],
-) -> bool:  # fmt: skip
+) -> bool:
     """Whether the move ``p0 -> p1`` crosses the closure segment ``a - b``.
 
     Sides are half-open (a point exactly on the line counts as the negative side), so a

@@ -52,40 +52,103 @@ def default_suite_path(city: str) -> Path:
 
 def make_action_set() -> ActionSet:
     """The structured actions of PoseGraph360 (the language-model face)."""
-    size = Param("size", "enum", "how far", choices=_SIZES, required=False, default=None,
-                 value_synonyms={"S": "SMALL", "M": "MEDIUM", "L": "LARGE", "SHORT": "SMALL",
-                                 "LONG": "LARGE", "BIG": "LARGE"},
-                 key_synonyms=("amount", "magnitude", "distance", "angle"))  # fmt: skip
-    wsize = Param("size", "enum", "SMALL 1 frame, MEDIUM 3 frames, LARGE 5 frames forward",
-                  choices=_SIZES, required=False, default="SMALL",
-                  value_synonyms=size.value_synonyms, key_synonyms=size.key_synonyms)  # fmt: skip
-    rsize = Param("size", "enum", "SMALL 30°, MEDIUM 60°, LARGE 90° (24° when omitted)",
-                  choices=_SIZES, required=False, default=None,
-                  value_synonyms=size.value_synonyms, key_synonyms=size.key_synonyms)  # fmt: skip
-    text = Param("text", "str", "your answer (for navigation tasks: anything, e.g. 'arrived')",
-                 key_synonyms=("answer", "value", "content", "response", "result"))  # fmt: skip
+    size = Param(
+        "size",
+        "enum",
+        "how far",
+        choices=_SIZES,
+        required=False,
+        default=None,
+        value_synonyms={
+            "S": "SMALL",
+            "M": "MEDIUM",
+            "L": "LARGE",
+            "SHORT": "SMALL",
+            "LONG": "LARGE",
+            "BIG": "LARGE",
+        },
+        key_synonyms=("amount", "magnitude", "distance", "angle"),
+    )
+    wsize = Param(
+        "size",
+        "enum",
+        "SMALL 1 frame, MEDIUM 3 frames, LARGE 5 frames forward",
+        choices=_SIZES,
+        required=False,
+        default="SMALL",
+        value_synonyms=size.value_synonyms,
+        key_synonyms=size.key_synonyms,
+    )
+    rsize = Param(
+        "size",
+        "enum",
+        "SMALL 30°, MEDIUM 60°, LARGE 90° (24° when omitted)",
+        choices=_SIZES,
+        required=False,
+        default=None,
+        value_synonyms=size.value_synonyms,
+        key_synonyms=size.key_synonyms,
+    )
+    text = Param(
+        "text",
+        "str",
+        "your answer (for navigation tasks: anything, e.g. 'arrived')",
+        key_synonyms=("answer", "value", "content", "response", "result"),
+    )
     return ActionSet(
         [
-            ActionSpec("W", "move forward along the street (video plays forward)", (wsize,),
-                       ("forward", "move_forward", "go_forward", "walk")),
-            ActionSpec("A", "rotate the camera left", (rsize,),
-                       ("look_left", "rotate_left", "turn_camera_left", "pan_left")),
-            ActionSpec("D", "rotate the camera right", (rsize,),
-                       ("look_right", "rotate_right", "turn_camera_right", "pan_right")),
+            ActionSpec(
+                "W",
+                "move forward along the street (video plays forward)",
+                (wsize,),
+                ("forward", "move_forward", "go_forward", "walk"),
+            ),
+            ActionSpec(
+                "A",
+                "rotate the camera left",
+                (rsize,),
+                ("look_left", "rotate_left", "turn_camera_left", "pan_left"),
+            ),
+            ActionSpec(
+                "D",
+                "rotate the camera right",
+                (rsize,),
+                ("look_right", "rotate_right", "turn_camera_right", "pan_right"),
+            ),
             ActionSpec("Q", "tilt the camera up (15°)", (), ("look_up", "tilt_up")),
             ActionSpec("E", "tilt the camera down (15°)", (), ("look_down", "tilt_down")),
-            ActionSpec("S", "reset the view to the direction of travel", (),
-                       ("reset_view", "look_forward", "recenter")),
-            ActionSpec("LEFT", "at a junction: take the branch marked LEFT", (),
-                       ("branch_left", "turn_left", "go_left")),
-            ActionSpec("UP", "at a junction: take the branch marked UP (ahead)", (),
-                       ("branch_up", "straight", "go_straight", "ahead", "branch_straight")),
-            ActionSpec("RIGHT", "at a junction: take the branch marked RIGHT", (),
-                       ("branch_right", "turn_right", "go_right")),
-            ActionSpec("ANSWER", "end the episode with your answer", (text,),
-                       ("submit", "final_answer", "stop", "done")),
+            ActionSpec(
+                "S",
+                "reset the view to the direction of travel",
+                (),
+                ("reset_view", "look_forward", "recenter"),
+            ),
+            ActionSpec(
+                "LEFT",
+                "at a junction: take the branch marked LEFT",
+                (),
+                ("branch_left", "turn_left", "go_left"),
+            ),
+            ActionSpec(
+                "UP",
+                "at a junction: take the branch marked UP (ahead)",
+                (),
+                ("branch_up", "straight", "go_straight", "ahead", "branch_straight"),
+            ),
+            ActionSpec(
+                "RIGHT",
+                "at a junction: take the branch marked RIGHT",
+                (),
+                ("branch_right", "turn_right", "go_right"),
+            ),
+            ActionSpec(
+                "ANSWER",
+                "end the episode with your answer",
+                (text,),
+                ("submit", "final_answer", "stop", "done"),
+            ),
         ]
-    )  # fmt: skip
+    )
 
 
 #: The fixed part of the discrete action table (index -> structured action).
@@ -278,12 +341,18 @@ class PoseGraph360Env(gym.Env):
         self.ref_size = int(reference_size or self.view_wh[1])
         self.location_prior = bool(location_prior)
         self.map_size = int(map_size or self.view_wh[1])
-        for name, v in (("step_limit", step_limit), ("stagnation_limit", stagnation_limit),
-                        ("away_limit", away_limit)):  # fmt: skip
+        for name, v in (
+            ("step_limit", step_limit),
+            ("stagnation_limit", stagnation_limit),
+            ("away_limit", away_limit),
+        ):
             if not isinstance(v, (int, np.integer)) or v < 1:
                 raise UrbanGymError(f"{name}={v!r} must be a positive integer")
-        self.limits = {"step_limit": int(step_limit), "stagnation_limit": int(stagnation_limit),
-                       "away_limit": int(away_limit)}  # fmt: skip
+        self.limits = {
+            "step_limit": int(step_limit),
+            "stagnation_limit": int(stagnation_limit),
+            "away_limit": int(away_limit),
+        }
         ff = tuple(int(v) for v in forward_frames)
         if len(ff) != 3 or min(ff) < 1:
             raise UrbanGymError(f"forward_frames={forward_frames!r} must be 3 positive ints")
@@ -298,8 +367,9 @@ class PoseGraph360Env(gym.Env):
         if posegraph is not None:
             self.graph = posegraph
         elif capture is not None:
-            self.graph = PoseGraph.from_capture(capture, poses, geo=self.city.frame,
-                                                cache_mb=cache_mb)  # fmt: skip
+            self.graph = PoseGraph.from_capture(
+                capture, poses, geo=self.city.frame, cache_mb=cache_mb
+            )
         else:
             self.graph = load_posegraph(self.city_spec, spacing=self.spacing)
         if self.graph.source is None:
@@ -342,9 +412,13 @@ class PoseGraph360Env(gym.Env):
             if p.exists():
                 out = load_suite(p)
             elif self.city_spec.startswith("procedural:"):
-                gen = T.PoseGraphTaskGenerator(self.city_spec, seed=0, spacing=self.spacing,
-                                               step_limit=self.limits["step_limit"],
-                                               forward_frames=self.forward_frames)  # fmt: skip
+                gen = T.PoseGraphTaskGenerator(
+                    self.city_spec,
+                    seed=0,
+                    spacing=self.spacing,
+                    step_limit=self.limits["step_limit"],
+                    forward_frames=self.forward_frames,
+                )
                 out = gen.suite(per_type=3)
             else:
                 raise TaskError(
@@ -417,8 +491,9 @@ class PoseGraph360Env(gym.Env):
                 self._task_limits[k] = int(task.limits[k])
         self.state = T.start_state(self.graph, task)
         self.yaw = float(task.start.get("yaw", 0.0))
-        self.pitch = float(np.clip(float(task.start.get("pitch", 0.0)), -self.pitch_limit,
-                                   self.pitch_limit))  # fmt: skip
+        self.pitch = float(
+            np.clip(float(task.start.get("pitch", 0.0)), -self.pitch_limit, self.pitch_limit)
+        )
         self.path = [self.graph.position(self.state)]
         if task.type in T.NAVIGATION_TYPES:
             goals = T.goal_states(self.graph, task)
@@ -687,8 +762,9 @@ class PoseGraph360Env(gym.Env):
         if self.draw_branches:
             j = self.graph.junction_at(self.state)
             if j is not None:
-                img = draw_branch_arrows(img, self.graph.branches(j, self.camera_bearing),
-                                         self._branch_choices())  # fmt: skip
+                img = draw_branch_arrows(
+                    img, self.graph.branches(j, self.camera_bearing), self._branch_choices()
+                )
         return img
 
     def _maps(self) -> Any:
@@ -707,18 +783,22 @@ class PoseGraph360Env(gym.Env):
             from urban_gym.render import MapMarkers
 
             x0, y0, x1, y1 = (float(v) for v in task.goal["grid"])
-            grid = GridOverlay((x0, y0, x1, y1), int(task.goal.get("nx", 5)),
-                               int(task.goal.get("ny", 5)))  # fmt: skip
+            grid = GridOverlay(
+                (x0, y0, x1, y1), int(task.goal.get("nx", 5)), int(task.goal.get("ny", 5))
+            )
             mpp = max(x1 - x0, y1 - y0) / (size - 4)
-            return self._maps().render(((x0 + x1) / 2, (y0 + y1) / 2), mpp, size,
-                                       markers=MapMarkers(grid=grid))  # fmt: skip
+            return self._maps().render(
+                ((x0 + x1) / 2, (y0 + y1) / 2), mpp, size, markers=MapMarkers(grid=grid)
+            )
         if kind == "route_map":
             from urban_gym.render import MapMarkers
 
             m = task.goal["map"]
             mpp = float(m["extent"]) / size
-            mk = MapMarkers(start=(float(task.start["x"]), float(task.start["y"])),
-                            goal=(float(task.goal["x"]), float(task.goal["y"])))  # fmt: skip
+            mk = MapMarkers(
+                start=(float(task.start["x"]), float(task.start["y"])),
+                goal=(float(task.goal["x"]), float(task.goal["y"])),
+            )
             return self._maps().render(tuple(m["center"]), mpp, size, markers=mk)
         if kind == "landmark":
             v = task.goal["view"]
@@ -731,8 +811,14 @@ class PoseGraph360Env(gym.Env):
             if not ok:
                 s = self.graph.nearest_state(float(task.goal["x"]), float(task.goal["y"]))
             pano, ph = self.graph.panorama(s)
-            return perspective(pano, float(v["bearing"]), float(v.get("pitch", 10.0)),
-                               float(v.get("fov", 60.0)), size, pano_heading=ph)  # fmt: skip
+            return perspective(
+                pano,
+                float(v["bearing"]),
+                float(v.get("pitch", 10.0)),
+                float(v.get("fov", 60.0)),
+                size,
+                pano_heading=ph,
+            )
         raise TaskError(f"task {task.id!r}: unknown reference image {kind!r}")
 
     def map_markers(self) -> Any:
@@ -744,12 +830,17 @@ class PoseGraph360Env(gym.Env):
 
         task = self.task
         if task.reference_images and task.reference_images[0] == "route_map":
-            return MapMarkers(start=(float(task.start["x"]), float(task.start["y"])),
-                              goal=(float(task.goal["x"]), float(task.goal["y"])))  # fmt: skip
+            return MapMarkers(
+                start=(float(task.start["x"]), float(task.start["y"])),
+                goal=(float(task.goal["x"]), float(task.goal["y"])),
+            )
         if task.reference_images and task.reference_images[0] == "grid_map":
             x0, y0, x1, y1 = (float(v) for v in task.goal["grid"])
-            return MapMarkers(grid=GridOverlay((x0, y0, x1, y1), int(task.goal.get("nx", 5)),
-                                               int(task.goal.get("ny", 5))))  # fmt: skip
+            return MapMarkers(
+                grid=GridOverlay(
+                    (x0, y0, x1, y1), int(task.goal.get("nx", 5)), int(task.goal.get("ny", 5))
+                )
+            )
         return MapMarkers()
 
     def _prior_map(self, size: int | None = None) -> np.ndarray:
@@ -761,8 +852,12 @@ class PoseGraph360Env(gym.Env):
         if self._prior_cache[0] != key:
             x0, y0, x1, y1 = self.graph.bounds
             mpp = max(x1 - x0, y1 - y0) * 1.05 / size
-            img = self._maps().render(((x0 + x1) / 2, (y0 + y1) / 2), mpp, size,
-                                      markers=MapMarkers(agent=(x, y, self.camera_bearing)))  # fmt: skip
+            img = self._maps().render(
+                ((x0 + x1) / 2, (y0 + y1) / 2),
+                mpp,
+                size,
+                markers=MapMarkers(agent=(x, y, self.camera_bearing)),
+            )
             self._prior_cache = (key, img)
         return self._prior_cache[1].copy()
 
@@ -793,10 +888,15 @@ class PoseGraph360Env(gym.Env):
 
     def _metrics(self) -> dict[str, float]:
         outcome = T.EpisodeOutcome(
-            answer=self.answer, position=self.graph.position(self.state), path=list(self.path),
-            reference_path=list(self._ref_path), shortest_length=self._shortest,
-            departures=list(self._departures), steps=self.steps, invalid_actions=self.invalid,
-        )  # fmt: skip
+            answer=self.answer,
+            position=self.graph.position(self.state),
+            path=list(self.path),
+            reference_path=list(self._ref_path),
+            shortest_length=self._shortest,
+            departures=list(self._departures),
+            steps=self.steps,
+            invalid_actions=self.invalid,
+        )
         return T.evaluate(self.task, outcome, judge=self.answer_judge)
 
     # ------------------------------------------------------------------ rendering
@@ -839,10 +939,27 @@ class PoseGraph360Env(gym.Env):
 
 
 _EPISODE_FIELDS = (
-    "task", "state", "yaw", "pitch", "steps", "invalid", "path", "answer", "done",
-    "_same_key", "_same_count", "_away", "_dist", "_geo", "_departures", "_reference",
-    "_ref_path", "_shortest", "_message", "_task_limits",
-)  # fmt: skip
+    "task",
+    "state",
+    "yaw",
+    "pitch",
+    "steps",
+    "invalid",
+    "path",
+    "answer",
+    "done",
+    "_same_key",
+    "_same_count",
+    "_away",
+    "_dist",
+    "_geo",
+    "_departures",
+    "_reference",
+    "_ref_path",
+    "_shortest",
+    "_message",
+    "_task_limits",
+)
 
 
 def _junction_id(junction: int | None) -> int:
@@ -899,8 +1016,9 @@ def draw_branch_arrows(
         tip = (int(round(cx + r * math.sin(a))), int(round(cy - r * math.cos(a))))
         name = label_of.get(br.trajectory)
         colour = (230, 20, 20) if name else (120, 30, 30)
-        cv2.arrowedLine(out, (cx, cy), tip, colour, thick + (1 if name else 0), line,
-                        tipLength=0.35)  # fmt: skip
+        cv2.arrowedLine(
+            out, (cx, cy), tip, colour, thick + (1 if name else 0), line, tipLength=0.35
+        )
         if name and min(w, h) >= 64:
             scale = max(0.3, min(w, h) / 700)
             tw, th = _text_size(name, scale, thick)
@@ -908,8 +1026,9 @@ def draw_branch_arrows(
             reach = r + 4 + abs(math.sin(a)) * tw / 2 + abs(math.cos(a)) * th / 2
             lx = int(min(max(cx + reach * math.sin(a) - tw / 2, 0), w - tw))
             ly = int(min(max(cy - reach * math.cos(a) + th / 2, th), h - 1))
-            cv2.putText(out, name, (lx, ly), cv2.FONT_HERSHEY_SIMPLEX, scale, (230, 20, 20),
-                        thick, line)  # fmt: skip
+            cv2.putText(
+                out, name, (lx, ly), cv2.FONT_HERSHEY_SIMPLEX, scale, (230, 20, 20), thick, line
+            )
     return out
 
 

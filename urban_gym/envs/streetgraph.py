@@ -247,7 +247,7 @@ class StreetGraphEnv(gym.Env):
                                 "option_index",
                                 "id",
                             ),
-                        ),  # fmt: skip
+                        ),
                     ),
                     synonyms=("choose", "select", "take", "move", "follow", "option", "pick"),
                 ),
@@ -676,9 +676,13 @@ class StreetGraphEnv(gym.Env):
 
         pano, pano_heading = self._panorama(g, node)
         return perspective_batch(
-            pano, np.asarray(headings, dtype=float), pitch=VIEW_PITCH, fov=VIEW_FOV,
-            size=self.image_wh, pano_heading=pano_heading,
-        )  # fmt: skip
+            pano,
+            np.asarray(headings, dtype=float),
+            pitch=VIEW_PITCH,
+            fov=VIEW_FOV,
+            size=self.image_wh,
+            pano_heading=pano_heading,
+        )
 
     def _panorama(self, g: StreetGraph, node: int) -> tuple[np.ndarray, float]:
         if g.meta.get("source") == "touchdown":
@@ -714,15 +718,22 @@ class StreetGraphEnv(gym.Env):
                 cx, cy, r = x0 + tile // 2, tile // 2, tile // 2 - 14
                 draw.ellipse((cx - r, cy - r, cx + r, cy + r), outline=(120, 120, 130))
                 rad = math.radians(s.heading)
-                draw.line((cx, cy, cx + r * math.sin(rad), cy - r * math.cos(rad)),
-                          fill=(250, 200, 60), width=4)  # fmt: skip
+                draw.line(
+                    (cx, cy, cx + r * math.sin(rad), cy - r * math.cos(rad)),
+                    fill=(250, 200, 60),
+                    width=4,
+                )
             draw.text(
                 (x0 + 6, tile - 20), f"{i}: {s.heading:.0f}°", fill=(255, 255, 255), font=font
             )
         text = self.task.instruction
         draw.text((6, tile + 8), text[:120], fill=(230, 230, 230), font=font)
-        draw.text((6, tile + 36), f"decisions {self.decisions}  transitions {self.transitions}",
-                  fill=(160, 160, 170), font=font)  # fmt: skip
+        draw.text(
+            (6, tile + 36),
+            f"decisions {self.decisions}  transitions {self.transitions}",
+            fill=(160, 160, 170),
+            font=font,
+        )
         return np.asarray(img, dtype=np.uint8)
 
 

@@ -19,9 +19,20 @@ from urban_gym.tasks.citywalk import TASK_TYPES
 from urban_gym.tasks.spec import TaskSpec
 
 #: Metrics averaged per type in the report (when the type has them).
-REPORTED = ("success", "spl", "answer_accuracy", "network_adherence", "closure_compliance",
-            "collision_rate", "fraction_reached", "on_time_rate", "ended_closer", "ndtw",
-            "rain_exposure_s", "steps")  # fmt: skip
+REPORTED = (
+    "success",
+    "spl",
+    "answer_accuracy",
+    "network_adherence",
+    "closure_compliance",
+    "collision_rate",
+    "fraction_reached",
+    "on_time_rate",
+    "ended_closer",
+    "ndtw",
+    "rain_exposure_s",
+    "steps",
+)
 
 
 def run_episode(env: CityWalkEnv, agent: str, task_index: int, seed: int = 0) -> dict[str, Any]:
@@ -40,8 +51,12 @@ def evaluate(
 ) -> dict[str, dict[str, dict[str, float]]]:
     """Mean metrics per agent and task type (``L5-variants`` of L1/SGN reported as
     ``<TYPE>*``): ``{agent: {type: {metric: mean, "n": count}}}``."""
-    env = CityWalkEnv(suite=suite, tasks=list(tasks) if tasks is not None else None,
-                      task_types=list(types) if types is not None else None, view_size=None)  # fmt: skip
+    env = CityWalkEnv(
+        suite=suite,
+        tasks=list(tasks) if tasks is not None else None,
+        task_types=list(types) if types is not None else None,
+        view_size=None,
+    )
     out: dict[str, dict[str, dict[str, float]]] = {}
     for agent in agents:
         rows: dict[str, list[dict[str, float]]] = {}

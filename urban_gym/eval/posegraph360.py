@@ -21,8 +21,13 @@ def run_episode(env: Any, agent: str, task_index: int, seed: int) -> dict[str, A
     returns the final metrics plus ``termination``, ``task`` and ``type``."""
     info = episodes.run_episode(env, agent, task_index, seed)
     t = env.unwrapped.task
-    return {**info["metrics"], "termination": info["termination"], "task": t.id,
-            "type": t.type, "difficulty": t.difficulty}  # fmt: skip
+    return {
+        **info["metrics"],
+        "termination": info["termination"],
+        "task": t.id,
+        "type": t.type,
+        "difficulty": t.difficulty,
+    }
 
 
 def evaluate(

@@ -14,8 +14,18 @@ import numpy as np
 from urban_gym.eval import episodes
 
 #: Metrics averaged over episodes (those an episode lacks are skipped).
-REPORTED = ("success", "spl", "decision_accuracy", "ndtw", "sdtw", "task_completion", "spd",
-            "decisions", "distance_m", "shortest_m")  # fmt: skip
+REPORTED = (
+    "success",
+    "spl",
+    "decision_accuracy",
+    "ndtw",
+    "sdtw",
+    "task_completion",
+    "spd",
+    "decisions",
+    "distance_m",
+    "shortest_m",
+)
 
 
 def run_agent(env: Any, agent: str, task_index: int, seed: int) -> dict[str, Any]:

@@ -88,8 +88,18 @@ class FirstPersonRenderer:
 
     def __reduce__(self):
         # pickles as its arguments; caches (scene, textures) are rebuilt on the other side
-        return (type(self), (self.city, self.width, self.height, self.fov, self.eye_height,
-                             self.max_distance, self.inside))  # fmt: skip
+        return (
+            type(self),
+            (
+                self.city,
+                self.width,
+                self.height,
+                self.fov,
+                self.eye_height,
+                self.max_distance,
+                self.inside,
+            ),
+        )
 
     def render(
         self,
@@ -117,8 +127,9 @@ class FirstPersonRenderer:
         peds = _pedestrians(pedestrians)
         if pitch_f == 0.0:
             cam = self._base.with_yaw(yaw_f)
-            rgb, d, i = cast(self.scene, cam, fx, fy, self.eye_height, cond, bool(depth),
-                             bool(ids), room, peds)  # fmt: skip
+            rgb, d, i = cast(
+                self.scene, cam, fx, fy, self.eye_height, cond, bool(depth), bool(ids), room, peds
+            )
             return RenderResult(rgb, d, i)
         return self._render_pitched(fx, fy, yaw_f, pitch_f, cond, peds, depth, ids, room)
 
@@ -158,8 +169,9 @@ class FirstPersonRenderer:
     def _render_pitched(self, x, y, yaw, pitch, cond, peds, depth, ids, room) -> RenderResult:
         b0, span, e_top, e_bot, wi, hi, m1, m2, mx, my = self._window(pitch)
         cam = ColumnCamera.equirect(wi, hi, yaw + b0, span, e_top, e_bot)
-        rgb, d, i = cast(self.scene, cam, x, y, self.eye_height, cond, bool(depth), bool(ids),
-                         room, peds)  # fmt: skip
+        rgb, d, i = cast(
+            self.scene, cam, x, y, self.eye_height, cond, bool(depth), bool(ids), room, peds
+        )
         wrap = cv2.BORDER_WRAP if span >= 360.0 else cv2.BORDER_REPLICATE
         out = cv2.remap(rgb, m1, m2, cv2.INTER_LINEAR, borderMode=wrap)
         d_out = i_out = None

@@ -68,9 +68,16 @@ class GroundPainter:
         green = [a.polygon for a in city.areas if a.kind == "green"]
         green_u = shapely.union_all(green) if green else None
         # every drawable item, in world coordinates: (layer, index of item, coords)
-        self._areas = _Items([[np.asarray(r.coords) for g in getattr(a.polygon, "geoms",
-                              [a.polygon]) for r in (g.exterior, *g.interiors)]
-                              for a in city.areas])  # fmt: skip
+        self._areas = _Items(
+            [
+                [
+                    np.asarray(r.coords)
+                    for g in getattr(a.polygon, "geoms", [a.polygon])
+                    for r in (g.exterior, *g.interiors)
+                ]
+                for a in city.areas
+            ]
+        )
         self._area_kind = np.array([a.kind for a in city.areas], dtype=object)
         self._area_tree = shapely.STRtree([a.polygon for a in city.areas])
         road_idx = [i for i, k in enumerate(kind) if k == "road"]
@@ -78,10 +85,12 @@ class GroundPainter:
         self._road_w = self._carriage[road_idx]
         self._road_tree = shapely.STRtree([geoms[i] for i in road_idx])
         paths = [
-            i for i, k in enumerate(kind)
-            if k in ("path", "footway") and green_u is not None
+            i
+            for i, k in enumerate(kind)
+            if k in ("path", "footway")
+            and green_u is not None
             and green_u.covers(geoms[i].interpolate(0.5, normalized=True))
-        ]  # fmt: skip
+        ]
         self._paths = _Items([[np.asarray(geoms[i].coords)] for i in paths])
         self._path_w = np.minimum(width[paths], 3.0)
         self._path_tree = shapely.STRtree([geoms[i] for i in paths])

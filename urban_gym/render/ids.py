@@ -27,8 +27,12 @@ OBJECT_BASE = 3_000_000
 PEDESTRIAN_BASE = 4_000_000
 #: Kinds in code order: ``decode_ids`` returns these codes.
 KINDS: tuple[str, ...] = ("sky", "ground", "building", "sign", "object", "pedestrian")
-_BASES = {"building": BUILDING_BASE, "sign": SIGN_BASE, "object": OBJECT_BASE,
-          "pedestrian": PEDESTRIAN_BASE}  # fmt: skip
+_BASES = {
+    "building": BUILDING_BASE,
+    "sign": SIGN_BASE,
+    "object": OBJECT_BASE,
+    "pedestrian": PEDESTRIAN_BASE,
+}
 _SPAN = 1_000_000
 
 

@@ -323,8 +323,9 @@ class MapRenderer:
             t = np.maximum(1, np.rint(np.minimum(self._e_width[paths], 2.5) / mpp * 0.5))
             for tv in np.unique(t):
                 sel = paths[t == tv]
-                cv2.polylines(img, self._e.rings(sel, to_px), False, STYLE["path"], int(tv),
-                              aa, _SHIFT)  # fmt: skip
+                cv2.polylines(
+                    img, self._e.rings(sel, to_px), False, STYLE["path"], int(tv), aa, _SHIFT
+                )
         if len(roads):
             t = np.maximum(2, np.rint(self._e_width[roads] / mpp)).astype(int)
             lines = self._e.rings(roads, to_px)
@@ -350,8 +351,14 @@ class MapRenderer:
         if rot == 0.0:
             c0, r0 = int(round(m[0, 2])), int(round(m[1, 2]))
             return canvas.image[r0 : r0 + h, c0 : c0 + w].copy()
-        return cv2.warpAffine(canvas.image, m, (w, h), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
-                              borderMode=cv2.BORDER_CONSTANT, borderValue=STYLE["land"])  # fmt: skip
+        return cv2.warpAffine(
+            canvas.image,
+            m,
+            (w, h),
+            flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+            borderMode=cv2.BORDER_CONSTANT,
+            borderValue=STYLE["land"],
+        )
 
     # ------------------------------------------------------------------ labels
     def _to_px(self, xy: np.ndarray, view) -> np.ndarray:
@@ -376,8 +383,9 @@ class MapRenderer:
             for j in range(g.ny):
                 for i in range(g.nx):
                     x0, _, _, y1 = g.cell_bounds(i, j)
-                    c, r = self.world_to_pixel(x0 + 0.04 * gw, y1 - 0.04 * gh, view[:2],
-                                               view[2], view[3:5], view[5])  # fmt: skip
+                    c, r = self.world_to_pixel(
+                        x0 + 0.04 * gw, y1 - 0.04 * gh, view[:2], view[2], view[3:5], view[5]
+                    )
                     out.append((c, r, c + 50, r + 18))
         return out
 
@@ -391,8 +399,10 @@ class MapRenderer:
         d = np.hypot(px[idx, 0] - w / 2, px[idx, 1] - h / 2)
         taken = np.zeros((h // 4 + 2, w // 4 + 2), bool)  # occupancy in 4x4 pixel cells
         for c0, r0, c1, r1 in reserved:
-            taken[max(int(r0) // 4, 0) : max(int(r1) // 4 + 1, 0),
-                  max(int(c0) // 4, 0) : max(int(c1) // 4 + 1, 0)] = True  # fmt: skip
+            taken[
+                max(int(r0) // 4, 0) : max(int(r1) // 4 + 1, 0),
+                max(int(c0) // 4, 0) : max(int(c1) // 4 + 1, 0),
+            ] = True
         dot = STYLE["label"]
         for i in idx[np.argsort(d, kind="stable")][:300]:
             c, r = px[i]
@@ -502,8 +512,9 @@ def text_sprite(text: str, size: int, bold: bool = False, halo: int = 2) -> np.n
         if ch == 1 and not halo:
             continue
         im = Image.new("L", (tw, th))
-        ImageDraw.Draw(im).text((halo + 1, halo), text, font=font, fill=255,
-                                stroke_width=stroke, stroke_fill=255)  # fmt: skip
+        ImageDraw.Draw(im).text(
+            (halo + 1, halo), text, font=font, fill=255, stroke_width=stroke, stroke_fill=255
+        )
         out[..., ch] = np.asarray(im)
     out.setflags(write=False)
     return out

@@ -133,8 +133,10 @@ class PanoramaRenderer:
 
     def __reduce__(self):
         # pickles as its arguments; caches (scene, textures) are rebuilt on the other side
-        return (type(self), (self.city, self.width, self.height, self.eye_height,
-                             self.max_distance, self.inside))  # fmt: skip
+        return (
+            type(self),
+            (self.city, self.width, self.height, self.eye_height, self.max_distance, self.inside),
+        )
 
     def render(
         self,
@@ -154,8 +156,9 @@ class PanoramaRenderer:
         """
         cond = _conditions(conditions)
         fx, fy, room = check_position(self.scene, x, y, self.inside, self.eye_height)
-        rgb, d, i = cast(self.scene, self.camera, fx, fy, self.eye_height, cond,
-                         bool(depth), bool(ids), room)  # fmt: skip
+        rgb, d, i = cast(
+            self.scene, self.camera, fx, fy, self.eye_height, cond, bool(depth), bool(ids), room
+        )
         return RenderResult(rgb, d, i)
 
 

@@ -103,8 +103,19 @@ class ColumnCamera:
         et, eb = math.radians(e_top), math.radians(e_bot)
         rel = (np.arange(width) + 0.5) / width * sp
         e = et - (np.arange(height) + 0.5) / height * (et - eb)
-        return cls(width, height, b0 + rel, np.ones(width), np.tan(e), b0, rel, "equirect",
-                   span=sp, e_top=et, e_bot=eb)  # fmt: skip
+        return cls(
+            width,
+            height,
+            b0 + rel,
+            np.ones(width),
+            np.tan(e),
+            b0,
+            rel,
+            "equirect",
+            span=sp,
+            e_top=et,
+            e_bot=eb,
+        )
 
     @classmethod
     def perspective(cls, width: int, height: int, fov: float, yaw: float) -> ColumnCamera:
@@ -115,8 +126,19 @@ class ColumnCamera:
         y0 = math.radians(yaw)
         a = height / 2.0 - (np.arange(height) + 0.5)
         ang0 = y0 - math.radians(fov) / 2.0 - 1e-9
-        return cls(width, height, y0 + off, 1.0 / np.hypot(x, f), a, ang0, off - (ang0 - y0),
-                   "perspective", yaw=y0, focal=f, fov_deg=fov)  # fmt: skip
+        return cls(
+            width,
+            height,
+            y0 + off,
+            1.0 / np.hypot(x, f),
+            a,
+            ang0,
+            off - (ang0 - y0),
+            "perspective",
+            yaw=y0,
+            focal=f,
+            fov_deg=fov,
+        )
 
     def with_yaw(self, yaw: float) -> ColumnCamera:
         """This perspective camera turned to ``yaw`` degrees (shares the row geometry)."""
@@ -346,8 +368,14 @@ def cast(
         gx += np.float32((x - win.x0) * inv - 0.5)
         gy = gr * (-cam.diry / b * inv).astype(np.float32)[None, :]
         gy += np.float32((win.y1 - y) * inv - 0.5)
-        ground = cv2.remap(win.image, gx, gy, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT,
-                           borderValue=(*far_colour(tod), 255))  # fmt: skip
+        ground = cv2.remap(
+            win.image,
+            gx,
+            gy,
+            cv2.INTER_LINEAR,
+            borderMode=cv2.BORDER_CONSTANT,
+            borderValue=(*far_colour(tod), 255),
+        )
         gmask = (cam.rows_col[g_min:] >= g[None, :]).view(np.uint8)
         if r_bot < H:
             rgb[r_bot:] = ground[r_bot - g_min :]
@@ -493,8 +521,7 @@ def _draw_signs(scene: Scene, cam: ColumnCamera, frame: Frame, eye: float, hits:
     # rows of the board, clipped to the rows where this hit is visible
     jv = K - hits.rank[h]  # the hit's visible run is rows bounds[jv] .. bounds[jv + 1]
     r0 = np.maximum(cam.count_above((scene.sign_z1[sg] - eye) / tb), hits.bounds[col, jv])
-    r1 = np.minimum(cam.count_at_or_above((scene.sign_z0[sg] - eye) / tb),
-                    hits.bounds[col, jv + 1])  # fmt: skip
+    r1 = np.minimum(cam.count_at_or_above((scene.sign_z0[sg] - eye) / tb), hits.bounds[col, jv + 1])
     cnt = np.maximum(r1 - r0, 0)
     tot = int(cnt.sum())
     if not tot:
@@ -533,8 +560,13 @@ def sample_points(img: np.ndarray, sx: np.ndarray, sy: np.ndarray) -> np.ndarray
     mx = np.zeros(rows * w, np.float32)
     my = np.zeros(rows * w, np.float32)
     mx[:n], my[:n] = sx, sy
-    out = cv2.remap(img, mx.reshape(rows, w), my.reshape(rows, w), cv2.INTER_LINEAR,
-                    borderMode=cv2.BORDER_REPLICATE)  # fmt: skip
+    out = cv2.remap(
+        img,
+        mx.reshape(rows, w),
+        my.reshape(rows, w),
+        cv2.INTER_LINEAR,
+        borderMode=cv2.BORDER_REPLICATE,
+    )
     return out.reshape(rows * w, -1)[:n]
 
 
@@ -597,17 +629,41 @@ def _draw_sprites(scene, cam, frame, x, y, eye, cond, pedestrians, hits: Hits) -
         if persp:  # drop what lies behind the camera (at least a metre behind)
             keep &= dx * fwd[0] + dy * fwd[1] > -1.0 - wid / 2
         if keep.any():
-            parts.append((dx[keep], dy[keep], d[keep], wid[keep], base[keep], height[keep],
-                          code, index[keep]))  # fmt: skip
+            parts.append(
+                (
+                    dx[keep],
+                    dy[keep],
+                    d[keep],
+                    wid[keep],
+                    base[keep],
+                    height[keep],
+                    code,
+                    index[keep],
+                )
+            )
 
     cand = scene.object_candidates(x, y, OBJECT_RANGE_M)
     if len(cand):
-        add(scene.obj_xy[cand], scene.obj_w[cand], scene.obj_z0[cand], scene.obj_h[cand], 0,
-            cand, 0.4)  # fmt: skip
+        add(
+            scene.obj_xy[cand],
+            scene.obj_w[cand],
+            scene.obj_z0[cand],
+            scene.obj_h[cand],
+            0,
+            cand,
+            0.4,
+        )
     nf = len(scene.free_signs)
     if nf:
-        add(scene.free_sign_xy, scene.free_sign_w, np.zeros(nf), scene.free_sign_h, 1,
-            np.arange(nf), 0.4)  # fmt: skip
+        add(
+            scene.free_sign_xy,
+            scene.free_sign_w,
+            np.zeros(nf),
+            scene.free_sign_h,
+            1,
+            np.arange(nf),
+            0.4,
+        )
     if pedestrians is not None and len(pedestrians):
         n = len(pedestrians)
         add(pedestrians, np.full(n, 0.6), np.zeros(n), np.full(n, 1.75), 2, np.arange(n), 0.3)
@@ -741,7 +797,8 @@ def _weather(frame: Frame, cam: ColumnCamera, cond: Conditions) -> None:
         y0 = rng.uniform(-0.05 * H, H, n)
         ln = rng.uniform(0.03, 0.08, n) * H
         for xa, ya, lv in zip(x0, y0, ln):
-            cv2.line(layer, (int(xa), int(ya)), (int(xa - 0.18 * lv), int(ya + lv)), 255, 1,
-                     cv2.LINE_AA)  # fmt: skip
+            cv2.line(
+                layer, (int(xa), int(ya)), (int(xa - 0.18 * lv), int(ya + lv)), 255, 1, cv2.LINE_AA
+            )
         rgb = cv2.addWeighted(rgb, 1.0, cv2.merge([layer, layer, layer]), 0.22, 0.0)
     frame.rgb = rgb

@@ -177,8 +177,9 @@ class Scene:
             segs = np.zeros(0, np.int32)
         cx, cy = self.gx0 + (ci + 0.5) * CELL_M, self.gy0 + (cj + 0.5) * CELL_M
         # keep walls whose nearest point lies within max_distance of the cell
-        d = _point_segment_distance(cx, cy, self.ax[segs], self.ay[segs], self.bx[segs],
-                                    self.by[segs])  # fmt: skip
+        d = _point_segment_distance(
+            cx, cy, self.ax[segs], self.ay[segs], self.bx[segs], self.by[segs]
+        )
         segs = segs[d <= self.max_distance + CELL_M].astype(np.int64)
         entry = (segs, np.ascontiguousarray(self.seg_xy[:, segs]))
         with self._lock:
@@ -229,8 +230,14 @@ class Scene:
                     L,
                 )
             )
-            u0, z0 = self._place(placed.setdefault(seg, []), u_anchor, tex.width_m,
-                                 tex.height_m, L, float(self.height[seg]))  # fmt: skip
+            u0, z0 = self._place(
+                placed.setdefault(seg, []),
+                u_anchor,
+                tex.width_m,
+                tex.height_m,
+                L,
+                float(self.height[seg]),
+            )
             placed[seg].append((u0, u0 + tex.width_m, z0, z0 + tex.height_m))
             placements.append((p.id, seg, u0, u0 + tex.width_m, z0, z0 + tex.height_m))
             textures.append(tex.image)
@@ -260,8 +267,9 @@ class Scene:
     def _facade_segment(self, b: int, anchor, facing: float) -> int:
         segs = self.building_segs[b]
         px, py = anchor
-        d = _point_segment_distance(px, py, self.ax[segs], self.ay[segs], self.bx[segs],
-                                    self.by[segs])  # fmt: skip
+        d = _point_segment_distance(
+            px, py, self.ax[segs], self.ay[segs], self.bx[segs], self.by[segs]
+        )
         nb = np.degrees(np.arctan2(self.nx[segs], self.ny[segs]))
         da = np.abs((nb - facing + 180.0) % 360.0 - 180.0)
         k = np.lexsort((da, np.round(d, 2)))[0]

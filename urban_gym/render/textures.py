@@ -44,19 +44,39 @@ STYLE_W = int(round(STYLE_PERIOD_M * FACADE_PPM))
 STYLE_H = int(round(FACADE_MAX_Z * FACADE_PPM))
 STYLE_STRIDE = STYLE_W + 2
 
-_WALL_COLOURS = np.array([
-    (222, 205, 170), (235, 225, 205), (200, 196, 190), (176, 92, 70), (190, 205, 185),
-    (180, 196, 214), (226, 170, 140), (240, 238, 232), (150, 150, 152), (214, 186, 120),
-    (160, 120, 95), (205, 215, 220), (232, 208, 190), (120, 130, 140), (198, 168, 150),
-    (245, 228, 170),
-], dtype=np.float32)  # fmt: skip
+_WALL_COLOURS = np.array(
+    [
+        (222, 205, 170),
+        (235, 225, 205),
+        (200, 196, 190),
+        (176, 92, 70),
+        (190, 205, 185),
+        (180, 196, 214),
+        (226, 170, 140),
+        (240, 238, 232),
+        (150, 150, 152),
+        (214, 186, 120),
+        (160, 120, 95),
+        (205, 215, 220),
+        (232, 208, 190),
+        (120, 130, 140),
+        (198, 168, 150),
+        (245, 228, 170),
+    ],
+    dtype=np.float32,
+)
 _SIGN_COLOURS = (
-    ((20, 90, 60), (255, 255, 255)), ((25, 60, 130), (255, 255, 255)),
-    ((150, 25, 35), (255, 255, 255)), ((250, 250, 245), (20, 20, 20)),
-    ((30, 30, 30), (255, 215, 70)), ((240, 200, 40), (20, 20, 20)),
-    ((110, 40, 120), (255, 255, 255)), ((0, 120, 140), (255, 255, 255)),
-    ((200, 90, 20), (255, 255, 255)), ((60, 60, 60), (255, 255, 255)),
-)  # fmt: skip
+    ((20, 90, 60), (255, 255, 255)),
+    ((25, 60, 130), (255, 255, 255)),
+    ((150, 25, 35), (255, 255, 255)),
+    ((250, 250, 245), (20, 20, 20)),
+    ((30, 30, 30), (255, 215, 70)),
+    ((240, 200, 40), (20, 20, 20)),
+    ((110, 40, 120), (255, 255, 255)),
+    ((0, 120, 140), (255, 255, 255)),
+    ((200, 90, 20), (255, 255, 255)),
+    ((60, 60, 60), (255, 255, 255)),
+)
 
 
 def stable_hash(*parts: object) -> int:
@@ -132,9 +152,13 @@ def _facade_style(k: int, time_of_day: str) -> list[np.ndarray]:
     # glass: dark blue-grey with a vertical sky reflection gradient
     gy = np.linspace(0.0, 1.0, H, dtype=np.float32)[:, None]
     glass_rgb = np.stack(
-        [60 + 40 * np.cos(gy * 37.0) ** 2, 75 + 45 * np.cos(gy * 37.0) ** 2,
-         95 + 50 * np.cos(gy * 37.0) ** 2], -1,
-    ).astype(np.float32) * np.ones((1, W, 1), np.float32)  # fmt: skip
+        [
+            60 + 40 * np.cos(gy * 37.0) ** 2,
+            75 + 45 * np.cos(gy * 37.0) ** 2,
+            95 + 50 * np.cos(gy * 37.0) ** 2,
+        ],
+        -1,
+    ).astype(np.float32) * np.ones((1, W, 1), np.float32)
     window_lit = np.array([255, 214, 140], np.float32)
     out = []
     ambient = {"day": 1.0, "dusk": 0.62, "night": 0.22}[time_of_day]
@@ -234,16 +258,22 @@ def render_sign(
     d = ImageDraw.Draw(im)
     line_h = h_px / len(parts)
     for i, t in enumerate(parts):
-        d.text((w_px / 2, (i + 0.5) * line_h + (0.04 if len(parts) == 2 else 0.0) * SIGN_PPM),
-               t, font=font, fill=text, anchor="mm")  # fmt: skip
+        d.text(
+            (w_px / 2, (i + 0.5) * line_h + (0.04 if len(parts) == 2 else 0.0) * SIGN_PPM),
+            t,
+            font=font,
+            fill=text,
+            anchor="mm",
+        )
     arr = np.asarray(im).copy()
     # a thin frame
     edge = tuple(int(c * 0.6) for c in board)
     cv2.rectangle(arr, (0, 0), (w_px - 1, h_px - 1), edge, 2)
     width = natural if width_m is None else min(natural, width_m)
     if width < natural:
-        arr = cv2.resize(arr, (max(4, int(round(width * SIGN_PPM))), h_px),
-                         interpolation=cv2.INTER_AREA)  # fmt: skip
+        arr = cv2.resize(
+            arr, (max(4, int(round(width * SIGN_PPM))), h_px), interpolation=cv2.INTER_AREA
+        )
     return SignTexture(arr, width, h_m)
 
 
@@ -275,8 +305,7 @@ def _px(v: float) -> int:
 def _rect(img, x0, z0, x1, z1, colour) -> None:
     """Filled rectangle in metres (x from the left edge, z up from the bottom)."""
     h = img.shape[0]
-    cv2.rectangle(img, (_px(x0), h - _px(z1)), (_px(x1) - 1, h - _px(z0) - 1),
-                  (*colour, 255), -1)  # fmt: skip
+    cv2.rectangle(img, (_px(x0), h - _px(z1)), (_px(x1) - 1, h - _px(z0) - 1), (*colour, 255), -1)
 
 
 def _circle(img, x, z, r, colour) -> None:
@@ -337,8 +366,13 @@ def _bus_stop() -> Sprite:
     _rect(img, 0.08, 2.18, 0.72, 2.82, (20, 80, 170))
     im = Image.fromarray(img)
     d = ImageDraw.Draw(im)
-    d.text((_px(0.4), img.shape[0] - _px(2.5)), "BUS", font=load_font(_px(0.3), True),
-           fill=(255, 255, 255, 255), anchor="mm")  # fmt: skip
+    d.text(
+        (_px(0.4), img.shape[0] - _px(2.5)),
+        "BUS",
+        font=load_font(_px(0.3), True),
+        fill=(255, 255, 255, 255),
+        anchor="mm",
+    )
     return Sprite(np.asarray(im).copy(), w, h)
 
 
@@ -348,8 +382,17 @@ def _bicycle_stand() -> Sprite:
     hh = img.shape[0]
     for k in range(3):
         x = 0.3 + k * 0.7
-        cv2.ellipse(img, (_px(x), hh - _px(0.0)), (_px(0.25), _px(0.8)), 0, 180, 360,
-                    (150, 155, 160, 255), 3, cv2.LINE_AA)  # fmt: skip
+        cv2.ellipse(
+            img,
+            (_px(x), hh - _px(0.0)),
+            (_px(0.25), _px(0.8)),
+            0,
+            180,
+            360,
+            (150, 155, 160, 255),
+            3,
+            cv2.LINE_AA,
+        )
     return Sprite(img, w, h)
 
 

@@ -108,9 +108,13 @@ VARIANT_TYPES: tuple[str, ...] = ("VR", "OU", "AEQ", "SGN")
 
 #: ``(time_of_day, weather)`` of the condition variants.
 VARIANT_CONDITIONS: tuple[tuple[str, str], ...] = (
-    ("dusk", "clear"), ("night", "clear"), ("day", "fog"), ("day", "rain"),
-    ("night", "rain"), ("dusk", "fog"),
-)  # fmt: skip
+    ("dusk", "clear"),
+    ("night", "clear"),
+    ("day", "fog"),
+    ("day", "rain"),
+    ("night", "rain"),
+    ("dusk", "fog"),
+)
 
 #: Implicit intents (III): what a person says -> the POI kinds (OSM values) that serve it.
 INTENT_CATEGORIES: dict[str, tuple[str, ...]] = {
@@ -139,25 +143,61 @@ INTENT_CATEGORIES: dict[str, tuple[str, ...]] = {
 }
 
 #: POI kinds never used as goals or options (no useful sign, or not a place to go to).
-EXCLUDED_KINDS = frozenset({"yes", "artwork", "information", "parking", "bicycle_parking",
-                            "bench", "vending_machine", "toilets", "waste_basket", "memorial",
-                            "bicycle_rental", "charging_station", "parking_entrance"})  # fmt: skip
+EXCLUDED_KINDS = frozenset(
+    {
+        "yes",
+        "artwork",
+        "information",
+        "parking",
+        "bicycle_parking",
+        "bench",
+        "vending_machine",
+        "toilets",
+        "waste_basket",
+        "memorial",
+        "bicycle_rental",
+        "charging_station",
+        "parking_entrance",
+    }
+)
 
 KIND_NAMES: dict[str, str] = {
-    "fast_food": "fast-food restaurant", "atm": "ATM", "bureau_de_change": "currency exchange",
-    "books": "bookshop", "clothes": "clothes shop", "shoes": "shoe shop",
-    "jewelry": "jewellery shop", "convenience": "convenience store",
-    "mobile_phone": "mobile phone shop", "alcohol": "liquor store", "gift": "gift shop",
-    "toys": "toy shop", "art": "art shop", "furniture": "furniture shop",
-    "hardware": "hardware store", "company": "company office", "supermarket": "supermarket",
-    "beauty": "beauty salon", "ngo": "NGO office", "travel_agency": "travel agency",
-    "sports": "sports shop", "interior_decoration": "interior decoration shop",
-    "doctors": "doctor's surgery", "post_office": "post office", "place_of_worship":
-    "place of worship", "sports_centre": "sports centre", "fitness_centre": "gym",
-    "cosmetics": "cosmetics shop", "outdoor": "outdoor shop", "deli": "delicatessen",
-    "tea": "tea shop", "electronics": "electronics shop", "bicycle": "bicycle shop",
-    "variety_store": "variety store", "confectionery": "sweet shop",
-}  # fmt: skip
+    "fast_food": "fast-food restaurant",
+    "atm": "ATM",
+    "bureau_de_change": "currency exchange",
+    "books": "bookshop",
+    "clothes": "clothes shop",
+    "shoes": "shoe shop",
+    "jewelry": "jewellery shop",
+    "convenience": "convenience store",
+    "mobile_phone": "mobile phone shop",
+    "alcohol": "liquor store",
+    "gift": "gift shop",
+    "toys": "toy shop",
+    "art": "art shop",
+    "furniture": "furniture shop",
+    "hardware": "hardware store",
+    "company": "company office",
+    "supermarket": "supermarket",
+    "beauty": "beauty salon",
+    "ngo": "NGO office",
+    "travel_agency": "travel agency",
+    "sports": "sports shop",
+    "interior_decoration": "interior decoration shop",
+    "doctors": "doctor's surgery",
+    "post_office": "post office",
+    "place_of_worship": "place of worship",
+    "sports_centre": "sports centre",
+    "fitness_centre": "gym",
+    "cosmetics": "cosmetics shop",
+    "outdoor": "outdoor shop",
+    "deli": "delicatessen",
+    "tea": "tea shop",
+    "electronics": "electronics shop",
+    "bicycle": "bicycle shop",
+    "variety_store": "variety store",
+    "confectionery": "sweet shop",
+}
 
 #: Start clock (seconds of day) ranges by time of day.
 CLOCK_RANGES: dict[str, tuple[int, int]] = {
@@ -176,8 +216,16 @@ def kind_name(kind: str) -> str:
 
 def compass_name(b: float) -> str:
     """Eight-point compass name of a bearing (degrees)."""
-    names = ("north", "north-east", "east", "south-east", "south", "south-west", "west",
-             "north-west")  # fmt: skip
+    names = (
+        "north",
+        "north-east",
+        "east",
+        "south-east",
+        "south",
+        "south-west",
+        "west",
+        "north-west",
+    )
     return names[int(math.floor((b % 360.0) / 45.0 + 0.5)) % 8]
 
 
@@ -293,13 +341,21 @@ class _Ctx:
         idx = np.flatnonzero((d >= r0) & (d <= r1))
         return [self.pois[i] for i in idx]
 
-    def distractors(self, truth: POI, pool: Sequence[POI], far_from: tuple[float, float],
-                    k: int = 3, min_dist: float = 150.0) -> list[POI] | None:  # fmt: skip
+    def distractors(
+        self,
+        truth: POI,
+        pool: Sequence[POI],
+        far_from: tuple[float, float],
+        k: int = 3,
+        min_dist: float = 150.0,
+    ) -> list[POI] | None:
         cand = [
-            p for p in pool
-            if p.id != truth.id and math.dist(p.anchor, far_from) >= min_dist
+            p
+            for p in pool
+            if p.id != truth.id
+            and math.dist(p.anchor, far_from) >= min_dist
             and p.name.casefold() != truth.name.casefold()
-        ]  # fmt: skip
+        ]
         if len(cand) < k:
             return None
         idx = self.rng.choice(len(cand), size=k, replace=False)
@@ -316,13 +372,25 @@ class _Ctx:
 
 
 def _start(xy: tuple[float, float], heading: float, clock: int) -> dict[str, Any]:
-    return {"x": round(xy[0], 3), "y": round(xy[1], 3), "heading": round(heading % 360.0, 2),
-            "pitch": 0.0, "clock": clock}  # fmt: skip
+    return {
+        "x": round(xy[0], 3),
+        "y": round(xy[1], 3),
+        "heading": round(heading % 360.0, 2),
+        "pitch": 0.0,
+        "clock": clock,
+    }
 
 
 def _goal(p: POI, show: bool) -> dict[str, Any]:
-    return {"x": round(p.front[0], 3), "y": round(p.front[1], 3), "radius": SUCCESS_RADIUS,
-            "name": p.name, "poi_id": p.id, "kind": p.kind, "show_on_map": show}  # fmt: skip
+    return {
+        "x": round(p.front[0], 3),
+        "y": round(p.front[1], 3),
+        "radius": SUCCESS_RADIUS,
+        "name": p.name,
+        "poi_id": p.id,
+        "kind": p.kind,
+        "show_on_map": show,
+    }
 
 
 def _qa_text(question: str, options: Sequence[str]) -> str:
@@ -349,9 +417,13 @@ def _gen_vr(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
         return c.miss("fewer than 3 other named POIs 150 m or more from the place (the options)", 2)
     opts, ans = c.options(p.name, [o.name for o in others])
     q = "Which of these places is the one whose sign is straight ahead of you?"
-    return {"start": _start(xy, p.facing + 180.0, c.start_clock(cond["time_of_day"])),
-            "instruction": _qa_text(q, opts), "options": opts, "answer": ans,
-            "meta": {"poi_id": p.id, "distance_m": round(math.dist(xy, p.anchor), 1)}}  # fmt: skip
+    return {
+        "start": _start(xy, p.facing + 180.0, c.start_clock(cond["time_of_day"])),
+        "instruction": _qa_text(q, opts),
+        "options": opts,
+        "answer": ans,
+        "meta": {"poi_id": p.id, "distance_m": round(math.dist(xy, p.anchor), 1)},
+    }
 
 
 def _gen_ou(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
@@ -365,9 +437,13 @@ def _gen_ou(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
     heading = b - 90.0 * quadrant + float(c.rng.uniform(-20.0, 20.0))
     q = f"Is {p.name} ({kind_name(p.kind)}) ahead of you, to your right, behind you or to your left?"
     opts = list(OU_OPTIONS)
-    return {"start": _start(xy, heading, c.start_clock(cond["time_of_day"])),
-            "instruction": _qa_text(q, opts), "options": opts, "answer": opts[quadrant],
-            "meta": {"poi_id": p.id, "relative_bearing": round(_adiff(b, heading), 1)}}  # fmt: skip
+    return {
+        "start": _start(xy, heading, c.start_clock(cond["time_of_day"])),
+        "instruction": _qa_text(q, opts),
+        "options": opts,
+        "answer": opts[quadrant],
+        "meta": {"poi_id": p.id, "relative_bearing": round(_adiff(b, heading), 1)},
+    }
 
 
 def _gen_aeq(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
@@ -390,13 +466,18 @@ def _gen_aeq(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
         return c.miss("no clear point of the walkable network 15-40 m from the named POI", 3)
     opts, ans = c.options(b.name, [o.name for o in others])
     q = f"Which {kind_name(b.kind)} is right next to {a.name}? Look around to find out."
-    return {"start": _start(xy, float(c.rng.uniform(0, 360)), c.start_clock(cond["time_of_day"])),
-            "instruction": _qa_text(q, opts), "options": opts, "answer": ans,
-            "meta": {"poi_id": b.id, "landmark_poi_id": a.id}}  # fmt: skip
+    return {
+        "start": _start(xy, float(c.rng.uniform(0, 360)), c.start_clock(cond["time_of_day"])),
+        "instruction": _qa_text(q, opts),
+        "options": opts,
+        "answer": ans,
+        "meta": {"poi_id": b.id, "landmark_poi_id": a.id},
+    }
 
 
-def _nav_common(c: _Ctx, lo: float, hi: float, need_visible: bool | None,
-                tries: int = 40) -> tuple[tuple[float, float], POI, float] | None:  # fmt: skip
+def _nav_common(
+    c: _Ctx, lo: float, hi: float, need_visible: bool | None, tries: int = 40
+) -> tuple[tuple[float, float], POI, float] | None:
     """A start and a goal POI whose walking distance lies in ``[lo, hi]``; None (and the
     reason recorded with :meth:`_Ctx.miss`) when the start drawn has none."""
     xy = c.random_start()
@@ -428,10 +509,16 @@ def _gen_sgn(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
         return None
     xy, p, d = got
     b = _bearing(p.anchor[0] - xy[0], p.anchor[1] - xy[1])
-    text = (f"Walk to {p.name} ({kind_name(p.kind)}). Its sign is in sight from where you "
-            "start. Stop in front of it and terminate.")  # fmt: skip
-    return {"start": _start(xy, b + float(c.rng.uniform(-45, 45)), c.start_clock(cond["time_of_day"])),
-            "instruction": text, "goal": _goal(p, False), "meta": {"shortest_m": round(d, 1)}}  # fmt: skip
+    text = (
+        f"Walk to {p.name} ({kind_name(p.kind)}). Its sign is in sight from where you "
+        "start. Stop in front of it and terminate."
+    )
+    return {
+        "start": _start(xy, b + float(c.rng.uniform(-45, 45)), c.start_clock(cond["time_of_day"])),
+        "instruction": text,
+        "goal": _goal(p, False),
+        "meta": {"shortest_m": round(d, 1)},
+    }
 
 
 def _gen_lgn(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
@@ -440,11 +527,17 @@ def _gen_lgn(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
         return None
     xy, p, d = got
     crow = math.dist(xy, p.front)
-    text = (f"Walk to {p.name} ({kind_name(p.kind)}), about {round(crow, -1):.0f} m away as "
-            "the crow flies. It is out of sight: open the map to find it (it is marked "
-            "there), then walk there and terminate.")  # fmt: skip
-    return {"start": _start(xy, float(c.rng.uniform(0, 360)), c.start_clock()),
-            "instruction": text, "goal": _goal(p, True), "meta": {"shortest_m": round(d, 1)}}  # fmt: skip
+    text = (
+        f"Walk to {p.name} ({kind_name(p.kind)}), about {round(crow, -1):.0f} m away as "
+        "the crow flies. It is out of sight: open the map to find it (it is marked "
+        "there), then walk there and terminate."
+    )
+    return {
+        "start": _start(xy, float(c.rng.uniform(0, 360)), c.start_clock()),
+        "instruction": text,
+        "goal": _goal(p, True),
+        "meta": {"shortest_m": round(d, 1)},
+    }
 
 
 def route_instructions(city: City, pts: Sequence[tuple[float, float]], goal: POI) -> str:
@@ -465,14 +558,22 @@ def route_instructions(city: City, pts: Sequence[tuple[float, float]], goal: POI
     end = pts[-1]
     last_b = legs[-1]["end_bearing"] if legs else 0.0
     rel = _adiff(_bearing(goal.anchor[0] - end[0], goal.anchor[1] - end[1]), last_b)
-    side = ("ahead" if abs(rel) < 30 else "behind you" if abs(rel) > 150
-            else "on your right" if rel > 0 else "on your left")  # fmt: skip
+    side = (
+        "ahead"
+        if abs(rel) < 30
+        else "behind you"
+        if abs(rel) > 150
+        else "on your right"
+        if rel > 0
+        else "on your left"
+    )
     parts.append(f"Stop at {goal.name} ({kind_name(goal.kind)}), {side}, and terminate.")
     return " ".join(parts)
 
 
-def route_legs(pts: Sequence[tuple[float, float]], turn_deg: float = 35.0,
-               min_leg: float = 12.0) -> list[dict[str, Any]]:  # fmt: skip
+def route_legs(
+    pts: Sequence[tuple[float, float]], turn_deg: float = 35.0, min_leg: float = 12.0
+) -> list[dict[str, Any]]:
     """Split a route into straight-ish legs at turns of at least ``turn_deg`` degrees;
     legs shorter than ``min_leg`` metres are merged into their neighbours. Each leg:
     ``bearing`` (start), ``end_bearing``, ``length``, ``turn`` (signed, + right), ``mid``."""
@@ -491,8 +592,16 @@ def route_legs(pts: Sequence[tuple[float, float]], turn_deg: float = 35.0,
             legs[-1]["z"] = s["z"]
             continue
         turn = _adiff(s["b"], legs[-1]["end_bearing"]) if legs else 0.0
-        legs.append({"bearing": s["b"], "end_bearing": s["b"], "length": s["L"], "turn": turn,
-                     "a": s["a"], "z": s["z"]})  # fmt: skip
+        legs.append(
+            {
+                "bearing": s["b"],
+                "end_bearing": s["b"],
+                "length": s["L"],
+                "turn": turn,
+                "a": s["a"],
+                "z": s["z"],
+            }
+        )
     # merge short legs
     changed = True
     while changed and len(legs) > 1:
@@ -555,13 +664,17 @@ def _gen_in(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
     if not legs or len(legs) > 7:
         return c.miss("no route to a named POI with 1-7 legs between turns", 2)
     heading = legs[0]["bearing"] + float(c.rng.uniform(-30, 30))
-    return {"start": _start(xy, heading, c.start_clock()),
-            "instruction": route_instructions(c.city, pts, p), "goal": _goal(p, False),
-            "meta": {"shortest_m": round(d, 1), "reference_path": resample(pts)}}  # fmt: skip
+    return {
+        "start": _start(xy, heading, c.start_clock()),
+        "instruction": route_instructions(c.city, pts, p),
+        "goal": _goal(p, False),
+        "meta": {"shortest_m": round(d, 1), "reference_path": resample(pts)},
+    }
 
 
-def closure_across(c: _Ctx, pts: Sequence[tuple[float, float]], s: float,
-                   half: float = 14.0) -> tuple[list[list[float]], list[list[int]]] | None:  # fmt: skip
+def closure_across(
+    c: _Ctx, pts: Sequence[tuple[float, float]], s: float, half: float = 14.0
+) -> tuple[list[list[float]], list[list[int]]] | None:
     """A closure line across the route ``pts`` at arc length ``s``: perpendicular to the
     route, reaching ``half`` metres each side or up to the first building; and the network
     edges it cuts."""
@@ -584,8 +697,11 @@ def closure_across(c: _Ctx, pts: Sequence[tuple[float, float]], s: float,
         ends.append((p.x + sign * reach * nx_, p.y + sign * reach * ny_))
     if math.dist(*ends) < 3.0:
         return None
-    chain = [[round(ends[0][0], 3), round(ends[0][1], 3)], [round(p.x, 3), round(p.y, 3)],
-             [round(ends[1][0], 3), round(ends[1][1], 3)]]  # fmt: skip
+    chain = [
+        [round(ends[0][0], 3), round(ends[0][1], 3)],
+        [round(p.x, 3), round(p.y, 3)],
+        [round(ends[1][0], 3), round(ends[1][1], 3)],
+    ]
     cl = LineString(chain)
     cut = [
         [int(u), int(v)]
@@ -641,18 +757,30 @@ def _closure_task(c: _Ctx, lo: float, hi: float, s_min: float, dynamic: bool) ->
             return c.miss("no detour around a closure (5-620 m, longer than the direct way)", 5)
     mid = chain[1]
     label = _street_name(c.city, (mid[0], mid[1])) or "the way"
-    closure = {"id": "c0", "points": chain, "label": label, "closed_edges": cut,
-               "trigger": [mid[0], mid[1], 40.0] if dynamic else None}  # fmt: skip
+    closure = {
+        "id": "c0",
+        "points": chain,
+        "label": label,
+        "closed_edges": cut,
+        "trigger": [mid[0], mid[1], 40.0] if dynamic else None,
+    }
     if dynamic:
-        text = (f"Walk to {p.name} ({kind_name(p.kind)}); it is marked on the map. Watch for "
-                "notices on the way: if a way is closed, do not cross the closure.")  # fmt: skip
+        text = (
+            f"Walk to {p.name} ({kind_name(p.kind)}); it is marked on the map. Watch for "
+            "notices on the way: if a way is closed, do not cross the closure."
+        )
     else:
-        text = (f"Walk to {p.name} ({kind_name(p.kind)}); it is marked on the map. {label} is "
-                "closed where the red line is on the map: do not cross it.")  # fmt: skip
-    return {"start": _start(xy, float(c.rng.uniform(0, 360)), c.start_clock()),
-            "instruction": text, "goal": _goal(p, True),
-            "constraints": {"closures": [closure]},
-            "meta": {"shortest_m": round(total, 1), "unconstrained_m": round(d, 1)}}  # fmt: skip
+        text = (
+            f"Walk to {p.name} ({kind_name(p.kind)}); it is marked on the map. {label} is "
+            "closed where the red line is on the map: do not cross it."
+        )
+    return {
+        "start": _start(xy, float(c.rng.uniform(0, 360)), c.start_clock()),
+        "instruction": text,
+        "goal": _goal(p, True),
+        "constraints": {"closures": [closure]},
+        "meta": {"shortest_m": round(total, 1), "unconstrained_m": round(d, 1)},
+    }
 
 
 def _gen_cn(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
@@ -694,9 +822,12 @@ def _gen_pts(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
         return None
     xy, p, d = got
     text = f"Find the nearest {kind_name(k)} and stop in front of it, then terminate."
-    return {"start": _start(xy, float(c.rng.uniform(0, 360)), c.start_clock()),
-            "instruction": text, "goal": _goal(p, False),
-            "meta": {"shortest_m": round(d, 1), "kinds": [k]}}  # fmt: skip
+    return {
+        "start": _start(xy, float(c.rng.uniform(0, 360)), c.start_clock()),
+        "instruction": text,
+        "goal": _goal(p, False),
+        "meta": {"shortest_m": round(d, 1), "kinds": [k]},
+    }
 
 
 def _gen_iii(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
@@ -708,12 +839,20 @@ def _gen_iii(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
     if got is None:
         return None
     xy, p, d = got
-    text = (f'Someone tells you: "{intent}" Walk to the nearest place that can help and stop '
-            "in front of it, then terminate.")  # fmt: skip
-    return {"start": _start(xy, float(c.rng.uniform(0, 360)), c.start_clock()),
-            "instruction": text, "goal": _goal(p, False),
-            "meta": {"shortest_m": round(d, 1), "intent": intent,
-                     "kinds": list(INTENT_CATEGORIES[intent])}}  # fmt: skip
+    text = (
+        f'Someone tells you: "{intent}" Walk to the nearest place that can help and stop '
+        "in front of it, then terminate."
+    )
+    return {
+        "start": _start(xy, float(c.rng.uniform(0, 360)), c.start_clock()),
+        "instruction": text,
+        "goal": _goal(p, False),
+        "meta": {
+            "shortest_m": round(d, 1),
+            "intent": intent,
+            "kinds": list(INTENT_CATEGORIES[intent]),
+        },
+    }
 
 
 def _stops_chain(c: _Ctx, n: int, leg_lo: float, leg_hi: float):
@@ -766,11 +905,16 @@ def _gen_tws(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
         out.append(g)
         t = deadline
     sched = ", then ".join(f"at {s['name']} by {format_hhmm(s['deadline'])}" for s in out)
-    text = (f"It is {format_hhmm(clock)}. You have appointments: be {sched}. Visit them in this "
-            "order (they are marked on the map) and terminate after the last one.")  # fmt: skip
-    return {"start": _start(xy, float(c.rng.uniform(0, 360)), clock), "instruction": text,
-            "goal": {"stops": out, "ordered": True, "radius": SUCCESS_RADIUS, "show_on_map": True},
-            "meta": {"shortest_m": round(sum(legs), 1)}}  # fmt: skip
+    text = (
+        f"It is {format_hhmm(clock)}. You have appointments: be {sched}. Visit them in this "
+        "order (they are marked on the map) and terminate after the last one."
+    )
+    return {
+        "start": _start(xy, float(c.rng.uniform(0, 360)), clock),
+        "instruction": text,
+        "goal": {"stops": out, "ordered": True, "radius": SUCCESS_RADIUS, "show_on_map": True},
+        "meta": {"shortest_m": round(sum(legs), 1)},
+    }
 
 
 def _gen_msp(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
@@ -790,12 +934,21 @@ def _gen_msp(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
         for p in itertools.permutations(range(len(listed)))
     )
     names = [f"{p.name} ({kind_name(p.kind)})" for p in listed]
-    text = (f"Visit all of these places, in any order: {', '.join(names[:-1])} and {names[-1]}. "
-            "They are marked on the map. Terminate after the last one.")  # fmt: skip
-    return {"start": _start(xy, float(c.rng.uniform(0, 360)), c.start_clock()), "instruction": text,
-            "goal": {"stops": [_goal(p, True) for p in listed], "ordered": False,
-                     "radius": SUCCESS_RADIUS, "show_on_map": True},
-            "meta": {"shortest_m": round(best, 1)}}  # fmt: skip
+    text = (
+        f"Visit all of these places, in any order: {', '.join(names[:-1])} and {names[-1]}. "
+        "They are marked on the map. Terminate after the last one."
+    )
+    return {
+        "start": _start(xy, float(c.rng.uniform(0, 360)), c.start_clock()),
+        "instruction": text,
+        "goal": {
+            "stops": [_goal(p, True) for p in listed],
+            "ordered": False,
+            "radius": SUCCESS_RADIUS,
+            "show_on_map": True,
+        },
+        "meta": {"shortest_m": round(best, 1)},
+    }
 
 
 def _gen_np(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
@@ -808,21 +961,39 @@ def _gen_np(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
     goal = c.loc(p)
     nodes = set(c.router.route_nodes(fld, goal.u)) | {src.u, src.v, goal.u, goal.v}
     around = sorted({m for n in nodes for m in c.city.network.neighbors(n)} | nodes)
-    text = (f"Walk to {p.name} ({kind_name(p.kind)}); it is marked on the map. The street is "
-            "busy: do not bump into anyone. Terminate when you are there.")  # fmt: skip
-    peds = {"count": int(min(60, max(20, len(around) * 2))), "seed": int(c.rng.integers(2**31)),
-            "around": [int(n) for n in around]}  # fmt: skip
-    return {"start": _start(xy, float(c.rng.uniform(0, 360)), c.start_clock()),
-            "instruction": text, "goal": _goal(p, True),
-            "constraints": {"pedestrians": peds, "max_contacts": 0},
-            "meta": {"shortest_m": round(d, 1)}}  # fmt: skip
+    text = (
+        f"Walk to {p.name} ({kind_name(p.kind)}); it is marked on the map. The street is "
+        "busy: do not bump into anyone. Terminate when you are there."
+    )
+    peds = {
+        "count": int(min(60, max(20, len(around) * 2))),
+        "seed": int(c.rng.integers(2**31)),
+        "around": [int(n) for n in around],
+    }
+    return {
+        "start": _start(xy, float(c.rng.uniform(0, 360)), c.start_clock()),
+        "instruction": text,
+        "goal": _goal(p, True),
+        "constraints": {"pedestrians": peds, "max_contacts": 0},
+        "meta": {"shortest_m": round(d, 1)},
+    }
 
 
 GENERATORS: dict[str, Gen] = {
-    "VR": _gen_vr, "OU": _gen_ou, "AEQ": _gen_aeq, "SGN": _gen_sgn, "LGN": _gen_lgn,
-    "IN": _gen_in, "CN": _gen_cn, "PTS": _gen_pts, "III": _gen_iii, "TWS": _gen_tws,
-    "MSP": _gen_msp, "DCR": _gen_dcr, "NP": _gen_np,
-}  # fmt: skip
+    "VR": _gen_vr,
+    "OU": _gen_ou,
+    "AEQ": _gen_aeq,
+    "SGN": _gen_sgn,
+    "LGN": _gen_lgn,
+    "IN": _gen_in,
+    "CN": _gen_cn,
+    "PTS": _gen_pts,
+    "III": _gen_iii,
+    "TWS": _gen_tws,
+    "MSP": _gen_msp,
+    "DCR": _gen_dcr,
+    "NP": _gen_np,
+}
 
 
 #: The stage of a miss that ends a type's attempts (it outranks every other reason).
@@ -931,9 +1102,12 @@ def _generate_type(
         suffix = f"{tod}-{weather}-" if variant else ""
         constraints = dict(body.get("constraints", {}))
         constraints["conditions"] = cond
-        meta = {"level": ("l5" if variant else tt.level).upper(),
-                "type_name": tt.name, "generator": GENERATOR_VERSION,
-                **body.get("meta", {})}  # fmt: skip
+        meta = {
+            "level": ("l5" if variant else tt.level).upper(),
+            "type_name": tt.name,
+            "generator": GENERATOR_VERSION,
+            **body.get("meta", {}),
+        }
         if variant:
             meta["variant"] = f"{tod}-{weather}"
         out.append(
@@ -972,8 +1146,9 @@ def generate_tasks(
 ) -> list[TaskSpec]:
     """The tasks of :func:`generate_with_report` (fewer than asked where the city lacks
     what a type needs; :class:`~urban_gym.tasks.report.SuiteGenerationError` when none)."""
-    return generate_with_report(city, city_spec, per_type, variants_per_type, seed, types,
-                                max_tries)[0]  # fmt: skip
+    return generate_with_report(
+        city, city_spec, per_type, variants_per_type, seed, types, max_tries
+    )[0]
 
 
 def generate_suite(
@@ -991,8 +1166,9 @@ def generate_suite(
     n = 20 if per_type is None else int(per_type)
     if n < 1:
         raise TaskError(f"per_type={per_type!r} must be at least 1")
-    tasks, report = generate_with_report(load_city(city), city, per_type=n,
-                                         variants_per_type=max(2, n // 2), seed=seed)  # fmt: skip
+    tasks, report = generate_with_report(
+        load_city(city), city, per_type=n, variants_per_type=max(2, n // 2), seed=seed
+    )
     path = save_suite(out if out is not None else DEFAULT_SUITE_PATH, tasks)
     return GeneratedSuite(path, tasks, report)
 

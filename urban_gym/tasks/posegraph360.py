@@ -226,8 +226,9 @@ def plan_route(
     f = field_ or graph.distance_field(goals)
     if not math.isfinite(f.distance(state)):
         raise TaskError(f"no route from {state} to the goal")
-    sizes = sorted(((n, s) for n, s in zip(forward_frames, ("SMALL", "MEDIUM", "LARGE"))),
-                   reverse=True)  # fmt: skip
+    sizes = sorted(
+        ((n, s) for n, s in zip(forward_frames, ("SMALL", "MEDIUM", "LARGE"))), reverse=True
+    )
     actions: list[tuple[dict[str, Any], State]] = []
     s, yaw = state, float(yaw)
     while len(actions) < max_actions:
@@ -531,9 +532,15 @@ class PoseGraphTaskGenerator:
 
     def _start(self, s: State, yaw: float = 0.0) -> dict[str, Any]:
         x, y = self.graph.position(s)
-        return {"trajectory": s.trajectory, "frame": s.frame, "x": round(x, 3),
-                "y": round(y, 3), "heading": round(self.graph.heading(s), 2),
-                "yaw": float(yaw), "pitch": 0.0}  # fmt: skip
+        return {
+            "trajectory": s.trajectory,
+            "frame": s.frame,
+            "x": round(x, 3),
+            "y": round(y, 3),
+            "heading": round(self.graph.heading(s), 2),
+            "yaw": float(yaw),
+            "pitch": 0.0,
+        }
 
     def _random_state(self, rng: np.random.Generator) -> State:
         c = int(rng.integers(self.graph.n_frames))
@@ -571,9 +578,15 @@ class PoseGraphTaskGenerator:
 
     def _goal(self, s: State, radius: float, route: RouteInfo, **kw: Any) -> dict[str, Any]:
         x, y = self.graph.position(s)
-        return {"x": round(x, 3), "y": round(y, 3), "radius": radius,
-                "trajectory": s.trajectory, "frame": s.frame,
-                "route_length": round(route.length, 1), **kw}  # fmt: skip
+        return {
+            "x": round(x, 3),
+            "y": round(y, 3),
+            "radius": radius,
+            "trajectory": s.trajectory,
+            "frame": s.frame,
+            "route_length": round(route.length, 1),
+            **kw,
+        }
 
     @property
     def place_list(self) -> list[Place]:
@@ -589,10 +602,13 @@ class PoseGraphTaskGenerator:
         photo and the name pick out one sign)."""
         if self._landmarks is None:
             self._landmarks = [
-                p for p in self.place_list
-                if all(q.id == p.poi.id for q in self.city.pois_within(*p.poi.anchor,
-                                                                       LANDMARK_ISOLATION_M))
-            ]  # fmt: skip
+                p
+                for p in self.place_list
+                if all(
+                    q.id == p.poi.id
+                    for q in self.city.pois_within(*p.poi.anchor, LANDMARK_ISOLATION_M)
+                )
+            ]
         return self._landmarks
 
     # ------------------------------------------------------------------ types
@@ -618,12 +634,19 @@ class PoseGraphTaskGenerator:
             "are in, e.g. 'x:2 y:3'."
         )
         return TaskSpec(
-            id="tmp", family=FAMILY, type="localization", difficulty=diff, city=self.city_spec,
-            instruction=instr, start=self._start(s, float(rng.choice([0.0, 90.0, 180.0, 270.0]))),
+            id="tmp",
+            family=FAMILY,
+            type="localization",
+            difficulty=diff,
+            city=self.city_spec,
+            instruction=instr,
+            start=self._start(s, float(rng.choice([0.0, 90.0, 180.0, 270.0]))),
             goal={"grid": [round(v, 3) for v in self.grid.bounds], "nx": 5, "ny": 5},
-            answer=label, options=tuple(self.grid.labels()), reference_images=("grid_map",),
+            answer=label,
+            options=tuple(self.grid.labels()),
+            reference_images=("grid_map",),
             meta=self._meta(key=(s.trajectory, s.frame), border_margin=round(margin, 3)),
-        )  # fmt: skip
+        )
 
     def _gen_landmark_name(self, rng: np.random.Generator, want: str) -> TaskSpec | None:
         if not self.landmark_list:
@@ -645,18 +668,37 @@ class PoseGraphTaskGenerator:
             "there and answer when you are standing in front of it."
         )
         view_bearing = bearing(p.anchor[0] - gx, p.anchor[1] - gy)
-        goal = self._goal(pl.state, GOAL_RADIUS_M, route, poi=p.name,
-                          anchor=[round(p.anchor[0], 3), round(p.anchor[1], 3)],
-                          aliases=list(p.aliases),
-                          view={"trajectory": pl.state.trajectory, "frame": pl.state.frame,
-                                "bearing": round(view_bearing, 2), "pitch": 10.0,
-                                "fov": LANDMARK_FOV})  # fmt: skip
+        goal = self._goal(
+            pl.state,
+            GOAL_RADIUS_M,
+            route,
+            poi=p.name,
+            anchor=[round(p.anchor[0], 3), round(p.anchor[1], 3)],
+            aliases=list(p.aliases),
+            view={
+                "trajectory": pl.state.trajectory,
+                "frame": pl.state.frame,
+                "bearing": round(view_bearing, 2),
+                "pitch": 10.0,
+                "fov": LANDMARK_FOV,
+            },
+        )
         return TaskSpec(
-            id="tmp", family=FAMILY, type="landmark_name", difficulty=want, city=self.city_spec,
-            instruction=instr, start=self._start(s), goal=goal,
-            meta=self._meta(key=(p.id, s.trajectory, s.frame), route_length=round(route.length, 1),
-                            decision_points=route.decisions, oracle_steps=steps),
-        )  # fmt: skip
+            id="tmp",
+            family=FAMILY,
+            type="landmark_name",
+            difficulty=want,
+            city=self.city_spec,
+            instruction=instr,
+            start=self._start(s),
+            goal=goal,
+            meta=self._meta(
+                key=(p.id, s.trajectory, s.frame),
+                route_length=round(route.length, 1),
+                decision_points=route.decisions,
+                oracle_steps=steps,
+            ),
+        )
 
     def _as_image(self, t: TaskSpec) -> TaskSpec:
         instr = (
@@ -664,10 +706,12 @@ class PoseGraphTaskGenerator:
             "start. Walk there and answer when you are standing in front of it."
         )
         return t.replace(
-            id=t.id.replace("landmark_name", "landmark_image"), type="landmark_image",
-            instruction=instr, reference_images=("landmark",),
+            id=t.id.replace("landmark_name", "landmark_image"),
+            type="landmark_image",
+            instruction=instr,
+            reference_images=("landmark",),
             meta={**t.meta, "paired_with": t.id},
-        )  # fmt: skip
+        )
 
     def _gen_map_navigation(self, rng: np.random.Generator, want: str) -> TaskSpec | None:
         g = self._random_state(rng)
@@ -690,16 +734,32 @@ class PoseGraphTaskGenerator:
             "The reference map shows your start (blue) and your goal (red). Walk to the "
             "goal and answer when you are there (within 20 m)."
         )
-        goal = self._goal(g, MAP_GOAL_RADIUS_M, route,
-                          map={"center": [round(float(center[0]), 2), round(float(center[1]), 2)],
-                               "extent": round(extent, 1)})  # fmt: skip
+        goal = self._goal(
+            g,
+            MAP_GOAL_RADIUS_M,
+            route,
+            map={
+                "center": [round(float(center[0]), 2), round(float(center[1]), 2)],
+                "extent": round(extent, 1),
+            },
+        )
         return TaskSpec(
-            id="tmp", family=FAMILY, type="map_navigation", difficulty=want, city=self.city_spec,
-            instruction=instr, start=self._start(s), goal=goal, reference_images=("route_map",),
-            meta=self._meta(key=(g.trajectory, g.frame, s.trajectory, s.frame),
-                            route_length=round(route.length, 1),
-                            decision_points=route.decisions, oracle_steps=steps),
-        )  # fmt: skip
+            id="tmp",
+            family=FAMILY,
+            type="map_navigation",
+            difficulty=want,
+            city=self.city_spec,
+            instruction=instr,
+            start=self._start(s),
+            goal=goal,
+            reference_images=("route_map",),
+            meta=self._meta(
+                key=(g.trajectory, g.frame, s.trajectory, s.frame),
+                route_length=round(route.length, 1),
+                decision_points=route.decisions,
+                oracle_steps=steps,
+            ),
+        )
 
     def _corner_landmark(self, junction: int, exclude: str) -> str | None:
         j = self.graph.junctions[junction]
@@ -733,15 +793,30 @@ class PoseGraphTaskGenerator:
         instr = "Follow these directions, then answer when you have arrived.\n" + "\n".join(
             f"{k}. {t}" for k, t in enumerate(steps_sentences, start=1)
         )
-        goal = self._goal(pl.state, GOAL_RADIUS_M, route, poi=pl.poi.name,
-                          anchor=[round(pl.poi.anchor[0], 3), round(pl.poi.anchor[1], 3)])  # fmt: skip
+        goal = self._goal(
+            pl.state,
+            GOAL_RADIUS_M,
+            route,
+            poi=pl.poi.name,
+            anchor=[round(pl.poi.anchor[0], 3), round(pl.poi.anchor[1], 3)],
+        )
         return TaskSpec(
-            id="tmp", family=FAMILY, type="vln", difficulty=want, city=self.city_spec,
-            instruction=instr, start=self._start(s), goal=goal,
-            meta=self._meta(key=(pl.poi.id, s.trajectory, s.frame),
-                            route_length=round(route.length, 1), decision_points=route.decisions,
-                            instruction_steps=len(steps_sentences), oracle_steps=steps),
-        )  # fmt: skip
+            id="tmp",
+            family=FAMILY,
+            type="vln",
+            difficulty=want,
+            city=self.city_spec,
+            instruction=instr,
+            start=self._start(s),
+            goal=goal,
+            meta=self._meta(
+                key=(pl.poi.id, s.trajectory, s.frame),
+                route_length=round(route.length, 1),
+                decision_points=route.decisions,
+                instruction_steps=len(steps_sentences),
+                oracle_steps=steps,
+            ),
+        )
 
     def _vln_steps(self, s: State, route: RouteInfo, pl: Place) -> list[str]:
         g = self.graph
@@ -752,8 +827,14 @@ class PoseGraphTaskGenerator:
         # a switch at the very start (e.g. turning around) is the first instruction
         if turns and route.states[1].trajectory != s.trajectory and g.junction_at(s) is not None:
             j, deg, street = turns.pop(0)
-            word = _turn_word(float(angle_diff(g.trajectories[route.states[1].trajectory].departure,
-                                               float(t0.heading[s.frame]))))  # fmt: skip
+            word = _turn_word(
+                float(
+                    angle_diff(
+                        g.trajectories[route.states[1].trajectory].departure,
+                        float(t0.heading[s.frame]),
+                    )
+                )
+            )
             first = street
             if word == "around":
                 sentences.append(f"Turn around and walk along {street or 'the street'}.")
@@ -829,10 +910,17 @@ class PoseGraphTaskGenerator:
         cross = sorted(c for c in cross if 3.0 < c < ahead.length - 1.0)
         if not cross:
             return None
-        return (kind, "along the road ahead up to the next crosswalk",
-                LineString([ahead.interpolate(v).coords[0] for v in
-                            np.linspace(0.0, cross[0], max(2, int(cross[0] // 1.0) + 1))]),
-                None)  # fmt: skip
+        return (
+            kind,
+            "along the road ahead up to the next crosswalk",
+            LineString(
+                [
+                    ahead.interpolate(v).coords[0]
+                    for v in np.linspace(0.0, cross[0], max(2, int(cross[0] // 1.0) + 1))
+                ]
+            ),
+            None,
+        )
 
     def _left_block(self, start_traj: int) -> tuple[LineString, Polygon] | None:
         g = self.graph
@@ -908,13 +996,23 @@ class PoseGraphTaskGenerator:
                 "with a number."
             )
         return TaskSpec(
-            id="tmp", family=FAMILY, type="object_count", difficulty=want, city=self.city_spec,
-            instruction=instr, start=self._start(s), answer=str(n),
+            id="tmp",
+            family=FAMILY,
+            type="object_count",
+            difficulty=want,
+            city=self.city_spec,
+            instruction=instr,
+            start=self._start(s),
+            answer=str(n),
             options=tuple(str(k) for k in range(MAX_COUNT + 1)),
-            goal={"kind": okind, "range": rkind, "corridor": COUNT_CORRIDOR_M,
-                  "range_length": round(float(line.length), 1)},
+            goal={
+                "kind": okind,
+                "range": rkind,
+                "corridor": COUNT_CORRIDOR_M,
+                "range_length": round(float(line.length), 1),
+            },
             meta=self._meta(key=(s.trajectory, s.frame, okind, rkind), count=n, range=rkind),
-        )  # fmt: skip
+        )
 
     def _gen_relational(self, rng: np.random.Generator, want: str) -> TaskSpec | None:
         if not self.place_list:
@@ -940,13 +1038,19 @@ class PoseGraphTaskGenerator:
             return self._miss(f"no start {lo:.0f}-{hi:.0f} m from a place with a neighbour", 1)
         else:
             s = found[0]
-        near = [p.poi.name for p in self.place_list if p.ref == x.ref
-                and p.poi.name not in (x.poi.name, ans.poi.name)]  # fmt: skip
+        near = [
+            p.poi.name
+            for p in self.place_list
+            if p.ref == x.ref and p.poi.name not in (x.poi.name, ans.poi.name)
+        ]
         rng.shuffle(near)
         distract = near[:4]
         if len(distract) < 4:
-            extra = [p.poi.name for p in self.place_list
-                     if p.poi.name not in (x.poi.name, ans.poi.name, *distract)]  # fmt: skip
+            extra = [
+                p.poi.name
+                for p in self.place_list
+                if p.poi.name not in (x.poi.name, ans.poi.name, *distract)
+            ]
             extra.sort(key=lambda n: math.dist(self.city.poi_by_name(n).anchor, x.poi.anchor))
             distract += extra[: 4 - len(distract)]
         opts = [ans.poi.name, *distract]
@@ -960,13 +1064,28 @@ class PoseGraphTaskGenerator:
             )
         instr = q + " Find it, then answer with its name."
         return TaskSpec(
-            id="tmp", family=FAMILY, type="relational", difficulty=want, city=self.city_spec,
-            instruction=instr, start=self._start(s), answer=ans.poi.name, options=tuple(opts),
-            goal={"reference": x.poi.name, "relation": relation, "aliases": list(ans.poi.aliases),
-                  "x": round(gx, 3), "y": round(gy, 3)},
-            meta=self._meta(key=(x.poi.id, relation, s.trajectory, s.frame), relation=relation,
-                            route_length=round(self.graph.distance_field(goals).distance(s), 1)),
-        )  # fmt: skip
+            id="tmp",
+            family=FAMILY,
+            type="relational",
+            difficulty=want,
+            city=self.city_spec,
+            instruction=instr,
+            start=self._start(s),
+            answer=ans.poi.name,
+            options=tuple(opts),
+            goal={
+                "reference": x.poi.name,
+                "relation": relation,
+                "aliases": list(ans.poi.aliases),
+                "x": round(gx, 3),
+                "y": round(gy, 3),
+            },
+            meta=self._meta(
+                key=(x.poi.id, relation, s.trajectory, s.frame),
+                relation=relation,
+                route_length=round(self.graph.distance_field(goals).distance(s), 1),
+            ),
+        )
 
 
 def relation_of(
@@ -1039,21 +1158,30 @@ def suite_statistics(tasks: Sequence[TaskSpec]) -> list[dict[str, Any]]:
         groups[(t.type, t.difficulty)].append(t)
     rows = []
     order = {k: i for i, k in enumerate(TASK_TYPES)}
-    for (tt, d), ts in sorted(groups.items(), key=lambda kv: (order.get(kv[0][0], 99),
-                                                               DIFFICULTY_LEVELS.index(kv[0][1])
-                                                               if kv[0][1] in DIFFICULTY_LEVELS
-                                                               else 9)):  # fmt: skip
+    for (tt, d), ts in sorted(
+        groups.items(),
+        key=lambda kv: (
+            order.get(kv[0][0], 99),
+            DIFFICULTY_LEVELS.index(kv[0][1]) if kv[0][1] in DIFFICULTY_LEVELS else 9,
+        ),
+    ):
 
         def mean(key: str, ts=ts) -> float | None:
             v = [t.meta[key] for t in ts if t.meta.get(key) is not None]
             return float(np.mean(v)) if v else None
 
-        rows.append({"type": tt, "difficulty": d, "n": len(ts),
-                     "route_length_m": mean("route_length"),
-                     "decision_points": mean("decision_points"),
-                     "instruction_steps": mean("instruction_steps"),
-                     "count": mean("count"),
-                     "oracle_steps": mean("oracle_steps")})  # fmt: skip
+        rows.append(
+            {
+                "type": tt,
+                "difficulty": d,
+                "n": len(ts),
+                "route_length_m": mean("route_length"),
+                "decision_points": mean("decision_points"),
+                "instruction_steps": mean("instruction_steps"),
+                "count": mean("count"),
+                "oracle_steps": mean("oracle_steps"),
+            }
+        )
     return rows
 
 

@@ -55,8 +55,13 @@ class TypeReport:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serialisable dict."""
-        return {"type": self.type, "requested": self.requested, "made": self.made,
-                "attempts": self.attempts, "reason": self.reason}  # fmt: skip
+        return {
+            "type": self.type,
+            "requested": self.requested,
+            "made": self.made,
+            "attempts": self.attempts,
+            "reason": self.reason,
+        }
 
 
 @dataclass
@@ -99,8 +104,13 @@ class GenerationReport:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serialisable dict."""
-        return {"family": self.family, "city": self.city, "made": self.made,
-                "requested": self.requested, "types": [r.to_dict() for r in self.types]}  # fmt: skip
+        return {
+            "family": self.family,
+            "city": self.city,
+            "made": self.made,
+            "requested": self.requested,
+            "types": [r.to_dict() for r in self.types],
+        }
 
 
 class Misses:

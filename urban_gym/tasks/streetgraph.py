@@ -434,17 +434,26 @@ def generate_od_with_report(
                 difficulty=difficulty_of(dps),
                 city=config.city,
                 instruction=f"Go to {dest.name}.",
-                start={"node": graph.ids[res.start], "heading": heading,
-                       "graph": spec},
-                goal={"name": dest.name, "kind": dest.kind, "category": dest.category,
-                      "osm_id": dest.osm_id, "nodes": [graph.ids[n] for n in dest.nodes],
-                      "position": [round(dest.position[0], 2), round(dest.position[1], 2)]},
-                meta={"route_length_m": round(length, 1), "decision_points": dps,
-                      "route_nodes": len(route), "radial_distance_m": round(res.radial_distance, 1),
-                      "target_radius_m": round(radius, 1), "crawler": asdict(config.crawler),
-                      "seed": config.seed},
+                start={"node": graph.ids[res.start], "heading": heading, "graph": spec},
+                goal={
+                    "name": dest.name,
+                    "kind": dest.kind,
+                    "category": dest.category,
+                    "osm_id": dest.osm_id,
+                    "nodes": [graph.ids[n] for n in dest.nodes],
+                    "position": [round(dest.position[0], 2), round(dest.position[1], 2)],
+                },
+                meta={
+                    "route_length_m": round(length, 1),
+                    "decision_points": dps,
+                    "route_nodes": len(route),
+                    "radial_distance_m": round(res.radial_distance, 1),
+                    "target_radius_m": round(radius, 1),
+                    "crawler": asdict(config.crawler),
+                    "seed": config.seed,
+                },
             )
-        )  # fmt: skip
+        )
         last = attempts
         if progress is not None:
             progress(len(tasks), attempts)
@@ -496,8 +505,9 @@ def generate_suite(
         from urban_gym.world.loader import load_city
 
         diag = math.hypot(*load_city(city).extent)
-        cfg = dataclasses.replace(DEFAULT_SUITES["helsinki"], name="custom", city=city,
-                                  radius=(0.3 * diag, 0.55 * diag))  # fmt: skip
+        cfg = dataclasses.replace(
+            DEFAULT_SUITES["helsinki"], name="custom", city=city, radius=(0.3 * diag, 0.55 * diag)
+        )
     changes: dict[str, Any] = {"seed": int(seed)}
     if per_type is not None:
         if per_type < 1:
@@ -520,9 +530,14 @@ def suite_statistics(tasks: Sequence[TaskSpec]) -> dict[str, Any]:
 
     def q(a: np.ndarray) -> dict[str, float]:
         p = np.percentile(a, [0, 25, 50, 75, 100])
-        return {"min": round(float(p[0]), 1), "q25": round(float(p[1]), 1),
-                "median": round(float(p[2]), 1), "q75": round(float(p[3]), 1),
-                "max": round(float(p[4]), 1), "mean": round(float(a.mean()), 1)}  # fmt: skip
+        return {
+            "min": round(float(p[0]), 1),
+            "q25": round(float(p[1]), 1),
+            "median": round(float(p[2]), 1),
+            "q75": round(float(p[3]), 1),
+            "max": round(float(p[4]), 1),
+            "mean": round(float(a.mean()), 1),
+        }
 
     diff: dict[str, int] = {}
     for t in od:
@@ -587,8 +602,13 @@ def instruction_tasks(
                 instruction=r.text,
                 start={"node": r.panoids[0], "heading": r.start_heading, "graph": spec},
                 goal={"node": r.panoids[-1], "route": list(r.panoids)},
-                meta={"route_id": r.route_id, "route_length_m": round(graph.path_length(idx), 1),
-                      "route_hops": len(idx) - 1, "line": r.line, "skipped_routes": skipped},
+                meta={
+                    "route_id": r.route_id,
+                    "route_length_m": round(graph.path_length(idx), 1),
+                    "route_hops": len(idx) - 1,
+                    "line": r.line,
+                    "skipped_routes": skipped,
+                },
             )
-        )  # fmt: skip
+        )
     return tasks

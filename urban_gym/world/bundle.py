@@ -31,8 +31,14 @@ from urban_gym.world.geo import GeoFrame
 
 BUNDLE_FORMAT = "urban_gym.city_bundle"
 BUNDLE_VERSION = 1
-_FILES = ("city.json", "buildings.geojson", "pois.geojson", "objects.geojson",
-          "areas.geojson", "network.geojson")  # fmt: skip
+_FILES = (
+    "city.json",
+    "buildings.geojson",
+    "pois.geojson",
+    "objects.geojson",
+    "areas.geojson",
+    "network.geojson",
+)
 
 
 def _fc(features: list[dict[str, Any]]) -> dict[str, Any]:
@@ -63,30 +69,54 @@ def save_bundle(city: City, directory: str | Path) -> Path:
         "meta": city.meta,
     }
     blds = [
-        _feature(b.polygon, {"id": b.id, "osm_id": b.osm_id, "height": b.height, "kind": b.kind,
-                             "levels": b.levels, "height_source": b.height_source,
-                             "name": b.name, "tags": b.tags})
+        _feature(
+            b.polygon,
+            {
+                "id": b.id,
+                "osm_id": b.osm_id,
+                "height": b.height,
+                "kind": b.kind,
+                "levels": b.levels,
+                "height_source": b.height_source,
+                "name": b.name,
+                "tags": b.tags,
+            },
+        )
         for b in city.buildings
-    ]  # fmt: skip
+    ]
     pois = [
-        _feature(Point(p.position), {
-            "id": p.id, "osm_id": p.osm_id, "name": p.name, "category": p.category,
-            "kind": p.kind, "aliases": list(p.aliases), "tags": p.tags,
-            "building_id": p.building_id,
-            "facade": [list(p.facade[0]), list(p.facade[1])] if p.facade else None,
-            "anchor": list(p.anchor), "facing": p.facing, "front": list(p.front)})
+        _feature(
+            Point(p.position),
+            {
+                "id": p.id,
+                "osm_id": p.osm_id,
+                "name": p.name,
+                "category": p.category,
+                "kind": p.kind,
+                "aliases": list(p.aliases),
+                "tags": p.tags,
+                "building_id": p.building_id,
+                "facade": [list(p.facade[0]), list(p.facade[1])] if p.facade else None,
+                "anchor": list(p.anchor),
+                "facing": p.facing,
+                "front": list(p.front),
+            },
+        )
         for p in city.pois
-    ]  # fmt: skip
+    ]
     objs = [
-        _feature(Point(o.position), {"id": o.id, "osm_id": o.osm_id, "kind": o.kind,
-                                     "tags": o.tags})
+        _feature(
+            Point(o.position), {"id": o.id, "osm_id": o.osm_id, "kind": o.kind, "tags": o.tags}
+        )
         for o in city.objects
-    ]  # fmt: skip
+    ]
     areas = [
-        _feature(a.polygon, {"id": a.id, "osm_id": a.osm_id, "kind": a.kind, "name": a.name,
-                             "tags": a.tags})
+        _feature(
+            a.polygon,
+            {"id": a.id, "osm_id": a.osm_id, "kind": a.kind, "name": a.name, "tags": a.tags},
+        )
         for a in city.areas
-    ]  # fmt: skip
+    ]
     net: list[dict[str, Any]] = []
     for n, data in city.network.nodes(data=True):
         net.append(_feature(Point(data["x"], data["y"]), {"node": n}))
@@ -148,29 +178,61 @@ def load_bundle(directory: str | Path) -> City:
         buildings = []
         for f in _features(d / "buildings.geojson"):
             p = f["properties"]
-            buildings.append(Building(p["id"], p["osm_id"], shape(f["geometry"]), p["height"],
-                                      p["kind"], p["levels"], p["height_source"], p["name"],
-                                      p["tags"]))  # fmt: skip
+            buildings.append(
+                Building(
+                    p["id"],
+                    p["osm_id"],
+                    shape(f["geometry"]),
+                    p["height"],
+                    p["kind"],
+                    p["levels"],
+                    p["height_source"],
+                    p["name"],
+                    p["tags"],
+                )
+            )
         pois = []
         for f in _features(d / "pois.geojson"):
             p = f["properties"]
             c = f["geometry"]["coordinates"]
-            pois.append(POI(p["id"], p["osm_id"], p["name"], p["category"], p["kind"],
-                            _tuple2(c), tuple(p["aliases"]), p["tags"], p["building_id"],
-                            (_tuple2(p["facade"][0]), _tuple2(p["facade"][1]))
-                            if p["facade"] else None,
-                            _tuple2(p["anchor"]), p["facing"], _tuple2(p["front"])))  # fmt: skip
+            pois.append(
+                POI(
+                    p["id"],
+                    p["osm_id"],
+                    p["name"],
+                    p["category"],
+                    p["kind"],
+                    _tuple2(c),
+                    tuple(p["aliases"]),
+                    p["tags"],
+                    p["building_id"],
+                    (_tuple2(p["facade"][0]), _tuple2(p["facade"][1])) if p["facade"] else None,
+                    _tuple2(p["anchor"]),
+                    p["facing"],
+                    _tuple2(p["front"]),
+                )
+            )
         objects = [
-            StreetObject(f["properties"]["id"], f["properties"]["osm_id"],
-                         f["properties"]["kind"], _tuple2(f["geometry"]["coordinates"]),
-                         f["properties"]["tags"])
+            StreetObject(
+                f["properties"]["id"],
+                f["properties"]["osm_id"],
+                f["properties"]["kind"],
+                _tuple2(f["geometry"]["coordinates"]),
+                f["properties"]["tags"],
+            )
             for f in _features(d / "objects.geojson")
-        ]  # fmt: skip
+        ]
         areas = [
-            Area(f["properties"]["id"], f["properties"]["osm_id"], f["properties"]["kind"],
-                 shape(f["geometry"]), f["properties"]["name"], f["properties"]["tags"])
+            Area(
+                f["properties"]["id"],
+                f["properties"]["osm_id"],
+                f["properties"]["kind"],
+                shape(f["geometry"]),
+                f["properties"]["name"],
+                f["properties"]["tags"],
+            )
             for f in _features(d / "areas.geojson")
-        ]  # fmt: skip
+        ]
         net_fc = _read_json(d / "network.geojson")
         g = nx.Graph(**net_fc.get("urban_gym:graph", {}))
         for f in net_fc["features"]:

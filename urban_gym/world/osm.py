@@ -95,31 +95,73 @@ _UNDEFINED = osmium.osm.Location().x  # the coordinate of a node not in the file
 #: ``highway=*`` values whose ways are walked on.
 WALKABLE_HIGHWAYS = frozenset(
     {
-        "footway", "pedestrian", "steps", "path", "trail", "track", "bridleway", "corridor",
-        "platform", "living_street", "residential", "service", "unclassified", "tertiary",
-        "secondary", "primary", "tertiary_link", "secondary_link", "primary_link", "road",
+        "footway",
+        "pedestrian",
+        "steps",
+        "path",
+        "trail",
+        "track",
+        "bridleway",
+        "corridor",
+        "platform",
+        "living_street",
+        "residential",
+        "service",
+        "unclassified",
+        "tertiary",
+        "secondary",
+        "primary",
+        "tertiary_link",
+        "secondary_link",
+        "primary_link",
+        "road",
         "cycleway",
     }
-)  # fmt: skip
+)
 _CAR_ROADS = frozenset(
     {
-        "living_street", "residential", "service", "unclassified", "tertiary", "secondary",
-        "primary", "tertiary_link", "secondary_link", "primary_link", "road",
+        "living_street",
+        "residential",
+        "service",
+        "unclassified",
+        "tertiary",
+        "secondary",
+        "primary",
+        "tertiary_link",
+        "secondary_link",
+        "primary_link",
+        "road",
     }
-)  # fmt: skip
+)
 
 #: Walkable corridor width in metres by kind when no ``width`` tag is mapped. Car roads
 #: use ``lanes * 3.25 + 4`` (two 2 m sidewalks) when ``lanes`` is mapped, else the
 #: per-``highway`` value in :data:`ROAD_WIDTH_M`.
 DEFAULT_WIDTH_M = {
-    "footway": 2.5, "sidewalk": 2.5, "crossing": 3.0, "pedestrian": 8.0, "steps": 2.5,
-    "footbridge": 3.0, "path": 1.5, "cycleway": 3.0, "corridor": 3.0, "platform": 3.0,
-}  # fmt: skip
+    "footway": 2.5,
+    "sidewalk": 2.5,
+    "crossing": 3.0,
+    "pedestrian": 8.0,
+    "steps": 2.5,
+    "footbridge": 3.0,
+    "path": 1.5,
+    "cycleway": 3.0,
+    "corridor": 3.0,
+    "platform": 3.0,
+}
 ROAD_WIDTH_M = {
-    "primary": 20.0, "secondary": 16.0, "tertiary": 13.0, "unclassified": 10.0,
-    "residential": 11.0, "living_street": 7.0, "service": 6.0, "road": 10.0,
-    "primary_link": 10.0, "secondary_link": 10.0, "tertiary_link": 9.0,
-}  # fmt: skip
+    "primary": 20.0,
+    "secondary": 16.0,
+    "tertiary": 13.0,
+    "unclassified": 10.0,
+    "residential": 11.0,
+    "living_street": 7.0,
+    "service": 6.0,
+    "road": 10.0,
+    "primary_link": 10.0,
+    "secondary_link": 10.0,
+    "tertiary_link": 9.0,
+}
 
 #: Map areas: ``(key, value) -> "water" | "green"``.
 AREA_KINDS: dict[tuple[str, str], str] = {
@@ -685,9 +727,17 @@ def import_osm(path: str | Path, bbox=None, name: str | None = None) -> City:
         for (osm_id, _, _, tags), x, y in zip(col.node_pois, px.tolist(), py.tolist()):
             cat, kind = poi_category(tags)  # type: ignore[misc]
             pois.append(
-                POI(len(pois), osm_id, tags["name"], cat, kind, (x, y),
-                    aliases_of(tags, tags["name"]), tags)
-            )  # fmt: skip
+                POI(
+                    len(pois),
+                    osm_id,
+                    tags["name"],
+                    cat,
+                    kind,
+                    (x, y),
+                    aliases_of(tags, tags["name"]),
+                    tags,
+                )
+            )
     for (osm_id, _, tags, is_building), geom in zip(col.area_pois, p_geoms):
         if geom is None or geom.is_empty:
             continue
@@ -701,10 +751,18 @@ def import_osm(path: str | Path, bbox=None, name: str | None = None) -> City:
         elif bbox is not None and not _inside_local(rp, frame, bbox):
             continue
         pois.append(
-            POI(len(pois), osm_id, tags["name"], cat, kind, (rp.x, rp.y),
-                aliases_of(tags, tags["name"]), tags,
-                building_id=building_index[osm_id] if is_building else None)
-        )  # fmt: skip
+            POI(
+                len(pois),
+                osm_id,
+                tags["name"],
+                cat,
+                kind,
+                (rp.x, rp.y),
+                aliases_of(tags, tags["name"]),
+                tags,
+                building_id=building_index[osm_id] if is_building else None,
+            )
+        )
     # Area POIs that are not buildings (parks, squares) must not be moved onto a
     # building that happens to stand inside them.
     no_building = {p.id for p in pois if p.osm_id[0] in "wr" and p.building_id is None}

@@ -678,8 +678,12 @@ class PoseGraph:
     def bounds(self) -> tuple[float, float, float, float]:
         """``(xmin, ymin, xmax, ymax)`` over all frames, metres."""
         a = self.frame_xy
-        return (float(a[:, 0].min()), float(a[:, 1].min()), float(a[:, 0].max()),
-                float(a[:, 1].max()))  # fmt: skip
+        return (
+            float(a[:, 0].min()),
+            float(a[:, 1].min()),
+            float(a[:, 0].max()),
+            float(a[:, 1].max()),
+        )
 
     # ------------------------------------------------------------------ branches
     def branches(self, junction: int, camera_bearing: float) -> list[Branch]:
@@ -812,13 +816,21 @@ class PoseGraph:
         junction_xy = {n: city.node_xy[n] for s in segs for n in (s.u, s.v)}
         segs, clusters = _merge_and_prune(segs, junction_xy, merge_radius, min_stub)
         return _assemble(
-            segs, clusters, spacing, source,
-            name=f"{city.name}", meta={
-                "source": "city", "city": city.name, "spacing": spacing, "kinds": list(kinds),
-                "exclude_highways": list(exclude_highways), "merge_radius": merge_radius,
+            segs,
+            clusters,
+            spacing,
+            source,
+            name=f"{city.name}",
+            meta={
+                "source": "city",
+                "city": city.name,
+                "spacing": spacing,
+                "kinds": list(kinds),
+                "exclude_highways": list(exclude_highways),
+                "merge_radius": merge_radius,
                 "min_stub": min_stub,
             },
-        )  # fmt: skip
+        )
 
     @classmethod
     def from_capture(
@@ -854,9 +866,14 @@ class PoseGraph:
             )
             for label, rows in src.rows.items()  # type: ignore[attr-defined]
         ]
-        g = detect_junctions(captured, radius=radius, merge=merge,
-                             min_crossing_angle=min_crossing_angle, source=src,
-                             name=name or p.stem)  # fmt: skip
+        g = detect_junctions(
+            captured,
+            radius=radius,
+            merge=merge,
+            min_crossing_angle=min_crossing_angle,
+            source=src,
+            name=name or p.stem,
+        )
         g.meta.update({"source": "capture", "capture": str(p)})
         return g
 
@@ -1088,8 +1105,11 @@ def _merge_and_prune(
             out = [s for s in out if id(s) not in dup]
             changed = True
             continue
-        stubs = [s for s in out if s.u != s.v and (deg[s.u] == 1) != (deg[s.v] == 1)
-                 and s.length < min_stub]  # fmt: skip
+        stubs = [
+            s
+            for s in out
+            if s.u != s.v and (deg[s.u] == 1) != (deg[s.v] == 1) and s.length < min_stub
+        ]
         if stubs:
             drop = {id(s) for s in stubs}
             out = [s for s in out if id(s) not in drop]
@@ -1183,8 +1203,9 @@ def _assemble(
         first = next(s for s in segs if c in (s.u, s.v))
         p = first.coords[0] if first.u == c else first.coords[-1]
         junctions.append(Junction(jid[c], float(p[0]), float(p[1]), tuple(sorted(clusters[c]))))
-    segs = sorted(segs, key=lambda s: (jid[s.u], jid[s.v], round(s.coords[1][0], 3),
-                                       round(s.coords[1][1], 3)))  # fmt: skip
+    segs = sorted(
+        segs, key=lambda s: (jid[s.u], jid[s.v], round(s.coords[1][0], 3), round(s.coords[1][1], 3))
+    )
     trajs: list[Trajectory] = []
     for k, s in enumerate(segs):
         street = None
@@ -1200,12 +1221,21 @@ def _assemble(
             edges = tuple(s.edges) if direction == 0 else tuple((b, a) for a, b in s.edges[::-1])
             trajs.append(
                 Trajectory(
-                    tid, jid[s.u] if direction == 0 else jid[s.v],
-                    jid[s.v] if direction == 0 else jid[s.u], xy, h, offs,
-                    tuple((str(tid), i) for i in range(len(xy))), street,
-                    tid + 1 if direction == 0 else tid - 1, k, dep, arr, edges,
+                    tid,
+                    jid[s.u] if direction == 0 else jid[s.v],
+                    jid[s.v] if direction == 0 else jid[s.u],
+                    xy,
+                    h,
+                    offs,
+                    tuple((str(tid), i) for i in range(len(xy))),
+                    street,
+                    tid + 1 if direction == 0 else tid - 1,
+                    k,
+                    dep,
+                    arr,
+                    edges,
                 )
-            )  # fmt: skip
+            )
     return PoseGraph(junctions, trajs, spacing, source, name, meta)
 
 
@@ -1347,9 +1377,22 @@ def detect_junctions(
             continue
         dep, arr = _end_bearings(xy, offs)
         tid = len(trajs)
-        trajs.append(Trajectory(tid, jid[j0], jid[j1], xy, h, offs,
-                                tuple((c.label, i) for i in range(a, b + 1)), c.label,
-                                None, -1, dep, arr))  # fmt: skip
+        trajs.append(
+            Trajectory(
+                tid,
+                jid[j0],
+                jid[j1],
+                xy,
+                h,
+                offs,
+                tuple((c.label, i) for i in range(a, b + 1)),
+                c.label,
+                None,
+                -1,
+                dep,
+                arr,
+            )
+        )
     # reverse twins: same junctions swapped, frames close to each other
     seg = 0
     for t in trajs:
@@ -1359,9 +1402,16 @@ def detect_junctions(
         for u in trajs:
             if u.segment >= 0 or u.start != t.end or u.end != t.start:
                 continue
-            d = np.hypot(*(np.asarray(LineString(u.xy).interpolate(
-                LineString(u.xy).length * 0.5).coords[0]) - np.asarray(LineString(t.xy).interpolate(
-                LineString(t.xy).length * 0.5).coords[0])))  # fmt: skip
+            d = np.hypot(
+                *(
+                    np.asarray(
+                        LineString(u.xy).interpolate(LineString(u.xy).length * 0.5).coords[0]
+                    )
+                    - np.asarray(
+                        LineString(t.xy).interpolate(LineString(t.xy).length * 0.5).coords[0]
+                    )
+                )
+            )
             if d <= 2 * radius:
                 u.segment = seg
                 u.reverse, t.reverse = t.id, u.id
@@ -1369,8 +1419,12 @@ def detect_junctions(
         seg += 1
     if not trajs:
         raise PoseGraphError("no trajectory pieces between junctions were found")
-    meta = {"radius": radius, "merge": merge, "min_crossing_angle": min_crossing_angle,
-            "spacing": None}  # fmt: skip
+    meta = {
+        "radius": radius,
+        "merge": merge,
+        "min_crossing_angle": min_crossing_angle,
+        "spacing": None,
+    }
     spacing = float(np.median(np.concatenate([np.diff(t.offsets) for t in trajs])))
     meta["spacing"] = spacing
     # keep only junctions used and re-check reachability
@@ -1454,8 +1508,12 @@ def export_capture(
 
 
 # ---------------------------------------------------------------------------- validation
-def turn_sequence(points: Sequence[tuple[float, float]], min_turn: float = 50.0,
-                  chord: float = 12.0, step: float = 2.0) -> str:  # fmt: skip
+def turn_sequence(
+    points: Sequence[tuple[float, float]],
+    min_turn: float = 50.0,
+    chord: float = 12.0,
+    step: float = 2.0,
+) -> str:
     """Turns along a polyline as a string of ``L``/``R``: places where the bearing over
     the next ``chord`` metres differs from the bearing over the previous ``chord`` metres
     by at least ``min_turn`` degrees (one turn per peak; peaks closer than ``2 * chord``
@@ -1607,18 +1665,24 @@ def format_validation(v: dict[str, Any]) -> str:
     """:func:`validate_posegraph`'s result as a Markdown table."""
     rows = [
         ("junctions / frames", f"{v['junctions']} / {v['frames']}"),
-        ("node-to-street distance, median / p95",
-         f"{v['node_to_street_median_m']:.2f} m / {v['node_to_street_p95_m']:.2f} m"),
-        ("frame-to-street distance, median / p95",
-         f"{v['frame_to_street_median_m']:.2f} m / {v['frame_to_street_p95_m']:.2f} m"),
+        (
+            "node-to-street distance, median / p95",
+            f"{v['node_to_street_median_m']:.2f} m / {v['node_to_street_p95_m']:.2f} m",
+        ),
+        (
+            "frame-to-street distance, median / p95",
+            f"{v['frame_to_street_median_m']:.2f} m / {v['frame_to_street_p95_m']:.2f} m",
+        ),
         ("start/goal pairs (unreachable)", f"{v['pairs']} ({v['unreachable_pairs']})"),
-        ("path-length disagreement abs(Lp - Ln) / Ln, median / p95",
-         f"{100 * v['length_disagreement_median']:.1f} % / "
-         f"{100 * v['length_disagreement_p95']:.1f} %"),
+        (
+            "path-length disagreement abs(Lp - Ln) / Ln, median / p95",
+            f"{100 * v['length_disagreement_median']:.1f} % / "
+            f"{100 * v['length_disagreement_p95']:.1f} %",
+        ),
         ("path-length ratio Lp/Ln, median", f"{v['length_ratio_median']:.3f}"),
         ("turn sequences identical", f"{100 * v['turn_sequence_exact']:.1f} %"),
         ("turn-sequence similarity (1 - edit distance)", f"{v['turn_sequence_similarity']:.3f}"),
-    ]  # fmt: skip
+    ]
     out = ["| measure | value |", "|---|---|"]
     out += [f"| {a} | {b} |" for a, b in rows]
     return "\n".join(out)

@@ -57,21 +57,78 @@ SHOP_TYPES: tuple[tuple[str, str, str, str], ...] = (
 )
 
 SURNAMES: tuple[str, ...] = (
-    "Aalto", "Mäkinen", "Virtanen", "Korhonen", "Nieminen", "Mäkelä", "Hämäläinen",
-    "Laine", "Heikkinen", "Koskinen", "Järvinen", "Lehtonen", "Lehtinen", "Saarinen",
-    "Salminen", "Heinonen", "Niemi", "Heikkilä", "Kinnunen", "Salonen", "Turunen",
-    "Salo", "Laitinen", "Tuominen", "Rantanen", "Karjalainen", "Jokinen", "Mattila",
-    "Savolainen", "Lahtinen", "Ahonen", "Kärkkäinen", "Östman", "Åberg", "Söderholm",
-    "Väisänen", "Pöllänen", "Räsänen", "Björk", "Lindqvist", "Nyström", "Ström",
-    "Kallio", "Lampinen", "Peltonen", "Hakala", "Leppänen", "Kivelä",
-)  # fmt: skip
+    "Aalto",
+    "Mäkinen",
+    "Virtanen",
+    "Korhonen",
+    "Nieminen",
+    "Mäkelä",
+    "Hämäläinen",
+    "Laine",
+    "Heikkinen",
+    "Koskinen",
+    "Järvinen",
+    "Lehtonen",
+    "Lehtinen",
+    "Saarinen",
+    "Salminen",
+    "Heinonen",
+    "Niemi",
+    "Heikkilä",
+    "Kinnunen",
+    "Salonen",
+    "Turunen",
+    "Salo",
+    "Laitinen",
+    "Tuominen",
+    "Rantanen",
+    "Karjalainen",
+    "Jokinen",
+    "Mattila",
+    "Savolainen",
+    "Lahtinen",
+    "Ahonen",
+    "Kärkkäinen",
+    "Östman",
+    "Åberg",
+    "Söderholm",
+    "Väisänen",
+    "Pöllänen",
+    "Räsänen",
+    "Björk",
+    "Lindqvist",
+    "Nyström",
+    "Ström",
+    "Kallio",
+    "Lampinen",
+    "Peltonen",
+    "Hakala",
+    "Leppänen",
+    "Kivelä",
+)
 
 STREET_NAMES: tuple[str, ...] = (
-    "Aleksanterinkatu", "Mannerheimintie", "Esplanadi", "Bulevardi", "Fredrikinkatu",
-    "Annankatu", "Yrjönkatu", "Uudenmaankatu", "Iso Roobertinkatu", "Lönnrotinkatu",
-    "Kalevankatu", "Eerikinkatu", "Runeberginkatu", "Töölönkatu", "Pohjoisranta",
-    "Unioninkatu", "Snellmaninkatu", "Liisankatu", "Kruununhaankatu", "Mariankatu",
-)  # fmt: skip
+    "Aleksanterinkatu",
+    "Mannerheimintie",
+    "Esplanadi",
+    "Bulevardi",
+    "Fredrikinkatu",
+    "Annankatu",
+    "Yrjönkatu",
+    "Uudenmaankatu",
+    "Iso Roobertinkatu",
+    "Lönnrotinkatu",
+    "Kalevankatu",
+    "Eerikinkatu",
+    "Runeberginkatu",
+    "Töölönkatu",
+    "Pohjoisranta",
+    "Unioninkatu",
+    "Snellmaninkatu",
+    "Liisankatu",
+    "Kruununhaankatu",
+    "Mariankatu",
+)
 
 _OBJECT_TAGS = {
     "tree": {"natural": "tree"},
@@ -154,11 +211,16 @@ def generate_city(
     spec = procedural_spec(seed, (W, H), block_size, street_width, shop_rate, park_rate)
     meta = {
         "source": spec,
-        "params": {"seed": seed, "blocks": [W, H], "block_size": block_size,
-                   "street_width": street_width, "shop_rate": shop_rate,
-                   "park_rate": park_rate},
+        "params": {
+            "seed": seed,
+            "blocks": [W, H],
+            "block_size": block_size,
+            "street_width": street_width,
+            "shop_rate": shop_rate,
+            "park_rate": park_rate,
+        },
         "attribution": "procedurally generated",
-    }  # fmt: skip
+    }
     return assemble_city(
         name or f"procedural-{seed}-{W}x{H}",
         GeoFrame(0.0, 0.0),
@@ -185,8 +247,12 @@ def procedural_spec(
 ) -> str:
     """The ``load_city`` spec that regenerates this city (non-default keys only)."""
     parts = [f"seed={seed}", f"blocks={blocks[0]}x{blocks[1]}"]
-    given = {"block_size": block_size, "street_width": street_width,
-             "shop_rate": shop_rate, "park_rate": park_rate}  # fmt: skip
+    given = {
+        "block_size": block_size,
+        "street_width": street_width,
+        "shop_rate": shop_rate,
+        "park_rate": park_rate,
+    }
     parts += [f"{k}={v:g}" for k, v in given.items() if float(v) != _DEFAULTS[k]]
     return "procedural:" + ",".join(parts)
 
@@ -228,10 +294,18 @@ class _Generator:
         line = LineString([pa, pb])
         self._edge_no += 1
         self.graph.add_edge(
-            a, b, geometry=line, start=a, length=float(line.length), kind=kind,
-            highway="residential" if kind == "road" else kind, covered=covered,
-            width=width, name=name, osm_id=f"pw{self._edge_no}",
-        )  # fmt: skip
+            a,
+            b,
+            geometry=line,
+            start=a,
+            length=float(line.length),
+            kind=kind,
+            highway="residential" if kind == "road" else kind,
+            covered=covered,
+            width=width,
+            name=name,
+            osm_id=f"pw{self._edge_no}",
+        )
 
     # building blocks -------------------------------------------------------------
     def build(self) -> None:
@@ -243,12 +317,14 @@ class _Generator:
         ]
         for j in range(H + 1):  # east-west streets
             for i2 in range(2 * W):
-                self.edge(self.node(i2, 2 * j), self.node(i2 + 1, 2 * j), "road", self.sw,
-                          hnames[j])  # fmt: skip
+                self.edge(
+                    self.node(i2, 2 * j), self.node(i2 + 1, 2 * j), "road", self.sw, hnames[j]
+                )
         for i in range(W + 1):  # north-south streets
             for j2 in range(2 * H):
-                self.edge(self.node(2 * i, j2), self.node(2 * i, j2 + 1), "road", self.sw,
-                          vnames[i])  # fmt: skip
+                self.edge(
+                    self.node(2 * i, j2), self.node(2 * i, j2 + 1), "road", self.sw, vnames[i]
+                )
         kinds = rng.random((W, H))
         for j in range(H):
             for i in range(W):
@@ -264,23 +340,42 @@ class _Generator:
     def park(self, i: int, j: int) -> None:
         x0, y0 = self.gx(i) + self.sw / 2, self.gy(j) + self.sw / 2
         x1, y1 = x0 + self.bs, y0 + self.bs
-        self.areas.append(Area(len(self.areas), f"pa{len(self.areas)}", "green",
-                               box(x0, y0, x1, y1), f"Puisto {i}-{j}", {"leisure": "park"}))  # fmt: skip
+        self.areas.append(
+            Area(
+                len(self.areas),
+                f"pa{len(self.areas)}",
+                "green",
+                box(x0, y0, x1, y1),
+                f"Puisto {i}-{j}",
+                {"leisure": "park"},
+            )
+        )
         a, b = self.node(2 * i, 2 * j), self.node(2 * i + 2, 2 * j + 2)
         self.edge(a, b, "footway", 3.0, None)
         if self.rng.random() < 0.4:
             cx, cy = (x0 + x1) / 2 + self.bs * 0.2, (y0 + y1) / 2 - self.bs * 0.2
             pond = Point(cx, cy).buffer(self.bs * 0.12, quad_segs=6)
-            self.areas.append(Area(len(self.areas), f"pa{len(self.areas)}", "water", pond,
-                                   None, {"natural": "water"}))  # fmt: skip
+            self.areas.append(
+                Area(
+                    len(self.areas),
+                    f"pa{len(self.areas)}",
+                    "water",
+                    pond,
+                    None,
+                    {"natural": "water"},
+                )
+            )
         for _ in range(int(self.rng.integers(2, 5))):
             t = float(self.rng.uniform(0.2, 0.8))
             px, py = x0 + t * self.bs, y0 + t * self.bs
             off = 2.5 if self.rng.random() < 0.5 else -2.5
             self.add_object("bench", px + off / math.sqrt(2), py - off / math.sqrt(2))
         for _ in range(int(self.rng.integers(3, 8))):
-            self.add_object("tree", float(self.rng.uniform(x0 + 5, x1 - 5)),
-                            float(self.rng.uniform(y0 + 5, y1 - 5)))  # fmt: skip
+            self.add_object(
+                "tree",
+                float(self.rng.uniform(x0 + 5, x1 - 5)),
+                float(self.rng.uniform(y0 + 5, y1 - 5)),
+            )
 
     def perimeter_block(self, i: int, j: int, passage: bool) -> None:
         rng = self.rng
@@ -324,9 +419,18 @@ class _Generator:
             bid = len(self.buildings)
             kind = "apartments" if rng.random() < 0.6 else "commercial"
             self.buildings.append(
-                Building(bid, f"pb{bid}", poly, levels * STOREY_HEIGHT_M, kind, levels,
-                         "levels", None, {"building": kind, "building:levels": str(levels)})
-            )  # fmt: skip
+                Building(
+                    bid,
+                    f"pb{bid}",
+                    poly,
+                    levels * STOREY_HEIGHT_M,
+                    kind,
+                    levels,
+                    "levels",
+                    None,
+                    {"building": kind, "building:levels": str(levels)},
+                )
+            )
             if rng.random() < self.shop_rate:
                 mid = (a + b) / 2
                 # POI point 1 m inside the street facade
@@ -359,13 +463,29 @@ class _Generator:
         alias = en.format(n=surname)
         tags = {cat: kind, "name": name, "name:en": alias}
         self.pois.append(
-            POI(len(self.pois), f"pp{len(self.pois)}", name, cat, kind, pos, (alias,), tags,
-                building_id=bid)
-        )  # fmt: skip
+            POI(
+                len(self.pois),
+                f"pp{len(self.pois)}",
+                name,
+                cat,
+                kind,
+                pos,
+                (alias,),
+                tags,
+                building_id=bid,
+            )
+        )
 
     def add_object(self, kind: str, x: float, y: float) -> None:
-        self.objects.append(StreetObject(len(self.objects), f"po{len(self.objects)}", kind,
-                                         (float(x), float(y)), dict(_OBJECT_TAGS[kind])))  # fmt: skip
+        self.objects.append(
+            StreetObject(
+                len(self.objects),
+                f"po{len(self.objects)}",
+                kind,
+                (float(x), float(y)),
+                dict(_OBJECT_TAGS[kind]),
+            )
+        )
 
     def street_furniture(self) -> None:
         rng = self.rng
@@ -390,10 +510,14 @@ class _Generator:
                 p = pu + t * s + n * (1 if k % 2 else -1) * (side_off + 0.5)
                 self.add_object("street_lamp", *p)
             extras = (
-                ("bench", 0.35), ("waste_basket", 0.35), ("bus_stop", 0.12),
-                ("vending_machine", 0.08), ("post_box", 0.08), ("bicycle_parking", 0.15),
+                ("bench", 0.35),
+                ("waste_basket", 0.35),
+                ("bus_stop", 0.12),
+                ("vending_machine", 0.08),
+                ("post_box", 0.08),
+                ("bicycle_parking", 0.15),
                 ("atm", 0.05),
-            )  # fmt: skip
+            )
             for kind, prob in extras:
                 if rng.random() < prob:
                     s = float(rng.uniform(s0 + 2.0, max(s0 + 2.5, L - s0 - 2.0)))

@@ -432,9 +432,17 @@ class StreetGraph:
                 end_a[idx], end_b[idx] = st.start, st.end
                 off_a[idx], off_b[idx] = cm, st.length - cm
                 hop_a[idx], hop_b[idx] = hp, st.hops - hp
-        return {"end_a": end_a, "end_b": end_b, "off_a": off_a, "off_b": off_b,
-                "hop_a": hop_a, "hop_b": hop_b, "chain_of": chain_of, "members": members,
-                "adj": adj}  # fmt: skip
+        return {
+            "end_a": end_a,
+            "end_b": end_b,
+            "off_a": off_a,
+            "off_b": off_b,
+            "hop_a": hop_a,
+            "hop_b": hop_b,
+            "chain_of": chain_of,
+            "members": members,
+            "adj": adj,
+        }
 
     def _contracted_search(self, targets: list[int], hops: bool) -> np.ndarray:
         ch = self._chains
@@ -562,9 +570,18 @@ class StreetGraph:
     def with_links(self, src: np.ndarray, dst: np.ndarray, heading: np.ndarray) -> StreetGraph:
         """The same nodes with a new link set."""
         return StreetGraph(
-            self.ids, self.xy, self.pano_heading, src, dst, heading, self.frame,
-            latlon=self.latlon, name=self.name, image_dir=self.image_dir, meta=self.meta,
-        )  # fmt: skip
+            self.ids,
+            self.xy,
+            self.pano_heading,
+            src,
+            dst,
+            heading,
+            self.frame,
+            latlon=self.latlon,
+            name=self.name,
+            image_dir=self.image_dir,
+            meta=self.meta,
+        )
 
     @classmethod
     def from_city(
@@ -638,8 +655,17 @@ class StreetGraph:
             "spacing_m": float(spacing),
             "kinds": used_kinds,
         }
-        return cls(ids, xya, np.zeros(len(ids)), src, dst, hd, city.frame,
-                   name=f"{city.name}-streets", meta=meta)  # fmt: skip
+        return cls(
+            ids,
+            xya,
+            np.zeros(len(ids)),
+            src,
+            dst,
+            hd,
+            city.frame,
+            name=f"{city.name}-streets",
+            meta=meta,
+        )
 
     def summary(self) -> dict[str, Any]:
         """Counts and sizes (printed by ``urban-gym streetgraph-info``)."""
@@ -712,8 +738,12 @@ def add_reverse_links(graph: StreetGraph) -> tuple[StreetGraph, dict[str, Any]]:
     rev = graph.dst * n + graph.src
     missing = ~np.isin(rev, key)
     added = int(np.count_nonzero(missing))
-    report = {"step": "add_reverse_links", "links_before": graph.num_links,
-              "reverse_links_added": added, "links_after": graph.num_links + added}  # fmt: skip
+    report = {
+        "step": "add_reverse_links",
+        "links_before": graph.num_links,
+        "reverse_links_added": added,
+        "links_after": graph.num_links + added,
+    }
     if not added:
         return graph, report
     out = graph.with_links(
@@ -809,8 +839,12 @@ def keep_largest_component(graph: StreetGraph) -> tuple[StreetGraph, dict[str, A
     Report: ``components``, ``nodes_removed``, ``links_removed``.
     """
     if graph.num_nodes == 0:
-        return graph, {"step": "keep_largest_component", "components": 0, "nodes_removed": 0,
-                       "links_removed": 0}  # fmt: skip
+        return graph, {
+            "step": "keep_largest_component",
+            "components": 0,
+            "nodes_removed": 0,
+            "links_removed": 0,
+        }
     lab = connected_components(graph)
     mask = lab == 0
     out = graph.subgraph(mask) if not mask.all() else graph
@@ -1088,10 +1122,18 @@ def read_touchdown(
         "load": rep.to_dict(),
     }
     return StreetGraph(
-        ids, xy, np.array(yaw), np.array(src, dtype=np.int64), np.array(dst, dtype=np.int64),
-        np.array(hd), frame, latlon=np.column_stack([lat_a, lng_a]), name=gname,
-        image_dir=str(img) if img is not None else None, meta=meta,
-    )  # fmt: skip
+        ids,
+        xy,
+        np.array(yaw),
+        np.array(src, dtype=np.int64),
+        np.array(dst, dtype=np.int64),
+        np.array(hd),
+        frame,
+        latlon=np.column_stack([lat_a, lng_a]),
+        name=gname,
+        image_dir=str(img) if img is not None else None,
+        meta=meta,
+    )
 
 
 def _is_float(s: str) -> bool:

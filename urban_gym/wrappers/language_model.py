@@ -96,11 +96,15 @@ class LanguageModelInterface(gym.Wrapper, gym.utils.RecordConstructorArgs):
         include_schema: bool = True,
     ) -> None:
         gym.utils.RecordConstructorArgs.__init__(
-            self, protocol=protocol, image_budget_bytes=image_budget_bytes,
-            image_format=image_format, image_quality=image_quality,
-            max_image_side=max_image_side, include_images=include_images,
+            self,
+            protocol=protocol,
+            image_budget_bytes=image_budget_bytes,
+            image_format=image_format,
+            image_quality=image_quality,
+            max_image_side=max_image_side,
+            include_images=include_images,
             include_schema=include_schema,
-        )  # fmt: skip
+        )
         gym.Wrapper.__init__(self, env)
         self.protocol: PromptProtocol | None = (
             protocol_for(protocol) if protocol is not None else None

@@ -73,10 +73,19 @@ class MapObservation(gym.Wrapper, gym.utils.RecordConstructorArgs):
         enabled: bool = True,
     ) -> None:
         gym.utils.RecordConstructorArgs.__init__(
-            self, view=view, size=size, metres_per_pixel=metres_per_pixel,
-            heading_up=heading_up, show_location=show_location, markers=markers, grid=grid,
-            trajectory=trajectory, labels=labels, key=key, enabled=enabled,
-        )  # fmt: skip
+            self,
+            view=view,
+            size=size,
+            metres_per_pixel=metres_per_pixel,
+            heading_up=heading_up,
+            show_location=show_location,
+            markers=markers,
+            grid=grid,
+            trajectory=trajectory,
+            labels=labels,
+            key=key,
+            enabled=enabled,
+        )
         gym.Wrapper.__init__(self, env)
         if view not in VIEWS:
             raise UrbanGymError(f"MapObservation view={view!r} is not one of {', '.join(VIEWS)}")
@@ -193,8 +202,12 @@ class MapObservation(gym.Wrapper, gym.utils.RecordConstructorArgs):
             env_markers = getattr(self.env.unwrapped, "map_markers", None)
             if callable(env_markers):
                 em = env_markers()
-                kw.update(start=em.start, goal=em.goal, destinations=list(em.destinations),
-                          closures=list(em.closures))  # fmt: skip
+                kw.update(
+                    start=em.start,
+                    goal=em.goal,
+                    destinations=list(em.destinations),
+                    closures=list(em.closures),
+                )
                 if em.grid is not None and kw["grid"] is None:
                     kw["grid"] = em.grid
         if self.show_location and self._pose is not None:

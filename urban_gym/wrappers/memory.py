@@ -305,8 +305,15 @@ class AgentNavMemory(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
 
 _COMPASS = (
-    "north", "north-east", "east", "south-east", "south", "south-west", "west", "north-west",
-)  # fmt: skip
+    "north",
+    "north-east",
+    "east",
+    "south-east",
+    "south",
+    "south-west",
+    "west",
+    "north-west",
+)
 
 
 def compass_name(bearing: float) -> str:

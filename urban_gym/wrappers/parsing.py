@@ -45,13 +45,25 @@ from urban_gym.envs.actions import (
 #: Reply-level keys that name the action (besides :data:`ACTION_KEY_SYNONYMS`).
 REPLY_ACTION_KEYS: tuple[str, ...] = (
     *ACTION_KEY_SYNONYMS,
-    "next_action", "chosen_action", "selected_action", "decision", "choice", "tool", "function",
-)  # fmt: skip
+    "next_action",
+    "chosen_action",
+    "selected_action",
+    "decision",
+    "choice",
+    "tool",
+    "function",
+)
 
 #: Keys under which an action's parameters may be nested.
 PARAM_CONTAINER_KEYS: tuple[str, ...] = (
-    "parameters", "params", "args", "arguments", "action_input", "input", "kwargs",
-)  # fmt: skip
+    "parameters",
+    "params",
+    "args",
+    "arguments",
+    "action_input",
+    "input",
+    "kwargs",
+)
 
 #: Reply fields other than the action, with the other names a model may give them.
 DEFAULT_FIELD_SYNONYMS: dict[str, tuple[str, ...]] = {
@@ -196,9 +208,14 @@ def _json_values(text: str):
             v = _loads_relaxed(body.strip())
         if v is not _FAIL:
             yield "fence", v
-    windows = [text] if len(text) <= 2 * SCAN_WINDOW else [
-        text[:SCAN_WINDOW], text[-SCAN_WINDOW:],
-    ]  # fmt: skip
+    windows = (
+        [text]
+        if len(text) <= 2 * SCAN_WINDOW
+        else [
+            text[:SCAN_WINDOW],
+            text[-SCAN_WINDOW:],
+        ]
+    )
     seen: set[tuple[int, int, int]] = set()
     for w_no, window in enumerate(windows):
         for quote_aware in (True, False):

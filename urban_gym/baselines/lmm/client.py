@@ -147,9 +147,13 @@ class ChatClient:
         self._sleep = sleep
         self._rng = random.Random(seed)
         self.usage: dict[str, int] = {
-            "prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0,
-            "requests": 0, "retries": 0, "failures": 0,
-        }  # fmt: skip
+            "prompt_tokens": 0,
+            "completion_tokens": 0,
+            "total_tokens": 0,
+            "requests": 0,
+            "retries": 0,
+            "failures": 0,
+        }
         self.waits: list[float] = []
 
     def __enter__(self) -> ChatClient:

@@ -36,7 +36,7 @@ DEMO_CASES: dict[str, tuple[str, dict[str, Any], dict[str, Any] | None]] = {
             "pano_width": 1024,
             "task_types": ["map_navigation"],
             "difficulties": ["easy"],
-        },  # fmt: skip
+        },
         None,
     ),
     "streetgraph": ("UrbanGym/StreetGraph-v0", {"image_size": 160}, {"task_index": 0}),
@@ -76,9 +76,16 @@ def run_demo(
         try:
             for family in families:
                 env_id, kwargs, options = cases[family]
-                r = httpx.post(server.url + "/scripted/episode", timeout=300.0, json={
-                    "env_id": env_id, "env_kwargs": kwargs, "seed": seed, "options": options,
-                })  # fmt: skip
+                r = httpx.post(
+                    server.url + "/scripted/episode",
+                    timeout=300.0,
+                    json={
+                        "env_id": env_id,
+                        "env_kwargs": kwargs,
+                        "seed": seed,
+                        "options": options,
+                    },
+                )
                 if r.status_code != 200:
                     raise RuntimeError(f"the scripted server could not start {env_id}: {r.text}")
                 env = make_lm_env(env_id, env_kwargs=kwargs, record_path=out / "episodes.jsonl")
@@ -110,8 +117,11 @@ def format_record(rec: dict[str, Any]) -> str:
     """A few lines on one episode: task, outcome, metrics, tokens, GIF."""
     task = rec.get("task") or {}
     m = rec.get("metrics", {})
-    shown = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in m.items()
-             if isinstance(v, (int, float, bool))}  # fmt: skip
+    shown = {
+        k: (round(v, 3) if isinstance(v, float) else v)
+        for k, v in m.items()
+        if isinstance(v, (int, float, bool))
+    }
     lines = [
         f"{rec.get('family', '?'):<13} {rec.get('env_id')}  task {task.get('id')} "
         f"({task.get('type')}, {task.get('difficulty')})",
@@ -175,9 +185,12 @@ class _Movie:
             center = (pose.x, pose.y)  # the agent left the window: follow it
         mk = MapMarkers(
             agent=(pose.x, pose.y, pose.heading) if pose is not None else None,
-            start=tm.start, goal=tm.goal, destinations=tm.destinations, closures=tm.closures,
+            start=tm.start,
+            goal=tm.goal,
+            destinations=tm.destinations,
+            closures=tm.closures,
             trajectory=self.track if len(self.track) >= 2 else (),
-        )  # fmt: skip
+        )
         return self._renderer.render(center, mpp, PANEL, markers=mk)
 
     def write(self, path: Path) -> Path:
@@ -232,6 +245,14 @@ def _caption(img: np.ndarray, text: str) -> np.ndarray:
     import cv2
 
     strip = np.full((22, img.shape[1], 3), 255, np.uint8)
-    cv2.putText(strip, text.encode("ascii", "replace").decode(), (6, 16),
-                cv2.FONT_HERSHEY_SIMPLEX, 0.45, (20, 20, 20), 1, cv2.LINE_AA)  # fmt: skip
+    cv2.putText(
+        strip,
+        text.encode("ascii", "replace").decode(),
+        (6, 16),
+        cv2.FONT_HERSHEY_SIMPLEX,
+        0.45,
+        (20, 20, 20),
+        1,
+        cv2.LINE_AA,
+    )
     return np.concatenate([img, strip], axis=0)

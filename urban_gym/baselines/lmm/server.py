@@ -250,8 +250,9 @@ class ScriptedServer:
         reply = self.protocol.format_reply(canonical, fields, action_set)
         _, _, terminated, truncated, info = env.step(canonical)
         self.steps += 1
-        self.log.append({"step": self.steps, "action": canonical,
-                         "valid": bool(info.get("action_valid", True))})  # fmt: skip
+        self.log.append(
+            {"step": self.steps, "action": canonical, "valid": bool(info.get("action_valid", True))}
+        )
         del self.log[:-1000]  # the last 1,000 scripted actions
         if terminated or truncated:
             self.episode_over = True
@@ -321,8 +322,15 @@ def _make_handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
         def do_GET(self) -> None:
             path = self.path.rstrip("/")
             if path in ("/v1/models", "/models"):
-                self._send(200, {"object": "list", "data": [
-                    {"id": server.model_name, "object": "model", "owned_by": "urban_gym"}]})  # fmt: skip
+                self._send(
+                    200,
+                    {
+                        "object": "list",
+                        "data": [
+                            {"id": server.model_name, "object": "model", "owned_by": "urban_gym"}
+                        ],
+                    },
+                )
             elif path in ("/health", "/v1/health"):
                 self._send(200, {"status": "ok", "env_id": server.env_id, "steps": server.steps})
             else:

@@ -305,8 +305,13 @@ class CityWalkOracle:
         if abs(yaw_rate) > 180.0:
             return None
         name = "sprint" if speed == SPRINT_SPEED else "move"
-        act = {"action": name, "direction": "forward", "duration": duration,
-               "yaw_rate": yaw_rate, "pitch_rate": 0.0}  # fmt: skip
+        act = {
+            "action": name,
+            "direction": "forward",
+            "duration": duration,
+            "yaw_rate": yaw_rate,
+            "pitch_rate": 0.0,
+        }
         res = simulate_move(e.geometry, w, "forward", speed, duration, yaw_rate, 0.0)
         if math.hypot(res.state.x - tx, res.state.y - ty) > 0.25:
             return None  # a wall deflects it
@@ -364,8 +369,13 @@ class CityWalkOracle:
                         for c, on in zip(e.closures, e.closure_active)
                     ):
                         continue
-                    act = {"action": name, "direction": direction, "duration": dur,
-                           "yaw_rate": 0.0, "pitch_rate": 0.0}  # fmt: skip
+                    act = {
+                        "action": name,
+                        "direction": direction,
+                        "duration": dur,
+                        "yaw_rate": 0.0,
+                        "pitch_rate": 0.0,
+                    }
                     gap = self._clearance_to_people(e, res, dur)
                     if gap >= CONTACT_DISTANCE + CONTACT_MARGIN:
                         # close to the route, and decisively away from people

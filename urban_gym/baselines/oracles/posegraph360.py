@@ -34,6 +34,13 @@ class PoseGraphOracle:
         if self._task_id != task.id or self._field is None:
             self._task_id = task.id
             self._field = u.graph.distance_field(T.goal_states(u.graph, task))
-        plan = T.plan_actions(u.graph, u.state, u.yaw, self._field.goals, u.forward_frames,
-                              field_=self._field, max_actions=1000)  # fmt: skip
+        plan = T.plan_actions(
+            u.graph,
+            u.state,
+            u.yaw,
+            self._field.goals,
+            u.forward_frames,
+            field_=self._field,
+            max_actions=1000,
+        )
         return plan[0]
