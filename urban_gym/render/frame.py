@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from functools import lru_cache
 
 import cv2
 import numpy as np
@@ -72,15 +73,20 @@ def rgb(img: np.ndarray) -> np.ndarray:
 
 
 def resize(img: np.ndarray, width: int, height: int) -> np.ndarray:
-    """``img`` scaled to exactly ``width`` x ``height`` pixels (area averaging, which keeps
-    small labels readable when shrinking); returned unchanged when it has that size."""
+    """``img`` scaled to exactly ``width`` x ``height`` pixels (area averaging when it
+    shrinks by 1.5x or more, which keeps small labels readable, else bilinear); returned
+    unchanged when it has that size."""
     a = rgb(img)
     width, height = int(width), int(height)
     if width < 1 or height < 1:
         raise RenderError(f"cannot resize a panel to {width}x{height} pixels")
     if a.shape[:2] == (height, width):
         return a
-    return cv2.resize(a, (width, height), interpolation=cv2.INTER_AREA)
+    # area averaging where it matters (shrinking by 1.5x or more); it is slow for small
+    # changes of size, where bilinear looks the same
+    shrink = min(a.shape[0] / height, a.shape[1] / width)
+    interp = cv2.INTER_AREA if shrink >= 1.5 else cv2.INTER_LINEAR
+    return cv2.resize(a, (width, height), interpolation=interp)
 
 
 def fit_height(img: np.ndarray, height: int) -> np.ndarray:
@@ -107,8 +113,7 @@ def pad(
         raise RenderError(f"cannot pad a {w}x{h} panel to {width}x{height} pixels")
     if (height, width) == (h, w):
         return a
-    out = np.empty((height, width, 3), np.uint8)
-    out[:] = background
+    out = _blank(height, width, background)
     out[:h, :w] = a
     return out
 
@@ -182,7 +187,7 @@ def tile(img: np.ndarray, side: int, border: int = 2, background: Colour = WHITE
 
 def _blank(height: int, width: int, colour: Colour) -> np.ndarray:
     out = np.empty((int(height), int(width), 3), np.uint8)
-    out[:] = colour
+    out[:] = np.asarray(colour, np.uint8)
     return out
 
 
@@ -203,6 +208,12 @@ def wrap_text(text: str, font: ImageFont.FreeTypeFont, width: float) -> list[str
                 cur = trial
         lines.append(cur)
     return lines
+
+
+@lru_cache(maxsize=1024)
+def _wrapped(text: str, font_size: int, bold: bool, width: float) -> tuple[str, ...]:
+    """:func:`wrap_text` in DejaVu Sans, cached (instructions are wrapped once per task)."""
+    return tuple(wrap_text(text, load_font(font_size, bold), width))
 
 
 def _ellipsize(line: str, font: ImageFont.FreeTypeFont, width: float) -> str:
@@ -240,7 +251,7 @@ def text_panel(
     mx, my = (int(m) for m in margin)
     step = int(font_size) + int(line_gap)
     paras = [text] if isinstance(text, str) else list(text)
-    lines = [ln for p in paras for ln in wrap_text(p, font, width - 2 * mx)]
+    lines = [ln for p in paras for ln in _wrapped(str(p), int(font_size), bold, width - 2 * mx)]
     if height is None:
         asc, desc = font.getmetrics()
         height = 2 * my + (len(lines) - 1) * step + asc + desc
