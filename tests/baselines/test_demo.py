@@ -7,6 +7,8 @@ import json
 import imageio.v3 as iio
 
 from urban_gym.cli import main
+from urban_gym.envs.streetgraph import FRAME_TILE
+from urban_gym.render import frame as F
 
 
 def test_demo_prints_metrics_and_writes_a_gif(tmp_path, capsys):
@@ -19,5 +21,12 @@ def test_demo_prints_metrics_and_writes_a_gif(tmp_path, capsys):
     rec = json.loads((tmp_path / "episodes.jsonl").read_text().splitlines()[-1])
     assert rec["termination"] == "arrived" and rec["l"] == 16
     frames = iio.imread(tmp_path / "streetgraph.gif", index=None)
-    # one frame after the reset and one per step; views on the left, the 256 px map right
-    assert frames.shape[0] == 17 and frames.shape[1] == 256 + 22 and frames.shape[2] > 256
+    # one frame after the reset and one per step: the 256 px map, then the env's render()
+    # (160 px per option, 230 px tall), a status line under both; padded to the widest
+    strip = F.status_line("step", 10).shape[0]
+    assert frames.shape[:2] == (17, 256 + strip)
+    assert frames.shape[2] > 256 + 160 and (frames.shape[2] - 256) % FRAME_TILE == 0
+    first = frames[0]
+    assert first[:256, :256].std() > 20  # the map
+    assert first[:FRAME_TILE, 256 + 2 : 256 + FRAME_TILE - 2].std() > 20  # option 0's view
+    assert (first[256:, :].min(axis=2) < 100).any()  # the status line's text

@@ -1204,27 +1204,19 @@ class CityWalkEnv(gym.Env):
         )
 
     def _frame(self) -> np.ndarray:
-        from PIL import Image, ImageDraw
-
-        from urban_gym.render.fonts import load_font
+        """The ``rgb_array`` frame, three ``render_size`` squares side by side: the
+        first-person view, the map around the walker, and the task, its instruction and
+        the status line as text."""
+        from urban_gym.render import frame as F
 
         n = self.render_size
-        view = self._view("frame")
-        mp = self._map_image(n)
-        panel = Image.new("RGB", (n, n), (255, 255, 255))
-        draw = ImageDraw.Draw(panel)
-        size = max(8, n // 22)
-        font = load_font(size)
-        chars = max(12, int(n / (0.55 * size)))
-        lines = [
-            f"{self.task.type} | {self.task.id}",
-            *_wrap(self.task.instruction, chars),
-            "",
-            *_wrap(self._status(), chars),
-        ]
-        for i, line in enumerate(lines[: n // (size + 2)]):
-            draw.text((4, 2 + i * (size + 2)), line, fill=(20, 20, 20), font=font)
-        return np.concatenate([view, mp, np.asarray(panel)], axis=1)
+        text = F.text_panel(
+            [f"{self.task.type} | {self.task.id}", self.task.instruction, "", self._status()],
+            n,
+            n,
+            font_size=max(8, n // 22),
+        )
+        return F.hstack([self._view("frame"), self._map_image(n), text])
 
 
 _FIELD_CACHE: OrderedDict[tuple, DistanceField] = OrderedDict()
@@ -1232,17 +1224,3 @@ _FIELD_CACHE: OrderedDict[tuple, DistanceField] = OrderedDict()
 
 def _still(w: WalkerState) -> MoveResult:
     return MoveResult(w, [(w.x, w.y)], [0.0], False, 0.0)
-
-
-def _wrap(text: str, width: int) -> list[str]:
-    out: list[str] = []
-    for para in text.split("\n"):
-        line = ""
-        for word in para.split():
-            if len(line) + len(word) + 1 > width and line:
-                out.append(line)
-                line = word
-            else:
-                line = f"{line} {word}".strip()
-        out.append(line)
-    return out

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ from urban_gym.envs.spaces import SharedMemoryText
 from urban_gym.envs.text import clean_text, task_charset
 from urban_gym.errors import UrbanGymError
 from urban_gym.render import perspective
+from urban_gym.render.overlays import draw_branch_arrows
 from urban_gym.tasks import posegraph360 as T
 from urban_gym.tasks.spec import TaskError, TaskSpec, load_suite
 from urban_gym.world.grid import GridOverlay
@@ -563,7 +563,7 @@ class PoseGraph360Env(gym.Env):
     def render(self) -> np.ndarray | None:
         if self.render_mode != "rgb_array":
             return None
-        return self._composite()
+        return self._frame()
 
     def close(self) -> None:
         if self.graph.source is not None:
@@ -900,20 +900,28 @@ class PoseGraph360Env(gym.Env):
         return T.evaluate(self.task, outcome, judge=self.answer_judge)
 
     # ------------------------------------------------------------------ rendering
-    def _composite(self) -> np.ndarray:
+    def _frame(self) -> np.ndarray:
+        """The ``rgb_array`` frame: the view, beside it the location-prior map (or, when
+        the task has one and there is no prior, its reference image) scaled to the view's
+        height, and under both the step count and the instruction."""
+        from urban_gym.render import frame as F
+
         view = self._view()
         h = view.shape[0]
         if self.location_prior or not self.task.reference_images:
             side = self._prior_map(size=h)  # the map shows the person where the agent is
         else:
             side = self._reference
-        if side.shape[0] != h:
-            import cv2
-
-            side = cv2.resize(side, (h, h), interpolation=cv2.INTER_AREA)
-        top = np.concatenate([view, side], axis=1)
-        text = np.full((max(48, h // 4), top.shape[1], 3), 255, np.uint8)
-        return np.concatenate([top, _text_panel(text, self.task.instruction, self.steps)], axis=0)
+        top = F.hstack([view, F.resize(side, h, h)])
+        th = max(48, h // 4)
+        text = F.text_panel(
+            f"[step {self.steps}] {self.task.instruction}",
+            top.shape[1],
+            th,
+            font_size=max(10, th // 8),
+            colour=(0, 0, 0),
+        )
+        return F.vstack([top, text])
 
     # ------------------------------------------------------------------ pickling
     def __getstate__(self) -> dict[str, Any]:
@@ -987,78 +995,3 @@ def _rendered_source(
         return renderer.render(x, y, conditions=cond).rgb
 
     return RenderedFrames(render, cache_mb)
-
-
-def draw_branch_arrows(
-    img: np.ndarray, branches: Sequence[Any], choices: dict[str, int]
-) -> np.ndarray:
-    """Draw a junction's branches into a view: a dial at the bottom centre with one red
-    arrow per outgoing branch, pointing where the branch goes relative to the camera (up =
-    ahead, right = to the right); the branches a branch action selects now are thick and
-    labelled ``LEFT``/``UP``/``RIGHT``, the others (behind the camera) thin and dark."""
-    import cv2
-
-    out = np.ascontiguousarray(img).copy()
-    h, w = out.shape[:2]
-    r = max(4, int(0.16 * min(w, h)))
-    cx, cy = w // 2, h - r - max(2, h // 40)
-    # the translucent dial: blend only the square around it
-    x0, y0, x1, y1 = max(0, cx - r - 1), max(0, cy - r - 1), min(w, cx + r + 2), min(h, cy + r + 2)
-    roi = out[y0:y1, x0:x1]
-    disc = roi.copy()
-    cv2.circle(disc, (cx - x0, cy - y0), r, (255, 255, 255), -1, cv2.LINE_AA)
-    out[y0:y1, x0:x1] = cv2.addWeighted(disc, 0.35, roi, 0.65, 0)
-    label_of = {v: k for k, v in choices.items()}
-    thick = max(1, int(round(min(w, h) / 90)))
-    line = cv2.LINE_AA if min(w, h) >= 128 else cv2.LINE_8  # small views: crisp and fast
-    for br in branches:
-        a = math.radians(br.relative)
-        tip = (int(round(cx + r * math.sin(a))), int(round(cy - r * math.cos(a))))
-        name = label_of.get(br.trajectory)
-        colour = (230, 20, 20) if name else (120, 30, 30)
-        cv2.arrowedLine(
-            out, (cx, cy), tip, colour, thick + (1 if name else 0), line, tipLength=0.35
-        )
-        if name and min(w, h) >= 64:
-            scale = max(0.3, min(w, h) / 700)
-            tw, th = _text_size(name, scale, thick)
-            # the label's centre sits beyond the arrow tip, far enough not to cover it
-            reach = r + 4 + abs(math.sin(a)) * tw / 2 + abs(math.cos(a)) * th / 2
-            lx = int(min(max(cx + reach * math.sin(a) - tw / 2, 0), w - tw))
-            ly = int(min(max(cy - reach * math.cos(a) + th / 2, th), h - 1))
-            cv2.putText(
-                out, name, (lx, ly), cv2.FONT_HERSHEY_SIMPLEX, scale, (230, 20, 20), thick, line
-            )
-    return out
-
-
-@lru_cache(maxsize=64)
-def _text_size(text: str, scale: float, thick: int) -> tuple[int, int]:
-    import cv2
-
-    (tw, th), _ = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, scale, thick)
-    return tw, th
-
-
-def _text_panel(panel: np.ndarray, text: str, steps: int) -> np.ndarray:
-    from PIL import Image, ImageDraw
-
-    from urban_gym.render.fonts import load_font
-
-    im = Image.fromarray(panel)
-    d = ImageDraw.Draw(im)
-    size = max(10, panel.shape[0] // 8)
-    font = load_font(size)
-    words = f"[step {steps}] {text}".replace("\n", " ").split()
-    lines, cur = [], ""
-    for wd in words:
-        trial = f"{cur} {wd}".strip()
-        if font.getlength(trial) > panel.shape[1] - 8 and cur:
-            lines.append(cur)
-            cur = wd
-        else:
-            cur = trial
-    lines.append(cur)
-    for k, line in enumerate(lines[: max(1, (panel.shape[0] - 4) // (size + 2))]):
-        d.text((4, 2 + k * (size + 2)), line, fill=(0, 0, 0), font=font)
-    return np.asarray(im)

@@ -6,7 +6,6 @@ import math
 import os
 from collections import OrderedDict
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -39,6 +38,8 @@ from urban_gym.world.streetgraph import (
 #: Camera of the option views: horizontal field of view and pitch (degrees, positive up).
 VIEW_FOV = 90.0
 VIEW_PITCH = 30.0
+#: Side of one option's tile in the ``rgb_array`` frame (pixels).
+FRAME_TILE = 160
 #: Goals whose distance arrays an env keeps (LRU).
 DISTANCE_CACHE = 128
 
@@ -137,7 +138,7 @@ class StreetGraphEnv(gym.Env):
       ``{"time_of_day": "dusk", "weather": "fog", "seed": 0}`` (keys of
       :class:`~urban_gym.render.Conditions`; default day, clear).
     * ``render_mode``: ``"rgb_array"`` (the option views with their bearings and the
-      instruction).
+      instruction; one 160 px tile per option shown, so the width follows the options).
 
     ## Version History
 
@@ -700,41 +701,36 @@ class StreetGraphEnv(gym.Env):
         return r.render(float(x), float(y), conditions=self.conditions).rgb, 0.0
 
     def _frame(self) -> np.ndarray:
-        from PIL import Image, ImageDraw
+        """The ``rgb_array`` frame: one tile per option shown here (its view, or a dial of
+        its bearing without images), labelled with its index and bearing, so the frame is
+        as wide as the options; under them the instruction and the decision counts."""
+        from urban_gym.render import frame as F
 
-        tile = 160
-        k = max(1, len(self.options))
-        width = max(4, k) * tile
-        img = Image.new("RGB", (width, tile + 70), (32, 32, 36))
-        draw = ImageDraw.Draw(img)
-        font = _font(14)
-        views = self._option_views() if self.images else None
-        for i, s in enumerate(self.options):
-            x0 = i * tile
-            if views is not None:
-                v = Image.fromarray(views[i]).resize((tile - 4, tile - 4))
-                img.paste(v, (x0 + 2, 2))
-            else:
-                cx, cy, r = x0 + tile // 2, tile // 2, tile // 2 - 14
-                draw.ellipse((cx - r, cy - r, cx + r, cy + r), outline=(120, 120, 130))
-                rad = math.radians(s.heading)
-                draw.line(
-                    (cx, cy, cx + r * math.sin(rad), cy - r * math.cos(rad)),
-                    fill=(250, 200, 60),
-                    width=4,
-                )
-            draw.text(
-                (x0 + 6, tile - 20), f"{i}: {s.heading:.0f}°", fill=(255, 255, 255), font=font
+        bg = (32, 32, 36)
+        views = self._option_views() if self.images and self.options else None
+        tiles = [
+            F.label(
+                F.tile(views[i], FRAME_TILE, background=bg)
+                if views is not None
+                else F.bearing_dial(FRAME_TILE, s.heading, background=bg),
+                f"{i}: {s.heading:.0f}°",
+                (6, FRAME_TILE - 20),
             )
-        text = self.task.instruction
-        draw.text((6, tile + 8), text[:120], fill=(230, 230, 230), font=font)
-        draw.text(
-            (6, tile + 36),
-            f"decisions {self.decisions}  transitions {self.transitions}",
-            fill=(160, 160, 170),
-            font=font,
+            for i, s in enumerate(self.options)
+        ] or [F.text_panel("no way on from here", FRAME_TILE, FRAME_TILE, background=bg)]
+        w = FRAME_TILE * len(tiles)
+        text = F.text_panel(
+            self.task.instruction, w, 48, colour=(230, 230, 230), background=bg, margin=(6, 8)
         )
-        return np.asarray(img, dtype=np.uint8)
+        status = F.text_panel(
+            f"decisions {self.decisions} | transitions {self.transitions}",
+            w,
+            22,
+            colour=(160, 160, 170),
+            background=bg,
+            margin=(6, 0),
+        )
+        return F.vstack([F.hstack(tiles), text, status])
 
 
 def _size(size: int | tuple[int, int]) -> tuple[int, int]:
@@ -801,17 +797,3 @@ def _read_equirect(g: StreetGraph, node: int) -> np.ndarray:
     if w != 2 * h:
         raise StreetGraphError(f"image {path} is {w}x{h}, not a 2:1 equirectangular panorama")
     return cv2.cvtColor(img, cv2.COLOR_BGR2RGB)
-
-
-_FONTS: dict[int, Any] = {}
-
-
-def _font(size: int):
-    from PIL import ImageFont
-
-    f = _FONTS.get(size)
-    if f is None:
-        p = Path(__file__).resolve().parent.parent / "data" / "fonts" / "DejaVuSans.ttf"
-        f = ImageFont.truetype(str(p), size) if p.is_file() else ImageFont.load_default()
-        _FONTS[size] = f
-    return f

@@ -17,6 +17,12 @@ with/without-location comparison of the benchmarks: the whole district, north-up
 task's markers and the grid but no agent arrow and no trajectory (an agent-centred map would
 give the position away by its centre). ``enabled=False`` adds nothing at all.
 
+``render()`` returns the map with the env's frame beside it (composed by
+:mod:`urban_gym.render.frame`), so a recorded video shows the map too; with
+``observe=False`` the map is drawn for ``render()`` only (a person watching) and the
+observation stays the env's. ``view="task"`` shows the task's area: a window fitting its
+start, goal and destinations, that moves to the agent when the agent leaves it.
+
 The true pose is read from ``info`` (:func:`urban_gym.wrappers.state.read_pose`); the
 world from ``env.unwrapped.city`` (or loaded from the task's ``city`` spec).
 """
@@ -34,7 +40,7 @@ from urban_gym.errors import UrbanGymError
 from urban_gym.world.grid import GridOverlay
 from urban_gym.wrappers.state import Pose, read_pose, task_markers
 
-VIEWS = ("agent", "district")
+VIEWS = ("agent", "district", "task")
 
 
 class MapObservation(gym.Wrapper, gym.utils.RecordConstructorArgs):
@@ -42,7 +48,8 @@ class MapObservation(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     Args:
         env: an urban_gym env (Dict observation; ``unwrapped.city`` and ``unwrapped.task``).
-        view: ``"agent"`` (centred on the agent) or ``"district"`` (the whole city).
+        view: ``"agent"`` (centred on the agent), ``"district"`` (the whole city) or
+            ``"task"`` (the task's area, see above).
         size: image side in pixels.
         metres_per_pixel: scale of the agent-centred map (the district map fits the city).
         heading_up: rotate the agent-centred map so the agent's heading points up.
@@ -55,6 +62,7 @@ class MapObservation(gym.Wrapper, gym.utils.RecordConstructorArgs):
         labels: draw POI names.
         key: the observation key.
         enabled: False: the wrapper adds nothing.
+        observe: False: the map is not added to the observation, only to ``render()``.
     """
 
     def __init__(
@@ -71,6 +79,7 @@ class MapObservation(gym.Wrapper, gym.utils.RecordConstructorArgs):
         labels: bool = False,
         key: str = "map",
         enabled: bool = True,
+        observe: bool = True,
     ) -> None:
         gym.utils.RecordConstructorArgs.__init__(
             self,
@@ -85,6 +94,7 @@ class MapObservation(gym.Wrapper, gym.utils.RecordConstructorArgs):
             labels=labels,
             key=key,
             enabled=enabled,
+            observe=observe,
         )
         gym.Wrapper.__init__(self, env)
         if view not in VIEWS:
@@ -112,7 +122,8 @@ class MapObservation(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self.labels = labels
         self.key = key
         self.enabled = enabled
-        if enabled:
+        self.observe = observe
+        if enabled and observe:
             base = env.observation_space
             if not isinstance(base, spaces.Dict):
                 raise UrbanGymError(
@@ -128,11 +139,13 @@ class MapObservation(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._path: list[tuple[float, float]] = []
         self._pose: Pose | None = None
         self.last_map: np.ndarray | None = None
+        self._task_window: tuple[tuple[float, float], float] | None = None
 
     # ------------------------------------------------------------------ gym API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         obs, info = self.env.reset(seed=seed, options=options)
         self._path = []
+        self._task_window = None
         return self._add(obs, info), info
 
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
@@ -148,6 +161,9 @@ class MapObservation(gym.Wrapper, gym.utils.RecordConstructorArgs):
             self._pose = pose
             if not self._path or self._path[-1] != (pose.x, pose.y):
                 self._path.append((pose.x, pose.y))
+        if not self.observe:
+            self.last_map = None  # drawn when render() asks for it
+            return obs
         self.last_map = self.render_map()
         return {**obs, self.key: self.last_map}
 
@@ -181,9 +197,47 @@ class MapObservation(gym.Wrapper, gym.utils.RecordConstructorArgs):
         if self.view == "agent" and pose is not None:
             rot = pose.heading if self.heading_up else 0.0
             return (pose.x, pose.y), self.metres_per_pixel, rot
+        if self.view == "task":
+            return (*self._task_area(), 0.0)
         x0, y0, x1, y1 = self.city.bounds
         mpp = max(x1 - x0, y1 - y0) * 1.04 / self.size
         return ((x0 + x1) / 2.0, (y0 + y1) / 2.0), mpp, 0.0
+
+    def _task_area(self) -> tuple[tuple[float, float], float]:
+        """Centre and metres per pixel of the ``"task"`` view: the task's start, goal,
+        destinations and the agent's first pose with a 30% margin (at least 60 m across),
+        re-centred on the agent when it comes within 5% of the width of an edge."""
+        pose = self._pose
+        if self._task_window is None:
+            tm = task_markers(getattr(self.env.unwrapped, "task", None))
+            pts = [p for p in (tm.start, tm.goal, *tm.destinations) if p is not None]
+            if pose is not None:
+                pts.append((pose.x, pose.y))
+            if not pts:
+                x0, y0, x1, y1 = self.city.bounds
+                pts = [(x0, y0), (x1, y1)]
+            xs, ys = [p[0] for p in pts], [p[1] for p in pts]
+            span = max(max(xs) - min(xs), max(ys) - min(ys), 60.0) * 1.3
+            self._task_window = ((max(xs) + min(xs)) / 2, (max(ys) + min(ys)) / 2), span / self.size
+        center, mpp = self._task_window
+        edge = mpp * self.size * 0.45
+        if pose is not None and max(abs(pose.x - center[0]), abs(pose.y - center[1])) > edge:
+            center = (pose.x, pose.y)  # the agent is leaving the window: centre it there
+            self._task_window = center, mpp
+        return center, mpp
+
+    def render(self) -> Any:
+        """This map and, at its right, the env's frame (padded to one height; the map comes
+        first so that it stays in place when the env's frame changes width, as StreetGraph's
+        does with the number of options), or the env's ``render()`` as it is when it
+        returns no ``rgb_array`` frame or the wrapper is off."""
+        frame = self.env.render()
+        if not self.enabled or not isinstance(frame, np.ndarray) or frame.ndim != 3:
+            return frame
+        from urban_gym.render import frame as F
+
+        side = self.last_map if self.last_map is not None else self.render_map()
+        return F.hstack([side, frame])
 
     def render_map(self) -> np.ndarray:
         """The map for the current state, ``(size, size, 3)`` uint8."""

@@ -5,15 +5,18 @@ On Helsinki, the demo starts the scripted chat-completions server
 each family tells it which episode to script (``POST /v1/scripted/episode``), drives the
 episode with the same client, prompt builder and agent loop a real model would get
 (:func:`~urban_gym.baselines.lmm.agent.run_episode`), prints the episode's metrics and
-writes a GIF: the agent's view on the left, a map with its track on the right. The map is
-drawn for the GIF only; the model sees what its family's observation holds. The server is
-stopped at the end. Episode records are appended to ``<out>/episodes.jsonl``.
+writes a GIF. Its frames are the stack's ``render()`` -- the frame a person watches, the one
+``gymnasium.wrappers.RecordVideo`` would record: the map of a
+:class:`~urban_gym.wrappers.map_observation.MapObservation` showing the task's area, its
+markers and the agent's track, the env's own frame at its right, and a status line under
+both. The map is drawn
+for the GIF only (``observe=False``); the model sees what its family's observation holds.
+The server is stopped at the end. Episode records are appended to ``<out>/episodes.jsonl``.
 """
 
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -24,8 +27,8 @@ import numpy as np
 from urban_gym.baselines.lmm.agent import LMMAgent, run_episode
 from urban_gym.baselines.lmm.client import ChatClient, ClientConfig
 from urban_gym.baselines.lmm.server import ScriptedServer
+from urban_gym.render import frame as F
 from urban_gym.wrappers.stacks import make_lm_env
-from urban_gym.wrappers.state import read_pose, task_markers
 
 #: family -> (env id, gym.make kwargs, reset options): short, visual Helsinki episodes.
 DEMO_CASES: dict[str, tuple[str, dict[str, Any], dict[str, Any] | None]] = {
@@ -47,7 +50,16 @@ DEMO_CASES: dict[str, tuple[str, dict[str, Any], dict[str, Any] | None]] = {
     ),
 }
 
-PANEL = 256  # pixels: height of the GIF's panels
+PANEL = 256  # pixels: side of the GIF's map panel
+#: the map beside the env's frame in the GIF: the task's area with its markers and track,
+#: not part of the observation
+WATCH_MAP: dict[str, Any] = {
+    "view": "task",
+    "size": PANEL,
+    "markers": "task",
+    "trajectory": True,
+    "observe": False,
+}
 MAX_FRAMES = 120
 
 
@@ -88,7 +100,12 @@ def run_demo(
                 )
                 if r.status_code != 200:
                     raise RuntimeError(f"the scripted server could not start {env_id}: {r.text}")
-                env = make_lm_env(env_id, env_kwargs=kwargs, record_path=out / "episodes.jsonl")
+                env = make_lm_env(
+                    env_id,
+                    env_kwargs={**kwargs, "render_mode": "rgb_array"} if gif else kwargs,
+                    map_observation=WATCH_MAP if gif else False,
+                    record_path=out / "episodes.jsonl",
+                )
                 movie = _Movie(env) if gif else None
                 # family and GIF path go on the record line itself (the GIF is written next)
                 fields = {"family": family}
@@ -136,62 +153,20 @@ def format_record(rec: dict[str, Any]) -> str:
 
 
 class _Movie:
-    """Collects GIF frames: the view (left) and a map with the track (right)."""
+    """Collects GIF frames: the stack's ``render()`` with a status line under it."""
 
     def __init__(self, env: Any) -> None:
         self.env = env
         self.frames: list[np.ndarray] = []
-        self.track: list[tuple[float, float]] = []
-        self._renderer: Any = None
-        self._window: tuple[tuple[float, float], float] | None = None
 
     def add(self, obs: Any, info: dict[str, Any]) -> None:
-        pose = read_pose(info)
-        if pose is not None:
-            self.track.append((pose.x, pose.y))
-        view = _view_image(obs)
-        panels = [view] if view is not None else []
-        panels.append(self._map(pose))
-        frame = np.concatenate([_fit_height(p, PANEL) for p in panels], axis=1)
-        self.frames.append(_caption(frame, self._caption(info)))
+        self.frames.append(F.caption(self.env.render(), self._caption(info)))
 
     def _caption(self, info: dict[str, Any]) -> str:
         u = self.env.unwrapped
         steps = len(self.frames)
         status = "" if info.get("action_valid", True) else "  (invalid action)"
         return f"{u.task.family}  {u.task.id}  step {steps}{status}"
-
-    def _map(self, pose: Any) -> np.ndarray:
-        from urban_gym.render import MapMarkers, MapRenderer
-
-        u = self.env.unwrapped
-        if self._renderer is None:
-            city = getattr(u, "city", None)
-            if city is None:
-                from urban_gym.world import load_city
-
-                city = load_city(u.task.city)
-            self._renderer = MapRenderer(city)
-        tm = task_markers(u.task)
-        if self._window is None:
-            pts = [p for p in (tm.start, tm.goal, *tm.destinations) if p is not None]
-            if pose is not None:
-                pts.append((pose.x, pose.y))
-            xs, ys = [p[0] for p in pts], [p[1] for p in pts]
-            span = max(max(xs) - min(xs), max(ys) - min(ys), 60.0) * 1.3
-            self._window = (((max(xs) + min(xs)) / 2, (max(ys) + min(ys)) / 2), span / PANEL)
-        center, mpp = self._window
-        if pose is not None and math.dist(center, (pose.x, pose.y)) > mpp * PANEL * 0.45:
-            center = (pose.x, pose.y)  # the agent left the window: follow it
-        mk = MapMarkers(
-            agent=(pose.x, pose.y, pose.heading) if pose is not None else None,
-            start=tm.start,
-            goal=tm.goal,
-            destinations=tm.destinations,
-            closures=tm.closures,
-            trajectory=self.track if len(self.track) >= 2 else (),
-        )
-        return self._renderer.render(center, mpp, PANEL, markers=mk)
 
     def write(self, path: Path) -> Path:
         import imageio.v3 as iio
@@ -200,59 +175,7 @@ class _Movie:
         if len(frames) > MAX_FRAMES:
             keep = np.linspace(0, len(frames) - 1, MAX_FRAMES).round().astype(int)
             frames = [frames[i] for i in keep]
-        width = max(f.shape[1] for f in frames)
-        frames = [_pad_width(f, width) for f in frames]
+        frames = F.pad_frames(frames)  # a GIF has one size: pad narrower frames
         durations = [400] * (len(frames) - 1) + [1500]
         iio.imwrite(path, frames, duration=durations, loop=0)
         return path
-
-
-def _view_image(obs: Any) -> np.ndarray | None:
-    if not isinstance(obs, dict):
-        return None
-    if "view" in obs:
-        return np.asarray(obs["view"])
-    if "views" in obs:
-        views = np.asarray(obs["views"])
-        mask = np.asarray(obs.get("action_mask", np.ones(len(views)))).reshape(-1)
-        keep = [v for i, v in enumerate(views) if i < len(mask) and mask[i] > 0] or list(views)
-        gap = np.full((views.shape[1], 4, 3), 255, np.uint8)
-        tiles: list[np.ndarray] = []
-        for v in keep:
-            tiles += [v, gap]
-        return np.concatenate(tiles[:-1], axis=1)
-    return None
-
-
-def _fit_height(img: np.ndarray, h: int) -> np.ndarray:
-    import cv2
-
-    img = np.asarray(img, dtype=np.uint8)
-    if img.shape[0] == h:
-        return img
-    w = max(1, round(img.shape[1] * h / img.shape[0]))
-    return cv2.resize(img, (w, h), interpolation=cv2.INTER_AREA)
-
-
-def _pad_width(img: np.ndarray, w: int) -> np.ndarray:
-    if img.shape[1] == w:
-        return img
-    pad = np.full((img.shape[0], w - img.shape[1], 3), 255, np.uint8)
-    return np.concatenate([img, pad], axis=1)
-
-
-def _caption(img: np.ndarray, text: str) -> np.ndarray:
-    import cv2
-
-    strip = np.full((22, img.shape[1], 3), 255, np.uint8)
-    cv2.putText(
-        strip,
-        text.encode("ascii", "replace").decode(),
-        (6, 16),
-        cv2.FONT_HERSHEY_SIMPLEX,
-        0.45,
-        (20, 20, 20),
-        1,
-        cv2.LINE_AA,
-    )
-    return np.concatenate([img, strip], axis=0)
