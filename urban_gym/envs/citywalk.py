@@ -48,14 +48,15 @@ from urban_gym.tasks.citywalk import (
     OPTION_LETTERS,
     SUCCESS_RADIUS,
     TASK_TYPES,
-    EpisodeRecord,
+    EpisodeOutcome,
+    check_task,
+    evaluate,
     format_hhmm,
-    score_episode,
-    validate_task,
 )
 from urban_gym.tasks.citywalk_routes import DistanceField, Router
 from urban_gym.tasks.metrics import normalize_text
-from urban_gym.tasks.spec import TaskError, TaskSpec, load_suite
+from urban_gym.tasks.spec import TaskError, TaskSpec
+from urban_gym.tasks.suite import load_suite
 from urban_gym.world import load_city
 from urban_gym.world.city import City
 
@@ -441,7 +442,7 @@ class CityWalkEnv(gym.Env):
     that were left out; ``{}`` after reset and when no action could be read),
     ``action_valid``, ``invalid_actions``, ``clamped`` (when a duration
     was clamped), ``jump_height`` (jumps), ``task`` (the TaskSpec). At the end:
-    ``termination``, ``metrics`` (:func:`~urban_gym.tasks.citywalk.score_episode`:
+    ``termination``, ``metrics`` (:func:`~urban_gym.tasks.citywalk.evaluate`:
     success, spl, answer_accuracy, network_adherence, closure_compliance,
     collision_rate, rain_exposure_s, fraction_reached, on_time_rate, ended_closer,
     ndtw, ...) and ``is_success``.
@@ -523,7 +524,7 @@ class CityWalkEnv(gym.Env):
         if not out:
             raise TaskError("CityWalk needs at least one task (the suite/filter left none)")
         for t in out:
-            validate_task(t)
+            check_task(t)
         return out
 
     def _make_observation_space(self) -> spaces.Dict:
@@ -564,7 +565,7 @@ class CityWalkEnv(gym.Env):
         self.invalid_actions = 0
         self.done = False
         self.notice_once: list[str] = []
-        self.record = EpisodeRecord()
+        self.record = EpisodeOutcome()
         self.record.positions.append((self.walker.x, self.walker.y))
         self.record.headings.append(self.walker.heading)
         self.record.clocks.append(0.0)
@@ -688,7 +689,7 @@ class CityWalkEnv(gym.Env):
         if "task" in options:
             t = options["task"]
             t = t if isinstance(t, TaskSpec) else TaskSpec.from_dict(t)
-            validate_task(t)
+            check_task(t)
             return t
         return self.tasks[int(self.np_random.integers(len(self.tasks)))]
 
@@ -717,7 +718,7 @@ class CityWalkEnv(gym.Env):
             ans = s.action.get("answer")
             if isinstance(ans, str) and not ans.strip():
                 ans = None  # an empty answer is no answer
-            if self.kind == "qa":
+            if self.kind == "question":
                 if ans is not None:
                     idx = self._answer_index(ans)
                     if idx is None:
@@ -905,7 +906,7 @@ class CityWalkEnv(gym.Env):
 
     def _check_end(self, s: _Step) -> tuple[bool, bool, str]:
         if s.terminate:
-            if self.kind == "qa":
+            if self.kind == "question":
                 self.record.answer_index = s.answer_index
                 return (
                     True,
@@ -918,7 +919,7 @@ class CityWalkEnv(gym.Env):
         return False, False, ""
 
     def _reached(self) -> bool:
-        if self.kind == "nav":
+        if self.kind == "navigation":
             g = self.task.goal
             return math.hypot(self.walker.x - g["x"], self.walker.y - g["y"]) <= float(
                 g.get("radius", SUCCESS_RADIUS)
@@ -928,7 +929,7 @@ class CityWalkEnv(gym.Env):
     def _finish(self, info: dict[str, Any], reason: str) -> float:
         self.done = True
         self.record.end_distance = self.distance_to_goal
-        m = score_episode(self.task, self.record)
+        m = evaluate(self.task, self.record)
         info["termination"] = check_reason(reason)
         info["metrics"] = m
         info["is_success"] = bool(m.get("success", 0.0) >= 1.0)
@@ -967,9 +968,9 @@ class CityWalkEnv(gym.Env):
     def current_target(self) -> tuple[float, float] | None:
         """Where the agent should go now: the goal, the next stop (ordered), the nearest
         unvisited stop (unordered), or None (questions, all stops reached)."""
-        if self.kind == "nav":
+        if self.kind == "navigation":
             return (float(self.task.goal["x"]), float(self.task.goal["y"]))
-        if self.kind == "multi":
+        if self.kind == "multi_stop":
             left = [st for st, a in zip(self.stops, self.record.arrivals) if a is None]
             if not left:
                 return None
@@ -983,7 +984,7 @@ class CityWalkEnv(gym.Env):
     def _remaining(self) -> float:
         target = self.current_target()
         if target is None:
-            return math.nan if self.kind == "qa" else 0.0
+            return math.nan if self.kind == "question" else 0.0
         key = hash(target)
         fld = self._fields.get(key)
         if fld is None:
@@ -1028,7 +1029,7 @@ class CityWalkEnv(gym.Env):
                 m[i] = self.map_mode
             elif name == "terminate":
                 has_answer = a.get("answer") is not None
-                if self.kind == "qa":
+                if self.kind == "question":
                     m[i] = (not has_answer) or OPTION_LETTERS.index(a["answer"]) < len(
                         self.task.options
                     )

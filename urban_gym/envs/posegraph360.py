@@ -26,7 +26,8 @@ from urban_gym.envs.text import clean_text, task_charset
 from urban_gym.errors import UrbanGymError
 from urban_gym.render import perspective
 from urban_gym.tasks import posegraph360 as T
-from urban_gym.tasks.spec import TaskError, TaskSpec, load_suite
+from urban_gym.tasks.spec import TaskError, TaskSpec
+from urban_gym.tasks.suite import load_suite
 from urban_gym.world.grid import GridOverlay
 from urban_gym.world.posegraph import (
     DEFAULT_SPACING_M,
@@ -896,8 +897,9 @@ class PoseGraph360Env(gym.Env):
             departures=list(self._departures),
             steps=self.steps,
             invalid_actions=self.invalid,
+            judge=self.answer_judge,
         )
-        return T.evaluate(self.task, outcome, judge=self.answer_judge)
+        return T.evaluate(self.task, outcome)
 
     # ------------------------------------------------------------------ rendering
     def _composite(self) -> np.ndarray:

@@ -26,8 +26,9 @@ from urban_gym.envs.spaces import SharedMemoryText
 from urban_gym.envs.text import clean_text, task_charset
 from urban_gym.errors import UrbanGymError
 from urban_gym.tasks import metrics as M
-from urban_gym.tasks.spec import TaskError, TaskSpec, load_suite
+from urban_gym.tasks.spec import TaskError, TaskSpec
 from urban_gym.tasks.streetgraph import DEFAULT_SUITES, suite_path
+from urban_gym.tasks.suite import load_suite
 from urban_gym.world.streetgraph import (
     Street,
     StreetGraph,
