@@ -69,6 +69,7 @@ from urban_gym.tasks.posegraph360.routes import (
     plan_route,
     route_info,
     start_state,
+    tasks_spacing,
 )
 from urban_gym.tasks.posegraph360.suites import (
     DEFAULT_SUITES,
@@ -147,5 +148,6 @@ __all__ = [
     "start_state",
     "suite_path",
     "suite_statistics",
+    "tasks_spacing",
     "write_suite",
 ]

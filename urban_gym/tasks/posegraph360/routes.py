@@ -24,6 +24,23 @@ def graph_params(task: TaskSpec) -> dict[str, Any]:
     return p
 
 
+def tasks_spacing(tasks: Sequence[TaskSpec], spacing: float | None = None) -> float:
+    """The frame spacing (m) of the pose graph ``tasks`` were made on (their
+    :func:`graph_params`), which an explicit ``spacing`` must match; ``TaskError`` when
+    they disagree."""
+    found = sorted({float(graph_params(t)["spacing"]) for t in tasks})
+    if spacing is not None:
+        if any(v != float(spacing) for v in found):
+            raise TaskError(
+                f"spacing={spacing!r} m, but the tasks were made on a pose graph with "
+                f"spacing {found} m (meta.posegraph)"
+            )
+        return float(spacing)
+    if len(found) > 1:
+        raise TaskError(f"the tasks were made on pose graphs of spacings {found} m; pick one")
+    return found[0] if found else DEFAULT_SPACING_M
+
+
 def graph_for(task: TaskSpec) -> PoseGraph:
     """The (memoised) pose graph of a task's city and parameters."""
     return load_posegraph(task.city, **graph_params(task))

@@ -189,40 +189,7 @@ def generate_od_with_report(
                 2,
             )
             continue
-        tid = f"streetgraph-{config.name}-{len(tasks):03d}"
-        # the start heading is one of the start's streets, drawn from its own generator: the
-        # crawler's arrival heading points away from the destination and would give it away
-        hrng = np.random.default_rng([config.seed, len(tasks)])
-        streets = graph.streets_from(res.start)
-        heading = round(float(streets[int(hrng.integers(len(streets)))].heading), 2)
-        tasks.append(
-            TaskSpec(
-                id=tid,
-                family="streetgraph",
-                type="origin_destination",
-                difficulty=difficulty_of(dps),
-                city=config.city,
-                instruction=f"Go to {dest.name}.",
-                start={"node": graph.ids[res.start], "heading": heading, "graph": spec},
-                goal={
-                    "name": dest.name,
-                    "kind": dest.kind,
-                    "category": dest.category,
-                    "osm_id": dest.osm_id,
-                    "nodes": [graph.ids[n] for n in dest.nodes],
-                    "position": [round(dest.position[0], 2), round(dest.position[1], 2)],
-                },
-                meta={
-                    "route_length_m": round(length, 1),
-                    "decision_points": dps,
-                    "route_nodes": len(route),
-                    "radial_distance_m": round(res.radial_distance, 1),
-                    "target_radius_m": round(radius, 1),
-                    "crawler": asdict(config.crawler),
-                    "seed": config.seed,
-                },
-            )
-        )
+        tasks.append(_od_task(config, graph, dest, res, route, length, dps, radius, len(tasks)))
         last = attempts
         if progress is not None:
             progress(len(tasks), attempts)
@@ -231,6 +198,53 @@ def generate_od_with_report(
         row.reason = misses.reason()
     report.check_any()
     return tasks, report
+
+
+def _od_task(
+    config: SuiteConfig,
+    graph: StreetGraph,
+    dest: Any,
+    res: Any,
+    route: list[int],
+    length: float,
+    dps: int,
+    radius: float,
+    index: int,
+) -> TaskSpec:
+    """Task ``index`` of a suite: from the crawler's start ``res`` to ``dest`` along the
+    shortest ``route`` (``length`` m, ``dps`` decision points; the crawler aimed at
+    ``radius`` m)."""
+    # the start heading is one of the start's streets, drawn from its own generator: the
+    # crawler's arrival heading points away from the destination and would give it away
+    hrng = np.random.default_rng([config.seed, index])
+    streets = graph.streets_from(res.start)
+    heading = round(float(streets[int(hrng.integers(len(streets)))].heading), 2)
+    return TaskSpec(
+        id=f"streetgraph-{config.name}-{index:03d}",
+        family="streetgraph",
+        type="origin_destination",
+        difficulty=difficulty_of(dps),
+        city=config.city,
+        instruction=f"Go to {dest.name}.",
+        start={"node": graph.ids[res.start], "heading": heading, "graph": config.graph_spec()},
+        goal={
+            "name": dest.name,
+            "kind": dest.kind,
+            "category": dest.category,
+            "osm_id": dest.osm_id,
+            "nodes": [graph.ids[n] for n in dest.nodes],
+            "position": [round(dest.position[0], 2), round(dest.position[1], 2)],
+        },
+        meta={
+            "route_length_m": round(length, 1),
+            "decision_points": dps,
+            "route_nodes": len(route),
+            "radial_distance_m": round(res.radial_distance, 1),
+            "target_radius_m": round(radius, 1),
+            "crawler": asdict(config.crawler),
+            "seed": config.seed,
+        },
+    )
 
 
 def write_default_suite(name: str, progress: Any = None) -> Path:
