@@ -57,7 +57,7 @@ import math
 import os
 from collections.abc import Sequence
 from types import ModuleType
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
@@ -71,9 +71,9 @@ from urban_gym.envs.actions import (
 )
 from urban_gym.envs.info import make_pose
 from urban_gym.errors import UrbanGymError
-from urban_gym.tasks.families import get_family
-from urban_gym.tasks.spec import DIFFICULTIES, TaskError, TaskSpec
-from urban_gym.tasks.suite import load_suite
+
+if TYPE_CHECKING:  # the task modules load with the first env (import urban_gym stays light)
+    from urban_gym.tasks.spec import TaskSpec
 
 TERMINATION_REASONS: tuple[str, ...] = (
     "answered",  # the agent gave its answer (question tasks)
@@ -147,6 +147,8 @@ class UrbanEnv(gym.Env):
     @property
     def task_family(self) -> ModuleType:
         """The family's task package (``TASK_TYPES``, ``check_task``, ``evaluate``, ...)."""
+        from urban_gym.tasks.families import get_family
+
         return get_family(self.family).tasks_module()
 
     def _load_tasks(
@@ -166,6 +168,9 @@ class UrbanEnv(gym.Env):
         family's ``check_task`` runs on the tasks left (a filtered-out task never fails).
         ``city``, when given, is the city every task must name (``task.city``).
         """
+        from urban_gym.tasks.spec import DIFFICULTIES, TaskError, TaskSpec
+        from urban_gym.tasks.suite import load_suite
+
         fam = self.task_family
         if tasks is not None:
             out = [t if isinstance(t, TaskSpec) else TaskSpec.from_dict(t) for t in tasks]
@@ -206,6 +211,8 @@ class UrbanEnv(gym.Env):
     def _one_city(self, city: str | None = None) -> str:
         """The one city of the env's tasks (``city`` when given: :meth:`_load_tasks`
         checked that they name it), for a family whose env holds one world."""
+        from urban_gym.tasks.spec import TaskError
+
         if city is not None:
             return str(city)
         cities = sorted({t.city for t in self.tasks})
@@ -219,6 +226,9 @@ class UrbanEnv(gym.Env):
     def _default_tasks(self, city: str | None) -> list[TaskSpec]:
         """The tasks of ``suite=None``: the family's committed suite of ``city`` (default:
         its first committed suite)."""
+        from urban_gym.tasks.spec import TaskError
+        from urban_gym.tasks.suite import load_suite
+
         suites = self.task_family.DEFAULT_SUITES
         name = next(iter(suites)) if city is None else city
         if name not in suites:
@@ -246,6 +256,8 @@ class UrbanEnv(gym.Env):
         return self._observe(), self._info("")
 
     def _pick_task(self, options: dict[str, Any]) -> TaskSpec:
+        from urban_gym.tasks.spec import TaskError, TaskSpec
+
         if not isinstance(options, dict):
             raise TaskError(f"reset options={describe_value(options)} must be a dict")
         unknown = sorted(set(options) - set(RESET_OPTIONS), key=str)
