@@ -241,6 +241,7 @@ class StreetGraphEnv(UrbanEnv):
                 )
             most = int(max_degree)
         self.max_degree = most
+        self._bearings = np.zeros(most, dtype=np.float32)
         self.images = self._choose_images(observation)
         self._build_spaces()
         self.task: TaskSpec = self.tasks[0]
@@ -297,16 +298,13 @@ class StreetGraphEnv(UrbanEnv):
         self._view_bytes = 0
         self._node_caches: dict[str, dict[int, tuple[list[Street], np.ndarray]]] = {}
         self._node_cache: dict[int, tuple[list[Street], np.ndarray]] = {}
-        self._bearings = np.zeros(getattr(self, "max_degree", 1), dtype=np.float32)
         self._renderers: dict[str, Any] = {}
         self._dist_cache: OrderedDict[
             tuple[str, tuple[int, ...]], tuple[np.ndarray, np.ndarray | None]
         ] = OrderedDict()
 
     def _restore_caches(self) -> None:
-        bearings = self._bearings
         self._init_caches()
-        self._bearings = bearings
         self.graph = self._graph_of(self.task)
         self._node_cache = self._node_caches.setdefault(self._graph_key, {})
 
