@@ -49,7 +49,7 @@ def timed_steps(env, actions, n: int) -> tuple[float, list[tuple[float, float, d
         t0 = time.perf_counter()
         _, _, term, trunc, info = env.step(a)
         t_total += time.perf_counter() - t0
-        poses.append((info["yaw"], info["pitch"], info["state"]))
+        poses.append((info["pose"]["heading"], info["pitch"], info["state"]))
         if term or trunc:
             env.reset(seed=0, options={"task_index": 0})
     return t_total / n, poses

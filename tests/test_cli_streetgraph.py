@@ -6,7 +6,7 @@ import json
 
 from tests.world.streetgraph_fixture import write_fixture
 from urban_gym.cli import main
-from urban_gym.tasks.spec import load_suite
+from urban_gym.tasks.suite import load_suite
 
 
 def test_streetgraph_info_on_a_touchdown_folder(tmp_path, capsys):

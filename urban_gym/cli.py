@@ -206,18 +206,10 @@ def run_demo(args: argparse.Namespace) -> int:
     return 0 if all(r["is_success"] for r in results) else 1
 
 
-#: family -> "module:function" writing that family's task suite. Each function takes
-#: ``(city, out, seed, per_type)`` (``out`` None = the family's committed default suite) and
-#: returns a :class:`~urban_gym.tasks.report.GeneratedSuite` (path, tasks, per-type report).
-SUITE_GENERATORS: dict[str, str] = {
-    "citywalk": "urban_gym.tasks.citywalk:generate_suite",
-    "posegraph360": "urban_gym.tasks.posegraph360:generate_suite",
-    "streetgraph": "urban_gym.tasks.streetgraph:generate_suite",
-}
-
-
 def _add_generate_suite(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--family", required=True, help="task family: " + ", ".join(SUITE_GENERATORS))
+    from urban_gym.tasks.families import family_names
+
+    p.add_argument("--family", required=True, help="task family: " + ", ".join(family_names()))
     p.add_argument("--city", default="helsinki", help="city spec (default helsinki)")
     p.add_argument("--out", default=None, help="JSONL path (default: the committed suite)")
     p.add_argument("--seed", type=int, default=0, help="generator seed")
@@ -230,14 +222,12 @@ def _add_generate_suite(p: argparse.ArgumentParser) -> None:
     "tasks were made and, where fewer, what the city lacks",
 )(_add_generate_suite)
 def run_generate_suite(args: argparse.Namespace) -> int:
-    import importlib
+    from urban_gym.tasks.families import get_family, load_entry
 
-    if args.family not in SUITE_GENERATORS:
-        raise UrbanGymError(
-            f"--family={args.family!r} has no suite generator; known: {', '.join(SUITE_GENERATORS)}"
-        )
-    mod, fn = SUITE_GENERATORS[args.family].split(":")
-    made = getattr(importlib.import_module(mod), fn)(args.city, args.out, args.seed, args.per_type)
+    # each family's ``generate(city, out, seed, per_type)`` (``out`` None = its committed
+    # default suite) returns a GeneratedSuite: path, tasks, per-type report
+    generate = load_entry(get_family(args.family).generator)
+    made = generate(args.city, args.out, args.seed, args.per_type)
     if made.notes:
         print(made.notes)
     print(f"wrote {len(made.tasks)} {args.family} tasks to {made.path}")
@@ -363,8 +353,8 @@ def _add_streetgraph_routes(p: argparse.ArgumentParser) -> None:
     _add_streetgraph_routes
 )
 def run_streetgraph_routes(args: argparse.Namespace) -> int:
-    from urban_gym.tasks.spec import save_suite
     from urban_gym.tasks.streetgraph import instruction_tasks
+    from urban_gym.tasks.suite import save_suite
 
     tasks = instruction_tasks(
         args.graph, args.routes, images=args.images, skip_bad_lines=args.skip_bad_lines

@@ -118,7 +118,7 @@ def test_look_turns_and_sets_pitch_then_moves_along_the_new_heading():
     env.step({"action": "look", "yaw": 90, "pitch": 20})
     _, _, _, _, info = env.step(move("forward", 1.0))
     assert info["pose"]["heading"] == pytest.approx(90.0)
-    assert info["pose"]["pitch"] == pytest.approx(20.0)
+    assert info["pitch"] == pytest.approx(20.0)
     assert (info["pose"]["x"], info["pose"]["y"]) == pytest.approx((1.4, 0.0))
 
 
@@ -263,7 +263,7 @@ def test_bad_actions_are_invalid_steps(action, fragment):
     obs, r, term, trunc, info = env.step(action)
     assert not info["action_valid"] and fragment in info["invalid_action"]
     assert r == pytest.approx(-0.01) and not term and not trunc
-    assert info["pose"] == {"x": 0.0, "y": 0.0, "heading": 0.0, "pitch": 0.0}
+    assert info["pose"] == {"x": 0.0, "y": 0.0, "heading": 0.0} and info["pitch"] == 0.0
     assert info["clock"] == 0.0 and info["invalid_actions"] == 1
     assert env.steps == 1
 
@@ -389,7 +389,7 @@ def test_info_keeps_privileged_state_out_of_the_observation():
     env = make([nav_task()])
     obs, _, _, _, info = env.step(move())
     assert set(obs) == {"instruction", "status", "notice", "action_mask"}
-    assert info["distance_to_goal"] == pytest.approx(53.0 - 1.4, abs=0.01)
+    assert info["distance_to_goal_m"] == pytest.approx(53.0 - 1.4, abs=0.01)
     assert "1.4" not in obs["status"] and "0.0" not in obs["status"]
 
 

@@ -109,20 +109,22 @@ def test_moves_and_camera_by_hand(graph):
     south = spoke(graph, (0, -106), (0, 0))
     env = make(graph, [nav(graph, south.id, 0, (0.0, 106.0))])
     obs, info = env.reset(seed=0)
-    assert info["position"] == pytest.approx((0.0, -106.0)) and info["junction"] >= 0
+    assert (info["pose"]["x"], info["pose"]["y"]) == pytest.approx((0.0, -106.0)) and info[
+        "junction"
+    ] >= 0
     assert same_bearing(view_bearing(obs), 0.0)
     # W MEDIUM: 3 frames = 9.09 m north
     obs, r, term, trunc, info = env.step(1)
     assert info["state"] == {"trajectory": south.id, "frame": 3}
-    assert info["position"] == pytest.approx((0.0, -106.0 + 3 * D))
-    assert info["distance_to_goal"] == pytest.approx(212.0 - 3 * D)
+    assert (info["pose"]["x"], info["pose"]["y"]) == pytest.approx((0.0, -106.0 + 3 * D))
+    assert info["distance_to_goal_m"] == pytest.approx(212.0 - 3 * D)
     # W LARGE: 5 more frames; W SMALL: 1 more
     _, _, _, _, info = env.step({"action": "W", "size": "LARGE"})
     _, _, _, _, info = env.step("W")
     assert info["state"]["frame"] == 9
     # A MEDIUM: camera yaw -60° -> bearing 300°, seen in the view's red channel
     obs, _, _, _, info = env.step(5)
-    assert info["yaw_offset"] == -60.0 and info["yaw"] == pytest.approx(300.0)
+    assert info["yaw_offset"] == -60.0 and info["pose"]["heading"] == pytest.approx(300.0)
     assert same_bearing(view_bearing(obs), 300.0)
     # D without size: +24°; D LARGE: +90°
     obs, _, _, _, info = env.step({"action": "D"})
@@ -184,7 +186,7 @@ def test_end_of_street_and_branches(graph):
     # LEFT takes the west spoke; the camera looks along it (bearing 270)
     obs, _, _, _, info = env.step(14)
     assert info["state"] == {"trajectory": west.id, "frame": 0}
-    assert info["yaw"] == pytest.approx(270.0) and info["yaw_offset"] == 0.0
+    assert info["pose"]["heading"] == pytest.approx(270.0) and info["yaw_offset"] == 0.0
     # turning round (A LARGE twice) makes the east spoke UP; UP then takes it
     env.step(6)
     _, _, _, _, info = env.step(6)
@@ -200,7 +202,7 @@ def test_bad_actions_are_invalid_steps(graph):
         ({"action": "W", "size": "HUGE"}, "size='HUGE' is not allowed"),
         ({"action": "ANSWER"}, "missing parameter 'text'"),
         ({"action": "ANSWER", "text": "  "}, "must not be empty"),
-        (99, "outside [0, 41]"),
+        (99, "outside the action table [0, 41]"),
         (ANSWER_BASE + 3, "only 1 answer option"),
         (3.5, "must be an object"),
     ]
@@ -380,7 +382,7 @@ def test_real_capture_round_trip(helsinki, tmp_path):
         if term or trunc:
             break
     assert info["termination"] == "answered" and info["is_success"]
-    assert info["position"] == pytest.approx((x1, y1), abs=0.01)
+    assert (info["pose"]["x"], info["pose"]["y"]) == pytest.approx((x1, y1), abs=0.01)
 
 
 def test_frames_rendered_on_demand_and_cached(suite):

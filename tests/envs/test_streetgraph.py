@@ -78,9 +78,13 @@ def test_od_worked_example_spl_and_decision_accuracy(fixture_dir):
     # options at X by bearing: bend (26.57), straight (90), dip (104.04)
     np.testing.assert_allclose(obs["bearings"], [26.565, 90.0, 104.036], atol=1e-3)
     assert obs["action_mask"].tolist() == [1, 1, 1, 0]
-    assert info["remaining_m"] == pytest.approx(40.0, abs=0.05)
+    assert info["distance_to_goal_m"] == pytest.approx(40.0, abs=0.05)
     obs, r, term, trunc, info = env.step(1)  # straight to Y: still 40 m to go
-    assert info["node"] == "Y" and not term and info["remaining_m"] == pytest.approx(40.0, abs=0.05)
+    assert (
+        info["node"] == "Y"
+        and not term
+        and info["distance_to_goal_m"] == pytest.approx(40.0, abs=0.05)
+    )
     assert obs["heading"][0] == pytest.approx(90.0, abs=1e-3)
     np.testing.assert_allclose(obs["bearings"], [255.964, 270.0, 333.435], atol=1e-3)
     obs, r, term, trunc, info = env.step({"action": "go", "option": 2})  # the bend back

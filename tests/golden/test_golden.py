@@ -3,18 +3,41 @@ x 50 seeded random masked steps) gives the same observations, rewards, episode e
 ``info`` values as when they were recorded.
 
 Where a later change renames an ``info`` key on purpose, :data:`RENAMED` maps the recorded
-name to the new one; keys dropped on purpose are listed in :data:`DROPPED`. Every other
-recorded key must be present with its recorded value.
+name to the new one; a key replaced by another form of the same value is in :data:`DERIVED`
+with a function of today's ``info`` that must reproduce the recorded value; keys dropped on
+purpose are listed in :data:`DROPPED`. Every other recorded key must be present with its
+recorded value.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
 from tests.golden.golden import SEEDS, load, rollout
 
 #: recorded info key -> its name today (renamed on purpose by a later issue).
-RENAMED: dict[str, str] = {}
+RENAMED: dict[str, str] = {
+    # issue 11 (one info schema): PoseGraph360's direction of travel; "pose.heading" is now
+    # where the agent faces (the camera), as on every id
+    "heading": "travel_heading",
+}
+#: recorded info key -> a function of today's (plain) info giving the recorded value: keys
+#: that issue 11's info schema superseded (pose, distance_to_goal_m) are checked through it.
+DERIVED: dict[str, Callable[[dict], Any]] = {
+    # PoseGraph360 and StreetGraph: (x, y) metres
+    "position": lambda info: [info["pose"]["x"], info["pose"]["y"]],
+    # PoseGraph360: the camera's bearing
+    "yaw": lambda info: info["pose"]["heading"],
+    # PoseGraph360 and CityWalk: metres to the goal (absent in question tasks)
+    "distance_to_goal": lambda info: info["distance_to_goal_m"],
+    # StreetGraph: metres to the goal
+    "remaining_m": lambda info: info["distance_to_goal_m"],
+    # CityWalk: the pose had the view's pitch, now a key of its own
+    "pose": lambda info: {**info["pose"], "pitch": info["pitch"]},
+}
 #: recorded info keys removed on purpose.
 DROPPED: frozenset[str] = frozenset()
 
@@ -24,6 +47,12 @@ GOLDEN = load()
 def _info_matches(recorded: dict, now: dict, where: str) -> None:
     for key, value in recorded.items():
         if key in DROPPED:
+            continue
+        if key in DERIVED:
+            got = DERIVED[key](now)
+            assert got == value, (
+                f"{where}: info {key!r} from today's info = {got!r}, recorded {value!r}"
+            )
             continue
         name = RENAMED.get(key, key)
         assert name in now, f"{where}: info key {key!r} (now {name!r}) is missing"

@@ -23,7 +23,7 @@ from tests.world.city_fixtures import write_fixtures
 from urban_gym.errors import CityLoadError, UrbanGymError
 from urban_gym.eval.episodes import run_episode
 from urban_gym.tasks.report import SuiteGenerationError
-from urban_gym.tasks.spec import load_suite
+from urban_gym.tasks.suite import load_suite
 
 FAMILIES = ("citywalk", "posegraph360", "streetgraph")
 #: Tasks per type asked of each generator (PoseGraph360: one per difficulty).
@@ -42,7 +42,7 @@ def generated(cities, tmp_path_factory):
     made = {}
     for city, path in cities.items():
         for fam in FAMILIES:
-            gen = importlib.import_module(f"urban_gym.tasks.{fam}").generate_suite
+            gen = importlib.import_module(f"urban_gym.tasks.{fam}").generate
             try:
                 made[city, fam] = gen(path, out_dir / f"{city}_{fam}.jsonl", 0, PER_TYPE)
             except UrbanGymError as exc:

@@ -19,7 +19,8 @@ import pytest
 from tests.world.osm_fixture import town
 from tests.world.streetgraph_fixture import link_lines, node_lines, write_fixture
 from urban_gym.errors import CityLoadError, CityLoadWarning, UrbanGymError
-from urban_gym.tasks.spec import TaskError, TaskSpec, load_suite
+from urban_gym.tasks.spec import TaskError, TaskSpec
+from urban_gym.tasks.suite import load_suite
 from urban_gym.world.osm import import_osm
 from urban_gym.world.posegraph import PoseGraph, PoseGraphError, VideoFrames, read_pose_csv
 from urban_gym.world.streetgraph import StreetGraphError, read_routes, read_touchdown
@@ -340,7 +341,7 @@ def test_posegraph_env_refuses_a_bad_task_at_the_door():
 def test_suite_round_trip_keeps_line_separators_and_bom(tmp_path):
     """A task whose text holds U+2028 / U+0085 (which str.splitlines splits at) is written
     on one line by save_suite and read back whole; a suite saved with a BOM still loads."""
-    from urban_gym.tasks.spec import save_suite
+    from urban_gym.tasks.suite import save_suite
 
     t = TaskSpec.from_dict({**_posegraph_task(), "instruction": "Turn left\u2028then\x85stop."})
     p = save_suite(tmp_path / "s.jsonl", [t, t.replace(id="second")])

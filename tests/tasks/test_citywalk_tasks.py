@@ -15,15 +15,16 @@ from urban_gym.tasks.citywalk import (
     OU_OPTIONS,
     TASK_TYPES,
     VARIANT_TYPES,
-    EpisodeRecord,
+    EpisodeOutcome,
+    check_task,
+    evaluate,
     generate_tasks,
     route_legs,
-    score_episode,
     suite_statistics,
-    validate_task,
 )
 from urban_gym.tasks.citywalk_routes import Router, polyline_length
-from urban_gym.tasks.spec import TaskError, TaskSpec, load_suite
+from urban_gym.tasks.spec import TaskError, TaskSpec
+from urban_gym.tasks.suite import load_suite
 
 TINY = "procedural:seed=3,blocks=2x2"
 SMALL = "procedural:seed=7,blocks=4x4"
@@ -46,7 +47,7 @@ def test_all_thirteen_types_on_five_levels(small_tasks):
         t.constraints["conditions"]["weather"] in ("clear", "fog", "rain") for t in small_tasks
     )
     for t in small_tasks:
-        validate_task(t)
+        check_task(t)
         assert TaskSpec.from_json(t.to_json()) == t
 
 
@@ -173,7 +174,7 @@ def test_router_distances_match_networkx(small_city):
     assert polyline_length(router.route(a, b)) == pytest.approx(router.distance(router.field(a), b))
 
 
-def test_score_episode_worked_example():
+def test_evaluate_worked_example():
     t = TaskSpec(
         id="x",
         family="citywalk",
@@ -189,7 +190,7 @@ def test_score_episode_worked_example():
         },
         meta={"shortest_m": 100.0},
     )
-    rec = EpisodeRecord(
+    rec = EpisodeOutcome(
         positions=[(0.0, 0.0), (0.0, 50.0), (0.0, 90.0)],
         durations=[10.0, 20.0],
         on_network=[True, False],
@@ -199,16 +200,16 @@ def test_score_episode_worked_example():
         start_distance=100.0,
         end_distance=10.0,
     )
-    m = score_episode(t, rec)
+    m = evaluate(t, rec)
     assert m["success"] == 1.0 and m["spl"] == pytest.approx(100.0 / 125.0)
     assert m["network_adherence"] == pytest.approx(10.0 / 30.0, abs=1e-4)
     assert m["rain_exposure_s"] == pytest.approx(10.0)  # the 10 s step was not covered
     assert m["closure_compliance"] == 1.0 and m["ended_closer"] == 1.0
     rec.closure_crossings = 1
-    assert score_episode(t, rec)["success"] == 0.0
+    assert evaluate(t, rec)["success"] == 0.0
 
 
-def test_validate_task_rejects_bad_closures():
+def test_check_task_rejects_bad_closures():
     t = TaskSpec(
         id="x",
         family="citywalk",
@@ -221,7 +222,7 @@ def test_validate_task_rejects_bad_closures():
         constraints={"closures": [{"points": [[1, 1], [1, 1]]}]},
     )
     with pytest.raises(TaskError, match="closure 0"):
-        validate_task(t)
+        check_task(t)
     with pytest.raises(TaskError, match="unknown CityWalk task types"):
         generate_tasks(None, TINY, types=["ZZ"])  # type: ignore[arg-type]
 
@@ -247,7 +248,7 @@ def test_default_suite_shape(default_suite):
         assert row["count"] == (30 if code in VARIANT_TYPES else 20), code
     assert all(t.city == "helsinki" and t.family == "citywalk" for t in default_suite)
     for t in default_suite:
-        validate_task(t)
+        check_task(t)
     assert len({t.id for t in default_suite}) == 300
 
 
@@ -298,7 +299,7 @@ def test_oracle_on_the_whole_default_suite(default_suite):
     for i, t in enumerate(default_suite):
         res.setdefault(t.type, []).append(_run_oracle(env, i)["metrics"]["success"])
     for code, v in res.items():
-        need = 1.0 if TASK_TYPES[code].kind == "qa" else 0.95
+        need = 1.0 if TASK_TYPES[code].kind == "question" else 0.95
         assert np.mean(v) >= need, (code, np.mean(v))
 
 

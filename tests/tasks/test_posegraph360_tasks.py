@@ -10,7 +10,8 @@ import pytest
 from shapely.geometry import LineString
 
 from urban_gym.tasks import posegraph360 as T
-from urban_gym.tasks.spec import TaskError, TaskSpec, load_suite, save_suite
+from urban_gym.tasks.spec import TaskError, TaskSpec
+from urban_gym.tasks.suite import load_suite, save_suite
 from urban_gym.world.grid import GridOverlay
 from urban_gym.world.posegraph import State, load_posegraph
 
@@ -258,7 +259,7 @@ def test_evaluate_questions_worked_examples():
     assert T.evaluate(rel, outcome(answer="Aalto Cafe"))["fuzzy_match"] == 1.0
     assert T.evaluate(rel, outcome(answer="Kahvila Laine"))["fuzzy_match"] == 0.0
     # a pluggable judge
-    assert T.evaluate(rel, outcome(answer="x"), judge=lambda p, c: True)["success"] == 1.0
+    assert T.evaluate(rel, outcome(answer="x", judge=lambda p, c: True))["success"] == 1.0
 
 
 def test_bad_tasks_are_clear_errors():

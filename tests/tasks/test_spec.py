@@ -1,6 +1,7 @@
 import pytest
 
-from urban_gym.tasks.spec import TaskError, TaskSpec, load_suite, save_suite
+from urban_gym.tasks.spec import TaskError, TaskSpec
+from urban_gym.tasks.suite import load_suite, save_suite
 
 
 def make(i="t1", **kw):

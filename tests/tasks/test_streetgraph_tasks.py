@@ -13,7 +13,7 @@ from shapely.geometry import Point
 from tests.world.streetgraph_fixture import write_fixture
 from urban_gym.tasks.spec import TaskSpec
 from urban_gym.tasks.streetgraph import (
-    DEFAULT_SUITES,
+    SUITE_CONFIGS,
     CrawlerParams,
     SuiteConfig,
     city_destinations,
@@ -179,7 +179,7 @@ def test_generate_od_tasks_deterministic_and_consistent(small_city):
 def test_default_suites_are_committed_and_reproducible():
     hel = load_default_suite("helsinki")
     assert len(hel) == 100 and len({t.goal["name"] for t in hel}) == 100
-    again = generate_od_tasks(dataclasses.replace(DEFAULT_SUITES["helsinki"], n=3))
+    again = generate_od_tasks(dataclasses.replace(SUITE_CONFIGS["helsinki"], n=3))
     assert [t.to_json() for t in again] == [t.to_json() for t in hel[:3]]
     proc = load_default_suite("procedural")
     assert len(proc) == 100

@@ -160,11 +160,14 @@ class RecordingEnv(gym.Env):
         x, y = self.xy(self.pos)
         return {
             "pose": {"x": x, "y": y, "heading": self.heading},
-            "distance_to_goal": self._distance(),
+            "distance_to_goal_m": self._distance(),
+            "steps": self.steps,
+            "invalid_actions": self.invalid,
+            "action_valid": True,
+            "invalid_action": "",
+            "task_id": self.task.id,
             "clock": self.clock,
             "task": self.task,
-            "action_valid": True,
-            "invalid_actions": self.invalid,
         }
 
     # ------------------------------------------------------------------ gym API
@@ -351,10 +354,14 @@ class RecordingGraphEnv(gym.Env):
     def _info(self):
         x, y = GRAPH_XY[self.node]
         return {
-            "node": self.node,
             "pose": {"x": x, "y": y, "heading": 0.0},
-            "action_valid": True,
+            "distance_to_goal_m": math.inf,
+            "steps": self.steps,
             "invalid_actions": self.invalid,
+            "action_valid": True,
+            "invalid_action": "",
+            "task_id": "square",
+            "node": self.node,
         }
 
     def reset(self, *, seed=None, options=None):

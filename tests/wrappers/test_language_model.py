@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from tests.wrappers.recording_env import RecordingEnv
+from urban_gym.envs.actions import UnreadableReply
 from urban_gym.wrappers.episode_metrics import EpisodeMetrics
 from urban_gym.wrappers.images import decode_data_url, fit_images
 from urban_gym.wrappers.language_model import (
-    UNREADABLE_ACTION,
     LanguageModelInterface,
     ReplyAction,
 )
@@ -70,7 +70,8 @@ def test_unreadable_reply_costs_a_step_is_fed_back_and_counted():
     env, lm = make()
     lm.reset(seed=3)
     _, reward, term, trunc, info = lm.step("I would like to go north please")
-    assert dict(env.received[-1]) == {"action": UNREADABLE_ACTION}
+    got = env.received[-1]  # the env took its own invalid-reply path
+    assert isinstance(got, UnreadableReply) and got.message.startswith("your reply could not")
     assert env.steps == 1 and env.invalid == 1 and not info["action_valid"]
     assert info["invalid_actions"] == 1 and info["unreadable_replies"] == 1
     assert info["invalid_action"].startswith("your reply could not be read: no JSON object")
@@ -123,3 +124,28 @@ def test_episode_record_keeps_model_replies():
     assert rec["steps"][-1]["reply"]["stage"] == "fence"
     assert rec["metrics"]["unreadable_replies"] == 3 and rec["metrics"]["invalid_actions"] == 3
     assert rec["steps"][0]["reply"]["text"] == "nonsense"
+
+
+def test_the_face_declares_a_text_action_space_and_the_env_reads_the_reply_once(monkeypatch):
+    """``spaces.Text`` in, one parse: the env takes the parser's canonical action as it is
+    (before issue 11 it normalised it a second time)."""
+    import gymnasium as gym
+
+    import urban_gym  # noqa: F401
+    from urban_gym.wrappers.stacks import make_lm_env
+
+    lm = make_lm_env("UrbanGym/StreetGraph-Procedural-v0", env_kwargs={"observation": "symbolic"})
+    assert isinstance(lm.action_space, gym.spaces.Text)
+    reply = '{"thought": "t", "action": {"name": "go", "option": 0}}'
+    assert lm.action_space.contains(reply) and isinstance(lm.action_space.sample(), str)
+    lm.reset(seed=0)
+    aset = lm.unwrapped.action_set
+    calls = []
+    real = aset.normalise
+    monkeypatch.setattr(aset, "normalise", lambda a: calls.append(a) or real(a))
+    *_, info = lm.step(reply)
+    assert info["action_valid"] and len(calls) == 1
+    *_, info = lm.step("no action here")
+    assert not info["action_valid"] and info["invalid_action"].startswith(
+        "your reply could not be read"
+    )

@@ -1,4 +1,4 @@
-"""Reading pose, distance, clock and task markers the way each family reports them."""
+"""Reading pose, distance, clock and node from the info schema, and task markers."""
 
 from __future__ import annotations
 
@@ -15,17 +15,21 @@ from urban_gym.wrappers.state import (
 )
 
 
-def test_read_pose_from_each_family_layout():
-    # CityWalk: a pose mapping
-    assert read_pose({"pose": {"x": 1.0, "y": 2.0, "heading": 90.0, "pitch": 5}}) == Pose(1, 2, 90)
-    # PoseGraph360: position tuple, camera yaw preferred to the travel heading
-    assert read_pose({"position": (3.0, 4.0), "heading": 10.0, "yaw": 40.0}) == Pose(3, 4, 40)
-    # StreetGraph: position only
-    assert read_pose({"position": np.array([5.0, 6.0]), "node": "12"}) == Pose(5, 6, 0)
-    assert read_pose({"pose": {"x": "nan", "y": 1}}) is None and read_pose({}) is None
-    info = {"remaining_m": 120.5, "clock": 7.5, "node": np.int64(4)}
+def test_read_the_info_schema_by_its_names_only():
+    info = {
+        "pose": {"x": 1.0, "y": 2.0, "heading": 90.0},
+        "distance_to_goal_m": 120.5,
+        "clock": 7.5,
+        "node": np.int64(4),
+    }
+    assert read_pose(info) == Pose(1, 2, 90)
     assert (read_distance(info), read_clock(info), read_node(info)) == (120.5, 7.5, 4)
-    assert read_distance({"distance_to_goal": float("inf")}) is None
+    # a task without a goal position reports inf: no distance
+    assert read_distance({"distance_to_goal_m": float("inf")}) is None
+    # no guessing among synonyms: the keys of other names are not read
+    old = {"position": (3.0, 4.0), "yaw": 40.0, "remaining_m": 5.0, "distance_to_goal": 6.0}
+    assert read_pose(old) is None and read_distance(old) is None
+    assert read_pose({"pose": {"x": "nan", "y": 1}}) is None and read_pose({}) is None
 
 
 def test_task_markers():

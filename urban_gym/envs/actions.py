@@ -29,6 +29,45 @@ class InvalidAction(Exception):
     """An agent's action that cannot be carried out; the message is shown to the agent."""
 
 
+class NormalisedAction(dict):
+    """A canonical action dict, as :meth:`ActionSet.normalise` returns it.
+
+    ``action_set`` is the set that normalised it: an environment takes such an action as it
+    is when it came from its own action set (so an action is normalised once, e.g. by the
+    language-model face's parser), and normalises any other. It compares, prints and
+    serialises as the plain dict it is; it pickles as one (and is normalised again after).
+    """
+
+    def __init__(self, action: Mapping[str, Any], action_set: ActionSet | None = None) -> None:
+        super().__init__(action)
+        self.action_set = action_set
+
+    def __reduce__(self):  # a plain dict: the action set is not carried along
+        return (dict, (dict(self),))
+
+
+class UnreadableReply:
+    """The action of a language model's reply from which no action could be read.
+
+    An environment turns it into an invalid-action step (it costs a step and is counted)
+    whose ``info["invalid_action"]`` is ``message``. ``reply`` and ``text`` are what the
+    language-model face read and received (for the wrappers that record them).
+    """
+
+    def __init__(self, message: str, reply: Any = None, text: str = "") -> None:
+        self.message = str(message) or "the reply could not be read"
+        self.reply = reply
+        self.text = text
+
+    def __repr__(self) -> str:
+        return f"UnreadableReply({describe_value(self.message, 80)})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, UnreadableReply) and other.message == self.message
+
+    __hash__ = None  # type: ignore[assignment]
+
+
 #: Key names a model may use instead of ``"action"``.
 ACTION_KEY_SYNONYMS: tuple[str, ...] = (
     "action",
@@ -211,11 +250,17 @@ class ActionSet:
         """A JSON schema (``oneOf`` over the actions) for one action object."""
         return {"oneOf": [s.schema() for s in self.specs]}
 
-    def normalise(self, raw: Any) -> dict[str, Any]:
+    def normalise(self, raw: Any) -> NormalisedAction:
         """A canonical action dict from a tolerant one (see the module docstring).
 
-        A bare string such as ``"W"`` is the action with default parameters.
+        A bare string such as ``"W"`` is the action with default parameters. The result is
+        a :class:`NormalisedAction` of this set (normalising it again returns it as is). An
+        :class:`UnreadableReply` raises :class:`InvalidAction` with its message.
         """
+        if isinstance(raw, NormalisedAction) and raw.action_set is self:
+            return raw
+        if isinstance(raw, UnreadableReply):
+            raise InvalidAction(raw.message)
         if isinstance(raw, str):
             raw = {"action": raw}
         if not isinstance(raw, Mapping):
@@ -255,7 +300,7 @@ class ActionSet:
                 out[p.name] = p.default
                 continue
             out[p.name] = p.convert(spec.name, v)
-        return out
+        return NormalisedAction(out, self)
 
     def examples(self) -> list[dict[str, Any]]:
         """One valid action per spec, with every parameter set (for prompts and tests)."""

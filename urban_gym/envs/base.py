@@ -1,30 +1,79 @@
-"""Contracts shared by the three environment families.
+"""The template every urban_gym environment subclasses: :class:`UrbanEnv`.
 
 Every urban_gym environment
 
-* accepts in ``step`` either an ``int`` (an index into its documented discrete action
-  table -- the RL face) or a structured action (a dict or a bare action name, validated by
-  its :class:`~urban_gym.envs.actions.ActionSet` -- the language-model face);
+* accepts in ``step`` either an ``int`` or numpy integer (an index into its documented
+  discrete action table -- the RL face), a structured action (a dict or a bare action name,
+  validated by its :class:`~urban_gym.envs.actions.ActionSet` -- the language-model face)
+  or an :class:`~urban_gym.envs.actions.UnreadableReply` (a model's reply from which no
+  action could be read);
 * turns an action it cannot carry out into an *invalid-action step*: the state does not
-  change (time and the step counter do advance), the reward is
+  change (the step counter and the family's clock do advance), the reward is
   :data:`INVALID_ACTION_REWARD`, ``info["action_valid"]`` is False and
   ``info["invalid_action"]`` holds the message; the count is in
   ``info["invalid_actions"]``;
+* returns the ``info`` schema of :mod:`urban_gym.envs.info` after ``reset`` and every
+  ``step`` (plus its family's own keys), each value keeping its type on every step;
 * ends an episode with ``info["termination"]`` set to one of :data:`TERMINATION_REASONS`,
-  ``info["metrics"]`` holding the task's scores and ``info["is_success"]`` (read by
-  stable-baselines3's success logging);
-* keeps privileged state (true pose, node, distance to the goal, shortest path) in
-  ``info`` and never in the observation;
-* keeps the type of every ``info`` value on every step (a value that does not apply is an
-  absent key or a sentinel such as -1, never ``None`` one step and a number the next), so
-  that vector envs can batch infos;
+  ``info["metrics"]`` holding the task's scores (its family's ``evaluate(task, outcome)``)
+  and ``info["is_success"]`` (read by stable-baselines3's success logging);
+* keeps privileged state (true pose, distance to the goal, graph node) in ``info`` and
+  never in the observation;
 * raises ``gymnasium.error.ResetNeeded`` from ``step`` before the first ``reset`` and after
   the episode ended.
+
+:class:`UrbanEnv` implements all of that once. A family's environment fills the hooks
+(its dynamics, observation and action table) and keeps its documented behaviour:
+
+==========================  ===============================================================
+hook                        what the family does there
+==========================  ===============================================================
+``_start_episode(task)``    set up the episode's state for ``task`` (after ``reset`` picked it)
+``_table_action(i)``        the structured action of table index ``i`` (default
+                            ``self.action_table[i]``; raise ``InvalidAction`` for a masked one)
+``_apply(action)``          carry out a valid structured action, or raise ``InvalidAction``
+                            before changing anything
+``_after_action(valid)``    what every step does after the action, valid or not
+``_reward()``               the reward of a valid step (an invalid one earns
+                            :data:`INVALID_ACTION_REWARD`)
+``_check_end(valid)``       ``(termination reason or None, truncated)``
+``_observe()``              the observation
+``_pose()``                 ``(x, y, heading)`` for ``info["pose"]``
+``_distance_to_goal()``     ``info["distance_to_goal_m"]``
+``_extra_info()``           the family's own ``info`` keys
+``_outcome()``              what the family's evaluator scores at the end
+``_end_reward(m, valid)``   the reward added when the episode ends with metrics ``m``
+==========================  ===============================================================
+
+Tasks come from the family's task package (:mod:`urban_gym.tasks.families`): the same
+arguments on every family select them (``suite``, ``tasks``, ``task_types``,
+``difficulties``, ``city``; see :meth:`UrbanEnv._load_tasks`) and the same reset options
+pick one (``{"task_id": ...}``, ``{"task_index": i}`` or ``{"task": TaskSpec | dict}``).
 """
 
 from __future__ import annotations
 
-from typing import Any
+import math
+import os
+from collections.abc import Sequence
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import gymnasium as gym
+import numpy as np
+
+from urban_gym.envs.actions import (
+    InvalidAction,
+    NormalisedAction,
+    UnreadableReply,
+    describe_value,
+    table_index,
+)
+from urban_gym.envs.info import make_pose
+from urban_gym.errors import UrbanGymError
+
+if TYPE_CHECKING:  # the task modules load with the first env (import urban_gym stays light)
+    from urban_gym.tasks.spec import TaskSpec
 
 TERMINATION_REASONS: tuple[str, ...] = (
     "answered",  # the agent gave its answer (question tasks)
@@ -42,6 +91,9 @@ TERMINATION_REASONS: tuple[str, ...] = (
 
 INVALID_ACTION_REWARD = -0.01
 
+#: The reset options every environment understands.
+RESET_OPTIONS: tuple[str, ...] = ("task_id", "task_index", "task")
+
 
 def check_reason(reason: str) -> str:
     """Return ``reason`` if it is one of :data:`TERMINATION_REASONS`, else raise."""
@@ -53,3 +105,334 @@ def check_reason(reason: str) -> str:
 def invalid_step_info(message: str, count: int) -> dict[str, Any]:
     """The ``info`` entries of an invalid-action step."""
     return {"action_valid": False, "invalid_action": message, "invalid_actions": count}
+
+
+def is_success(metrics: dict[str, Any]) -> bool:
+    """``info["is_success"]`` of an episode with ``metrics``: its ``success`` is 1."""
+    return bool(metrics.get("success", 0.0) >= 1.0)
+
+
+class UrbanEnv(gym.Env):
+    """The template of every urban_gym environment (see the module docstring).
+
+    Class attributes a family sets:
+
+    * ``family`` -- its name in :mod:`urban_gym.tasks.families`;
+    * ``cache_attributes`` -- attributes dropped when the env is pickled (worlds, renderers,
+      caches) and rebuilt by :meth:`_restore_caches` when it is unpickled.
+    """
+
+    family: ClassVar[str] = ""
+    cache_attributes: ClassVar[tuple[str, ...]] = ()
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": 4}
+
+    tasks: list[TaskSpec]
+    task: TaskSpec
+    action_table: Sequence[dict[str, Any]]
+
+    # ------------------------------------------------------------------ construction
+    def _init_base(self, render_mode: str | None) -> None:
+        """Check ``render_mode`` and mark the env as waiting for its first ``reset``."""
+        modes = self.metadata.get("render_modes", [])
+        if render_mode is not None and render_mode not in modes:
+            raise UrbanGymError(f"render_mode={render_mode!r} must be None or one of {modes}")
+        self.render_mode = render_mode
+        self.steps = 0
+        self.invalid_actions = 0
+        #: Why the last action was not carried out ("" when it was): BrowserGym's
+        #: ``last_action_error``, shown to the agent by families that have a notice text.
+        self.last_action_error = ""
+        self._done = True  # no episode until reset()
+
+    @property
+    def task_family(self) -> ModuleType:
+        """The family's task package (``TASK_TYPES``, ``check_task``, ``evaluate``, ...)."""
+        from urban_gym.tasks.families import get_family
+
+        return get_family(self.family).tasks_module()
+
+    def _load_tasks(
+        self,
+        suite: str | os.PathLike | None = None,
+        tasks: Sequence[TaskSpec | dict] | None = None,
+        task_types: Sequence[str] | None = None,
+        difficulties: Sequence[str] | None = None,
+        city: str | None = None,
+    ) -> list[TaskSpec]:
+        """The env's tasks, the same way on every family.
+
+        ``tasks`` (TaskSpecs or dicts) wins over ``suite``; ``suite`` is the name of one of
+        the family's committed suites (``DEFAULT_SUITES``), a JSONL path, or None /
+        ``"default"`` for :meth:`_default_tasks`. ``task_types`` and ``difficulties`` keep
+        the tasks of those types and difficulties (unknown names are an error); the
+        family's ``check_task`` runs on the tasks left (a filtered-out task never fails).
+        ``city``, when given, is the city every task must name (``task.city``).
+        """
+        from urban_gym.tasks.spec import DIFFICULTIES, TaskError, TaskSpec
+        from urban_gym.tasks.suite import load_suite
+
+        fam = self.task_family
+        if tasks is not None:
+            out = [t if isinstance(t, TaskSpec) else TaskSpec.from_dict(t) for t in tasks]
+        elif suite is None or suite == "default":
+            out = self._default_tasks(city)
+        elif isinstance(suite, str) and suite in fam.DEFAULT_SUITES:
+            out = load_suite(fam.DEFAULT_SUITES[suite])
+        else:
+            out = load_suite(suite)
+        if task_types is not None:
+            bad = sorted(set(task_types) - set(fam.TASK_TYPES))
+            if bad:
+                raise TaskError(
+                    f"task_types {bad} are not {self.family} task types; valid: "
+                    + ", ".join(fam.TASK_TYPES)
+                )
+            out = [t for t in out if t.type in set(task_types)]
+        if difficulties is not None:
+            bad = sorted(set(difficulties) - set(DIFFICULTIES))
+            if bad:
+                raise TaskError(f"difficulties {bad} unknown; valid: {', '.join(DIFFICULTIES)}")
+            out = [t for t in out if t.difficulty in set(difficulties)]
+        if not out:
+            raise TaskError(
+                f"no {self.family} tasks left (suite={suite!r}, task_types={task_types}, "
+                f"difficulties={difficulties})"
+            )
+        out = [fam.check_task(t) for t in out]
+        if city is not None:
+            other = sorted({t.city for t in out} - {city})
+            if other:
+                raise TaskError(
+                    f"city={city!r}, but the tasks name the city {', '.join(map(repr, other))} "
+                    "(a task's world is its task.city; leave city= out or pick its tasks)"
+                )
+        return out
+
+    def _one_city(self, city: str | None = None) -> str:
+        """The one city of the env's tasks (``city`` when given: :meth:`_load_tasks`
+        checked that they name it), for a family whose env holds one world."""
+        from urban_gym.tasks.spec import TaskError
+
+        if city is not None:
+            return str(city)
+        cities = sorted({t.city for t in self.tasks})
+        if len(cities) > 1:
+            raise TaskError(
+                f"{type(self).__name__} runs the tasks of one city; these name {cities} "
+                "(pass city= and its tasks)"
+            )
+        return cities[0]
+
+    def _default_tasks(self, city: str | None) -> list[TaskSpec]:
+        """The tasks of ``suite=None``: the family's committed suite of ``city`` (default:
+        its first committed suite)."""
+        from urban_gym.tasks.spec import TaskError
+        from urban_gym.tasks.suite import load_suite
+
+        suites = self.task_family.DEFAULT_SUITES
+        name = next(iter(suites)) if city is None else city
+        if name not in suites:
+            raise TaskError(
+                f"no committed {self.family} suite for city {name!r} (committed: "
+                f"{', '.join(suites)}); generate one with `urban-gym generate-suite "
+                f"--family {self.family} --city ... --out ...` and pass suite="
+            )
+        return load_suite(suites[name])
+
+    # ------------------------------------------------------------------ reset
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        """Start an episode: the task of ``options`` (``task_id``, ``task_index`` or
+        ``task``) or one drawn from ``self.np_random``."""
+        super().reset(seed=seed)
+        task = self._pick_task(options or {})
+        self.task = task
+        self.steps = 0
+        self.invalid_actions = 0
+        self.last_action_error = ""
+        self._start_episode(task)
+        self._done = False
+        return self._observe(), self._info("")
+
+    def _pick_task(self, options: dict[str, Any]) -> TaskSpec:
+        from urban_gym.tasks.spec import TaskError, TaskSpec
+
+        if not isinstance(options, dict):
+            raise TaskError(f"reset options={describe_value(options)} must be a dict")
+        unknown = sorted(set(options) - set(RESET_OPTIONS), key=str)
+        if unknown:
+            raise TaskError(
+                f"reset options {unknown} unknown; valid: {', '.join(RESET_OPTIONS)} (one of them)"
+            )
+        given = [k for k in RESET_OPTIONS if k in options]
+        if len(given) > 1:
+            raise TaskError(f"reset options {given}: give one of {', '.join(RESET_OPTIONS)}")
+        if "task_id" in options:
+            tid = options["task_id"]
+            for t in self.tasks:
+                if t.id == tid:
+                    return t
+            raise TaskError(
+                f"task_id={describe_value(tid)} is not among this env's {len(self.tasks)} tasks"
+            )
+        if "task_index" in options:
+            i = options["task_index"]
+            if table_index(i) is None or not 0 <= int(i) < len(self.tasks):
+                raise TaskError(
+                    f"task_index={describe_value(i)} must be an integer in "
+                    f"[0, {len(self.tasks) - 1}]"
+                )
+            return self.tasks[int(i)]
+        if "task" in options:
+            t = options["task"]
+            t = t if isinstance(t, TaskSpec) else TaskSpec.from_dict(t)
+            return self._accept_task(self.task_family.check_task(t))
+        return self.tasks[int(self.np_random.integers(len(self.tasks)))]
+
+    def _accept_task(self, task: TaskSpec) -> TaskSpec:
+        """A task given in the reset options, after its family's ``check_task``; a family
+        rejects here what its spaces cannot hold (``TaskError``)."""
+        return task
+
+    # ------------------------------------------------------------------ step
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        """One step: decode the action, carry it out (or count it invalid), reward it,
+        check the end, report (see the module docstring)."""
+        if self._done:
+            raise gym.error.ResetNeeded(
+                f"{type(self).__name__}.step() called before reset() or after the episode "
+                "ended; call reset()"
+            )
+        self.steps += 1
+        self._begin_step()
+        message = ""
+        try:
+            self._apply(self._decode(action))
+        except InvalidAction as exc:
+            message = str(exc) or "invalid action"
+            self.invalid_actions += 1
+        self.last_action_error = message
+        valid = not message
+        self._after_action(valid)
+        reward = self._reward() if valid else INVALID_ACTION_REWARD
+        reason, truncated = self._check_end(valid)
+        info = self._info(message)
+        if reason is not None:
+            reward += self._end_episode(info, reason, valid)
+        return self._observe(), float(reward), reason is not None and not truncated, truncated, info
+
+    def _decode(self, action: Any) -> dict[str, Any]:
+        """The structured action of ``action`` (normalised once), or ``InvalidAction``."""
+        if isinstance(action, UnreadableReply):
+            raise InvalidAction(action.message)
+        i = table_index(action)
+        if i is not None:
+            n = int(self.action_space.n)
+            if not 0 <= i < n:
+                raise InvalidAction(
+                    f"action index {describe_value(i)} is outside the action table [0, {n - 1}]"
+                )
+            return self._table_action(i)
+        if isinstance(action, NormalisedAction) and action.action_set is self.action_set:
+            return action
+        return self.action_set.normalise(action)
+
+    def _end_episode(self, info: dict[str, Any], reason: str, valid: bool) -> float:
+        """End the episode: ``termination``, ``metrics`` and ``is_success`` into ``info``;
+        returns the family's end reward."""
+        self._done = True
+        metrics = self.task_family.evaluate(self.task, self._outcome())
+        info["termination"] = check_reason(reason)
+        info["metrics"] = metrics
+        info["is_success"] = is_success(metrics)
+        return float(self._end_reward(metrics, valid))
+
+    def _info(self, message: str) -> dict[str, Any]:
+        """The schema keys (:mod:`urban_gym.envs.info`), then the family's own."""
+        x, y, heading = self._pose()
+        info: dict[str, Any] = {
+            "pose": make_pose(x, y, heading),
+            "distance_to_goal_m": float(self._distance_to_goal()),
+            "steps": self.steps,
+            "invalid_actions": self.invalid_actions,
+            "action_valid": not message,
+            "invalid_action": message,
+            "task_id": self.task.id,
+        }
+        info.update(self._extra_info())
+        return info
+
+    # ------------------------------------------------------------------ hooks
+    def _start_episode(self, task: TaskSpec) -> None:
+        raise NotImplementedError
+
+    def _begin_step(self) -> None:
+        """Called at the start of every step, before the action is decoded."""
+
+    def _table_action(self, index: int) -> dict[str, Any]:
+        return self.action_table[index]
+
+    def _apply(self, action: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    def _after_action(self, valid: bool) -> None:
+        """Called on every step after the action (valid or not)."""
+
+    def _reward(self) -> float:
+        return 0.0
+
+    def _check_end(self, valid: bool) -> tuple[str | None, bool]:
+        raise NotImplementedError
+
+    def _observe(self) -> Any:
+        raise NotImplementedError
+
+    def _pose(self) -> tuple[float, float, float]:
+        raise NotImplementedError
+
+    def _distance_to_goal(self) -> float:
+        return math.inf
+
+    def _extra_info(self) -> dict[str, Any]:
+        return {}
+
+    def _outcome(self) -> Any:
+        raise NotImplementedError
+
+    def _end_reward(self, metrics: dict[str, Any], valid: bool) -> float:
+        return 0.0
+
+    # ------------------------------------------------------------------ masks
+    def action_masks(self) -> np.ndarray:
+        """The valid entries of the action table now, as booleans (sb3-contrib's
+        ``MaskablePPO`` reads this method)."""
+        return self._mask().astype(bool)
+
+    def _mask(self) -> np.ndarray:
+        return np.ones(len(self.action_table), dtype=np.int8)
+
+    # ------------------------------------------------------------------ pickling
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        for k in self.cache_attributes:
+            state.pop(k, None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._restore_caches()
+
+    def _restore_caches(self) -> None:
+        """Rebuild the :attr:`cache_attributes` after unpickling."""
+
+
+__all__ = [
+    "INVALID_ACTION_REWARD",
+    "RESET_OPTIONS",
+    "TERMINATION_REASONS",
+    "UrbanEnv",
+    "check_reason",
+    "invalid_step_info",
+    "is_success",
+]

@@ -8,24 +8,25 @@ The dynamics (walker, collisions, closures, pedestrians, clock) live in
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from urban_gym.envs.actions import (
-    ActionSet,
-    ActionSpec,
-    InvalidAction,
-    Param,
-    describe_value,
-    table_index,
+from urban_gym.envs.actions import InvalidAction, describe_value
+from urban_gym.envs.base import UrbanEnv, is_success
+from urban_gym.envs.citywalk_actions import (
+    FIRST_PERSON,
+    JUMP_DURATION,
+    JUMP_HEIGHT,
+    LOOK_DURATION,
+    MAP_ONLY,
+    MAX_DURATION,
+    citywalk_action_set,
+    citywalk_action_table,
 )
-from urban_gym.envs.base import INVALID_ACTION_REWARD, check_reason, invalid_step_info
 from urban_gym.envs.citywalk_dynamics import (
     SPRINT_SPEED,
     WALK_SPEED,
@@ -36,43 +37,32 @@ from urban_gym.envs.citywalk_dynamics import (
     WalkerState,
     WalkGeometry,
     count_crossings,
+    distance_field,
     format_clock,
     simulate_move,
     walker_samples,
+    walking_distance,
 )
 from urban_gym.envs.spaces import SharedMemoryText
 from urban_gym.envs.text import clean_text, task_charset
 from urban_gym.tasks.citywalk import (
     DEFAULT_MAX_STEPS,
-    DEFAULT_SUITE_PATH,
     OPTION_LETTERS,
     SUCCESS_RADIUS,
     TASK_TYPES,
-    EpisodeRecord,
+    EpisodeOutcome,
     format_hhmm,
-    score_episode,
-    validate_task,
 )
 from urban_gym.tasks.citywalk_routes import DistanceField, Router
 from urban_gym.tasks.metrics import normalize_text
-from urban_gym.tasks.spec import TaskError, TaskSpec, load_suite
+from urban_gym.tasks.spec import TaskError, TaskSpec
 from urban_gym.world import load_city
 from urban_gym.world.city import City
 
-#: The committed default suite (Helsinki); regenerate with ``urban-gym generate-suite``.
-DEFAULT_SUITE = DEFAULT_SUITE_PATH
-
-MAX_DURATION = 2.0  # s; longer move/sprint durations are clamped
-MIN_DURATION = 0.05  # s
-LOOK_DURATION = 0.5  # s on the clock for a look
-JUMP_DURATION = 0.6  # s on the clock for a jump
-JUMP_HEIGHT = 0.5  # m the eye rises at the top of a jump (reported in info)
 MAP_MPP_DEFAULT = 2.0  # metres per pixel when the map opens
 MAP_MPP_RANGE = (0.25, 32.0)
 MAX_VIEW_SIZE = 512
 TEXT_MAX = 4096
-
-FIELD_CACHE_SIZE = 32  # distance fields kept per process (about 0.4 MB each for Helsinki)
 
 #: Rewards.
 PROGRESS_REWARD_PER_M = 0.01  # per metre of walking distance gained towards the goal / next stop
@@ -80,255 +70,6 @@ STOP_REWARD = 0.5  # reaching a stop of a multi-stop task
 SUCCESS_REWARD = 1.0  # at the end: success (navigation) or the right answer (questions)
 CLOSURE_PENALTY = 0.5  # per closure crossing
 CONTACT_PENALTY = 0.1  # per pedestrian contact
-
-FIRST_PERSON = ("move", "sprint", "look", "jump", "open_map")
-MAP_ONLY = ("close_map", "map_pan", "map_zoom", "map_orbit", "map_select")
-
-
-def _move_params(speed: float) -> tuple[Param, ...]:
-    return (
-        Param(
-            "direction",
-            "enum",
-            "direction relative to where you face",
-            choices=("forward", "backward", "left", "right"),
-            value_synonyms={
-                "ahead": "forward",
-                "front": "forward",
-                "fwd": "forward",
-                "straight": "forward",
-                "back": "backward",
-                "backwards": "backward",
-                "behind": "backward",
-                "reverse": "backward",
-            },
-            key_synonyms=("dir", "way"),
-        ),
-        Param(
-            "duration",
-            "float",
-            f"how long to move at {speed} m/s; values above {MAX_DURATION} s are clamped to "
-            f"{MAX_DURATION} s",
-            low=MIN_DURATION,
-            high=60.0,
-            unit="s",
-            key_synonyms=("seconds", "time", "secs", "t"),
-        ),
-        Param(
-            "yaw_rate",
-            "float",
-            "turning speed during the move (+ turns right)",
-            low=-180.0,
-            high=180.0,
-            required=False,
-            default=0.0,
-            unit="deg/s",
-            key_synonyms=("turn_rate", "yaw_speed"),
-        ),
-        Param(
-            "pitch_rate",
-            "float",
-            "tilting speed of the view during the move (+ up)",
-            low=-180.0,
-            high=180.0,
-            required=False,
-            default=0.0,
-            unit="deg/s",
-        ),
-    )
-
-
-def citywalk_action_set() -> ActionSet:
-    """The structured actions of CityWalk (the language-model face)."""
-    return ActionSet(
-        [
-            ActionSpec(
-                "move",
-                f"walk at {WALK_SPEED} m/s (first-person mode)",
-                _move_params(WALK_SPEED),
-                synonyms=("walk", "go", "step"),
-            ),
-            ActionSpec(
-                "sprint",
-                f"run at {SPRINT_SPEED} m/s (first-person mode)",
-                _move_params(SPRINT_SPEED),
-                synonyms=("run",),
-            ),
-            ActionSpec(
-                "look",
-                f"turn on the spot and/or tilt the view; takes {LOOK_DURATION} s (first-person mode)",
-                (
-                    Param(
-                        "yaw",
-                        "float",
-                        "turn by this many degrees (+ right, - left)",
-                        low=-180.0,
-                        high=180.0,
-                        required=False,
-                        default=0.0,
-                        unit="deg",
-                        key_synonyms=("turn", "angle", "degrees"),
-                    ),
-                    Param(
-                        "pitch",
-                        "float",
-                        "set the view's pitch (+ up, 0 level); omit to keep",
-                        low=-90.0,
-                        high=90.0,
-                        required=False,
-                        default=None,
-                        unit="deg",
-                    ),
-                ),
-                synonyms=("turn", "rotate", "look_around"),
-            ),
-            ActionSpec(
-                "jump",
-                f"hop in place: no displacement, {JUMP_DURATION} s on the clock "
-                "(a way to wait, e.g. for people to pass)",
-                synonyms=("hop", "wait"),
-            ),
-            ActionSpec(
-                "open_map",
-                "open the map (map mode): it shows you and the task's markers, never a route",
-                synonyms=("map", "show_map"),
-            ),
-            ActionSpec(
-                "close_map",
-                "close the map and return to first-person view",
-                synonyms=("hide_map", "exit_map"),
-            ),
-            ActionSpec(
-                "map_pan",
-                "move the map window (map mode)",
-                (
-                    Param(
-                        "east",
-                        "float",
-                        "metres east (+) or west (-)",
-                        low=-2000.0,
-                        high=2000.0,
-                        required=False,
-                        default=0.0,
-                        unit="m",
-                        key_synonyms=("dx", "x"),
-                    ),
-                    Param(
-                        "north",
-                        "float",
-                        "metres north (+) or south (-)",
-                        low=-2000.0,
-                        high=2000.0,
-                        required=False,
-                        default=0.0,
-                        unit="m",
-                        key_synonyms=("dy", "y"),
-                    ),
-                ),
-                synonyms=("pan",),
-            ),
-            ActionSpec(
-                "map_zoom",
-                "zoom the map (map mode)",
-                (
-                    Param(
-                        "factor",
-                        "float",
-                        "> 1 zooms in, < 1 zooms out",
-                        low=0.25,
-                        high=4.0,
-                        key_synonyms=("zoom", "scale"),
-                    ),
-                ),
-                synonyms=("zoom",),
-            ),
-            ActionSpec(
-                "map_orbit",
-                "rotate the map (map mode)",
-                (
-                    Param(
-                        "degrees",
-                        "float",
-                        "rotate by this much (+ clockwise)",
-                        low=-180.0,
-                        high=180.0,
-                        unit="deg",
-                        key_synonyms=("angle", "rotation", "yaw"),
-                    ),
-                ),
-                synonyms=("orbit", "rotate_map"),
-            ),
-            ActionSpec(
-                "map_select",
-                "mark a point on the map (map mode); it only marks, it computes nothing",
-                (
-                    Param(
-                        "x",
-                        "float",
-                        "from the map's left edge (0) to its right edge (1)",
-                        low=0.0,
-                        high=1.0,
-                        key_synonyms=("col", "u"),
-                    ),
-                    Param(
-                        "y",
-                        "float",
-                        "from the map's top edge (0) to its bottom edge (1)",
-                        low=0.0,
-                        high=1.0,
-                        key_synonyms=("row", "v"),
-                    ),
-                ),
-                synonyms=("select", "mark"),
-            ),
-            ActionSpec(
-                "terminate",
-                "end the episode (when you are at the goal, or to answer a question)",
-                (
-                    Param(
-                        "answer",
-                        "str",
-                        "question tasks: the option's letter (A-D) or text",
-                        required=False,
-                        default=None,
-                        key_synonyms=("option", "choice"),
-                    ),
-                ),
-                synonyms=("stop", "done", "finish", "answer", "end"),
-            ),
-        ]
-    )
-
-
-def citywalk_action_table() -> list[dict[str, Any]]:
-    """The discrete action table of the RL face (index = ``Discrete`` action)."""
-    fp = [
-        {"action": "move", "direction": "forward", "duration": 1.0},
-        {"action": "move", "direction": "forward", "duration": 2.0},
-        {"action": "move", "direction": "backward", "duration": 1.0},
-        {"action": "move", "direction": "left", "duration": 1.0},
-        {"action": "move", "direction": "right", "duration": 1.0},
-        {"action": "sprint", "direction": "forward", "duration": 2.0},
-        {"action": "look", "yaw": -30.0},
-        {"action": "look", "yaw": 30.0},
-        {"action": "look", "yaw": -90.0},
-        {"action": "look", "yaw": 90.0},
-        {"action": "look", "yaw": 0.0, "pitch": 30.0},
-        {"action": "look", "yaw": 0.0, "pitch": 0.0},
-        {"action": "jump"},
-        {"action": "open_map"},
-        {"action": "close_map"},
-        {"action": "map_zoom", "factor": 2.0},
-        {"action": "map_zoom", "factor": 0.5},
-        {"action": "map_pan", "east": 0.0, "north": 100.0},
-        {"action": "map_pan", "east": 100.0, "north": 0.0},
-        {"action": "map_pan", "east": 0.0, "north": -100.0},
-        {"action": "map_pan", "east": -100.0, "north": 0.0},
-        {"action": "terminate"},
-        *({"action": "terminate", "answer": L} for L in OPTION_LETTERS),
-    ]
-    aset = citywalk_action_set()
-    return [aset.normalise(a) for a in fp]
 
 
 @dataclass
@@ -344,7 +85,6 @@ class _Step:
     """Scratch of the step being taken (filled by the hooks)."""
 
     action: dict[str, Any] | None = None
-    error: str | None = None
     duration: float = 0.0
     move: MoveResult | None = None
     messages: list[str] = field(default_factory=list)
@@ -356,7 +96,7 @@ class _Step:
     new_stops: int = 0
 
 
-class CityWalkEnv(gym.Env):
+class CityWalkEnv(UrbanEnv):
     """CityWalk: walk a real city in first person, on a five-level task ladder.
 
     ## Description
@@ -433,23 +173,27 @@ class CityWalkEnv(gym.Env):
     ``step_limit``).
 
     ## Information
-    Every step: ``pose`` (``x``, ``y``, ``heading``, ``pitch``), ``clock`` (s since the
-    start), ``clock_of_day`` (s), ``on_network``, ``covered``, ``distance_to_goal``
-    (walking metres to the goal or next stop; absent in question tasks: no goal),
-    ``map_mode``, ``hit_wall``, ``closure_crossings``, ``pedestrian_contacts``,
-    ``stops_reached``, ``action`` (the canonical action without the optional parameters
-    that were left out; ``{}`` after reset and when no action could be read),
-    ``action_valid``, ``invalid_actions``, ``clamped`` (when a duration
-    was clamped), ``jump_height`` (jumps), ``task`` (the TaskSpec). At the end:
-    ``termination``, ``metrics`` (:func:`~urban_gym.tasks.citywalk.score_episode`:
-    success, spl, answer_accuracy, network_adherence, closure_compliance,
-    collision_rate, rain_exposure_s, fraction_reached, on_time_rate, ended_closer,
-    ndtw, ...) and ``is_success``.
+    The schema of :mod:`urban_gym.envs.info`: ``pose`` (``x``, ``y``, ``heading``),
+    ``distance_to_goal_m`` (walking metres to the goal or the next stop; ``inf`` in
+    question tasks: no goal; 0 when all stops are reached), ``steps``, ``invalid_actions``,
+    ``action_valid``, ``invalid_action``, ``task_id``; and the family's own keys:
+    ``pitch`` (of the view, degrees), ``clock`` (s since the start), ``clock_of_day`` (s),
+    ``on_network``, ``covered``, ``map_mode``, ``hit_wall``, ``closure_crossings``,
+    ``pedestrian_contacts``, ``stops_reached``, ``action`` (the canonical action without
+    the optional parameters that were left out; ``{}`` after reset and when no action
+    could be read), ``clamped`` (when a duration was clamped), ``jump_height`` (jumps),
+    ``task`` (the TaskSpec). At the end: ``termination``, ``metrics``
+    (:func:`~urban_gym.tasks.citywalk.evaluate`: success, spl, answer_accuracy,
+    network_adherence, closure_compliance, collision_rate, rain_exposure_s,
+    fraction_reached, on_time_rate, ended_closer, ndtw, ...) and ``is_success``.
 
     ## Arguments
-    * ``suite``: path of a JSONL suite (default: the Helsinki suite).
+    * ``suite``: a committed suite's name (``"helsinki"``, the default) or a JSONL path.
     * ``tasks``: TaskSpecs or dicts to use instead of a suite.
     * ``task_types``: keep only these types (e.g. ``["SGN", "LGN"]``).
+    * ``difficulties``: keep only these ladder levels (e.g. ``["l1", "l2"]``).
+    * ``city``: the city every task must name (default: the tasks' own; a task's world is
+      its ``task.city``).
     * ``view_size``: side of the square view in pixels (1-512) or None for no view.
     * ``fov``: horizontal field of view in degrees (default 90).
     * ``max_steps``: step limit overriding the tasks' (default: the task's, else 150).
@@ -457,27 +201,29 @@ class CityWalkEnv(gym.Env):
     * ``render_size``: height of each panel of the ``rgb_array`` frame (default 256).
 
     ## Version History
-    * v0: initial version.
+    * v0: initial version; ``info`` follows the shared schema since issue 11
+      (``distance_to_goal_m`` replaces ``distance_to_goal``, ``pitch`` moves out of
+      ``pose``).
     """
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 4}
+    family = "citywalk"
+    cache_attributes = ("city", "geometry", "_router_cache", "_fields", "_renderers", "_last_view")
 
     def __init__(
         self,
         suite: str | Path | None = None,
         tasks: list[TaskSpec | dict[str, Any]] | None = None,
         task_types: list[str] | tuple[str, ...] | None = None,
+        difficulties: list[str] | tuple[str, ...] | None = None,
+        city: str | None = None,
         view_size: int | None = 128,
         fov: float = 90.0,
         max_steps: int | None = None,
         render_mode: str | None = None,
         render_size: int = 256,
     ) -> None:
-        super().__init__()
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise TaskError(
-                f"render_mode={render_mode!r} is not one of {self.metadata['render_modes']}"
-            )
+        self._init_base(render_mode)
         if view_size is not None and (
             isinstance(view_size, bool)
             or not isinstance(view_size, int)
@@ -490,12 +236,11 @@ class CityWalkEnv(gym.Env):
             raise TaskError(f"fov={fov!r} must be a number of degrees in (0, 180)")
         if max_steps is not None and (not isinstance(max_steps, int) or max_steps < 1):
             raise TaskError(f"max_steps={max_steps!r} must be a positive int")
-        self.render_mode = render_mode
         self.view_size = view_size
         self.fov = float(fov)
         self.max_steps_override = max_steps
         self.render_size = int(render_size)
-        self.tasks = self._load_tasks(suite, tasks, task_types)
+        self.tasks = self._load_tasks(suite, tasks, task_types, difficulties, city)
         self.action_set = citywalk_action_set()
         self.action_table = citywalk_action_table()
         self.action_space = spaces.Discrete(len(self.action_table))
@@ -506,26 +251,8 @@ class CityWalkEnv(gym.Env):
         self.task: TaskSpec = self.tasks[0]
         self._setup_world(self.task)
         self._reset_state()
-        self.done = True  # no episode until reset()
 
     # ------------------------------------------------------------------ setup
-    @staticmethod
-    def _load_tasks(suite, tasks, task_types) -> list[TaskSpec]:
-        if tasks is not None:
-            out = [t if isinstance(t, TaskSpec) else TaskSpec.from_dict(t) for t in tasks]
-        else:
-            out = load_suite(suite if suite is not None else DEFAULT_SUITE)
-        if task_types is not None:
-            bad = [t for t in task_types if t not in TASK_TYPES]
-            if bad:
-                raise TaskError(f"task_types {bad} unknown; valid: {', '.join(TASK_TYPES)}")
-            out = [t for t in out if t.type in set(task_types)]
-        if not out:
-            raise TaskError("CityWalk needs at least one task (the suite/filter left none)")
-        for t in out:
-            validate_task(t)
-        return out
-
     def _make_observation_space(self) -> spaces.Dict:
         longest = max([0, *(len(t.instruction) for t in self.tasks)])
         charset = self._charset = task_charset(self.tasks)
@@ -560,11 +287,9 @@ class CityWalkEnv(gym.Env):
         )
         self.map_mode = False
         self.map = _MapState()
-        self.steps = 0
-        self.invalid_actions = 0
-        self.done = False
+        self._s = _Step()
         self.notice_once: list[str] = []
-        self.record = EpisodeRecord()
+        self.record = EpisodeOutcome()
         self.record.positions.append((self.walker.x, self.walker.y))
         self.record.headings.append(self.walker.heading)
         self.record.clocks.append(0.0)
@@ -610,42 +335,11 @@ class CityWalkEnv(gym.Env):
         self.record.start_distance = self.distance_to_goal
         self._last_notice = ""
 
-    # ------------------------------------------------------------------ API
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
-        super().reset(seed=seed)
-        self.task = self._pick_task(options or {})
-        if self.task.city != self._city_spec:
-            self._setup_world(self.task)
+    # ------------------------------------------------------------------ episode
+    def _start_episode(self, task: TaskSpec) -> None:
+        if task.city != self._city_spec:
+            self._setup_world(task)
         self._reset_state()
-        return self._observe(_Step()), self._info(_Step())
-
-    def step(self, action: Any):
-        if self.done:
-            raise gym.error.ResetNeeded(
-                "CityWalkEnv.step() called before reset() or after the episode ended; call reset()"
-            )
-        s = _Step()
-        self._parse_action(action, s)
-        if s.error is None:
-            self._check_mode(s)
-        if s.error is None:
-            self._execute(s)
-            self._advance_world(s)
-        else:
-            self.invalid_actions += 1
-        self.steps += 1
-        self._record_step(s)
-        self._update_progress(s)
-        reward = self._reward(s)
-        terminated, truncated, reason = self._check_end(s)
-        info = self._info(s)
-        if terminated or truncated:
-            reward += self._finish(info, reason)
-        return self._observe(s), reward, terminated, truncated, info
-
-    def action_masks(self) -> np.ndarray:
-        """Valid entries of the action table now (bool), for sb3-contrib ``MaskablePPO``."""
-        return self._mask().astype(bool)
 
     def render(self) -> np.ndarray | None:
         if self.render_mode != "rgb_array":
@@ -656,14 +350,7 @@ class CityWalkEnv(gym.Env):
         self._renderers.clear()
         self._last_view.clear()
 
-    def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
-        for k in ("city", "geometry", "_router_cache", "_fields", "_renderers", "_last_view"):
-            state.pop(k, None)
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
+    def _restore_caches(self) -> None:
         self._renderers = {}
         self._last_view = {}
         self._router_cache = None
@@ -672,65 +359,46 @@ class CityWalkEnv(gym.Env):
         self.geometry = WalkGeometry.for_city(self.city)
 
     # ------------------------------------------------------------------ hooks
-    def _pick_task(self, options: dict[str, Any]) -> TaskSpec:
-        if "task_id" in options:
-            for t in self.tasks:
-                if t.id == options["task_id"]:
-                    return t
-            raise TaskError(
-                f"no task with id {options['task_id']!r} in this env's {len(self.tasks)} tasks"
-            )
-        if "task_index" in options:
-            i = options["task_index"]
-            if not isinstance(i, (int, np.integer)) or not 0 <= int(i) < len(self.tasks):
-                raise TaskError(f"task_index={i!r} must be in [0, {len(self.tasks)})")
-            return self.tasks[int(i)]
-        if "task" in options:
-            t = options["task"]
-            t = t if isinstance(t, TaskSpec) else TaskSpec.from_dict(t)
-            validate_task(t)
-            return t
-        return self.tasks[int(self.np_random.integers(len(self.tasks)))]
+    def _begin_step(self) -> None:
+        self._s = _Step()
 
-    def _parse_action(self, action: Any, s: _Step) -> None:
-        i = table_index(action)
-        if i is not None:
-            if not 0 <= i < len(self.action_table):
-                s.error = (
-                    f"action index {describe_value(i)} is outside [0, {len(self.action_table)})"
-                )
-                return
-            s.action = self.action_table[i]
-            return
-        try:
-            s.action = self.action_set.normalise(action)
-        except InvalidAction as exc:
-            s.error = str(exc)
+    def _apply(self, action: dict[str, Any]) -> None:
+        s = self._s
+        s.action = action
+        self._check_mode(s)
+        self._execute(s)
+        self._advance_world(s)
 
     def _check_mode(self, s: _Step) -> None:
+        """``InvalidAction`` when ``s.action`` is not possible now (the wrong mode, an
+        answer that is not an option); notes a question's answer in ``s``."""
         name = s.action["action"]
         if self.map_mode and name in FIRST_PERSON:
-            s.error = f"{name} is not possible in map mode; use close_map first (or a map action)"
+            raise InvalidAction(
+                f"{name} is not possible in map mode; use close_map first (or a map action)"
+            )
         elif not self.map_mode and name in MAP_ONLY:
-            s.error = f"{name} works only in map mode; use open_map first"
+            raise InvalidAction(f"{name} works only in map mode; use open_map first")
         elif name == "terminate":
             ans = s.action.get("answer")
             if isinstance(ans, str) and not ans.strip():
                 ans = None  # an empty answer is no answer
-            if self.kind == "qa":
+            if self.kind == "question":
                 if ans is not None:
                     idx = self._answer_index(ans)
                     if idx is None:
                         opts = ", ".join(
                             f"{L}) {o}" for L, o in zip(OPTION_LETTERS, self.task.options)
                         )
-                        s.error = (
+                        raise InvalidAction(
                             f"terminate: answer={describe_value(ans)} is not one of the "
                             f"options: {opts}"
                         )
                     s.answer_index = idx
             elif ans is not None:
-                s.error = "terminate: this task asks no question; terminate without an answer"
+                raise InvalidAction(
+                    "terminate: this task asks no question; terminate without an answer"
+                )
 
     def _answer_index(self, ans: str) -> int | None:
         a = str(ans).strip()
@@ -889,9 +557,12 @@ class CityWalkEnv(gym.Env):
         self._prev_distance = self.distance_to_goal
         self.distance_to_goal = self._remaining()
 
-    def _reward(self, s: _Step) -> float:
-        if s.error is not None:
-            return INVALID_ACTION_REWARD
+    def _after_action(self, valid: bool) -> None:
+        self._record_step(self._s)
+        self._update_progress(self._s)
+
+    def _reward(self) -> float:
+        s = self._s
         r = 0.0
         if (
             math.isfinite(self._prev_distance)
@@ -903,36 +574,31 @@ class CityWalkEnv(gym.Env):
         r -= CLOSURE_PENALTY * s.new_crossings + CONTACT_PENALTY * s.new_contacts
         return float(r)
 
-    def _check_end(self, s: _Step) -> tuple[bool, bool, str]:
+    def _check_end(self, valid: bool) -> tuple[str | None, bool]:
+        s = self._s
         if s.terminate:
-            if self.kind == "qa":
+            if self.kind == "question":
                 self.record.answer_index = s.answer_index
-                return (
-                    True,
-                    False,
-                    "answered" if s.answer_index is not None else "terminated_by_agent",
-                )
-            return True, False, "arrived" if self._reached() else "terminated_by_agent"
+                return ("answered" if s.answer_index is not None else "terminated_by_agent"), False
+            return ("arrived" if self._reached() else "terminated_by_agent"), False
         if self.steps >= self.max_steps:
-            return False, True, "step_limit"
-        return False, False, ""
+            return "step_limit", True
+        return None, False
 
     def _reached(self) -> bool:
-        if self.kind == "nav":
+        if self.kind == "navigation":
             g = self.task.goal
             return math.hypot(self.walker.x - g["x"], self.walker.y - g["y"]) <= float(
                 g.get("radius", SUCCESS_RADIUS)
             )
         return all(a is not None for a in self.record.arrivals)
 
-    def _finish(self, info: dict[str, Any], reason: str) -> float:
-        self.done = True
+    def _outcome(self) -> EpisodeOutcome:
         self.record.end_distance = self.distance_to_goal
-        m = score_episode(self.task, self.record)
-        info["termination"] = check_reason(reason)
-        info["metrics"] = m
-        info["is_success"] = bool(m.get("success", 0.0) >= 1.0)
-        return SUCCESS_REWARD if info["is_success"] else 0.0
+        return self.record
+
+    def _end_reward(self, metrics: dict[str, Any], valid: bool) -> float:
+        return SUCCESS_REWARD if is_success(metrics) else 0.0
 
     # ------------------------------------------------------------------ distances
     @property
@@ -951,25 +617,16 @@ class CityWalkEnv(gym.Env):
         return tuple(out)
 
     def _distance_field(self, target: tuple[float, float]) -> DistanceField:
-        """Walking distances to ``target`` with the active closures closed; the last
-        :data:`FIELD_CACHE_SIZE` are kept across episodes (tasks repeat in training)."""
-        key = (self._city_spec, target, self._active_closed())
-        fld = _FIELD_CACHE.get(key)
-        if fld is None:
-            fld = self.router.field(self.router.locate(*target))
-            _FIELD_CACHE[key] = fld
-            while len(_FIELD_CACHE) > FIELD_CACHE_SIZE:
-                _FIELD_CACHE.popitem(last=False)
-        else:
-            _FIELD_CACHE.move_to_end(key)
-        return fld
+        """Walking distances to ``target`` with the active closures closed (kept across
+        episodes: :func:`~urban_gym.envs.citywalk_dynamics.distance_field`)."""
+        return distance_field(self._city_spec, self.router, target, self._active_closed())
 
     def current_target(self) -> tuple[float, float] | None:
         """Where the agent should go now: the goal, the next stop (ordered), the nearest
         unvisited stop (unordered), or None (questions, all stops reached)."""
-        if self.kind == "nav":
+        if self.kind == "navigation":
             return (float(self.task.goal["x"]), float(self.task.goal["y"]))
-        if self.kind == "multi":
+        if self.kind == "multi_stop":
             left = [st for st, a in zip(self.stops, self.record.arrivals) if a is None]
             if not left:
                 return None
@@ -983,32 +640,14 @@ class CityWalkEnv(gym.Env):
     def _remaining(self) -> float:
         target = self.current_target()
         if target is None:
-            return math.nan if self.kind == "qa" else 0.0
+            return math.nan if self.kind == "question" else 0.0
         key = hash(target)
         fld = self._fields.get(key)
         if fld is None:
             fld = self._distance_field(target)
             self._fields = {key: fld}
         w = self.walker
-        cands = self.geometry.edge_positions(w.x, w.y)
-        if not cands:
-            loc = self.router.locate(w.x, w.y)
-            off = math.hypot(loc.point[0] - w.x, loc.point[1] - w.y)
-            return off + self.router.distance(fld, loc)
-        dist = fld.dist
-        src = fld.source
-        edges = self.city.network.edges
-        best = math.inf
-        for (u, v), offset, d in cands:  # the best way onto the network from here
-            if d >= best:
-                continue
-            L = float(edges[u, v]["length"])
-            r = min(dist.get(u, math.inf) + offset, dist.get(v, math.inf) + max(0.0, L - offset))
-            if (src.u == u and src.v == v) or (src.u == v and src.v == u):
-                so = src.offset if (src.u, src.v) == (u, v) else src.length - src.offset
-                r = min(r, abs(offset - so))
-            best = min(best, d + r)
-        return best
+        return walking_distance(self.city, self.geometry, self.router, fld, w.x, w.y)
 
     # ------------------------------------------------------------------ observation
     def _mask(self) -> np.ndarray:
@@ -1028,7 +667,7 @@ class CityWalkEnv(gym.Env):
                 m[i] = self.map_mode
             elif name == "terminate":
                 has_answer = a.get("answer") is not None
-                if self.kind == "qa":
+                if self.kind == "question":
                     m[i] = (not has_answer) or OPTION_LETTERS.index(a["answer"]) < len(
                         self.task.options
                     )
@@ -1079,10 +718,10 @@ class CityWalkEnv(gym.Env):
             out.append("Done: " + "; ".join(when) + ".")
         return out
 
-    def _observe(self, s: _Step) -> dict[str, Any]:
-        notice = list(s.messages)
-        if s.error is not None:
-            notice.insert(0, f"Invalid action: {s.error}")
+    def _observe(self) -> dict[str, Any]:
+        notice = list(self._s.messages)
+        if self.last_action_error:
+            notice.insert(0, f"Invalid action: {self.last_action_error}")
         obs: dict[str, Any] = {}
         if self.view_size is not None:
             obs["view"] = self._map_image(self.view_size) if self.map_mode else self._view()
@@ -1095,10 +734,19 @@ class CityWalkEnv(gym.Env):
     def _clean(self, text: str) -> str:
         return clean_text(text, self._charset, TEXT_MAX)
 
-    def _info(self, s: _Step) -> dict[str, Any]:
+    def _pose(self) -> tuple[float, float, float]:
+        w = self.walker
+        return w.x, w.y, w.heading
+
+    def _distance_to_goal(self) -> float:
+        d = self.distance_to_goal
+        return math.inf if math.isnan(d) else float(d)  # questions have no goal
+
+    def _extra_info(self) -> dict[str, Any]:
+        s = self._s
         w = self.walker
         info: dict[str, Any] = {
-            "pose": {"x": w.x, "y": w.y, "heading": w.heading, "pitch": w.pitch},
+            "pitch": w.pitch,
             "clock": self.clock.elapsed,
             "clock_of_day": self.clock.now,
             "on_network": self.record.on_network[-1]
@@ -1112,14 +760,8 @@ class CityWalkEnv(gym.Env):
             "stops_reached": sum(a is not None for a in self.record.arrivals),
             # a fresh copy, always a dict (vector envs batch every info key by its type)
             "action": {k: v for k, v in (s.action or {}).items() if v is not None},
-            "action_valid": s.error is None,
-            "invalid_actions": self.invalid_actions,
             "task": self.task,
         }
-        if not math.isnan(self.distance_to_goal):  # question tasks have no goal
-            info["distance_to_goal"] = float(self.distance_to_goal)
-        if s.error is not None:
-            info.update(invalid_step_info(s.error, self.invalid_actions))
         if s.clamped is not None:
             info["clamped"] = {"duration": s.clamped, "to": MAX_DURATION}
         if s.action is not None and s.action["action"] == "jump":
@@ -1217,9 +859,6 @@ class CityWalkEnv(gym.Env):
             font_size=max(8, n // 22),
         )
         return F.hstack([self._view("frame"), self._map_image(n), text])
-
-
-_FIELD_CACHE: OrderedDict[tuple, DistanceField] = OrderedDict()
 
 
 def _still(w: WalkerState) -> MoveResult:

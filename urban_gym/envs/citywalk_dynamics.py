@@ -33,8 +33,10 @@ from __future__ import annotations
 
 import math
 import weakref
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import shapely
@@ -835,3 +837,56 @@ def format_clock(seconds_of_day: float) -> str:
     """``HH:MM:SS`` for seconds of day (rounded down, wrapping at 24 h)."""
     s = int(math.floor(seconds_of_day)) % 86400
     return f"{s // 3600:02d}:{s // 60 % 60:02d}:{s % 60:02d}"
+
+
+# ---------------------------------------------------------------- distance to the goal
+def walking_distance(
+    city: City, geometry: WalkGeometry, router: Any, field: Any, x: float, y: float
+) -> float:
+    """Walking distance (m) from ``(x, y)`` to the target of ``field`` (a
+    :class:`~urban_gym.tasks.citywalk_routes.DistanceField` of ``router`` over ``city``'s
+    network, whose walkable geometry is ``geometry``): the best way
+    onto the network from here -- across any edge corridor the point lies in -- then along
+    it; from off the network, the straight way to the nearest network point first."""
+    cands = geometry.edge_positions(x, y)
+    if not cands:
+        loc = router.locate(x, y)
+        off = math.hypot(loc.point[0] - x, loc.point[1] - y)
+        return off + router.distance(field, loc)
+    dist = field.dist
+    src = field.source
+    edges = city.network.edges
+    best = math.inf
+    for (u, v), offset, d in cands:
+        if d >= best:
+            continue
+        L = float(edges[u, v]["length"])
+        r = min(dist.get(u, math.inf) + offset, dist.get(v, math.inf) + max(0.0, L - offset))
+        if (src.u == u and src.v == v) or (src.u == v and src.v == u):
+            so = src.offset if (src.u, src.v) == (u, v) else src.length - src.offset
+            r = min(r, abs(offset - so))
+        best = min(best, d + r)
+    return best
+
+
+#: Distance fields kept per process (about 0.4 MB each for Helsinki).
+FIELD_CACHE_SIZE = 32
+_FIELD_CACHE: OrderedDict[tuple, Any] = OrderedDict()
+
+
+def distance_field(
+    city_spec: str, router: Any, target: tuple[float, float], closed: tuple = ()
+) -> Any:
+    """``router``'s walking distances to ``target`` (m) in the city ``city_spec`` with the
+    ``closed`` edges closed; the last :data:`FIELD_CACHE_SIZE` fields are kept in this
+    process (tasks repeat in training)."""
+    key = (city_spec, target, closed)
+    fld = _FIELD_CACHE.get(key)
+    if fld is None:
+        fld = router.field(router.locate(*target))
+        _FIELD_CACHE[key] = fld
+        while len(_FIELD_CACHE) > FIELD_CACHE_SIZE:
+            _FIELD_CACHE.popitem(last=False)
+    else:
+        _FIELD_CACHE.move_to_end(key)
+    return fld

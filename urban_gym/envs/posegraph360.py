@@ -7,26 +7,31 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
 from urban_gym.envs.actions import (
-    ActionSet,
-    ActionSpec,
     InvalidAction,
-    Param,
     describe_value,
     table_index,
 )
-from urban_gym.envs.base import INVALID_ACTION_REWARD, check_reason, invalid_step_info
+from urban_gym.envs.base import UrbanEnv
+from urban_gym.envs.posegraph360_actions import (
+    _SIZES,
+    ANSWER_BASE,
+    BRANCH_ACTIONS,
+    MOVE_TABLE,
+    N_ANSWER_HEADS,
+    make_action_set,
+)
 from urban_gym.envs.spaces import SharedMemoryText
 from urban_gym.envs.text import clean_text, task_charset
 from urban_gym.errors import UrbanGymError
 from urban_gym.render import perspective
 from urban_gym.render.overlays import draw_branch_arrows
 from urban_gym.tasks import posegraph360 as T
-from urban_gym.tasks.spec import TaskError, TaskSpec, load_suite
+from urban_gym.tasks.spec import TaskError, TaskSpec
+from urban_gym.tasks.suite import load_suite
 from urban_gym.world.grid import GridOverlay
 from urban_gym.world.posegraph import (
     DEFAULT_SPACING_M,
@@ -36,12 +41,8 @@ from urban_gym.world.posegraph import (
     load_posegraph,
 )
 
-#: Number of answer heads (``ANSWER_0`` .. ``ANSWER_24``): the most options of any task.
-N_ANSWER_HEADS = 25
 #: Max length of the instruction text.
 MAX_INSTRUCTION = 2048
-BRANCH_ACTIONS = ("LEFT", "UP", "RIGHT")
-_SIZES = ("SMALL", "MEDIUM", "LARGE")
 
 
 def default_suite_path(city: str) -> Path:
@@ -50,131 +51,7 @@ def default_suite_path(city: str) -> Path:
     return T.suite_path(city)
 
 
-def make_action_set() -> ActionSet:
-    """The structured actions of PoseGraph360 (the language-model face)."""
-    size = Param(
-        "size",
-        "enum",
-        "how far",
-        choices=_SIZES,
-        required=False,
-        default=None,
-        value_synonyms={
-            "S": "SMALL",
-            "M": "MEDIUM",
-            "L": "LARGE",
-            "SHORT": "SMALL",
-            "LONG": "LARGE",
-            "BIG": "LARGE",
-        },
-        key_synonyms=("amount", "magnitude", "distance", "angle"),
-    )
-    wsize = Param(
-        "size",
-        "enum",
-        "SMALL 1 frame, MEDIUM 3 frames, LARGE 5 frames forward",
-        choices=_SIZES,
-        required=False,
-        default="SMALL",
-        value_synonyms=size.value_synonyms,
-        key_synonyms=size.key_synonyms,
-    )
-    rsize = Param(
-        "size",
-        "enum",
-        "SMALL 30°, MEDIUM 60°, LARGE 90° (24° when omitted)",
-        choices=_SIZES,
-        required=False,
-        default=None,
-        value_synonyms=size.value_synonyms,
-        key_synonyms=size.key_synonyms,
-    )
-    text = Param(
-        "text",
-        "str",
-        "your answer (for navigation tasks: anything, e.g. 'arrived')",
-        key_synonyms=("answer", "value", "content", "response", "result"),
-    )
-    return ActionSet(
-        [
-            ActionSpec(
-                "W",
-                "move forward along the street (video plays forward)",
-                (wsize,),
-                ("forward", "move_forward", "go_forward", "walk"),
-            ),
-            ActionSpec(
-                "A",
-                "rotate the camera left",
-                (rsize,),
-                ("look_left", "rotate_left", "turn_camera_left", "pan_left"),
-            ),
-            ActionSpec(
-                "D",
-                "rotate the camera right",
-                (rsize,),
-                ("look_right", "rotate_right", "turn_camera_right", "pan_right"),
-            ),
-            ActionSpec("Q", "tilt the camera up (15°)", (), ("look_up", "tilt_up")),
-            ActionSpec("E", "tilt the camera down (15°)", (), ("look_down", "tilt_down")),
-            ActionSpec(
-                "S",
-                "reset the view to the direction of travel",
-                (),
-                ("reset_view", "look_forward", "recenter"),
-            ),
-            ActionSpec(
-                "LEFT",
-                "at a junction: take the branch marked LEFT",
-                (),
-                ("branch_left", "turn_left", "go_left"),
-            ),
-            ActionSpec(
-                "UP",
-                "at a junction: take the branch marked UP (ahead)",
-                (),
-                ("branch_up", "straight", "go_straight", "ahead", "branch_straight"),
-            ),
-            ActionSpec(
-                "RIGHT",
-                "at a junction: take the branch marked RIGHT",
-                (),
-                ("branch_right", "turn_right", "go_right"),
-            ),
-            ActionSpec(
-                "ANSWER",
-                "end the episode with your answer",
-                (text,),
-                ("submit", "final_answer", "stop", "done"),
-            ),
-        ]
-    )
-
-
-#: The fixed part of the discrete action table (index -> structured action).
-MOVE_TABLE: tuple[dict[str, Any], ...] = (
-    {"action": "W", "size": "SMALL"},
-    {"action": "W", "size": "MEDIUM"},
-    {"action": "W", "size": "LARGE"},
-    {"action": "A", "size": None},
-    {"action": "A", "size": "SMALL"},
-    {"action": "A", "size": "MEDIUM"},
-    {"action": "A", "size": "LARGE"},
-    {"action": "D", "size": None},
-    {"action": "D", "size": "SMALL"},
-    {"action": "D", "size": "MEDIUM"},
-    {"action": "D", "size": "LARGE"},
-    {"action": "Q"},
-    {"action": "E"},
-    {"action": "S"},
-    {"action": "LEFT"},
-    {"action": "UP"},
-    {"action": "RIGHT"},
-)
-ANSWER_BASE = len(MOVE_TABLE)
-
-
-class PoseGraph360Env(gym.Env):
+class PoseGraph360Env(UrbanEnv):
     """Walk a city recorded as 360° video: move along streets, look around, choose branches
     at junctions, and answer.
 
@@ -253,25 +130,30 @@ class PoseGraph360Env(gym.Env):
 
     ## Information
 
-    Every step: ``task`` (the :class:`TaskSpec`), ``state`` (``trajectory``, ``frame``),
-    ``position`` (x, y m), ``heading`` (travel bearing), ``yaw`` (camera bearing),
-    ``yaw_offset``, ``pitch``, ``junction`` (id, -1 when not at a junction), ``branches``
-    (action -> trajectory), ``distance_to_goal`` (metres of the shortest route from here,
-    navigation; inf when the goal cannot be reached),
-    ``geodesic_to_goal`` (metres along the streets either way), ``steps``,
-    ``action_valid``, ``invalid_actions`` and ``message`` (e.g. W at the end of a street).
-    At the end: ``termination``, ``metrics`` (:func:`urban_gym.tasks.posegraph360.evaluate`),
+    The schema of :mod:`urban_gym.envs.info`: ``pose`` (the frame's position, metres, and
+    the camera's bearing), ``distance_to_goal_m`` (metres of the shortest route from here;
+    ``inf`` in question tasks and when the goal cannot be reached), ``steps``,
+    ``invalid_actions``, ``action_valid``, ``invalid_action``, ``task_id``; and the
+    family's own keys: ``task`` (the :class:`TaskSpec`), ``state`` (``trajectory``,
+    ``frame``), ``travel_heading`` (the bearing of travel), ``yaw_offset`` (the camera's
+    offset from it), ``pitch``, ``junction`` (id, -1 when not at a junction), ``branches``
+    (action -> trajectory), ``geodesic_to_goal`` (navigation: metres along the streets
+    either way) and ``message`` (e.g. W at the end of a street). At the end:
+    ``termination``, ``metrics`` (:func:`urban_gym.tasks.posegraph360.evaluate`),
     ``is_success``.
 
     ## Arguments
 
-    ``city`` (load_city spec, default ``"helsinki"``); ``suite`` (``"default"`` = the
-    committed suite of the city, or a JSONL path; a procedural city without one gets 3
-    generated tasks per type); ``tasks`` (TaskSpecs or dicts, instead of a suite);
-    ``task_types``/``difficulties`` (filters); ``view_size`` (512; int or (w, h)),
+    ``city`` (load_city spec; default: the tasks' city, ``"helsinki"`` for the default
+    suite; tasks that name another city are an error -- a task's world is its
+    ``task.city``, its graph parameters ``meta["posegraph"]``); ``suite`` (None or
+    ``"default"`` = the committed suite of the city, or a JSONL path; a procedural city
+    without one gets 3 generated tasks per type); ``tasks`` (TaskSpecs or dicts, instead of
+    a suite); ``task_types``/``difficulties`` (filters); ``view_size`` (512; int or (w, h)),
     ``fov`` (90); ``reference_size`` (default: the view's height); ``location_prior``
     (False) and ``map_size``; ``step_limit`` (50), ``stagnation_limit`` (20),
-    ``away_limit`` (5); ``forward_frames`` ((1, 3, 5)); ``spacing`` (3 m);
+    ``away_limit`` (5); ``forward_frames`` ((1, 3, 5)); ``spacing`` (frame spacing, m;
+    default: the tasks' ``meta["posegraph"]["spacing"]``, 3 m);
     ``posegraph`` (a ready :class:`PoseGraph` with a frame source), or ``capture`` +
     ``poses`` (a folder of equirect images or a 360° video with its pose CSV, imported
     with junction detection); ``pano_width`` (2048: rendered panorama width),
@@ -283,15 +165,31 @@ class PoseGraph360Env(gym.Env):
 
     ## Version History
 
-    * v0: initial version.
+    * v0: initial version; ``info`` follows the shared schema since issue 11 (``pose``,
+      ``distance_to_goal_m`` and ``travel_heading`` replace ``position``, ``yaw``,
+      ``distance_to_goal`` and ``heading``).
     """
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 4}
 
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 4}
+    family = "posegraph360"
+    cache_attributes = (
+        "city",
+        "graph",
+        "_field",
+        "_map_renderer",
+        "_table_cache",
+        "_mask_cache",
+        "_branch_cache",
+        "_text_cache",
+        "_prior_cache",
+    )
+
     def __init__(
         self,
-        city: str = "helsinki",
-        suite: str | None = "default",
+        city: str | None = None,
+        suite: str | None = None,
         tasks: Sequence[TaskSpec | dict] | None = None,
         task_types: Sequence[str] | None = None,
         difficulties: Sequence[str] | None = None,
@@ -304,7 +202,7 @@ class PoseGraph360Env(gym.Env):
         stagnation_limit: int = 20,
         away_limit: int = 5,
         forward_frames: Sequence[int] = T.DEFAULT_FORWARD_FRAMES,
-        spacing: float = DEFAULT_SPACING_M,
+        spacing: float | None = None,
         posegraph: PoseGraph | None = None,
         capture: str | None = None,
         poses: str | None = None,
@@ -317,16 +215,45 @@ class PoseGraph360Env(gym.Env):
         answer_judge: Callable[[str, Sequence[str]], bool] | None = None,
         render_mode: str | None = None,
     ) -> None:
-        self._init_kwargs = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
-        from urban_gym.world.loader import load_city
+        self._init_base(render_mode)
+        if city is not None:
+            from urban_gym.world.loader import load_city
 
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise UrbanGymError(
-                f"render_mode={render_mode!r} is not one of {self.metadata['render_modes']}"
-            )
-        self.render_mode = render_mode
-        self.city_spec = str(city)
-        self.city = load_city(city)
+            load_city(city)  # an unknown city is named before anything else
+        self._set_camera(view_size, fov, reference_size, location_prior, map_size)
+        self._set_limits(step_limit, stagnation_limit, away_limit, forward_frames)
+        self.draw_branches = bool(draw_branches)
+        self.reward_shaping = bool(reward_shaping)
+        self.answer_judge = answer_judge
+        self._spacing_arg = None if spacing is None else float(spacing)
+        self.spacing = float(spacing) if spacing is not None else DEFAULT_SPACING_M
+        self.tasks = self._load_tasks(suite, tasks, task_types, difficulties, city)
+        self.city_spec = self._one_city(city)
+        self.spacing = T.tasks_spacing(self.tasks, self._spacing_arg)
+        self._world = {
+            "posegraph": posegraph,
+            "capture": capture,
+            "poses": poses,
+            "pano_width": int(pano_width),
+            "time_of_day": time_of_day,
+            "weather": weather,
+            "cache_mb": cache_mb,
+        }
+        self._restore_caches()
+        self._task_index = {t.id: i for i, t in enumerate(self.tasks)}
+        self._build_spaces()
+        self.task: TaskSpec = self.tasks[0]
+        self._reset_episode_state()
+
+    # ------------------------------------------------------------------ setup
+    def _set_camera(
+        self,
+        view_size: int | Sequence[int],
+        fov: float,
+        reference_size: int | None,
+        location_prior: bool,
+        map_size: int | None,
+    ) -> None:
         if isinstance(view_size, (int, np.integer)):
             self.view_wh = (int(view_size), int(view_size))
         elif isinstance(view_size, Sequence) and len(view_size) == 2:
@@ -341,6 +268,11 @@ class PoseGraph360Env(gym.Env):
         self.ref_size = int(reference_size or self.view_wh[1])
         self.location_prior = bool(location_prior)
         self.map_size = int(map_size or self.view_wh[1])
+        self.pitch_step, self.pitch_limit = 15.0, 60.0
+
+    def _set_limits(
+        self, step_limit: int, stagnation_limit: int, away_limit: int, forward_frames: Sequence[int]
+    ) -> None:
         for name, v in (
             ("step_limit", step_limit),
             ("stagnation_limit", stagnation_limit),
@@ -357,34 +289,8 @@ class PoseGraph360Env(gym.Env):
         if len(ff) != 3 or min(ff) < 1:
             raise UrbanGymError(f"forward_frames={forward_frames!r} must be 3 positive ints")
         self.forward_frames = ff
-        self.pitch_step, self.pitch_limit = 15.0, 60.0
-        self.draw_branches = bool(draw_branches)
-        self.reward_shaping = bool(reward_shaping)
-        self.answer_judge = answer_judge
-        self.spacing = float(spacing)
 
-        # world: a given graph, an imported capture, or the city's own graph
-        if posegraph is not None:
-            self.graph = posegraph
-        elif capture is not None:
-            self.graph = PoseGraph.from_capture(
-                capture, poses, geo=self.city.frame, cache_mb=cache_mb
-            )
-        else:
-            self.graph = load_posegraph(self.city_spec, spacing=self.spacing)
-        if self.graph.source is None:
-            self.graph = self.graph.with_source(
-                _rendered_source(self.city, int(pano_width), time_of_day, weather, cache_mb)
-            )
-        self.tasks = self._load_tasks(suite, tasks, task_types, difficulties)
-        self._task_index = {t.id: i for i, t in enumerate(self.tasks)}
-        self._map_renderer: Any = None
-        self._table_cache: tuple[Any, Any] = (None, None)
-        self._mask_cache: tuple[Any, Any] = (None, None)
-        self._branch_cache: tuple[Any, Any] = (None, None)
-        self._text_cache: tuple[Any, str] = (None, "")
-        self._prior_cache: tuple[Any, Any] = (None, None)
-
+    def _build_spaces(self) -> None:
         self.action_set = make_action_set()
         self.action_space = spaces.Discrete(ANSWER_BASE + N_ANSWER_HEADS)
         w, h = self.view_wh
@@ -399,63 +305,66 @@ class PoseGraph360Env(gym.Env):
         obs["action_mask"] = spaces.Box(0, 1, (self.action_space.n,), np.int8)
         self.observation_space = spaces.Dict(obs)
 
-        self.task: TaskSpec = self.tasks[0]
-        self._reset_episode_state()
-        self.done = True  # no episode until reset()
-
-    # ------------------------------------------------------------------ setup
-    def _load_tasks(self, suite, tasks, task_types, difficulties) -> list[TaskSpec]:
-        if tasks is not None:
-            out = [t if isinstance(t, TaskSpec) else TaskSpec.from_dict(t) for t in tasks]
-        elif suite == "default":
-            p = default_suite_path(self.city_spec)
-            if p.exists():
-                out = load_suite(p)
-            elif self.city_spec.startswith("procedural:"):
-                gen = T.PoseGraphTaskGenerator(
-                    self.city_spec,
-                    seed=0,
-                    spacing=self.spacing,
-                    step_limit=self.limits["step_limit"],
-                    forward_frames=self.forward_frames,
-                )
-                out = gen.suite(per_type=3)
-            else:
-                raise TaskError(
-                    f"no default PoseGraph360 suite for city {self.city_spec!r} (looked for "
-                    f"{p}); generate one with `urban-gym generate-suite posegraph360 --city ...`"
-                )
-        elif suite is None:
-            raise TaskError("PoseGraph360Env needs a suite or a list of tasks")
-        else:
-            out = load_suite(suite)
-        if task_types is not None:
-            bad = sorted(set(task_types) - set(T.TASK_TYPES))
-            if bad:
-                raise TaskError(f"task_types {bad} are not among {', '.join(T.TASK_TYPES)}")
-            out = [t for t in out if t.type in set(task_types)]
-        if difficulties is not None:
-            out = [t for t in out if t.difficulty in set(difficulties)]
-        out = [T.check_task(t) for t in out]  # after the filters: a filtered-out task never fails
-        if not out:
-            raise TaskError(
-                f"no PoseGraph360 tasks left (task_types={task_types}, difficulties={difficulties})"
+    def _default_tasks(self, city: str | None) -> list[TaskSpec]:
+        spec = "helsinki" if city is None else str(city)
+        p = default_suite_path(spec)
+        if p.exists():
+            return load_suite(p)
+        if spec.startswith("procedural:"):
+            gen = T.PoseGraphTaskGenerator(
+                spec,
+                seed=0,
+                spacing=self.spacing,
+                step_limit=self.limits["step_limit"],
+                forward_frames=self.forward_frames,
             )
-        return out
+            return gen.suite(per_type=3)
+        raise TaskError(
+            f"no default PoseGraph360 suite for city {spec!r} (looked for "
+            f"{p}); generate one with `urban-gym generate-suite posegraph360 --city ...`"
+        )
+
+    def _restore_caches(self) -> None:
+        """The world (city, pose graph with its frame source) and the per-process caches."""
+        from urban_gym.world.loader import load_city
+
+        w = self._world
+        self.city = load_city(self.city_spec)
+        if w["posegraph"] is not None:
+            self.graph = w["posegraph"]
+        elif w["capture"] is not None:
+            self.graph = PoseGraph.from_capture(
+                w["capture"], w["poses"], geo=self.city.frame, cache_mb=w["cache_mb"]
+            )
+        else:
+            self.graph = load_posegraph(self.city_spec, spacing=self.spacing)
+        if self.graph.source is None:
+            self.graph = self.graph.with_source(
+                _rendered_source(
+                    self.city, w["pano_width"], w["time_of_day"], w["weather"], w["cache_mb"]
+                )
+            )
+        self._map_renderer: Any = None
+        self._table_cache: tuple[Any, Any] = (None, None)
+        self._mask_cache: tuple[Any, Any] = (None, None)
+        self._branch_cache: tuple[Any, Any] = (None, None)
+        self._text_cache: tuple[Any, str] = (None, "")
+        self._prior_cache: tuple[Any, Any] = (None, None)
+        self._field: Any = None
+        task = getattr(self, "task", None)
+        if task is not None and task.type in T.NAVIGATION_TYPES:
+            self._field = self.graph.distance_field(T.goal_states(self.graph, task))
 
     def _reset_episode_state(self) -> None:
         self.state = State(0, 0)
         self.yaw = 0.0
         self.pitch = 0.0
-        self.steps = 0
-        self.invalid = 0
         self.path: list[tuple[float, float]] = []
         self.answer: str | None = None
-        self.done = False
         self._same_key: Any = None
         self._same_count = 0
         self._away = 0
-        self._field: Any = None
+        self._field = None
         self._dist = math.nan
         self._geo = math.nan
         self._departures: list[tuple[float, float]] = []
@@ -463,29 +372,13 @@ class PoseGraph360Env(gym.Env):
         self._ref_path: list[tuple[float, float]] = []
         self._shortest = 0.0
         self._message = ""
+        self._shaping = 0.0
+        self._step_key: Any = None
         self._task_limits = dict(self.limits)
 
-    # ------------------------------------------------------------------ gym API
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
-        super().reset(seed=seed)
-        options = dict(options or {})
-        if "task" in options:
-            t = options["task"]
-            self.task = T.check_task(t if isinstance(t, TaskSpec) else TaskSpec.from_dict(t))
-        elif "task_id" in options:
-            tid = options["task_id"]
-            if tid not in self._task_index:
-                raise TaskError(f"task_id={tid!r} is not in this environment's tasks")
-            self.task = self.tasks[self._task_index[tid]]
-        elif "index" in options or "task_index" in options:
-            i = int(options.get("index", options.get("task_index")))
-            if not 0 <= i < len(self.tasks):
-                raise TaskError(f"index={i} is outside [0, {len(self.tasks) - 1}]")
-            self.task = self.tasks[i]
-        else:
-            self.task = self.tasks[int(self.np_random.integers(len(self.tasks)))]
+    # ------------------------------------------------------------------ episode
+    def _start_episode(self, task: TaskSpec) -> None:
         self._reset_episode_state()
-        task = self.task
         for k in self._task_limits:
             if k in task.limits:
                 self._task_limits[k] = int(task.limits[k])
@@ -506,59 +399,59 @@ class PoseGraph360Env(gym.Env):
                 self._ref_path = route_points(self.graph, self._field.route(self.state))
             self._shortest = float(self._dist)
         self._reference = self._render_reference(task)
-        return self._observation(), self._info()
 
-    def step(self, action: Any):
-        if self.done:
-            raise gym.error.ResetNeeded(
-                "PoseGraph360Env.step() called before reset() or after the episode ended; "
-                "call reset()"
-            )
-        before_pos = self.graph.position(self.state)
-        parsed, key, error = self._parse(action)
-        self.steps += 1
-        reward = 0.0
+    def _begin_step(self) -> None:
         self._message = ""
-        valid = error is None
-        if valid:
-            try:
-                reward += self._apply(parsed)
-            except InvalidAction as exc:
-                valid, error = False, str(exc)
-        if not valid:
-            self.invalid += 1
-            reward += INVALID_ACTION_REWARD
+        self._shaping = 0.0
+
+    def _decode(self, action: Any) -> dict[str, Any]:
+        """The structured action, and its stagnation key (the same key again without a
+        change of position counts towards ``stagnation``)."""
+        i = table_index(action)
+        if i is not None:
+            in_table = 0 <= i < self.action_space.n
+            self._step_key = ("index", i if in_table else describe_value(i))
+            return super()._decode(action)
+        try:
+            a = super()._decode(action)
+        except InvalidAction:
+            self._step_key = ("raw", describe_value(action, 200))
+            raise
+        self._step_key = ("struct", tuple(sorted((k, str(v)) for k, v in a.items())))
+        return a
+
+    def _table_action(self, index: int) -> dict[str, Any]:
+        if not self._mask_now()[index]:
+            raise InvalidAction(self._masked_message(index))
+        return dict(self._table()[index])
+
+    def _after_action(self, valid: bool) -> None:
         pos = self.graph.position(self.state)
-        moved = pos != before_pos
+        moved = pos != self.path[-1]
         if moved:
             self.path.append(pos)
         # stagnation: the same action again without a change of position
-        if key == self._same_key and not moved:
+        if self._step_key == self._same_key and not moved:
             self._same_count += 1
         else:
-            self._same_key, self._same_count = key, 1
-        reason = None
+            self._same_key, self._same_count = self._step_key, 1
+
+    def _reward(self) -> float:
+        return self._shaping
+
+    def _check_end(self, valid: bool) -> tuple[str | None, bool]:
         if self.answer is not None:
-            reason = "answered"
-        elif self._away >= self._task_limits["away_limit"]:
-            reason = "away_from_goal"
-        elif self._same_count >= self._task_limits["stagnation_limit"]:
-            reason = "stagnation"
-        elif self.steps >= self._task_limits["step_limit"]:
-            reason = "step_limit"
-        info = self._info()
-        if not valid:
-            info.update(invalid_step_info(str(error), self.invalid))
-        terminated = reason is not None and reason != "step_limit"
-        truncated = reason == "step_limit"
-        if reason is not None:
-            self.done = True
-            m = self._metrics()
-            info["termination"] = check_reason(reason)
-            info["metrics"] = m
-            info["is_success"] = bool(m.get("success", 0.0) >= 1.0)
-            reward += float(m["score"]) if self.answer is not None else 0.0
-        return self._observation(), float(reward), terminated, truncated, info
+            return "answered", False
+        if self._away >= self._task_limits["away_limit"]:
+            return "away_from_goal", False
+        if self._same_count >= self._task_limits["stagnation_limit"]:
+            return "stagnation", False
+        if self.steps >= self._task_limits["step_limit"]:
+            return "step_limit", True
+        return None, False
+
+    def _end_reward(self, metrics: dict[str, Any], valid: bool) -> float:
+        return float(metrics["score"]) if self.answer is not None else 0.0
 
     def render(self) -> np.ndarray | None:
         if self.render_mode != "rgb_array":
@@ -609,10 +502,6 @@ class PoseGraph360Env(gym.Env):
                 return i
         return None
 
-    def action_masks(self) -> np.ndarray:
-        """The action mask as bool (sb3-contrib's MaskablePPO reads this method)."""
-        return self._mask().astype(bool)
-
     def _mask(self) -> np.ndarray:
         """The action mask (a fresh array)."""
         return self._mask_now().copy()
@@ -634,25 +523,6 @@ class PoseGraph360Env(gym.Env):
         m[ANSWER_BASE : ANSWER_BASE + len(self._answer_options())] = 1
         self._mask_cache = (key, m)
         return m
-
-    def _parse(self, action: Any) -> tuple[dict[str, Any] | None, Any, str | None]:
-        """(structured action, stagnation key, error message)."""
-        i = table_index(action)
-        if i is not None:
-            if not 0 <= i < self.action_space.n:
-                return (
-                    None,
-                    ("index", describe_value(i)),
-                    f"action index {describe_value(i)} is outside [0, {self.action_space.n - 1}]",
-                )
-            if not self._mask_now()[i]:
-                return None, ("index", i), self._masked_message(i)
-            return dict(self._table()[i]), ("index", i), None
-        try:
-            a = self.action_set.normalise(action)
-        except InvalidAction as exc:
-            return None, ("raw", describe_value(action, 200)), str(exc)
-        return a, ("struct", tuple(sorted((k, str(v)) for k, v in a.items()))), None
 
     def _masked_message(self, i: int) -> str:
         if 14 <= i < 17:
@@ -680,8 +550,8 @@ class PoseGraph360Env(gym.Env):
         avail = ", ".join(self._branch_choices()) or "none in view (turn the camera)"
         return f"{name}: there is no branch {name} here; available: {avail}"
 
-    def _apply(self, a: dict[str, Any]) -> float:
-        """Carry out a valid structured action; returns the shaping reward."""
+    def _apply(self, a: dict[str, Any]) -> None:
+        """Carry out a valid structured action (its shaping reward goes to ``_shaping``)."""
         name = a["action"]
         g = self.graph
         if name == "W":
@@ -692,36 +562,37 @@ class PoseGraph360Env(gym.Env):
                     "W: you are at the end of this street; choose a branch (LEFT/UP/RIGHT), "
                     "look around for the red arrows"
                 )
-                return 0.0
+                return
             old = self.state
             self.state = State(t.id, min(t.last, self.state.frame + n))
-            return self._after_move(old)
+            self._shaping = self._after_move(old)
+            return
         if name in ("A", "D"):
             deg = T.ROTATIONS[a.get("size")]
             self.yaw = (self.yaw + (deg if name == "D" else -deg) + 180.0) % 360.0 - 180.0
-            return 0.0
+            return
         if name in ("Q", "E"):
             new = self.pitch + (self.pitch_step if name == "Q" else -self.pitch_step)
             if abs(new) > self.pitch_limit + 1e-9:
                 raise InvalidAction(self._masked_message(11 if name == "Q" else 12))
             self.pitch = new
-            return 0.0
+            return
         if name == "S":
             self.yaw, self.pitch = 0.0, 0.0
-            return 0.0
+            return
         if name in BRANCH_ACTIONS:
             choices = self._branch_choices()
             if name not in choices:
                 raise InvalidAction(self._branch_error(name))
             self.state = State(choices[name], 0)
             self.yaw = 0.0
-            return 0.0
+            return
         if name == "ANSWER":
             text = a.get("text")
             if text is None or not str(text).strip():
                 raise InvalidAction("ANSWER: text must not be empty")
             self.answer = str(text)
-            return 0.0
+            return
         raise InvalidAction(f"unknown action {name!r}")  # pragma: no cover - set checks names
 
     def _after_move(self, old: State) -> float:
@@ -744,7 +615,7 @@ class PoseGraph360Env(gym.Env):
         """The camera's compass bearing: travel heading + yaw offset (degrees)."""
         return float((self.graph.heading(self.state) + self.yaw) % 360.0)
 
-    def _observation(self) -> dict[str, Any]:
+    def _observe(self) -> dict[str, Any]:
         obs: dict[str, Any] = {"view": self._view(), "reference": self._reference.copy()}
         if self.location_prior:
             obs["map"] = self._prior_map()
@@ -862,32 +733,31 @@ class PoseGraph360Env(gym.Env):
         return self._prior_cache[1].copy()
 
     # ------------------------------------------------------------------ info
-    def _info(self) -> dict[str, Any]:
+    def _pose(self) -> tuple[float, float, float]:
         x, y = self.graph.position(self.state)
+        return x, y, self.camera_bearing
+
+    def _distance_to_goal(self) -> float:
+        return float(self._dist) if self._field is not None else math.inf
+
+    def _extra_info(self) -> dict[str, Any]:
         info: dict[str, Any] = {
             "task": self.task,
-            "task_id": self.task.id,
             "state": {"trajectory": self.state.trajectory, "frame": self.state.frame},
-            "position": (x, y),
-            "heading": self.graph.heading(self.state),
-            "yaw": self.camera_bearing,
+            "travel_heading": self.graph.heading(self.state),
             "yaw_offset": self.yaw,
             "pitch": self.pitch,
             "junction": _junction_id(self.graph.junction_at(self.state)),
             "branches": self._branch_choices(),
-            "steps": self.steps,
-            "action_valid": True,
-            "invalid_actions": self.invalid,
         }
         if self._field is not None:
-            info["distance_to_goal"] = float(self._dist)
             info["geodesic_to_goal"] = float(self._geo)
         if self._message:
             info["message"] = self._message
         return info
 
-    def _metrics(self) -> dict[str, float]:
-        outcome = T.EpisodeOutcome(
+    def _outcome(self) -> T.EpisodeOutcome:
+        return T.EpisodeOutcome(
             answer=self.answer,
             position=self.graph.position(self.state),
             path=list(self.path),
@@ -895,9 +765,9 @@ class PoseGraph360Env(gym.Env):
             shortest_length=self._shortest,
             departures=list(self._departures),
             steps=self.steps,
-            invalid_actions=self.invalid,
+            invalid_actions=self.invalid_actions,
+            judge=self.answer_judge,
         )
-        return T.evaluate(self.task, outcome, judge=self.answer_judge)
 
     # ------------------------------------------------------------------ rendering
     def _frame(self) -> np.ndarray:
@@ -922,52 +792,6 @@ class PoseGraph360Env(gym.Env):
             colour=(0, 0, 0),
         )
         return F.vstack([top, text])
-
-    # ------------------------------------------------------------------ pickling
-    def __getstate__(self) -> dict[str, Any]:
-        kw = dict(self._init_kwargs)
-        return {
-            "kwargs": kw,
-            "episode": {k: getattr(self, k) for k in _EPISODE_FIELDS},
-            "rng": None if self._np_random is None else self._np_random.bit_generator.state,
-        }
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(**state["kwargs"])
-        for k, v in state["episode"].items():
-            setattr(self, k, v)
-        if state["rng"] is not None:
-            from gymnasium.utils import seeding
-
-            rng, _ = seeding.np_random(0)
-            rng.bit_generator.state = state["rng"]
-            self._np_random = rng
-        if self.task.type in T.NAVIGATION_TYPES:
-            self._field = self.graph.distance_field(T.goal_states(self.graph, self.task))
-
-
-_EPISODE_FIELDS = (
-    "task",
-    "state",
-    "yaw",
-    "pitch",
-    "steps",
-    "invalid",
-    "path",
-    "answer",
-    "done",
-    "_same_key",
-    "_same_count",
-    "_away",
-    "_dist",
-    "_geo",
-    "_departures",
-    "_reference",
-    "_ref_path",
-    "_shortest",
-    "_message",
-    "_task_limits",
-)
 
 
 def _junction_id(junction: int | None) -> int:

@@ -8,25 +8,16 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from urban_gym.envs.actions import (
-    ActionSet,
-    ActionSpec,
-    InvalidAction,
-    Param,
-    describe_value,
-    table_index,
-)
-from urban_gym.envs.base import INVALID_ACTION_REWARD, check_reason, invalid_step_info
+from urban_gym.envs.actions import ActionSet, ActionSpec, InvalidAction, Param
+from urban_gym.envs.base import UrbanEnv, is_success
 from urban_gym.envs.spaces import SharedMemoryText
 from urban_gym.envs.text import clean_text, task_charset
 from urban_gym.errors import UrbanGymError
-from urban_gym.tasks import metrics as M
-from urban_gym.tasks.spec import TaskError, TaskSpec, load_suite
-from urban_gym.tasks.streetgraph import DEFAULT_SUITES, suite_path
+from urban_gym.tasks.spec import TaskError, TaskSpec
+from urban_gym.tasks.streetgraph import EpisodeOutcome, graph_spec, reached
 from urban_gym.world.streetgraph import (
     Street,
     StreetGraph,
@@ -44,7 +35,44 @@ FRAME_TILE = 160
 DISTANCE_CACHE = 128
 
 
-class StreetGraphEnv(gym.Env):
+def make_action_set(max_degree: int) -> ActionSet:
+    """The structured actions of StreetGraph (the language-model face) for up to
+    ``max_degree`` options at a node."""
+    return ActionSet(
+        [
+            ActionSpec(
+                "go",
+                "travel along the street of this option to the next intersection",
+                (
+                    Param(
+                        "option",
+                        "int",
+                        "the option number as listed",
+                        low=0,
+                        high=max_degree - 1,
+                        key_synonyms=(
+                            "index",
+                            "street",
+                            "choice",
+                            "number",
+                            "direction",
+                            "option_index",
+                            "id",
+                        ),
+                    ),
+                ),
+                synonyms=("choose", "select", "take", "move", "follow", "option", "pick"),
+            ),
+            ActionSpec(
+                "stop",
+                "stop here: you believe you are at the described goal (instruction tasks only)",
+                synonyms=("done", "finish", "end", "arrive", "stay"),
+            ),
+        ]
+    )
+
+
+class StreetGraphEnv(UrbanEnv):
     """Navigate a Street-View-style panorama graph to a named destination.
 
     ## Description
@@ -109,19 +137,27 @@ class StreetGraphEnv(gym.Env):
 
     ## Information
 
-    ``info`` holds the privileged state: ``task`` (the TaskSpec), ``node`` (panorama id),
-    ``position`` (x, y metres), ``remaining_m`` (shortest walking distance to the goal),
-    ``decisions``, ``transitions``, ``action_valid``, ``invalid_actions``; at the end
-    ``termination``, ``is_success`` and ``metrics``: ``success``, ``spl``,
+    The schema of :mod:`urban_gym.envs.info`: ``pose`` (the panorama's position, metres,
+    and the direction of travel), ``distance_to_goal_m`` (the shortest walking distance to
+    the goal), ``steps``, ``invalid_actions``, ``action_valid``, ``invalid_action``,
+    ``task_id``; and the family's own keys: ``task`` (the TaskSpec), ``node`` (panorama
+    id), ``decisions``, ``transitions``. At the end ``termination``, ``is_success`` and
+    ``metrics`` (:func:`urban_gym.tasks.streetgraph.evaluate`): ``success``, ``spl``,
     ``decision_accuracy`` (a decision is correct when the remaining shortest walking
-    distance shrank by more than 1 mm), ``distance_m``, ``shortest_m``, ``remaining_m``, ``decisions``,
-    ``transitions``, ``invalid_actions``, and for instruction tasks ``task_completion``,
-    ``spd`` (hops from the final panorama to the goal), ``ndtw``, ``sdtw``.
+    distance shrank by more than 1 mm), ``distance_m``, ``shortest_m``, ``remaining_m``,
+    ``decisions``, ``transitions``, ``invalid_actions``, and for instruction tasks
+    ``task_completion``, ``spd`` (hops from the final panorama to the goal), ``ndtw``,
+    ``sdtw``.
 
     ## Arguments
 
-    * ``suite``: a default suite name (``"helsinki"``, ``"procedural"``) or a JSONL path.
+    * ``suite``: a committed suite's name (``"helsinki"``, the default, ``"procedural"``) or a
+      JSONL path.
     * ``tasks``: TaskSpecs (or dicts) to use instead of ``suite``.
+    * ``task_types``, ``difficulties``: keep only the tasks of these types / difficulties.
+    * ``city``: the city every task must name (default: the tasks' own). A task's world is
+      its ``task.city`` and its graph parameters ``start["graph"]``
+      (:func:`urban_gym.tasks.streetgraph.graph_spec`).
     * ``observation``: ``"auto"`` (images when the graph has them or can render them),
       ``"images"`` or ``"symbolic"`` (no ``views``).
     * ``image_size``: view size in pixels, an int or ``(width, height)`` (default 512).
@@ -142,15 +178,32 @@ class StreetGraphEnv(gym.Env):
 
     ## Version History
 
-    * v0: initial version.
+    * v0: initial version; ``info`` follows the shared schema since issue 11 (``pose``
+      and ``distance_to_goal_m`` replace ``position`` and ``remaining_m``).
     """
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 2}
 
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 2}
+    family = "streetgraph"
+    cache_attributes = (
+        "_graphs",
+        "_views",
+        "_view_bytes",
+        "_node_caches",
+        "_node_cache",
+        "_renderers",
+        "_dist_cache",
+        "graph",
+    )
+
     def __init__(
         self,
-        suite: str | os.PathLike | None = "helsinki",
+        suite: str | os.PathLike | None = None,
         tasks: Sequence[TaskSpec | dict] | None = None,
+        task_types: Sequence[str] | None = None,
+        difficulties: Sequence[str] | None = None,
+        city: str | None = None,
         observation: str = "auto",
         image_size: int | tuple[int, int] = 512,
         max_decisions: int = 150,
@@ -165,23 +218,48 @@ class StreetGraphEnv(gym.Env):
         conditions: dict[str, Any] | None = None,
         render_mode: str | None = None,
     ) -> None:
-        if tasks is not None:
-            self.tasks = [t if isinstance(t, TaskSpec) else TaskSpec.from_dict(t) for t in tasks]
-        elif suite is None:
-            raise TaskError("StreetGraphEnv needs suite= or tasks=")
-        elif isinstance(suite, str) and suite in DEFAULT_SUITES:
-            self.tasks = load_suite(suite_path(suite))
-        else:
-            self.tasks = load_suite(suite)
-        if not self.tasks:
-            raise TaskError(f"suite {suite!r} has no tasks")
-        for t in self.tasks:
-            if t.family != "streetgraph":
-                raise TaskError(f"task {t.id!r} has family {t.family!r}, not 'streetgraph'")
-            if t.type not in ("origin_destination", "instruction"):
-                raise TaskError(
-                    f"task {t.id!r}: type {t.type!r} must be 'origin_destination' or 'instruction'"
+        self._init_base(render_mode)
+        self._check_settings(observation, travel, max_decisions, max_transitions, dtw_threshold)
+        if not (view_cache_mb >= 0):
+            raise UrbanGymError(f"view_cache_mb={view_cache_mb!r} must be >= 0")
+        self.tasks = self._load_tasks(suite, tasks, task_types, difficulties, city)
+        self.image_wh = _size(image_size)
+        self.max_decisions = max_decisions
+        self.max_transitions = max_transitions
+        self.travel = travel
+        self.dtw_threshold = float(dtw_threshold)
+        self.success_reward = float(success_reward)
+        self.progress_reward = float(progress_reward)
+        self.pano_width = int(pano_width) if pano_width else max(256, 4 * self.image_wh[0])
+        self.view_cache_bytes = int(view_cache_mb * 1024 * 1024)
+        self.conditions = _conditions(conditions)
+        self._init_caches()
+        most = max(int(self._graph_of(t).out_degree.max()) for t in self.tasks)
+        if max_degree is not None:
+            if max_degree < most:
+                raise UrbanGymError(
+                    f"max_degree={max_degree!r} is smaller than the graphs' largest out-degree {most}"
                 )
+            most = int(max_degree)
+        self.max_degree = most
+        self._bearings = np.zeros(most, dtype=np.float32)
+        self.images = self._choose_images(observation)
+        self._build_spaces()
+        self.task: TaskSpec = self.tasks[0]
+        self.graph: StreetGraph = self._graph_of(self.task)
+        self._graph_key = graph_key(graph_spec(self.task))
+        self.node = -1
+        self.options: list[Street] = []
+
+    # ------------------------------------------------------------------ setup
+    @staticmethod
+    def _check_settings(
+        observation: str,
+        travel: str,
+        max_decisions: int,
+        max_transitions: int,
+        dtw_threshold: float,
+    ) -> None:
         if observation not in ("auto", "images", "symbolic"):
             raise UrbanGymError(
                 f"observation={observation!r} must be 'auto', 'images' or 'symbolic'"
@@ -191,74 +269,15 @@ class StreetGraphEnv(gym.Env):
         for key, val in (("max_decisions", max_decisions), ("max_transitions", max_transitions)):
             if isinstance(val, bool) or not isinstance(val, int) or val < 1:
                 raise UrbanGymError(f"{key}={val!r} must be a positive integer")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise UrbanGymError(f"render_mode={render_mode!r} must be None or 'rgb_array'")
         if not (dtw_threshold > 0):
             raise UrbanGymError(f"dtw_threshold={dtw_threshold!r} must be > 0 metres")
-        self.image_wh = _size(image_size)
-        self.max_decisions = max_decisions
-        self.max_transitions = max_transitions
-        self.travel = travel
-        self.dtw_threshold = float(dtw_threshold)
-        self.success_reward = float(success_reward)
-        self.progress_reward = float(progress_reward)
-        self.pano_width = int(pano_width) if pano_width else max(256, 4 * self.image_wh[0])
-        if not (view_cache_mb >= 0):
-            raise UrbanGymError(f"view_cache_mb={view_cache_mb!r} must be >= 0")
-        self.view_cache_bytes = int(view_cache_mb * 1024 * 1024)
-        self._view_bytes = 0
-        self.render_mode = render_mode
-        self.conditions = _conditions(conditions)
 
-        self._graphs: dict[str, StreetGraph] = {}
-        for t in self.tasks:
-            self._graph_of(t)
-            self._check_task(t)
-        most = max(int(g.out_degree.max()) for g in self._graphs.values())
-        if max_degree is not None:
-            if max_degree < most:
-                raise UrbanGymError(
-                    f"max_degree={max_degree!r} is smaller than the graphs' largest out-degree {most}"
-                )
-            most = int(max_degree)
-        self.max_degree = most
-        self.images = self._choose_images(observation)
-
+    def _build_spaces(self) -> None:
+        """The action table, action set and spaces for :attr:`max_degree` options."""
         d = self.max_degree
         self.action_table: list[dict[str, Any]] = [{"action": "go", "option": i} for i in range(d)]
         self.action_table.append({"action": "stop"})
-        self.action_set = ActionSet(
-            [
-                ActionSpec(
-                    "go",
-                    "travel along the street of this option to the next intersection",
-                    (
-                        Param(
-                            "option",
-                            "int",
-                            "the option number as listed",
-                            low=0,
-                            high=d - 1,
-                            key_synonyms=(
-                                "index",
-                                "street",
-                                "choice",
-                                "number",
-                                "direction",
-                                "option_index",
-                                "id",
-                            ),
-                        ),
-                    ),
-                    synonyms=("choose", "select", "take", "move", "follow", "option", "pick"),
-                ),
-                ActionSpec(
-                    "stop",
-                    "stop here: you believe you are at the described goal (instruction tasks only)",
-                    synonyms=("done", "finish", "end", "arrive", "stay"),
-                ),
-            ]
-        )
+        self.action_set = make_action_set(d)
         self.action_space = spaces.Discrete(d + 1)
         self._charset = task_charset(self.tasks)
         longest = max([1, *(len(t.instruction) for t in self.tasks)])
@@ -273,60 +292,30 @@ class StreetGraphEnv(gym.Env):
             obs["views"] = spaces.Box(0, 255, (d, h, w, 3), np.uint8)
         self.observation_space = spaces.Dict(obs)
 
+    def _init_caches(self) -> None:
+        """The per-process caches (dropped when pickled, see :attr:`cache_attributes`)."""
+        self._graphs: dict[str, StreetGraph] = {}
         self._views: OrderedDict[tuple[str, int], np.ndarray] = OrderedDict()
+        self._view_bytes = 0
         self._node_caches: dict[str, dict[int, tuple[list[Street], np.ndarray]]] = {}
         self._node_cache: dict[int, tuple[list[Street], np.ndarray]] = {}
-        self._bearings = np.zeros(self.max_degree, dtype=np.float32)
         self._renderers: dict[str, Any] = {}
         self._dist_cache: OrderedDict[
             tuple[str, tuple[int, ...]], tuple[np.ndarray, np.ndarray | None]
         ] = OrderedDict()
-        self.task: TaskSpec = self.tasks[0]
-        self.graph: StreetGraph = self._graph_of(self.task)
-        self.node = -1
-        self.options: list[Street] = []
-        self._done = True  # no episode until reset()
 
-    # ------------------------------------------------------------------ setup
+    def _restore_caches(self) -> None:
+        self._init_caches()
+        self.graph = self._graph_of(self.task)
+        self._node_cache = self._node_caches.setdefault(self._graph_key, {})
+
     def _graph_of(self, task: TaskSpec) -> StreetGraph:
-        spec = task.start.get("graph")
-        if not isinstance(spec, dict):
-            raise TaskError(f"task {task.id!r}: start.graph={spec!r} must be a graph spec object")
-        key = graph_key(spec)
+        key = graph_key(graph_spec(task))
         g = self._graphs.get(key)
         if g is None:
-            g = load_streetgraph(spec)
+            g = load_streetgraph(graph_spec(task))
             self._graphs[key] = g
         return g
-
-    def _check_task(self, t: TaskSpec) -> None:
-        g = self._graph_of(t)
-        if t.start.get("node") not in g.index:
-            raise TaskError(
-                f"task {t.id!r}: start node {t.start.get('node')!r} is not in graph {g.name!r}"
-            )
-        if t.type == "origin_destination":
-            nodes = t.goal.get("nodes")
-            if not isinstance(nodes, list) or not nodes:
-                raise TaskError(f"task {t.id!r}: goal.nodes={nodes!r} must be a non-empty list")
-            missing = [n for n in nodes if n not in g.index]
-            if missing:
-                raise TaskError(
-                    f"task {t.id!r}: goal nodes {missing[:3]} are not in graph {g.name!r}"
-                )
-            if t.start["node"] in nodes:
-                raise TaskError(f"task {t.id!r}: the start node {t.start['node']!r} is a goal node")
-        else:
-            route = t.goal.get("route")
-            if not isinstance(route, list) or len(route) < 2:
-                raise TaskError(
-                    f"task {t.id!r}: goal.route={route!r} must list the route's panoramas"
-                )
-            missing = [n for n in route if n not in g.index]
-            if missing:
-                raise TaskError(
-                    f"task {t.id!r}: route panoramas {missing[:3]} are not in graph {g.name!r}"
-                )
 
     def _choose_images(self, observation: str) -> bool:
         if observation == "symbolic":
@@ -344,92 +333,6 @@ class StreetGraphEnv(gym.Env):
             raise UrbanGymError("observation='images' is not possible: " + "; ".join(missing))
         return not missing
 
-    # ------------------------------------------------------------------ gym API
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
-        super().reset(seed=seed)
-        self.task = self._pick_task(options or {})
-        t = self.task
-        g = self.graph = self._graph_of(t)
-        self._node_cache = self._node_caches.setdefault(graph_key(t.start["graph"]), {})
-        self.node = g.index[t.start["node"]]
-        self.heading = float(t.start.get("heading", 0.0)) % 360.0
-        if t.type == "origin_destination":
-            goal = tuple(sorted(g.index[n] for n in t.goal["nodes"]))
-            self.route: list[int] | None = None
-        else:
-            self.route = [g.index[n] for n in t.goal["route"]]
-            goal = (self.route[-1],)
-        self.goal_nodes = frozenset(goal)
-        self.goal_distances, self.goal_hops = self._distances(t, goal)
-        self.link_travel = self.travel == "link" or (
-            self.travel == "auto" and t.type == "instruction"
-        )
-        self.shortest_m = float(self.goal_distances[self.node])
-        self.distance_m = 0.0
-        self.steps = 0
-        self.decisions = 0
-        self.transitions = 0
-        self.invalid_actions = 0
-        self.trajectory = [self.node]
-        self._before: list[float] = []
-        self._after: list[float] = []
-        self._done = False
-        self._last_info: dict[str, Any] = {}
-        self.options = self._options_at(self.node)
-        info = self._info()
-        self._last_info = info
-        return self._observation(), info
-
-    def step(self, action: Any):
-        if self._done:
-            raise gym.error.ResetNeeded(
-                "StreetGraphEnv.step() called before reset() or after the episode ended; "
-                "call reset()"
-            )
-        self.steps += 1
-        try:
-            kind, option = self._parse(action)
-        except InvalidAction as exc:
-            self.invalid_actions += 1
-            info = self._info()
-            info.update(invalid_step_info(str(exc), self.invalid_actions))
-            truncated = self.steps >= self.max_decisions
-            if truncated:
-                self._finish(info, "decision_limit")
-            return self._observation(), INVALID_ACTION_REWARD, False, truncated, info
-        before = float(self.goal_distances[self.node])
-        reason = None
-        if kind == "stop":
-            success = self._instruction_success()
-            reason = "arrived" if success else "terminated_by_agent"
-        else:
-            self._travel(self.options[option])
-            self.decisions += 1
-            now = float(self.goal_distances[self.node])
-            self._before.append(before)
-            # a change under 1 mm is float noise (positions from lat/lon), not progress
-            self._after.append(before if abs(now - before) <= 1e-3 else now)
-            if self.task.type == "origin_destination" and self.node in self.goal_nodes:
-                reason = "arrived"
-            self.options = self._options_at(self.node)
-        after = float(self.goal_distances[self.node])
-        reward = self.progress_reward * _finite(before - after)
-        terminated = reason is not None
-        truncated = False
-        if not terminated:
-            if self.transitions >= self.max_transitions:
-                reason, truncated = "transition_limit", True
-            elif self.steps >= self.max_decisions:
-                reason, truncated = "decision_limit", True
-        info = self._info()
-        info["action_valid"] = True
-        info["invalid_actions"] = self.invalid_actions
-        if reason is not None:
-            self._finish(info, reason)
-            if info["is_success"]:
-                reward += self.success_reward
-        return self._observation(), float(reward), terminated, truncated, info
-
     def map_markers(self) -> Any:
         """The task markers the agent may see on a map: none. As in CityNav, the agent
         knows only the destination's name; a map with the goal marked would give the
@@ -443,66 +346,131 @@ class StreetGraphEnv(gym.Env):
             return None
         return self._frame()
 
-    def action_masks(self) -> np.ndarray:
-        """The valid entries of the action table as booleans (for sb3-contrib MaskablePPO)."""
-        return self._mask().astype(bool)
-
     def close(self) -> None:
         self._views.clear()
         self._view_bytes = 0
         self._renderers.clear()
 
-    # ------------------------------------------------------------------ pickling
-    def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
-        state["_graphs"] = {}
-        state["_views"] = OrderedDict()
-        state["_view_bytes"] = 0
-        state["_node_caches"] = {}
-        state["_node_cache"] = {}
-        state["_renderers"] = {}
-        state["_dist_cache"] = OrderedDict()
-        state["graph"] = None
-        return state
+    # ------------------------------------------------------------------ episode
+    def _accept_task(self, task: TaskSpec) -> TaskSpec:
+        most = int(self._graph_of(task).out_degree.max())
+        if most > self.max_degree:
+            raise TaskError(
+                f"task {task.id!r}: its graph has {most} options at a node, "
+                f"more than this env's max_degree={self.max_degree}"
+            )
+        return task
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self.graph = self._graph_of(self.task)
-        self._node_cache = self._node_caches.setdefault(graph_key(self.task.start["graph"]), {})
+    def _start_episode(self, task: TaskSpec) -> None:
+        g = self.graph = self._graph_of(task)
+        self._graph_key = graph_key(graph_spec(task))
+        self._node_cache = self._node_caches.setdefault(self._graph_key, {})
+        self.node = g.index[task.start["node"]]
+        self.heading = float(task.start.get("heading", 0.0)) % 360.0
+        if task.type == "origin_destination":
+            goal = tuple(sorted(g.index[n] for n in task.goal["nodes"]))
+            self.route: list[int] | None = None
+        else:
+            self.route = [g.index[n] for n in task.goal["route"]]
+            goal = (self.route[-1],)
+        self.goal_nodes = frozenset(goal)
+        self.goal_distances, self.goal_hops = self._distances(task, goal)
+        self.link_travel = self.travel == "link" or (
+            self.travel == "auto" and task.type == "instruction"
+        )
+        self.shortest_m = float(self.goal_distances[self.node])
+        self.distance_m = 0.0
+        self.decisions = 0
+        self.transitions = 0
+        self.trajectory = [self.node]
+        self._before: list[float] = []
+        self._after: list[float] = []
+        self._reason: str | None = None
+        self.options = self._options_at(self.node)
 
-    # ------------------------------------------------------------------ hooks
-    def _pick_task(self, options: dict[str, Any]) -> TaskSpec:
-        if "task" in options:
-            t = options["task"]
-            t = t if isinstance(t, TaskSpec) else TaskSpec.from_dict(t)
-            if t.family != "streetgraph":
-                raise TaskError(f"task {t.id!r} has family {t.family!r}, not 'streetgraph'")
-            self._check_task(t)
-            g = self._graph_of(t)
-            if int(g.out_degree.max()) > self.max_degree:
-                raise TaskError(
-                    f"task {t.id!r}: its graph has {int(g.out_degree.max())} options at a node, "
-                    f"more than this env's max_degree={self.max_degree}"
+    def _begin_step(self) -> None:
+        self._reason = None
+        self._step_before = float(self.goal_distances[self.node])
+
+    def _apply(self, action: dict[str, Any]) -> None:
+        if action["action"] == "stop":
+            if self.task.type != "instruction":
+                raise InvalidAction(
+                    "stop is not available here: the episode ends when you reach the destination"
                 )
-            return t
-        if "task_id" in options:
-            for t in self.tasks:
-                if t.id == options["task_id"]:
-                    return t
-            raise TaskError(f"no task with id {options['task_id']!r} in this env's suite")
-        if "task_index" in options:
-            i = options["task_index"]
-            if not isinstance(i, (int, np.integer)) or not 0 <= int(i) < len(self.tasks):
-                raise TaskError(f"task_index={i!r} must be in [0, {len(self.tasks) - 1}]")
-            return self.tasks[int(i)]
-        return self.tasks[int(self.np_random.integers(len(self.tasks)))]
+            self._reason = "arrived" if self._instruction_success() else "terminated_by_agent"
+            return
+        option = int(action["option"])
+        if option >= len(self.options):
+            raise InvalidAction(
+                f"go: option {option} does not exist here; the options are 0..{len(self.options) - 1}"
+            )
+        before = self._step_before
+        self._travel(self.options[option])
+        self.decisions += 1
+        now = float(self.goal_distances[self.node])
+        self._before.append(before)
+        # a change under 1 mm is float noise (positions from lat/lon), not progress
+        self._after.append(before if abs(now - before) <= 1e-3 else now)
+        if self.task.type == "origin_destination" and self.node in self.goal_nodes:
+            self._reason = "arrived"
+        self.options = self._options_at(self.node)
 
+    def _reward(self) -> float:
+        return self.progress_reward * _finite(
+            self._step_before - float(self.goal_distances[self.node])
+        )
+
+    def _check_end(self, valid: bool) -> tuple[str | None, bool]:
+        if valid and self._reason is not None:
+            return self._reason, False
+        if valid and self.transitions >= self.max_transitions:
+            return "transition_limit", True
+        if self.steps >= self.max_decisions:
+            return "decision_limit", True
+        return None, False
+
+    def _end_reward(self, metrics: dict[str, Any], valid: bool) -> float:
+        return self.success_reward if valid and is_success(metrics) else 0.0
+
+    def _outcome(self) -> EpisodeOutcome:
+        return EpisodeOutcome(
+            node=self.node,
+            trajectory=self.trajectory,
+            distance_m=self.distance_m,
+            shortest_m=self.shortest_m,
+            remaining_m=float(self.goal_distances[self.node]),
+            remaining_hops=-1 if self.goal_hops is None else int(self.goal_hops[self.node]),
+            before=self._before,
+            after=self._after,
+            decisions=self.decisions,
+            transitions=self.transitions,
+            invalid_actions=self.invalid_actions,
+            dtw_threshold=self.dtw_threshold,
+        )
+
+    def _pose(self) -> tuple[float, float, float]:
+        x, y = self.graph._xy_list[self.node]
+        return x, y, self.heading
+
+    def _distance_to_goal(self) -> float:
+        return float(self.goal_distances[self.node])
+
+    def _extra_info(self) -> dict[str, Any]:
+        return {
+            "task": self.task,
+            "node": self.graph.ids[self.node],
+            "decisions": self.decisions,
+            "transitions": self.transitions,
+        }
+
+    # ------------------------------------------------------------------ dynamics
     def _distances(
         self, t: TaskSpec, goal: tuple[int, ...]
     ) -> tuple[np.ndarray, np.ndarray | None]:
         """Shortest distances (m) to the goal from every node, and for instruction tasks
         the hop counts, computed once per goal (LRU of :data:`DISTANCE_CACHE` goals)."""
-        key = (graph_key(t.start["graph"]), goal)
+        key = (self._graph_key, goal)
         got = self._dist_cache.get(key)
         if got is None:
             g = self._graph_of(t)
@@ -530,30 +498,6 @@ class StreetGraphEnv(gym.Env):
             self._node_cache[node] = got
         self._bearings = got[1]
         return got[0]
-
-    def _parse(self, action: Any) -> tuple[str, int]:
-        i = table_index(action)
-        if i is not None:
-            if not 0 <= i < len(self.action_table):
-                raise InvalidAction(
-                    f"action index {describe_value(i)} is outside the action table "
-                    f"[0, {len(self.action_table) - 1}]"
-                )
-            act = self.action_table[i]
-        else:
-            act = self.action_set.normalise(action)
-        if act["action"] == "stop":
-            if self.task.type != "instruction":
-                raise InvalidAction(
-                    "stop is not available here: the episode ends when you reach the destination"
-                )
-            return "stop", -1
-        option = int(act["option"])
-        if option >= len(self.options):
-            raise InvalidAction(
-                f"go: option {option} does not exist here; the options are 0..{len(self.options) - 1}"
-            )
-        return "go", option
 
     def _travel(self, street: Street) -> None:
         xy = self.graph._xy_list
@@ -589,10 +533,7 @@ class StreetGraphEnv(gym.Env):
         self.node = last
 
     def _instruction_success(self) -> bool:
-        if self.task.type != "instruction" or self.route is None:
-            return self.node in self.goal_nodes
-        goal = self.route[-1]
-        return M.task_completion(self.node, goal, self.graph.undirected_neighbours[goal])
+        return reached(self.task, self.node, self.graph)
 
     def _mask(self) -> np.ndarray:
         m = np.zeros(self.max_degree + 1, dtype=np.int8)
@@ -601,7 +542,7 @@ class StreetGraphEnv(gym.Env):
             m[-1] = 1
         return m
 
-    def _observation(self) -> dict[str, Any]:
+    def _observe(self) -> dict[str, Any]:
         obs: dict[str, Any] = {
             "bearings": self._bearings.copy(),
             "heading": np.array([min(self.heading % 360.0, 359.999)], dtype=np.float32),
@@ -612,46 +553,6 @@ class StreetGraphEnv(gym.Env):
             obs["views"] = self._option_views()
         return obs
 
-    def _info(self) -> dict[str, Any]:
-        g = self.graph
-        return {
-            "task": self.task,
-            "node": g.ids[self.node],
-            "position": (float(g.xy[self.node, 0]), float(g.xy[self.node, 1])),
-            "remaining_m": float(self.goal_distances[self.node]),
-            "decisions": self.decisions,
-            "transitions": self.transitions,
-            "action_valid": True,
-            "invalid_actions": self.invalid_actions,
-        }
-
-    def _finish(self, info: dict[str, Any], reason: str) -> None:
-        self._done = True
-        od = self.task.type == "origin_destination"
-        success = M.success(self.node in self.goal_nodes if od else self._instruction_success())
-        m: dict[str, Any] = {
-            "success": success,
-            "spl": M.spl(success, self.shortest_m, self.distance_m),
-            "decision_accuracy": M.decision_accuracy(self._before, self._after),
-            "distance_m": round(self.distance_m, 3),
-            "shortest_m": round(self.shortest_m, 3),
-            "remaining_m": round(float(self.goal_distances[self.node]), 3),
-            "decisions": self.decisions,
-            "transitions": self.transitions,
-            "invalid_actions": self.invalid_actions,
-        }
-        if not od and self.route is not None:
-            xy = self.graph.xy
-            query = [tuple(xy[n]) for n in self.trajectory]
-            ref = [tuple(xy[n]) for n in self.route]
-            m["task_completion"] = success
-            m["spd"] = int(self.goal_hops[self.node])
-            m["ndtw"] = M.ndtw(query, ref, self.dtw_threshold)
-            m["sdtw"] = M.sdtw(success, query, ref, self.dtw_threshold)
-        info["termination"] = check_reason(reason)
-        info["metrics"] = m
-        info["is_success"] = bool(success)
-
     # ------------------------------------------------------------------ images
     def _option_views(self) -> np.ndarray:
         d = self.max_degree
@@ -659,7 +560,7 @@ class StreetGraphEnv(gym.Env):
         out = np.zeros((d, h, w, 3), dtype=np.uint8)
         if not self.options:
             return out
-        key = (graph_key(self.task.start["graph"]), self.node)
+        key = (self._graph_key, self.node)
         views = self._views.get(key)
         if views is None:
             views = self._render_views(self.graph, self.node, [s.heading for s in self.options])

@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from urban_gym.errors import UrbanGymError
+from urban_gym.tasks.families import family_names
 from urban_gym.world.jsondata import JSONDataError, check_value, loads_strict, show
 
-FAMILIES = ("posegraph360", "streetgraph", "citywalk")
 DIFFICULTIES = ("easy", "medium", "hard", "l1", "l2", "l3", "l4", "l5", "n/a")
 
 
@@ -30,16 +28,48 @@ class TaskError(UrbanGymError):
     """A task spec or suite file is malformed."""
 
 
+#: What a task type asks of the agent: answer a question, reach one goal, visit stops.
+TASK_KINDS: tuple[str, ...] = ("question", "navigation", "multi_stop")
+
+
+@dataclass(frozen=True)
+class TaskType:
+    """One line of a family's type table (``TASK_TYPES``: name -> TaskType).
+
+    Attributes:
+        name: the type's name, as tasks spell it in their ``type`` field.
+        kind: one of :data:`TASK_KINDS`.
+        description: what the agent does, in a few words.
+        level: the difficulty every task of the type has (a ladder level such as ``l2``),
+            or ``""`` when each task has its own.
+    """
+
+    name: str
+    kind: str
+    description: str = ""
+    level: str = ""
+
+    def __post_init__(self) -> None:
+        if self.kind not in TASK_KINDS:
+            raise TaskError(
+                f"task type {self.name!r}: kind={self.kind!r} is not one of {', '.join(TASK_KINDS)}"
+            )
+
+
 @dataclass(frozen=True)
 class TaskSpec:
     """One task.
 
     Attributes:
         id: unique id within its suite.
-        family: ``posegraph360``, ``streetgraph`` or ``citywalk``.
+        family: a registered family (:mod:`urban_gym.tasks.families`): ``posegraph360``,
+            ``streetgraph``, ``citywalk``, ...
         type: the family's task type, e.g. ``localization`` or ``object_count``.
         difficulty: ``easy``/``medium``/``hard`` (or ladder level ``l1``..``l5``).
-        city: the :func:`~urban_gym.world.load_city` spec of the world.
+        city: the :func:`~urban_gym.world.load_city` spec of the world -- the one place a
+            task names its world (a family keeps its graph parameters in one documented
+            place besides: ``start["graph"]`` for StreetGraph, ``meta["posegraph"]`` for
+            PoseGraph360).
         instruction: the text shown to the agent.
         start: the start state (family-specific, e.g. ``{"node": 12, "heading": 90.0}``).
         goal: what success means (family-specific, e.g. ``{"x": .., "y": .., "radius": 10}``).
@@ -92,9 +122,10 @@ class TaskSpec:
         for name in ("type", "city"):
             if not getattr(self, name).strip():
                 raise TaskError(f"task {self.id!r}: {name} must not be empty")
-        if self.family not in FAMILIES:
+        if self.family not in family_names():
             raise TaskError(
-                f"task {self.id!r}: family={self.family!r} is not one of {', '.join(FAMILIES)}"
+                f"task {self.id!r}: family={self.family!r} is not one of "
+                + ", ".join(family_names())
             )
         if self.difficulty not in DIFFICULTIES:
             raise TaskError(
@@ -189,45 +220,3 @@ _FIELD_TYPES: dict[str, type] = {
     **dict.fromkeys(("start", "goal", "constraints", "limits", "meta"), dict),
 }
 _KIND_NAMES = {str: "a string", dict: "a JSON object"}
-
-
-def save_suite(path: str | Path, tasks: Iterable[TaskSpec]) -> Path:
-    """Write tasks as JSONL (one task per line, keys sorted)."""
-    p = Path(path)
-    tasks = list(tasks)
-    ids = [t.id for t in tasks]
-    if len(set(ids)) != len(ids):
-        dup = sorted({i for i in ids if ids.count(i) > 1})
-        raise TaskError(f"duplicate task ids {dup[:5]} in suite {p}")
-    p.parent.mkdir(parents=True, exist_ok=True)
-    lines = [t.to_json() for t in tasks]
-    p.write_text("\n".join(lines) + ("\n" if lines else ""), encoding="utf-8")
-    return p
-
-
-def load_suite(path: str | Path) -> list[TaskSpec]:
-    """Read a JSONL suite; a malformed line raises :class:`TaskError` with its line number.
-
-    A UTF-8 byte-order mark is accepted. Lines are split at ``\\n`` only (a task's text
-    may hold U+2028 and other characters that :meth:`str.splitlines` would split at)."""
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8-sig")
-    except FileNotFoundError as exc:
-        raise TaskError(f"{p}: no such suite file") from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TaskError(f"{p}: cannot read suite ({exc})") from exc
-    tasks: list[TaskSpec] = []
-    seen: set[str] = set()
-    for no, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            t = TaskSpec.from_json(line)
-        except (TaskError, TypeError) as exc:
-            raise TaskError(f"{p}, line {no}: {exc}") from None
-        if t.id in seen:
-            raise TaskError(f"{p}, line {no}: duplicate task id {t.id!r}")
-        seen.add(t.id)
-        tasks.append(t)
-    return tasks

@@ -42,6 +42,7 @@ from typing import Any, SupportsFloat
 import gymnasium as gym
 import numpy as np
 
+from urban_gym.envs.actions import UnreadableReply
 from urban_gym.envs.base import TERMINATION_REASONS
 from urban_gym.strict_json import append_line, json_safe
 from urban_gym.wrappers.state import read_clock, read_distance, read_node, read_pose
@@ -234,6 +235,8 @@ class EpisodeMetrics(gym.Wrapper, gym.utils.RecordConstructorArgs):
                 if table is not None and 0 <= a < len(table):
                     out["action"] = json_safe(table[a], **STEP_LIMITS)
                 return out
+            if isinstance(action, UnreadableReply):  # no action: the reply entry says why
+                return {"action": None}
             return {"action": json_safe(action, **STEP_LIMITS)}
         except Exception as exc:  # an action type whose inspection fails
             return {"action": f"<{type(action).__name__}>", "record_error": _error_text(exc)}

@@ -9,17 +9,20 @@ env's action schema and the reply format of the family's protocol
 (:mod:`urban_gym.wrappers.protocols`), and a user message with the task, the memory texts,
 what went wrong last step, and the images as base64 data URLs within a byte budget.
 
-A reply from which no action can be read is never an exception: the wrapper hands the env
-an action named :data:`UNREADABLE_ACTION`, which the env's own validation turns into an
-invalid-action step (it costs a step, is counted in ``info["invalid_actions"]``); the
-wrapper then puts the parser's plain-words reason into ``info["invalid_action"]`` and into
-the next user message, and counts it in ``info["unreadable_replies"]``. A reply whose action
-object was found but is invalid (unknown name, value out of range) is passed to the env
-as it is, so the env's own message is fed back.
+The wrapper's action space is ``spaces.Text``: a reply. A reply from which no action can
+be read is never an exception: the wrapper hands the env an
+:class:`~urban_gym.envs.actions.UnreadableReply` carrying the parser's plain-words reason,
+and the env takes its invalid-action path (the step is used up and counted in
+``info["invalid_actions"]``, the reason is ``info["invalid_action"]``); the wrapper feeds the
+reason back in the next user message and counts it in ``info["unreadable_replies"]``. A
+reply whose action object was found but is invalid (unknown name, value out of range) is
+passed to the env as it is, so the env's own message is fed back. An action the parser
+read is normalised once: the env takes the parser's canonical action as it is.
 
 Wrappers below this one see the reply: the action they receive is a :class:`ReplyAction`
-(a ``dict`` with the canonical action, plus ``.reply`` and ``.text``), which the memory and
-episode-record wrappers read.
+(a ``dict`` with the canonical action, plus ``.reply`` and ``.text``) or an
+``UnreadableReply`` (with the same two attributes), which the memory and episode-record
+wrappers read.
 """
 
 from __future__ import annotations
@@ -29,31 +32,44 @@ from typing import Any, SupportsFloat
 
 import gymnasium as gym
 import numpy as np
+from gymnasium import spaces
 
+from urban_gym.envs.actions import NormalisedAction, UnreadableReply
+from urban_gym.envs.text import text_charset
 from urban_gym.wrappers.images import fit_images
 from urban_gym.wrappers.parsing import ParsedReply
 from urban_gym.wrappers.protocols import PromptProtocol, protocol_for
 
-#: The action name handed to the env for a reply with no readable action.
-UNREADABLE_ACTION = "(unreadable reply)"
 #: Characters of a reply kept in ``ReplyAction.text`` (and so in episode records).
 MAX_KEPT_REPLY_CHARS = 20_000
+#: The longest reply the wrapper's ``Text`` action space holds (a longer one is still
+#: read: the space says what a reply is, the parser takes anything).
+MAX_REPLY_CHARS = 100_000
 
 
-class ReplyAction(dict):
+def _kept(text: str) -> tuple[str, bool]:
+    """``text`` cut to :data:`MAX_KEPT_REPLY_CHARS` characters, and whether it was cut."""
+    if len(text) <= MAX_KEPT_REPLY_CHARS:
+        return text, False
+    return text[:MAX_KEPT_REPLY_CHARS], True
+
+
+class ReplyAction(NormalisedAction):
     """A structured action that came from a model's reply.
 
-    The dict itself is what the env receives (the canonical action, the raw action object
-    when it could not be normalised, or ``{"action": UNREADABLE_ACTION}``). ``reply`` is the
+    The dict itself is what the env receives: the canonical action the parser read (a
+    :class:`~urban_gym.envs.actions.NormalisedAction` of the env's action set, taken as
+    it is), or the raw action object when it could not be normalised (the env normalises
+    it and names what is wrong). ``reply`` is the
     :class:`~urban_gym.wrappers.parsing.ParsedReply`; ``text`` the reply text, cut to
     :data:`MAX_KEPT_REPLY_CHARS` characters.
     """
 
     def __init__(self, action: Mapping[str, Any], reply: ParsedReply, text: str) -> None:
-        super().__init__(action)
+        aset = action.action_set if isinstance(action, NormalisedAction) else None
+        super().__init__(action, aset)
         self.reply = reply
-        self.text = text if len(text) <= MAX_KEPT_REPLY_CHARS else text[:MAX_KEPT_REPLY_CHARS]
-        self.text_truncated = len(text) > MAX_KEPT_REPLY_CHARS
+        self.text, self.text_truncated = _kept(text)
 
     def __reduce__(self):  # pickles as a plain dict action with its reply
         return (_rebuild_reply_action, (dict(self), self.reply, self.text))
@@ -65,6 +81,9 @@ def _rebuild_reply_action(action: dict, reply: ParsedReply, text: str) -> ReplyA
 
 class LanguageModelInterface(gym.Wrapper, gym.utils.RecordConstructorArgs):
     """Chat messages out, reply text in (see the module docstring).
+
+    ``action_space`` is ``spaces.Text`` (a reply of up to :data:`MAX_REPLY_CHARS`
+    characters: printable text in any script the env's texts use).
 
     Args:
         env: an urban_gym env (exposes ``unwrapped.action_set`` and ``unwrapped.task``).
@@ -106,6 +125,9 @@ class LanguageModelInterface(gym.Wrapper, gym.utils.RecordConstructorArgs):
             include_schema=include_schema,
         )
         gym.Wrapper.__init__(self, env)
+        self.action_space = spaces.Text(
+            MAX_REPLY_CHARS, min_length=0, charset=_reply_charset(env.observation_space)
+        )
         self.protocol: PromptProtocol | None = (
             protocol_for(protocol) if protocol is not None else None
         )
@@ -142,9 +164,6 @@ class LanguageModelInterface(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._obs = obs
         if parsed is not None:
             info["reply"] = parsed.to_dict()
-            if not parsed.ok and parsed.stage == "":
-                info["invalid_action"] = "your reply could not be read: " + parsed.error
-                info["action_valid"] = False
             info["unreadable_replies"] = self.unreadable_replies
         valid = info.get("action_valid", True)
         self._feedback = "" if valid else str(info.get("invalid_action", "invalid action"))
@@ -160,7 +179,7 @@ class LanguageModelInterface(gym.Wrapper, gym.utils.RecordConstructorArgs):
         protocol = self.protocol or protocol_for(None)
         return protocol.parse(text, self.action_set)
 
-    def _to_env_action(self, parsed: ParsedReply, text: str) -> ReplyAction:
+    def _to_env_action(self, parsed: ParsedReply, text: str) -> ReplyAction | UnreadableReply:
         self.replies += 1
         if parsed.ok:
             return ReplyAction(parsed.action or {}, parsed, text)
@@ -169,7 +188,8 @@ class LanguageModelInterface(gym.Wrapper, gym.utils.RecordConstructorArgs):
             raw = {"action": raw} if isinstance(raw, str) else raw
             return ReplyAction(raw, parsed, text)
         self.unreadable_replies += 1
-        return ReplyAction({"action": UNREADABLE_ACTION}, parsed, text)
+        kept, _ = _kept(text)
+        return UnreadableReply("your reply could not be read: " + parsed.error, parsed, kept)
 
     # ------------------------------------------------------------------ prompts
     def system_prompt(self) -> str:
@@ -230,3 +250,13 @@ class LanguageModelInterface(gym.Wrapper, gym.utils.RecordConstructorArgs):
     def feedback(self) -> str:
         """What went wrong with the last action ("" when it was carried out)."""
         return self._feedback
+
+
+def _reply_charset(space: Any) -> frozenset[str]:
+    """The characters of a reply: printable text (:data:`~urban_gym.envs.text.BASE_CHARSET`)
+    plus those of the env's ``Text`` observations (a city's names in any script)."""
+    chars: set[str] = set(text_charset(()))
+    for sub in getattr(space, "spaces", {}).values():
+        if isinstance(sub, spaces.Text):
+            chars.update(sub.character_set)
+    return frozenset(chars)

@@ -26,6 +26,7 @@ import numpy as np
 from gymnasium import spaces
 
 from urban_gym.envs.actions import ACTION_KEY_SYNONYMS, ActionSet
+from urban_gym.tasks.families import FAMILIES
 from urban_gym.wrappers.parsing import DEFAULT_FIELD_SYNONYMS, ParsedReply, parse_reply
 
 #: Observation keys shown as the task, in this order, before any other text.
@@ -284,27 +285,23 @@ PROTOCOLS: dict[str, type[PromptProtocol]] = {
     for p in (PromptProtocol, ReActProtocol, VerbalizedPathProtocol, ObserveReasonActProtocol)
 }
 
-#: family -> protocol name.
-FAMILY_PROTOCOLS: dict[str, str] = {
-    "posegraph360": "react",
-    "streetgraph": "verbalized_path",
-    "citywalk": "observe_reason_act",
-}
-
 
 def protocol_for(name_or_family: str | PromptProtocol | None) -> PromptProtocol:
-    """A protocol by its name, by a task family, or the generic one for None."""
+    """A protocol by its name, by a task family (its registered ``protocol``,
+    :mod:`urban_gym.tasks.families`), or the generic one for None."""
     if isinstance(name_or_family, PromptProtocol):
         return name_or_family
     if name_or_family is None:
         return PromptProtocol()
-    key = FAMILY_PROTOCOLS.get(name_or_family, name_or_family)
+    key = name_or_family
+    if key in FAMILIES:
+        key = FAMILIES[key].protocol
     if key not in PROTOCOLS:
         from urban_gym.errors import UrbanGymError
 
         raise UrbanGymError(
             f"unknown prompt protocol {name_or_family!r}; use one of "
-            + ", ".join([*PROTOCOLS, *FAMILY_PROTOCOLS])
+            + ", ".join([*PROTOCOLS, *FAMILIES])
         )
     return PROTOCOLS[key]()
 

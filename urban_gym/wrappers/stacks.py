@@ -17,26 +17,18 @@ from typing import Any
 import gymnasium as gym
 
 from urban_gym.errors import UrbanGymError
-from urban_gym.tasks.spec import FAMILIES
-
-#: family -> memory wrapper name used by ``memory="auto"``.
-FAMILY_MEMORY: dict[str, str | None] = {
-    "posegraph360": "reflection",
-    "streetgraph": "agentnav",
-    "citywalk": None,
-}
+from urban_gym.tasks.families import FAMILIES
 
 
 def family_of(env: gym.Env) -> str | None:
-    """The family of an env: its task's ``family``, its ``family`` attribute, or the name
-    of the module its class lives in (``urban_gym.envs.streetgraph`` -> ``streetgraph``)."""
+    """The registered family of an env (:mod:`urban_gym.tasks.families`): the ``family``
+    of its class (every ``UrbanEnv`` names one), else of its current task; None for an
+    env of no registered family."""
     u = env.unwrapped
-    task = getattr(u, "task", None)
-    fam = getattr(task, "family", None) or getattr(u, "family", None)
-    if isinstance(fam, str) and fam in FAMILIES:
-        return fam
-    mod = type(u).__module__.rsplit(".", 1)[-1]
-    return mod if mod in FAMILIES else None
+    for fam in (getattr(u, "family", None), getattr(getattr(u, "task", None), "family", None)):
+        if isinstance(fam, str) and fam in FAMILIES:
+            return fam
+    return None
 
 
 def find_wrapper(env: gym.Env, cls: type) -> Any:
@@ -83,7 +75,11 @@ def make_lm_env(
         if kw.get("key", "map") in getattr(e.observation_space, "spaces", {}):
             kw["key"] = "overview_map"  # the env draws its own "map" (e.g. a location prior)
         e = MapObservation(e, **kw)
-    kind = FAMILY_MEMORY.get(family_of(e) or "") if memory == "auto" else memory
+    if memory == "auto":
+        fam = family_of(e)
+        kind = FAMILIES[fam].memory if fam is not None else None
+    else:
+        kind = memory
     if kind == "reflection":
         e = ReflectionMemory(e, budget=memory_budget)
     elif kind == "agentnav":

@@ -1,15 +1,12 @@
 """Reading the agent's privileged state from ``info`` and the task's markers from its spec.
 
 The environments keep the true pose, the distance to the goal and the simulation clock in
-``info`` (never in the observation). The wrappers that need them -- the map, the episode
-record, the AgentNav memory -- read them here, in one place, so that each family's key
-names are known to one module.
-
-Pose: ``info["pose"]`` as a mapping with ``x``, ``y`` and ``heading`` (CityWalk), or
-``info["position"] = (x, y)`` with ``info["yaw"]`` / ``info["heading"]`` (PoseGraph360,
-StreetGraph), in metres and degrees clockwise from north. Distance to the goal:
-``info["distance_to_goal"]`` (PoseGraph360, CityWalk) or ``info["remaining_m"]``
-(StreetGraph), metres. Clock: ``info["clock"]`` (seconds). Graph node: ``info["node"]``.
+``info`` (never in the observation), under the names of the info schema
+(:mod:`urban_gym.envs.info`): ``pose`` = ``{"x", "y", "heading"}`` (metres, degrees
+clockwise from north: where the agent faces) and ``distance_to_goal_m`` (metres). The
+wrappers that need them -- the map, the episode record, the AgentNav memory -- read them
+here, by those names and no others. Two family keys are read as well: ``clock`` (CityWalk's
+simulation clock, seconds) and ``node`` (StreetGraph's panorama).
 """
 
 from __future__ import annotations
@@ -34,69 +31,33 @@ class Pose:
         return {"x": round(self.x, 3), "y": round(self.y, 3), "heading": round(self.heading, 2)}
 
 
-_HEADING_KEYS = ("heading", "yaw", "bearing", "theta")
-_CLOCK_KEYS = ("clock", "time", "sim_time", "elapsed", "t")
-_DISTANCE_KEYS = ("distance_to_goal", "remaining_m", "goal_distance", "remaining_distance")
-_NODE_KEYS = ("node", "intersection", "node_id", "pano_id", "panoid")
-
-
 def read_pose(info: Mapping[str, Any]) -> Pose | None:
-    """The agent's pose from ``info`` (see the module docstring), or None if absent.
-
-    A position without a heading (``info["position"] = (x, y)``) takes the heading from
-    ``info["yaw"]`` (where the camera looks) or ``info["heading"]``, else 0.
-    """
-    for key in ("pose", "agent_pose", "position", "agent", None):
-        found = _pose_from(info if key is None else info.get(key))
-        if found is not None:
-            x, y, heading = found
-            if heading is None:
-                heading = _first_number(info, _HEADING_KEYS[1::-1] + _HEADING_KEYS[2:])
-            return Pose(x, y, heading or 0.0)
-    return None
-
-
-def _pose_from(p: Any) -> tuple[float, float, float | None] | None:
-    if isinstance(p, Mapping):
-        x, y = _num(p.get("x")), _num(p.get("y"))
-        if x is None or y is None:
-            return None
-        return x, y, _first_number(p, _HEADING_KEYS)
-    if hasattr(p, "shape") and getattr(p, "shape", None) in ((2,), (3,)):
-        p = [float(v) for v in p]
-    if isinstance(p, Sequence) and not isinstance(p, str) and len(p) in (2, 3):
-        vals = [_num(v) for v in p]
-        if any(v is None for v in vals):
-            return None
-        return vals[0], vals[1], vals[2] if len(vals) == 3 else None  # type: ignore[return-value]
-    return None
-
-
-def read_clock(info: Mapping[str, Any]) -> float | None:
-    """The simulation clock in seconds, if the env reports one."""
-    return _first_number(info, _CLOCK_KEYS)
+    """``info["pose"]`` as a :class:`Pose`, or None when the env reports none."""
+    p = info.get("pose")
+    if not isinstance(p, Mapping):
+        return None
+    x, y, heading = _num(p.get("x")), _num(p.get("y")), _num(p.get("heading"))
+    if x is None or y is None:
+        return None
+    return Pose(x, y, heading or 0.0)
 
 
 def read_distance(info: Mapping[str, Any]) -> float | None:
-    """The distance to the goal in metres, if the env reports one."""
-    return _first_number(info, _DISTANCE_KEYS)
+    """``info["distance_to_goal_m"]`` in metres; None when the task has no goal position
+    (the schema's ``inf``) or the env reports none."""
+    return _num(info.get("distance_to_goal_m"))
+
+
+def read_clock(info: Mapping[str, Any]) -> float | None:
+    """CityWalk's simulation clock ``info["clock"]`` in seconds, if the env has one."""
+    return _num(info.get("clock"))
 
 
 def read_node(info: Mapping[str, Any]) -> Any:
-    """The graph node (intersection, panorama) the agent is at, if the env reports one."""
-    for k in _NODE_KEYS:
-        if k in info and info[k] is not None:
-            v = info[k]
-            return v.item() if hasattr(v, "item") else v
-    return None
-
-
-def _first_number(info: Mapping[str, Any], keys: Sequence[str]) -> float | None:
-    for k in keys:
-        v = _num(info.get(k))
-        if v is not None:
-            return v
-    return None
+    """StreetGraph's panorama ``info["node"]`` (the intersection the agent is at), if the
+    env has one."""
+    v = info.get("node")
+    return v.item() if hasattr(v, "item") else v
 
 
 def _num(v: Any) -> float | None:

@@ -30,25 +30,22 @@ from urban_gym.baselines.lmm.server import ScriptedServer
 from urban_gym.render import frame as F
 from urban_gym.wrappers.stacks import make_lm_env
 
-#: family -> (env id, gym.make kwargs, reset options): short, visual Helsinki episodes.
-DEMO_CASES: dict[str, tuple[str, dict[str, Any], dict[str, Any] | None]] = {
-    "posegraph360": (
-        "UrbanGym/PoseGraph360-v0",
-        {
-            "view_size": 256,
-            "pano_width": 1024,
-            "task_types": ["map_navigation"],
-            "difficulties": ["easy"],
-        },
-        None,
-    ),
-    "streetgraph": ("UrbanGym/StreetGraph-v0", {"image_size": 160}, {"task_index": 0}),
-    "citywalk": (
-        "UrbanGym/CityWalk-v0",
-        {"view_size": 192, "task_types": ["SGN"]},
-        {"task_index": 0},
-    ),
-}
+
+def demo_cases() -> dict[str, tuple[str, dict[str, Any], dict[str, Any] | None]]:
+    """family -> (env id, gym.make kwargs, reset options): each registered family's demo
+    episode (:mod:`urban_gym.tasks.families`: short, visual Helsinki episodes)."""
+    from urban_gym.tasks.families import FAMILIES
+
+    return {
+        f.name: (
+            f.demo_env_id,
+            dict(f.demo_kwargs),
+            None if f.demo_options is None else dict(f.demo_options),
+        )
+        for f in FAMILIES.values()
+        if f.demo_env_id is not None
+    }
+
 
 PANEL = 256  # pixels: side of the GIF's map panel
 #: the map beside the env's frame in the GIF: the task's area with its markers and track,
@@ -73,7 +70,7 @@ def run_demo(
     echo: Callable[[str], None] = print,
 ) -> list[dict[str, Any]]:
     """Run the demo (see the module docstring); returns the episode records."""
-    cases = {**DEMO_CASES, **(cases or {})}
+    cases = {**demo_cases(), **(cases or {})}
     unknown = [f for f in families if f not in cases]
     if unknown:
         from urban_gym.errors import UrbanGymError

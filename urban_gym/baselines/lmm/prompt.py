@@ -67,15 +67,12 @@ class PromptBuilder:
         return "\n\n".join(texts) + "\n\n(images of this past turn not repeated)"
 
 
-#: family -> (history, history_images)
-FAMILY_HISTORY: dict[str, tuple[int, bool]] = {
-    "posegraph360": (0, False),
-    "streetgraph": (0, False),
-    "citywalk": (2, False),
-}
-
-
 def prompt_builder_for(family: str | None) -> PromptBuilder:
-    """The default prompt builder of a family (see the module docstring)."""
-    history, images = FAMILY_HISTORY.get(family or "", (0, False))
-    return PromptBuilder(history=history, history_images=images)
+    """The default prompt builder of a family: its registered ``history`` and
+    ``history_images`` (:mod:`urban_gym.tasks.families`); no history for None."""
+    from urban_gym.tasks.families import FAMILIES
+
+    fam = FAMILIES.get(family or "")
+    if fam is None:
+        return PromptBuilder()
+    return PromptBuilder(history=fam.history, history_images=fam.history_images)

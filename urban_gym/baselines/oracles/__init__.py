@@ -11,8 +11,9 @@ Each family module defines a class with ``reset(env)`` and ``act(env) -> dict``.
 
 from __future__ import annotations
 
-import importlib
 from typing import Any, Protocol
+
+from urban_gym.tasks.families import get_family
 
 
 class Oracle(Protocol):
@@ -21,18 +22,7 @@ class Oracle(Protocol):
     def act(self, env: Any) -> dict[str, Any]: ...
 
 
-#: family -> "module:Class"
-ORACLES: dict[str, str] = {
-    "posegraph360": "urban_gym.baselines.oracles.posegraph360:PoseGraphOracle",
-    "streetgraph": "urban_gym.baselines.oracles.streetgraph:StreetGraphOracle",
-    "citywalk": "urban_gym.baselines.oracles.citywalk:CityWalkOracle",
-}
-
-
 def make_oracle(env: Any) -> Oracle:
-    """The oracle for ``env``'s family (read from ``env.unwrapped.task.family``)."""
-    family = env.unwrapped.task.family
-    if family not in ORACLES:
-        raise ValueError(f"no oracle for family {family!r}; known: {', '.join(ORACLES)}")
-    mod, cls = ORACLES[family].split(":")
-    return getattr(importlib.import_module(mod), cls)()
+    """The oracle of ``env``'s family (the ``oracle`` entry point of the family registered
+    under ``env.unwrapped.task.family``, :mod:`urban_gym.tasks.families`)."""
+    return get_family(env.unwrapped.task.family).make_oracle()

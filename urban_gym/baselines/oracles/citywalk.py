@@ -75,21 +75,21 @@ class CityWalkOracle:
         e = env.unwrapped
         self.path, self.s, self.expected, self.plan_key = [], 0.0, None, None
         self._tfield, self._tfield_key = None, None
-        self.order = self._stop_order(e) if e.kind == "multi" else []
+        self.order = self._stop_order(e) if e.kind == "multi_stop" else []
 
     # ------------------------------------------------------------------ policy
     def act(self, env: Any) -> dict[str, Any]:
         e = env.unwrapped
         if e.map_mode:
             return {"action": "close_map"}
-        if e.kind == "qa":
+        if e.kind == "question":
             idx = list(e.task.options).index(e.task.answer)
             return {"action": "terminate", "answer": OPTION_LETTERS[idx]}
         target = self._target(e)
         w = e.walker
         if target is None:
             return {"action": "terminate", "answer": None}
-        if e.kind == "nav" and math.hypot(target[0] - w.x, target[1] - w.y) <= ARRIVE_M:
+        if e.kind == "navigation" and math.hypot(target[0] - w.x, target[1] - w.y) <= ARRIVE_M:
             return {"action": "terminate", "answer": None}
         self._ensure_plan(e, target)
         act = self._follow(e)
@@ -131,7 +131,7 @@ class CityWalkOracle:
         return list(best)
 
     def _target(self, e: Any) -> tuple[float, float] | None:
-        if e.kind == "nav":
+        if e.kind == "navigation":
             return (float(e.task.goal["x"]), float(e.task.goal["y"]))
         for i in self.order:
             if e.record.arrivals[i] is None:

@@ -1,320 +1,50 @@
-"""The seven PoseGraph360 task types: generators with ground truth from the city data,
-difficulty thresholds, per-difficulty statistics, and the evaluator.
-
-Task types (after the 360CityArena benchmark):
-
-==================  ==========================================================================
-``localization``    answer the 5x5 grid cell (``x:i y:j``) of the start; reference: grid map
-``landmark_name``   go to a named place "not far from the start" and answer there
-``landmark_image``  the same targets and starts, the place shown as a photo of its facade
-``map_navigation``  go to the red marker of a reference map (blue marker: the start)
-``vln``             follow numbered directions built from the route, ending
-                    "Stop in front of <POI>"
-``object_count``    count mapped objects of one kind in a range ("along the road up to the
-                    next crosswalk", "up to the next junction", "around the block to your
-                    left")
-``relational``      name the store to the left / right of X, or across the street from X
-==================  ==========================================================================
-
-Difficulty thresholds (``[low, high)``; route lengths are metres along the pose graph):
-
-* ``localization``: the start's distance to the nearest cell border as a fraction of
-  the half cell size -- easy >= 0.5, medium [0.2, 0.5), hard < 0.2.
-* ``landmark_name``/``landmark_image``: route length easy [15, 80), medium [80, 150),
-  hard [150, 250].
-* ``map_navigation``: route length easy [60, 180), medium [180, 300), hard [300, 450]
-  (the benchmark's Map Navigation reached 124/247/347 m and 3.3/6.4/9.0 decision points).
-* ``vln``: instruction steps (numbered sentences) easy <= 3, medium 4-5, hard 6-8;
-  route length [40, 450].
-* ``object_count``: the true count easy 0-3, medium 4-8, hard 9-24.
-* ``relational``: route length from the start to the reference store X easy < 15
-  (standing at X), medium [15, 80), hard [80, 200].
-
-Places: landmark, VLN and relational targets are POIs on a building facade with a
-unique name whose sign is within 20 m of a frame; landmark and VLN targets also have no
-other sign within 6 m (so the name and the photo pick out one sign).
-
-Every navigation task is feasible for the oracle: its planned action count (answer
-included) is at most the step limit (50) and it never makes 5 consecutive moves away from
-the goal (checked at generation; ``meta["oracle_steps"]``).
-
-Task fields used by this family (see :class:`~urban_gym.tasks.spec.TaskSpec`):
-
-* ``start``: ``trajectory``, ``frame`` (pose-graph state), ``x``, ``y`` (m), ``heading``
-  (travel bearing, degrees), ``yaw`` (camera offset from the travel direction, degrees),
-  ``pitch`` (degrees).
-* ``goal`` (navigation): ``x``, ``y`` (m) of the goal frame, ``radius`` (m: 10, 20 for map
-  navigation), ``trajectory``/``frame`` of the goal frame, ``route_length`` (m) and, for
-  places, ``poi`` (name) and ``anchor`` (sign position); ``landmark_image`` adds ``view``
-  (``trajectory``, ``frame``, ``bearing``, ``pitch``, ``fov``: where its photo is taken);
-  ``map_navigation`` adds ``map`` (``center`` (m), ``extent`` (m)).
-  ``localization``: ``grid`` (bounds, m) and ``nx``/``ny``.
-* ``answer`` / ``options``: the truth and the multiple-choice candidates (grid labels,
-  counts ``"0"``..``"24"``, five store names); navigation tasks have no answer.
-* ``meta``: ``posegraph`` (the graph parameters), ``route_length``, ``decision_points``,
-  ``instruction_steps``, ``count``, ``range``/``relation`` and the generator seed.
-"""
+"""The PoseGraph360 task generator: tasks of every type with ground truth from the city
+data (see the package docstring for the types and their difficulty thresholds)."""
 
 from __future__ import annotations
 
 import dataclasses
 import math
-import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 from shapely.geometry import LineString, Point, Polygon
 
-from urban_gym.tasks import metrics
-from urban_gym.tasks.report import GeneratedSuite, GenerationReport, Misses, TypeReport
-from urban_gym.tasks.spec import TaskError, TaskSpec, save_suite
+from urban_gym.tasks.posegraph360.places import Place, count_objects, places, relation_of
+from urban_gym.tasks.posegraph360.routes import (
+    RouteInfo,
+    _frame_distances,
+    away_moves,
+    localization_grid,
+    plan_route,
+    route_info,
+)
+from urban_gym.tasks.posegraph360.types import (
+    AWAY_LIMIT,
+    COUNT_CORRIDOR_M,
+    COUNT_KINDS,
+    DEFAULT_FORWARD_FRAMES,
+    DEFAULT_STEP_LIMIT,
+    DIFFICULTY_LEVELS,
+    FAMILY,
+    GOAL_RADIUS_M,
+    LANDMARK_FOV,
+    LANDMARK_ISOLATION_M,
+    MAP_GOAL_RADIUS_M,
+    MAX_COUNT,
+    MAX_POI_OFFSET_M,
+    STALL_ATTEMPTS,
+    TASK_TYPES,
+    THRESHOLDS,
+    ZERO_COUNT_SHARE,
+)
+from urban_gym.tasks.report import GenerationReport, Misses, TypeReport
+from urban_gym.tasks.spec import TaskError, TaskSpec
 from urban_gym.world.geo import angle_diff, bearing
 from urban_gym.world.grid import GridOverlay
-from urban_gym.world.posegraph import (
-    DEFAULT_SPACING_M,
-    PoseGraph,
-    State,
-    load_posegraph,
-)
-
-FAMILY = "posegraph360"
-TASK_TYPES: tuple[str, ...] = (
-    "localization",
-    "landmark_name",
-    "landmark_image",
-    "map_navigation",
-    "vln",
-    "object_count",
-    "relational",
-)
-NAVIGATION_TYPES = frozenset({"landmark_name", "landmark_image", "map_navigation", "vln"})
-QUESTION_TYPES = frozenset({"localization", "object_count", "relational"})
-DIFFICULTY_LEVELS = ("easy", "medium", "hard")
-
-#: Difficulty bands ``[low, high)`` by task type (see the module docstring).
-THRESHOLDS: dict[str, dict[str, tuple[float, float]]] = {
-    "localization": {"easy": (0.5, 1.01), "medium": (0.2, 0.5), "hard": (0.0, 0.2)},
-    "landmark": {"easy": (15.0, 80.0), "medium": (80.0, 150.0), "hard": (150.0, 250.0)},
-    "map_navigation": {"easy": (60.0, 180.0), "medium": (180.0, 300.0), "hard": (300.0, 450.0)},
-    "vln": {"easy": (2, 4), "medium": (4, 6), "hard": (6, 9)},
-    "object_count": {"easy": (0, 4), "medium": (4, 9), "hard": (9, 25)},
-    "relational": {"easy": (0.0, 15.0), "medium": (15.0, 80.0), "hard": (80.0, 200.0)},
-}
-
-#: A landmark's sign has no other POI sign within this distance (metres).
-LANDMARK_ISOLATION_M = 6.0
-#: Horizontal field of view (degrees) of a landmark's reference photo.
-LANDMARK_FOV = 45.0
-#: Goal radius in metres (coordinate match).
-GOAL_RADIUS_M = 10.0
-MAP_GOAL_RADIUS_M = 20.0
-#: Objects count when within this many metres of the range's centreline.
-COUNT_CORRIDOR_M = 15.0
-#: Share of candidate ranges with a zero count that are kept (they are common).
-ZERO_COUNT_SHARE = 0.15
-#: Count answers are chosen among "0".."MAX_COUNT".
-MAX_COUNT = 24
-#: A place's sign must be within this distance (m) of its goal frame.
-MAX_POI_OFFSET_M = 20.0
-#: The default step limit of the environment (the generator checks feasibility with it).
-DEFAULT_STEP_LIMIT = 50
-#: The default number of consecutive moves away from the goal that end an episode.
-AWAY_LIMIT = 5
-#: A task type gives up after this many failed attempts in a row (the city lacks what it needs).
-STALL_ATTEMPTS = 2000
-#: Frames moved by W SMALL / MEDIUM / LARGE.
-DEFAULT_FORWARD_FRAMES: tuple[int, int, int] = (1, 3, 5)
-#: Camera rotation of A/D by size (degrees); ``None`` is the default rotation.
-ROTATIONS: dict[str | None, float] = {None: 24.0, "SMALL": 30.0, "MEDIUM": 60.0, "LARGE": 90.0}
-
-COUNT_KINDS: dict[str, str] = {
-    "tree": "trees",
-    "street_lamp": "street lamps",
-    "bench": "benches",
-    "bus_stop": "bus stops",
-    "waste_basket": "waste baskets",
-    "bicycle_parking": "bicycle stands",
-    "vending_machine": "vending machines",
-    "traffic_signals": "traffic lights",
-    "crossing": "crosswalks",
-}
-
-
-# ---------------------------------------------------------------------------- helpers
-def graph_params(task: TaskSpec) -> dict[str, Any]:
-    """The pose-graph parameters a task was generated on (``meta["posegraph"]``)."""
-    p = dict(task.meta.get("posegraph") or {})
-    p.setdefault("spacing", DEFAULT_SPACING_M)
-    return p
-
-
-def graph_for(task: TaskSpec) -> PoseGraph:
-    """The (memoised) pose graph of a task's city and parameters."""
-    return load_posegraph(task.city, **graph_params(task))
-
-
-def start_state(graph: PoseGraph, task: TaskSpec) -> State:
-    """The task's start state on ``graph``: its ``trajectory``/``frame`` when they exist
-    and lie within 1 m of ``x``/``y``, else the frame nearest to ``x``/``y`` (with the
-    closest heading) -- so tasks also run on an imported graph of the same place."""
-    st = task.start
-    try:
-        x, y = float(st["x"]), float(st["y"])
-    except (KeyError, TypeError, ValueError) as exc:
-        raise TaskError(f"task {task.id!r}: start needs numeric x and y, got {st!r}") from exc
-    t, f = st.get("trajectory"), st.get("frame")
-    if isinstance(t, int) and isinstance(f, int) and 0 <= t < len(graph.trajectories):
-        tr = graph.trajectories[t]
-        if 0 <= f < tr.n_frames and math.dist(tr.xy[f], (x, y)) <= 1.0:
-            return State(t, f)
-    return graph.nearest_state(x, y, st.get("heading"))
-
-
-def goal_states(graph: PoseGraph, task: TaskSpec) -> list[State]:
-    """The frames that count as the goal frame of a navigation task."""
-    try:
-        return graph.goal_states(float(task.goal["x"]), float(task.goal["y"]))
-    except (KeyError, TypeError, ValueError) as exc:
-        raise TaskError(f"task {task.id!r}: goal needs numeric x and y, got {task.goal!r}") from exc
-
-
-@dataclass
-class RouteInfo:
-    """A shortest route: its states, length (m), junction decisions and the turns at
-    them (``(junction, turn degrees, next street)``)."""
-
-    states: list[State]
-    length: float
-    decisions: int
-    turns: list[tuple[int, float, str | None]]
-
-
-def route_info(graph: PoseGraph, start: State, goals: Sequence[State]) -> RouteInfo:
-    """The shortest route from ``start`` to ``goals`` with its decision points: every
-    switch onto another trajectory at a junction (going straight on needs one too)."""
-    field_ = graph.distance_field(goals)
-    states = field_.route(start)
-    turns: list[tuple[int, float, str | None]] = []
-    for a, b in zip(states[:-1], states[1:]):
-        if b.trajectory != a.trajectory:
-            ta, tb = graph.trajectories[a.trajectory], graph.trajectories[b.trajectory]
-            arrive = ta.arrival if a.frame == ta.last else float(ta.heading[a.frame])
-            turns.append((tb.start, float(angle_diff(tb.departure, arrive)), tb.street))
-    return RouteInfo(states, field_.distance(start), len(turns), turns)
-
-
-def plan_route(
-    graph: PoseGraph,
-    state: State,
-    yaw: float,
-    goals: Sequence[State],
-    forward_frames: Sequence[int] = DEFAULT_FORWARD_FRAMES,
-    field_: Any = None,
-    max_actions: int = 500,
-) -> list[tuple[dict[str, Any], State]]:
-    """The oracle's structured actions, each with the state it leads to, from ``state`` (camera offset ``yaw`` degrees from
-    the travel direction) to the nearest goal frame, ending with ``ANSWER``.
-
-    At a junction it picks the branch of a shortest route, turning the camera (A/D, the
-    size that brings the branch closest to straight ahead) until a branch action selects
-    it; along a trajectory it moves with the largest W that does not pass the goal frame.
-    """
-    f = field_ or graph.distance_field(goals)
-    if not math.isfinite(f.distance(state)):
-        raise TaskError(f"no route from {state} to the goal")
-    sizes = sorted(
-        ((n, s) for n, s in zip(forward_frames, ("SMALL", "MEDIUM", "LARGE"))), reverse=True
-    )
-    actions: list[tuple[dict[str, Any], State]] = []
-    s, yaw = state, float(yaw)
-    while len(actions) < max_actions:
-        if f.is_goal(s):
-            actions.append(({"action": "ANSWER", "text": "arrived"}, s))
-            return actions
-        t = graph.trajectories[s.trajectory]
-        j = graph.junction_at(s)
-        if j is not None:
-            stay = math.inf if s.frame == t.last else f.distance_along(s)
-            if f.junction[j] + 1e-9 < stay:
-                k = f.best_branch(j)
-                cam = float(t.heading[s.frame]) + yaw
-                choices = graph.branch_choices(j, cam)
-                hit = [name for name, v in choices.items() if v == k]
-                if hit:
-                    s, yaw = State(k, 0), 0.0
-                    actions.append(({"action": hit[0]}, s))
-                    continue
-                rel = float(angle_diff(graph.trajectories[k].departure, cam))
-                size = min(ROTATIONS, key=lambda z: (abs(abs(rel) - ROTATIONS[z]), str(z)))
-                actions.append(({"action": "D" if rel > 0 else "A", "size": size}, s))
-                yaw += ROTATIONS[size] if rel > 0 else -ROTATIONS[size]
-                yaw = float(angle_diff(yaw, 0.0))
-                continue
-        # move forward: to the goal frame on this trajectory, else to its end
-        target = t.last
-        for g in f.goal_on.get(t.id, ()):
-            if g >= s.frame:
-                target = g
-                break
-        remaining = target - s.frame
-        for n, name in sizes:
-            if n <= remaining or (target == t.last and target not in f.goal_on.get(t.id, ())):
-                step = min(n, remaining)
-                s = State(s.trajectory, s.frame + step)
-                actions.append(({"action": "W", "size": name}, s))
-                break
-        else:
-            raise TaskError("no forward size fits")
-    raise TaskError(f"the oracle plan from {state} exceeds {max_actions} actions")
-
-
-def plan_actions(
-    graph: PoseGraph,
-    state: State,
-    yaw: float,
-    goals: Sequence[State],
-    forward_frames: Sequence[int] = DEFAULT_FORWARD_FRAMES,
-    field_: Any = None,
-    max_actions: int = 500,
-) -> list[dict[str, Any]]:
-    """The oracle's structured actions from ``state`` to the goal (see :func:`plan_route`)."""
-    return [a for a, _ in plan_route(graph, state, yaw, goals, forward_frames, field_, max_actions)]
-
-
-def away_moves(graph: PoseGraph, field_: Any, start: State, states: Sequence[State]) -> int:
-    """The longest run of consecutive moves (state changes) in ``states`` that increase
-    the geodesic distance to the goal (:meth:`GoalDistances.geodesic`)."""
-    run = best = 0
-    prev, d = start, field_.geodesic(start)
-    for s in states:
-        if graph.position(s) == graph.position(prev):
-            prev = s
-            continue
-        nd = field_.geodesic(s)
-        run = run + 1 if nd > d + 1e-6 else 0
-        best = max(best, run)
-        prev, d = s, nd
-    return best
-
-
-def _frame_distances(graph: PoseGraph, field_: Any) -> np.ndarray:
-    """Travel distance to the goal from every frame (graph frame order)."""
-    out = np.empty(graph.n_frames)
-    base = 0
-    for t in graph.trajectories:
-        d = t.offsets[-1] - t.offsets + field_.junction[t.end]
-        goals = field_.goal_on.get(t.id, [])
-        for g in sorted(goals, reverse=True):
-            idx = np.arange(g + 1)
-            d[idx] = np.minimum(d[idx], t.offsets[g] - t.offsets[idx])
-        d[0] = min(d[0], field_.junction[t.start])
-        out[base : base + t.n_frames] = d
-        base += t.n_frames
-    return out
+from urban_gym.world.posegraph import DEFAULT_SPACING_M, State, load_posegraph
 
 
 def _band(value: float, bands: dict[str, tuple[float, float]]) -> str | None:
@@ -340,60 +70,10 @@ def _turn_word(deg: float) -> str:
     return "right" if deg > 0 else "left"
 
 
-def localization_grid(graph: PoseGraph, margin: float = 5.0) -> GridOverlay:
-    """The localization grid: 5x5 cells over the bounding box of the graph's frames grown
-    by ``margin`` metres (cells follow the area's shape: 200 x 335 m in Helsinki)."""
-    x0, y0, x1, y1 = graph.bounds
-    return GridOverlay((x0 - margin, y0 - margin, x1 + margin, y1 + margin), 5, 5)
-
-
-# ---------------------------------------------------------------------------- places
-@dataclass
-class Place:
-    """A named POI with a facade, placed on the pose graph: ``state`` is the frame nearest
-    to its sign; ``segment``/``side``/``offset`` place the sign along a street side
-    (``side`` as seen along trajectory ``ref``: ``"left"``/``"right"``)."""
-
-    poi: Any
-    state: State
-    distance: float
-    ref: int
-    side: str
-    offset: float
-
-
-def places(graph: PoseGraph, city: Any) -> list[Place]:
-    """Uniquely named, facade-anchored POIs within :data:`MAX_POI_OFFSET_M` of a frame."""
-    names = Counter(p.name.casefold() for p in city.pois)
-    out = []
-    lines = {}
-    for t in graph.trajectories:
-        if t.reverse is None or t.id < t.reverse:
-            lines[t.id] = LineString(t.xy)
-    for p in city.pois:
-        if p.building_id is None or names[p.name.casefold()] != 1:
-            continue
-        ax, ay = p.anchor
-        s = graph.nearest_state(ax, ay)
-        d = math.dist(graph.position(s), (ax, ay))
-        if d > MAX_POI_OFFSET_M:
-            continue
-        t = graph.trajectories[s.trajectory]
-        ref = t.id if t.id in lines else int(t.reverse)  # type: ignore[arg-type]
-        line = lines[ref]
-        off = float(line.project(Point(ax, ay)))
-        q = line.interpolate(off)
-        a, b = line.interpolate(max(0.0, off - 1.0)), line.interpolate(min(line.length, off + 1.0))
-        rel = float(angle_diff(bearing(ax - q.x, ay - q.y), bearing(b.x - a.x, b.y - a.y)))
-        out.append(Place(p, s, d, ref, "right" if rel > 0 else "left", off))
-    return out
-
-
 def _poi_kind(poi: Any) -> str:
     return str(poi.kind).replace("_", " ")
 
 
-# ---------------------------------------------------------------------------- generator
 class PoseGraphTaskGenerator:
     """Generates PoseGraph360 tasks for one city with ground truth from its data.
 
@@ -436,7 +116,7 @@ class PoseGraphTaskGenerator:
             raise TaskError(f"task type {task_type!r} is not one of {', '.join(TASK_TYPES)}")
         if n < 0:
             raise TaskError(f"number of tasks n={n!r} must be >= 0")
-        rng = np.random.default_rng([self.seed, TASK_TYPES.index(task_type)])
+        rng = np.random.default_rng([self.seed, list(TASK_TYPES).index(task_type)])
         if task_type == "landmark_image":
             out = [self._as_image(t) for t in self.generate("landmark_name", n)]
             self.rows[task_type] = dataclasses.replace(self.rows["landmark_name"], type=task_type)
@@ -1086,290 +766,3 @@ class PoseGraphTaskGenerator:
                 route_length=round(self.graph.distance_field(goals).distance(s), 1),
             ),
         )
-
-
-def relation_of(
-    x: Place, relation: str, by_side: dict[tuple[int, str], list[Place]], graph: PoseGraph
-) -> Place | None:
-    """The place in ``relation`` (``left``/``right``/``across``) to ``x`` from the facade
-    order along its street, or None when there is none or it is ambiguous.
-
-    Facing ``x`` from the street, *left*/*right* are its neighbours along the same side
-    (3-40 m away along the street, no other place within 2 m of either); *across* is the
-    place on the other side closest along the street (within 12 m, 4 m clearer than the
-    runner-up).
-    """
-    same = by_side.get((x.ref, x.side), [])
-    if any(p is not x and abs(p.offset - x.offset) < 2.0 for p in same):
-        return None
-    if relation == "across":
-        other = by_side.get((x.ref, "left" if x.side == "right" else "right"), [])
-        cand = sorted(other, key=lambda p: abs(p.offset - x.offset))
-        if not cand or abs(cand[0].offset - x.offset) > 12.0:
-            return None
-        if len(cand) > 1 and abs(cand[1].offset - x.offset) - abs(cand[0].offset - x.offset) < 4.0:
-            return None
-        return cand[0]
-    # walking along ref and turning to face a right-side place, your left hand points
-    # forwards along ref; facing a left-side place, it points backwards
-    forward = (relation == "left") == (x.side == "right")
-    cand = [p for p in same if (p.offset > x.offset if forward else p.offset < x.offset)]
-    cand.sort(key=lambda p: abs(p.offset - x.offset))
-    if not cand:
-        return None
-    n = cand[0]
-    gap = abs(n.offset - x.offset)
-    if not (3.0 <= gap <= 40.0):
-        return None
-    if any(p is not n and abs(p.offset - n.offset) < 2.0 for p in same):
-        return None
-    return n
-
-
-def count_objects(city: Any, kind: str, line: LineString, polygon: Polygon | None = None) -> int:
-    """Mapped objects of ``kind`` counted along a range: within
-    :data:`COUNT_CORRIDOR_M` of ``line`` with their foot strictly inside the line's ends
-    (for an open range), and inside ``polygon`` when given (a block: the ones on the
-    block's side of its streets)."""
-    n = 0
-    closed = polygon is not None
-    for o in city.objects:
-        if o.kind != kind:
-            continue
-        p = Point(o.position)
-        if line.distance(p) > COUNT_CORRIDOR_M:
-            continue
-        if closed:
-            if polygon.contains(p):
-                n += 1
-            continue
-        s = line.project(p)
-        if 0.0 < s < line.length:
-            n += 1
-    return n
-
-
-# ---------------------------------------------------------------------------- statistics
-def suite_statistics(tasks: Sequence[TaskSpec]) -> list[dict[str, Any]]:
-    """Per type and difficulty: task count and the means of route length (m), decision
-    points, instruction steps and counts (where they apply)."""
-    groups: dict[tuple[str, str], list[TaskSpec]] = defaultdict(list)
-    for t in tasks:
-        groups[(t.type, t.difficulty)].append(t)
-    rows = []
-    order = {k: i for i, k in enumerate(TASK_TYPES)}
-    for (tt, d), ts in sorted(
-        groups.items(),
-        key=lambda kv: (
-            order.get(kv[0][0], 99),
-            DIFFICULTY_LEVELS.index(kv[0][1]) if kv[0][1] in DIFFICULTY_LEVELS else 9,
-        ),
-    ):
-
-        def mean(key: str, ts=ts) -> float | None:
-            v = [t.meta[key] for t in ts if t.meta.get(key) is not None]
-            return float(np.mean(v)) if v else None
-
-        rows.append(
-            {
-                "type": tt,
-                "difficulty": d,
-                "n": len(ts),
-                "route_length_m": mean("route_length"),
-                "decision_points": mean("decision_points"),
-                "instruction_steps": mean("instruction_steps"),
-                "count": mean("count"),
-                "oracle_steps": mean("oracle_steps"),
-            }
-        )
-    return rows
-
-
-def format_statistics(rows: Sequence[dict[str, Any]]) -> str:
-    """:func:`suite_statistics` as a Markdown table."""
-
-    def f(v: float | None, nd: int = 1) -> str:
-        return "-" if v is None else f"{v:.{nd}f}"
-
-    out = [
-        "| type | difficulty | tasks | route m | decision points | instruction steps | count | oracle steps |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for r in rows:
-        out.append(
-            f"| {r['type']} | {r['difficulty']} | {r['n']} | {f(r['route_length_m'], 0)} | "
-            f"{f(r['decision_points'])} | {f(r['instruction_steps'])} | {f(r['count'])} | "
-            f"{f(r['oracle_steps'])} |"
-        )
-    return "\n".join(out)
-
-
-# ---------------------------------------------------------------------------- suites
-SUITE_DIR = Path(__file__).resolve().parent.parent / "data" / "suites"
-
-
-def suite_path(city: str) -> Path:
-    """Where the committed default suite of ``city`` lives
-    (``urban_gym/data/suites/posegraph360_<city>.jsonl``)."""
-    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", str(city)).strip("_")
-    return SUITE_DIR / f"posegraph360_{safe}.jsonl"
-
-
-def generate_suite(
-    city: str = "helsinki",
-    out: str | Path | None = None,
-    seed: int = 0,
-    per_type: int | None = None,
-) -> GeneratedSuite:
-    """Generate ``per_type`` (default 25) tasks of each type for ``city`` and write them as
-    JSONL to ``out`` (default :func:`suite_path`). Returns the path, the tasks, the
-    per-type report and, as notes, the per-difficulty statistics table. A type the city
-    cannot supply is reported, not fatal; a city that supports no type raises
-    :class:`~urban_gym.tasks.report.SuiteGenerationError`.
-    ``urban-gym generate-suite --family posegraph360 --city helsinki`` regenerates the
-    committed default suite."""
-    gen = PoseGraphTaskGenerator(city, seed=seed)
-    tasks = gen.suite(per_type=25 if per_type is None else int(per_type))
-    gen.report.check_any()
-    path = save_suite(out or suite_path(city), tasks)
-    return GeneratedSuite(path, tasks, gen.report, format_statistics(suite_statistics(tasks)))
-
-
-def write_suite(
-    city: str = "helsinki",
-    out: str | Path | None = None,
-    seed: int = 0,
-    per_type: int | None = None,
-) -> Path:
-    """:func:`generate_suite`, printing the per-difficulty statistics; returns the path."""
-    made = generate_suite(city, out, seed, per_type)
-    print(made.notes)
-    return made.path
-
-
-# ---------------------------------------------------------------------------- evaluation
-@dataclass
-class EpisodeOutcome:
-    """What an episode did, as the evaluator needs it.
-
-    ``answer`` is the ANSWER text (None when the episode ended otherwise); ``path`` the
-    visited positions (m), ``reference_path`` the shortest route's positions (m);
-    ``departures`` the ``(before, after)`` remaining route distances (m) of every move
-    out of a junction."""
-
-    answer: str | None
-    position: tuple[float, float]
-    path: list[tuple[float, float]] = field(default_factory=list)
-    reference_path: list[tuple[float, float]] = field(default_factory=list)
-    shortest_length: float = 0.0
-    departures: list[tuple[float, float]] = field(default_factory=list)
-    steps: int = 0
-    invalid_actions: int = 0
-
-
-def evaluate(
-    task: TaskSpec,
-    outcome: EpisodeOutcome,
-    judge: Callable[[str, Sequence[str]], bool] | None = None,
-) -> dict[str, float]:
-    """The task's scores (:mod:`urban_gym.tasks.metrics`). An episode scores only when
-    it ended with ANSWER. ``score`` is the headline number (MRA for counts, success
-    otherwise); ``judge`` is the fuzzy-match judge for names (default: normalised names
-    plus aliases)."""
-    answered = outcome.answer is not None
-    m: dict[str, float] = {
-        "answered": float(answered),
-        "steps": float(outcome.steps),
-        "invalid_actions": float(outcome.invalid_actions),
-        "path_length": metrics.path_length(outcome.path),
-    }
-    tt = task.type
-    if tt in NAVIGATION_TYPES:
-        goal = (float(task.goal["x"]), float(task.goal["y"]))
-        radius = float(task.goal.get("radius", GOAL_RADIUS_M))
-        within = metrics.coordinate_match(outcome.position, goal, radius)
-        ok = metrics.success(answered and within)
-        m.update(
-            success=ok,
-            coordinate_match=float(answered and within),
-            distance_to_goal=math.dist(outcome.position, goal),
-            spl=metrics.spl(ok, outcome.shortest_length, m["path_length"]),
-            decision_accuracy=metrics.decision_accuracy(
-                [b for b, _ in outcome.departures], [a for _, a in outcome.departures]
-            ),
-        )
-        if tt == "vln" and outcome.reference_path and outcome.path:
-            m["ndtw"] = metrics.ndtw(outcome.path, outcome.reference_path, radius)
-            m["sdtw"] = metrics.sdtw(ok, outcome.path, outcome.reference_path, radius)
-        m["score"] = ok
-        return m
-    if tt == "localization":
-        ok = float(answered and metrics.exact_match(_grid_label(outcome.answer), task.answer))
-        m.update(exact_match=ok, success=ok, score=ok)
-        return m
-    if tt == "object_count":
-        truth = float(task.answer)
-        mra = metrics.mean_relative_accuracy(outcome.answer, truth) if answered else 0.0
-        ok = float(answered and metrics.exact_match(outcome.answer, truth))
-        m.update(mra=mra, exact_match=ok, success=ok, score=mra)
-        return m
-    if tt == "relational":
-        aliases = task.goal.get("aliases", [])
-        ok = float(answered and metrics.fuzzy_match(outcome.answer, task.answer, aliases, judge))
-        m.update(fuzzy_match=ok, success=ok, score=ok)
-        return m
-    raise TaskError(f"task {task.id!r}: unknown posegraph360 task type {tt!r}")
-
-
-def _grid_label(answer: str | None) -> str | None:
-    if answer is None:
-        return None
-    parsed = GridOverlay((0.0, 0.0, 1.0, 1.0), 5, 5).parse(answer)
-    return GridOverlay.label(*parsed) if parsed else answer
-
-
-def check_task(task: TaskSpec) -> TaskSpec:
-    """``task`` if it is a well-formed PoseGraph360 task, else :class:`TaskError`
-    naming what is wrong."""
-    if task.family != FAMILY:
-        raise TaskError(f"task {task.id!r}: family={task.family!r}, expected {FAMILY!r}")
-    if task.type not in TASK_TYPES:
-        raise TaskError(
-            f"task {task.id!r}: type={task.type!r} is not one of {', '.join(TASK_TYPES)}"
-        )
-    for k in ("x", "y"):
-        if not isinstance(task.start.get(k), (int, float)):
-            raise TaskError(f"task {task.id!r}: start.{k} must be a number, got {task.start!r}")
-    if task.type in NAVIGATION_TYPES:
-        for k in ("x", "y", "radius"):
-            if not isinstance(task.goal.get(k), (int, float)):
-                raise TaskError(f"task {task.id!r}: goal.{k} must be a number, got {task.goal!r}")
-    elif task.answer is None:
-        raise TaskError(f"task {task.id!r}: a {task.type} task needs an answer")
-    return task
-
-
-__all__ = [
-    "COUNT_KINDS",
-    "DEFAULT_FORWARD_FRAMES",
-    "FAMILY",
-    "NAVIGATION_TYPES",
-    "QUESTION_TYPES",
-    "TASK_TYPES",
-    "THRESHOLDS",
-    "EpisodeOutcome",
-    "PoseGraphTaskGenerator",
-    "RouteInfo",
-    "check_task",
-    "count_objects",
-    "evaluate",
-    "generate_suite",
-    "goal_states",
-    "graph_for",
-    "plan_actions",
-    "route_info",
-    "start_state",
-    "suite_path",
-    "suite_statistics",
-    "write_suite",
-]

@@ -1,0 +1,137 @@
+"""The actions of PoseGraph360: the structured action set of the language-model face and
+the fixed part of the discrete action table of the RL face (the answer heads follow it)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from urban_gym.envs.actions import ActionSet, ActionSpec, Param
+
+#: Number of answer heads (``ANSWER_0`` .. ``ANSWER_24``): the most options of any task.
+N_ANSWER_HEADS = 25
+BRANCH_ACTIONS = ("LEFT", "UP", "RIGHT")
+_SIZES = ("SMALL", "MEDIUM", "LARGE")
+
+
+def make_action_set() -> ActionSet:
+    """The structured actions of PoseGraph360 (the language-model face)."""
+    size = Param(
+        "size",
+        "enum",
+        "how far",
+        choices=_SIZES,
+        required=False,
+        default=None,
+        value_synonyms={
+            "S": "SMALL",
+            "M": "MEDIUM",
+            "L": "LARGE",
+            "SHORT": "SMALL",
+            "LONG": "LARGE",
+            "BIG": "LARGE",
+        },
+        key_synonyms=("amount", "magnitude", "distance", "angle"),
+    )
+    wsize = Param(
+        "size",
+        "enum",
+        "SMALL 1 frame, MEDIUM 3 frames, LARGE 5 frames forward",
+        choices=_SIZES,
+        required=False,
+        default="SMALL",
+        value_synonyms=size.value_synonyms,
+        key_synonyms=size.key_synonyms,
+    )
+    rsize = Param(
+        "size",
+        "enum",
+        "SMALL 30°, MEDIUM 60°, LARGE 90° (24° when omitted)",
+        choices=_SIZES,
+        required=False,
+        default=None,
+        value_synonyms=size.value_synonyms,
+        key_synonyms=size.key_synonyms,
+    )
+    text = Param(
+        "text",
+        "str",
+        "your answer (for navigation tasks: anything, e.g. 'arrived')",
+        key_synonyms=("answer", "value", "content", "response", "result"),
+    )
+    return ActionSet(
+        [
+            ActionSpec(
+                "W",
+                "move forward along the street (video plays forward)",
+                (wsize,),
+                ("forward", "move_forward", "go_forward", "walk"),
+            ),
+            ActionSpec(
+                "A",
+                "rotate the camera left",
+                (rsize,),
+                ("look_left", "rotate_left", "turn_camera_left", "pan_left"),
+            ),
+            ActionSpec(
+                "D",
+                "rotate the camera right",
+                (rsize,),
+                ("look_right", "rotate_right", "turn_camera_right", "pan_right"),
+            ),
+            ActionSpec("Q", "tilt the camera up (15°)", (), ("look_up", "tilt_up")),
+            ActionSpec("E", "tilt the camera down (15°)", (), ("look_down", "tilt_down")),
+            ActionSpec(
+                "S",
+                "reset the view to the direction of travel",
+                (),
+                ("reset_view", "look_forward", "recenter"),
+            ),
+            ActionSpec(
+                "LEFT",
+                "at a junction: take the branch marked LEFT",
+                (),
+                ("branch_left", "turn_left", "go_left"),
+            ),
+            ActionSpec(
+                "UP",
+                "at a junction: take the branch marked UP (ahead)",
+                (),
+                ("branch_up", "straight", "go_straight", "ahead", "branch_straight"),
+            ),
+            ActionSpec(
+                "RIGHT",
+                "at a junction: take the branch marked RIGHT",
+                (),
+                ("branch_right", "turn_right", "go_right"),
+            ),
+            ActionSpec(
+                "ANSWER",
+                "end the episode with your answer",
+                (text,),
+                ("submit", "final_answer", "stop", "done"),
+            ),
+        ]
+    )
+
+
+#: The fixed part of the discrete action table (index -> structured action).
+MOVE_TABLE: tuple[dict[str, Any], ...] = (
+    {"action": "W", "size": "SMALL"},
+    {"action": "W", "size": "MEDIUM"},
+    {"action": "W", "size": "LARGE"},
+    {"action": "A", "size": None},
+    {"action": "A", "size": "SMALL"},
+    {"action": "A", "size": "MEDIUM"},
+    {"action": "A", "size": "LARGE"},
+    {"action": "D", "size": None},
+    {"action": "D", "size": "SMALL"},
+    {"action": "D", "size": "MEDIUM"},
+    {"action": "D", "size": "LARGE"},
+    {"action": "Q"},
+    {"action": "E"},
+    {"action": "S"},
+    {"action": "LEFT"},
+    {"action": "UP"},
+    {"action": "RIGHT"},
+)
+ANSWER_BASE = len(MOVE_TABLE)

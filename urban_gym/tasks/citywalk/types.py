@@ -1,0 +1,181 @@
+"""The CityWalk type table (the five-level ladder) and the constants and small helpers
+its generators, evaluator and environment share (metres, seconds, degrees)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from urban_gym.tasks.spec import TaskType
+
+FAMILY = "citywalk"
+GENERATOR_VERSION = "citywalk/1"
+#: The committed default suite; regenerate with ``urban-gym generate-suite --family citywalk``.
+DEFAULT_SUITE_PATH = (
+    Path(__file__).resolve().parent.parent.parent / "data" / "suites" / "citywalk_helsinki.jsonl"
+)
+#: The committed suites: name -> path.
+DEFAULT_SUITES: dict[str, Path] = {"helsinki": DEFAULT_SUITE_PATH}
+SUCCESS_RADIUS = 15.0  # m
+DEFAULT_MAX_STEPS = 150
+OPTION_LETTERS = ("A", "B", "C", "D")
+
+
+#: The ladder (see the package docstring): code -> type, with its level and kind.
+TASK_TYPES: dict[str, TaskType] = {
+    t.name: t
+    for t in (
+        TaskType("VR", "question", "visual recognition", "l1"),
+        TaskType("OU", "question", "orientation understanding", "l1"),
+        TaskType("AEQ", "question", "active exploration question", "l1"),
+        TaskType("SGN", "navigation", "short-range goal navigation", "l2"),
+        TaskType("LGN", "navigation", "long-range goal navigation", "l2"),
+        TaskType("IN", "navigation", "instruction navigation", "l2"),
+        TaskType("CN", "navigation", "constrained navigation", "l2"),
+        TaskType("PTS", "navigation", "place-type search", "l3"),
+        TaskType("III", "navigation", "implicit intent interpretation", "l3"),
+        TaskType("TWS", "multi_stop", "time-window schedule", "l4"),
+        TaskType("MSP", "multi_stop", "multi-stop planning", "l4"),
+        TaskType("DCR", "navigation", "dynamic closure replanning", "l5"),
+        TaskType("NP", "navigation", "navigation among pedestrians", "l5"),
+    )
+}
+
+#: Types that get time-of-day / weather variants on level L5.
+VARIANT_TYPES: tuple[str, ...] = ("VR", "OU", "AEQ", "SGN")
+
+#: ``(time_of_day, weather)`` of the condition variants.
+VARIANT_CONDITIONS: tuple[tuple[str, str], ...] = (
+    ("dusk", "clear"),
+    ("night", "clear"),
+    ("day", "fog"),
+    ("day", "rain"),
+    ("night", "rain"),
+    ("dusk", "fog"),
+)
+
+#: Implicit intents (III): what a person says -> the POI kinds (OSM values) that serve it.
+INTENT_CATEGORIES: dict[str, tuple[str, ...]] = {
+    "My eyes need checking and I think I need new glasses.": ("optician",),
+    "I have a terrible toothache.": ("dentist",),
+    "I need to withdraw some cash.": ("atm", "bank"),
+    "I have a headache and need to buy painkillers.": ("pharmacy",),
+    "My hair is far too long.": ("hairdresser",),
+    "I want a coffee and a cinnamon bun.": ("cafe", "bakery"),
+    "I need to buy groceries for dinner.": ("supermarket", "convenience"),
+    "I want to buy a novel to read on the train.": ("books",),
+    "I need a place to sleep tonight.": ("hotel", "hostel"),
+    "I would like a beer with friends.": ("pub", "bar"),
+    "I want to send a parcel to my family.": ("post_office",),
+    "I want to buy a bouquet for a friend's birthday.": ("florist",),
+    "My shoes fell apart; I need a new pair.": ("shoes",),
+    "I need to exchange euros for another currency.": ("bureau_de_change",),
+    "I want to see a film tonight.": ("cinema",),
+    "I want to borrow a book for free.": ("library",),
+    "I want to look at some paintings.": ("gallery", "museum", "arts_centre"),
+    "I need a screwdriver and some nails.": ("hardware", "doityourself"),
+    "My phone screen is cracked; I need a new phone.": ("mobile_phone", "electronics"),
+    "I am hungry and want a quick burger.": ("fast_food",),
+    "I want to buy a bottle of wine.": ("alcohol", "wine"),
+    "I feel unwell and need to see a doctor.": ("doctors", "clinic"),
+}
+
+#: POI kinds never used as goals or options (no useful sign, or not a place to go to).
+EXCLUDED_KINDS = frozenset(
+    {
+        "yes",
+        "artwork",
+        "information",
+        "parking",
+        "bicycle_parking",
+        "bench",
+        "vending_machine",
+        "toilets",
+        "waste_basket",
+        "memorial",
+        "bicycle_rental",
+        "charging_station",
+        "parking_entrance",
+    }
+)
+
+KIND_NAMES: dict[str, str] = {
+    "fast_food": "fast-food restaurant",
+    "atm": "ATM",
+    "bureau_de_change": "currency exchange",
+    "books": "bookshop",
+    "clothes": "clothes shop",
+    "shoes": "shoe shop",
+    "jewelry": "jewellery shop",
+    "convenience": "convenience store",
+    "mobile_phone": "mobile phone shop",
+    "alcohol": "liquor store",
+    "gift": "gift shop",
+    "toys": "toy shop",
+    "art": "art shop",
+    "furniture": "furniture shop",
+    "hardware": "hardware store",
+    "company": "company office",
+    "supermarket": "supermarket",
+    "beauty": "beauty salon",
+    "ngo": "NGO office",
+    "travel_agency": "travel agency",
+    "sports": "sports shop",
+    "interior_decoration": "interior decoration shop",
+    "doctors": "doctor's surgery",
+    "post_office": "post office",
+    "place_of_worship": "place of worship",
+    "sports_centre": "sports centre",
+    "fitness_centre": "gym",
+    "cosmetics": "cosmetics shop",
+    "outdoor": "outdoor shop",
+    "deli": "delicatessen",
+    "tea": "tea shop",
+    "electronics": "electronics shop",
+    "bicycle": "bicycle shop",
+    "variety_store": "variety store",
+    "confectionery": "sweet shop",
+}
+
+#: Start clock (seconds of day) ranges by time of day.
+CLOCK_RANGES: dict[str, tuple[int, int]] = {
+    "day": (9 * 3600, 15 * 3600),
+    "dusk": (18 * 3600 + 1800, 19 * 3600 + 1800),
+    "night": (22 * 3600, 23 * 3600 + 1800),
+}
+
+OU_OPTIONS = ("ahead of you", "to your right", "behind you", "to your left")
+
+
+def kind_name(kind: str) -> str:
+    """Readable name of a POI kind (``fast_food`` -> ``fast-food restaurant``)."""
+    return KIND_NAMES.get(kind, kind.replace("_", " "))
+
+
+def compass_name(b: float) -> str:
+    """Eight-point compass name of a bearing (degrees)."""
+    names = (
+        "north",
+        "north-east",
+        "east",
+        "south-east",
+        "south",
+        "south-west",
+        "west",
+        "north-west",
+    )
+    return names[int(math.floor((b % 360.0) / 45.0 + 0.5)) % 8]
+
+
+def _bearing(dx: float, dy: float) -> float:
+    return math.degrees(math.atan2(dx, dy)) % 360.0
+
+
+def _adiff(a: float, b: float) -> float:
+    d = (a - b + 180.0) % 360.0 - 180.0
+    return 180.0 if d == -180.0 else d
+
+
+def format_hhmm(seconds_of_day: float) -> str:
+    s = int(math.floor(seconds_of_day)) % 86400
+    return f"{s // 3600:02d}:{s // 60 % 60:02d}"

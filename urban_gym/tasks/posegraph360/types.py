@@ -1,0 +1,73 @@
+"""The PoseGraph360 type table and the constants its generators and evaluator share
+(lengths in metres, angles in degrees)."""
+
+from __future__ import annotations
+
+from urban_gym.tasks.spec import TaskType
+
+FAMILY = "posegraph360"
+#: The type table (see the package docstring); generators draw their random numbers
+#: seeded by a type's position in it, so new types go at the end.
+TASK_TYPES: dict[str, TaskType] = {
+    t.name: t
+    for t in (
+        TaskType("localization", "question", "answer the 5x5 grid cell of the start"),
+        TaskType("landmark_name", "navigation", "go to a named place and answer there"),
+        TaskType("landmark_image", "navigation", "go to the place shown in a photo"),
+        TaskType("map_navigation", "navigation", "go to the red marker of a reference map"),
+        TaskType("vln", "navigation", "follow numbered directions to a place"),
+        TaskType("object_count", "question", "count mapped objects of one kind in a range"),
+        TaskType("relational", "question", "name the place left/right of/across from X"),
+    )
+}
+NAVIGATION_TYPES = frozenset(n for n, t in TASK_TYPES.items() if t.kind == "navigation")
+QUESTION_TYPES = frozenset(n for n, t in TASK_TYPES.items() if t.kind == "question")
+DIFFICULTY_LEVELS = ("easy", "medium", "hard")
+
+#: Difficulty bands ``[low, high)`` by task type (see the module docstring).
+THRESHOLDS: dict[str, dict[str, tuple[float, float]]] = {
+    "localization": {"easy": (0.5, 1.01), "medium": (0.2, 0.5), "hard": (0.0, 0.2)},
+    "landmark": {"easy": (15.0, 80.0), "medium": (80.0, 150.0), "hard": (150.0, 250.0)},
+    "map_navigation": {"easy": (60.0, 180.0), "medium": (180.0, 300.0), "hard": (300.0, 450.0)},
+    "vln": {"easy": (2, 4), "medium": (4, 6), "hard": (6, 9)},
+    "object_count": {"easy": (0, 4), "medium": (4, 9), "hard": (9, 25)},
+    "relational": {"easy": (0.0, 15.0), "medium": (15.0, 80.0), "hard": (80.0, 200.0)},
+}
+
+#: A landmark's sign has no other POI sign within this distance (metres).
+LANDMARK_ISOLATION_M = 6.0
+#: Horizontal field of view (degrees) of a landmark's reference photo.
+LANDMARK_FOV = 45.0
+#: Goal radius in metres (coordinate match).
+GOAL_RADIUS_M = 10.0
+MAP_GOAL_RADIUS_M = 20.0
+#: Objects count when within this many metres of the range's centreline.
+COUNT_CORRIDOR_M = 15.0
+#: Share of candidate ranges with a zero count that are kept (they are common).
+ZERO_COUNT_SHARE = 0.15
+#: Count answers are chosen among "0".."MAX_COUNT".
+MAX_COUNT = 24
+#: A place's sign must be within this distance (m) of its goal frame.
+MAX_POI_OFFSET_M = 20.0
+#: The default step limit of the environment (the generator checks feasibility with it).
+DEFAULT_STEP_LIMIT = 50
+#: The default number of consecutive moves away from the goal that end an episode.
+AWAY_LIMIT = 5
+#: A task type gives up after this many failed attempts in a row (the city lacks what it needs).
+STALL_ATTEMPTS = 2000
+#: Frames moved by W SMALL / MEDIUM / LARGE.
+DEFAULT_FORWARD_FRAMES: tuple[int, int, int] = (1, 3, 5)
+#: Camera rotation of A/D by size (degrees); ``None`` is the default rotation.
+ROTATIONS: dict[str | None, float] = {None: 24.0, "SMALL": 30.0, "MEDIUM": 60.0, "LARGE": 90.0}
+
+COUNT_KINDS: dict[str, str] = {
+    "tree": "trees",
+    "street_lamp": "street lamps",
+    "bench": "benches",
+    "bus_stop": "bus stops",
+    "waste_basket": "waste baskets",
+    "bicycle_parking": "bicycle stands",
+    "vending_machine": "vending machines",
+    "traffic_signals": "traffic lights",
+    "crossing": "crosswalks",
+}
