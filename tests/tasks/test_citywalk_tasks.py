@@ -22,8 +22,8 @@ from urban_gym.tasks.citywalk import (
     suite_statistics,
     validate_task,
 )
-from urban_gym.tasks.citywalk_routes import Router, polyline_length
 from urban_gym.tasks.spec import TaskError, TaskSpec, load_suite
+from urban_gym.world.routing import Router, polyline_length
 
 TINY = "procedural:seed=3,blocks=2x2"
 SMALL = "procedural:seed=7,blocks=4x4"

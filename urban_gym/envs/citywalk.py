@@ -34,7 +34,6 @@ from urban_gym.envs.citywalk_dynamics import (
     MoveResult,
     SimClock,
     WalkerState,
-    WalkGeometry,
     count_crossings,
     format_clock,
     simulate_move,
@@ -53,11 +52,12 @@ from urban_gym.tasks.citywalk import (
     score_episode,
     validate_task,
 )
-from urban_gym.tasks.citywalk_routes import DistanceField, Router
 from urban_gym.tasks.metrics import normalize_text
 from urban_gym.tasks.spec import TaskError, TaskSpec, load_suite
 from urban_gym.world import load_city
 from urban_gym.world.city import City
+from urban_gym.world.routing import DistanceField, Router
+from urban_gym.world.walkable import WalkGeometry
 
 #: The committed default suite (Helsinki); regenerate with ``urban-gym generate-suite``.
 DEFAULT_SUITE = DEFAULT_SUITE_PATH

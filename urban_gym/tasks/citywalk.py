@@ -58,10 +58,10 @@ import shapely
 from shapely.geometry import LineString, Point
 
 from urban_gym.tasks import metrics as M
-from urban_gym.tasks.citywalk_routes import Located, Router, polyline_length
 from urban_gym.tasks.report import GeneratedSuite, GenerationReport, Misses, TypeReport
 from urban_gym.tasks.spec import TaskError, TaskSpec, save_suite
 from urban_gym.world.city import POI, City
+from urban_gym.world.routing import Located, Router, polyline_length
 
 GENERATOR_VERSION = "citywalk/1"
 #: The committed default suite; regenerate with ``urban-gym generate-suite --family citywalk``.
