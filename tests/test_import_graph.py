@@ -115,10 +115,15 @@ def test_find_cycles_sees_function_level_and_from_imports(tmp_path: Path) -> Non
     ``a`` inside a function (a cycle); ``c`` imports ``d`` one way only (none)."""
     graph = {"p.a": {"p.b"}, "p.b": {"p.a"}, "p.c": {"p.d"}, "p.d": set()}
     assert find_cycles(graph) == [["p.a", "p.b"]]
-    # and the AST reader finds the function-level import of a real module
+    # the AST reader: load_posegraph imports the loader inside its function body
     modules = all_modules()
+    graph = imported_modules(modules["urban_gym.world.posegraph.graph"], modules)
+    assert "urban_gym.world.loader" in graph, graph
     city = imported_modules(modules["urban_gym.world.city"], modules)
     assert "urban_gym.world.bundle" in city, city  # City.save/load delegate to bundle
+    assert "urban_gym.world.city" not in imported_modules(
+        modules["urban_gym.world.bundle"], modules
+    )
     loader = imported_modules(modules["urban_gym.world.loader"], modules)
     assert {"urban_gym.world.city", "urban_gym.world.osm"} <= loader
 
