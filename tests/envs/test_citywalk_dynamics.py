@@ -11,14 +11,12 @@ from shapely.geometry import LineString, box
 
 from urban_gym.envs.citywalk_dynamics import (
     CONTACT_DISTANCE,
-    WALKER_RADIUS,
     Closure,
     Crowd,
     MoveResult,
     Pedestrian,
     SimClock,
     WalkerState,
-    WalkGeometry,
     count_crossings,
     format_clock,
     segment_crosses,
@@ -27,6 +25,7 @@ from urban_gym.envs.citywalk_dynamics import (
 )
 from urban_gym.world.city import Building, City
 from urban_gym.world.geo import GeoFrame
+from urban_gym.world.walkable import WALKER_RADIUS, WalkGeometry
 
 
 def _edge(g: nx.Graph, u: int, v: int, width: float = 3.0, covered: bool = False) -> None:

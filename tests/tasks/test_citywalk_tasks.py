@@ -22,9 +22,9 @@ from urban_gym.tasks.citywalk import (
     route_legs,
     suite_statistics,
 )
-from urban_gym.tasks.citywalk_routes import Router, polyline_length
 from urban_gym.tasks.spec import TaskError, TaskSpec
 from urban_gym.tasks.suite import load_suite
+from urban_gym.world.routing import Router, polyline_length
 
 TINY = "procedural:seed=3,blocks=2x2"
 SMALL = "procedural:seed=7,blocks=4x4"

@@ -8,7 +8,7 @@ import pytest
 
 from urban_gym.errors import CityLoadError
 from urban_gym.world import import_osm, load_city
-from urban_gym.world.osm import building_height, parse_length, walk_kind
+from urban_gym.world.osm_tags import building_height, parse_length, walk_kind
 
 from .osm_fixture import FRAME, town
 

@@ -35,7 +35,6 @@ from urban_gym.envs.citywalk_dynamics import (
     MoveResult,
     SimClock,
     WalkerState,
-    WalkGeometry,
     count_crossings,
     distance_field,
     format_clock,
@@ -53,11 +52,12 @@ from urban_gym.tasks.citywalk import (
     EpisodeOutcome,
     format_hhmm,
 )
-from urban_gym.tasks.citywalk_routes import DistanceField, Router
 from urban_gym.tasks.metrics import normalize_text
 from urban_gym.tasks.spec import TaskError, TaskSpec
 from urban_gym.world import load_city
 from urban_gym.world.city import City
+from urban_gym.world.routing import DistanceField, Router
+from urban_gym.world.walkable import WalkGeometry
 
 MAP_MPP_DEFAULT = 2.0  # metres per pixel when the map opens
 MAP_MPP_RANGE = (0.25, 32.0)

@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 import shapely
 
-from urban_gym.world.city import POI, Building
+from urban_gym.world.features import POI, Building
 from urban_gym.world.geo import bearing
 
 MAX_BUILDING_DISTANCE_M = 12.0

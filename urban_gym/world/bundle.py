@@ -14,19 +14,26 @@ Coordinates are in the city's *local metric frame* (x east, y north, metres from
 origin in ``city.json``), not longitude/latitude: this keeps the round trip exact
 (JSON writes Python floats losslessly). Each FeatureCollection names this in its
 ``urban_gym:crs`` member; :meth:`GeoFrame.to_latlon` converts to WGS84.
+
+This module knows the features (:mod:`urban_gym.world.features`) but not the
+:class:`~urban_gym.world.city.City` class: :func:`save_bundle` writes anything shaped like
+a city (:class:`CityData`) and :func:`read_bundle` returns the parts that
+:meth:`City.load <urban_gym.world.city.City.load>` assembles, so ``city`` -> ``bundle``
+is the only direction of import.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import networkx as nx
 from shapely.geometry import LineString, Point, mapping, shape
 
 from urban_gym.errors import BundleError
-from urban_gym.world.city import POI, Area, Building, City, StreetObject
+from urban_gym.world.features import POI, Area, Building, StreetObject
 from urban_gym.world.geo import GeoFrame
 
 BUNDLE_FORMAT = "urban_gym.city_bundle"
@@ -39,6 +46,33 @@ _FILES = (
     "areas.geojson",
     "network.geojson",
 )
+
+
+class CityData(Protocol):
+    """What a bundle stores of a city (a :class:`~urban_gym.world.city.City` has it all)."""
+
+    name: str
+    frame: GeoFrame
+    buildings: list[Building]
+    pois: list[POI]
+    objects: list[StreetObject]
+    areas: list[Area]
+    network: nx.Graph
+    meta: dict[str, Any]
+
+
+@dataclass
+class CityParts:
+    """The contents of a bundle, in :class:`~urban_gym.world.city.City`'s constructor order."""
+
+    name: str
+    frame: GeoFrame
+    buildings: list[Building]
+    pois: list[POI]
+    objects: list[StreetObject]
+    areas: list[Area]
+    network: nx.Graph
+    meta: dict[str, Any] = field(default_factory=dict)
 
 
 def _fc(features: list[dict[str, Any]]) -> dict[str, Any]:
@@ -57,7 +91,7 @@ def _tuple2(v) -> tuple[float, float]:
     return (float(v[0]), float(v[1]))
 
 
-def save_bundle(city: City, directory: str | Path) -> Path:
+def save_bundle(city: CityData, directory: str | Path) -> Path:
     """Write ``city`` into ``directory`` (created if missing); returns the directory."""
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
@@ -160,8 +194,10 @@ def _features(path: Path) -> list[dict[str, Any]]:
     return fc["features"]
 
 
-def load_bundle(directory: str | Path) -> City:
-    """Read a bundle written by :func:`save_bundle`."""
+def read_bundle(directory: str | Path) -> CityParts:
+    """Read a bundle written by :func:`save_bundle` into its parts
+    (:class:`~urban_gym.errors.BundleError` naming the file when one is missing or
+    malformed)."""
     d = Path(directory)
     if not d.is_dir():
         raise BundleError(f"{d}: not a bundle directory")
@@ -247,4 +283,4 @@ def load_bundle(directory: str | Path) -> City:
         raise
     except (KeyError, TypeError, ValueError, IndexError) as exc:
         raise BundleError(f"{d}: malformed bundle data ({type(exc).__name__}: {exc})") from exc
-    return City(head["name"], frame, buildings, pois, objects, areas, g, head.get("meta", {}))
+    return CityParts(head["name"], frame, buildings, pois, objects, areas, g, head.get("meta", {}))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -21,9 +21,25 @@ from typing import Any
 import networkx as nx
 import numpy as np
 import shapely
-from shapely.geometry import LineString, Point, Polygon
+from shapely.geometry import LineString, Point
 
+from urban_gym.world.bundle import read_bundle, save_bundle
+from urban_gym.world.features import POI, Area, Building, StreetObject
 from urban_gym.world.geo import GeoFrame
+
+__all__ = [
+    "DEFAULT_BUILDING_HEIGHT_M",
+    "DEFAULT_HEIGHT_BY_TYPE_M",
+    "OBJECT_KINDS",
+    "POI",
+    "POI_KEYS",
+    "STOREY_HEIGHT_M",
+    "Area",
+    "Building",
+    "City",
+    "StreetObject",
+    "WalkablePoint",
+]
 
 #: Storey height in metres used when a building has ``building:levels`` but no ``height``.
 STOREY_HEIGHT_M = 3.2
@@ -97,84 +113,6 @@ OBJECT_KINDS: dict[tuple[str, str], str] = {
 
 #: Keys that make a named feature a POI, in priority order (the first present is the category).
 POI_KEYS: tuple[str, ...] = ("shop", "amenity", "tourism", "leisure", "office")
-
-
-@dataclass
-class Building:
-    """A building footprint extruded to ``height`` metres.
-
-    ``id`` is the index in :attr:`City.buildings`; ``osm_id`` is ``"w<id>"``/``"r<id>"``
-    for OSM features or ``"p<n>"`` for procedural ones. ``kind`` is the ``building=*`` value.
-    ``height_source`` says where the height came from: ``"height"``, ``"levels"`` or
-    ``"default"``.
-    """
-
-    id: int
-    osm_id: str
-    polygon: Polygon
-    height: float
-    kind: str = "yes"
-    levels: int | None = None
-    height_source: str = "default"
-    name: str | None = None
-    tags: dict[str, str] = field(default_factory=dict)
-
-
-@dataclass
-class POI:
-    """A named place (shop, amenity, tourism, leisure or office feature).
-
-    ``position`` is where OSM puts it. If it belongs to a building, ``building_id`` is set
-    and the POI is anchored to one *facade*: the footprint edge ``facade`` (two points,
-    metres, in footprint-ring order) whose outward normal points along bearing ``facing``
-    (degrees). ``anchor`` is the point on that facade where its sign hangs, and ``front``
-    is the nearest walkable point in front of it (where "go to <name>" ends). POIs without
-    a building have ``facade`` None, ``anchor`` equal to ``position`` and ``facing``
-    pointing from the anchor towards ``front``. A viewer at ``front`` sees the sign by
-    looking along ``facing + 180``.
-    """
-
-    id: int
-    osm_id: str
-    name: str
-    category: str
-    kind: str
-    position: tuple[float, float]
-    aliases: tuple[str, ...] = ()
-    tags: dict[str, str] = field(default_factory=dict)
-    building_id: int | None = None
-    facade: tuple[tuple[float, float], tuple[float, float]] | None = None
-    anchor: tuple[float, float] = (0.0, 0.0)
-    facing: float = 0.0
-    front: tuple[float, float] = (0.0, 0.0)
-
-    @property
-    def names(self) -> tuple[str, ...]:
-        """The name followed by every alias."""
-        return (self.name, *self.aliases)
-
-
-@dataclass
-class StreetObject:
-    """A mapped street object (tree, street lamp, bench, ...) at ``position`` (metres)."""
-
-    id: int
-    osm_id: str
-    kind: str
-    position: tuple[float, float]
-    tags: dict[str, str] = field(default_factory=dict)
-
-
-@dataclass
-class Area:
-    """A map area: ``kind`` is ``"water"`` or ``"green"``."""
-
-    id: int
-    osm_id: str
-    kind: str
-    polygon: Polygon
-    name: str | None = None
-    tags: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -463,17 +401,15 @@ class City:
 
     # ------------------------------------------------------------------ bundles
     def save(self, directory: str | Path) -> Path:
-        """Write this city as a bundle (GeoJSON + JSON) into ``directory``."""
-        from urban_gym.world.bundle import save_bundle
-
+        """Write this city as a bundle (GeoJSON + JSON) into ``directory``; returns it."""
         return save_bundle(self, directory)
 
     @classmethod
     def load(cls, directory: str | Path) -> City:
-        """Read a bundle written by :meth:`save`."""
-        from urban_gym.world.bundle import load_bundle
-
-        return load_bundle(directory)
+        """Read a bundle written by :meth:`save` (:class:`~urban_gym.errors.BundleError`
+        naming the file when it is missing or malformed)."""
+        p = read_bundle(directory)
+        return cls(p.name, p.frame, p.buildings, p.pois, p.objects, p.areas, p.network, p.meta)
 
 
 _CACHED = {

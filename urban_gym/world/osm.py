@@ -10,12 +10,16 @@ One streaming pass with node locations and area assembly collects
 
 * buildings (closed ways and multipolygon relations tagged ``building=*``; building parts
   are ignored), split into their polygon parts;
-* the walkable network (see :data:`WALKABLE_HIGHWAYS` and :func:`walk_kind`), split at
-  shared nodes; a way whose nodes fall outside the extract is cut into its complete runs;
+* the walkable network (see :data:`~urban_gym.world.osm_tags.WALKABLE_HIGHWAYS` and
+  :func:`~urban_gym.world.osm_tags.walk_kind`), split at shared nodes; a way whose nodes
+  fall outside the extract is cut into its complete runs;
 * POIs: every named feature with a ``shop``, ``amenity``, ``tourism``, ``leisure`` or
   ``office`` key, node or area;
 * street objects from node tags (:data:`urban_gym.world.city.OBJECT_KINDS`);
-* water and green areas for the map (:data:`AREA_KINDS`).
+* water and green areas for the map (:data:`~urban_gym.world.osm_tags.AREA_KINDS`).
+
+What the tags mean (walkability, widths, heights, categories) is
+:mod:`urban_gym.world.osm_tags`.
 
 The sea is mapped in OSM as coastline ways, not polygons, and is not imported.
 Coordinates are projected into a :class:`~urban_gym.world.geo.GeoFrame` centred on the
@@ -52,20 +56,22 @@ from shapely.geometry import LineString
 
 from urban_gym.errors import CityLoadError, CityLoadWarning
 from urban_gym.world.assemble import assemble_city, make_valid_polygons
-from urban_gym.world.city import (
-    DEFAULT_BUILDING_HEIGHT_M,
-    DEFAULT_HEIGHT_BY_TYPE_M,
-    OBJECT_KINDS,
-    POI,
-    POI_KEYS,
-    STOREY_HEIGHT_M,
-    Area,
-    Building,
-    City,
-    StreetObject,
-)
+from urban_gym.world.city import City
+from urban_gym.world.features import POI, Area, Building, StreetObject
 from urban_gym.world.geo import GeoFrame
 from urban_gym.world.jsondata import show
+from urban_gym.world.osm_tags import (
+    AREA_FILTER_KEYS,
+    OBJECT_TAG_KEYS,
+    aliases_of,
+    area_kind,
+    building_height,
+    is_covered,
+    object_kind,
+    poi_category,
+    walk_kind,
+    walk_width,
+)
 from urban_gym.world.overpass import OverpassData, read_overpass_json
 
 #: Bump when the importer's output changes, so cached worlds are rebuilt.
@@ -91,230 +97,6 @@ _FORMAT_BY_SUFFIX = {
 #: File-name suffixes known to hold OSM data; other names are read by their content.
 SUPPORTED_SUFFIXES = tuple(_FORMAT_BY_SUFFIX)
 _UNDEFINED = osmium.osm.Location().x  # the coordinate of a node not in the file
-
-#: ``highway=*`` values whose ways are walked on.
-WALKABLE_HIGHWAYS = frozenset(
-    {
-        "footway",
-        "pedestrian",
-        "steps",
-        "path",
-        "trail",
-        "track",
-        "bridleway",
-        "corridor",
-        "platform",
-        "living_street",
-        "residential",
-        "service",
-        "unclassified",
-        "tertiary",
-        "secondary",
-        "primary",
-        "tertiary_link",
-        "secondary_link",
-        "primary_link",
-        "road",
-        "cycleway",
-    }
-)
-_CAR_ROADS = frozenset(
-    {
-        "living_street",
-        "residential",
-        "service",
-        "unclassified",
-        "tertiary",
-        "secondary",
-        "primary",
-        "tertiary_link",
-        "secondary_link",
-        "primary_link",
-        "road",
-    }
-)
-
-#: Walkable corridor width in metres by kind when no ``width`` tag is mapped. Car roads
-#: use ``lanes * 3.25 + 4`` (two 2 m sidewalks) when ``lanes`` is mapped, else the
-#: per-``highway`` value in :data:`ROAD_WIDTH_M`.
-DEFAULT_WIDTH_M = {
-    "footway": 2.5,
-    "sidewalk": 2.5,
-    "crossing": 3.0,
-    "pedestrian": 8.0,
-    "steps": 2.5,
-    "footbridge": 3.0,
-    "path": 1.5,
-    "cycleway": 3.0,
-    "corridor": 3.0,
-    "platform": 3.0,
-}
-ROAD_WIDTH_M = {
-    "primary": 20.0,
-    "secondary": 16.0,
-    "tertiary": 13.0,
-    "unclassified": 10.0,
-    "residential": 11.0,
-    "living_street": 7.0,
-    "service": 6.0,
-    "road": 10.0,
-    "primary_link": 10.0,
-    "secondary_link": 10.0,
-    "tertiary_link": 9.0,
-}
-
-#: Map areas: ``(key, value) -> "water" | "green"``.
-AREA_KINDS: dict[tuple[str, str], str] = {
-    ("natural", "water"): "water",
-    ("waterway", "riverbank"): "water",
-    ("landuse", "reservoir"): "water",
-    ("landuse", "basin"): "water",
-    ("leisure", "park"): "green",
-    ("leisure", "garden"): "green",
-    ("leisure", "playground"): "green",
-    ("leisure", "common"): "green",
-    ("landuse", "grass"): "green",
-    ("landuse", "forest"): "green",
-    ("landuse", "meadow"): "green",
-    ("landuse", "village_green"): "green",
-    ("landuse", "recreation_ground"): "green",
-    ("landuse", "cemetery"): "green",
-    ("landuse", "allotments"): "green",
-    ("natural", "wood"): "green",
-    ("natural", "scrub"): "green",
-    ("natural", "grassland"): "green",
-    ("natural", "heath"): "green",
-}
-
-_OBJECT_KEYS: dict[str, set[str]] = {}
-for _k, _v in OBJECT_KINDS:
-    _OBJECT_KEYS.setdefault(_k, set()).add(_v)
-_AREA_FILTER_KEYS = ("building", "natural", "landuse", "leisure", "waterway", *POI_KEYS)
-_ALIAS_KEYS = ("alt_name", "short_name", "official_name", "brand", "operator", "old_name")
-_NUM = re.compile(r"^\s*([0-9]+(?:[.,][0-9]+)?)\s*(m|meters|metres|ft|')?\s*$", re.I)
-
-
-def parse_length(value: str | None) -> float | None:
-    """Parse an OSM length such as ``"12"``, ``"12.5 m"``, ``"40'"`` into metres."""
-    if not value:
-        return None
-    m = _NUM.match(value)
-    if not m:
-        return None
-    v = float(m.group(1).replace(",", "."))
-    unit = (m.group(2) or "m").lower()
-    if unit in ("ft", "'"):
-        v *= 0.3048
-    return v
-
-
-def building_height(tags: dict[str, str]) -> tuple[float, int | None, str]:
-    """Height in metres, number of levels (or None) and where the height came from."""
-    levels = None
-    lv = parse_length(tags.get("building:levels"))
-    if lv is not None and lv > 0:
-        levels = max(1, int(round(lv)))
-    h = parse_length(tags.get("height"))
-    if h is not None and 1.0 <= h <= 500.0:
-        return h, levels, "height"
-    if levels is not None:
-        roof = parse_length(tags.get("roof:levels")) or 0.0
-        return (levels + 0.5 * roof) * STOREY_HEIGHT_M, levels, "levels"
-    kind = tags.get("building", "yes")
-    return DEFAULT_HEIGHT_BY_TYPE_M.get(kind, DEFAULT_BUILDING_HEIGHT_M), None, "default"
-
-
-def walk_kind(tags: dict[str, str]) -> str | None:
-    """The walkable-network kind of a way, or None if people do not walk on it."""
-    hw = tags.get("highway")
-    if hw not in WALKABLE_HIGHWAYS:
-        return None
-    foot = tags.get("foot", "")
-    access = tags.get("access", "")
-    if foot == "no" or (access in ("no", "private") and foot not in ("yes", "designated")):
-        return None
-    if hw == "cycleway" and foot not in ("yes", "designated", "permissive"):
-        return None
-    if hw in _CAR_ROADS:
-        if tags.get("tunnel") in ("yes",) and foot not in ("yes", "designated"):
-            return None
-        return "road"
-    if hw == "footway":
-        fw = tags.get("footway")
-        if fw == "crossing":
-            return "crossing"
-        if fw == "sidewalk":
-            return "sidewalk"
-        if tags.get("bridge") not in (None, "no"):
-            return "footbridge"
-        return "footway"
-    if hw in ("path", "trail", "track", "bridleway"):
-        return "footbridge" if tags.get("bridge") not in (None, "no") else "path"
-    return hw  # pedestrian, steps, corridor, platform, cycleway
-
-
-def is_covered(tags: dict[str, str]) -> bool:
-    """Whether a walkable way is sheltered from rain (covered, arcade, indoor corridor)."""
-    return (
-        tags.get("covered") in ("yes", "arcade", "colonnade", "roof")
-        or tags.get("tunnel") in ("building_passage", "yes")
-        or tags.get("highway") == "corridor"
-        or tags.get("indoor") in ("yes", "corridor")
-    )
-
-
-def walk_width(kind: str, tags: dict[str, str]) -> float:
-    """Walkable corridor width in metres (see :data:`DEFAULT_WIDTH_M`)."""
-    w = parse_length(tags.get("width"))
-    if w is not None and 0.5 <= w <= 60.0:
-        return w
-    if kind == "road":
-        lanes = parse_length(tags.get("lanes"))
-        if lanes:
-            return lanes * 3.25 + 4.0
-        return ROAD_WIDTH_M.get(tags.get("highway", "road"), 10.0)
-    return DEFAULT_WIDTH_M.get(kind, 2.5)
-
-
-def aliases_of(tags: dict[str, str], name: str) -> tuple[str, ...]:
-    """Other names of a feature: ``name:*`` values, then alt/short/official names, brand
-    and operator; without duplicates and without ``name`` itself."""
-    seen = {name.casefold()}
-    out: list[str] = []
-    keys = sorted(k for k in tags if k.startswith("name:")) + list(_ALIAS_KEYS)
-    for k in keys:
-        v = tags.get(k)
-        if v and v.casefold() not in seen:
-            seen.add(v.casefold())
-            out.append(v)
-    return tuple(out)
-
-
-def poi_category(tags: dict[str, str]) -> tuple[str, str] | None:
-    """``(category, kind)`` for a named POI, e.g. ``("shop", "optician")``, else None."""
-    if not tags.get("name"):
-        return None
-    for k in POI_KEYS:
-        v = tags.get(k)
-        if v and v != "no":
-            return k, v
-    return None
-
-
-def object_kind(tags: dict[str, str]) -> str | None:
-    """The street-object kind of a node's tags, else None."""
-    for (k, v), kind in OBJECT_KINDS.items():
-        if tags.get(k) == v:
-            return kind
-    return None
-
-
-def area_kind(tags: dict[str, str]) -> str | None:
-    """``"water"`` or ``"green"`` for a map area, else None."""
-    for (k, v), kind in AREA_KINDS.items():
-        if tags.get(k) == v:
-            return kind
-    return None
 
 
 def check_bbox(bbox) -> tuple[float, float, float, float]:
@@ -368,7 +150,7 @@ class _Collector:
 
     def node(self, n) -> None:
         t = n.tags
-        if "name" not in t and not any(t.get(k) in vals for k, vals in _OBJECT_KEYS.items()):
+        if "name" not in t and not any(t.get(k) in vals for k, vals in OBJECT_TAG_KEYS.items()):
             return
         tags = dict(t)
         loc = n.location
@@ -389,7 +171,7 @@ class _Collector:
     def way(self, w) -> None:
         tags = w.tags
         if "highway" not in tags:
-            if any(k in tags for k in _AREA_FILTER_KEYS):
+            if any(k in tags for k in AREA_FILTER_KEYS):
                 self._check_area_way(w)
             return
         tags = dict(tags)
@@ -533,7 +315,7 @@ def _read(path: Path, bbox, fmt: str) -> _Collector:
         fp = (
             osmium.FileProcessor(source)
             .with_locations()
-            .with_areas(osmium.filter.KeyFilter(*_AREA_FILTER_KEYS))
+            .with_areas(osmium.filter.KeyFilter(*AREA_FILTER_KEYS))
             .with_filter(osmium.filter.EmptyTagFilter())
         )
         for obj in fp:
@@ -655,20 +437,7 @@ def import_osm(path: str | Path, bbox=None, name: str | None = None) -> City:
     p_geoms = (
         shapely.from_wkb([w for _, w, _, _ in col.area_pois]) if col.area_pois else np.array([])
     )
-    if bbox is not None:
-        w, s, e, n = bbox
-        lon0, lat0 = (w + e) / 2.0, (s + n) / 2.0
-    else:
-        lo = [shapely.bounds(b_geoms)]
-        way_lon = np.concatenate([np.asarray(x[2]) for x in col.ways])
-        way_lat = np.concatenate([np.asarray(x[3]) for x in col.ways])
-        b = np.concatenate(lo, axis=0)
-        west = min(np.nanmin(b[:, 0]), np.nanmin(way_lon))
-        east = max(np.nanmax(b[:, 2]), np.nanmax(way_lon))
-        south = min(np.nanmin(b[:, 1]), np.nanmin(way_lat))
-        north = max(np.nanmax(b[:, 3]), np.nanmax(way_lat))
-        lon0, lat0 = (west + east) / 2.0, (south + north) / 2.0
-    frame = GeoFrame(round(float(lat0), 7), round(float(lon0), 7))
+    frame = _local_frame(col, b_geoms, bbox)
 
     def project(coords: np.ndarray) -> np.ndarray:
         x, y = frame.to_xy(coords[:, 1], coords[:, 0])
@@ -680,89 +449,11 @@ def import_osm(path: str | Path, bbox=None, name: str | None = None) -> City:
     if len(p_geoms):
         p_geoms = shapely.transform(p_geoms, project)
 
-    buildings: list[Building] = []
-    building_index: dict[str, int] = {}
-    if bbox is not None:
-        keep_b = _centroids_inside(b_geoms, frame, bbox)
-    else:
-        keep_b = np.ones(len(b_geoms), dtype=bool)
-    for (osm_id, _, tags), parts, keep in zip(col.buildings, make_valid_polygons(b_geoms), keep_b):
-        if not keep or not parts:
-            continue
-        h, levels, src = building_height(tags)
-        building_index.setdefault(osm_id, len(buildings))
-        for poly in parts:
-            buildings.append(
-                Building(
-                    id=len(buildings),
-                    osm_id=osm_id,
-                    polygon=poly,
-                    height=h,
-                    kind=tags.get("building", "yes"),
-                    levels=levels,
-                    height_source=src,
-                    name=tags.get("name"),
-                    tags=tags,
-                )
-            )
-
-    areas: list[Area] = []
-    for (osm_id, kind, _, tags), parts in zip(col.areas, make_valid_polygons(a_geoms)):
-        for poly in parts:
-            areas.append(Area(len(areas), osm_id, kind, poly, tags.get("name"), tags))
-
-    objects: list[StreetObject] = []
-    if col.objects:
-        lon = np.array([o[2] for o in col.objects])
-        lat = np.array([o[3] for o in col.objects])
-        ox, oy = frame.to_xy(lat, lon)
-        for (osm_id, kind, _, _, tags), x, y in zip(col.objects, ox.tolist(), oy.tolist()):
-            objects.append(StreetObject(len(objects), osm_id, kind, (x, y), tags))
-
-    pois: list[POI] = []
-    if col.node_pois:
-        lon = np.array([p[1] for p in col.node_pois])
-        lat = np.array([p[2] for p in col.node_pois])
-        px, py = frame.to_xy(lat, lon)
-        for (osm_id, _, _, tags), x, y in zip(col.node_pois, px.tolist(), py.tolist()):
-            cat, kind = poi_category(tags)  # type: ignore[misc]
-            pois.append(
-                POI(
-                    len(pois),
-                    osm_id,
-                    tags["name"],
-                    cat,
-                    kind,
-                    (x, y),
-                    aliases_of(tags, tags["name"]),
-                    tags,
-                )
-            )
-    for (osm_id, _, tags, is_building), geom in zip(col.area_pois, p_geoms):
-        if geom is None or geom.is_empty:
-            continue
-        if is_building and osm_id not in building_index:
-            continue  # a building outside the bbox or degenerate
-        cat, kind = poi_category(tags)  # type: ignore[misc]
-        rp = geom.representative_point() if not is_building else None
-        if is_building:
-            bid = building_index[osm_id]
-            rp = buildings[bid].polygon.representative_point()
-        elif bbox is not None and not _inside_local(rp, frame, bbox):
-            continue
-        pois.append(
-            POI(
-                len(pois),
-                osm_id,
-                tags["name"],
-                cat,
-                kind,
-                (rp.x, rp.y),
-                aliases_of(tags, tags["name"]),
-                tags,
-                building_id=building_index[osm_id] if is_building else None,
-            )
-        )
+    buildings, building_index = _buildings(col, b_geoms, frame, bbox)
+    areas = _areas(col, a_geoms)
+    objects = _street_objects(col, frame)
+    pois = _node_pois(col, frame)
+    _add_area_pois(pois, col, p_geoms, frame, bbox, buildings, building_index)
     # Area POIs that are not buildings (parks, squares) must not be moved onto a
     # building that happens to stand inside them.
     no_building = {p.id for p in pois if p.osm_id[0] in "wr" and p.building_id is None}
@@ -789,6 +480,142 @@ def import_osm(path: str | Path, bbox=None, name: str | None = None) -> City:
         no_building=no_building,
     )
     return city
+
+
+def _local_frame(col: _Collector, b_geoms: np.ndarray, bbox) -> GeoFrame:
+    """The frame centred on ``bbox`` (degrees), or on the bounding box of the buildings
+    and walkable ways when there is none."""
+    if bbox is not None:
+        w, s, e, n = bbox
+        lon0, lat0 = (w + e) / 2.0, (s + n) / 2.0
+    else:
+        lo = [shapely.bounds(b_geoms)]
+        way_lon = np.concatenate([np.asarray(x[2]) for x in col.ways])
+        way_lat = np.concatenate([np.asarray(x[3]) for x in col.ways])
+        b = np.concatenate(lo, axis=0)
+        west = min(np.nanmin(b[:, 0]), np.nanmin(way_lon))
+        east = max(np.nanmax(b[:, 2]), np.nanmax(way_lon))
+        south = min(np.nanmin(b[:, 1]), np.nanmin(way_lat))
+        north = max(np.nanmax(b[:, 3]), np.nanmax(way_lat))
+        lon0, lat0 = (west + east) / 2.0, (south + north) / 2.0
+    return GeoFrame(round(float(lat0), 7), round(float(lon0), 7))
+
+
+def _buildings(
+    col: _Collector, b_geoms: np.ndarray, frame: GeoFrame, bbox
+) -> tuple[list[Building], dict[str, int]]:
+    """One :class:`Building` per valid polygon part (footprints in metres), and the index
+    of each OSM feature's first part; with ``bbox``, only footprints centred inside it."""
+    buildings: list[Building] = []
+    building_index: dict[str, int] = {}
+    if bbox is not None:
+        keep_b = _centroids_inside(b_geoms, frame, bbox)
+    else:
+        keep_b = np.ones(len(b_geoms), dtype=bool)
+    for (osm_id, _, tags), parts, keep in zip(col.buildings, make_valid_polygons(b_geoms), keep_b):
+        if not keep or not parts:
+            continue
+        h, levels, src = building_height(tags)
+        building_index.setdefault(osm_id, len(buildings))
+        for poly in parts:
+            buildings.append(
+                Building(
+                    id=len(buildings),
+                    osm_id=osm_id,
+                    polygon=poly,
+                    height=h,
+                    kind=tags.get("building", "yes"),
+                    levels=levels,
+                    height_source=src,
+                    name=tags.get("name"),
+                    tags=tags,
+                )
+            )
+    return buildings, building_index
+
+
+def _areas(col: _Collector, a_geoms: np.ndarray) -> list[Area]:
+    """One :class:`Area` per valid polygon part of the water and green areas (metres)."""
+    areas: list[Area] = []
+    for (osm_id, kind, _, tags), parts in zip(col.areas, make_valid_polygons(a_geoms)):
+        for poly in parts:
+            areas.append(Area(len(areas), osm_id, kind, poly, tags.get("name"), tags))
+    return areas
+
+
+def _street_objects(col: _Collector, frame: GeoFrame) -> list[StreetObject]:
+    """The street objects, at their positions (metres)."""
+    objects: list[StreetObject] = []
+    if col.objects:
+        lon = np.array([o[2] for o in col.objects])
+        lat = np.array([o[3] for o in col.objects])
+        ox, oy = frame.to_xy(lat, lon)
+        for (osm_id, kind, _, _, tags), x, y in zip(col.objects, ox.tolist(), oy.tolist()):
+            objects.append(StreetObject(len(objects), osm_id, kind, (x, y), tags))
+    return objects
+
+
+def _node_pois(col: _Collector, frame: GeoFrame) -> list[POI]:
+    """The POIs mapped as nodes, at their positions (metres)."""
+    pois: list[POI] = []
+    if col.node_pois:
+        lon = np.array([p[1] for p in col.node_pois])
+        lat = np.array([p[2] for p in col.node_pois])
+        px, py = frame.to_xy(lat, lon)
+        for (osm_id, _, _, tags), x, y in zip(col.node_pois, px.tolist(), py.tolist()):
+            cat, kind = poi_category(tags)  # type: ignore[misc]
+            pois.append(
+                POI(
+                    len(pois),
+                    osm_id,
+                    tags["name"],
+                    cat,
+                    kind,
+                    (x, y),
+                    aliases_of(tags, tags["name"]),
+                    tags,
+                )
+            )
+    return pois
+
+
+def _add_area_pois(
+    pois: list[POI],
+    col: _Collector,
+    p_geoms: np.ndarray,
+    frame: GeoFrame,
+    bbox,
+    buildings: list[Building],
+    building_index: dict[str, int],
+) -> None:
+    """Append the POIs mapped as areas: a building's at a point of its (first) footprint,
+    with its ``building_id``; another area's (park, square) at a point inside it, kept
+    only inside ``bbox``."""
+    for (osm_id, _, tags, is_building), geom in zip(col.area_pois, p_geoms):
+        if geom is None or geom.is_empty:
+            continue
+        if is_building and osm_id not in building_index:
+            continue  # a building outside the bbox or degenerate
+        cat, kind = poi_category(tags)  # type: ignore[misc]
+        rp = geom.representative_point() if not is_building else None
+        if is_building:
+            bid = building_index[osm_id]
+            rp = buildings[bid].polygon.representative_point()
+        elif bbox is not None and not _inside_local(rp, frame, bbox):
+            continue
+        pois.append(
+            POI(
+                len(pois),
+                osm_id,
+                tags["name"],
+                cat,
+                kind,
+                (rp.x, rp.y),
+                aliases_of(tags, tags["name"]),
+                tags,
+                building_id=building_index[osm_id] if is_building else None,
+            )
+        )
 
 
 def _stem(path: Path) -> str:

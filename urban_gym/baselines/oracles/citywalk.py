@@ -37,7 +37,7 @@ from urban_gym.envs.citywalk_dynamics import (
     walker_samples,
 )
 from urban_gym.tasks.citywalk import OPTION_LETTERS
-from urban_gym.tasks.citywalk_routes import Located
+from urban_gym.world.routing import Located
 
 ARRIVE_M = 2.5  # the oracle terminates this close to a navigation goal
 MAX_TURN_IN_MOVE = 60.0  # degrees; larger turns are made with ``look`` first

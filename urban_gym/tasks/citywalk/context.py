@@ -20,10 +20,10 @@ from urban_gym.tasks.citywalk.types import (
     _adiff,
     _bearing,
 )
-from urban_gym.tasks.citywalk_routes import Located, Router
 from urban_gym.tasks.report import Misses
 from urban_gym.tasks.spec import TaskError
 from urban_gym.world.city import POI, City
+from urban_gym.world.routing import Located, Router
 
 
 class _Ctx:

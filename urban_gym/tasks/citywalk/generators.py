@@ -21,8 +21,8 @@ from urban_gym.tasks.citywalk.types import (
     format_hhmm,
     kind_name,
 )
-from urban_gym.tasks.citywalk_routes import polyline_length
 from urban_gym.world.city import POI, City
+from urban_gym.world.routing import polyline_length
 
 
 def _gen_vr(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:

@@ -1,0 +1,83 @@
+"""Street graphs by spec: build (or fetch from this process's memo) a preprocessed graph.
+
+A spec is a small JSON-able dict naming the source (a city or a Touchdown folder) and the
+preprocessing (see :func:`load_streetgraph`); tasks store it, so an environment can
+rebuild the same graph in any process.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from urban_gym.world.streetgraph.elements import (
+    DEFAULT_SPACING_M,
+    DEFAULT_STREET_KINDS,
+    StreetGraphError,
+)
+from urban_gym.world.streetgraph.graph import StreetGraph
+from urban_gym.world.streetgraph.preprocess import preprocess
+from urban_gym.world.streetgraph.touchdown import read_touchdown
+
+_MEMO: dict[str, StreetGraph] = {}
+
+
+def graph_key(spec: dict[str, Any]) -> str:
+    """A canonical string key of a graph spec (see :func:`load_streetgraph`)."""
+    return json.dumps(spec, sort_keys=True)
+
+
+def load_streetgraph(spec: dict[str, Any]) -> StreetGraph:
+    """Build (or fetch from this process's memo) the preprocessed graph a spec describes.
+
+    ``spec`` keys: ``source`` = ``"city"`` (with ``city``: a :func:`load_city` spec,
+    ``spacing``: metres, ``kinds``: edge kinds or None) or ``"touchdown"`` (with ``path``:
+    the directory, ``images``: image folder or None); both take ``prune`` (default True),
+    ``largest_component`` (default True), ``reverse_links`` (default True) and ``keep``
+    (panorama ids never pruned). Unknown keys raise :class:`StreetGraphError` listing the
+    valid ones.
+    """
+    key = graph_key(spec)
+    got = _MEMO.get(key)
+    if got is not None:
+        return got
+    common = {"source", "prune", "largest_component", "reverse_links", "keep"}
+    source = spec.get("source")
+    valid = {
+        "city": common | {"city", "spacing", "kinds"},
+        "touchdown": common | {"path", "images"},
+    }
+    if source not in valid:
+        raise StreetGraphError(f"graph spec source={source!r} must be 'city' or 'touchdown'")
+    unknown = sorted(set(spec) - valid[source])
+    if unknown:
+        raise StreetGraphError(
+            f"graph spec: unknown keys {unknown}; valid keys: {', '.join(sorted(valid[source]))}"
+        )
+    if source == "city":
+        from urban_gym.world.loader import load_city
+
+        city = load_city(spec["city"])
+        raw = StreetGraph.from_city(
+            city,
+            spacing=float(spec.get("spacing", DEFAULT_SPACING_M)),
+            kinds=spec.get("kinds", list(DEFAULT_STREET_KINDS)),
+            city_spec=spec["city"],
+        )
+    else:
+        raw = read_touchdown(spec["path"], images=spec.get("images"))
+    g, _ = preprocess(
+        raw,
+        reverse_links=spec.get("reverse_links", True),
+        prune=spec.get("prune", True),
+        largest_component=spec.get("largest_component", True),
+        keep=spec.get("keep", ()),
+    )
+    g.meta["spec"] = dict(spec)
+    _MEMO[key] = g
+    return g
+
+
+def clear_streetgraph_memo() -> None:
+    """Forget the graphs built in this process."""
+    _MEMO.clear()
