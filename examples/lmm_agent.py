@@ -12,20 +12,53 @@ No model at hand? Serve the scripted oracle in another terminal and point the ex
     urban-gym serve-scripted UrbanGym/StreetGraph-v0 --port 8000 --seed 0
     URBAN_GYM_LMM_BASE_URL=http://127.0.0.1:8000/v1 python examples/lmm_agent.py --episodes 3
 
-Each episode's record (every step, the model's replies, the metrics) is appended to --out.
+Before the first episode it prints the endpoint, the model and whether an API key was found
+(never the key). Each episode's record (every step, the model's replies, the metrics) is
+appended to --out; an episode the endpoint failed (down, key rejected, not a chat completion)
+ends as termination=model_error and its reason is printed. The exit status is 1 when every
+episode failed that way.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import sys
 
 import urban_gym  # noqa: F401  (registers the UrbanGym/... ids)
 from urban_gym.baselines.lmm import ChatClient, ClientConfig, LMMAgent, run_episode
 from urban_gym.wrappers import make_lm_env
 
 
-def main() -> None:
+def where_from(flag: str | None, flag_name: str, *variables: str) -> str:
+    """Which setting a value came from: the command-line flag, the first environment
+    variable set, or the built-in default."""
+    if flag is not None:
+        return flag_name
+    return next((v for v in variables if os.environ.get(v)), "default")
+
+
+def describe(config: ClientConfig, args: argparse.Namespace) -> str:
+    """The endpoint, model and whether an API key was found (the key itself never)."""
+    key_vars = ("URBAN_GYM_LMM_API_KEY", "OPENAI_API_KEY")
+    found = next((v for v in key_vars if os.environ.get(v)), None)
+    key = (
+        f"found in {found}"
+        if config.api_key
+        else f"none ({' / '.join(key_vars)} not set; fine for a local server)"
+    )
+    url_from = where_from(args.base_url, "--base-url", "URBAN_GYM_LMM_BASE_URL", "OPENAI_BASE_URL")
+    model_from = where_from(args.model, "--model", "URBAN_GYM_LMM_MODEL")
+    return (
+        f"endpoint: {config.base_url} (from {url_from})\n"
+        f"model:    {config.model} (from {model_from})\n"
+        f"API key:  {key}\n"
+        f"retries:  {config.max_retries}, timeout {config.timeout_s:g} s per request"
+    )
+
+
+def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--env", default="UrbanGym/StreetGraph-v0", help="environment id")
     p.add_argument("--env-kwargs", type=json.loads, default={}, help="gym.make kwargs (JSON)")
@@ -33,6 +66,8 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the first episode")
     p.add_argument("--base-url", default=None, help="overrides URBAN_GYM_LMM_BASE_URL")
     p.add_argument("--model", default=None, help="overrides URBAN_GYM_LMM_MODEL")
+    p.add_argument("--max-retries", type=int, default=None, help="retries per request (4)")
+    p.add_argument("--timeout", type=float, default=None, help="seconds per request (120)")
     p.add_argument(
         "--image-budget",
         type=int,
@@ -44,7 +79,11 @@ def main() -> None:
     p.add_argument("--out", default="lmm_episodes.jsonl", help="JSONL file of episode records")
     args = p.parse_args()
 
-    config = ClientConfig.from_env(base_url=args.base_url, model=args.model)
+    settings = {"base_url": args.base_url, "model": args.model, "max_retries": args.max_retries}
+    if args.timeout is not None:
+        connect = min(args.timeout, ClientConfig.connect_timeout_s)
+        settings.update(timeout_s=args.timeout, connect_timeout_s=connect)
+    config = ClientConfig.from_env(**settings)
     env = make_lm_env(
         args.env,
         env_kwargs=args.env_kwargs,
@@ -52,7 +91,8 @@ def main() -> None:
         record_path=args.out,
         lm_kwargs={"image_budget_bytes": args.image_budget, "include_images": not args.text_only},
     )
-    print(f"{args.env} with {config.model} at {config.base_url}")
+    print(f"{args.env}, {args.episodes} episode(s)\n{describe(config, args)}", flush=True)
+    failed = 0  # episodes the endpoint failed (no completion, rejected request, bad answer)
     with ChatClient(config) as client:
         agent = LMMAgent(client)
         for i in range(args.episodes):
@@ -62,11 +102,23 @@ def main() -> None:
                 f"episode {i}: task {rec['task']['id']} termination={rec['termination']} "
                 f"success={rec['is_success']} steps={rec['l']} "
                 f"unreadable={m.get('unreadable_replies', 0)} "
-                f"tokens={rec['usage']['total_tokens']}"
+                f"tokens={rec['usage']['total_tokens']}",
+                flush=True,
             )
+            if rec["termination"] == "model_error":
+                failed += 1
+                print(f"  model error: {rec.get('error') or 'no reason recorded'}", flush=True)
     env.close()
     print(f"records appended to {args.out}")
+    if failed and failed == args.episodes:
+        print(
+            f"every episode failed on the endpoint {config.base_url}: is the server running, "
+            "and are the URL, model and API key right?",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

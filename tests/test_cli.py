@@ -1,5 +1,12 @@
 import json
+import re
+import subprocess
+import sys
+from pathlib import Path
 
+import pytest
+
+import urban_gym
 from urban_gym.cli import main
 
 
@@ -22,3 +29,20 @@ def test_info_unknown_city_is_a_clean_error(capsys):
     assert main(["info", "gotham"]) == 2
     err = capsys.readouterr().err
     assert "unknown city 'gotham'" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("flag", ["--version", "-V"])
+def test_version_prints_the_package_version(flag, capsys):
+    # the version in pyproject.toml, as the installed package and the command report it
+    pyproject = (Path(__file__).parents[1] / "pyproject.toml").read_text()
+    version = re.search(r'^version = "([^"]+)"$', pyproject, re.M).group(1)
+    assert urban_gym.__version__ == version
+    with pytest.raises(SystemExit) as exit_info:
+        main([flag])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out == f"urban-gym {version}\n"
+    # the installed command, in its own process
+    done = subprocess.run(
+        [sys.executable, "-m", "urban_gym.cli", flag], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0 and done.stdout == f"urban-gym {version}\n"

@@ -508,9 +508,12 @@ def run_streetgraph_eval(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from urban_gym import __version__
+
     parser = argparse.ArgumentParser(
         prog="urban-gym", description="urban_gym: city navigation environments"
     )
+    parser.add_argument("-V", "--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     for name, (help_text, (add, _)) in COMMANDS.items():
         add(sub.add_parser(name, help=help_text, description=help_text))

@@ -1,6 +1,6 @@
 """``env.render()`` of each family: the frame's layout (sizes worked out from the panels),
-that its panels hold the pictures they should, and StreetGraph's width rule (one tile per
-option shown, no empty tile)."""
+that its panels hold the pictures they should, and StreetGraph's size rule (one frame size
+per env, shared by the options shown, no empty tile)."""
 
 from __future__ import annotations
 
@@ -59,25 +59,36 @@ def test_posegraph360_frame_shows_the_location_prior(helsinki):
     assert frame[:64, 96:].std() > 10 and obs["map"].shape == (128, 128, 3)
 
 
-def test_streetgraph_frame_is_as_wide_as_the_options(fixture_dir):  # noqa: F811
+def test_streetgraph_frame_keeps_one_size_and_shares_it_among_the_options(fixture_dir):  # noqa: F811
     # the route graph of the fixture is not pruned: X has 3 options (c1 north, a1 east,
-    # g1 south) and a1 has 2 (east, west), of the action table's 4 heads
+    # g1 south) and a1 has 2 (east, west), of the action table's max_degree = 4 heads
     env = StreetGraphEnv(
         tasks=[route_task(fixture_dir, ["X", "a1", "a2", "a3", "Y"], images=True)],
         image_size=32,
         render_mode="rgb_array",
     )
     obs, _ = env.reset(seed=0)
-    assert obs["action_mask"][:4].tolist() == [1, 1, 1, 0]
+    assert env.max_degree == 4 and obs["action_mask"][:4].tolist() == [1, 1, 1, 0]
     frame = env.render()
-    # three 160 px tiles (no fourth, empty one), over 48 + 22 px of text
-    assert frame.shape == (FRAME_TILE + 48 + 22, 3 * FRAME_TILE, 3)
-    for i, view in enumerate(obs["views"][:3]):
-        tile = frame[2 : FRAME_TILE - 22, i * FRAME_TILE + 2 : (i + 1) * FRAME_TILE - 2]
-        expect = F.resize(view, FRAME_TILE - 4, FRAME_TILE - 4)[: FRAME_TILE - 24]
-        assert np.abs(tile.astype(int) - expect).mean() < 2  # the option's own view
-    env.step(1)  # to a1
-    assert len(env.options) == 2 and env.render().shape[1] == 2 * FRAME_TILE
+    # 4 * 160 = 640 px wide whatever the options; the 3 options share it: tiles 0-213,
+    # 213-426, 426-640 px, 160 px tall, over 48 + 22 px of text
+    assert frame.shape == (FRAME_TILE + 48 + 22, 4 * FRAME_TILE, 3)
+    for i, (a, b) in enumerate([(0, 213), (213, 426), (426, 640)]):
+        tile = frame[2 : FRAME_TILE - 22, a + 2 : b - 2]
+        # the option's own view, kept in proportion: a 32 px square scaled to cover
+        # (b - a - 4) x 156 px, its middle rows shown
+        expect = F.cover(obs["views"][i], b - a - 4, FRAME_TILE - 4)[: FRAME_TILE - 24]
+        assert np.abs(tile.astype(int) - expect).mean() < 2
+    env.step(1)  # to a1: 2 options, 320 px each, and still 640 px in all
+    assert len(env.options) == 2
+    frame = env.render()
+    assert frame.shape == (FRAME_TILE + 70, 4 * FRAME_TILE, 3)
+    # no empty panel where the 3rd and 4th options would be: every 160 px column of the
+    # tile row shows a view (the fixture's images are colour gradients, never the grey)
+    bg = np.array([32, 32, 36], np.uint8)
+    for c in range(4):
+        column = frame[2 : FRAME_TILE - 22, c * FRAME_TILE : (c + 1) * FRAME_TILE]
+        assert (np.abs(column.astype(int) - bg).sum(axis=2) > 30).mean() > 0.9
 
 
 def test_streetgraph_frame_without_images_draws_a_dial_per_option(fixture_dir):  # noqa: F811
@@ -88,32 +99,39 @@ def test_streetgraph_frame_without_images_draws_a_dial_per_option(fixture_dir): 
     )
     obs, _ = env.reset(seed=0)
     frame = env.render()
-    assert frame.shape[1] == 3 * FRAME_TILE
+    assert frame.shape[1] == 4 * FRAME_TILE
     needle = (frame == np.array([250, 200, 60], np.uint8)).all(axis=2)
-    # each tile's needle (80 px from the centre to a ring of radius 66) points along its
-    # option's bearing (27, 90 and 104 degrees): its middle is on it, the opposite is not
+    # each dial sits in the middle of its option's third of the 640 px (centres at 106,
+    # 319 and 533 px); its needle (80 px from the centre to a ring of radius 66) points
+    # along the option's bearing (27, 90 and 104 degrees): its middle is on it, the
+    # opposite is not
     c, half = FRAME_TILE // 2, 33
-    for i, b in enumerate(np.radians(obs["bearings"][:3])):
+    for x, b in zip([106, 319, 533], np.radians(obs["bearings"][:3])):
         dx, dy = half * np.sin(b), -half * np.cos(b)
-        x = i * FRAME_TILE + c
         assert needle[round(c + dy), round(x + dx)] and not needle[round(c - dy), round(x - dx)]
 
 
-def test_streetgraph_width_follows_the_options_in_helsinki():
+def test_streetgraph_frame_size_is_constant_in_helsinki():
     env = gym.make("UrbanGym/StreetGraph-v0", observation="symbolic", render_mode="rgb_array")
     obs, _ = env.reset(seed=0)
-    widths = set()
+    width = FRAME_TILE * env.unwrapped.max_degree
+    counts = set()
     rng = np.random.default_rng(0)
     for _ in range(30):
         frame = env.render()
         k = len(env.unwrapped.options)
-        assert frame.shape == (FRAME_TILE + 70, FRAME_TILE * max(1, k), 3)
-        widths.add(frame.shape[1])
+        counts.add(k)
+        assert frame.shape == (FRAME_TILE + 70, width, 3)
+        # one needle per option shown, in the middle of its share of the width
+        needle = (frame[:FRAME_TILE] == np.array([250, 200, 60], np.uint8)).all(axis=2)
+        for i in range(k):
+            mid = (width * i // k + width * (i + 1) // k) // 2
+            assert needle[:, mid - 70 : mid + 70].any(), (k, i)
         valid = np.flatnonzero(obs["action_mask"])
         obs, _, term, trunc, _ = env.step(int(rng.choice(valid)))
         if term or trunc:
             obs, _ = env.reset()
-    assert len(widths) >= 2  # nodes with different numbers of options, different widths
+    assert len(counts) >= 2  # nodes with different numbers of options, one frame size
 
 
 def test_citywalk_frame_is_view_map_and_text(helsinki):
@@ -148,4 +166,4 @@ def test_gymnasium_collects_the_frames_from_render(env_id, helsinki):
     assert len(frames) == 4
     assert all(f.dtype == np.uint8 and f.ndim == 3 and f.shape[2] == 3 for f in frames)
     assert all(f.std() > 10 for f in frames)
-    assert len({f.shape[0] for f in frames}) == 1  # one height; only StreetGraph's width varies
+    assert len({f.shape for f in frames}) == 1  # one size, as a video encoder needs

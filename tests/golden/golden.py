@@ -1,6 +1,7 @@
 """Golden rollouts: every registered id, 3 seeds x 50 seeded random (masked) steps.
 
-``python -m tests.golden.golden record`` writes ``tests/golden/rollouts.json.gz``; the test
+``python -m tests.golden.golden record`` writes ``tests/golden/rollouts.json.gz``
+(``... refresh instruction`` re-records only the instruction hashes); the test
 ``tests/golden/test_golden.py`` replays the same rollouts and compares observation hashes,
 rewards, end flags and the recorded ``info`` values.
 """
@@ -94,6 +95,40 @@ def record() -> None:
     print(f"wrote {PATH} ({PATH.stat().st_size // 1024} KB)")
 
 
+def refresh(keys: list[str]) -> None:
+    """Re-record only the hashes of the observation entries ``keys`` (after a deliberate
+    change of, say, the instruction texts), keeping every other recorded value as it was.
+    Refuses, naming the first difference, when the replay differs anywhere else: episode
+    lengths, actions, other observations, rewards, ends or ``info`` (compared as
+    ``test_golden`` does). A full :func:`record` would also rewrite the recorded ``info``
+    in today's schema, which ``test_golden``'s checks of renamed keys do not expect."""
+    from tests.golden.test_golden import _info_matches
+
+    data = load()
+    changed = 0
+    for env_id, by_seed in data.items():
+        for seed, recorded in by_seed.items():
+            now = rollout(env_id, int(seed))
+            if len(now) != len(recorded):
+                raise SystemExit(f"{env_id} seed {seed}: episode ends moved; not refreshed")
+            for i, (r, n) in enumerate(zip(recorded, now)):
+                where = f"{env_id} seed {seed} entry {i}"
+                same = {k: v for k, v in n["obs"].items() if k not in keys}
+                if same != {k: v for k, v in r["obs"].items() if k not in keys}:
+                    raise SystemExit(f"{where}: observations other than {keys} differ")
+                for k in ("action", "reward", "terminated", "truncated"):
+                    if n.get(k) != r.get(k):
+                        raise SystemExit(f"{where}: {k} differs")
+                _info_matches(r["info"], n["info"], where)
+                for k in keys:
+                    if k in r["obs"] and r["obs"][k] != n["obs"][k]:
+                        r["obs"][k] = n["obs"][k]
+                        changed += 1
+    text = json.dumps(data, ensure_ascii=False, sort_keys=True, indent=0)
+    PATH.write_bytes(gzip.compress(text.encode("utf-8"), mtime=0))
+    print(f"refreshed {changed} hashes of {', '.join(keys)} in {PATH}")
+
+
 def load() -> dict[str, Any]:
     """The recorded rollouts: id -> seed -> steps."""
     return json.loads(gzip.decompress(PATH.read_bytes()).decode("utf-8"))
@@ -102,3 +137,5 @@ def load() -> dict[str, Any]:
 if __name__ == "__main__":
     if sys.argv[1:] == ["record"]:
         record()
+    elif sys.argv[1:2] == ["refresh"] and sys.argv[2:]:
+        refresh(sys.argv[2:])

@@ -76,6 +76,33 @@ def test_pad_tile_resize_and_bad_panels():
     assert [f.shape for f in frames] == [(5, 9, 3), (5, 9, 3)]
 
 
+def test_cover_keeps_the_middle_and_centre_pads_around():
+    # a 10 x 10 image of a red left half and blue right half, covering a 10 x 2 box:
+    # scale 1 (the width already fits), rows 4-5 kept, both halves still side by side
+    img = solid(10, 10, RED)
+    img[:, 5:] = BLUE
+    img[:4] = GREEN  # the top rows are cut away
+    out = F.cover(img, 10, 2)
+    assert out.shape == (2, 10, 3) and is_colour(out[:, :5], RED) and is_colour(out[:, 5:], BLUE)
+    # covering a 4 x 8 (tall) box: scaled to 8 x 8, the middle 4 columns (red|blue) kept
+    tall = F.cover(solid(10, 10, RED), 4, 8)
+    assert tall.shape == (8, 4, 3) and is_colour(tall, RED)
+    # a 20 x 4 box from a 2 x 2 image: scaled 10x to 20 x 20, 4 middle rows
+    assert F.cover(solid(2, 2, RED), 20, 4).shape == (4, 20, 3)
+    c = F.centre(solid(2, 4, RED), 9, 6, BG)
+    # 5 px of margin across: 2 left, 3 right; 4 px down: 2 above, 2 below
+    assert c.shape == (6, 9, 3) and is_colour(c[2:4, 2:6], RED)
+    assert is_colour(c[:, :2], BG) and is_colour(c[:, 6:], BG) and is_colour(c[:2], BG)
+    with pytest.raises(RenderError, match="cannot centre a 4x2 panel in 3x6"):
+        F.centre(solid(2, 4, RED), 3, 6)
+    # a tile with a width: the image covers the inside of the border (10 x 4: rows 3-6)
+    img[:4] = RED
+    img[:4, 5:] = BLUE
+    t = F.tile(img, 6, border=1, background=BG, width=12)
+    assert t.shape == (6, 12, 3) and is_colour(t[:1], BG) and is_colour(t[:, 11:], BG)
+    assert is_colour(t[1:5, 1:6], RED) and is_colour(t[1:5, 6:11], BLUE)
+
+
 def _ink_rows(panel: np.ndarray, background=(255, 255, 255)) -> np.ndarray:
     """Row indices holding any pixel that is not the background."""
     return np.flatnonzero((panel != np.asarray(background, np.uint8)).any(axis=(1, 2)))

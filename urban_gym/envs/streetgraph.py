@@ -174,7 +174,8 @@ class StreetGraphEnv(UrbanEnv):
       ``{"time_of_day": "dusk", "weather": "fog", "seed": 0}`` (keys of
       :class:`~urban_gym.render.Conditions`; default day, clear).
     * ``render_mode``: ``"rgb_array"`` (the option views with their bearings and the
-      instruction; one 160 px tile per option shown, so the width follows the options).
+      instruction; one frame size per env, 160 px per ``max_degree`` option wide, which
+      the options shown share equally, so videos can be recorded).
 
     ## Version History
 
@@ -602,24 +603,32 @@ class StreetGraphEnv(UrbanEnv):
         return r.render(float(x), float(y), conditions=self.conditions).rgb, 0.0
 
     def _frame(self) -> np.ndarray:
-        """The ``rgb_array`` frame: one tile per option shown here (its view, or a dial of
-        its bearing without images), labelled with its index and bearing, so the frame is
-        as wide as the options; under them the instruction and the decision counts."""
+        """The ``rgb_array`` frame, one size for the whole env (a video needs that):
+        ``FRAME_TILE * max_degree`` pixels wide. The options shown here share that width
+        equally, each tile holding its view (covering the tile, its middle kept) or, without
+        images, a dial of its bearing in its middle, labelled with its index and bearing;
+        under them the instruction and the decision counts."""
         from urban_gym.render import frame as F
 
         bg = (32, 32, 36)
+        w = FRAME_TILE * max(1, self.max_degree)
         views = self._option_views() if self.images and self.options else None
+        k = len(self.options)
+        edges = [w * i // max(1, k) for i in range(k + 1)]
         tiles = [
             F.label(
-                F.tile(views[i], FRAME_TILE, background=bg)
+                F.tile(views[i], FRAME_TILE, background=bg, width=edges[i + 1] - edges[i])
                 if views is not None
-                else F.bearing_dial(FRAME_TILE, s.heading, background=bg),
+                else F.centre(
+                    F.bearing_dial(FRAME_TILE, s.heading, background=bg),
+                    edges[i + 1] - edges[i],
+                    background=bg,
+                ),
                 f"{i}: {s.heading:.0f}°",
                 (6, FRAME_TILE - 20),
             )
             for i, s in enumerate(self.options)
-        ] or [F.text_panel("no way on from here", FRAME_TILE, FRAME_TILE, background=bg)]
-        w = FRAME_TILE * len(tiles)
+        ] or [F.text_panel("no way on from here", w, FRAME_TILE, background=bg)]
         text = F.text_panel(
             self.task.instruction, w, 48, colour=(230, 230, 230), background=bg, margin=(6, 8)
         )

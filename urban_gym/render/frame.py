@@ -39,6 +39,8 @@ __all__ = [
     "Colour",
     "bearing_dial",
     "caption",
+    "centre",
+    "cover",
     "fit_height",
     "grid",
     "hstack",
@@ -174,14 +176,60 @@ def grid(
     return vstack(rows, gap, background)
 
 
-def tile(img: np.ndarray, side: int, border: int = 2, background: Colour = WHITE) -> np.ndarray:
+def cover(img: np.ndarray, width: int, height: int) -> np.ndarray:
+    """``img`` scaled, keeping its aspect ratio, to the smallest size that covers ``width``
+    x ``height`` pixels, and the middle ``width`` x ``height`` of that cut out (a square
+    image in a wide box keeps its middle rows, in a tall box its middle columns)."""
+    a = rgb(img)
+    width, height = int(width), int(height)
+    if width < 1 or height < 1:
+        raise RenderError(f"cannot cover a {width}x{height} pixel box")
+    scale = max(width / a.shape[1], height / a.shape[0])
+    w = max(width, round(a.shape[1] * scale))
+    h = max(height, round(a.shape[0] * scale))
+    big = resize(a, w, h)
+    top, left = (h - height) // 2, (w - width) // 2
+    return np.ascontiguousarray(big[top : top + height, left : left + width])
+
+
+def centre(
+    img: np.ndarray, width: int, height: int | None = None, background: Colour = WHITE
+) -> np.ndarray:
+    """``img`` in the middle of a ``width`` x ``height`` panel of ``background`` (None:
+    the image's height); like :func:`pad`, it never crops (a half pixel of margin goes to
+    the right and bottom)."""
+    a = rgb(img)
+    h, w = a.shape[:2]
+    height = h if height is None else int(height)
+    width = int(width)
+    if height < h or width < w:
+        raise RenderError(f"cannot centre a {w}x{h} panel in {width}x{height} pixels")
+    out = _blank(height, width, background)
+    top, left = (height - h) // 2, (width - w) // 2
+    out[top : top + h, left : left + w] = a
+    return out
+
+
+def tile(
+    img: np.ndarray,
+    side: int,
+    border: int = 2,
+    background: Colour = WHITE,
+    width: int | None = None,
+) -> np.ndarray:
     """A ``side`` x ``side`` square: ``img`` scaled into it with a ``border``-pixel frame of
-    ``background`` on each side."""
+    ``background`` on each side. With ``width``, a ``width`` x ``side`` rectangle that
+    ``img`` covers (:func:`cover`: kept in proportion, its middle shown) inside the
+    border."""
     inner = int(side) - 2 * int(border)
-    if inner < 1:
-        raise RenderError(f"tile side={side!r} leaves no room inside a {border}-pixel border")
-    out = _blank(int(side), int(side), background)
-    out[border : border + inner, border : border + inner] = resize(img, inner, inner)
+    inner_w = inner if width is None else int(width) - 2 * int(border)
+    if inner < 1 or inner_w < 1:
+        raise RenderError(
+            f"tile side={side!r} width={width!r} leaves no room inside a {border}-pixel border"
+        )
+    out = _blank(int(side), inner_w + 2 * int(border), background)
+    body = resize(img, inner, inner) if width is None else cover(img, inner_w, inner)
+    out[border : border + inner, border : border + inner_w] = body
     return out
 
 

@@ -242,3 +242,274 @@ def area_kind(tags: dict[str, str]) -> str | None:
         if tags.get(k) == v:
             return kind
     return None
+
+
+# ------------------------------------------------------------------ words for the tags
+#: How instructions name a kind of place: OSM tag ``(key, value)`` -> English phrase,
+#: singular, or ``(singular, plural)`` where the plural is not the singular + ``s``/``es``
+#: (see :func:`kind_phrase`). British spelling, lower case except for acronyms. POI tags
+#: (``shop``, ``amenity``, ``tourism``, ``leisure``, ``office``) and the street objects
+#: that tasks count (:data:`~urban_gym.world.city.OBJECT_KINDS`).
+KIND_PHRASES: dict[tuple[str, str], str | tuple[str, str]] = {
+    # amenity
+    ("amenity", "animal_boarding"): "pet boarding kennel",
+    ("amenity", "arts_centre"): "arts centre",
+    ("amenity", "artwork"): "artwork",
+    ("amenity", "atm"): "ATM",
+    ("amenity", "bandstand"): "bandstand",
+    ("amenity", "bank"): "bank",
+    ("amenity", "bar"): "bar",
+    ("amenity", "bench"): ("bench", "benches"),
+    ("amenity", "bicycle_parking"): "bicycle stand",
+    ("amenity", "bicycle_rental"): "bike rental station",
+    ("amenity", "bureau_de_change"): "currency exchange",
+    ("amenity", "bus_station"): "bus station",
+    ("amenity", "cafe"): "cafe",
+    ("amenity", "car_rental"): "car rental office",
+    ("amenity", "casino"): "casino",
+    ("amenity", "charging_station"): "charging station",
+    ("amenity", "cinema"): "cinema",
+    ("amenity", "clinic"): "clinic",
+    ("amenity", "college"): ("college", "colleges"),
+    ("amenity", "community_centre"): "community centre",
+    ("amenity", "conference_centre"): "conference centre",
+    ("amenity", "courthouse"): "courthouse",
+    ("amenity", "coworking_space"): "coworking space",
+    ("amenity", "dentist"): "dentist",
+    ("amenity", "doctors"): ("doctor's surgery", "doctors' surgeries"),
+    ("amenity", "driving_school"): "driving school",
+    ("amenity", "embassy"): ("embassy", "embassies"),
+    ("amenity", "events_venue"): "events venue",
+    ("amenity", "fast_food"): "fast-food restaurant",
+    ("amenity", "ferry_terminal"): "ferry terminal",
+    ("amenity", "fire_station"): "fire station",
+    ("amenity", "food_court"): "food court",
+    ("amenity", "fuel"): "petrol station",
+    ("amenity", "hospital"): "hospital",
+    ("amenity", "ice_cream"): "ice-cream parlour",
+    ("amenity", "information"): "information point",
+    ("amenity", "kindergarten"): "kindergarten",
+    ("amenity", "library"): ("library", "libraries"),
+    ("amenity", "marketplace"): "marketplace",
+    ("amenity", "memorial"): "memorial",
+    ("amenity", "nightclub"): "nightclub",
+    ("amenity", "parking"): "car park",
+    ("amenity", "parking_entrance"): "car park entrance",
+    ("amenity", "pharmacy"): ("pharmacy", "pharmacies"),
+    ("amenity", "place_of_worship"): ("place of worship", "places of worship"),
+    ("amenity", "police"): "police station",
+    ("amenity", "post_office"): "post office",
+    ("amenity", "pub"): "pub",
+    ("amenity", "public_building"): "public building",
+    ("amenity", "recycling"): "recycling point",
+    ("amenity", "restaurant"): "restaurant",
+    ("amenity", "school"): "school",
+    ("amenity", "social_facility"): "social services centre",
+    ("amenity", "studio"): "studio",
+    ("amenity", "taxi"): "taxi rank",
+    ("amenity", "theatre"): "theatre",
+    ("amenity", "toilets"): ("public toilet", "public toilets"),
+    ("amenity", "townhall"): "town hall",
+    ("amenity", "university"): ("university", "universities"),
+    ("amenity", "vending_machine"): "vending machine",
+    ("amenity", "waste_basket"): "waste basket",
+    # street objects that are not amenities
+    ("highway", "bus_stop"): "bus stop",
+    ("highway", "crossing"): ("crosswalk", "crosswalks"),
+    ("highway", "street_lamp"): "street lamp",
+    ("highway", "traffic_signals"): ("traffic light", "traffic lights"),
+    ("natural", "tree"): "tree",
+    # leisure
+    ("leisure", "dance"): "dance hall",
+    ("leisure", "fitness_centre"): "gym",
+    ("leisure", "garden"): "garden",
+    ("leisure", "miniature_golf"): "minigolf course",
+    ("leisure", "outdoor_seating"): "outdoor seating area",
+    ("leisure", "park"): "park",
+    ("leisure", "picnic_table"): "picnic table",
+    ("leisure", "pitch"): ("sports pitch", "sports pitches"),
+    ("leisure", "playground"): "playground",
+    ("leisure", "sports_centre"): "sports centre",
+    # office
+    ("office", "accountant"): "accountancy firm",
+    ("office", "administrative"): "administrative office",
+    ("office", "architect"): "architecture firm",
+    ("office", "association"): "association",
+    ("office", "business_park"): "business park",
+    ("office", "central_bank"): "central bank",
+    ("office", "company"): ("company office", "company offices"),
+    ("office", "coworking"): "coworking space",
+    ("office", "employment_agency"): ("employment agency", "employment agencies"),
+    ("office", "estate_agent"): "estate agent",
+    ("office", "financial"): "financial services office",
+    ("office", "foundation"): "foundation",
+    ("office", "government"): "government office",
+    ("office", "insurance"): "insurance office",
+    ("office", "it"): ("IT company", "IT companies"),
+    ("office", "lawyer"): "law firm",
+    ("office", "ngo"): "NGO office",
+    ("office", "political_party"): ("political party office", "political party offices"),
+    ("office", "quango"): ("public agency", "public agencies"),
+    ("office", "travel_agent"): ("travel agency", "travel agencies"),
+    ("office", "web_design"): "web design studio",
+    ("office", "yes"): "office",
+    # shop
+    ("shop", "alcohol"): "liquor store",
+    ("shop", "anime"): "anime shop",
+    ("shop", "antiques"): "antiques shop",
+    ("shop", "art"): "art shop",
+    ("shop", "baby_goods"): "baby goods shop",
+    ("shop", "bag"): "bag shop",
+    ("shop", "bakery"): ("bakery", "bakeries"),
+    ("shop", "beauty"): "beauty salon",
+    ("shop", "beauty_salon"): "beauty salon",
+    ("shop", "bed"): "bed shop",
+    ("shop", "beverages"): "drinks shop",
+    ("shop", "bicycle"): "bicycle shop",
+    ("shop", "books"): "bookshop",
+    ("shop", "boutique"): "boutique",
+    ("shop", "butcher"): ("butcher's shop", "butcher's shops"),
+    ("shop", "candles"): "candle shop",
+    ("shop", "car_repair"): "car repair shop",
+    ("shop", "carpet"): "carpet shop",
+    ("shop", "chemist"): "chemist's shop",
+    ("shop", "clothes"): "clothes shop",
+    ("shop", "computer"): "computer shop",
+    ("shop", "confectionery"): "sweet shop",
+    ("shop", "convenience"): "convenience store",
+    ("shop", "cookware"): "cookware shop",
+    ("shop", "copyshop"): "copy shop",
+    ("shop", "cosmetics"): "cosmetics shop",
+    ("shop", "craft"): "craft shop",
+    ("shop", "deli"): "delicatessen",
+    ("shop", "department_store"): "department store",
+    ("shop", "doityourself"): "DIY store",
+    ("shop", "dry_cleaning"): "dry cleaner",
+    ("shop", "electronics"): "electronics shop",
+    ("shop", "fabric"): "fabric shop",
+    ("shop", "florist"): "florist",
+    ("shop", "frame"): "picture framer",
+    ("shop", "funeral_directors"): "funeral home",
+    ("shop", "furniture"): "furniture shop",
+    ("shop", "games"): "games shop",
+    ("shop", "gift"): "gift shop",
+    ("shop", "gold"): "gold dealer",
+    ("shop", "greengrocer"): "greengrocer",
+    ("shop", "grocery"): ("grocery shop", "grocery shops"),
+    ("shop", "hairdresser"): "hairdresser",
+    ("shop", "handbags"): "handbag shop",
+    ("shop", "handicraft"): "handicraft shop",
+    ("shop", "handicrafts"): "handicraft shop",
+    ("shop", "hardware"): "hardware store",
+    ("shop", "hat"): "hat shop",
+    ("shop", "hats"): "hat shop",
+    ("shop", "health_food"): "health food shop",
+    ("shop", "hearing_aids"): "hearing aid shop",
+    ("shop", "hifi"): "hi-fi shop",
+    ("shop", "houseware"): "housewares shop",
+    ("shop", "interior_decoration"): "interior decoration shop",
+    ("shop", "jewelry"): "jewellery shop",
+    ("shop", "junk"): "junk shop",
+    ("shop", "kiosk"): "kiosk",
+    ("shop", "kitchen"): "kitchen shop",
+    ("shop", "laundry"): ("laundry", "laundries"),
+    ("shop", "leather"): "leather goods shop",
+    ("shop", "locks"): "locksmith",
+    ("shop", "locksmith"): "locksmith",
+    ("shop", "mall"): "shopping centre",
+    ("shop", "massage"): "massage parlour",
+    ("shop", "medical_supply"): "medical supply shop",
+    ("shop", "mobile_phone"): "mobile phone shop",
+    ("shop", "music"): "record shop",
+    ("shop", "musical_instrument"): "musical instrument shop",
+    ("shop", "nails"): "nail salon",
+    ("shop", "nailstudio"): "nail salon",
+    ("shop", "newsagent"): "newsagent",
+    ("shop", "optician"): "optician",
+    ("shop", "outdoor"): "outdoor shop",
+    ("shop", "party"): "party shop",
+    ("shop", "pawnbroker"): "pawnbroker",
+    ("shop", "perfumery"): "perfume shop",
+    ("shop", "pet"): "pet shop",
+    ("shop", "photo"): "photo shop",
+    ("shop", "records"): "record shop",
+    ("shop", "second_hand"): "second-hand shop",
+    ("shop", "shoes"): "shoe shop",
+    ("shop", "sports"): "sports shop",
+    ("shop", "stationery"): "stationery shop",
+    ("shop", "store"): "shop",
+    ("shop", "supermarket"): "supermarket",
+    ("shop", "tailor"): "tailor",
+    ("shop", "tattoo"): "tattoo parlour",
+    ("shop", "tea"): "tea shop",
+    ("shop", "ticket"): "ticket office",
+    ("shop", "toys"): "toy shop",
+    ("shop", "travel_agency"): ("travel agency", "travel agencies"),
+    ("shop", "variety_store"): "variety store",
+    ("shop", "watches"): ("watch shop", "watch shops"),
+    ("shop", "wine"): "wine shop",
+    ("shop", "yes"): "shop",
+    # tourism
+    ("tourism", "artwork"): "artwork",
+    ("tourism", "attraction"): "attraction",
+    ("tourism", "gallery"): ("art gallery", "art galleries"),
+    ("tourism", "guest_house"): "guest house",
+    ("tourism", "hostel"): "hostel",
+    ("tourism", "hotel"): "hotel",
+    ("tourism", "information"): "tourist information point",
+    ("tourism", "museum"): "museum",
+    ("tourism", "viewpoint"): "viewpoint",
+}
+#: What a place of a key whose value has no phrase is called: ``shop=fishing`` is a
+#: "fishing shop", ``office=research`` a "research office".
+_KEY_NOUNS = {"shop": "shop", "office": "office"}
+
+
+def _plural(phrase: str) -> str:
+    """The regular English plural of a phrase's last word (``bench`` -> ``benches``)."""
+    if re.search(r"(s|x|z|ch|sh)$", phrase):
+        return phrase + "es"
+    if re.search(r"[^aeiou]y$", phrase):
+        return phrase[:-1] + "ies"
+    return phrase + "s"
+
+
+def kind_phrase(key: str, value: str, plural: bool = False) -> str:
+    """The English phrase instructions use for a place tagged ``key=value``, e.g.
+    ``("shop", "houseware")`` -> ``"housewares shop"``, ``("shop", "beauty")`` -> ``"beauty
+    salon"``, ``("office", "ngo")`` -> ``"NGO office"`` (``plural``: ``"NGO offices"``).
+
+    From :data:`KIND_PHRASES`; values are matched case-insensitively and only the first of
+    several (``nightclub;restaurant``) counts. A value the table lacks reads as itself with
+    spaces for underscores, followed by "shop" or "office" for those keys
+    (``shop=fishing`` -> ``"fishing shop"``).
+    """
+    v = str(value).split(";")[0].strip().lower()
+    entry = KIND_PHRASES.get((key, v))
+    if entry is None:
+        words = " ".join(v.replace("_", " ").split()) or key
+        noun = _KEY_NOUNS.get(key)
+        entry = f"{words} {noun}" if noun and not words.endswith(noun) else words
+    if isinstance(entry, tuple):
+        return entry[1] if plural else entry[0]
+    return _plural(entry) if plural else entry
+
+
+_POSTCODE = re.compile(r"\d{5}")
+
+
+def is_address_name(name: str, tags: dict[str, str]) -> bool:
+    """Whether a place's ``name`` only says where it is, not what it is: a postal code
+    with or without a town (``"Helsinki 00130"``, ``"00130"``) or the place's own street
+    address from its ``addr:*`` tags (``"Keskuskatu 5"``). Instructions name such a place
+    by its kind as well ("the post office Helsinki 00130")."""
+    words = str(name).replace(",", " ").split()
+    postcode = tags.get("addr:postcode", "")
+    codes = [w for w in words if _POSTCODE.fullmatch(w) or (postcode and w == postcode)]
+    rest = [w for w in words if w not in codes]
+    if len(codes) == 1 and len(rest) <= 2 and all(w.isalpha() for w in rest):
+        return True  # "00130", "Helsinki 00130", "Berlin Mitte 10115"
+    street, number = tags.get("addr:street"), tags.get("addr:housenumber")
+    return bool(words and street and number) and (
+        " ".join(words).casefold() == f"{street} {number}".casefold()
+    )

@@ -73,7 +73,6 @@ from urban_gym.tasks.citywalk.types import (
     FAMILY,
     GENERATOR_VERSION,
     INTENT_CATEGORIES,
-    KIND_NAMES,
     OPTION_LETTERS,
     OU_OPTIONS,
     SUCCESS_RADIUS,
@@ -82,7 +81,6 @@ from urban_gym.tasks.citywalk.types import (
     VARIANT_TYPES,
     compass_name,
     format_hhmm,
-    kind_name,
 )
 
 __all__ = [
@@ -97,7 +95,6 @@ __all__ = [
     "GENERATORS",
     "GENERATOR_VERSION",
     "INTENT_CATEGORIES",
-    "KIND_NAMES",
     "OPTION_LETTERS",
     "OU_OPTIONS",
     "SUCCESS_RADIUS",
@@ -112,7 +109,6 @@ __all__ = [
     "generate",
     "generate_tasks",
     "generate_with_report",
-    "kind_name",
     "resample",
     "route_instructions",
     "route_legs",

@@ -19,8 +19,8 @@ from urban_gym.tasks.citywalk.types import (
     _bearing,
     compass_name,
     format_hhmm,
-    kind_name,
 )
+from urban_gym.tasks.wording import end_sentence, place_kind, place_name, typed_name
 from urban_gym.world.city import POI, City
 from urban_gym.world.routing import polyline_length
 
@@ -59,7 +59,7 @@ def _gen_ou(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
     quadrant = int(c.rng.integers(4))  # 0 ahead, 1 right, 2 behind, 3 left
     b = _bearing(p.anchor[0] - xy[0], p.anchor[1] - xy[1])
     heading = b - 90.0 * quadrant + float(c.rng.uniform(-20.0, 20.0))
-    q = f"Is {p.name} ({kind_name(p.kind)}) ahead of you, to your right, behind you or to your left?"
+    q = f"Is {typed_name(p)} ahead of you, to your right, behind you or to your left?"
     opts = list(OU_OPTIONS)
     return {
         "start": _start(xy, heading, c.start_clock(cond["time_of_day"])),
@@ -89,7 +89,7 @@ def _gen_aeq(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
     if xy is None:
         return c.miss("no clear point of the walkable network 15-40 m from the named POI", 3)
     opts, ans = c.options(b.name, [o.name for o in others])
-    q = f"Which {kind_name(b.kind)} is right next to {a.name}? Look around to find out."
+    q = f"Which {place_kind(b)} is right next to {a.name}? Look around to find out."
     return {
         "start": _start(xy, float(c.rng.uniform(0, 360)), c.start_clock(cond["time_of_day"])),
         "instruction": _qa_text(q, opts),
@@ -134,7 +134,7 @@ def _gen_sgn(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
     xy, p, d = got
     b = _bearing(p.anchor[0] - xy[0], p.anchor[1] - xy[1])
     text = (
-        f"Walk to {p.name} ({kind_name(p.kind)}). Its sign is in sight from where you "
+        f"{end_sentence(f'Walk to {typed_name(p)}')} Its sign is in sight from where you "
         "start. Stop in front of it and terminate."
     )
     return {
@@ -152,7 +152,7 @@ def _gen_lgn(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
     xy, p, d = got
     crow = math.dist(xy, p.front)
     text = (
-        f"Walk to {p.name} ({kind_name(p.kind)}), about {round(crow, -1):.0f} m away as "
+        f"Walk to {typed_name(p)}, about {round(crow, -1):.0f} m away as "
         "the crow flies. It is out of sight: open the map to find it (it is marked "
         "there), then walk there and terminate."
     )
@@ -191,7 +191,7 @@ def route_instructions(city: City, pts: Sequence[tuple[float, float]], goal: POI
         if rel > 0
         else "on your left"
     )
-    parts.append(f"Stop at {goal.name} ({kind_name(goal.kind)}), {side}, and terminate.")
+    parts.append(f"Stop at {typed_name(goal)}, {side}, and terminate.")
     return " ".join(parts)
 
 
@@ -390,13 +390,14 @@ def _closure_task(c: _Ctx, lo: float, hi: float, s_min: float, dynamic: bool) ->
     }
     if dynamic:
         text = (
-            f"Walk to {p.name} ({kind_name(p.kind)}); it is marked on the map. Watch for "
+            f"Walk to {typed_name(p)}; it is marked on the map. Watch for "
             "notices on the way: if a way is closed, do not cross the closure."
         )
     else:
         text = (
-            f"Walk to {p.name} ({kind_name(p.kind)}); it is marked on the map. {label} is "
-            "closed where the red line is on the map: do not cross it."
+            f"Walk to {typed_name(p)}; it is marked on the map. "
+            f"{'The way' if label == 'the way' else label} is closed where the red line is "
+            "on the map: do not cross it."
         )
     return {
         "start": _start(xy, float(c.rng.uniform(0, 360)), c.start_clock()),
@@ -445,7 +446,7 @@ def _gen_pts(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
     if got is None:
         return None
     xy, p, d = got
-    text = f"Find the nearest {kind_name(k)} and stop in front of it, then terminate."
+    text = f"Find the nearest {place_kind(p)} and stop in front of it, then terminate."
     return {
         "start": _start(xy, float(c.rng.uniform(0, 360)), c.start_clock()),
         "instruction": text,
@@ -528,7 +529,9 @@ def _gen_tws(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
         g["deadline"] = deadline
         out.append(g)
         t = deadline
-    sched = ", then ".join(f"at {s['name']} by {format_hhmm(s['deadline'])}" for s in out)
+    sched = ", then ".join(
+        f"at {place_name(p)} by {format_hhmm(s['deadline'])}" for p, s in zip(stops, out)
+    )
     text = (
         f"It is {format_hhmm(clock)}. You have appointments: be {sched}. Visit them in this "
         "order (they are marked on the map) and terminate after the last one."
@@ -557,11 +560,9 @@ def _gen_msp(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
         d0[p[0]] + sum(dd[a][b] for a, b in zip(p[:-1], p[1:]))
         for p in itertools.permutations(range(len(listed)))
     )
-    names = [f"{p.name} ({kind_name(p.kind)})" for p in listed]
-    text = (
-        f"Visit all of these places, in any order: {', '.join(names[:-1])} and {names[-1]}. "
-        "They are marked on the map. Terminate after the last one."
-    )
+    names = [typed_name(p) for p in listed]
+    listing = f"Visit all of these places, in any order: {', '.join(names[:-1])} and {names[-1]}"
+    text = f"{end_sentence(listing)} They are marked on the map. Terminate after the last one."
     return {
         "start": _start(xy, float(c.rng.uniform(0, 360)), c.start_clock()),
         "instruction": text,
@@ -586,7 +587,7 @@ def _gen_np(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
     nodes = set(c.router.route_nodes(fld, goal.u)) | {src.u, src.v, goal.u, goal.v}
     around = sorted({m for n in nodes for m in c.city.network.neighbors(n)} | nodes)
     text = (
-        f"Walk to {p.name} ({kind_name(p.kind)}); it is marked on the map. The street is "
+        f"Walk to {typed_name(p)}; it is marked on the map. The street is "
         "busy: do not bump into anyone. Terminate when you are there."
     )
     peds = {

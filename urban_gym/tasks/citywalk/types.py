@@ -99,44 +99,6 @@ EXCLUDED_KINDS = frozenset(
     }
 )
 
-KIND_NAMES: dict[str, str] = {
-    "fast_food": "fast-food restaurant",
-    "atm": "ATM",
-    "bureau_de_change": "currency exchange",
-    "books": "bookshop",
-    "clothes": "clothes shop",
-    "shoes": "shoe shop",
-    "jewelry": "jewellery shop",
-    "convenience": "convenience store",
-    "mobile_phone": "mobile phone shop",
-    "alcohol": "liquor store",
-    "gift": "gift shop",
-    "toys": "toy shop",
-    "art": "art shop",
-    "furniture": "furniture shop",
-    "hardware": "hardware store",
-    "company": "company office",
-    "supermarket": "supermarket",
-    "beauty": "beauty salon",
-    "ngo": "NGO office",
-    "travel_agency": "travel agency",
-    "sports": "sports shop",
-    "interior_decoration": "interior decoration shop",
-    "doctors": "doctor's surgery",
-    "post_office": "post office",
-    "place_of_worship": "place of worship",
-    "sports_centre": "sports centre",
-    "fitness_centre": "gym",
-    "cosmetics": "cosmetics shop",
-    "outdoor": "outdoor shop",
-    "deli": "delicatessen",
-    "tea": "tea shop",
-    "electronics": "electronics shop",
-    "bicycle": "bicycle shop",
-    "variety_store": "variety store",
-    "confectionery": "sweet shop",
-}
-
 #: Start clock (seconds of day) ranges by time of day.
 CLOCK_RANGES: dict[str, tuple[int, int]] = {
     "day": (9 * 3600, 15 * 3600),
@@ -145,11 +107,6 @@ CLOCK_RANGES: dict[str, tuple[int, int]] = {
 }
 
 OU_OPTIONS = ("ahead of you", "to your right", "behind you", "to your left")
-
-
-def kind_name(kind: str) -> str:
-    """Readable name of a POI kind (``fast_food`` -> ``fast-food restaurant``)."""
-    return KIND_NAMES.get(kind, kind.replace("_", " "))
 
 
 def compass_name(b: float) -> str:

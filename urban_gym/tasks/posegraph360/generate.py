@@ -42,6 +42,7 @@ from urban_gym.tasks.posegraph360.types import (
 )
 from urban_gym.tasks.report import GenerationReport, Misses, TypeReport
 from urban_gym.tasks.spec import TaskError, TaskSpec
+from urban_gym.tasks.wording import end_sentence, typed_name
 from urban_gym.world.geo import angle_diff, bearing
 from urban_gym.world.grid import GridOverlay
 from urban_gym.world.posegraph import DEFAULT_SPACING_M, State, load_posegraph
@@ -68,10 +69,6 @@ def _turn_word(deg: float) -> str:
     if a > 150.0:
         return "around"
     return "right" if deg > 0 else "left"
-
-
-def _poi_kind(poi: Any) -> str:
-    return str(poi.kind).replace("_", " ")
 
 
 class PoseGraphTaskGenerator:
@@ -344,8 +341,8 @@ class PoseGraphTaskGenerator:
             return None
         p = pl.poi
         instr = (
-            f"Find {p.name} ({_poi_kind(p)}). The goal is not far from the start. Walk "
-            "there and answer when you are standing in front of it."
+            f"{end_sentence(f'Find {typed_name(p)}')} The goal is not far from the start. "
+            "Walk there and answer when you are standing in front of it."
         )
         view_bearing = bearing(p.anchor[0] - gx, p.anchor[1] - gy)
         goal = self._goal(
@@ -517,13 +514,13 @@ class PoseGraphTaskGenerator:
             )
             first = street
             if word == "around":
-                sentences.append(f"Turn around and walk along {street or 'the street'}.")
+                sentences.append(f"Turn around and walk along {street or 'the street'}")
             elif word == "straight":
-                sentences.append(f"Walk straight ahead along {street or 'the street'}.")
+                sentences.append(f"Walk straight ahead along {street or 'the street'}")
             else:
-                sentences.append(f"Turn {word} and walk along {street or 'the street'}.")
+                sentences.append(f"Turn {word} and walk along {street or 'the street'}")
         else:
-            sentences.append(f"Walk straight ahead along {first or 'the street'}.")
+            sentences.append(f"Walk straight ahead along {first or 'the street'}")
         straight_run = 0
         for j, deg, street in turns:
             word = _turn_word(deg)
@@ -541,9 +538,9 @@ class PoseGraphTaskGenerator:
             where = f"At the junction by {lm}" if lm else "At the next junction"
             onto = f" onto {street}" if street else ""
             if word == "around":
-                sentences.append(f"{where}, turn around{onto}.")
+                sentences.append(f"{where}, turn around{onto}")
             else:
-                sentences.append(f"{where}, turn {word}{onto}.")
+                sentences.append(f"{where}, turn {word}{onto}")
         if straight_run:
             sentences.append(
                 "Continue straight through the next junction."
@@ -556,7 +553,8 @@ class PoseGraphTaskGenerator:
         gx, gy = g.position(last)
         side = "right" if angle_diff(bearing(ax - gx, ay - gy), h) > 0 else "left"
         sentences.append(f"Stop in front of {pl.poi.name} on your {side}.")
-        return sentences
+        # a street or place name may end in a full stop of its own: no second one
+        return [end_sentence(x) for x in sentences]
 
     def _count_range(
         self, rng: np.random.Generator, s: State

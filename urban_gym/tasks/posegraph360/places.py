@@ -56,10 +56,6 @@ def places(graph: PoseGraph, city: Any) -> list[Place]:
     return out
 
 
-def _poi_kind(poi: Any) -> str:
-    return str(poi.kind).replace("_", " ")
-
-
 def relation_of(
     x: Place, relation: str, by_side: dict[tuple[int, str], list[Place]], graph: PoseGraph
 ) -> Place | None:

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 from urban_gym.tasks.spec import TaskType
+from urban_gym.world.city import OBJECT_KINDS
+from urban_gym.world.osm_tags import kind_phrase
 
 FAMILY = "posegraph360"
 #: The type table (see the package docstring); generators draw their random numbers
@@ -60,14 +62,26 @@ DEFAULT_FORWARD_FRAMES: tuple[int, int, int] = (1, 3, 5)
 #: Camera rotation of A/D by size (degrees); ``None`` is the default rotation.
 ROTATIONS: dict[str | None, float] = {None: 24.0, "SMALL": 30.0, "MEDIUM": 60.0, "LARGE": 90.0}
 
+
+def _objects_phrase(kind: str) -> str:
+    """The plural phrase of a street-object kind, from the first OSM tag that makes it."""
+    tag = next(t for t, k in OBJECT_KINDS.items() if k == kind)
+    return kind_phrase(*tag, plural=True)
+
+
+#: The street-object kinds that object-count tasks count -> how the question names them
+#: (plural, from the one tag-to-English table :func:`~urban_gym.world.osm_tags.kind_phrase`).
 COUNT_KINDS: dict[str, str] = {
-    "tree": "trees",
-    "street_lamp": "street lamps",
-    "bench": "benches",
-    "bus_stop": "bus stops",
-    "waste_basket": "waste baskets",
-    "bicycle_parking": "bicycle stands",
-    "vending_machine": "vending machines",
-    "traffic_signals": "traffic lights",
-    "crossing": "crosswalks",
+    k: _objects_phrase(k)
+    for k in (
+        "tree",
+        "street_lamp",
+        "bench",
+        "bus_stop",
+        "waste_basket",
+        "bicycle_parking",
+        "vending_machine",
+        "traffic_signals",
+        "crossing",
+    )
 }

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from urban_gym.tasks.spec import TaskError
+from urban_gym.tasks.wording import place_name
 from urban_gym.world.streetgraph import (
     StreetGraph,
     StreetGraphError,
@@ -142,7 +143,9 @@ def crawl(
 @dataclass(frozen=True)
 class Destination:
     """A named destination: ``nodes`` are the graph node indices within reach of its
-    ``polygon`` (shapely geometry, metres)."""
+    ``polygon`` (shapely geometry, metres). ``called`` is how an instruction names it:
+    the name, or ``"the post office Helsinki 00130"`` when the name only says where it is
+    (:func:`~urban_gym.tasks.wording.place_name`); empty means the name."""
 
     name: str
     kind: str
@@ -150,6 +153,7 @@ class Destination:
     osm_id: str
     position: tuple[float, float]
     nodes: tuple[int, ...]
+    called: str = ""
 
 
 def city_destinations(
@@ -165,30 +169,33 @@ def city_destinations(
     """
     from shapely.geometry import Point
 
-    cands: list[tuple[str, str, str, str, Any, tuple[float, float]]] = []
+    cands: list[tuple[str, str, str, str, Any, tuple[float, float], str]] = []
     for poi in city.pois:
         if poi.building_id is not None:
             poly = city.buildings[poi.building_id].polygon
         else:
             poly = Point(poi.anchor).buffer(point_radius)
-        cands.append((poi.name, "poi", poi.kind, poi.osm_id, poly, tuple(poi.anchor)))
+        cands.append(
+            (poi.name, "poi", poi.kind, poi.osm_id, poly, tuple(poi.anchor), place_name(poi))
+        )
     for area in city.areas:
         if area.kind == "green" and area.name:
             c = area.polygon.representative_point()
-            cands.append((area.name, "area", "green", area.osm_id, area.polygon, (c.x, c.y)))
+            cands.append(
+                (area.name, "area", "green", area.osm_id, area.polygon, (c.x, c.y), area.name)
+            )
     counts: dict[str, int] = {}
     for c in cands:
         k = c[0].casefold().strip()
         counts[k] = counts.get(k, 0) + 1
     out = []
-    for name, kind, cat, osm_id, poly, pos in cands:
+    for name, kind, cat, osm_id, poly, pos, called in cands:
         if not name.strip() or counts[name.casefold().strip()] != 1:
             continue
         nodes = graph.nodes_within(poly, reach)
         if nodes:
-            out.append(
-                Destination(name, kind, cat, osm_id, (float(pos[0]), float(pos[1])), tuple(nodes))
-            )
+            xy = (float(pos[0]), float(pos[1]))
+            out.append(Destination(name, kind, cat, osm_id, xy, tuple(nodes), called))
     out.sort(key=lambda d: d.name)
     return out
 

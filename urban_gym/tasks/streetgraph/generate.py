@@ -23,6 +23,7 @@ from urban_gym.tasks.streetgraph.crawler import (
     route_decision_points,
 )
 from urban_gym.tasks.suite import counts, load_suite, meta_values, quantiles, save_suite
+from urban_gym.tasks.wording import end_sentence
 from urban_gym.world.streetgraph import (
     StreetGraph,
     StreetGraphError,
@@ -225,7 +226,7 @@ def _od_task(
         type="origin_destination",
         difficulty=difficulty_of(dps),
         city=config.city,
-        instruction=f"Go to {dest.name}.",
+        instruction=end_sentence(f"Go to {dest.called or dest.name}"),
         start={"node": graph.ids[res.start], "heading": heading, "graph": config.graph_spec()},
         goal={
             "name": dest.name,
