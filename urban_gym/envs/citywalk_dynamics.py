@@ -22,13 +22,13 @@ clockwise); pitch is positive up.
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from urban_gym.caching import LRUCache
 from urban_gym.world.city import City
 from urban_gym.world.walkable import WalkGeometry
 
@@ -415,7 +415,9 @@ def walking_distance(
 
 #: Distance fields kept per process (about 0.4 MB each for Helsinki).
 FIELD_CACHE_SIZE = 32
-_FIELD_CACHE: OrderedDict[tuple, Any] = OrderedDict()
+_FIELD_CACHE: LRUCache[tuple, Any] = LRUCache(
+    max_items=FIELD_CACHE_SIZE, lock=True, name="envs.citywalk.distance_fields"
+)
 
 
 def distance_field(
@@ -424,13 +426,6 @@ def distance_field(
     """``router``'s walking distances to ``target`` (m) in the city ``city_spec`` with the
     ``closed`` edges closed; the last :data:`FIELD_CACHE_SIZE` fields are kept in this
     process (tasks repeat in training)."""
-    key = (city_spec, target, closed)
-    fld = _FIELD_CACHE.get(key)
-    if fld is None:
-        fld = router.field(router.locate(*target))
-        _FIELD_CACHE[key] = fld
-        while len(_FIELD_CACHE) > FIELD_CACHE_SIZE:
-            _FIELD_CACHE.popitem(last=False)
-    else:
-        _FIELD_CACHE.move_to_end(key)
-    return fld
+    return _FIELD_CACHE.get_or_create(
+        (city_spec, target, closed), lambda: router.field(router.locate(*target))
+    )

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import math
 import os
-from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 
+from urban_gym.caching import LRUCache
 from urban_gym.envs.actions import ActionSet, ActionSpec, InvalidAction, Param
 from urban_gym.envs.base import UrbanEnv, is_success
 from urban_gym.envs.spaces import SharedMemoryText
@@ -189,7 +189,6 @@ class StreetGraphEnv(UrbanEnv):
     cache_attributes = (
         "_graphs",
         "_views",
-        "_view_bytes",
         "_node_caches",
         "_node_cache",
         "_renderers",
@@ -295,14 +294,13 @@ class StreetGraphEnv(UrbanEnv):
     def _init_caches(self) -> None:
         """The per-process caches (dropped when pickled, see :attr:`cache_attributes`)."""
         self._graphs: dict[str, StreetGraph] = {}
-        self._views: OrderedDict[tuple[str, int], np.ndarray] = OrderedDict()
-        self._view_bytes = 0
+        self._views: LRUCache[tuple[str, int], np.ndarray] = LRUCache(self.view_cache_bytes)
         self._node_caches: dict[str, dict[int, tuple[list[Street], np.ndarray]]] = {}
         self._node_cache: dict[int, tuple[list[Street], np.ndarray]] = {}
         self._renderers: dict[str, Any] = {}
-        self._dist_cache: OrderedDict[
+        self._dist_cache: LRUCache[
             tuple[str, tuple[int, ...]], tuple[np.ndarray, np.ndarray | None]
-        ] = OrderedDict()
+        ] = LRUCache(max_items=DISTANCE_CACHE)
 
     def _restore_caches(self) -> None:
         self._init_caches()
@@ -348,7 +346,6 @@ class StreetGraphEnv(UrbanEnv):
 
     def close(self) -> None:
         self._views.clear()
-        self._view_bytes = 0
         self._renderers.clear()
 
     # ------------------------------------------------------------------ episode
@@ -470,18 +467,13 @@ class StreetGraphEnv(UrbanEnv):
     ) -> tuple[np.ndarray, np.ndarray | None]:
         """Shortest distances (m) to the goal from every node, and for instruction tasks
         the hop counts, computed once per goal (LRU of :data:`DISTANCE_CACHE` goals)."""
-        key = (self._graph_key, goal)
-        got = self._dist_cache.get(key)
-        if got is None:
+
+        def compute() -> tuple[np.ndarray, np.ndarray | None]:
             g = self._graph_of(t)
             hops = g.hops_to(goal) if t.type == "instruction" else None
-            got = (g.distances_to(goal), hops)
-            self._dist_cache[key] = got
-            while len(self._dist_cache) > DISTANCE_CACHE:
-                self._dist_cache.popitem(last=False)
-        else:
-            self._dist_cache.move_to_end(key)
-        return got
+            return g.distances_to(goal), hops
+
+        return self._dist_cache.get_or_create((self._graph_key, goal), compute)
 
     def _options_at(self, node: int) -> list[Street]:
         """The streets leaving ``node`` in increasing bearing (cached per graph and node
@@ -561,15 +553,10 @@ class StreetGraphEnv(UrbanEnv):
         if not self.options:
             return out
         key = (self._graph_key, self.node)
-        views = self._views.get(key)
-        if views is None:
-            views = self._render_views(self.graph, self.node, [s.heading for s in self.options])
-            self._views[key] = views
-            self._view_bytes += views.nbytes
-            while self._view_bytes > self.view_cache_bytes and self._views:
-                self._view_bytes -= self._views.popitem(last=False)[1].nbytes
-        else:
-            self._views.move_to_end(key)
+        views = self._views.get_or_create(
+            key,
+            lambda: self._render_views(self.graph, self.node, [s.heading for s in self.options]),
+        )
         out[: len(views)] = views
         return out
 

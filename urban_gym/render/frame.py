@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from functools import lru_cache
 
 import cv2
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
+from urban_gym.caching import lru_cached
 from urban_gym.render.errors import RenderError
 from urban_gym.render.fonts import load_font
 
@@ -210,7 +210,7 @@ def wrap_text(text: str, font: ImageFont.FreeTypeFont, width: float) -> list[str
     return lines
 
 
-@lru_cache(maxsize=1024)
+@lru_cached(max_items=1024, name="render.frame.wrapped_text")
 def _wrapped(text: str, font_size: int, bold: bool, width: float) -> tuple[str, ...]:
     """:func:`wrap_text` in DejaVu Sans, cached (instructions are wrapped once per task)."""
     return tuple(wrap_text(text, load_font(font_size, bold), width))

@@ -24,11 +24,8 @@ redrawn from the canvas with one ``cv2.warpAffine`` until the agent leaves the c
 from __future__ import annotations
 
 import math
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 import cv2
@@ -38,6 +35,7 @@ from PIL import Image, ImageDraw
 from shapely.geometry import box
 from shapely.geometry.polygon import orient
 
+from urban_gym.caching import LRUCache, lru_cached
 from urban_gym.render.camera import image_size
 from urban_gym.render.errors import RenderError
 from urban_gym.render.fonts import load_font
@@ -149,6 +147,11 @@ class _Canvas:
     cy: float
     mpp: float
 
+    @property
+    def nbytes(self) -> int:
+        """The bytes of the canvas image (what the canvas cache counts)."""
+        return self.image.nbytes
+
 
 class MapRenderer:
     """Top-down maps of ``city`` (see the module docstring for the conventions)."""
@@ -157,8 +160,7 @@ class MapRenderer:
         if not isinstance(city, City):
             raise RenderError(f"MapRenderer needs a City, got {type(city).__name__}")
         self.city = city
-        self._lock = threading.Lock()
-        self._canvases: OrderedDict[tuple, _Canvas] = OrderedDict()
+        self._canvases: LRUCache[tuple, _Canvas] = LRUCache(max_items=_CANVAS_CACHE, lock=True)
         self._prepare()
 
     def __reduce__(self):
@@ -283,18 +285,9 @@ class MapRenderer:
         step = _SNAP_PX * mpp
         sx, sy = round(cx / step) * step, round(cy / step) * step
         size = 2 * (half + _SNAP_PX)
-        key = (mpp, sx, sy, size)
-        with self._lock:
-            c = self._canvases.get(key)
-            if c is not None:
-                self._canvases.move_to_end(key)
-                return c
-        c = _Canvas(self._draw_static(sx, sy, mpp, size), sx, sy, mpp)
-        with self._lock:
-            self._canvases[key] = c
-            while len(self._canvases) > _CANVAS_CACHE:
-                self._canvases.popitem(last=False)
-        return c
+        return self._canvases.get_or_create(
+            (mpp, sx, sy, size), lambda: _Canvas(self._draw_static(sx, sy, mpp, size), sx, sy, mpp)
+        )
 
     def _draw_static(self, sx: float, sy: float, mpp: float, size: int) -> np.ndarray:
         img = np.empty((size, size, 3), np.uint8)
@@ -498,7 +491,7 @@ class MapRenderer:
                 blit_text(img, text_sprite(letter, 11, True, 0), c, r, white, anchor="mm")
 
 
-@lru_cache(maxsize=4096)
+@lru_cached(max_items=4096, name="render.map.text_sprites")
 def text_sprite(text: str, size: int, bold: bool = False, halo: int = 2) -> np.ndarray:
     """Alpha masks of ``text`` in DejaVu Sans at ``size`` px: ``(h, w, 2)`` uint8 with the
     glyphs in channel 0 and a ``halo``-pixel outline around them in channel 1. Row

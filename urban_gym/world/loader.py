@@ -29,11 +29,11 @@ import hashlib
 import os
 import pickle
 import tempfile
-import threading
 import warnings
 from importlib import resources
 from pathlib import Path
 
+from urban_gym.caching import LRUCache
 from urban_gym.errors import CityLoadError, CityLoadWarning
 from urban_gym.world.city import City
 from urban_gym.world.osm import IMPORTER_VERSION, check_bbox, import_osm
@@ -42,8 +42,8 @@ from urban_gym.world.osm import IMPORTER_VERSION, check_bbox, import_osm
 BUILTIN_CITIES: dict[str, str] = {"helsinki": "helsinki.osm.pbf"}
 
 _MAGIC = b"URBANGYM-CITY\x00"
-_MEMO: dict[tuple, City] = {}
-_LOCK = threading.Lock()
+#: The worlds loaded in this process (never evicted: a world is loaded once per process).
+_MEMO: LRUCache[tuple, City] = LRUCache(lock=True, name="world.cities")
 
 
 def cache_dir() -> Path:
@@ -88,12 +88,9 @@ def load_city(spec: str | os.PathLike, bbox=None, cache: bool = True) -> City:
             raise CityLoadError(f"bbox={bbox!r} is not supported for procedural city {spec!r}")
         params = parse_spec(spec)
         key = ("procedural", tuple(sorted(params.items())))
-        if cache and key in _MEMO:
-            return _MEMO[key]
-        city = generate_city(**params)
-        if cache:
-            _MEMO[key] = city
-        return city
+        if not cache:
+            return generate_city(**params)
+        return _MEMO.get_or_create(key, lambda: generate_city(**params))
 
     spec_s = os.fspath(spec)
     if spec_s.lower() in BUILTIN_CITIES:
@@ -119,9 +116,8 @@ def load_city(spec: str | os.PathLike, bbox=None, cache: bool = True) -> City:
     except OSError as exc:
         raise CityLoadError(f"{path}: cannot read ({exc.strerror or exc})") from exc
     key = ("osm", digest, tuple(bbox) if bbox else None, IMPORTER_VERSION, name)
-    with _LOCK:
-        if cache and key in _MEMO:
-            return _MEMO[key]
+    if cache and (hit := _MEMO.get(key)) is not None:
+        return hit
     city = None
     cfile = _cache_file(digest, bbox, name)
     if cache:
@@ -135,15 +131,13 @@ def load_city(spec: str | os.PathLike, bbox=None, cache: bool = True) -> City:
     else:
         city.meta["loaded_from"] = "cache"
     if cache:
-        with _LOCK:
-            _MEMO[key] = city
+        _MEMO.put(key, city)
     return city
 
 
 def clear_memory_cache() -> None:
     """Forget the worlds kept in this process (the disk cache stays)."""
-    with _LOCK:
-        _MEMO.clear()
+    _MEMO.clear()
 
 
 def _cache_file(digest: str, bbox, name: str | None) -> Path:

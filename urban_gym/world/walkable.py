@@ -31,6 +31,7 @@ import shapely
 from shapely.geometry import Polygon
 from shapely.prepared import prep
 
+from urban_gym.caching import register_cache
 from urban_gym.world.city import City
 
 WALKER_RADIUS = 0.3  # m
@@ -371,7 +372,9 @@ class WalkGeometry:
         return x, y, hit_any
 
 
+#: The walking geometry of each live city (goes with its city).
 _GEOMETRY_CACHE: weakref.WeakKeyDictionary[City, WalkGeometry] = weakref.WeakKeyDictionary()
+register_cache("world.walk_geometry", _GEOMETRY_CACHE.clear, _GEOMETRY_CACHE.__len__)
 
 
 def is_blocking(kind: str, tags: dict[str, str]) -> bool:

@@ -32,9 +32,10 @@ from typing import Any
 
 import numpy as np
 
+from urban_gym.caching import LRUCache
 from urban_gym.world.geo import GeoFrame, bearing
 from urban_gym.world.posegraph.elements import PoseGraphError
-from urban_gym.world.posegraph.frames import ByteLRU, FrameSource
+from urban_gym.world.posegraph.frames import FrameSource
 from urban_gym.world.posegraph.junctions import CapturedTrajectory
 
 
@@ -245,7 +246,7 @@ class ImageFolderFrames(FrameSource):
                 f"{self.poses}: {len(absent)} frame file(s) do not exist in {self.folder}, "
                 f"e.g. {absent[:3]}"
             )
-        self.cache = ByteLRU(int(cache_mb * 1024 * 1024))
+        self.cache: LRUCache[Any, np.ndarray] = LRUCache(int(cache_mb * 1024 * 1024))
 
     def panorama(self, key: tuple[str, int], x: float, y: float) -> tuple[np.ndarray, float]:
         row = self._row(key)
@@ -266,11 +267,6 @@ class ImageFolderFrames(FrameSource):
             return self._by_key[(str(key[0]), int(key[1]))]
         except KeyError:
             raise PoseGraphError(f"frame {key!r} is not in {self.poses}") from None
-
-    def __getstate__(self) -> dict[str, Any]:
-        d = self.__dict__.copy()
-        d["cache"] = ByteLRU(self.cache.max_bytes)
-        return d
 
 
 class VideoFrames(FrameSource):
@@ -320,7 +316,7 @@ class VideoFrames(FrameSource):
                 f"{self.poses}: frame(s) {sorted(set(bad))[:5]} do not exist in {self.video} "
                 f"({self.n_video_frames} frames)"
             )
-        self.cache = ByteLRU(int(cache_mb * 1024 * 1024))
+        self.cache: LRUCache[Any, np.ndarray] = LRUCache(int(cache_mb * 1024 * 1024))
         self._cap: Any = None
         self._next = -1
 
@@ -363,7 +359,6 @@ class VideoFrames(FrameSource):
         d = self.__dict__.copy()
         d["_cap"] = None
         d["_next"] = -1
-        d["cache"] = ByteLRU(self.cache.max_bytes)
         return d
 
 

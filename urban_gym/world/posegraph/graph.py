@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections import Counter, OrderedDict, defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from urban_gym.caching import LRUCache
 from urban_gym.world.geo import GeoFrame, angle_diff
 from urban_gym.world.posegraph.capture import open_capture
 from urban_gym.world.posegraph.elements import (
@@ -513,7 +514,8 @@ class GoalDistances:
         return float(t.offsets[-1] - t.offsets[state.frame]) + self.junction[t.end]
 
 
-_GRAPHS: OrderedDict[tuple, PoseGraph] = OrderedDict()
+#: Pose graphs built by :func:`load_posegraph` in this process (the last 8 used).
+_GRAPHS: LRUCache[tuple, PoseGraph] = LRUCache(max_items=8, lock=True, name="world.posegraphs")
 
 
 def load_posegraph(city: str, spacing: float = DEFAULT_SPACING_M, **params: Any) -> PoseGraph:
@@ -523,14 +525,13 @@ def load_posegraph(city: str, spacing: float = DEFAULT_SPACING_M, **params: Any)
     from urban_gym.world.loader import load_city
 
     key = (str(city), float(spacing), tuple(sorted((k, _freeze(v)) for k, v in params.items())))
-    g = _GRAPHS.get(key)
-    if g is None:
+
+    def build() -> PoseGraph:
         g = PoseGraph.from_city(load_city(city), spacing=spacing, **params)
         g.meta["city_spec"] = str(city)
-        _GRAPHS[key] = g
-        while len(_GRAPHS) > 8:
-            _GRAPHS.popitem(last=False)
-    return g
+        return g
+
+    return _GRAPHS.get_or_create(key, build)
 
 
 def _freeze(v: Any) -> Any:
