@@ -18,6 +18,7 @@ from urban_gym.envs.text import clean_text, task_charset
 from urban_gym.errors import UrbanGymError
 from urban_gym.tasks.spec import TaskError, TaskSpec
 from urban_gym.tasks.streetgraph import EpisodeOutcome, graph_spec, reached
+from urban_gym.world.geo import bearing
 from urban_gym.world.streetgraph import (
     Street,
     StreetGraph,
@@ -521,7 +522,7 @@ class StreetGraphEnv(UrbanEnv):
         if self.transitions > moved_from:
             (x0, y0), (x1, y1) = xy[prev], xy[last]
             if (x0, y0) != (x1, y1):
-                self.heading = math.degrees(math.atan2(x1 - x0, y1 - y0)) % 360.0
+                self.heading = bearing(x1 - x0, y1 - y0)
         self.node = last
 
     def _instruction_success(self) -> bool:

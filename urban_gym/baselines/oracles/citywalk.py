@@ -37,6 +37,7 @@ from urban_gym.envs.citywalk_dynamics import (
     walker_samples,
 )
 from urban_gym.tasks.citywalk import OPTION_LETTERS
+from urban_gym.world.geo import angle_diff, bearing
 from urban_gym.world.routing import Located
 
 ARRIVE_M = 2.5  # the oracle terminates this close to a navigation goal
@@ -47,15 +48,6 @@ CONTACT_MARGIN = 0.15  # m added to the contact distance when predicting contact
 
 def _still(w: WalkerState) -> MoveResult:
     return MoveResult(w, [(w.x, w.y)], [0.0], False, 0.0)
-
-
-def _bearing(dx: float, dy: float) -> float:
-    return math.degrees(math.atan2(dx, dy)) % 360.0
-
-
-def _adiff(a: float, b: float) -> float:
-    d = (a - b + 180.0) % 360.0 - 180.0
-    return 180.0 if d == -180.0 else d
 
 
 class CityWalkOracle:
@@ -228,7 +220,7 @@ class CityWalkOracle:
         if math.dist(p, q) < 1e-6:
             p = self._point_at(s - 0.5)
             q = self._point_at(s)
-        return _bearing(q[0] - p[0], q[1] - p[1])
+        return bearing(q[0] - p[0], q[1] - p[1])
 
     def _follow(self, e: Any) -> dict[str, Any] | None:
         """The longest move along the plan that the dynamics confirm; else a look towards
@@ -263,7 +255,7 @@ class CityWalkOracle:
                     if (
                         not at_end
                         and abs(turned) > 4.0
-                        and abs(_adiff(tan, end_heading)) > ALIGN_DEG
+                        and abs(angle_diff(tan, end_heading)) > ALIGN_DEG
                     ):
                         continue
                     self.expected = (tx, ty)
@@ -276,7 +268,7 @@ class CityWalkOracle:
                 tx, ty = self._point_at(self.s + ahead)
                 if math.hypot(tx - w.x, ty - w.y) < 0.1:
                     continue
-                alpha = _adiff(_bearing(tx - w.x, ty - w.y), w.heading)
+                alpha = angle_diff(bearing(tx - w.x, ty - w.y), w.heading)
                 if abs(alpha) < 0.5:
                     continue
                 facing = WalkerState(w.x, w.y, (w.heading + alpha) % 360.0, w.pitch)
@@ -293,7 +285,7 @@ class CityWalkOracle:
         c = math.hypot(dx, dy)
         if c < 0.07:
             return None
-        alpha = _adiff(_bearing(dx, dy), w.heading)
+        alpha = angle_diff(bearing(dx, dy), w.heading)
         if abs(alpha) > MAX_TURN_IN_MOVE:
             return None
         ar = math.radians(alpha)
@@ -392,7 +384,7 @@ class CityWalkOracle:
         if len(self.path) > 1:
             w = e.walker
             tx, ty = self._point_at(min(float(self.cum[-1]), 1.0))
-            alpha = _adiff(_bearing(tx - w.x, ty - w.y), w.heading)
+            alpha = angle_diff(bearing(tx - w.x, ty - w.y), w.heading)
             if abs(alpha) > 1.0:
                 return {"action": "look", "yaw": round(alpha, 3), "pitch": None}
         return {"action": "jump"}

@@ -17,12 +17,11 @@ from urban_gym.tasks.citywalk.types import (
     EXCLUDED_KINDS,
     OPTION_LETTERS,
     SUCCESS_RADIUS,
-    _adiff,
-    _bearing,
 )
 from urban_gym.tasks.report import Misses
 from urban_gym.tasks.spec import TaskError
 from urban_gym.world.city import POI, City
+from urban_gym.world.geo import angle_diff, bearing
 from urban_gym.world.routing import Located, Router
 
 
@@ -112,8 +111,8 @@ class _Ctx:
         if math.dist(xy, (sx, sy)) < 1.0:
             return True
         if p.facade is not None:
-            view = _bearing(xy[0] - p.anchor[0], xy[1] - p.anchor[1])
-            if abs(_adiff(view, p.facing)) > max_angle:
+            view = bearing(xy[0] - p.anchor[0], xy[1] - p.anchor[1])
+            if abs(angle_diff(view, p.facing)) > max_angle:
                 return False
         line = LineString([xy, (sx, sy)])
         return len(self.btree.query(line, predicate="intersects")) == 0

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from urban_gym.tasks.spec import TaskError
+from urban_gym.world.geo import bearing
 from urban_gym.world.streetgraph import (
     StreetGraph,
     StreetGraphError,
@@ -133,7 +134,7 @@ def crawl(
             path.append(n)
             if done(n):
                 a = street.nodes[k - 1]
-                hd = math.degrees(math.atan2(xy[n, 0] - xy[a, 0], xy[n, 1] - xy[a, 1])) % 360.0
+                hd = bearing(xy[n, 0] - xy[a, 0], xy[n, 1] - xy[a, 1])
                 return CrawlResult(n, tuple(path), radial(n), hd, choices, backtracks)
         visits[street.end] = visits.get(street.end, 0) + 1
         prev, cur = street.nodes[-2], street.end

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from urban_gym.world.geo import bearing
 from urban_gym.world.streetgraph.elements import StreetGraphError
 
 
@@ -71,7 +72,7 @@ def city_panoramas(
     key = np.unique(src * len(ids) + dst)
     src, dst = key // len(ids), key % len(ids)
     dv = xya[dst] - xya[src]
-    hd = _bearing_array(dv[:, 0], dv[:, 1])
+    hd = bearing(dv[:, 0], dv[:, 1])
     meta = {
         "source": "city",
         "city": city_spec or city.meta.get("source") or city.name,
@@ -89,7 +90,3 @@ def city_panoramas(
         "name": f"{city.name}-streets",
         "meta": meta,
     }
-
-
-def _bearing_array(dx: np.ndarray, dy: np.ndarray) -> np.ndarray:
-    return np.degrees(np.arctan2(dx, dy)) % 360.0

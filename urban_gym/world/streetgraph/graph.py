@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from urban_gym.world.geo import GeoFrame
+from urban_gym.world.geo import GeoFrame, bearing
 from urban_gym.world.streetgraph.distances import StreetDistances
 from urban_gym.world.streetgraph.elements import (
     DEFAULT_SPACING_M,
@@ -236,7 +236,7 @@ class StreetGraph(StreetDistances):
             nodes.append(nxt)
             prev, cur = cur, nxt
         look = nodes[min(LOOKAHEAD_HOPS, len(nodes) - 1)]
-        hd = _bearing(xy[look][0] - xy[start][0], xy[look][1] - xy[start][1])
+        hd = bearing(xy[look][0] - xy[start][0], xy[look][1] - xy[start][1])
         return Street(tuple(nodes), length, hd)
 
     @cached_property
@@ -401,10 +401,6 @@ _CACHED = (
     "_is_symmetric",
     "_chains",
 )
-
-
-def _bearing(dx: float, dy: float) -> float:
-    return math.degrees(math.atan2(dx, dy)) % 360.0
 
 
 def _undirected_adjacency(n: int, src: np.ndarray, dst: np.ndarray) -> list[list[int]]:
