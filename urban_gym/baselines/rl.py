@@ -28,7 +28,8 @@ def make_sb3_env(
     env_kwargs: dict[str, Any] | None = None,
 ) -> gym.Env:
     """The RL face of ``env`` (an id with ``env_kwargs`` for ``gym.make``, or an env)
-    wrapped in sb3's ``Monitor`` (which logs ``is_success`` from the last ``info``)."""
+    wrapped in sb3's ``Monitor`` (which logs ``is_success`` from the last ``info``).
+    """
     return Monitor(
         make_rl_env(env, image_size=image_size, text=text, env_kwargs=env_kwargs),
         info_keywords=("is_success",),

@@ -38,7 +38,8 @@ DISTANCE_CACHE = 128
 
 def make_action_set(max_degree: int) -> ActionSet:
     """The structured actions of StreetGraph (the language-model face) for up to
-    ``max_degree`` options at a node."""
+    ``max_degree`` options at a node.
+    """
     return ActionSet(
         [
             ActionSpec(
@@ -335,17 +336,20 @@ class StreetGraphEnv(UrbanEnv):
     def map_markers(self) -> Any:
         """The task markers the agent may see on a map: none. As in CityNav, the agent
         knows only the destination's name; a map with the goal marked would give the
-        task away."""
+        task away.
+        """
         from urban_gym.render import MapMarkers
 
         return MapMarkers()
 
     def render(self) -> np.ndarray | None:
+        """The frame a person watches (``rgb_array`` mode), else None."""
         if self.render_mode != "rgb_array":
             return None
         return self._frame()
 
     def close(self) -> None:
+        """Drop the cached option views and renderers (rebuilt on demand)."""
         self._views.clear()
         self._renderers.clear()
 
@@ -467,7 +471,8 @@ class StreetGraphEnv(UrbanEnv):
         self, t: TaskSpec, goal: tuple[int, ...]
     ) -> tuple[np.ndarray, np.ndarray | None]:
         """Shortest distances (m) to the goal from every node, and for instruction tasks
-        the hop counts, computed once per goal (LRU of :data:`DISTANCE_CACHE` goals)."""
+        the hop counts, computed once per goal (LRU of :data:`DISTANCE_CACHE` goals).
+        """
 
         def compute() -> tuple[np.ndarray, np.ndarray | None]:
             g = self._graph_of(t)
@@ -478,7 +483,8 @@ class StreetGraphEnv(UrbanEnv):
 
     def _options_at(self, node: int) -> list[Street]:
         """The streets leaving ``node`` in increasing bearing (cached per graph and node
-        together with the padded bearing vector)."""
+        together with the padded bearing vector).
+        """
         got = self._node_cache.get(node)
         if got is None:
             opts = sorted(
@@ -592,7 +598,8 @@ class StreetGraphEnv(UrbanEnv):
     def _frame(self) -> np.ndarray:
         """The ``rgb_array`` frame: one tile per option shown here (its view, or a dial of
         its bearing without images), labelled with its index and bearing, so the frame is
-        as wide as the options; under them the instruction and the decision counts."""
+        as wide as the options; under them the instruction and the decision counts.
+        """
         from urban_gym.render import frame as F
 
         bg = (32, 32, 36)

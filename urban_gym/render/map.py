@@ -207,7 +207,8 @@ class MapRenderer:
         rotation: float = 0.0,
     ) -> tuple[float, float]:
         """Continuous ``(col, row)`` of world point ``(x, y)`` (metres) in a map with these
-        parameters; the point lies in pixel ``[floor(row), floor(col)]``. Arrays work too."""
+        parameters; the point lies in pixel ``[floor(row), floor(col)]``. Arrays work too.
+        """
         w, h = image_size(size)
         th = math.radians(rotation)
         dx = (np.asarray(x, dtype=float) - center[0]) / metres_per_pixel
@@ -228,7 +229,8 @@ class MapRenderer:
         rotation: float = 0.0,
     ) -> tuple[float, float]:
         """World point (metres) at continuous pixel coordinates ``(col, row)``; the inverse
-        of :meth:`world_to_pixel` (pixel ``[r, c]``'s centre is ``(c + 0.5, r + 0.5)``)."""
+        of :meth:`world_to_pixel` (pixel ``[r, c]``'s centre is ``(c + 0.5, r + 0.5)``).
+        """
         w, h = image_size(size)
         th = math.radians(rotation)
         dc = (np.asarray(col, dtype=float) - w / 2.0) * metres_per_pixel
@@ -495,7 +497,8 @@ class MapRenderer:
 def text_sprite(text: str, size: int, bold: bool = False, halo: int = 2) -> np.ndarray:
     """Alpha masks of ``text`` in DejaVu Sans at ``size`` px: ``(h, w, 2)`` uint8 with the
     glyphs in channel 0 and a ``halo``-pixel outline around them in channel 1. Row
-    ``h // 2`` is the middle of the text line."""
+    ``h // 2`` is the middle of the text line.
+    """
     font = load_font(size, bold)
     asc, desc = font.getmetrics()
     tw = int(math.ceil(font.getlength(text))) + 2 * halo + 2
@@ -524,7 +527,8 @@ def blit_text(
 ) -> None:
     """Draw a :func:`text_sprite` into ``img`` in place. ``anchor``: first letter
     ``l``/``m``/``r`` (left, middle, right at ``x``), second ``a``/``m`` (top or middle at
-    ``y``)."""
+    ``y``).
+    """
     th, tw = sprite.shape[:2]
     c0 = int(round(x - {"l": 0, "m": tw / 2, "r": tw}[anchor[0]]))
     r0 = int(round(y - {"a": 0, "m": th / 2}[anchor[1]]))
@@ -543,7 +547,8 @@ def blit_text(
 
 class _Rings:
     """Many polygon rings / polylines stored in one coordinate array, so a window's worth
-    is transformed to pixels with one numpy operation."""
+    is transformed to pixels with one numpy operation.
+    """
 
     def __init__(self, items: list[list[np.ndarray]]) -> None:
         flat = [r for rings in items for r in rings]

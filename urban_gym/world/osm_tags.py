@@ -205,7 +205,8 @@ def walk_width(kind: str, tags: dict[str, str]) -> float:
 
 def aliases_of(tags: dict[str, str], name: str) -> tuple[str, ...]:
     """Other names of a feature: ``name:*`` values, then alt/short/official names, brand
-    and operator; without duplicates and without ``name`` itself."""
+    and operator; without duplicates and without ``name`` itself.
+    """
     seen = {name.casefold()}
     out: list[str] = []
     keys = sorted(k for k in tags if k.startswith("name:")) + list(_ALIAS_KEYS)

@@ -64,6 +64,7 @@ class CityWalkOracle:
         self._tfield_key: Any = None
 
     def reset(self, env: Any) -> None:
+        """Forget the previous plan; order the stops of a multi-stop task."""
         e = env.unwrapped
         self.path, self.s, self.expected, self.plan_key = [], 0.0, None, None
         self._tfield, self._tfield_key = None, None
@@ -71,6 +72,9 @@ class CityWalkOracle:
 
     # ------------------------------------------------------------------ policy
     def act(self, env: Any) -> dict[str, Any]:
+        """The next structured action: close the map, answer a question, else walk the planned
+        path (planning afresh when off it) and stop at the goal.
+        """
         e = env.unwrapped
         if e.map_mode:
             return {"action": "close_map"}
@@ -163,7 +167,8 @@ class CityWalkOracle:
     def _entry(self, e: Any, router: Any, tfield: Any) -> Located:
         """Where to join the network: of the network points within 8 m that a straight
         walk reaches unhindered (no wall, no active closure), the one with the shortest
-        walk plus route to the target; else the nearest network point."""
+        walk plus route to the target; else the nearest network point.
+        """
         w = e.walker
         g = e.geometry
         net = g.net
@@ -224,7 +229,8 @@ class CityWalkOracle:
 
     def _follow(self, e: Any) -> dict[str, Any] | None:
         """The longest move along the plan that the dynamics confirm; else a look towards
-        the farthest plan point a straight move could reach; else (crowds) an evasion."""
+        the farthest plan point a straight move could reach; else (crowds) an evasion.
+        """
         w = e.walker
         total = float(self.cum[-1])
         remaining = total - self.s
@@ -280,7 +286,8 @@ class CityWalkOracle:
         self, e: Any, w: WalkerState, tx: float, ty: float, speed: float, contacts: bool = True
     ) -> dict[str, Any] | None:
         """The forward (arc) move that ends at ``(tx, ty)``, if the dynamics confirm it ends
-        there without touching a wall, crossing a closure or (predicted) a person."""
+        there without touching a wall, crossing a closure or (predicted) a person.
+        """
         dx, dy = tx - w.x, ty - w.y
         c = math.hypot(dx, dy)
         if c < 0.07:
@@ -324,7 +331,8 @@ class CityWalkOracle:
         self, e: Any, res: Any, duration: float, t0: float | None = None
     ) -> float:
         """Smallest predicted centre distance (m) to anyone not already in contact while
-        the walker follows ``res`` over ``duration`` seconds from ``t0`` (default now)."""
+        the walker follows ``res`` over ``duration`` seconds from ``t0`` (default now).
+        """
         crowd = e.crowd
         t0 = e.clock.elapsed if t0 is None else t0
         ts = sample_times(t0, duration)
@@ -346,7 +354,8 @@ class CityWalkOracle:
 
     def _evade(self, e: Any) -> dict[str, Any]:
         """Wait if nobody will walk into us; else the safe step that keeps closest to the
-        route; with no safe step, the one that keeps farthest from everybody."""
+        route; with no safe step, the one that keeps farthest from everybody.
+        """
         w = e.walker
         if not self._contact_if_still(e, 0.6):
             return {"action": "jump"}

@@ -1,5 +1,6 @@
 """The shared state of one CityWalk generation run over a city (:class:`_Ctx`) and the
-spec pieces every generator writes."""
+spec pieces every generator writes.
+"""
 
 from __future__ import annotations
 
@@ -60,7 +61,8 @@ class _Ctx:
     def miss(self, reason: str, stage: int = 0) -> None:
         """Record why an attempt failed (what the city lacks) and at which ``stage`` of
         its generator's checks (see :class:`~urban_gym.tasks.report.Misses`); returns
-        None, so that a generator can ``return c.miss("...")``."""
+        None, so that a generator can ``return c.miss("...")``.
+        """
         self.misses(reason, stage)
 
     # -------------------------------------------------------------- helpers
@@ -71,7 +73,8 @@ class _Ctx:
 
     def clear(self, x: float, y: float, r: float = 1.0) -> bool:
         """No building within ``r`` metres and inside the city's bounds (the walker and
-        the renderer stay within them)."""
+        the renderer stay within them).
+        """
         if not self.city.contains(x, y):
             return False
         return len(self.btree.query(Point(x, y), predicate="dwithin", distance=r)) == 0

@@ -1,5 +1,6 @@
 """One generator per CityWalk task type (see the package docstring): each draws a
-candidate from the city data and returns the task's body, or records why it failed."""
+candidate from the city data and returns the task's body, or records why it failed.
+"""
 
 from __future__ import annotations
 
@@ -102,7 +103,8 @@ def _nav_common(
     c: _Ctx, lo: float, hi: float, need_visible: bool | None, tries: int = 40
 ) -> tuple[tuple[float, float], POI, float] | None:
     """A start and a goal POI whose walking distance lies in ``[lo, hi]``; None (and the
-    reason recorded with :meth:`_Ctx.miss`) when the start drawn has none."""
+    reason recorded with :meth:`_Ctx.miss`) when the start drawn has none.
+    """
     xy = c.random_start()
     src = c.router.locate(*xy)
     fld = c.router.field(src)
@@ -199,7 +201,8 @@ def route_legs(
 ) -> list[dict[str, Any]]:
     """Split a route into straight-ish legs at turns of at least ``turn_deg`` degrees;
     legs shorter than ``min_leg`` metres are merged into their neighbours. Each leg:
-    ``bearing`` (start), ``end_bearing``, ``length``, ``turn`` (signed, + right), ``mid``."""
+    ``bearing`` (start), ``end_bearing``, ``length``, ``turn`` (signed, + right), ``mid``.
+    """
     line = LineString(pts).simplify(2.5) if len(pts) > 2 else LineString(pts)
     coords = list(line.coords)
     segs = []
@@ -300,7 +303,8 @@ def closure_across(
 ) -> tuple[list[list[float]], list[list[int]]] | None:
     """A closure line across the route ``pts`` at arc length ``s``: perpendicular to the
     route, reaching ``half`` metres each side or up to the first building; and the network
-    edges it cuts."""
+    edges it cuts.
+    """
     line = LineString(pts)
     p = line.interpolate(s)
     q = line.interpolate(min(line.length, s + 2.0))

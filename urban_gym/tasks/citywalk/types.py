@@ -1,5 +1,6 @@
 """The CityWalk type table (the five-level ladder) and the constants and small helpers
-its generators, evaluator and environment share (metres, seconds, degrees)."""
+its generators, evaluator and environment share (metres, seconds, degrees).
+"""
 
 from __future__ import annotations
 
@@ -168,5 +169,6 @@ def compass_name(b: float) -> str:
 
 
 def format_hhmm(seconds_of_day: float) -> str:
+    """``HH:MM`` of a time of day given in seconds since midnight (wraps at 24 h)."""
     s = int(math.floor(seconds_of_day)) % 86400
     return f"{s // 3600:02d}:{s // 60 % 60:02d}"

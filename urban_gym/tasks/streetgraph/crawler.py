@@ -1,5 +1,6 @@
 """The CityNav start crawler and the named destinations of a city's street graph (see the
-package docstring; lengths in metres, angles in degrees)."""
+package docstring; lengths in metres, angles in degrees).
+"""
 
 from __future__ import annotations
 
@@ -53,7 +54,8 @@ class CrawlerParams:
 class CrawlResult:
     """Where the crawler stopped: ``start`` (node index), the walked ``path`` (node indices,
     after backtracking), ``radial_distance`` (metres from the seed), ``arrival_heading``
-    (degrees, the last hop's bearing), ``junction_choices`` and ``backtracks``."""
+    (degrees, the last hop's bearing), ``junction_choices`` and ``backtracks``.
+    """
 
     start: int
     path: tuple[int, ...]
@@ -72,7 +74,8 @@ def crawl(
 ) -> CrawlResult:
     """Walk away from ``seed_node`` until ``radius`` metres (straight line) and a node of
     degree >= ``params.min_degree`` (see the module docstring). Raises
-    :class:`StreetGraphError` when the search exhausts the graph first."""
+    :class:`StreetGraphError` when the search exhausts the graph first.
+    """
     p = params or CrawlerParams()
     if not (radius > 0 and math.isfinite(radius)):
         raise TaskError(f"crawler radius={radius!r} must be a positive number of metres")
@@ -143,7 +146,8 @@ def crawl(
 @dataclass(frozen=True)
 class Destination:
     """A named destination: ``nodes`` are the graph node indices within reach of its
-    ``polygon`` (shapely geometry, metres)."""
+    ``polygon`` (shapely geometry, metres).
+    """
 
     name: str
     kind: str

@@ -25,6 +25,7 @@ class FrameSource:
     """
 
     def panorama(self, key: tuple[str, int], x: float, y: float) -> tuple[np.ndarray, float]:
+        """The ``(rgb, pano_heading)`` of frame ``key`` at ``(x, y)`` metres (see the class)."""
         raise NotImplementedError
 
     def close(self) -> None:
@@ -47,6 +48,7 @@ class RenderedFrames(FrameSource):
         )
 
     def panorama(self, key: tuple[str, int], x: float, y: float) -> tuple[np.ndarray, float]:
+        """The rendered panorama at ``(x, y)`` metres (cached) and ``pano_heading`` 0."""
         k = (round(float(x), 2), round(float(y), 2))
         img = self.cache.get(k)
         if img is None:

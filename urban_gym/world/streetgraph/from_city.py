@@ -24,7 +24,8 @@ def city_panoramas(
     """The :class:`~urban_gym.world.streetgraph.StreetGraph` constructor arguments (by
     name) of ``city``'s streets: see
     :meth:`StreetGraph.from_city <urban_gym.world.streetgraph.StreetGraph.from_city>` for
-    the parameters (``spacing`` in metres)."""
+    the parameters (``spacing`` in metres).
+    """
     if not (spacing > 0 and math.isfinite(spacing)):
         raise StreetGraphError(f"spacing={spacing!r} must be a positive number of metres")
     net = city.network
