@@ -15,6 +15,7 @@ import pytest
 
 import urban_gym
 from urban_gym.caching import (
+    CacheStats,
     LRUCache,
     array_nbytes,
     cache_stats,
@@ -225,9 +226,29 @@ def test_lru_cached_function() -> None:
     assert [square(2), square(2), square(3), square(2, scale=2)] == [4, 4, 9, 8]
     assert calls == [(2, 1), (3, 1), (2, 2)]  # 2 evicted by the third distinct call
     assert square(2) == 4 and len(calls) == 4
-    assert square.cache.max_items == 2 and cache_stats()["tests.caching.square"].hits == 1
+    assert square.cache.max_items == 2
+    # 1 hit, 4 misses, 2 entries kept: the other 2 were evicted
+    assert cache_stats()["tests.caching.square"] == CacheStats(2, 0, 1, 4, 2)
     square.cache_clear()
     assert len(square.cache) == 0
+
+
+def test_lru_cached_with_a_byte_bound() -> None:
+    calls: list[int] = []
+
+    @lru_cached(max_bytes=100, name="tests.caching.zeros")
+    def zeros(n: int) -> np.ndarray:
+        calls.append(n)
+        return b(n)
+
+    zeros(40)
+    zeros(40)
+    zeros(50)  # 90 bytes
+    zeros(30)  # 120 > 100: the 40 goes (least recently used)
+    assert calls == [40, 50, 30] and zeros.cache.keys() == [(50,), (30,)]
+    assert zeros.cache.nbytes == 80 and cache_stats()["tests.caching.zeros"].evictions == 1
+    zeros(40)  # built again
+    assert calls == [40, 50, 30, 40]
 
 
 def test_clear_caches_empties_a_cache_of_each_layer() -> None:
