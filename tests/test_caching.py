@@ -291,3 +291,12 @@ def test_clear_caches_empties_a_cache_of_each_layer() -> None:
     assert len(_FIELD_CACHE) == 0 and other == {}
     # everything refills on demand
     assert load_city(spec).summary() == city.summary()
+
+
+def test_caching_sits_below_every_layer() -> None:
+    """``world`` and up may use it: it imports nothing of urban_gym but its errors."""
+    from tests.test_import_graph import all_modules, imported_modules
+
+    modules = all_modules()
+    assert imported_modules(modules["urban_gym.caching"], modules) == {"urban_gym.errors"}
+    assert "urban_gym.caching" in imported_modules(modules["urban_gym.world.loader"], modules)
