@@ -37,12 +37,23 @@ def write_synthetic_touchdown(
     Panorama ids are 22 random characters, like Street View's. With ``images > 0`` an
     ``images/`` folder gets that many tiny equirectangular PNGs (for the first panoramas).
     Returns the directory."""
-    from urban_gym.world.geo import GeoFrame
-
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
-    per = 5
+    pts, edges = _street_grid(rng, n_nodes)
+    alphabet = np.array(list("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"))
+    ids = ["".join(row) for row in alphabet[rng.integers(0, 64, (len(pts), 22))]]
+    _write_nodes_and_links(d, np.array(pts), edges, ids, rng)
+    if images:
+        _write_images(d, ids[: min(images, len(pts))])
+    return d
+
+
+def _street_grid(
+    rng: np.random.Generator, n_nodes: int, per: int = 5
+) -> tuple[list[tuple[float, float]], list[tuple[int, int]]]:
+    """The panorama positions (m) and links of the grid described in
+    :func:`write_synthetic_touchdown` (``per`` panoramas between intersections)."""
     g = max(2, int(math.sqrt(n_nodes / (1 + 2 * per))) + 1)
     pts: list[tuple[float, float]] = []
     node_at: dict[tuple[int, int], int] = {}
@@ -71,33 +82,41 @@ def write_synthetic_touchdown(
                     cur = add(60.0 * i + 3.0 * k, 60.0 * j + 4.0 * k)
                     edges.append((prev, cur))
                     prev = cur
-    alphabet = np.array(list("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"))
-    ids = ["".join(row) for row in alphabet[rng.integers(0, 64, (len(pts), 22))]]
-    frame = GeoFrame(40.75, -73.98)
-    xy = np.array(pts)
-    lat, lon = frame.to_latlon(xy[:, 0], xy[:, 1])
-    yaw = rng.uniform(0, 360, len(pts))
+    return pts, edges
+
+
+def _write_nodes_and_links(
+    d: Path, xy: np.ndarray, edges: list[tuple[int, int]], ids: list[str], rng: np.random.Generator
+) -> None:
+    """``nodes.txt`` (id, yaw, lat, lon around Manhattan) and ``links.txt`` (both ways
+    except for 3% of the links)."""
+    from urban_gym.world.geo import GeoFrame, bearing
+
+    lat, lon = GeoFrame(40.75, -73.98).to_latlon(xy[:, 0], xy[:, 1])
+    yaw = rng.uniform(0, 360, len(xy))
     with open(d / "nodes.txt", "w", encoding="utf-8") as f:
-        for k in range(len(pts)):
+        for k in range(len(xy)):
             f.write(f"{ids[k]},{yaw[k]:.2f},{lat[k]:.8f},{lon[k]:.8f}\n")
     one_way = rng.random(len(edges)) < 0.03
     with open(d / "links.txt", "w", encoding="utf-8") as f:
         for (a, b), ow in zip(edges, one_way):
             dx, dy = xy[b] - xy[a]
-            h = math.degrees(math.atan2(dx, dy)) % 360.0
+            h = bearing(dx, dy)
             f.write(f"{ids[a]},{h:.2f},{ids[b]}\n")
             if not ow:
                 f.write(f"{ids[b]},{(h + 180.0) % 360.0:.2f},{ids[a]}\n")
-    if images:
-        import cv2
 
-        (d / "images").mkdir(exist_ok=True)
-        for k in range(min(images, len(pts))):
-            img = np.zeros((64, 128, 3), np.uint8)
-            img[:, :, 0] = np.linspace(0, 255, 128, dtype=np.uint8)[None, :]
-            img[:, :, 1] = (k * 37) % 256
-            cv2.imwrite(str(d / "images" / f"{ids[k]}.png"), img)
-    return d
+
+def _write_images(d: Path, ids: list[str]) -> None:
+    """A tiny 64x128 equirectangular PNG per panorama id in ``d/images``."""
+    import cv2
+
+    (d / "images").mkdir(exist_ok=True)
+    for k, pid in enumerate(ids):
+        img = np.zeros((64, 128, 3), np.uint8)
+        img[:, :, 0] = np.linspace(0, 255, 128, dtype=np.uint8)[None, :]
+        img[:, :, 1] = (k * 37) % 256
+        cv2.imwrite(str(d / "images" / f"{pid}.png"), img)
 
 
 def bare_csv(d: Path) -> None:

@@ -1,9 +1,11 @@
 """urban_gym: Gymnasium environments for finding one's way through real cities.
 
 ``import urban_gym`` registers the environment ids (``UrbanGym/...``) with Gymnasium; it
-does not import torch, stable-baselines3 or any HTTP client.
+does not import torch, stable-baselines3 or any HTTP client. :func:`clear_caches` empties
+every in-memory cache of the process (worlds, graphs, distance fields, fonts, frames).
 """
 
+from urban_gym.caching import clear_caches
 from urban_gym.envs.registration import register_envs
 from urban_gym.errors import BundleError, CityLoadError, UrbanGymError
 
@@ -11,4 +13,11 @@ __version__ = "0.1.0"
 
 register_envs()
 
-__all__ = ["BundleError", "CityLoadError", "UrbanGymError", "__version__", "register_envs"]
+__all__ = [
+    "BundleError",
+    "CityLoadError",
+    "UrbanGymError",
+    "__version__",
+    "clear_caches",
+    "register_envs",
+]

@@ -14,7 +14,8 @@ class UrbanGymError(ValueError):
 
 class CityLoadError(UrbanGymError):
     """A city could not be loaded: missing or unreadable file, not OSM data, an extract
-    without buildings or walkable ways, an empty bounding box, an unknown city name."""
+    without buildings or walkable ways, an empty bounding box, an unknown city name.
+    """
 
 
 class BundleError(UrbanGymError):
@@ -24,4 +25,5 @@ class BundleError(UrbanGymError):
 class CityLoadWarning(UserWarning):
     """A city loaded, with a caveat: features dropped for bad coordinates, a cache that
     could not be written. Turn it into an error with
-    ``warnings.simplefilter("error", CityLoadWarning)``."""
+    ``warnings.simplefilter("error", CityLoadWarning)``.
+    """

@@ -1,4 +1,4 @@
-"""Strict JSON for records: one sanitising serialiser and a whole-line JSONL writer.
+r"""Strict JSON for records: one sanitising serialiser and a whole-line JSONL writer.
 
 Every JSONL file of episode records is written with :func:`append_line`, which serialises
 with :func:`dumps`, which converts with :func:`json_safe`. The result always passes a
@@ -14,7 +14,7 @@ whatever the value held. The conversion rules (:func:`json_safe`):
   become ``null``, as a strict reader cannot read them.
 * Strings: **lone surrogates are replaced** by U+FFFD (the replacement character); a high
   and low surrogate that stand as a valid pair are joined into their character. Such
-  strings come from ``json.loads`` of text with ``"\\ud800"`` escapes or from
+  strings come from ``json.loads`` of text with ``"\ud800"`` escapes or from
   ``surrogateescape``-decoded bytes; they cannot be encoded as UTF-8.
 * ``bytes``/``bytearray``/``memoryview`` are decoded as UTF-8, invalid bytes replaced.
 * Mappings become objects with string keys (``None``/``bool``/numbers are written as JSON
@@ -30,7 +30,7 @@ whatever the value held. The conversion rules (:func:`json_safe`):
   ``max_chars`` characters followed by ``"...[N more characters]"``. The conversion walks
   at most ``max_depth`` Python frames deep, so it never raises ``RecursionError``.
 
-:func:`dumps` also writes U+2028, U+2029 and U+0085 as ``\\u`` escapes: they are valid in
+:func:`dumps` also writes U+2028, U+2029 and U+0085 as ``\u`` escapes: they are valid in
 JSON strings, but ``str.splitlines`` breaks lines at them.
 """
 
@@ -81,7 +81,8 @@ def json_safe(
 
 def clean_str(text: str) -> str:
     """``text`` with lone surrogates replaced by U+FFFD and valid surrogate pairs joined
-    (so that it encodes as UTF-8)."""
+    (so that it encodes as UTF-8).
+    """
     if text.isascii():
         return text
     try:
@@ -98,7 +99,8 @@ def dumps(
     max_chars: int | None = None,
 ) -> str:
     """``value`` as one line of strict JSON (no newline inside, UTF-8 encodable, no
-    ``NaN``/``Infinity``), after :func:`json_safe` with the given bounds."""
+    ``NaN``/``Infinity``), after :func:`json_safe` with the given bounds.
+    """
     safe = json_safe(value, max_depth=max_depth, max_items=max_items, max_chars=max_chars)
     text = json.dumps(safe, ensure_ascii=False, allow_nan=False)
     if any(c in text for c in _LINE_BREAKS):

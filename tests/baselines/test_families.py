@@ -6,6 +6,7 @@ through the reply parser."""
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 
@@ -166,6 +167,13 @@ def test_rl_face_trains_maskable_ppo(family):
         env_kwargs=kwargs,
     )
     assert stats["timesteps"] >= 2048
+    # the masks reached the policy: over 2,048 steps of an untrained policy, not one action
+    # the env rejected (unmasked, most of StreetGraph's and PoseGraph360's are invalid)
+    assert stats["invalid_actions"] == 0, stats
+    # the policy was trained: one epoch on each of the 2048 / 256 = 8 rollouts
+    assert stats["updates"] == 8, stats
+    assert math.isfinite(stats["loss"]), stats
+    assert 0.0 < stats["param_change"] < 1e3, stats
 
 
 @pytest.fixture(scope="module")

@@ -71,3 +71,23 @@ def test_examples_are_valid_and_schema_lists_every_action():
 def test_duplicate_names_rejected():
     with pytest.raises(ValueError, match="used twice"):
         ActionSet([ActionSpec("a", "x"), ActionSpec("b", "y", synonyms=("A",))])
+
+
+def test_describe_value_writes_containers_briefly_and_never_raises():
+    """Containers item by item up to the limit, nesting past three levels as ``...``, a
+    one-item tuple with its comma; a mapping whose ``items()`` fails is ``{...}``."""
+    from collections import namedtuple
+
+    from urban_gym.envs.actions import describe_value
+
+    class BrokenMapping(dict):
+        def items(self):
+            raise RuntimeError("no items")
+
+    point = namedtuple("point", "x y")
+    assert describe_value({"a": [1, 2], 3: (4,)}) == "{'a': [1, 2], 3: (4,)}"
+    assert describe_value([1, [2, [3, [4, [5]]]]]) == "[1, [2, [3, [...]]]]"
+    assert describe_value(point(1, 2)) == "(1, 2)"
+    assert describe_value(([], {}, ())) == "([], {}, ())"
+    assert describe_value(list(range(100)), limit=20) == "[0, 1, 2, 3, 4, 5..."
+    assert describe_value(BrokenMapping(a=1)) == "{...}"

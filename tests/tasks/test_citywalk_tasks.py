@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 
 import networkx as nx
@@ -225,6 +226,62 @@ def test_check_task_rejects_bad_closures():
         check_task(t)
     with pytest.raises(TaskError, match="unknown CityWalk task types"):
         generate_tasks(None, TINY, types=["ZZ"])  # type: ignore[arg-type]
+
+
+def _nav_task(**changes) -> TaskSpec:
+    t = TaskSpec(
+        id="x",
+        family="citywalk",
+        type="SGN",
+        difficulty="l2",
+        city=TINY,
+        instruction="go",
+        start={"x": 0, "y": 0, "heading": 0},
+        goal={"x": 1.0, "y": 2.0},
+    )
+    return t.replace(**changes)
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"family": "streetgraph"}, "family='streetgraph' is not 'citywalk'"),
+        ({"type": "ZZ"}, "type='ZZ' is not one of VR, OU"),
+        ({"start": {"x": 0, "y": 0, "heading": True}}, "start.heading=True must be a finite"),
+        ({"start": {"x": "0", "y": 0, "heading": 0}}, "start.x='0' must be a finite"),
+        ({"type": "VR", "options": ["a", "b", "c"], "answer": "c"}, "4 options and an"),
+        ({"goal": {"x": 1.0, "y": None}}, "goal.y=None must be a finite number"),
+        ({"type": "MSP", "goal": {"stops": []}}, "goal.stops=[] must be a non-empty list"),
+        ({"type": "MSP", "goal": {"stops": [{"x": 1, "y": "2"}]}}, "goal.stops[0]="),
+        ({"constraints": {"closures": ["no"]}}, "closure 0 points=None"),
+        ({"constraints": {"closures": [{"points": [[0, 0], [1, "1"]]}]}}, "closure 0 points="),
+        (
+            {"constraints": {"closures": [{"points": [[0, 0], [1, 1]], "trigger": [0, 0, 0]}]}},
+            "closure 0 trigger=[0, 0, 0] must be [x, y, radius > 0]",
+        ),
+        ({"constraints": {"conditions": {"time_of_day": "noon"}}}, "time_of_day='noon'"),
+        ({"constraints": {"conditions": {"weather": "snow"}}}, "weather='snow'"),
+    ],
+)
+def test_check_task_names_each_bad_field(changes, message):
+    assert check_task(_nav_task()) == _nav_task()  # the unchanged task is well formed
+    with pytest.raises(TaskError, match=re.escape(message)):
+        check_task(_nav_task(**changes))
+
+
+def test_check_task_accepts_each_kind():
+    ok = [
+        _nav_task(type="VR", options=["a", "b", "c", "d"], answer="c"),
+        _nav_task(type="MSP", goal={"stops": [{"x": 1, "y": 2}, {"x": 3.5, "y": 4}]}),
+        _nav_task(
+            constraints={
+                "closures": [{"points": [[0, 0], [1, 1]], "trigger": [0.5, 0.5, 10.0]}],
+                "conditions": {"time_of_day": "night", "weather": "rain"},
+            }
+        ),
+    ]
+    for t in ok:
+        assert check_task(t) is t
 
 
 def test_intent_table_is_documented_and_served_by_real_kinds(helsinki):

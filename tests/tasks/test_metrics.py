@@ -26,8 +26,30 @@ def test_mean_relative_accuracy_worked_examples(pred, truth, expected):
     assert m.mean_relative_accuracy(pred, truth) == pytest.approx(expected)
 
 
-def test_mra_thresholds():
-    assert m.MRA_THRESHOLDS == (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
+@pytest.mark.parametrize("k", range(11))
+@pytest.mark.parametrize("sign", [1, -1])
+def test_mra_counts_the_published_thresholds(k, sign):
+    """MRA = 1/10 * sum over theta in {0.50, 0.55, ..., 0.95} of [|y_hat - y| / y < 1 - theta]
+    (Yang et al., "Thinking in Space", 2024). A relative error midway between two
+    thresholds, 0.05 * k + 0.025, is below 1 - theta for exactly the 10 - k smallest
+    thetas, whether the answer is high or low: MRA = (10 - k) / 10 (0 from k = 10 on)."""
+    truth = 40.0
+    pred = truth * (1.0 + sign * (0.05 * k + 0.025))
+    assert m.mean_relative_accuracy(pred, truth) == pytest.approx(max(10 - k, 0) / 10)
+
+
+@pytest.mark.parametrize(
+    "pred,truth,expected",
+    [
+        (12, 8, 0.0),  # 50% off: 0.5 < 1 - 0.50 is false, so not even the first threshold
+        (5, 4, 0.5),  # 25% off: 0.25 < 1 - theta for theta 0.50..0.70 only (not 0.75)
+        (3, 4, 0.5),  # the same 25%, low
+        (-9, -10, 0.8),  # a negative truth: |y_hat - y| / |y| = 10%
+    ],
+)
+def test_mra_thresholds_are_strict(pred, truth, expected):
+    """At a threshold exactly (0.50, 0.75: exact in binary) the inequality is strict."""
+    assert m.mean_relative_accuracy(pred, truth) == pytest.approx(expected)
 
 
 def test_ndtw_published_worked_example():

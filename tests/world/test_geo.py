@@ -1,3 +1,5 @@
+import math
+
 import numpy as np
 import pytest
 from geographiclib.geodesic import Geodesic
@@ -58,6 +60,26 @@ def test_angle_diff_wraps():
     assert angle_diff(10, 350) == pytest.approx(20)
     assert angle_diff(350, 10) == pytest.approx(-20)
     assert angle_diff(0, 180) == pytest.approx(180)
+    assert angle_diff(180, 0) == 180.0  # -180 is reported as +180: the range is (-180, 180]
+
+
+def test_scalar_and_array_paths_agree():
+    """Numbers give floats (the one helper the env, tasks and oracles share), arrays give
+    arrays with the same values."""
+    dx = np.array([0.0, 1.0, 0.0, -1.0, 3.0, -2.5])
+    dy = np.array([1.0, 0.0, -1.0, 0.0, 4.0, -0.5])
+    arr = bearing(dx, dy)
+    assert isinstance(arr, np.ndarray) and arr.shape == (6,)
+    one = [bearing(float(a), float(b)) for a, b in zip(dx, dy)]
+    assert all(isinstance(v, float) for v in one)
+    assert one[:4] == [0.0, 90.0, 180.0, 270.0]
+    assert one[4] == pytest.approx(math.degrees(math.atan2(3, 4)))  # 36.87 deg
+    np.testing.assert_allclose(arr, one, rtol=0, atol=1e-12)
+    a = np.array([10.0, 350.0, 0.0, 180.0, 725.0])
+    b = np.array([350.0, 10.0, 180.0, 0.0, -5.0])
+    diffs = angle_diff(a, b)
+    assert diffs.tolist() == [20.0, -20.0, 180.0, 180.0, 10.0]
+    assert [angle_diff(float(x), float(y)) for x, y in zip(a, b)] == diffs.tolist()
 
 
 @pytest.mark.parametrize("lat,lon", [(91, 0), (0, 200), (float("nan"), 0)])

@@ -19,6 +19,7 @@ class RandomAgent:
         self.rng = np.random.default_rng(seed)
 
     def act(self, observation: Any) -> int:
+        """A uniformly random action index, among the valid ones when the observation has a mask."""
         mask = observation.get("action_mask") if isinstance(observation, dict) else None
         if mask is not None:
             valid = np.flatnonzero(np.asarray(mask) > 0)

@@ -28,7 +28,8 @@ def make_sb3_env(
     env_kwargs: dict[str, Any] | None = None,
 ) -> gym.Env:
     """The RL face of ``env`` (an id with ``env_kwargs`` for ``gym.make``, or an env)
-    wrapped in sb3's ``Monitor`` (which logs ``is_success`` from the last ``info``)."""
+    wrapped in sb3's ``Monitor`` (which logs ``is_success`` from the last ``info``).
+    """
     return Monitor(
         make_rl_env(env, image_size=image_size, text=text, env_kwargs=env_kwargs),
         info_keywords=("is_success",),
@@ -36,16 +37,23 @@ def make_sb3_env(
 
 
 class EpisodeCounter(BaseCallback):
-    """Counts finished episodes, successes and returns during training."""
+    """Counts finished episodes, successes, returns and invalid actions during training.
+
+    ``invalid_actions`` counts the steps whose ``info["action_valid"]`` is False: with the
+    action mask in use it stays 0 wherever the mask is exact.
+    """
 
     def __init__(self) -> None:
         super().__init__()
         self.episodes = 0
         self.successes = 0
+        self.invalid_actions = 0
         self.returns: list[float] = []
 
     def _on_step(self) -> bool:
         for done, info in zip(self.locals["dones"], self.locals["infos"]):
+            if info.get("action_valid") is False:
+                self.invalid_actions += 1
             if done:
                 self.episodes += 1
                 self.successes += int(bool(info.get("is_success", False)))
@@ -74,10 +82,13 @@ def train_maskable_ppo(
 
     Images smaller than 36 pixels a side are not accepted by sb3's default CNN; keep
     ``image_size`` >= (36, 36). Returns ``(model, stats)`` with ``timesteps``, ``episodes``,
-    ``success_rate`` (of the episodes finished while training), ``mean_return`` and
-    ``wall_s`` (seconds).
+    ``success_rate`` (of the episodes finished while training), ``mean_return``,
+    ``invalid_actions`` (steps the env rejected), ``updates`` (gradient steps),
+    ``param_change`` (L2 norm of the change of the policy's parameters), ``loss`` (PPO's
+    loss at the last update; NaN if there was none) and ``wall_s`` (seconds).
     """
     import torch
+    from torch.nn.utils import parameters_to_vector
 
     if torch_threads:
         torch.set_num_threads(int(torch_threads))
@@ -94,9 +105,11 @@ def train_maskable_ppo(
         device="cpu",
     )
     counter = EpisodeCounter()
+    before = parameters_to_vector(model.policy.parameters()).detach().clone()
     t0 = time.perf_counter()
     model.learn(total_timesteps=total_timesteps, callback=counter)
     wall = time.perf_counter() - t0
+    change = parameters_to_vector(model.policy.parameters()).detach() - before
     if save_path is not None:
         model.save(str(save_path))
     stats = {
@@ -104,6 +117,10 @@ def train_maskable_ppo(
         "episodes": counter.episodes,
         "success_rate": counter.successes / counter.episodes if counter.episodes else 0.0,
         "mean_return": sum(counter.returns) / len(counter.returns) if counter.returns else 0.0,
+        "invalid_actions": counter.invalid_actions,
+        "updates": int(getattr(model, "_n_updates", 0)),
+        "param_change": float(change.norm()),
+        "loss": float(model.logger.name_to_value.get("train/loss", float("nan"))),
         "wall_s": round(wall, 2),
     }
     return model, stats

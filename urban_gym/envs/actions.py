@@ -110,6 +110,9 @@ class Param:
             raise ValueError(f"Param {self.name!r}: an enum needs choices")
 
     def describe(self) -> str:
+        """One line for a prompt: the parameter's name, what it takes (choices, range, unit)
+        and what it means.
+        """
         if self.kind == "enum":
             what = "one of " + ", ".join(self.choices)
         elif self.kind in ("float", "int"):
@@ -125,6 +128,7 @@ class Param:
         return f"`{self.name}`: {what}{opt} - {self.description}"
 
     def schema(self) -> dict[str, Any]:
+        """The parameter's JSON schema (type, enum or bounds, description)."""
         if self.kind == "enum":
             return {"type": "string", "enum": list(self.choices), "description": self.description}
         if self.kind in ("float", "int"):
@@ -207,10 +211,14 @@ class ActionSpec:
     synonyms: tuple[str, ...] = ()
 
     def describe(self) -> str:
+        """The action's lines for a prompt: name and description, then one line per parameter."""
         head = f"- `{self.name}`: {self.description}"
         return "\n".join([head, *(f"    - {p.describe()}" for p in self.params)])
 
     def schema(self) -> dict[str, Any]:
+        """The JSON schema of this action's object: ``action`` fixed to the name, one property
+        per parameter.
+        """
         props: dict[str, Any] = {"action": {"const": self.name}}
         for p in self.params:
             props[p.name] = p.schema()
@@ -237,6 +245,7 @@ class ActionSet:
 
     @property
     def names(self) -> tuple[str, ...]:
+        """The action names, in table order."""
         return tuple(s.name for s in self.specs)
 
     def __getitem__(self, name: str) -> ActionSpec:
@@ -326,7 +335,8 @@ class ActionSet:
 def table_index(action: Any) -> int | None:
     """The index of an integer action -- a Python ``int``, a numpy integer scalar or a
     0-d integer array -- or None when ``action`` is not one (a dict, a string, a float,
-    a bool). The index is not range-checked."""
+    a bool). The index is not range-checked.
+    """
     if isinstance(action, (bool, np.bool_)):
         return None
     if isinstance(action, (int, np.integer)):
@@ -390,6 +400,7 @@ def describe_value(value: Any, limit: int = 60) -> str:
 
 
 def _describe(value: Any, limit: int, depth: int) -> str:
+    """:func:`describe_value` of ``value`` nested ``depth`` containers deep."""
     if value is None or isinstance(value, (bool, np.bool_)):
         return repr(value if value is None else bool(value))
     if isinstance(value, numbers.Integral):
@@ -402,39 +413,41 @@ def _describe(value: Any, limit: int, depth: int) -> str:
     if isinstance(value, str):
         return repr(value[: limit + 1])
     if isinstance(value, (Mapping, list, tuple)):
-        if isinstance(value, Mapping):
-            open_, close = "{", "}"
-        elif isinstance(value, list):
-            open_, close = "[", "]"
-        else:
-            open_, close = "(", ")"
-        if depth >= 3:
-            return open_ + "..." + close if len(value) else open_ + close
-        parts: list[str] = []
-        used = 2
-        items = value.items() if isinstance(value, Mapping) else value
-        try:
-            for item in items:
-                if used > limit:
-                    parts.append("...")
-                    break
-                if isinstance(value, Mapping):
-                    k, v = item
-                    part = f"{_describe(k, limit, depth + 1)}: {_describe(v, limit, depth + 1)}"
-                else:
-                    part = _describe(item, limit, depth + 1)
-                parts.append(part)
-                used += len(part) + 2
-        except Exception:  # a mapping whose iteration fails
-            parts.append("...")
-        if isinstance(value, tuple) and len(parts) == 1 and parts[0] != "...":
-            return f"({parts[0]},)"
-        return open_ + ", ".join(parts) + close
+        return _describe_container(value, limit, depth)
     try:
         text = repr(value)
     except Exception:  # RecursionError, a failing __repr__, ...
         return f"<{type(value).__name__}>"
     return text if len(text) <= limit else text[: max(limit - 3, 1)] + "..."
+
+
+def _describe_container(value: Mapping | list | tuple, limit: int, depth: int) -> str:
+    """A mapping, list or tuple written item by item until about ``limit`` characters
+    (``...`` for the rest, and for anything nested more than three levels deep).
+    """
+    is_map = isinstance(value, Mapping)
+    open_, close = "{}" if is_map else "[]" if isinstance(value, list) else "()"
+    if depth >= 3:
+        return open_ + "..." + close if len(value) else open_ + close
+    parts: list[str] = []
+    used = 2
+    try:
+        for item in value.items() if is_map else value:
+            if used > limit:
+                parts.append("...")
+                break
+            if is_map:
+                k, v = item
+                part = f"{_describe(k, limit, depth + 1)}: {_describe(v, limit, depth + 1)}"
+            else:
+                part = _describe(item, limit, depth + 1)
+            parts.append(part)
+            used += len(part) + 2
+    except Exception:  # a mapping whose iteration fails
+        parts.append("...")
+    if isinstance(value, tuple) and len(parts) == 1 and parts[0] != "...":
+        return f"({parts[0]},)"
+    return open_ + ", ".join(parts) + close
 
 
 def _describe_int(n: int) -> str:
@@ -455,7 +468,8 @@ def _describe_int(n: int) -> str:
 
 def _scalar_text(value: Any) -> str | None:
     """The text of a string or number parameter value; None for anything else (None,
-    a bool, a container, an integer too long to write out)."""
+    a bool, a container, an integer too long to write out).
+    """
     if isinstance(value, str):
         return value
     if isinstance(value, (bool, np.bool_)) or value is None:
@@ -473,7 +487,8 @@ def _scalar_text(value: Any) -> str | None:
 
 def key_text(key: Any) -> str:
     """A mapping key as compared with action and parameter names: stripped and
-    case-folded; a key that is not a string (an int, a tuple) as its short description."""
+    case-folded; a key that is not a string (an int, a tuple) as its short description.
+    """
     text = key if isinstance(key, str) else describe_value(key)
     return text.strip().casefold()
 

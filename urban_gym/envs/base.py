@@ -210,7 +210,8 @@ class UrbanEnv(gym.Env):
 
     def _one_city(self, city: str | None = None) -> str:
         """The one city of the env's tasks (``city`` when given: :meth:`_load_tasks`
-        checked that they name it), for a family whose env holds one world."""
+        checked that they name it), for a family whose env holds one world.
+        """
         from urban_gym.tasks.spec import TaskError
 
         if city is not None:
@@ -225,7 +226,8 @@ class UrbanEnv(gym.Env):
 
     def _default_tasks(self, city: str | None) -> list[TaskSpec]:
         """The tasks of ``suite=None``: the family's committed suite of ``city`` (default:
-        its first committed suite)."""
+        its first committed suite).
+        """
         from urban_gym.tasks.spec import TaskError
         from urban_gym.tasks.suite import load_suite
 
@@ -244,7 +246,8 @@ class UrbanEnv(gym.Env):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
         """Start an episode: the task of ``options`` (``task_id``, ``task_index`` or
-        ``task``) or one drawn from ``self.np_random``."""
+        ``task``) or one drawn from ``self.np_random``.
+        """
         super().reset(seed=seed)
         task = self._pick_task(options or {})
         self.task = task
@@ -292,13 +295,15 @@ class UrbanEnv(gym.Env):
 
     def _accept_task(self, task: TaskSpec) -> TaskSpec:
         """A task given in the reset options, after its family's ``check_task``; a family
-        rejects here what its spaces cannot hold (``TaskError``)."""
+        rejects here what its spaces cannot hold (``TaskError``).
+        """
         return task
 
     # ------------------------------------------------------------------ step
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         """One step: decode the action, carry it out (or count it invalid), reward it,
-        check the end, report (see the module docstring)."""
+        check the end, report (see the module docstring).
+        """
         if self._done:
             raise gym.error.ResetNeeded(
                 f"{type(self).__name__}.step() called before reset() or after the episode "
@@ -340,7 +345,8 @@ class UrbanEnv(gym.Env):
 
     def _end_episode(self, info: dict[str, Any], reason: str, valid: bool) -> float:
         """End the episode: ``termination``, ``metrics`` and ``is_success`` into ``info``;
-        returns the family's end reward."""
+        returns the family's end reward.
+        """
         self._done = True
         metrics = self.task_family.evaluate(self.task, self._outcome())
         info["termination"] = check_reason(reason)
@@ -406,7 +412,8 @@ class UrbanEnv(gym.Env):
     # ------------------------------------------------------------------ masks
     def action_masks(self) -> np.ndarray:
         """The valid entries of the action table now, as booleans (sb3-contrib's
-        ``MaskablePPO`` reads this method)."""
+        ``MaskablePPO`` reads this method).
+        """
         return self._mask().astype(bool)
 
     def _mask(self) -> np.ndarray:

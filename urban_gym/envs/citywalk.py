@@ -342,11 +342,13 @@ class CityWalkEnv(UrbanEnv):
         self._reset_state()
 
     def render(self) -> np.ndarray | None:
+        """The frame a person watches (``rgb_array`` mode), else None."""
         if self.render_mode != "rgb_array":
             return None
         return self._frame()
 
     def close(self) -> None:
+        """Drop the renderers and the last views (they are rebuilt on demand)."""
         self._renderers.clear()
         self._last_view.clear()
 
@@ -371,7 +373,8 @@ class CityWalkEnv(UrbanEnv):
 
     def _check_mode(self, s: _Step) -> None:
         """``InvalidAction`` when ``s.action`` is not possible now (the wrong mode, an
-        answer that is not an option); notes a question's answer in ``s``."""
+        answer that is not an option); notes a question's answer in ``s``.
+        """
         name = s.action["action"]
         if self.map_mode and name in FIRST_PERSON:
             raise InvalidAction(
@@ -618,12 +621,14 @@ class CityWalkEnv(UrbanEnv):
 
     def _distance_field(self, target: tuple[float, float]) -> DistanceField:
         """Walking distances to ``target`` with the active closures closed (kept across
-        episodes: :func:`~urban_gym.envs.citywalk_dynamics.distance_field`)."""
+        episodes: :func:`~urban_gym.envs.citywalk_dynamics.distance_field`).
+        """
         return distance_field(self._city_spec, self.router, target, self._active_closed())
 
     def current_target(self) -> tuple[float, float] | None:
         """Where the agent should go now: the goal, the next stop (ordered), the nearest
-        unvisited stop (unordered), or None (questions, all stops reached)."""
+        unvisited stop (unordered), or None (questions, all stops reached).
+        """
         if self.kind == "navigation":
             return (float(self.task.goal["x"]), float(self.task.goal["y"]))
         if self.kind == "multi_stop":
@@ -795,7 +800,8 @@ class CityWalkEnv(UrbanEnv):
 
     def _view(self, which: str = "view") -> np.ndarray:
         """The first-person image now; the last one is reused while nothing in it changed
-        (a map action, a jump or an invalid action without pedestrians)."""
+        (a map action, a jump or an invalid action without pedestrians).
+        """
         w = self.walker
         peds = tuple(tuple(p) for p in self.pedestrian_positions())
         key = (which, w.x, w.y, w.heading, w.pitch, peds, tuple(self.conditions.values()))
@@ -815,7 +821,8 @@ class CityWalkEnv(UrbanEnv):
 
     def map_markers(self) -> Any:
         """The map markers the agent may see: itself, the task's destinations (when the task
-        shows them) and the active closures. Never a route."""
+        shows them) and the active closures. Never a route.
+        """
         from urban_gym.render import MapMarkers
 
         g = self.task.goal
@@ -848,7 +855,8 @@ class CityWalkEnv(UrbanEnv):
     def _frame(self) -> np.ndarray:
         """The ``rgb_array`` frame, three ``render_size`` squares side by side: the
         first-person view, the map around the walker, and the task, its instruction and
-        the status line as text."""
+        the status line as text.
+        """
         from urban_gym.render import frame as F
 
         n = self.render_size

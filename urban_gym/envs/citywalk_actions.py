@@ -1,6 +1,7 @@
 """The actions of CityWalk: the structured action set of the language-model face and the
 discrete action table of the RL face (durations in seconds, angles in degrees, distances
-in metres)."""
+in metres).
+"""
 
 from __future__ import annotations
 

@@ -22,13 +22,13 @@ clockwise); pitch is positive up.
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from urban_gym.caching import LRUCache
 from urban_gym.world.city import City
 from urban_gym.world.walkable import WalkGeometry
 
@@ -63,7 +63,8 @@ class WalkerState:
 class MoveResult:
     """Outcome of one move: the end pose, the path polyline (start, contact points and
     sub-move ends), its time stamps (s from the move's start), whether a wall was hit and
-    the distance covered (m)."""
+    the distance covered (m).
+    """
 
     state: WalkerState
     path: list[tuple[float, float]]
@@ -186,7 +187,8 @@ def count_crossings(path: Sequence[tuple[float, float]], closure: Closure) -> in
 @dataclass
 class Pedestrian:
     """One pedestrian: a route polyline (``xs``, ``ys`` with cumulative length ``cum``),
-    where it is along it at clock 0 (``s0``, m) and its ``speed`` (m/s)."""
+    where it is along it at clock 0 (``s0``, m) and its ``speed`` (m/s).
+    """
 
     xs: np.ndarray
     ys: np.ndarray
@@ -195,6 +197,9 @@ class Pedestrian:
     speed: float
 
     def position(self, t: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
+        """Where the pedestrian is at clock ``t`` (s): its ``(x, y)`` in metres (arrays for an
+        array ``t``).
+        """
         s = self.s0 + self.speed * np.asarray(t, dtype=float)
         return np.interp(s, self.cum, self.xs), np.interp(s, self.cum, self.ys)
 
@@ -250,7 +255,8 @@ class Crowd:
 
     def _packed(self) -> tuple[np.ndarray, ...]:
         """All routes in one monotonic arc-length axis, so one ``np.interp`` places
-        everybody: person ``i``'s arc length ``s`` maps to ``base[i] + clip(s, 0, L[i])``."""
+        everybody: person ``i``'s arc length ``s`` maps to ``base[i] + clip(s, 0, L[i])``.
+        """
         if getattr(self, "_pack_n", -1) != len(self.people):
             lengths = np.array([p.cum[-1] for p in self.people], dtype=float)
             base = np.concatenate([[0.0], np.cumsum(lengths + 1.0)[:-1]])
@@ -282,7 +288,8 @@ class Crowd:
 
     def advance(self, t0: float, duration: float, walker_xy: np.ndarray) -> int:
         """Account for the walker moving over ``[t0, t0 + duration]``: ``walker_xy`` is its
-        ``(K, 2)`` positions at :func:`sample_times`. Returns the new contacts."""
+        ``(K, 2)`` positions at :func:`sample_times`. Returns the new contacts.
+        """
         if not self.people or duration <= 0.0:
             return 0
         ts = sample_times(t0, duration)
@@ -299,14 +306,16 @@ class Crowd:
 
 def sample_times(t0: float, duration: float) -> np.ndarray:
     """Times (s) at which contacts are checked during ``[t0, t0 + duration]``: every
-    :data:`CONTACT_SAMPLE_DT` seconds and at the end (the start was checked before)."""
+    :data:`CONTACT_SAMPLE_DT` seconds and at the end (the start was checked before).
+    """
     k = max(1, math.ceil(duration / CONTACT_SAMPLE_DT))
     return t0 + duration * np.arange(1, k + 1) / k
 
 
 def walker_samples(result: MoveResult, duration: float, t0: float = 0.0) -> np.ndarray:
     """The walker's ``(K, 2)`` positions at :func:`sample_times` of a move (linear in time
-    between the path's time-stamped points)."""
+    between the path's time-stamped points).
+    """
     ts = sample_times(0.0, duration)
     if duration <= 0.0 or len(result.path) < 2:
         x, y = result.path[-1]
@@ -363,6 +372,7 @@ class SimClock:
     elapsed: float = 0.0
 
     def advance(self, seconds: float) -> None:
+        """Move the clock on by ``seconds`` (>= 0; a negative value raises ValueError)."""
         if seconds < 0:
             raise ValueError(f"clock cannot go back ({seconds} s)")
         self.elapsed += seconds
@@ -391,7 +401,8 @@ def walking_distance(
     :class:`~urban_gym.world.routing.DistanceField` of ``router`` over ``city``'s
     network, whose walkable geometry is ``geometry``): the best way
     onto the network from here -- across any edge corridor the point lies in -- then along
-    it; from off the network, the straight way to the nearest network point first."""
+    it; from off the network, the straight way to the nearest network point first.
+    """
     cands = geometry.edge_positions(x, y)
     if not cands:
         loc = router.locate(x, y)
@@ -415,7 +426,9 @@ def walking_distance(
 
 #: Distance fields kept per process (about 0.4 MB each for Helsinki).
 FIELD_CACHE_SIZE = 32
-_FIELD_CACHE: OrderedDict[tuple, Any] = OrderedDict()
+_FIELD_CACHE: LRUCache[tuple, Any] = LRUCache(
+    max_items=FIELD_CACHE_SIZE, lock=True, name="envs.citywalk.distance_fields"
+)
 
 
 def distance_field(
@@ -423,14 +436,8 @@ def distance_field(
 ) -> Any:
     """``router``'s walking distances to ``target`` (m) in the city ``city_spec`` with the
     ``closed`` edges closed; the last :data:`FIELD_CACHE_SIZE` fields are kept in this
-    process (tasks repeat in training)."""
-    key = (city_spec, target, closed)
-    fld = _FIELD_CACHE.get(key)
-    if fld is None:
-        fld = router.field(router.locate(*target))
-        _FIELD_CACHE[key] = fld
-        while len(_FIELD_CACHE) > FIELD_CACHE_SIZE:
-            _FIELD_CACHE.popitem(last=False)
-    else:
-        _FIELD_CACHE.move_to_end(key)
-    return fld
+    process (tasks repeat in training).
+    """
+    return _FIELD_CACHE.get_or_create(
+        (city_spec, target, closed), lambda: router.field(router.locate(*target))
+    )

@@ -93,7 +93,8 @@ class InfoSchemaError(ValueError):
 
 def schema_problems(info: Mapping[str, Any], end: bool = False) -> list[str]:
     """What is wrong with ``info`` against the schema (``end``: an episode's last info,
-    which must also hold :data:`END_KEYS`); an empty list when nothing is."""
+    which must also hold :data:`END_KEYS`); an empty list when nothing is.
+    """
     wanted = {**STEP_KEYS, **(END_KEYS if end else {})}
     out: list[str] = []
     for key, kind in wanted.items():
@@ -124,7 +125,8 @@ def schema_problems(info: Mapping[str, Any], end: bool = False) -> list[str]:
 
 def check_info(info: Mapping[str, Any], end: bool = False) -> None:
     """Raise :class:`InfoSchemaError` listing every problem of ``info`` (see
-    :func:`schema_problems`)."""
+    :func:`schema_problems`).
+    """
     problems = schema_problems(info, end)
     if problems:
         raise InfoSchemaError("info does not follow the schema: " + "; ".join(problems))

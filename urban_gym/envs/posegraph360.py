@@ -47,7 +47,8 @@ MAX_INSTRUCTION = 2048
 
 def default_suite_path(city: str) -> Path:
     """Where the committed default suite of a city lives (see
-    :func:`urban_gym.tasks.posegraph360.suite_path`)."""
+    :func:`urban_gym.tasks.posegraph360.suite_path`).
+    """
     return T.suite_path(city)
 
 
@@ -406,7 +407,8 @@ class PoseGraph360Env(UrbanEnv):
 
     def _decode(self, action: Any) -> dict[str, Any]:
         """The structured action, and its stagnation key (the same key again without a
-        change of position counts towards ``stagnation``)."""
+        change of position counts towards ``stagnation``).
+        """
         i = table_index(action)
         if i is not None:
             in_table = 0 <= i < self.action_space.n
@@ -454,11 +456,13 @@ class PoseGraph360Env(UrbanEnv):
         return float(metrics["score"]) if self.answer is not None else 0.0
 
     def render(self) -> np.ndarray | None:
+        """The frame a person watches (``rgb_array`` mode), else None."""
         if self.render_mode != "rgb_array":
             return None
         return self._frame()
 
     def close(self) -> None:
+        """Release the frame source's file handles (reopened on demand)."""
         if self.graph.source is not None:
             self.graph.source.close()
 
@@ -466,7 +470,8 @@ class PoseGraph360Env(UrbanEnv):
     @property
     def action_table(self) -> list[dict[str, Any]]:
         """Index -> structured action for the current task (ANSWER heads carry the task's
-        options; a navigation task's ANSWER_0 is "arrived")."""
+        options; a navigation task's ANSWER_0 is "arrived").
+        """
         return [dict(a) for a in self._table()]
 
     def _table(self) -> tuple[dict[str, Any], ...]:
@@ -486,7 +491,8 @@ class PoseGraph360Env(UrbanEnv):
 
     def action_index(self, action: Any) -> int | None:
         """The table index of a structured action (None when no index matches, e.g. an
-        ANSWER text that is not one of the options)."""
+        ANSWER text that is not one of the options).
+        """
         a = self.action_set.normalise(action)
         if a["action"] == "ANSWER":
             if self.task.type in T.NAVIGATION_TYPES:
@@ -696,7 +702,8 @@ class PoseGraph360Env(UrbanEnv):
         """The task markers the agent may see on a map: the blue start and red goal of a
         map-navigation task, the grid of a localization task, nothing otherwise (the goal
         of a landmark or VLN task is what the agent must find). The agent's own marker is
-        not included: whether the position is shown is the location-prior choice."""
+        not included: whether the position is shown is the location-prior choice.
+        """
         from urban_gym.render import MapMarkers
 
         task = self.task
@@ -773,7 +780,8 @@ class PoseGraph360Env(UrbanEnv):
     def _frame(self) -> np.ndarray:
         """The ``rgb_array`` frame: the view, beside it the location-prior map (or, when
         the task has one and there is no prior, its reference image) scaled to the view's
-        height, and under both the step count and the instruction."""
+        height, and under both the step count and the instruction.
+        """
         from urban_gym.render import frame as F
 
         view = self._view()
@@ -796,7 +804,8 @@ class PoseGraph360Env(UrbanEnv):
 
 def _junction_id(junction: int | None) -> int:
     """``info["junction"]``: the junction's id, -1 when not at a junction (one type on
-    every step, so that vector envs can batch it)."""
+    every step, so that vector envs can batch it).
+    """
     return -1 if junction is None else int(junction)
 
 

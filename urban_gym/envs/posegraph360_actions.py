@@ -1,5 +1,6 @@
 """The actions of PoseGraph360: the structured action set of the language-model face and
-the fixed part of the discrete action table of the RL face (the answer heads follow it)."""
+the fixed part of the discrete action table of the RL face (the answer heads follow it).
+"""
 
 from __future__ import annotations
 

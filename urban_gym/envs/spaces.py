@@ -1,10 +1,10 @@
-"""Observation spaces shared by the environment families.
+r"""Observation spaces shared by the environment families.
 
 :class:`SharedMemoryText` is Gymnasium's ``Text`` space with its own shared-memory
 handlers. Gymnasium's ``AsyncVectorEnv`` (``shared_memory=True``, the default of
 ``gym.make_vec(..., vectorization_mode="async")``) decodes a ``Text`` entry of its shared
 buffer once, when the vector env is built, and returns that stale decoding -- a string of
-the charset's first character, e.g. ``"\\t\\t\\t..."`` -- after every ``reset`` and ``step``
+the charset's first character, e.g. ``"\t\t\t..."`` -- after every ``reset`` and ``step``
 (Gymnasium 1.4). Every ``Text`` observation of urban_gym uses this subclass instead: its
 shared buffer holds the length and the Unicode code points of each string, and reading it
 gives a live view that is decoded whenever the vector env hands out (copies) its
@@ -31,7 +31,8 @@ from gymnasium.vector.utils import (
 class SharedMemoryText(spaces.Text):
     """``gymnasium.spaces.Text`` that ``AsyncVectorEnv`` carries through shared memory
     intact (see the module docstring). It behaves as ``Text`` in every other way: same
-    arguments, ``contains``, ``sample``, equality, flattening."""
+    arguments, ``contains``, ``sample``, equality, flattening.
+    """
 
 
 @create_shared_memory.register(SharedMemoryText)

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import math
 import os
-from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 
+from urban_gym.caching import LRUCache
 from urban_gym.envs.actions import ActionSet, ActionSpec, InvalidAction, Param
 from urban_gym.envs.base import UrbanEnv, is_success
 from urban_gym.envs.spaces import SharedMemoryText
@@ -18,6 +18,7 @@ from urban_gym.envs.text import clean_text, task_charset
 from urban_gym.errors import UrbanGymError
 from urban_gym.tasks.spec import TaskError, TaskSpec
 from urban_gym.tasks.streetgraph import EpisodeOutcome, graph_spec, reached
+from urban_gym.world.geo import bearing
 from urban_gym.world.streetgraph import (
     Street,
     StreetGraph,
@@ -37,7 +38,8 @@ DISTANCE_CACHE = 128
 
 def make_action_set(max_degree: int) -> ActionSet:
     """The structured actions of StreetGraph (the language-model face) for up to
-    ``max_degree`` options at a node."""
+    ``max_degree`` options at a node.
+    """
     return ActionSet(
         [
             ActionSpec(
@@ -190,7 +192,6 @@ class StreetGraphEnv(UrbanEnv):
     cache_attributes = (
         "_graphs",
         "_views",
-        "_view_bytes",
         "_node_caches",
         "_node_cache",
         "_renderers",
@@ -296,14 +297,13 @@ class StreetGraphEnv(UrbanEnv):
     def _init_caches(self) -> None:
         """The per-process caches (dropped when pickled, see :attr:`cache_attributes`)."""
         self._graphs: dict[str, StreetGraph] = {}
-        self._views: OrderedDict[tuple[str, int], np.ndarray] = OrderedDict()
-        self._view_bytes = 0
+        self._views: LRUCache[tuple[str, int], np.ndarray] = LRUCache(self.view_cache_bytes)
         self._node_caches: dict[str, dict[int, tuple[list[Street], np.ndarray]]] = {}
         self._node_cache: dict[int, tuple[list[Street], np.ndarray]] = {}
         self._renderers: dict[str, Any] = {}
-        self._dist_cache: OrderedDict[
+        self._dist_cache: LRUCache[
             tuple[str, tuple[int, ...]], tuple[np.ndarray, np.ndarray | None]
-        ] = OrderedDict()
+        ] = LRUCache(max_items=DISTANCE_CACHE)
 
     def _restore_caches(self) -> None:
         self._init_caches()
@@ -337,19 +337,21 @@ class StreetGraphEnv(UrbanEnv):
     def map_markers(self) -> Any:
         """The task markers the agent may see on a map: none. As in CityNav, the agent
         knows only the destination's name; a map with the goal marked would give the
-        task away."""
+        task away.
+        """
         from urban_gym.render import MapMarkers
 
         return MapMarkers()
 
     def render(self) -> np.ndarray | None:
+        """The frame a person watches (``rgb_array`` mode), else None."""
         if self.render_mode != "rgb_array":
             return None
         return self._frame()
 
     def close(self) -> None:
+        """Drop the cached option views and renderers (rebuilt on demand)."""
         self._views.clear()
-        self._view_bytes = 0
         self._renderers.clear()
 
     # ------------------------------------------------------------------ episode
@@ -470,23 +472,20 @@ class StreetGraphEnv(UrbanEnv):
         self, t: TaskSpec, goal: tuple[int, ...]
     ) -> tuple[np.ndarray, np.ndarray | None]:
         """Shortest distances (m) to the goal from every node, and for instruction tasks
-        the hop counts, computed once per goal (LRU of :data:`DISTANCE_CACHE` goals)."""
-        key = (self._graph_key, goal)
-        got = self._dist_cache.get(key)
-        if got is None:
+        the hop counts, computed once per goal (LRU of :data:`DISTANCE_CACHE` goals).
+        """
+
+        def compute() -> tuple[np.ndarray, np.ndarray | None]:
             g = self._graph_of(t)
             hops = g.hops_to(goal) if t.type == "instruction" else None
-            got = (g.distances_to(goal), hops)
-            self._dist_cache[key] = got
-            while len(self._dist_cache) > DISTANCE_CACHE:
-                self._dist_cache.popitem(last=False)
-        else:
-            self._dist_cache.move_to_end(key)
-        return got
+            return g.distances_to(goal), hops
+
+        return self._dist_cache.get_or_create((self._graph_key, goal), compute)
 
     def _options_at(self, node: int) -> list[Street]:
         """The streets leaving ``node`` in increasing bearing (cached per graph and node
-        together with the padded bearing vector)."""
+        together with the padded bearing vector).
+        """
         got = self._node_cache.get(node)
         if got is None:
             opts = sorted(
@@ -530,7 +529,7 @@ class StreetGraphEnv(UrbanEnv):
         if self.transitions > moved_from:
             (x0, y0), (x1, y1) = xy[prev], xy[last]
             if (x0, y0) != (x1, y1):
-                self.heading = math.degrees(math.atan2(x1 - x0, y1 - y0)) % 360.0
+                self.heading = bearing(x1 - x0, y1 - y0)
         self.node = last
 
     def _instruction_success(self) -> bool:
@@ -562,15 +561,10 @@ class StreetGraphEnv(UrbanEnv):
         if not self.options:
             return out
         key = (self._graph_key, self.node)
-        views = self._views.get(key)
-        if views is None:
-            views = self._render_views(self.graph, self.node, [s.heading for s in self.options])
-            self._views[key] = views
-            self._view_bytes += views.nbytes
-            while self._view_bytes > self.view_cache_bytes and self._views:
-                self._view_bytes -= self._views.popitem(last=False)[1].nbytes
-        else:
-            self._views.move_to_end(key)
+        views = self._views.get_or_create(
+            key,
+            lambda: self._render_views(self.graph, self.node, [s.heading for s in self.options]),
+        )
         out[: len(views)] = views
         return out
 
@@ -607,7 +601,8 @@ class StreetGraphEnv(UrbanEnv):
         ``FRAME_TILE * max_degree`` pixels wide. The options shown here share that width
         equally, each tile holding its view (covering the tile, its middle kept) or, without
         images, a dial of its bearing in its middle, labelled with its index and bearing;
-        under them the instruction and the decision counts."""
+        under them the instruction and the decision counts.
+        """
         from urban_gym.render import frame as F
 
         bg = (32, 32, 36)

@@ -47,7 +47,8 @@ def text_charset(texts: Iterable[str]) -> frozenset[str]:
 def task_texts(task: Any) -> Iterator[str]:
     """Every text of a :class:`~urban_gym.tasks.spec.TaskSpec` an environment may show:
     the instruction, the options and answer, the goal's name and its stops' names, and
-    the labels of closures."""
+    the labels of closures.
+    """
     yield str(task.instruction)
     yield from (str(o) for o in task.options)
     if isinstance(task.answer, str):
@@ -66,13 +67,15 @@ def task_texts(task: Any) -> Iterator[str]:
 
 def task_charset(tasks: Iterable[Any]) -> frozenset[str]:
     """The ``Text`` charset for an environment holding ``tasks``: :data:`BASE_CHARSET`
-    plus every character of their :func:`task_texts`."""
+    plus every character of their :func:`task_texts`.
+    """
     return text_charset(text for t in tasks for text in task_texts(t))
 
 
 def clean_text(text: Any, charset: frozenset[str], max_length: int | None = None) -> str:
     """``text`` as a string with every character outside ``charset`` replaced by
-    :data:`REPLACEMENT`, cut to ``max_length`` characters (None: no cut)."""
+    :data:`REPLACEMENT`, cut to ``max_length`` characters (None: no cut).
+    """
     s = str(text)
     if not charset.issuperset(s):
         s = "".join(c if c in charset else REPLACEMENT for c in s)

@@ -6,10 +6,11 @@ bitmap font does not.
 
 from __future__ import annotations
 
-from functools import lru_cache
 from pathlib import Path
 
 from PIL import ImageFont
+
+from urban_gym.caching import lru_cached
 
 FONT_DIR = Path(__file__).resolve().parent.parent / "data" / "fonts"
 
@@ -19,7 +20,7 @@ def font_path(bold: bool = False) -> Path:
     return FONT_DIR / ("DejaVuSans-Bold.ttf" if bold else "DejaVuSans.ttf")
 
 
-@lru_cache(maxsize=64)
+@lru_cached(max_items=64, name="render.fonts")
 def load_font(size: int, bold: bool = False) -> ImageFont.FreeTypeFont:
     """DejaVu Sans at ``size`` pixels (em height), cached."""
     return ImageFont.truetype(str(font_path(bold)), int(size))

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from functools import lru_cache
 
 import cv2
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
+from urban_gym.caching import lru_cached
 from urban_gym.render.errors import RenderError
 from urban_gym.render.fonts import load_font
 
@@ -61,7 +61,8 @@ __all__ = [
 def rgb(img: np.ndarray) -> np.ndarray:
     """``img`` as a C-contiguous ``uint8`` ``(rows, cols, 3)`` array (a grey ``(rows,
     cols)`` image becomes three equal channels); anything else raises :class:`RenderError`
-    naming the shape and dtype."""
+    naming the shape and dtype.
+    """
     a = np.asarray(img)
     grey = a.ndim == 2
     if (a.ndim != 3 or a.shape[2] != 3) and not grey or a.dtype != np.uint8 or 0 in a.shape:
@@ -77,7 +78,8 @@ def rgb(img: np.ndarray) -> np.ndarray:
 def resize(img: np.ndarray, width: int, height: int) -> np.ndarray:
     """``img`` scaled to exactly ``width`` x ``height`` pixels (area averaging when it
     shrinks by 1.5x or more, which keeps small labels readable, else bilinear); returned
-    unchanged when it has that size."""
+    unchanged when it has that size.
+    """
     a = rgb(img)
     width, height = int(width), int(height)
     if width < 1 or height < 1:
@@ -106,7 +108,8 @@ def pad(
 ) -> np.ndarray:
     """``img`` padded at the bottom to ``height`` and at the right to ``width`` pixels
     with ``background`` (None: keep that side). Asking for less than the image has is an
-    error: frames are padded, never cropped."""
+    error: frames are padded, never cropped.
+    """
     a = rgb(img)
     h, w = a.shape[:2]
     height = h if height is None else int(height)
@@ -122,7 +125,8 @@ def pad(
 
 def hstack(panels: Sequence[np.ndarray], gap: int = 0, background: Colour = WHITE) -> np.ndarray:
     """Panels side by side, left to right, ``gap`` pixels apart; shorter panels are padded
-    at the bottom to the tallest. Width: the panels' widths plus the gaps."""
+    at the bottom to the tallest. Width: the panels' widths plus the gaps.
+    """
     ps = [rgb(p) for p in panels]
     if not ps:
         raise RenderError("hstack needs at least one panel")
@@ -137,7 +141,8 @@ def hstack(panels: Sequence[np.ndarray], gap: int = 0, background: Colour = WHIT
 
 def vstack(panels: Sequence[np.ndarray], gap: int = 0, background: Colour = WHITE) -> np.ndarray:
     """Panels one above the other, ``gap`` pixels apart; narrower panels are padded at the
-    right to the widest. Height: the panels' heights plus the gaps."""
+    right to the widest. Height: the panels' heights plus the gaps.
+    """
     ps = [rgb(p) for p in panels]
     if not ps:
         raise RenderError("vstack needs at least one panel")
@@ -158,7 +163,8 @@ def grid(
 ) -> np.ndarray:
     """Panels in rows of ``columns``, filled left to right, top to bottom; each row is as
     tall as its tallest panel, each column as wide as its widest (panels are padded, a
-    missing panel in the last row is background)."""
+    missing panel in the last row is background).
+    """
     ps = [rgb(p) for p in panels]
     if not ps:
         raise RenderError("grid needs at least one panel")
@@ -179,7 +185,8 @@ def grid(
 def cover(img: np.ndarray, width: int, height: int) -> np.ndarray:
     """``img`` scaled, keeping its aspect ratio, to the smallest size that covers ``width``
     x ``height`` pixels, and the middle ``width`` x ``height`` of that cut out (a square
-    image in a wide box keeps its middle rows, in a tall box its middle columns)."""
+    image in a wide box keeps its middle rows, in a tall box its middle columns).
+    """
     a = rgb(img)
     width, height = int(width), int(height)
     if width < 1 or height < 1:
@@ -197,7 +204,8 @@ def centre(
 ) -> np.ndarray:
     """``img`` in the middle of a ``width`` x ``height`` panel of ``background`` (None:
     the image's height); like :func:`pad`, it never crops (a half pixel of margin goes to
-    the right and bottom)."""
+    the right and bottom).
+    """
     a = rgb(img)
     h, w = a.shape[:2]
     height = h if height is None else int(height)
@@ -220,7 +228,8 @@ def tile(
     """A ``side`` x ``side`` square: ``img`` scaled into it with a ``border``-pixel frame of
     ``background`` on each side. With ``width``, a ``width`` x ``side`` rectangle that
     ``img`` covers (:func:`cover`: kept in proportion, its middle shown) inside the
-    border."""
+    border.
+    """
     inner = int(side) - 2 * int(border)
     inner_w = inner if width is None else int(width) - 2 * int(border)
     if inner < 1 or inner_w < 1:
@@ -243,7 +252,8 @@ def _blank(height: int, width: int, colour: Colour) -> np.ndarray:
 def wrap_text(text: str, font: ImageFont.FreeTypeFont, width: float) -> list[str]:
     """``text`` broken into lines no wider than ``width`` pixels in ``font``, at spaces;
     a line break in ``text`` starts a new line (an empty line stays empty), and a word
-    wider than ``width`` gets a line of its own."""
+    wider than ``width`` gets a line of its own.
+    """
     lines: list[str] = []
     for para in str(text).split("\n"):
         cur = ""
@@ -258,7 +268,7 @@ def wrap_text(text: str, font: ImageFont.FreeTypeFont, width: float) -> list[str
     return lines
 
 
-@lru_cache(maxsize=1024)
+@lru_cached(max_items=1024, name="render.frame.wrapped_text")
 def _wrapped(text: str, font_size: int, bold: bool, width: float) -> tuple[str, ...]:
     """:func:`wrap_text` in DejaVu Sans, cached (instructions are wrapped once per task)."""
     return tuple(wrap_text(text, load_font(font_size, bold), width))
@@ -327,7 +337,8 @@ def status_line(
     margin: tuple[int, int] = (6, 3),
 ) -> np.ndarray:
     """One line of text on a strip ``width`` pixels wide (cut with an ellipsis when it
-    does not fit), as tall as the font's ascent + descent plus ``2 * margin[1]``."""
+    does not fit), as tall as the font's ascent + descent plus ``2 * margin[1]``.
+    """
     font = load_font(int(font_size))
     mx, my = (int(m) for m in margin)
     line = " ".join(str(text).split())
@@ -363,7 +374,8 @@ def label(
     bold: bool = False,
 ) -> np.ndarray:
     """A copy of ``img`` with ``text`` written at pixel ``xy`` (the top left of the text,
-    ``(col, row)``)."""
+    ``(col, row)``).
+    """
     im = Image.fromarray(rgb(img))
     ImageDraw.Draw(im).text(xy, text, fill=colour, font=load_font(int(font_size), bold))
     return np.asarray(im)
@@ -379,7 +391,8 @@ def bearing_dial(
     inset: int = 14,
 ) -> np.ndarray:
     """A ``side`` x ``side`` compass dial: a ring ``inset`` pixels inside the square and a
-    needle from the centre along ``bearing`` (degrees clockwise from north = up)."""
+    needle from the centre along ``bearing`` (degrees clockwise from north = up).
+    """
     side = int(side)
     im = Image.new("RGB", (side, side), background)
     draw = ImageDraw.Draw(im)
@@ -392,7 +405,8 @@ def bearing_dial(
 
 def pad_frames(frames: Sequence[np.ndarray], background: Colour = WHITE) -> list[np.ndarray]:
     """Frames of different sizes padded (bottom, right) to the largest height and width,
-    as a GIF or a video file needs one size for all its frames."""
+    as a GIF or a video file needs one size for all its frames.
+    """
     fs = [rgb(f) for f in frames]
     if not fs:
         return []

@@ -24,11 +24,8 @@ redrawn from the canvas with one ``cv2.warpAffine`` until the agent leaves the c
 from __future__ import annotations
 
 import math
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 import cv2
@@ -38,6 +35,7 @@ from PIL import Image, ImageDraw
 from shapely.geometry import box
 from shapely.geometry.polygon import orient
 
+from urban_gym.caching import LRUCache, lru_cached
 from urban_gym.render.camera import image_size
 from urban_gym.render.errors import RenderError
 from urban_gym.render.fonts import load_font
@@ -149,6 +147,11 @@ class _Canvas:
     cy: float
     mpp: float
 
+    @property
+    def nbytes(self) -> int:
+        """The bytes of the canvas image (what the canvas cache counts)."""
+        return self.image.nbytes
+
 
 class MapRenderer:
     """Top-down maps of ``city`` (see the module docstring for the conventions)."""
@@ -157,8 +160,7 @@ class MapRenderer:
         if not isinstance(city, City):
             raise RenderError(f"MapRenderer needs a City, got {type(city).__name__}")
         self.city = city
-        self._lock = threading.Lock()
-        self._canvases: OrderedDict[tuple, _Canvas] = OrderedDict()
+        self._canvases: LRUCache[tuple, _Canvas] = LRUCache(max_items=_CANVAS_CACHE, lock=True)
         self._prepare()
 
     def __reduce__(self):
@@ -205,7 +207,8 @@ class MapRenderer:
         rotation: float = 0.0,
     ) -> tuple[float, float]:
         """Continuous ``(col, row)`` of world point ``(x, y)`` (metres) in a map with these
-        parameters; the point lies in pixel ``[floor(row), floor(col)]``. Arrays work too."""
+        parameters; the point lies in pixel ``[floor(row), floor(col)]``. Arrays work too.
+        """
         w, h = image_size(size)
         th = math.radians(rotation)
         dx = (np.asarray(x, dtype=float) - center[0]) / metres_per_pixel
@@ -226,7 +229,8 @@ class MapRenderer:
         rotation: float = 0.0,
     ) -> tuple[float, float]:
         """World point (metres) at continuous pixel coordinates ``(col, row)``; the inverse
-        of :meth:`world_to_pixel` (pixel ``[r, c]``'s centre is ``(c + 0.5, r + 0.5)``)."""
+        of :meth:`world_to_pixel` (pixel ``[r, c]``'s centre is ``(c + 0.5, r + 0.5)``).
+        """
         w, h = image_size(size)
         th = math.radians(rotation)
         dc = (np.asarray(col, dtype=float) - w / 2.0) * metres_per_pixel
@@ -283,18 +287,9 @@ class MapRenderer:
         step = _SNAP_PX * mpp
         sx, sy = round(cx / step) * step, round(cy / step) * step
         size = 2 * (half + _SNAP_PX)
-        key = (mpp, sx, sy, size)
-        with self._lock:
-            c = self._canvases.get(key)
-            if c is not None:
-                self._canvases.move_to_end(key)
-                return c
-        c = _Canvas(self._draw_static(sx, sy, mpp, size), sx, sy, mpp)
-        with self._lock:
-            self._canvases[key] = c
-            while len(self._canvases) > _CANVAS_CACHE:
-                self._canvases.popitem(last=False)
-        return c
+        return self._canvases.get_or_create(
+            (mpp, sx, sy, size), lambda: _Canvas(self._draw_static(sx, sy, mpp, size), sx, sy, mpp)
+        )
 
     def _draw_static(self, sx: float, sy: float, mpp: float, size: int) -> np.ndarray:
         img = np.empty((size, size, 3), np.uint8)
@@ -498,11 +493,12 @@ class MapRenderer:
                 blit_text(img, text_sprite(letter, 11, True, 0), c, r, white, anchor="mm")
 
 
-@lru_cache(maxsize=4096)
+@lru_cached(max_items=4096, name="render.map.text_sprites")
 def text_sprite(text: str, size: int, bold: bool = False, halo: int = 2) -> np.ndarray:
     """Alpha masks of ``text`` in DejaVu Sans at ``size`` px: ``(h, w, 2)`` uint8 with the
     glyphs in channel 0 and a ``halo``-pixel outline around them in channel 1. Row
-    ``h // 2`` is the middle of the text line."""
+    ``h // 2`` is the middle of the text line.
+    """
     font = load_font(size, bold)
     asc, desc = font.getmetrics()
     tw = int(math.ceil(font.getlength(text))) + 2 * halo + 2
@@ -531,7 +527,8 @@ def blit_text(
 ) -> None:
     """Draw a :func:`text_sprite` into ``img`` in place. ``anchor``: first letter
     ``l``/``m``/``r`` (left, middle, right at ``x``), second ``a``/``m`` (top or middle at
-    ``y``)."""
+    ``y``).
+    """
     th, tw = sprite.shape[:2]
     c0 = int(round(x - {"l": 0, "m": tw / 2, "r": tw}[anchor[0]]))
     r0 = int(round(y - {"a": 0, "m": th / 2}[anchor[1]]))
@@ -550,7 +547,8 @@ def blit_text(
 
 class _Rings:
     """Many polygon rings / polylines stored in one coordinate array, so a window's worth
-    is transformed to pixels with one numpy operation."""
+    is transformed to pixels with one numpy operation.
+    """
 
     def __init__(self, items: list[list[np.ndarray]]) -> None:
         flat = [r for rings in items for r in rings]

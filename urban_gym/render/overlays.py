@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from functools import lru_cache
 from typing import Any
 
 import cv2
 import numpy as np
+
+from urban_gym.caching import lru_cached
 
 __all__ = ["draw_branch_arrows"]
 
@@ -66,7 +67,7 @@ def draw_branch_arrows(
     return out
 
 
-@lru_cache(maxsize=64)
+@lru_cached(max_items=64, name="render.overlays.text_sizes")
 def _text_size(text: str, scale: float, thick: int) -> tuple[int, int]:
     """Width and height (pixels) of ``text`` in OpenCV's Hershey simplex font."""
     (tw, th), _ = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, scale, thick)

@@ -1,1 +1,7 @@
-"""urban_gym.tasks"""
+"""Tasks: what an agent is asked to do in a world, and how it is scored.
+
+:mod:`~urban_gym.tasks.spec` (``TaskSpec``, task types), :mod:`~urban_gym.tasks.suite`
+(JSONL suites and their statistics), :mod:`~urban_gym.tasks.metrics` (the field's metrics
+as plain functions), :mod:`~urban_gym.tasks.families` (the one registry of task families)
+and one package per family (``posegraph360``, ``streetgraph``, ``citywalk``).
+"""

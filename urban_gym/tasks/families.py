@@ -48,7 +48,8 @@ PACKAGE_EXPORTS: tuple[str, ...] = (
 
 def load_entry(entry: str) -> Any:
     """The object a ``"module:attribute"`` entry point names (``"module"`` alone: the
-    module). Raises :class:`UrbanGymError` naming the entry when it cannot be loaded."""
+    module). Raises :class:`UrbanGymError` naming the entry when it cannot be loaded.
+    """
     module, _, attr = entry.partition(":")
     try:
         mod = importlib.import_module(module)

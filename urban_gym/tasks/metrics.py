@@ -51,7 +51,8 @@ def exact_match(prediction: object, truth: object) -> bool:
 def name_judge(prediction: str, candidates: Sequence[str]) -> bool:
     """The default fuzzy judge: the normalised prediction equals one of the normalised
     candidate names, or contains one of them as a whole-word phrase ("It is Cafe Aalto."
-    matches "Cafe Aalto")."""
+    matches "Cafe Aalto").
+    """
     p = normalize_text(prediction)
     if not p:
         return False
@@ -71,7 +72,8 @@ def fuzzy_match(
     judge: Judge | None = None,
 ) -> bool:
     """Whether ``prediction`` names ``truth`` (or one of its ``aliases``) according to
-    ``judge`` (default :func:`name_judge`; a language-model judge can be plugged in)."""
+    ``judge`` (default :func:`name_judge`; a language-model judge can be plugged in).
+    """
     if prediction is None:
         return False
     return (judge or name_judge)(str(prediction), [truth, *aliases])
@@ -122,7 +124,8 @@ def spl(succeeded: float | bool, shortest: float, taken: float) -> float:
 
 def decision_accuracy(remaining_before: Sequence[float], remaining_after: Sequence[float]) -> float:
     """Fraction of decisions after which the remaining shortest distance to the goal
-    decreased. NaN when there were no decisions."""
+    decreased. NaN when there were no decisions.
+    """
     if len(remaining_before) != len(remaining_after):
         raise ValueError(
             f"decision_accuracy needs equal lengths, got {len(remaining_before)} and "
@@ -238,7 +241,8 @@ def temporal_interval_f1(
     predicted: Sequence[tuple[float, float]], truth: Sequence[tuple[float, float]]
 ) -> float:
     """F1 of time coverage: precision = overlap / predicted time, recall = overlap /
-    true time, over unions of ``(start, end)`` intervals (seconds)."""
+    true time, over unions of ``(start, end)`` intervals (seconds).
+    """
 
     def union(iv):
         out: list[list[float]] = []

@@ -20,7 +20,8 @@ from urban_gym.tasks.spec import TaskError, TaskSpec
 class SuiteGenerationError(TaskError):
     """A city supports none of a family's task types; the message names what it lacks.
 
-    ``report`` holds the per-type :class:`GenerationReport`."""
+    ``report`` holds the per-type :class:`GenerationReport`.
+    """
 
     def __init__(self, report: GenerationReport) -> None:
         super().__init__(
@@ -33,7 +34,8 @@ class SuiteGenerationError(TaskError):
 class TypeReport:
     """One task type (or one variant group, e.g. ``VR`` at dusk/night): ``requested``
     tasks, ``made`` tasks after ``attempts`` tries, and ``reason`` -- why fewer were made
-    (None when all were)."""
+    (None when all were).
+    """
 
     type: str
     requested: int
@@ -132,7 +134,8 @@ class Misses:
 
     def reason(self, default: str = "no attempt succeeded") -> str:
         """The most frequent reason of the deepest stage (ties: the first recorded), or
-        ``default`` when nothing was recorded."""
+        ``default`` when nothing was recorded.
+        """
         if not self.counts:
             return default
         deepest = max(stage for stage, _ in self.counts)
@@ -143,7 +146,8 @@ class Misses:
 @dataclass
 class GeneratedSuite:
     """A suite written to ``path``: its ``tasks`` and the generation ``report``;
-    ``notes`` is extra text for a person (for example a statistics table)."""
+    ``notes`` is extra text for a person (for example a statistics table).
+    """
 
     path: Path
     tasks: list[TaskSpec]

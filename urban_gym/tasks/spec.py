@@ -211,6 +211,7 @@ class TaskSpec:
         return cls.from_dict(d)
 
     def replace(self, **changes: Any) -> TaskSpec:
+        """A copy of the task with ``changes`` applied to its fields."""
         return dataclasses.replace(self, **changes)
 
 

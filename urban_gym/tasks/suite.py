@@ -34,10 +34,11 @@ def save_suite(path: str | Path, tasks: Iterable[TaskSpec]) -> Path:
 
 
 def load_suite(path: str | Path) -> list[TaskSpec]:
-    """Read a JSONL suite; a malformed line raises :class:`TaskError` with its line number.
+    r"""Read a JSONL suite; a malformed line raises :class:`TaskError` with its line number.
 
-    A UTF-8 byte-order mark is accepted. Lines are split at ``\\n`` only (a task's text
-    may hold U+2028 and other characters that :meth:`str.splitlines` would split at)."""
+    A UTF-8 byte-order mark is accepted. Lines are split at ``\n`` only (a task's text
+    may hold U+2028 and other characters that :meth:`str.splitlines` would split at).
+    """
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8-sig")
@@ -79,7 +80,8 @@ def meta_values(tasks: Iterable[TaskSpec], key: str) -> list[float]:
 
 def counts(tasks: Iterable[TaskSpec], field: str) -> dict[str, int]:
     """How many tasks have each value of ``field`` (``"type"``, ``"difficulty"``, ...),
-    sorted by value."""
+    sorted by value.
+    """
     return dict(sorted(Counter(str(getattr(t, field)) for t in tasks).items()))
 
 
@@ -90,7 +92,8 @@ def mean(values: Sequence[float]) -> float | None:
 
 def quantiles(values: Sequence[float], digits: int = 1) -> dict[str, float]:
     """``min``, ``q25``, ``median``, ``q75``, ``max`` and ``mean`` of ``values``, rounded to
-    ``digits`` decimals (an empty sequence raises ``ValueError``)."""
+    ``digits`` decimals (an empty sequence raises ``ValueError``).
+    """
     a = np.asarray(values, dtype=float)
     if not a.size:
         raise ValueError("quantiles of an empty sequence")
@@ -107,7 +110,8 @@ def quantiles(values: Sequence[float], digits: int = 1) -> dict[str, float]:
 
 def suite_statistics(tasks: Sequence[TaskSpec], meta_keys: Iterable[str] = ()) -> dict[str, Any]:
     """Any suite: ``tasks`` (count), ``by_family``, ``by_type``, ``by_difficulty`` and, per
-    meta key, the :func:`quantiles` of the tasks that have it (None when none has)."""
+    meta key, the :func:`quantiles` of the tasks that have it (None when none has).
+    """
     out: dict[str, Any] = {
         "tasks": len(tasks),
         "by_family": counts(tasks, "family"),

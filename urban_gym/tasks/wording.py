@@ -25,7 +25,8 @@ def place_kind(poi: Any) -> str:
 def typed_name(poi: Any) -> str:
     """``"<name> (<kind>)"``, e.g. ``"Teemaa (tea shop)"``; just the name when it already
     says its kind in so many words (``"Original Sokos Hotel Helsinki"``, ``"Otto.
-    automaatti 24 h (ATM)"``)."""
+    automaatti 24 h (ATM)"``).
+    """
     kind = place_kind(poi)
     if re.search(rf"(?<!\w){re.escape(kind)}(?!\w)", poi.name, re.IGNORECASE):
         return poi.name
@@ -34,7 +35,8 @@ def typed_name(poi: Any) -> str:
 
 def place_name(poi: Any) -> str:
     """The name, with ``"the <kind>"`` in front when the name only says where the place is
-    (a postal code or its street address: ``"the post office Helsinki 00130"``)."""
+    (a postal code or its street address: ``"the post office Helsinki 00130"``).
+    """
     if is_address_name(poi.name, getattr(poi, "tags", {}) or {}):
         return f"the {place_kind(poi)} {poi.name}"
     return poi.name
@@ -42,5 +44,6 @@ def place_name(poi: Any) -> str:
 
 def end_sentence(text: str) -> str:
     """``text`` ending in a full stop: one is added unless it ends in ``.``, ``!`` or ``?``
-    already (a name such as ``"crape."`` keeps its own, and gets no second)."""
+    already (a name such as ``"crape."`` keeps its own, and gets no second).
+    """
     return text if text.endswith(_SENTENCE_END) else text + "."

@@ -44,7 +44,8 @@ MAX_FRONT_M = 40.0
 
 def outer_ring_edges(polygon) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Edges of a polygon's outer ring: start points ``(E, 2)``, end points ``(E, 2)`` and
-    outward unit normals ``(E, 2)``."""
+    outward unit normals ``(E, 2)``.
+    """
     ring = np.asarray(polygon.exterior.coords)
     p0, p1 = ring[:-1], ring[1:]
     d = p1 - p0
@@ -58,7 +59,8 @@ def outer_ring_edges(polygon) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def _foot(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Foot of points ``p`` on segments ``a``-``b`` (row-wise): the parameter ``t`` in
-    [0, 1] and the foot point."""
+    [0, 1] and the foot point.
+    """
     d = b - a
     dd = np.einsum("ij,ij->i", d, d)
     dd[dd == 0] = 1e-12
@@ -75,7 +77,8 @@ def anchor_pois(
 ) -> None:
     """Fill ``building_id``, ``facade``, ``anchor``, ``facing`` and ``front`` of each POI in
     place. POIs that already carry a ``building_id`` (building features) keep it; POIs
-    whose list index is in ``no_building`` stay free-standing."""
+    whose list index is in ``no_building`` stay free-standing.
+    """
     if not pois:
         return
     pts = shapely.points([p.position for p in pois])
@@ -151,7 +154,8 @@ def find_fronts(
     pois: list[POI], edge_tree: shapely.STRtree, building_tree: shapely.STRtree
 ) -> np.ndarray:
     """Front points ``(K, 2)`` for POIs whose ``anchor`` (and ``facing`` if they have a
-    facade) are set. See the module docstring for the rule."""
+    facade) are set. See the module docstring for the rule.
+    """
     for p in pois:
         if p.facade is None:
             p.anchor = (float(p.position[0]), float(p.position[1]))
@@ -192,7 +196,8 @@ def find_fronts(
 
 def _outside_and_in_sight(start: np.ndarray, pts: np.ndarray, building_tree) -> np.ndarray:
     """Per row: ``pts`` is outside every building and the segment from ``start`` does not
-    cross one."""
+    cross one.
+    """
     ok = np.ones(len(pts), dtype=bool)
     if not len(pts):
         return ok
@@ -204,7 +209,8 @@ def _outside_and_in_sight(start: np.ndarray, pts: np.ndarray, building_tree) -> 
 
 def _nearest_visible(probe: np.ndarray, edge_tree, building_tree) -> np.ndarray:
     """Nearest walkable point to each probe that is outside buildings and in sight of the
-    probe, trying edges by increasing distance; the plain nearest point if none is."""
+    probe, trying edges by increasing distance; the plain nearest point if none is.
+    """
     pts = shapely.points(probe)
     out = _nearest_on_network(probe, edge_tree)
     qi, ei = edge_tree.query(pts, predicate="dwithin", distance=MAX_FRONT_M)

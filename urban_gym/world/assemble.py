@@ -20,7 +20,8 @@ from urban_gym.world.geo import GeoFrame
 
 def largest_component(graph: nx.Graph) -> tuple[nx.Graph, dict[str, int]]:
     """Reduce ``graph`` in place to its largest connected component; returns it and what
-    was dropped."""
+    was dropped.
+    """
     comps = list(nx.connected_components(graph))
     if not comps:
         return graph, {"components": 0, "dropped_nodes": 0, "dropped_edges": 0}
@@ -73,7 +74,8 @@ def assemble_city(
 
 def make_valid_polygons(geoms) -> list:
     """Split each geometry into valid polygons (shapely ``make_valid``), dropping slivers
-    under 1 square metre; outer rings counter-clockwise."""
+    under 1 square metre; outer rings counter-clockwise.
+    """
     out = []
     for g in geoms:
         out.append(_valid_parts(g))

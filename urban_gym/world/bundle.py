@@ -197,7 +197,8 @@ def _features(path: Path) -> list[dict[str, Any]]:
 def read_bundle(directory: str | Path) -> CityParts:
     """Read a bundle written by :func:`save_bundle` into its parts
     (:class:`~urban_gym.errors.BundleError` naming the file when one is missing or
-    malformed)."""
+    malformed).
+    """
     d = Path(directory)
     if not d.is_dir():
         raise BundleError(f"{d}: not a bundle directory")

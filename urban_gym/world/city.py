@@ -118,7 +118,8 @@ POI_KEYS: tuple[str, ...] = ("shop", "amenity", "tourism", "leisure", "office")
 @dataclass(frozen=True)
 class WalkablePoint:
     """A point on the walkable network: on edge ``(u, v)``, ``offset`` metres from ``u``
-    along the edge's geometry, ``distance`` metres from the query point."""
+    along the edge's geometry, ``distance`` metres from the query point.
+    """
 
     point: tuple[float, float]
     edge: tuple[int, int]
@@ -260,7 +261,8 @@ class City:
 
     def nearest_walkable_points(self, xy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Vectorised nearest walkable points: ``(K, 2)`` positions -> ``(K, 2)`` snapped
-        points and ``(K,)`` distances (metres)."""
+        points and ``(K,)`` distances (metres).
+        """
         xy = np.asarray(xy, dtype=float).reshape(-1, 2)
         pts = shapely.points(xy)
         idx = self._idx_edges.nearest(pts)
@@ -407,7 +409,8 @@ class City:
     @classmethod
     def load(cls, directory: str | Path) -> City:
         """Read a bundle written by :meth:`save` (:class:`~urban_gym.errors.BundleError`
-        naming the file when it is missing or malformed)."""
+        naming the file when it is missing or malformed).
+        """
         p = read_bundle(directory)
         return cls(p.name, p.frame, p.buildings, p.pois, p.objects, p.areas, p.network, p.meta)
 

@@ -116,7 +116,13 @@ class GeoFrame:
 
 
 def bearing(dx, dy):
-    """Compass bearing in degrees [0, 360) of the vector (dx east, dy north)."""
+    """Compass bearing in degrees [0, 360) of the vector (dx east, dy north).
+
+    Two Python (or numpy float64) numbers give a float computed with :func:`math.atan2`
+    (exact the same on every machine, and fast); arrays give an array (numpy, vectorised).
+    """
+    if isinstance(dx, (float, int)) and isinstance(dy, (float, int)):
+        return math.degrees(math.atan2(dx, dy)) % 360.0
     b = np.degrees(np.arctan2(dx, dy)) % 360.0
     if np.ndim(b) == 0:
         return float(b)
@@ -132,7 +138,13 @@ def bearing_vector(bearing_deg):
 
 
 def angle_diff(a, b):
-    """Signed smallest difference ``a - b`` between two bearings, in degrees (-180, 180]."""
+    """Signed smallest difference ``a - b`` between two bearings, in degrees (-180, 180].
+
+    Two numbers give a float, arrays an array (the same arithmetic either way).
+    """
+    if isinstance(a, (float, int)) and isinstance(b, (float, int)):
+        d = (a - b + 180.0) % 360.0 - 180.0
+        return 180.0 if d == -180.0 else float(d)
     d = (np.asarray(a, dtype=float) - np.asarray(b, dtype=float) + 180.0) % 360.0 - 180.0
     d = np.where(d == -180.0, 180.0, d)
     if np.ndim(d) == 0:

@@ -31,6 +31,7 @@ class GridOverlay:
 
     @property
     def cell_size(self) -> tuple[float, float]:
+        """Width and height of one cell, metres."""
         x0, y0, x1, y1 = self.bounds
         return ((x1 - x0) / self.nx, (y1 - y0) / self.ny)
 
@@ -45,11 +46,13 @@ class GridOverlay:
         return i, j
 
     def label_of(self, x: float, y: float) -> str:
+        """The label of the cell holding ``(x, y)`` (metres); points outside raise ValueError."""
         i, j = self.cell_of(x, y)
         return self.label(i, j)
 
     @staticmethod
     def label(i: int, j: int) -> str:
+        """The label of cell ``(i, j)``: ``"x:i y:j"``."""
         return f"x:{i} y:{j}"
 
     def labels(self) -> list[str]:
@@ -73,5 +76,6 @@ class GridOverlay:
         return (x0 + i * w, y1 - (j + 1) * h, x0 + (i + 1) * w, y1 - j * h)
 
     def cell_center(self, i: int, j: int) -> tuple[float, float]:
+        """The centre ``(x, y)`` of cell ``(i, j)``, metres."""
         a, b, c, d = self.cell_bounds(i, j)
         return ((a + c) / 2.0, (b + d) / 2.0)

@@ -37,7 +37,8 @@ class JSONDataError(UrbanGymError):
 def show(value: Any, limit: int = 60) -> str:
     """A short ``repr`` of ``value`` for error messages, safe for any value: a huge
     integer is described by its size (``repr`` of a 5000-digit integer raises), a
-    deeply nested container by its type, and long texts are cut to ``limit`` characters."""
+    deeply nested container by its type, and long texts are cut to ``limit`` characters.
+    """
     if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
         return f"<an integer of about {_digits(value)} digits>"
     try:
@@ -83,7 +84,8 @@ def _first_clause(exc: Exception) -> str:
 
 def check_value(value: Any, where: str = "", depth: int = 0) -> None:
     """Raise :class:`JSONDataError` naming ``where`` (a dotted path) unless ``value`` is
-    plain bounded JSON data (see the module docstring)."""
+    plain bounded JSON data (see the module docstring).
+    """
     name = where or "the value"
     if value is None or isinstance(value, bool):
         return

@@ -29,11 +29,11 @@ import hashlib
 import os
 import pickle
 import tempfile
-import threading
 import warnings
 from importlib import resources
 from pathlib import Path
 
+from urban_gym.caching import LRUCache
 from urban_gym.errors import CityLoadError, CityLoadWarning
 from urban_gym.world.city import City
 from urban_gym.world.osm import IMPORTER_VERSION, check_bbox, import_osm
@@ -42,13 +42,14 @@ from urban_gym.world.osm import IMPORTER_VERSION, check_bbox, import_osm
 BUILTIN_CITIES: dict[str, str] = {"helsinki": "helsinki.osm.pbf"}
 
 _MAGIC = b"URBANGYM-CITY\x00"
-_MEMO: dict[tuple, City] = {}
-_LOCK = threading.Lock()
+#: The worlds loaded in this process (never evicted: a world is loaded once per process).
+_MEMO: LRUCache[tuple, City] = LRUCache(lock=True, name="world.cities")
 
 
 def cache_dir() -> Path:
     """The cache directory: ``$URBAN_GYM_CACHE`` (``~`` expanded) when it is set and not
-    blank, else ``~/.cache/urban_gym``."""
+    blank, else ``~/.cache/urban_gym``.
+    """
     value = os.environ.get("URBAN_GYM_CACHE", "")
     if not value.strip():
         return Path.home() / ".cache" / "urban_gym"
@@ -62,6 +63,7 @@ def builtin_path(name: str) -> Path:
 
 
 def file_sha256(path: Path) -> str:
+    """The SHA-256 hex digest of the file at ``path`` (read in 1 MiB chunks)."""
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
@@ -82,23 +84,11 @@ def load_city(spec: str | os.PathLike, bbox=None, cache: bool = True) -> City:
         CityLoadError: unknown name, missing or unreadable file, bad bbox, ...
     """
     if isinstance(spec, str) and spec.startswith("procedural:"):
-        from urban_gym.world.procedural import generate_city, parse_spec
-
-        if bbox is not None:
-            raise CityLoadError(f"bbox={bbox!r} is not supported for procedural city {spec!r}")
-        params = parse_spec(spec)
-        key = ("procedural", tuple(sorted(params.items())))
-        if cache and key in _MEMO:
-            return _MEMO[key]
-        city = generate_city(**params)
-        if cache:
-            _MEMO[key] = city
-        return city
-
+        return _load_procedural(spec, bbox, cache)
     spec_s = os.fspath(spec)
     if spec_s.lower() in BUILTIN_CITIES:
-        name = spec_s.lower()
-        path = builtin_path(name)
+        name: str | None = spec_s.lower()
+        path = builtin_path(spec_s.lower())
     else:
         path = Path(spec_s).expanduser()
         if not path.exists():
@@ -112,20 +102,35 @@ def load_city(spec: str | os.PathLike, bbox=None, cache: bool = True) -> City:
                 raise CityLoadError(f"bbox={bbox!r} is not supported for bundle {path}")
             return City.load(path)
         name = None
+    return _load_osm(path, name, None if bbox is None else check_bbox(bbox), cache)
+
+
+def _load_procedural(spec: str, bbox, cache: bool) -> City:
+    """The procedural city of ``spec`` (memoised in this process when ``cache``)."""
+    from urban_gym.world.procedural import generate_city, parse_spec
+
     if bbox is not None:
-        bbox = check_bbox(bbox)
+        raise CityLoadError(f"bbox={bbox!r} is not supported for procedural city {spec!r}")
+    params = parse_spec(spec)
+    if not cache:
+        return generate_city(**params)
+    key = ("procedural", tuple(sorted(params.items())))
+    return _MEMO.get_or_create(key, lambda: generate_city(**params))
+
+
+def _load_osm(path: Path, name: str | None, bbox, cache: bool) -> City:
+    """The city of the OSM file ``path`` (cut to the checked ``bbox``): from this process's
+    memo, else the disk cache, else imported (and then cached), when ``cache``.
+    """
     try:
         digest = file_sha256(path)
     except OSError as exc:
         raise CityLoadError(f"{path}: cannot read ({exc.strerror or exc})") from exc
     key = ("osm", digest, tuple(bbox) if bbox else None, IMPORTER_VERSION, name)
-    with _LOCK:
-        if cache and key in _MEMO:
-            return _MEMO[key]
-    city = None
+    if cache and (hit := _MEMO.get(key)) is not None:
+        return hit
     cfile = _cache_file(digest, bbox, name)
-    if cache:
-        city = _read_cache(cfile)
+    city = _read_cache(cfile) if cache else None
     if city is None:
         city = import_osm(path, bbox=bbox, name=name)
         city.meta["source_sha256"] = digest
@@ -135,15 +140,13 @@ def load_city(spec: str | os.PathLike, bbox=None, cache: bool = True) -> City:
     else:
         city.meta["loaded_from"] = "cache"
     if cache:
-        with _LOCK:
-            _MEMO[key] = city
+        _MEMO.put(key, city)
     return city
 
 
 def clear_memory_cache() -> None:
     """Forget the worlds kept in this process (the disk cache stays)."""
-    with _LOCK:
-        _MEMO.clear()
+    _MEMO.clear()
 
 
 def _cache_file(digest: str, bbox, name: str | None) -> Path:
@@ -172,7 +175,8 @@ def _read_cache(cfile: Path) -> City | None:
 
 def _write_cache(cfile: Path, city: City) -> None:
     """Write ``city`` to ``cfile`` atomically (a temporary file, then a rename). Any
-    failure warns and leaves neither ``cfile`` changed nor a temporary file behind."""
+    failure warns and leaves neither ``cfile`` changed nor a temporary file behind.
+    """
     tmp: str | None = None
     try:
         payload = pickle.dumps(city, protocol=pickle.HIGHEST_PROTOCOL)

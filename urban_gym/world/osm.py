@@ -134,7 +134,8 @@ class _Collector:
 
     def bad_location(self, ref: int, loc, user: str) -> bool:
         """Record ``loc`` if it is a coordinate out of range (not merely a node missing
-        from the file); True if it was."""
+        from the file); True if it was.
+        """
         if loc.x == _UNDEFINED or loc.y == _UNDEFINED:
             return False
         if ref not in self.bad_nodes:
@@ -198,7 +199,8 @@ class _Collector:
 
     def _check_area_way(self, w) -> None:
         """Note out-of-range nodes of a way that may outline a building or area (osmium
-        then cannot assemble the area and drops it without a word)."""
+        then cannot assemble the area and drops it without a word).
+        """
         bad = False
         for nd in w.nodes:
             loc = nd.location
@@ -233,7 +235,8 @@ def detect_format(path: str | Path) -> str | None:
 
     Signs looked for: the PBF ``OSMHeader`` blob, an XML document whose first element is
     ``<osm`` (after the declaration and comments), a JSON object, an OPL line
-    (``n123 v1 ...``); the gzip (``1f 8b``) and bzip2 (``BZh``) magic numbers."""
+    (``n123 v1 ...``); the gzip (``1f 8b``) and bzip2 (``BZh``) magic numbers.
+    """
     try:
         with open(path, "rb") as f:
             head = f.read(_SNIFF_BYTES)
@@ -345,7 +348,8 @@ _COORD_OK = re.compile(r"-?([0-9]+\.?[0-9]*|\.[0-9]+)([eE]-[0-9]+)?")
 
 def _find_bad_coordinate(path: Path, fmt: str, message: str) -> str:
     """``", line N (node ID: lat='abc')"`` for the first coordinate attribute of an XML
-    file that osmium cannot parse; ``""`` when none is found (or for other formats)."""
+    file that osmium cannot parse; ``""`` when none is found (or for other formats).
+    """
     if not fmt.startswith("osm"):
         return ""
     fragment = message.split(":", 1)[1].strip().strip("'") if ":" in message else ""
@@ -367,7 +371,8 @@ def _find_bad_coordinate(path: Path, fmt: str, message: str) -> str:
 
 def _degrees(value: Any) -> str:
     """A coordinate for a message: up to 10 significant digits; a huge integer (from
-    JSON) by its size."""
+    JSON) by its size.
+    """
     if isinstance(value, int) and abs(value).bit_length() > 64:
         return show(value)
     return f"{float(value):.10g}"
@@ -484,7 +489,8 @@ def import_osm(path: str | Path, bbox=None, name: str | None = None) -> City:
 
 def _local_frame(col: _Collector, b_geoms: np.ndarray, bbox) -> GeoFrame:
     """The frame centred on ``bbox`` (degrees), or on the bounding box of the buildings
-    and walkable ways when there is none."""
+    and walkable ways when there is none.
+    """
     if bbox is not None:
         w, s, e, n = bbox
         lon0, lat0 = (w + e) / 2.0, (s + n) / 2.0
@@ -505,7 +511,8 @@ def _buildings(
     col: _Collector, b_geoms: np.ndarray, frame: GeoFrame, bbox
 ) -> tuple[list[Building], dict[str, int]]:
     """One :class:`Building` per valid polygon part (footprints in metres), and the index
-    of each OSM feature's first part; with ``bbox``, only footprints centred inside it."""
+    of each OSM feature's first part; with ``bbox``, only footprints centred inside it.
+    """
     buildings: list[Building] = []
     building_index: dict[str, int] = {}
     if bbox is not None:
@@ -590,7 +597,8 @@ def _add_area_pois(
 ) -> None:
     """Append the POIs mapped as areas: a building's at a point of its (first) footprint,
     with its ``building_id``; another area's (park, square) at a point inside it, kept
-    only inside ``bbox``."""
+    only inside ``bbox``.
+    """
     for (osm_id, _, tags, is_building), geom in zip(col.area_pois, p_geoms):
         if geom is None or geom.is_empty:
             continue

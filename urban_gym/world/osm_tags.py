@@ -205,7 +205,8 @@ def walk_width(kind: str, tags: dict[str, str]) -> float:
 
 def aliases_of(tags: dict[str, str], name: str) -> tuple[str, ...]:
     """Other names of a feature: ``name:*`` values, then alt/short/official names, brand
-    and operator; without duplicates and without ``name`` itself."""
+    and operator; without duplicates and without ``name`` itself.
+    """
     seen = {name.casefold()}
     out: list[str] = []
     keys = sorted(k for k in tags if k.startswith("name:")) + list(_ALIAS_KEYS)
@@ -502,7 +503,8 @@ def is_address_name(name: str, tags: dict[str, str]) -> bool:
     """Whether a place's ``name`` only says where it is, not what it is: a postal code
     with or without a town (``"Helsinki 00130"``, ``"00130"``) or the place's own street
     address from its ``addr:*`` tags (``"Keskuskatu 5"``). Instructions name such a place
-    by its kind as well ("the post office Helsinki 00130")."""
+    by its kind as well ("the post office Helsinki 00130").
+    """
     words = str(name).replace(",", " ").split()
     postcode = tags.get("addr:postcode", "")
     codes = [w for w in words if _POSTCODE.fullmatch(w) or (postcode and w == postcode)]

@@ -201,7 +201,8 @@ class _Converter:
 
     def add_node(self, oid: int, pt: tuple[Any, Any], where: str) -> None:
         """Add a node; one with a coordinate out of range is reported and written with a
-        stand-in that is still out of range (osmium then treats it as in an XML file)."""
+        stand-in that is still out of range (osmium then treats it as in an XML file).
+        """
         lat, lon = pt
         if not (-90 <= lat <= 90 and -180 <= lon <= 180):
             if oid in self.bad_ids:
@@ -230,7 +231,8 @@ class _Converter:
 
     def way_nodes(self, refs: list[int] | None, geom: Any, where: str) -> list[int]:
         """Node ids of a way with ``geometry``: the given ids (a node that is not in the
-        file gets its coordinates from the geometry) or ids made up from coordinates."""
+        file gets its coordinates from the geometry) or ids made up from coordinates.
+        """
         if not isinstance(geom, list):
             raise self.fail(where, f"geometry={show(geom)} must be a list of points")
         out: list[int] = []
@@ -253,7 +255,8 @@ class _Converter:
 
     def new_id(self) -> int:
         """An id for a made-up node: above every node id in the file (osmium keeps no
-        locations for negative ids)."""
+        locations for negative ids).
+        """
         self.next_id += 1
         return self.next_id
 
@@ -311,7 +314,8 @@ class _Converter:
 
 def _highest_node_id(elements: list) -> int:
     """The highest node id anywhere in ``elements`` (node elements, way node lists, node
-    members), so that made-up nodes can be numbered above it; 0 if there is none."""
+    members), so that made-up nodes can be numbered above it; 0 if there is none.
+    """
     high = 0
     for el in elements:
         if not isinstance(el, dict):
@@ -335,7 +339,8 @@ def _highest_node_id(elements: list) -> int:
 
 def _fixed(value: Decimal | int) -> int:
     """A coordinate in units of 1e-7 degrees, rounded as osmium stores it: equal keys are
-    one location, so ways made up from geometry join where they meet."""
+    one location, so ways made up from geometry join where they meet.
+    """
     return int((Decimal(value) * 10_000_000).to_integral_value(ROUND_HALF_UP))
 
 

@@ -30,7 +30,8 @@ def _key(u: int, v: int) -> tuple[int, int]:
 @dataclass(frozen=True)
 class Located:
     """A point of the network: on edge ``u -> v`` (oriented as given), ``offset`` metres
-    from ``u``, of total ``length``; ``point`` is the snapped position."""
+    from ``u``, of total ``length``; ``point`` is the snapped position.
+    """
 
     u: int
     v: int
@@ -43,7 +44,8 @@ class Located:
 class DistanceField:
     """Shortest distances (m) from a source point to every reachable node, with the
     predecessor of each node on its shortest path (None for the source edge's ends; node
-    ids may be any integer, negative ones included)."""
+    ids may be any integer, negative ones included).
+    """
 
     source: Located
     dist: dict[int, float]
@@ -52,7 +54,8 @@ class DistanceField:
 
 class Router:
     """Shortest routes on ``city.network`` (edge weight ``length``) avoiding ``closed``
-    edges (pairs of node ids, either order)."""
+    edges (pairs of node ids, either order).
+    """
 
     def __init__(self, city: City, closed: Iterable[tuple[int, int]] = ()) -> None:
         self.city = city
@@ -141,7 +144,8 @@ class Router:
         self, a: Located, b: Located, fld: DistanceField | None = None
     ) -> list[tuple[float, float]]:
         """The shortest route polyline from ``a`` to ``b`` (list of points, metres); empty
-        when ``b`` cannot be reached."""
+        when ``b`` cannot be reached.
+        """
         fld = fld or self.field(a)
         d = self.distance(fld, b)
         if not math.isfinite(d):

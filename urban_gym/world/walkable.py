@@ -31,6 +31,7 @@ import shapely
 from shapely.geometry import Polygon
 from shapely.prepared import prep
 
+from urban_gym.caching import register_cache
 from urban_gym.world.city import City
 
 WALKER_RADIUS = 0.3  # m
@@ -223,7 +224,8 @@ class WalkGeometry:
     # -------------------------------------------------------------- queries
     def snap(self, x: float, y: float) -> tuple[int, float] | None:
         """The nearest network segment among those whose corridor may contain ``(x, y)``:
-        ``(segment index, distance)``, or None when the point is off every corridor cell."""
+        ``(segment index, distance)``, or None when the point is off every corridor cell.
+        """
         best, best_d = -1, math.inf
         net = self.net
         for i in net.at(x, y):
@@ -262,7 +264,8 @@ class WalkGeometry:
     ) -> tuple[tuple[int, int], float, float] | None:
         """``(edge (u, v) oriented as its geometry, offset along it (m), distance (m))`` of
         the nearest network point: among the corridors registered at ``(x, y)``, else among
-        segments within ``search`` metres; None when there is none that close."""
+        segments within ``search`` metres; None when there is none that close.
+        """
         hit = self.snap(x, y)
         if hit is None:
             net = self.net
@@ -287,7 +290,8 @@ class WalkGeometry:
     ) -> list[tuple[tuple[int, int], float, float]]:
         """``(edge (u, v) oriented as its geometry, offset (m), distance (m))`` for every
         network segment whose corridor cell holds ``(x, y)`` -- or, off the corridors, every
-        segment within ``search`` metres (empty when there is none)."""
+        segment within ``search`` metres (empty when there is none).
+        """
         net = self.net
         cand = net.at(x, y)
         if not cand:
@@ -371,7 +375,9 @@ class WalkGeometry:
         return x, y, hit_any
 
 
+#: The walking geometry of each live city (goes with its city).
 _GEOMETRY_CACHE: weakref.WeakKeyDictionary[City, WalkGeometry] = weakref.WeakKeyDictionary()
+register_cache("world.walk_geometry", _GEOMETRY_CACHE.clear, _GEOMETRY_CACHE.__len__)
 
 
 def is_blocking(kind: str, tags: dict[str, str]) -> bool:
@@ -401,7 +407,8 @@ def _polygons(g) -> list[Polygon]:
 
 def _bounds_segments(b: tuple[float, float, float, float]) -> np.ndarray:
     """Walls one walker radius outside the city's bounds: the walker's centre cannot leave
-    the mapped area (the network's outermost ways lie on the bounds and stay walkable)."""
+    the mapped area (the network's outermost ways lie on the bounds and stay walkable).
+    """
     r = WALKER_RADIUS
     x0, y0, x1, y1 = b[0] - r, b[1] - r, b[2] + r, b[3] + r
     if not (x1 > x0 + 2 * r and y1 > y0 + 2 * r):
@@ -437,7 +444,8 @@ def _toi(
     """First time ``t`` in [0, 1] at which a disc of radius ``r`` centred at
     ``p + t d`` touches segment ``ab``, with the unit contact normal (pointing from the
     segment to the disc). ``(2.0, 0, 0)`` when it does not touch. A disc already closer
-    than ``r`` and moving further in touches at ``t = 0``."""
+    than ``r`` and moving further in touches at ``t = 0``.
+    """
     best, bnx, bny = 2.0, 0.0, 0.0
     ex, ey = bx - ax, by - ay
     L = math.hypot(ex, ey)

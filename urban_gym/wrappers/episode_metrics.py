@@ -58,7 +58,8 @@ STEP_LIMITS: dict[str, int] = {"max_depth": 24, "max_items": 200, "max_chars": 2
 
 def check_record_reason(reason: str) -> str:
     """Return ``reason`` if it is an env termination reason or one of
-    :data:`RECORD_REASONS`, else raise ``ValueError``."""
+    :data:`RECORD_REASONS`, else raise ``ValueError``.
+    """
     if reason not in TERMINATION_REASONS and reason not in RECORD_REASONS:
         raise ValueError(
             f"termination reason {reason!r} is not one of {TERMINATION_REASONS + RECORD_REASONS}"
@@ -100,6 +101,7 @@ class EpisodeMetrics(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     # ------------------------------------------------------------------ gym API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        """Reset the env and start a new record (an unfinished episode is recorded first)."""
         if self._open and self.record.get("steps"):
             self._finish("unfinished", {}, True, "reset before the episode ended")
         self._open = False
@@ -124,6 +126,7 @@ class EpisodeMetrics(gym.Wrapper, gym.utils.RecordConstructorArgs):
         return obs, info
 
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
+        """Step the env and add the step to the record; the episode's end writes it out."""
         try:
             obs, reward, terminated, truncated, info = self.env.step(action)
         except BaseException as exc:
@@ -147,7 +150,8 @@ class EpisodeMetrics(gym.Wrapper, gym.utils.RecordConstructorArgs):
         """End the current episode from outside (e.g. the model client gave up) and return
         its record, with ``termination`` = ``reason`` (an env termination reason or one of
         :data:`RECORD_REASONS`) and ``is_success`` False. After the end of the episode it
-        only returns the last record (writing it if an interrupt kept it from the file)."""
+        only returns the last record (writing it if an interrupt kept it from the file).
+        """
         check_record_reason(reason)
         if self._open:
             self._finish(reason, {"is_success": False}, True, message)
@@ -157,18 +161,21 @@ class EpisodeMetrics(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     def annotate(self, **fields: Any) -> None:
         """Add ``fields`` (e.g. ``usage``, ``model``) to the current episode's record, so
-        that the line written at its end holds them. Values are stored JSON-safe."""
+        that the line written at its end holds them. Values are stored JSON-safe.
+        """
         for k, v in fields.items():
             self.record[str(k)] = json_safe(v)
 
     def note_step(self, **fields: Any) -> None:
         """Add ``fields`` to the record of the next step (e.g. the model's tokens and
-        latency for the reply about to be stepped)."""
+        latency for the reply about to be stepped).
+        """
         self._step_notes.update({str(k): json_safe(v, **STEP_LIMITS) for k, v in fields.items()})
 
     def close(self) -> None:
         """Write the record of an episode left open (termination ``unfinished``) and any
-        record an interrupt kept from the file, then close the env."""
+        record an interrupt kept from the file, then close the env.
+        """
         try:
             if self._open and self.record.get("steps"):
                 self._finish("unfinished", {}, True, "closed before the episode ended")

@@ -145,6 +145,7 @@ class LanguageModelInterface(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     # ------------------------------------------------------------------ gym API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        """Reset the env, pick the family's prompt protocol and zero the unreadable-reply count."""
         obs, info = self.env.reset(seed=seed, options=options)
         if self.protocol is None:
             task = getattr(self.env.unwrapped, "task", None)
@@ -156,6 +157,7 @@ class LanguageModelInterface(gym.Wrapper, gym.utils.RecordConstructorArgs):
         return obs, info
 
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
+        """Step with a reply text (parsed by the protocol) or a structured action."""
         parsed: ParsedReply | None = None
         if isinstance(action, str):
             parsed = self.read_reply(action)
@@ -172,6 +174,7 @@ class LanguageModelInterface(gym.Wrapper, gym.utils.RecordConstructorArgs):
     # ------------------------------------------------------------------ replies
     @property
     def action_set(self):
+        """The unwrapped env's :class:`~urban_gym.envs.actions.ActionSet`."""
         return self.env.unwrapped.action_set
 
     def read_reply(self, text: str) -> ParsedReply:
@@ -254,7 +257,8 @@ class LanguageModelInterface(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
 def _reply_charset(space: Any) -> frozenset[str]:
     """The characters of a reply: printable text (:data:`~urban_gym.envs.text.BASE_CHARSET`)
-    plus those of the env's ``Text`` observations (a city's names in any script)."""
+    plus those of the env's ``Text`` observations (a city's names in any script).
+    """
     chars: set[str] = set(text_charset(()))
     for sub in getattr(space, "spaces", {}).values():
         if isinstance(sub, spaces.Text):

@@ -143,12 +143,14 @@ class MapObservation(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     # ------------------------------------------------------------------ gym API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        """Reset the env and the trail; the observation gains the map."""
         obs, info = self.env.reset(seed=seed, options=options)
         self._path = []
         self._task_window = None
         return self._add(obs, info), info
 
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
+        """Step the env; the observation gains the map with the trail so far."""
         obs, reward, terminated, truncated, info = self.env.step(action)
         return self._add(obs, info), reward, terminated, truncated, info
 
@@ -169,6 +171,7 @@ class MapObservation(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     @property
     def city(self) -> Any:
+        """The env's city (loaded from the task's city spec when the env holds none)."""
         if self._city is None:
             u = self.env.unwrapped
             city = getattr(u, "city", None)
@@ -206,7 +209,8 @@ class MapObservation(gym.Wrapper, gym.utils.RecordConstructorArgs):
     def _task_area(self) -> tuple[tuple[float, float], float]:
         """Centre and metres per pixel of the ``"task"`` view: the task's start, goal,
         destinations and the agent's first pose with a 30% margin (at least 60 m across),
-        re-centred on the agent when it comes within 5% of the width of an edge."""
+        re-centred on the agent when it comes within 5% of the width of an edge.
+        """
         pose = self._pose
         if self._task_window is None:
             tm = task_markers(getattr(self.env.unwrapped, "task", None))
@@ -230,7 +234,8 @@ class MapObservation(gym.Wrapper, gym.utils.RecordConstructorArgs):
         """This map and, at its right, the env's frame (padded to one height; the map comes
         first so that it stays in place when the env's frame changes width, as StreetGraph's
         does with the number of options), or the env's ``render()`` as it is when it
-        returns no ``rgb_array`` frame or the wrapper is off."""
+        returns no ``rgb_array`` frame or the wrapper is off.
+        """
         frame = self.env.render()
         if not self.enabled or not isinstance(frame, np.ndarray) or frame.ndim != 3:
             return frame

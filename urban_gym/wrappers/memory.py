@@ -41,7 +41,8 @@ MEMORY_CHARSET = BASE_CHARSET | frozenset("→←↑↓")
 
 def memory_charset(space: spaces.Dict) -> frozenset[str]:
     """:data:`MEMORY_CHARSET` plus the characters of every ``Text`` entry of ``space`` (the
-    wrapped env's instruction: its city's names, in whatever script)."""
+    wrapped env's instruction: its city's names, in whatever script).
+    """
     chars = set(MEMORY_CHARSET)
     for sub in space.spaces.values():
         if isinstance(sub, spaces.Text):
@@ -61,7 +62,8 @@ def memory_text(value: Any) -> str:
     """A memory value as text: a string as it is, None as ``""``, anything else as one
     line of JSON, bounded (16 levels of nesting, 500 entries per container, 20,000
     characters per string; :func:`urban_gym.strict_json.dumps`), so that a value nested
-    5,000 deep or an integer of 5,000 digits is text, not an exception."""
+    5,000 deep or an integer of 5,000 digits is text, not an exception.
+    """
     if isinstance(value, str):
         return value
     if value is None:
@@ -71,7 +73,8 @@ def memory_text(value: Any) -> str:
 
 def clean_text(text: Any, charset: frozenset[str] = MEMORY_CHARSET) -> str:
     """``text`` (see :func:`memory_text`) with characters outside ``charset`` replaced
-    by ``?``."""
+    by ``?``.
+    """
     s = memory_text(text)
     if all(c in charset for c in s):
         return s
@@ -80,7 +83,8 @@ def clean_text(text: Any, charset: frozenset[str] = MEMORY_CHARSET) -> str:
 
 def fit_budget(text: str, budget: int) -> tuple[str, bool]:
     """``(text, cut)``: ``text`` itself if it fits in ``budget`` characters, else its last
-    characters after :data:`TRUNCATION_MARK`, exactly ``budget`` long."""
+    characters after :data:`TRUNCATION_MARK`, exactly ``budget`` long.
+    """
     if len(text) <= budget:
         return text, False
     if budget <= len(TRUNCATION_MARK):
@@ -145,11 +149,13 @@ class ReflectionMemory(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self.truncations = 0
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        """Reset the env and empty the memory."""
         obs, info = self.env.reset(seed=seed, options=options)
         self.memory, self.truncations = "", 0
         return self._add(obs), self._info(info)
 
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
+        """Step the env; the reply's memory field, if any, replaces the memory."""
         found, text = _reply_field(action, self.field)
         obs, reward, terminated, truncated, info = self.env.step(_strip_key(action, self.field))
         if found and text is not None:
@@ -158,7 +164,8 @@ class ReflectionMemory(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     def write(self, text: Any) -> str:
         """Replace the memory with ``text`` (a non-string as JSON, see :func:`memory_text`;
-        cleaned and fitted to the budget)."""
+        cleaned and fitted to the budget).
+        """
         self.memory, cut = fit_budget(clean_text(text, self.charset), self.budget)
         self.truncations += int(cut)
         return self.memory
@@ -225,6 +232,7 @@ class AgentNavMemory(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._bearings: np.ndarray | None = None
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        """Reset the env and the memory of visited intersections."""
         obs, info = self.env.reset(seed=seed, options=options)
         self._reset_state()
         self._node = read_node(info)
@@ -232,6 +240,7 @@ class AgentNavMemory(gym.Wrapper, gym.utils.RecordConstructorArgs):
         return self._add(obs), self._info(info)
 
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
+        """Step the env and note the choice made at the intersection."""
         found, text = _reply_field(action, self.field)
         choice = self._choice(action)
         obs, reward, terminated, truncated, info = self.env.step(_strip_key(action, self.field))

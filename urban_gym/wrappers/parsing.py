@@ -107,6 +107,7 @@ class ParsedReply:
 
     @property
     def ok(self) -> bool:
+        """Whether the reply yielded an action."""
         return self.action is not None
 
     def to_dict(self) -> dict[str, Any]:
@@ -305,7 +306,8 @@ _BRACES = re.compile(r"[{}]")
 def _balanced_objects(text: str, quote_aware: bool) -> list[tuple[int, int]]:
     """``(start, end)`` spans of balanced ``{...}``, ordered by start, at most
     :data:`MAX_CANDIDATES`. With ``quote_aware``, braces inside double-quoted strings
-    (opened within an object) are ignored."""
+    (opened within an object) are ignored.
+    """
     spans: list[tuple[int, int]] = []
     stack: list[int] = []
     in_string = False
@@ -420,7 +422,8 @@ def extract_action(
 
 def _action_key(lowered: Mapping[str, Any], action_set: ActionSet) -> str | None:
     """The reply key that holds the action: the first synonym present whose value looks
-    like an action (a known name, an object or a number), else the first one present."""
+    like an action (a known name, an object or a number), else the first one present.
+    """
     present = [k for k in REPLY_ACTION_KEYS if k in lowered]
     for k in present:
         v = lowered[k]
@@ -460,7 +463,8 @@ def _inherit_params(
     synonyms: Mapping[str, tuple[str, ...]],
 ) -> None:
     """Top-level keys that are neither the action key nor reply fields become parameters
-    (a flat reply ``{"action": "W", "size": "LARGE", "thought": ...}``)."""
+    (a flat reply ``{"action": "W", "size": "LARGE", "thought": ...}``).
+    """
     field_keys = {k.casefold() for ks in synonyms.values() for k in ks} | {
         k.casefold() for k in synonyms
     }
@@ -548,7 +552,8 @@ def _short(value: Any, limit: int = 80) -> str:
 
 def _jsonable(value: Any) -> Any:
     """``value`` if ``json.dumps`` can write it, else its shortened ``repr``; never raises
-    (a value nested too deep for ``json.dumps`` comes back as its ``repr``, too)."""
+    (a value nested too deep for ``json.dumps`` comes back as its ``repr``, too).
+    """
     try:
         json.dumps(value)
         return value

@@ -87,6 +87,7 @@ class PromptProtocol:
         return "\n\n".join(parts)
 
     def reply_instructions(self, action_set: ActionSet) -> str:
+        """The part of the system prompt that says how to reply (fields, the action object)."""
         key = action_object_key(action_set)
         lines = [
             "Reply with one JSON object and nothing else. Its fields:",
@@ -98,6 +99,7 @@ class PromptProtocol:
         return "\n".join(lines)
 
     def example_fields(self) -> dict[str, Any]:
+        """The reply fields of the example reply (placeholders)."""
         return {f: "..." for f in self.reply_fields}
 
     # ------------------------------------------------------------------ replies
@@ -127,7 +129,8 @@ class PromptProtocol:
         self, obs: Mapping[str, Any], space: spaces.Space | None, env: Any = None
     ) -> list[tuple[str, Any, str]]:
         """The user message's parts for one observation, as ``("text", str, "")`` and
-        ``("image", array, caption)`` triples, in the order they are shown."""
+        ``("image", array, caption)`` triples, in the order they are shown.
+        """
         texts: list[tuple[str, Any, str]] = []
         images: list[tuple[str, Any, str]] = []
         subspaces = getattr(space, "spaces", {}) or {}
@@ -192,6 +195,7 @@ class ReActProtocol(PromptProtocol):
     fill_from_fields = {"*": "answer"}
 
     def example_fields(self) -> dict[str, Any]:
+        """The reply fields of the example reply (placeholders; no answer yet)."""
         return {"thought": "...", "memory": "...", "answer": None}
 
 
@@ -230,7 +234,8 @@ class VerbalizedPathProtocol(PromptProtocol):
         self, obs: Mapping[str, Any], space: spaces.Space | None, env: Any = None
     ) -> list[tuple[str, Any, str]]:
         """The destination, the direction of travel, then one line and one image per
-        option (``Option i: bearing° (compass name)``); padding options are left out."""
+        option (``Option i: bearing° (compass name)``); padding options are left out.
+        """
         if not isinstance(obs, Mapping) or "bearings" not in obs:
             return super().observation_parts(obs, space, env)
         bearings = np.asarray(obs["bearings"], dtype=float).reshape(-1)
@@ -288,7 +293,8 @@ PROTOCOLS: dict[str, type[PromptProtocol]] = {
 
 def protocol_for(name_or_family: str | PromptProtocol | None) -> PromptProtocol:
     """A protocol by its name, by a task family (its registered ``protocol``,
-    :mod:`urban_gym.tasks.families`), or the generic one for None."""
+    :mod:`urban_gym.tasks.families`), or the generic one for None.
+    """
     if isinstance(name_or_family, PromptProtocol):
         return name_or_family
     if name_or_family is None:
@@ -324,7 +330,8 @@ def action_object(action: Mapping[str, Any], action_set: ActionSet | None = None
 
 def action_object_schema(action_set: ActionSet) -> dict[str, Any]:
     """The ActionSet's JSON schema with the action's name under the key replies use
-    (:func:`action_object_key`)."""
+    (:func:`action_object_key`).
+    """
     key = action_object_key(action_set)
     schema = action_set.json_schema()
     if key == "action":
@@ -340,6 +347,7 @@ def action_object_schema(action_set: ActionSet) -> dict[str, Any]:
 
 
 def title(key: str) -> str:
+    """The heading of an observation key in a prompt (``"street_views"`` -> ``"Street views"``)."""
     return _TITLES.get(key, key.replace("_", " ").capitalize())
 
 

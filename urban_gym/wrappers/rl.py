@@ -76,7 +76,8 @@ def hash_words(text: str, dim: int) -> np.ndarray:
 
 class EncodeTextObservation(TransformObservation):
     """Each ``Text`` entry becomes a ``Box(0, max_count, (dim,), float32)`` of hashed
-    word counts (:func:`hash_words`, capped at ``max_count``)."""
+    word counts (:func:`hash_words`, capped at ``max_count``).
+    """
 
     def __init__(self, env: gym.Env, dim: int = 64, max_count: float = 16.0) -> None:
         base = _dict_space(env, "EncodeTextObservation")
@@ -98,7 +99,8 @@ class EncodeTextObservation(TransformObservation):
 
 class ResizeImageObservation(TransformObservation):
     """Resize every image entry to ``size = (width, height)`` pixels (OpenCV, area
-    interpolation); image stacks (K, H, W, C) become one (height, K*width, C) image."""
+    interpolation); image stacks (K, H, W, C) become one (height, K*width, C) image.
+    """
 
     def __init__(self, env: gym.Env, size: tuple[int, int] = (64, 64)) -> None:
         base = _dict_space(env, "ResizeImageObservation")
@@ -127,7 +129,8 @@ class ResizeImageObservation(TransformObservation):
 
 def resize_image(image: np.ndarray, size: tuple[int, int]) -> np.ndarray:
     """``image`` (H, W, C) or a stack (K, H, W, C) resized to ``size = (w, h)``; a stack is
-    laid out side by side as (h, K*w, C). uint8 in, uint8 out."""
+    laid out side by side as (h, K*w, C). uint8 in, uint8 out.
+    """
     import cv2
 
     a = np.asarray(image, dtype=np.uint8)
@@ -147,7 +150,8 @@ def resize_image(image: np.ndarray, size: tuple[int, int]) -> np.ndarray:
 
 class ExposeActionMask(gym.Wrapper, gym.utils.RecordConstructorArgs):
     """Adds ``action_masks()`` (bool array over the ``Discrete`` actions) from the latest
-    observation's ``mask_key`` entry; all True when the observation has none."""
+    observation's ``mask_key`` entry; all True when the observation has none.
+    """
 
     def __init__(self, env: gym.Env, mask_key: str = "action_mask") -> None:
         gym.utils.RecordConstructorArgs.__init__(self, mask_key=mask_key)
@@ -168,11 +172,13 @@ class ExposeActionMask(gym.Wrapper, gym.utils.RecordConstructorArgs):
             self._mask = np.ones(n, dtype=bool)
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        """Reset the env and keep the observation's action mask."""
         obs, info = self.env.reset(seed=seed, options=options)
         self._update(obs)
         return obs, info
 
     def step(self, action: Any):
+        """Step the env and keep the observation's action mask."""
         obs, reward, terminated, truncated, info = self.env.step(action)
         self._update(obs)
         return obs, reward, terminated, truncated, info

@@ -23,7 +23,8 @@ from urban_gym.tasks.families import FAMILIES
 def family_of(env: gym.Env) -> str | None:
     """The registered family of an env (:mod:`urban_gym.tasks.families`): the ``family``
     of its class (every ``UrbanEnv`` names one), else of its current task; None for an
-    env of no registered family."""
+    env of no registered family.
+    """
     u = env.unwrapped
     for fam in (getattr(u, "family", None), getattr(getattr(u, "task", None), "family", None)):
         if isinstance(fam, str) and fam in FAMILIES:
@@ -56,12 +57,14 @@ def make_lm_env(
     an env).
 
     Args:
+        env: a registered id (made with ``gym.make``) or an env instance.
         protocol: prompt protocol name (None: the family's).
         map_observation: add a ``map`` image (True, or a dict of MapObservation arguments).
         memory: ``"auto"`` (the family's), ``"reflection"``, ``"agentnav"`` or None.
         memory_budget: characters per memory text.
         record_path: JSONL file the episode records are appended to.
         lm_kwargs: more arguments of :class:`LanguageModelInterface` (image budget, ...).
+        env_kwargs: keyword arguments of ``gym.make`` when ``env`` is an id.
     """
     from urban_gym.wrappers.episode_metrics import EpisodeMetrics
     from urban_gym.wrappers.language_model import LanguageModelInterface

@@ -28,6 +28,7 @@ class Pose:
     heading: float = 0.0
 
     def to_dict(self) -> dict[str, float]:
+        """The pose as ``{"x", "y", "heading"}`` (metres, degrees), rounded."""
         return {"x": round(self.x, 3), "y": round(self.y, 3), "heading": round(self.heading, 2)}
 
 
@@ -44,7 +45,8 @@ def read_pose(info: Mapping[str, Any]) -> Pose | None:
 
 def read_distance(info: Mapping[str, Any]) -> float | None:
     """``info["distance_to_goal_m"]`` in metres; None when the task has no goal position
-    (the schema's ``inf``) or the env reports none."""
+    (the schema's ``inf``) or the env reports none.
+    """
     return _num(info.get("distance_to_goal_m"))
 
 
@@ -55,7 +57,8 @@ def read_clock(info: Mapping[str, Any]) -> float | None:
 
 def read_node(info: Mapping[str, Any]) -> Any:
     """StreetGraph's panorama ``info["node"]`` (the intersection the agent is at), if the
-    env has one."""
+    env has one.
+    """
     v = info.get("node")
     return v.item() if hasattr(v, "item") else v
 

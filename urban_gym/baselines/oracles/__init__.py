@@ -17,12 +17,18 @@ from urban_gym.tasks.families import get_family
 
 
 class Oracle(Protocol):
-    def reset(self, env: Any) -> None: ...
+    """What every oracle is: ``reset`` at the start of an episode, then ``act`` per step."""
 
-    def act(self, env: Any) -> dict[str, Any]: ...
+    def reset(self, env: Any) -> None:
+        """Forget the previous episode's plan (call after ``env.reset``)."""
+
+    def act(self, env: Any) -> dict[str, Any]:
+        """The structured action (``{"action": name, ...params}``) for ``env``'s state now."""
+        ...
 
 
 def make_oracle(env: Any) -> Oracle:
     """The oracle of ``env``'s family (the ``oracle`` entry point of the family registered
-    under ``env.unwrapped.task.family``, :mod:`urban_gym.tasks.families`)."""
+    under ``env.unwrapped.task.family``, :mod:`urban_gym.tasks.families`).
+    """
     return get_family(env.unwrapped.task.family).make_oracle()

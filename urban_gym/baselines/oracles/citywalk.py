@@ -37,6 +37,7 @@ from urban_gym.envs.citywalk_dynamics import (
     walker_samples,
 )
 from urban_gym.tasks.citywalk import OPTION_LETTERS
+from urban_gym.world.geo import angle_diff, bearing
 from urban_gym.world.routing import Located
 
 ARRIVE_M = 2.5  # the oracle terminates this close to a navigation goal
@@ -47,15 +48,6 @@ CONTACT_MARGIN = 0.15  # m added to the contact distance when predicting contact
 
 def _still(w: WalkerState) -> MoveResult:
     return MoveResult(w, [(w.x, w.y)], [0.0], False, 0.0)
-
-
-def _bearing(dx: float, dy: float) -> float:
-    return math.degrees(math.atan2(dx, dy)) % 360.0
-
-
-def _adiff(a: float, b: float) -> float:
-    d = (a - b + 180.0) % 360.0 - 180.0
-    return 180.0 if d == -180.0 else d
 
 
 class CityWalkOracle:
@@ -72,6 +64,7 @@ class CityWalkOracle:
         self._tfield_key: Any = None
 
     def reset(self, env: Any) -> None:
+        """Forget the previous plan; order the stops of a multi-stop task."""
         e = env.unwrapped
         self.path, self.s, self.expected, self.plan_key = [], 0.0, None, None
         self._tfield, self._tfield_key = None, None
@@ -79,6 +72,9 @@ class CityWalkOracle:
 
     # ------------------------------------------------------------------ policy
     def act(self, env: Any) -> dict[str, Any]:
+        """The next structured action: close the map, answer a question, else walk the planned
+        path (planning afresh when off it) and stop at the goal.
+        """
         e = env.unwrapped
         if e.map_mode:
             return {"action": "close_map"}
@@ -171,7 +167,8 @@ class CityWalkOracle:
     def _entry(self, e: Any, router: Any, tfield: Any) -> Located:
         """Where to join the network: of the network points within 8 m that a straight
         walk reaches unhindered (no wall, no active closure), the one with the shortest
-        walk plus route to the target; else the nearest network point."""
+        walk plus route to the target; else the nearest network point.
+        """
         w = e.walker
         g = e.geometry
         net = g.net
@@ -228,11 +225,12 @@ class CityWalkOracle:
         if math.dist(p, q) < 1e-6:
             p = self._point_at(s - 0.5)
             q = self._point_at(s)
-        return _bearing(q[0] - p[0], q[1] - p[1])
+        return bearing(q[0] - p[0], q[1] - p[1])
 
     def _follow(self, e: Any) -> dict[str, Any] | None:
         """The longest move along the plan that the dynamics confirm; else a look towards
-        the farthest plan point a straight move could reach; else (crowds) an evasion."""
+        the farthest plan point a straight move could reach; else (crowds) an evasion.
+        """
         w = e.walker
         total = float(self.cum[-1])
         remaining = total - self.s
@@ -263,7 +261,7 @@ class CityWalkOracle:
                     if (
                         not at_end
                         and abs(turned) > 4.0
-                        and abs(_adiff(tan, end_heading)) > ALIGN_DEG
+                        and abs(angle_diff(tan, end_heading)) > ALIGN_DEG
                     ):
                         continue
                     self.expected = (tx, ty)
@@ -276,7 +274,7 @@ class CityWalkOracle:
                 tx, ty = self._point_at(self.s + ahead)
                 if math.hypot(tx - w.x, ty - w.y) < 0.1:
                     continue
-                alpha = _adiff(_bearing(tx - w.x, ty - w.y), w.heading)
+                alpha = angle_diff(bearing(tx - w.x, ty - w.y), w.heading)
                 if abs(alpha) < 0.5:
                     continue
                 facing = WalkerState(w.x, w.y, (w.heading + alpha) % 360.0, w.pitch)
@@ -288,12 +286,13 @@ class CityWalkOracle:
         self, e: Any, w: WalkerState, tx: float, ty: float, speed: float, contacts: bool = True
     ) -> dict[str, Any] | None:
         """The forward (arc) move that ends at ``(tx, ty)``, if the dynamics confirm it ends
-        there without touching a wall, crossing a closure or (predicted) a person."""
+        there without touching a wall, crossing a closure or (predicted) a person.
+        """
         dx, dy = tx - w.x, ty - w.y
         c = math.hypot(dx, dy)
         if c < 0.07:
             return None
-        alpha = _adiff(_bearing(dx, dy), w.heading)
+        alpha = angle_diff(bearing(dx, dy), w.heading)
         if abs(alpha) > MAX_TURN_IN_MOVE:
             return None
         ar = math.radians(alpha)
@@ -332,7 +331,8 @@ class CityWalkOracle:
         self, e: Any, res: Any, duration: float, t0: float | None = None
     ) -> float:
         """Smallest predicted centre distance (m) to anyone not already in contact while
-        the walker follows ``res`` over ``duration`` seconds from ``t0`` (default now)."""
+        the walker follows ``res`` over ``duration`` seconds from ``t0`` (default now).
+        """
         crowd = e.crowd
         t0 = e.clock.elapsed if t0 is None else t0
         ts = sample_times(t0, duration)
@@ -354,7 +354,8 @@ class CityWalkOracle:
 
     def _evade(self, e: Any) -> dict[str, Any]:
         """Wait if nobody will walk into us; else the safe step that keeps closest to the
-        route; with no safe step, the one that keeps farthest from everybody."""
+        route; with no safe step, the one that keeps farthest from everybody.
+        """
         w = e.walker
         if not self._contact_if_still(e, 0.6):
             return {"action": "jump"}
@@ -392,7 +393,7 @@ class CityWalkOracle:
         if len(self.path) > 1:
             w = e.walker
             tx, ty = self._point_at(min(float(self.cum[-1]), 1.0))
-            alpha = _adiff(_bearing(tx - w.x, ty - w.y), w.heading)
+            alpha = angle_diff(bearing(tx - w.x, ty - w.y), w.heading)
             if abs(alpha) > 1.0:
                 return {"action": "look", "yaw": round(alpha, 3), "pitch": None}
         return {"action": "jump"}

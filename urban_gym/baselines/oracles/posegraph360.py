@@ -23,10 +23,14 @@ class PoseGraphOracle:
         self._field: Any = None
 
     def reset(self, env: Any) -> None:
+        """Forget the previous task's distance field."""
         self._task_id = None
         self._field = None
 
     def act(self, env: Any) -> dict[str, Any]:
+        """The next structured action: the answer of a question, else a step along a shortest
+        route to the goal.
+        """
         u = env.unwrapped
         task = u.task
         if task.type in T.QUESTION_TYPES:

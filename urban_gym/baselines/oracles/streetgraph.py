@@ -25,9 +25,13 @@ class StreetGraphOracle:
         self._k = 0
 
     def reset(self, env: Any) -> None:
+        """Restart at the first instruction step."""
         self._k = 0
 
     def act(self, env: Any) -> dict[str, Any]:
+        """The next structured action: follow the route of an instruction task, else take the
+        option with the shortest way to the goal.
+        """
         u = env.unwrapped
         if u.task.type == "instruction" and u.route is not None:
             return self._follow_route(u)

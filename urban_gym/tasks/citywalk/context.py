@@ -1,5 +1,6 @@
 """The shared state of one CityWalk generation run over a city (:class:`_Ctx`) and the
-spec pieces every generator writes."""
+spec pieces every generator writes.
+"""
 
 from __future__ import annotations
 
@@ -17,12 +18,11 @@ from urban_gym.tasks.citywalk.types import (
     EXCLUDED_KINDS,
     OPTION_LETTERS,
     SUCCESS_RADIUS,
-    _adiff,
-    _bearing,
 )
 from urban_gym.tasks.report import Misses
 from urban_gym.tasks.spec import TaskError
 from urban_gym.world.city import POI, City
+from urban_gym.world.geo import angle_diff, bearing
 from urban_gym.world.routing import Located, Router
 
 
@@ -61,7 +61,8 @@ class _Ctx:
     def miss(self, reason: str, stage: int = 0) -> None:
         """Record why an attempt failed (what the city lacks) and at which ``stage`` of
         its generator's checks (see :class:`~urban_gym.tasks.report.Misses`); returns
-        None, so that a generator can ``return c.miss("...")``."""
+        None, so that a generator can ``return c.miss("...")``.
+        """
         self.misses(reason, stage)
 
     # -------------------------------------------------------------- helpers
@@ -72,7 +73,8 @@ class _Ctx:
 
     def clear(self, x: float, y: float, r: float = 1.0) -> bool:
         """No building within ``r`` metres and inside the city's bounds (the walker and
-        the renderer stay within them)."""
+        the renderer stay within them).
+        """
         if not self.city.contains(x, y):
             return False
         return len(self.btree.query(Point(x, y), predicate="dwithin", distance=r)) == 0
@@ -112,8 +114,8 @@ class _Ctx:
         if math.dist(xy, (sx, sy)) < 1.0:
             return True
         if p.facade is not None:
-            view = _bearing(xy[0] - p.anchor[0], xy[1] - p.anchor[1])
-            if abs(_adiff(view, p.facing)) > max_angle:
+            view = bearing(xy[0] - p.anchor[0], xy[1] - p.anchor[1])
+            if abs(angle_diff(view, p.facing)) > max_angle:
                 return False
         line = LineString([xy, (sx, sy)])
         return len(self.btree.query(line, predicate="intersects")) == 0

@@ -12,7 +12,8 @@ from urban_gym.tasks.spec import TaskError, TaskSpec
 
 def check_task(task: TaskSpec) -> TaskSpec:
     """``task`` if its CityWalk fields are well formed, else :class:`TaskError` naming the
-    bad value (before an episode starts)."""
+    bad value (before an episode starts).
+    """
     where = f"task {task.id!r}"
     if task.family != "citywalk":
         raise TaskError(f"{where}: family={task.family!r} is not 'citywalk'")
@@ -22,6 +23,21 @@ def check_task(task: TaskSpec) -> TaskSpec:
         v = task.start.get(k)
         if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v):
             raise TaskError(f"{where}: start.{k}={v!r} must be a finite number")
+    _check_goal(task, where)
+    for i, cl in enumerate(task.constraints.get("closures", []) or []):
+        _check_closure(cl, i, where)
+    cond = task.constraints.get("conditions") or {}
+    if cond.get("time_of_day", "day") not in CLOCK_RANGES:
+        raise TaskError(f"{where}: time_of_day={cond.get('time_of_day')!r} is not day/dusk/night")
+    if cond.get("weather", "clear") not in ("clear", "fog", "rain"):
+        raise TaskError(f"{where}: weather={cond.get('weather')!r} is not clear/fog/rain")
+    return task
+
+
+def _check_goal(task: TaskSpec, where: str) -> None:
+    """A question's 4 options and answer, a navigation goal's finite ``x``/``y``, or a
+    multi-stop task's non-empty list of stops with numeric ``x``/``y``.
+    """
     kind = TASK_TYPES[task.type].kind
     if kind == "question":
         if len(task.options) != 4 or task.answer not in task.options:
@@ -41,34 +57,37 @@ def check_task(task: TaskSpec) -> TaskSpec:
         for i, s in enumerate(stops):
             if not all(isinstance(s.get(k), (int, float)) for k in ("x", "y")):
                 raise TaskError(f"{where}: goal.stops[{i}]={s!r} needs numeric x and y")
-    for i, cl in enumerate(task.constraints.get("closures", []) or []):
-        pts = cl.get("points") if isinstance(cl, dict) else None
-        ok = (
-            isinstance(pts, list)
-            and len(pts) >= 2
-            and all(
-                isinstance(p, (list, tuple))
-                and len(p) == 2
-                and all(isinstance(c, (int, float)) and math.isfinite(c) for c in p)
-                for p in pts
-            )
-            and len({tuple(p) for p in pts}) >= 2
+
+
+def _is_xy(p: object) -> bool:
+    """Whether ``p`` is an ``[x, y]`` pair of finite numbers (metres)."""
+    return (
+        isinstance(p, (list, tuple))
+        and len(p) == 2
+        and all(isinstance(c, (int, float)) and math.isfinite(c) for c in p)
+    )
+
+
+def _check_closure(cl: object, i: int, where: str) -> None:
+    """Closure ``i``: at least two distinct finite points, and an optional trigger
+    ``[x, y, radius > 0]`` (metres).
+    """
+    pts = cl.get("points") if isinstance(cl, dict) else None
+    ok = (
+        isinstance(pts, list)
+        and len(pts) >= 2
+        and all(_is_xy(p) for p in pts)
+        and len({tuple(p) for p in pts}) >= 2
+    )
+    if not ok:
+        raise TaskError(
+            f"{where}: closure {i} points={pts!r} must be >= 2 distinct finite [x, y] pairs"
         )
-        if not ok:
-            raise TaskError(
-                f"{where}: closure {i} points={pts!r} must be >= 2 distinct finite [x, y] pairs"
-            )
-        trig = cl.get("trigger")
-        if trig is not None and not (
-            isinstance(trig, (list, tuple)) and len(trig) == 3 and float(trig[2]) > 0
-        ):
-            raise TaskError(f"{where}: closure {i} trigger={trig!r} must be [x, y, radius > 0]")
-    cond = task.constraints.get("conditions") or {}
-    if cond.get("time_of_day", "day") not in CLOCK_RANGES:
-        raise TaskError(f"{where}: time_of_day={cond.get('time_of_day')!r} is not day/dusk/night")
-    if cond.get("weather", "clear") not in ("clear", "fog", "rain"):
-        raise TaskError(f"{where}: weather={cond.get('weather')!r} is not clear/fog/rain")
-    return task
+    trig = cl.get("trigger")  # type: ignore[union-attr]
+    if trig is not None and not (
+        isinstance(trig, (list, tuple)) and len(trig) == 3 and float(trig[2]) > 0
+    ):
+        raise TaskError(f"{where}: closure {i} trigger={trig!r} must be [x, y, radius > 0]")
 
 
 @dataclass
@@ -102,7 +121,8 @@ class EpisodeOutcome:
 def evaluate(task: TaskSpec, rec: EpisodeOutcome) -> dict[str, float]:
     """The task's metrics for an episode (see the package docstring and
     :mod:`urban_gym.tasks.metrics`); SPL uses the task's shortest walking distance
-    ``meta["shortest_m"]`` (m)."""
+    ``meta["shortest_m"]`` (m).
+    """
     kind = TASK_TYPES[task.type].kind
     cond = task.constraints.get("conditions") or {}
     raining = cond.get("weather") == "rain"

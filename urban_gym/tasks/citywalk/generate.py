@@ -1,5 +1,6 @@
 """CityWalk suite generation: every type the city supports, with a per-type report, and
-the suite's statistics."""
+the suite's statistics.
+"""
 
 from __future__ import annotations
 
@@ -29,7 +30,8 @@ FATAL_STAGE = 100
 
 def type_lacks(c: _Ctx, code: str) -> str | None:
     """What the city lacks for task type ``code`` before any attempt (None: nothing
-    obvious; the attempts may still fail, see :meth:`_Ctx.miss`). Draws no random numbers."""
+    obvious; the attempts may still fail, see :meth:`_Ctx.miss`). Draws no random numbers.
+    """
     if not c.pois:
         return (
             f"no usable named POI (of the city's {len(c.city.pois)} named POIs none has a "
@@ -99,7 +101,8 @@ def _generate_type(
     ctx: _Ctx, code: str, n: int, variant: bool, max_tries: int, row: TypeReport
 ) -> list[TaskSpec]:
     """Up to ``n`` tasks of type ``code`` (condition variants when ``variant``); fills
-    ``row`` (made, attempts, reason)."""
+    ``row`` (made, attempts, reason).
+    """
     city = ctx.city
     ctx.misses = Misses()
     out: list[TaskSpec] = []
@@ -168,7 +171,8 @@ def generate_tasks(
     max_tries: int = 400,
 ) -> list[TaskSpec]:
     """The tasks of :func:`generate_with_report` (fewer than asked where the city lacks
-    what a type needs; :class:`~urban_gym.tasks.report.SuiteGenerationError` when none)."""
+    what a type needs; :class:`~urban_gym.tasks.report.SuiteGenerationError` when none).
+    """
     return generate_with_report(
         city, city_spec, per_type, variants_per_type, seed, types, max_tries
     )[0]
@@ -183,7 +187,8 @@ def generate(
     """Generate a CityWalk suite for ``city`` and write it as JSONL to ``out`` (default:
     the committed Helsinki suite). ``per_type`` tasks of each type (default 20) plus
     ``max(2, per_type // 2)`` condition variants of each of :data:`VARIANT_TYPES`.
-    Returns the path, the tasks and the per-type report."""
+    Returns the path, the tasks and the per-type report.
+    """
     from urban_gym.world import load_city
 
     n = 20 if per_type is None else int(per_type)

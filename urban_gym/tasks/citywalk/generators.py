@@ -1,5 +1,6 @@
 """One generator per CityWalk task type (see the package docstring): each draws a
-candidate from the city data and returns the task's body, or records why it failed."""
+candidate from the city data and returns the task's body, or records why it failed.
+"""
 
 from __future__ import annotations
 
@@ -15,13 +16,12 @@ from urban_gym.tasks.citywalk.types import (
     INTENT_CATEGORIES,
     OU_OPTIONS,
     SUCCESS_RADIUS,
-    _adiff,
-    _bearing,
     compass_name,
     format_hhmm,
 )
 from urban_gym.tasks.wording import end_sentence, place_kind, place_name, typed_name
 from urban_gym.world.city import POI, City
+from urban_gym.world.geo import angle_diff, bearing
 from urban_gym.world.routing import polyline_length
 
 
@@ -57,7 +57,7 @@ def _gen_ou(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
         return c.miss("no POI sign in view 12-45 m from a point of the walkable network")
     p = cands[int(c.rng.integers(len(cands)))]
     quadrant = int(c.rng.integers(4))  # 0 ahead, 1 right, 2 behind, 3 left
-    b = _bearing(p.anchor[0] - xy[0], p.anchor[1] - xy[1])
+    b = bearing(p.anchor[0] - xy[0], p.anchor[1] - xy[1])
     heading = b - 90.0 * quadrant + float(c.rng.uniform(-20.0, 20.0))
     q = f"Is {typed_name(p)} ahead of you, to your right, behind you or to your left?"
     opts = list(OU_OPTIONS)
@@ -66,7 +66,7 @@ def _gen_ou(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
         "instruction": _qa_text(q, opts),
         "options": opts,
         "answer": opts[quadrant],
-        "meta": {"poi_id": p.id, "relative_bearing": round(_adiff(b, heading), 1)},
+        "meta": {"poi_id": p.id, "relative_bearing": round(angle_diff(b, heading), 1)},
     }
 
 
@@ -103,7 +103,8 @@ def _nav_common(
     c: _Ctx, lo: float, hi: float, need_visible: bool | None, tries: int = 40
 ) -> tuple[tuple[float, float], POI, float] | None:
     """A start and a goal POI whose walking distance lies in ``[lo, hi]``; None (and the
-    reason recorded with :meth:`_Ctx.miss`) when the start drawn has none."""
+    reason recorded with :meth:`_Ctx.miss`) when the start drawn has none.
+    """
     xy = c.random_start()
     src = c.router.locate(*xy)
     fld = c.router.field(src)
@@ -132,7 +133,7 @@ def _gen_sgn(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
     if got is None:
         return None
     xy, p, d = got
-    b = _bearing(p.anchor[0] - xy[0], p.anchor[1] - xy[1])
+    b = bearing(p.anchor[0] - xy[0], p.anchor[1] - xy[1])
     text = (
         f"{end_sentence(f'Walk to {typed_name(p)}')} Its sign is in sight from where you "
         "start. Stop in front of it and terminate."
@@ -181,7 +182,7 @@ def route_instructions(city: City, pts: Sequence[tuple[float, float]], goal: POI
             parts.append(f"{verb.capitalize()}{onto} and walk about {dist} m.")
     end = pts[-1]
     last_b = legs[-1]["end_bearing"] if legs else 0.0
-    rel = _adiff(_bearing(goal.anchor[0] - end[0], goal.anchor[1] - end[1]), last_b)
+    rel = angle_diff(bearing(goal.anchor[0] - end[0], goal.anchor[1] - end[1]), last_b)
     side = (
         "ahead"
         if abs(rel) < 30
@@ -200,22 +201,23 @@ def route_legs(
 ) -> list[dict[str, Any]]:
     """Split a route into straight-ish legs at turns of at least ``turn_deg`` degrees;
     legs shorter than ``min_leg`` metres are merged into their neighbours. Each leg:
-    ``bearing`` (start), ``end_bearing``, ``length``, ``turn`` (signed, + right), ``mid``."""
+    ``bearing`` (start), ``end_bearing``, ``length``, ``turn`` (signed, + right), ``mid``.
+    """
     line = LineString(pts).simplify(2.5) if len(pts) > 2 else LineString(pts)
     coords = list(line.coords)
     segs = []
     for (x0, y0), (x1, y1) in zip(coords[:-1], coords[1:]):
         L = math.hypot(x1 - x0, y1 - y0)
         if L > 1e-6:
-            segs.append({"b": _bearing(x1 - x0, y1 - y0), "L": L, "a": (x0, y0), "z": (x1, y1)})
+            segs.append({"b": bearing(x1 - x0, y1 - y0), "L": L, "a": (x0, y0), "z": (x1, y1)})
     legs: list[dict[str, Any]] = []
     for s in segs:
-        if legs and abs(_adiff(s["b"], legs[-1]["end_bearing"])) < turn_deg:
+        if legs and abs(angle_diff(s["b"], legs[-1]["end_bearing"])) < turn_deg:
             legs[-1]["length"] += s["L"]
             legs[-1]["end_bearing"] = s["b"]
             legs[-1]["z"] = s["z"]
             continue
-        turn = _adiff(s["b"], legs[-1]["end_bearing"]) if legs else 0.0
+        turn = angle_diff(s["b"], legs[-1]["end_bearing"]) if legs else 0.0
         legs.append(
             {
                 "bearing": s["b"],
@@ -245,7 +247,7 @@ def route_legs(
                 prev["z"] = leg["z"]
                 del legs[i]
                 if i < len(legs):
-                    legs[i]["turn"] = _adiff(legs[i]["bearing"], prev["end_bearing"])
+                    legs[i]["turn"] = angle_diff(legs[i]["bearing"], prev["end_bearing"])
                     if abs(legs[i]["turn"]) < turn_deg:
                         prev["length"] += legs[i]["length"]
                         prev["end_bearing"] = legs[i]["end_bearing"]
@@ -301,12 +303,13 @@ def closure_across(
 ) -> tuple[list[list[float]], list[list[int]]] | None:
     """A closure line across the route ``pts`` at arc length ``s``: perpendicular to the
     route, reaching ``half`` metres each side or up to the first building; and the network
-    edges it cuts."""
+    edges it cuts.
+    """
     line = LineString(pts)
     p = line.interpolate(s)
     q = line.interpolate(min(line.length, s + 2.0))
     o = line.interpolate(max(0.0, s - 2.0))
-    b = _bearing(q.x - o.x, q.y - o.y)
+    b = bearing(q.x - o.x, q.y - o.y)
     nx_, ny_ = math.sin(math.radians(b + 90.0)), math.cos(math.radians(b + 90.0))
     ends = []
     for sign in (1.0, -1.0):

@@ -1,5 +1,6 @@
 """The CityWalk type table (the five-level ladder) and the constants and small helpers
-its generators, evaluator and environment share (metres, seconds, degrees)."""
+its generators, evaluator and environment share (metres, seconds, degrees).
+"""
 
 from __future__ import annotations
 
@@ -124,15 +125,7 @@ def compass_name(b: float) -> str:
     return names[int(math.floor((b % 360.0) / 45.0 + 0.5)) % 8]
 
 
-def _bearing(dx: float, dy: float) -> float:
-    return math.degrees(math.atan2(dx, dy)) % 360.0
-
-
-def _adiff(a: float, b: float) -> float:
-    d = (a - b + 180.0) % 360.0 - 180.0
-    return 180.0 if d == -180.0 else d
-
-
 def format_hhmm(seconds_of_day: float) -> str:
+    """``HH:MM`` of a time of day given in seconds since midnight (wraps at 24 h)."""
     s = int(math.floor(seconds_of_day)) % 86400
     return f"{s // 3600:02d}:{s // 60 % 60:02d}"

@@ -20,7 +20,8 @@ class EpisodeOutcome:
     visited positions (m), ``reference_path`` the shortest route's positions (m);
     ``departures`` the ``(before, after)`` remaining route distances (m) of every move
     out of a junction; ``judge`` the fuzzy-match judge of names ``(prediction,
-    candidates) -> bool`` (None: normalised names plus aliases)."""
+    candidates) -> bool`` (None: normalised names plus aliases).
+    """
 
     answer: str | None
     position: tuple[float, float]
@@ -36,7 +37,8 @@ class EpisodeOutcome:
 def evaluate(task: TaskSpec, outcome: EpisodeOutcome) -> dict[str, float]:
     """The task's scores (:mod:`urban_gym.tasks.metrics`). An episode scores only when
     it ended with ANSWER. ``score`` is the headline number (MRA for counts, success
-    otherwise); names are matched with ``outcome.judge``."""
+    otherwise); names are matched with ``outcome.judge``.
+    """
     answered = outcome.answer is not None
     m: dict[str, float] = {
         "answered": float(answered),
@@ -93,7 +95,8 @@ def _grid_label(answer: str | None) -> str | None:
 
 def check_task(task: TaskSpec) -> TaskSpec:
     """``task`` if it is a well-formed PoseGraph360 task, else :class:`TaskError`
-    naming what is wrong."""
+    naming what is wrong.
+    """
     if task.family != FAMILY:
         raise TaskError(f"task {task.id!r}: family={task.family!r}, expected {FAMILY!r}")
     if task.type not in TASK_TYPES:

@@ -1,5 +1,6 @@
 """The PoseGraph360 task generator: tasks of every type with ground truth from the city
-data (see the package docstring for the types and their difficulty thresholds)."""
+data (see the package docstring for the types and their difficulty thresholds).
+"""
 
 from __future__ import annotations
 
@@ -108,7 +109,8 @@ class PoseGraphTaskGenerator:
     # ------------------------------------------------------------------ public
     def generate(self, task_type: str, n: int) -> list[TaskSpec]:
         """``n`` tasks of ``task_type`` split evenly over easy/medium/hard (fewer when the
-        city cannot supply them: :attr:`rows` ``[task_type]`` says how many and why)."""
+        city cannot supply them: :attr:`rows` ``[task_type]`` says how many and why).
+        """
         if task_type not in TASK_TYPES:
             raise TaskError(f"task type {task_type!r} is not one of {', '.join(TASK_TYPES)}")
         if n < 0:
@@ -163,7 +165,8 @@ class PoseGraphTaskGenerator:
 
     def suite(self, per_type: int = 25, types: Iterable[str] = TASK_TYPES) -> list[TaskSpec]:
         """``per_type`` tasks of each type (fewer where the city lacks what a type needs;
-        :attr:`report` says how many and why)."""
+        :attr:`report` says how many and why).
+        """
         out: list[TaskSpec] = []
         self.report = GenerationReport(FAMILY, self.city.name)
         for tt in types:
@@ -173,7 +176,8 @@ class PoseGraphTaskGenerator:
 
     def type_lacks(self, task_type: str) -> str | None:
         """What the city lacks for ``task_type`` before any attempt (None: nothing
-        obvious; the attempts may still fail). Draws no random numbers."""
+        obvious; the attempts may still fail). Draws no random numbers.
+        """
         if task_type in ("landmark_name", "landmark_image", "vln", "relational"):
             if not self.place_list:
                 return (
@@ -197,7 +201,8 @@ class PoseGraphTaskGenerator:
 
     def _miss(self, reason: str, stage: int = 0) -> None:
         """Record why an attempt failed (what the city lacks) and at which ``stage`` of
-        its generator's checks (see :class:`~urban_gym.tasks.report.Misses`)."""
+        its generator's checks (see :class:`~urban_gym.tasks.report.Misses`).
+        """
         self._misses(reason, stage)
 
     # ------------------------------------------------------------------ shared
@@ -237,7 +242,8 @@ class PoseGraphTaskGenerator:
 
     def _feasible(self, s: State, goals: list[State]) -> int | None:
         """The oracle's action count when it solves the task within the step limit
-        without :data:`AWAY_LIMIT` consecutive moves away from the goal, else None."""
+        without :data:`AWAY_LIMIT` consecutive moves away from the goal, else None.
+        """
         f = self.graph.distance_field(goals)
         try:
             plan = plan_route(self.graph, s, 0.0, goals, self.forward_frames, field_=f)
@@ -276,7 +282,8 @@ class PoseGraphTaskGenerator:
     def landmark_list(self) -> list[Place]:
         """Places whose sign stands alone: no other POI's sign within
         :data:`LANDMARK_ISOLATION_M` (targets of landmark search and VLN, so that the
-        photo and the name pick out one sign)."""
+        photo and the name pick out one sign).
+        """
         if self._landmarks is None:
             self._landmarks = [
                 p
@@ -560,7 +567,8 @@ class PoseGraphTaskGenerator:
         self, rng: np.random.Generator, s: State
     ) -> tuple[str, str, LineString, Polygon | None] | None:
         """A counting range starting at ``s``: ``(range kind, phrase, centreline, block
-        polygon or None)``."""
+        polygon or None)``.
+        """
         g = self.graph
         t = g.trajectories[s.trajectory]
         kind = ("crosswalk", "junction", "block_left")[int(rng.integers(3))]

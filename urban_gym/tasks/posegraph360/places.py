@@ -1,5 +1,6 @@
 """Named places on the pose graph (POIs on a facade, placed along a street side), their
-relations (left / right / across) and object counts along a range (metres, degrees)."""
+relations (left / right / across) and object counts along a range (metres, degrees).
+"""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ from urban_gym.world.posegraph import PoseGraph, State
 class Place:
     """A named POI with a facade, placed on the pose graph: ``state`` is the frame nearest
     to its sign; ``segment``/``side``/``offset`` place the sign along a street side
-    (``side`` as seen along trajectory ``ref``: ``"left"``/``"right"``)."""
+    (``side`` as seen along trajectory ``ref``: ``"left"``/``"right"``).
+    """
 
     poi: Any
     state: State
@@ -98,7 +100,8 @@ def count_objects(city: Any, kind: str, line: LineString, polygon: Polygon | Non
     """Mapped objects of ``kind`` counted along a range: within
     :data:`COUNT_CORRIDOR_M` of ``line`` with their foot strictly inside the line's ends
     (for an open range), and inside ``polygon`` when given (a block: the ones on the
-    block's side of its streets)."""
+    block's side of its streets).
+    """
     n = 0
     closed = polygon is not None
     for o in city.objects:

@@ -1,5 +1,6 @@
 """Routes on the pose graph for PoseGraph360 tasks: a task's start and goal states, the
-shortest route with its decision points, and the oracle's action plan (metres, degrees)."""
+shortest route with its decision points, and the oracle's action plan (metres, degrees).
+"""
 
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ def graph_params(task: TaskSpec) -> dict[str, Any]:
 def tasks_spacing(tasks: Sequence[TaskSpec], spacing: float | None = None) -> float:
     """The frame spacing (m) of the pose graph ``tasks`` were made on (their
     :func:`graph_params`), which an explicit ``spacing`` must match; ``TaskError`` when
-    they disagree."""
+    they disagree.
+    """
     found = sorted({float(graph_params(t)["spacing"]) for t in tasks})
     if spacing is not None:
         if any(v != float(spacing) for v in found):
@@ -49,7 +51,8 @@ def graph_for(task: TaskSpec) -> PoseGraph:
 def start_state(graph: PoseGraph, task: TaskSpec) -> State:
     """The task's start state on ``graph``: its ``trajectory``/``frame`` when they exist
     and lie within 1 m of ``x``/``y``, else the frame nearest to ``x``/``y`` (with the
-    closest heading) -- so tasks also run on an imported graph of the same place."""
+    closest heading) -- so tasks also run on an imported graph of the same place.
+    """
     st = task.start
     try:
         x, y = float(st["x"]), float(st["y"])
@@ -74,7 +77,8 @@ def goal_states(graph: PoseGraph, task: TaskSpec) -> list[State]:
 @dataclass
 class RouteInfo:
     """A shortest route: its states, length (m), junction decisions and the turns at
-    them (``(junction, turn degrees, next street)``)."""
+    them (``(junction, turn degrees, next street)``).
+    """
 
     states: list[State]
     length: float
@@ -84,7 +88,8 @@ class RouteInfo:
 
 def route_info(graph: PoseGraph, start: State, goals: Sequence[State]) -> RouteInfo:
     """The shortest route from ``start`` to ``goals`` with its decision points: every
-    switch onto another trajectory at a junction (going straight on needs one too)."""
+    switch onto another trajectory at a junction (going straight on needs one too).
+    """
     field_ = graph.distance_field(goals)
     states = field_.route(start)
     turns: list[tuple[int, float, str | None]] = []
@@ -176,7 +181,8 @@ def plan_actions(
 
 def away_moves(graph: PoseGraph, field_: Any, start: State, states: Sequence[State]) -> int:
     """The longest run of consecutive moves (state changes) in ``states`` that increase
-    the geodesic distance to the goal (:meth:`GoalDistances.geodesic`)."""
+    the geodesic distance to the goal (:meth:`GoalDistances.geodesic`).
+    """
     run = best = 0
     prev, d = start, field_.geodesic(start)
     for s in states:
@@ -208,6 +214,7 @@ def _frame_distances(graph: PoseGraph, field_: Any) -> np.ndarray:
 
 def localization_grid(graph: PoseGraph, margin: float = 5.0) -> GridOverlay:
     """The localization grid: 5x5 cells over the bounding box of the graph's frames grown
-    by ``margin`` metres (cells follow the area's shape: 200 x 335 m in Helsinki)."""
+    by ``margin`` metres (cells follow the area's shape: 200 x 335 m in Helsinki).
+    """
     x0, y0, x1, y1 = graph.bounds
     return GridOverlay((x0 - margin, y0 - margin, x1 + margin, y1 + margin), 5, 5)

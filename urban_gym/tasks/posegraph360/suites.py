@@ -1,5 +1,6 @@
 """The committed PoseGraph360 suites: where they live, how they are generated and their
-per-type and per-difficulty statistics."""
+per-type and per-difficulty statistics.
+"""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from urban_gym.tasks.suite import group_tasks, mean, meta_values, save_suite
 
 def suite_statistics(tasks: Sequence[TaskSpec]) -> list[dict[str, Any]]:
     """Per type and difficulty: task count and the means of route length (m), decision
-    points, instruction steps and counts (where they apply)."""
+    points, instruction steps and counts (where they apply).
+    """
     order = {k: i for i, k in enumerate(TASK_TYPES)}
     groups = group_tasks(tasks, lambda t: (t.type, t.difficulty))
     rows = []
@@ -67,7 +69,8 @@ SUITE_DIR = Path(__file__).resolve().parent.parent.parent / "data" / "suites"
 
 def suite_path(city: str) -> Path:
     """Where the committed default suite of ``city`` lives
-    (``urban_gym/data/suites/posegraph360_<city>.jsonl``)."""
+    (``urban_gym/data/suites/posegraph360_<city>.jsonl``).
+    """
     safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", str(city)).strip("_")
     return SUITE_DIR / f"posegraph360_{safe}.jsonl"
 
@@ -88,7 +91,8 @@ def generate(
     cannot supply is reported, not fatal; a city that supports no type raises
     :class:`~urban_gym.tasks.report.SuiteGenerationError`.
     ``urban-gym generate-suite --family posegraph360 --city helsinki`` regenerates the
-    committed default suite."""
+    committed default suite.
+    """
     gen = PoseGraphTaskGenerator(city, seed=seed)
     tasks = gen.suite(per_type=25 if per_type is None else int(per_type))
     gen.report.check_any()

@@ -1,5 +1,6 @@
 """The PoseGraph360 type table and the constants its generators and evaluator share
-(lengths in metres, angles in degrees)."""
+(lengths in metres, angles in degrees).
+"""
 
 from __future__ import annotations
 

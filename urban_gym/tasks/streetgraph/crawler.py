@@ -1,5 +1,6 @@
 """The CityNav start crawler and the named destinations of a city's street graph (see the
-package docstring; lengths in metres, angles in degrees)."""
+package docstring; lengths in metres, angles in degrees).
+"""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import numpy as np
 
 from urban_gym.tasks.spec import TaskError
 from urban_gym.tasks.wording import place_name
+from urban_gym.world.geo import bearing
 from urban_gym.world.streetgraph import (
     StreetGraph,
     StreetGraphError,
@@ -53,7 +55,8 @@ class CrawlerParams:
 class CrawlResult:
     """Where the crawler stopped: ``start`` (node index), the walked ``path`` (node indices,
     after backtracking), ``radial_distance`` (metres from the seed), ``arrival_heading``
-    (degrees, the last hop's bearing), ``junction_choices`` and ``backtracks``."""
+    (degrees, the last hop's bearing), ``junction_choices`` and ``backtracks``.
+    """
 
     start: int
     path: tuple[int, ...]
@@ -72,7 +75,8 @@ def crawl(
 ) -> CrawlResult:
     """Walk away from ``seed_node`` until ``radius`` metres (straight line) and a node of
     degree >= ``params.min_degree`` (see the module docstring). Raises
-    :class:`StreetGraphError` when the search exhausts the graph first."""
+    :class:`StreetGraphError` when the search exhausts the graph first.
+    """
     p = params or CrawlerParams()
     if not (radius > 0 and math.isfinite(radius)):
         raise TaskError(f"crawler radius={radius!r} must be a positive number of metres")
@@ -134,7 +138,7 @@ def crawl(
             path.append(n)
             if done(n):
                 a = street.nodes[k - 1]
-                hd = math.degrees(math.atan2(xy[n, 0] - xy[a, 0], xy[n, 1] - xy[a, 1])) % 360.0
+                hd = bearing(xy[n, 0] - xy[a, 0], xy[n, 1] - xy[a, 1])
                 return CrawlResult(n, tuple(path), radial(n), hd, choices, backtracks)
         visits[street.end] = visits.get(street.end, 0) + 1
         prev, cur = street.nodes[-2], street.end
@@ -145,7 +149,8 @@ class Destination:
     """A named destination: ``nodes`` are the graph node indices within reach of its
     ``polygon`` (shapely geometry, metres). ``called`` is how an instruction names it:
     the name, or ``"the post office Helsinki 00130"`` when the name only says where it is
-    (:func:`~urban_gym.tasks.wording.place_name`); empty means the name."""
+    (:func:`~urban_gym.tasks.wording.place_name`); empty means the name.
+    """
 
     name: str
     kind: str

@@ -21,7 +21,8 @@ from urban_gym.world.streetgraph import StreetGraph, load_streetgraph
 def graph_spec(task: TaskSpec) -> dict[str, Any]:
     """The :func:`~urban_gym.world.streetgraph.load_streetgraph` spec of a task's graph:
     its ``start["graph"]`` parameters with the world taken from ``task.city`` (see the
-    module docstring)."""
+    module docstring).
+    """
     spec = task.start.get("graph")
     if not isinstance(spec, dict):
         raise TaskError(f"task {task.id!r}: start.graph={spec!r} must be a graph spec object")
@@ -44,7 +45,8 @@ def graph_of(task: TaskSpec) -> StreetGraph:
 def check_task(task: TaskSpec) -> TaskSpec:
     """``task`` if it is a well-formed StreetGraph task on its graph (the start node, the
     goal nodes or route panoramas exist there), else :class:`TaskError` naming what is
-    wrong. Loads the task's graph (memoised)."""
+    wrong. Loads the task's graph (memoised).
+    """
     if task.family != FAMILY:
         raise TaskError(f"task {task.id!r} has family {task.family!r}, not {FAMILY!r}")
     if task.type not in TASK_TYPES:
@@ -117,7 +119,8 @@ class EpisodeOutcome:
 
 def reached(task: TaskSpec, node: int, g: StreetGraph | None = None) -> bool:
     """Whether ``node`` fulfils the task: a destination node (origin-destination), or the
-    route's last panorama or a neighbour of it (instruction: Touchdown's task completion)."""
+    route's last panorama or a neighbour of it (instruction: Touchdown's task completion).
+    """
     g = graph_of(task) if g is None else g
     if task.type == "origin_destination":
         return any(g.index[n] == node for n in task.goal["nodes"])
@@ -130,7 +133,8 @@ def evaluate(task: TaskSpec, outcome: EpisodeOutcome) -> dict[str, Any]:
     correct when the remaining shortest distance shrank), ``distance_m``, ``shortest_m``,
     ``remaining_m``, ``decisions``, ``transitions``, ``invalid_actions``; instruction
     tasks add ``task_completion``, ``spd`` (links from the final panorama to the goal),
-    ``ndtw`` and ``sdtw`` (:mod:`urban_gym.tasks.metrics`)."""
+    ``ndtw`` and ``sdtw`` (:mod:`urban_gym.tasks.metrics`).
+    """
     g = graph_of(task)
     success = M.success(reached(task, outcome.node, g))
     m: dict[str, Any] = {

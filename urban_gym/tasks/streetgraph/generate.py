@@ -1,5 +1,6 @@
 """Origin-destination suites: their configurations, generation with a per-type report, the
-committed default suites and their statistics."""
+committed default suites and their statistics.
+"""
 
 from __future__ import annotations
 
@@ -56,6 +57,9 @@ class SuiteConfig:
     crawler: CrawlerParams = CrawlerParams()
 
     def graph_spec(self) -> dict[str, Any]:
+        """The graph spec of this suite's city (see
+        :func:`~urban_gym.world.streetgraph.load_streetgraph`).
+        """
         return {
             "source": "city",
             "city": self.city,
@@ -214,7 +218,8 @@ def _od_task(
 ) -> TaskSpec:
     """Task ``index`` of a suite: from the crawler's start ``res`` to ``dest`` along the
     shortest ``route`` (``length`` m, ``dps`` decision points; the crawler aimed at
-    ``radius`` m)."""
+    ``radius`` m).
+    """
     # the start heading is one of the start's streets, drawn from its own generator: the
     # crawler's arrival heading points away from the destination and would give it away
     hrng = np.random.default_rng([config.seed, index])
@@ -305,7 +310,8 @@ def generate(
 
 def suite_statistics(tasks: Sequence[TaskSpec]) -> dict[str, Any]:
     """Route length and decision-point distributions of an origin-destination suite:
-    min / quartiles / max, the mean, and counts per difficulty."""
+    min / quartiles / max, the mean, and counts per difficulty.
+    """
     od = [t for t in tasks if t.type == "origin_destination"]
     if not od:
         return {"tasks": 0}

@@ -19,7 +19,8 @@ def touchdown_graph_spec(
     path: str | os.PathLike, images: str | os.PathLike | None = None
 ) -> dict[str, Any]:
     """Graph spec for instruction tasks on a Touchdown graph: reverse links are added, but
-    no node is pruned (routes are defined on the full graph)."""
+    no node is pruned (routes are defined on the full graph).
+    """
     return {
         "source": "touchdown",
         "path": str(Path(path).resolve()),
@@ -39,7 +40,8 @@ def instruction_tasks(
     """Instruction tasks from a Touchdown/map2seq route file on the Touchdown graph in
     ``graph_dir``. A route that is not a path in the graph raises
     :class:`StreetGraphError` naming the route and the broken hop (or is skipped with
-    ``skip_bad_lines``; the skipped count is in each task's ``meta["skipped_routes"]``)."""
+    ``skip_bad_lines``; the skipped count is in each task's ``meta["skipped_routes"]``).
+    """
     spec = touchdown_graph_spec(graph_dir, images)
     graph = load_streetgraph(spec)
     routes, skipped = read_routes(routes_file, skip_bad_lines=skip_bad_lines)

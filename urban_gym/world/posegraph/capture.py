@@ -32,9 +32,10 @@ from typing import Any
 
 import numpy as np
 
+from urban_gym.caching import LRUCache
 from urban_gym.world.geo import GeoFrame, bearing
 from urban_gym.world.posegraph.elements import PoseGraphError
-from urban_gym.world.posegraph.frames import ByteLRU, FrameSource
+from urban_gym.world.posegraph.frames import FrameSource
 from urban_gym.world.posegraph.junctions import CapturedTrajectory
 
 
@@ -63,7 +64,8 @@ def read_pose_csv(
 
     The file is UTF-8; a byte-order mark (as spreadsheet programs write) is accepted.
     A bad value raises :class:`PoseGraphError` naming the file, the line, the data row
-    (1 = the first row after the header) and the column."""
+    (1 = the first row after the header) and the column.
+    """
     p = Path(path)
     if kind not in ("folder", "video"):
         raise PoseGraphError(f"pose CSV kind={kind!r} must be 'folder' or 'video'")
@@ -103,7 +105,8 @@ def _check_columns(
     p: Path, kind: str, fields: list[str], raw: list[tuple[int, dict[str, str]]]
 ) -> tuple[bool, bool]:
     """``(has x/y, has lat/lon)``; :class:`PoseGraphError` listing the missing columns,
-    or when there is no data row."""
+    or when there is no data row.
+    """
     missing: list[str] = []
     has_xy = "x" in fields and "y" in fields
     has_ll = "lat" in fields and "lon" in fields
@@ -124,7 +127,8 @@ def _check_columns(
 
 class _PoseCells:
     """Reads the cells of one pose CSV's rows; a bad cell raises :class:`PoseGraphError`
-    naming the file, the line, the data row and the column."""
+    naming the file, the line, the data row and the column.
+    """
 
     def __init__(self, path: Path, kind: str, has_xy: bool, geo: GeoFrame | None) -> None:
         self.path = path
@@ -164,7 +168,8 @@ class _PoseCells:
         self, r: dict, line: int, row_no: int, groups: dict[str, list[PoseRow]]
     ) -> tuple[str, PoseRow]:
         """The trajectory label and the :class:`PoseRow` of data row ``row_no`` (its index
-        is the number of rows ``groups`` already holds for the label)."""
+        is the number of rows ``groups`` already holds for the label).
+        """
         if self.has_xy:
             x, y = self.num(r, "x", line, row_no), self.num(r, "y", line, row_no)
             if x is None or y is None:
@@ -245,9 +250,10 @@ class ImageFolderFrames(FrameSource):
                 f"{self.poses}: {len(absent)} frame file(s) do not exist in {self.folder}, "
                 f"e.g. {absent[:3]}"
             )
-        self.cache = ByteLRU(int(cache_mb * 1024 * 1024))
+        self.cache: LRUCache[Any, np.ndarray] = LRUCache(int(cache_mb * 1024 * 1024))
 
     def panorama(self, key: tuple[str, int], x: float, y: float) -> tuple[np.ndarray, float]:
+        """Frame ``key``'s image from the folder (cached) and its ``pano_heading`` (degrees)."""
         row = self._row(key)
         img = self.cache.get(key)
         if img is None:
@@ -266,11 +272,6 @@ class ImageFolderFrames(FrameSource):
             return self._by_key[(str(key[0]), int(key[1]))]
         except KeyError:
             raise PoseGraphError(f"frame {key!r} is not in {self.poses}") from None
-
-    def __getstate__(self) -> dict[str, Any]:
-        d = self.__dict__.copy()
-        d["cache"] = ByteLRU(self.cache.max_bytes)
-        return d
 
 
 class VideoFrames(FrameSource):
@@ -320,7 +321,7 @@ class VideoFrames(FrameSource):
                 f"{self.poses}: frame(s) {sorted(set(bad))[:5]} do not exist in {self.video} "
                 f"({self.n_video_frames} frames)"
             )
-        self.cache = ByteLRU(int(cache_mb * 1024 * 1024))
+        self.cache: LRUCache[Any, np.ndarray] = LRUCache(int(cache_mb * 1024 * 1024))
         self._cap: Any = None
         self._next = -1
 
@@ -343,6 +344,7 @@ class VideoFrames(FrameSource):
         return _check_equirect(cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB), f"{self.video}[{index}]")
 
     def panorama(self, key: tuple[str, int], x: float, y: float) -> tuple[np.ndarray, float]:
+        """Frame ``key``'s image from the video (cached) and its ``pano_heading`` (degrees)."""
         try:
             row = self._by_key[(str(key[0]), int(key[1]))]
         except KeyError:
@@ -354,6 +356,7 @@ class VideoFrames(FrameSource):
         return img, float(row.pano_heading or 0.0)
 
     def close(self) -> None:
+        """Release the video (it reopens on demand)."""
         if self._cap is not None:
             self._cap.release()
         self._cap = None
@@ -363,7 +366,6 @@ class VideoFrames(FrameSource):
         d = self.__dict__.copy()
         d["_cap"] = None
         d["_next"] = -1
-        d["cache"] = ByteLRU(self.cache.max_bytes)
         return d
 
 
@@ -384,7 +386,8 @@ def open_capture(
 ) -> tuple[FrameSource, list[CapturedTrajectory]]:
     """Open a capture folder (:class:`ImageFolderFrames`) or video (:class:`VideoFrames`):
     the frame source and one :class:`CapturedTrajectory` per trajectory of its pose CSV,
-    frames keyed ``(label, row index)``."""
+    frames keyed ``(label, row index)``.
+    """
     p = Path(capture)
     if p.is_dir():
         src: FrameSource = ImageFolderFrames(p, poses, geo, cache_mb)

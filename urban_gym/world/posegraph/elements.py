@@ -34,13 +34,15 @@ BEARING_BASE_M = 10.0
 
 class PoseGraphError(UrbanGymError):
     """A pose graph cannot be built or read: bad pose CSV, missing frames, unreadable
-    video, an empty street selection."""
+    video, an empty street selection.
+    """
 
 
 @dataclass(frozen=True)
 class Junction:
     """A node of the pose graph at ``(x, y)`` metres. ``network_nodes`` are the City
-    network nodes merged into it (empty for imported graphs)."""
+    network nodes merged into it (empty for imported graphs).
+    """
 
     id: int
     x: float
@@ -83,6 +85,7 @@ class Trajectory:
 
     @property
     def n_frames(self) -> int:
+        """The number of frames along the trajectory."""
         return len(self.xy)
 
     @property
@@ -107,7 +110,8 @@ class State:
 @dataclass
 class Branch:
     """An outgoing trajectory at a junction as seen from a camera bearing: ``relative``
-    is its departure bearing minus the camera bearing, degrees in (-180, 180]."""
+    is its departure bearing minus the camera bearing, degrees in (-180, 180].
+    """
 
     trajectory: int
     bearing: float
@@ -121,7 +125,8 @@ BRANCH_SECTORS: dict[str, float] = {"LEFT": -90.0, "UP": 0.0, "RIGHT": 90.0}
 
 def end_bearings(xy: np.ndarray, offs: np.ndarray) -> tuple[float, float]:
     """Departure and arrival bearings (degrees) of a trajectory with frame positions
-    ``xy`` (metres) at arc lengths ``offs``, measured over :data:`BEARING_BASE_M`."""
+    ``xy`` (metres) at arc lengths ``offs``, measured over :data:`BEARING_BASE_M`.
+    """
     L = float(offs[-1])
     base = min(BEARING_BASE_M, L)
     line = LineString(xy)

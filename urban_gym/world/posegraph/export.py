@@ -29,7 +29,8 @@ def export_capture(
     would record them: ``kind="video"`` writes ``<out>/capture.mp4`` (OpenCV, mp4v) plus
     ``<out>/capture.csv``; ``kind="folder"`` writes ``<out>/frames/*.png`` plus
     ``<out>/frames/poses.csv``. With ``geo`` the CSV has ``lat``/``lon`` columns, else
-    ``x``/``y``. Returns ``(capture path, pose CSV path)``."""
+    ``x``/``y``. Returns ``(capture path, pose CSV path)``.
+    """
     import cv2
 
     if graph.source is None:

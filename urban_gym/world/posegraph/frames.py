@@ -10,11 +10,11 @@ A :class:`FrameSource` supplies the equirectangular panorama of a frame;
 
 from __future__ import annotations
 
-from collections import OrderedDict
-from collections.abc import Callable, Hashable
-from typing import Any
+from collections.abc import Callable
 
 import numpy as np
+
+from urban_gym.caching import LRUCache
 
 
 class FrameSource:
@@ -25,46 +25,11 @@ class FrameSource:
     """
 
     def panorama(self, key: tuple[str, int], x: float, y: float) -> tuple[np.ndarray, float]:
+        """The ``(rgb, pano_heading)`` of frame ``key`` at ``(x, y)`` metres (see the class)."""
         raise NotImplementedError
 
     def close(self) -> None:
         """Release file handles (a source reopens them on demand)."""
-
-
-class ByteLRU:
-    """A byte-bounded least-recently-used cache of numpy arrays."""
-
-    def __init__(self, max_bytes: int) -> None:
-        self.max_bytes = int(max_bytes)
-        self.data: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
-        self.nbytes = 0
-        self.hits = 0
-        self.misses = 0
-
-    def get(self, key: Hashable) -> Any:
-        v = self.data.get(key)
-        if v is None:
-            self.misses += 1
-            return None
-        self.data.move_to_end(key)
-        self.hits += 1
-        return v[0]
-
-    def put(self, key: Hashable, value: Any, nbytes: int) -> None:
-        if key in self.data:
-            return
-        self.data[key] = (value, int(nbytes))
-        self.nbytes += int(nbytes)
-        while self.nbytes > self.max_bytes and len(self.data) > 1:
-            _, (_, n) = self.data.popitem(last=False)
-            self.nbytes -= n
-
-    def __len__(self) -> int:
-        return len(self.data)
-
-    def clear(self) -> None:
-        self.data.clear()
-        self.nbytes = 0
 
 
 class RenderedFrames(FrameSource):
@@ -78,17 +43,15 @@ class RenderedFrames(FrameSource):
 
     def __init__(self, render: Callable[[float, float], np.ndarray], cache_mb: float = 512.0):
         self.render = render
-        self.cache = ByteLRU(int(cache_mb * 1024 * 1024))
+        self.cache: LRUCache[tuple[float, float], np.ndarray] = LRUCache(
+            int(cache_mb * 1024 * 1024)
+        )
 
     def panorama(self, key: tuple[str, int], x: float, y: float) -> tuple[np.ndarray, float]:
+        """The rendered panorama at ``(x, y)`` metres (cached) and ``pano_heading`` 0."""
         k = (round(float(x), 2), round(float(y), 2))
         img = self.cache.get(k)
         if img is None:
             img = np.ascontiguousarray(self.render(float(x), float(y)), dtype=np.uint8)
             self.cache.put(k, img, img.nbytes)
         return img, 0.0
-
-    def __getstate__(self) -> dict[str, Any]:
-        d = self.__dict__.copy()
-        d["cache"] = ByteLRU(self.cache.max_bytes)
-        return d

@@ -40,7 +40,8 @@ def street_trajectories(
 ) -> tuple[list[Junction], list[Trajectory]]:
     """The junctions and trajectories of a City's streets (see
     :meth:`PoseGraph.from_city <urban_gym.world.posegraph.PoseGraph.from_city>` for the
-    parameters, metres)."""
+    parameters, metres).
+    """
     if not (0.5 <= spacing <= 50.0):
         raise PoseGraphError(f"spacing={spacing!r} must be in [0.5, 50] metres")
     G = city.network
@@ -108,7 +109,8 @@ def _merge_and_prune(
     segs: list[_Seg], xy: dict[int, tuple[float, float]], merge_radius: float, min_stub: float
 ) -> tuple[list[_Seg], dict[int, list[int]]]:
     """Merge junctions joined by short segments, prune short stubs, dissolve degree-2
-    junctions. Returns the segments (ends are cluster ids) and cluster -> member nodes."""
+    junctions. Returns the segments (ends are cluster ids) and cluster -> member nodes.
+    """
     out, members = _merge_short_segments(segs, xy, merge_radius)
     out = _prune(out, merge_radius, min_stub)
     return _largest_part(out, members)
@@ -119,7 +121,8 @@ def _merge_short_segments(
 ) -> tuple[list[_Seg], dict[int, list[int]]]:
     """Merge the junctions joined by segments shorter than ``merge_radius`` into clusters
     (at their mean position): the other segments with their ends moved to the cluster
-    centres (tiny loops inside a cluster dropped), and cluster -> member nodes."""
+    centres (tiny loops inside a cluster dropped), and cluster -> member nodes.
+    """
     parent = {n: n for n in xy}
 
     def find(n: int) -> int:
@@ -159,7 +162,8 @@ def _merge_short_segments(
 
 def _prune(out: list[_Seg], merge_radius: float, min_stub: float) -> list[_Seg]:
     """Drop parallel duplicates and dead-end stubs shorter than ``min_stub``, and dissolve
-    degree-2 junctions, until nothing changes."""
+    degree-2 junctions, until nothing changes.
+    """
     changed = True
     while changed:
         changed = False
@@ -215,9 +219,10 @@ def _largest_part(
 
 
 def _parallel_duplicates(segs: list[_Seg], within: float) -> set[int]:
-    """ids of segments that run alongside a shorter segment joining the same two
+    """Ids of segments that run alongside a shorter segment joining the same two
     junctions (Hausdorff distance below ``within`` metres): parallel carriageways and
-    ways mapped twice, which a camera would capture once."""
+    ways mapped twice, which a camera would capture once.
+    """
     groups: dict[frozenset, list[_Seg]] = defaultdict(list)
     for s in segs:
         groups[frozenset((s.u, s.v))].append(s)
@@ -254,7 +259,8 @@ def _assemble(
     segs: list[_Seg], clusters: dict[int, list[int]], spacing: float
 ) -> tuple[list[Junction], list[Trajectory]]:
     """Junctions (renumbered) and two trajectories per segment, one per direction, with a
-    frame every ~``spacing`` metres."""
+    frame every ~``spacing`` metres.
+    """
     used = sorted({c for s in segs for c in (s.u, s.v)})
     jid = {c: i for i, c in enumerate(used)}
     junctions = []

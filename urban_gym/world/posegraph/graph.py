@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections import Counter, OrderedDict, defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from urban_gym.caching import LRUCache
 from urban_gym.world.geo import GeoFrame, angle_diff
 from urban_gym.world.posegraph.capture import open_capture
 from urban_gym.world.posegraph.elements import (
@@ -106,6 +107,7 @@ class PoseGraph:
 
     @property
     def n_frames(self) -> int:
+        """The number of frames over all trajectories."""
         return int(self._frame_base[-1])
 
     def with_source(self, source: FrameSource | None) -> PoseGraph:
@@ -157,7 +159,8 @@ class PoseGraph:
 
     def nearest_state(self, x: float, y: float, heading: float | None = None) -> State:
         """The frame nearest to ``(x, y)``; among frames within 1 m of the nearest, the one
-        whose travel heading is closest to ``heading`` (when given)."""
+        whose travel heading is closest to ``heading`` (when given).
+        """
         d = np.hypot(self.frame_xy[:, 0] - x, self.frame_xy[:, 1] - y)
         best = float(d.min())
         cand = np.flatnonzero(d <= best + 1.0)
@@ -201,7 +204,8 @@ class PoseGraph:
     # ------------------------------------------------------------------ branches
     def branches(self, junction: int, camera_bearing: float) -> list[Branch]:
         """Outgoing trajectories at ``junction`` with their bearing relative to a camera
-        looking along ``camera_bearing`` (degrees)."""
+        looking along ``camera_bearing`` (degrees).
+        """
         out = []
         for k in self.out_of.get(junction, []):
             b = self.trajectories[k].departure
@@ -237,20 +241,23 @@ class PoseGraph:
     # ------------------------------------------------------------------ routes
     def goal_states(self, x: float, y: float, tolerance: float = 1.0) -> list[State]:
         """Frames that count as being at the goal point ``(x, y)``: every frame within
-        ``tolerance`` metres of the frame nearest to it."""
+        ``tolerance`` metres of the frame nearest to it.
+        """
         s = self.nearest_state(x, y)
         gx, gy = self.position(s)
         return self.states_near(gx, gy, tolerance)
 
     def distance_field(self, goals: Iterable[State]) -> GoalDistances:
         """Shortest travel distances (metres along trajectories) to the nearest of
-        ``goals`` from every state (see :class:`GoalDistances`)."""
+        ``goals`` from every state (see :class:`GoalDistances`).
+        """
         return GoalDistances(self, list(goals))
 
     def shortest_route(self, start: State, goals: Iterable[State]) -> list[State]:
         """The states visited on a shortest route from ``start`` to the nearest goal frame:
         every frame along the way, with a branch switch recorded as the new
-        trajectory's frame 0 (same position as the junction)."""
+        trajectory's frame 0 (same position as the junction).
+        """
         return self.distance_field(goals).route(start)
 
     # ------------------------------------------------------------------ statistics
@@ -376,7 +383,8 @@ def detect_junctions(
     """Join captured trajectories into a pose graph (the Movie Map recipe): the junctions
     and trajectory pieces of :func:`~urban_gym.world.posegraph.junctions.join_captures`
     (``radius``, ``merge`` metres; ``min_crossing_angle`` degrees), drawing pixels from
-    ``source``."""
+    ``source``.
+    """
     joined = join_captures(captured, radius, merge, min_crossing_angle)
     return PoseGraph(
         joined.junctions, joined.trajectories, joined.spacing, source, name, joined.meta
@@ -430,7 +438,8 @@ class GoalDistances:
 
     def distance(self, state: State) -> float:
         """Travel distance in metres from ``state`` to the nearest goal frame (inf when
-        unreachable)."""
+        unreachable).
+        """
         t = self.graph.trajectories[state.trajectory]
         i = state.frame
         best = math.inf
@@ -445,7 +454,8 @@ class GoalDistances:
 
     def branch_cost(self, trajectory: int) -> float:
         """Distance to the goal when entering ``trajectory`` at its frame 0 and moving on
-        it (without switching back at its start junction)."""
+        it (without switching back at its start junction).
+        """
         t = self.graph.trajectories[trajectory]
         goals = self.goal_on.get(trajectory)
         if goals:
@@ -454,7 +464,8 @@ class GoalDistances:
 
     def best_branch(self, junction: int) -> int | None:
         """The outgoing trajectory of a shortest route from ``junction`` (lowest id on
-        ties), or None when the junction is a goal or nothing is reachable."""
+        ties), or None when the junction is a goal or nothing is reachable.
+        """
         best: tuple[float, int] | None = None
         for k in self.graph.out_of.get(junction, []):
             c = self.branch_cost(k)
@@ -463,11 +474,13 @@ class GoalDistances:
         return None if best is None else best[1]
 
     def is_goal(self, state: State) -> bool:
+        """Whether ``state`` is one of the goal frames."""
         return state.frame in self.goal_on.get(state.trajectory, ())
 
     def route(self, start: State) -> list[State]:
         """Every state of a shortest route from ``start`` to a goal (see
-        :meth:`PoseGraph.shortest_route`); raises :class:`PoseGraphError` if unreachable."""
+        :meth:`PoseGraph.shortest_route`); raises :class:`PoseGraphError` if unreachable.
+        """
         if not math.isfinite(self.distance(start)):
             raise PoseGraphError(f"no route from {start} to the goal")
         s = start
@@ -495,7 +508,8 @@ class GoalDistances:
         goal frame in either direction of travel: :meth:`distance`, or back along the
         current trajectory to its start junction (or to a goal frame behind). This is the
         "distance to the goal" that ``AWAY_FROM_GOAL`` watches: walking the wrong way
-        along a street increases it at every step."""
+        along a street increases it at every step.
+        """
         t = self.graph.trajectories[state.trajectory]
         i = state.frame
         best = min(self.distance(state), float(t.offsets[i]) + self.junction[t.start])
@@ -513,24 +527,25 @@ class GoalDistances:
         return float(t.offsets[-1] - t.offsets[state.frame]) + self.junction[t.end]
 
 
-_GRAPHS: OrderedDict[tuple, PoseGraph] = OrderedDict()
+#: Pose graphs built by :func:`load_posegraph` in this process (the last 8 used).
+_GRAPHS: LRUCache[tuple, PoseGraph] = LRUCache(max_items=8, lock=True, name="world.posegraphs")
 
 
 def load_posegraph(city: str, spacing: float = DEFAULT_SPACING_M, **params: Any) -> PoseGraph:
     """The pose graph of ``load_city(city)`` built by :meth:`PoseGraph.from_city` with
     ``spacing`` and ``params``, memoised per process (without a frame source; attach one
-    with :meth:`PoseGraph.with_source`)."""
+    with :meth:`PoseGraph.with_source`).
+    """
     from urban_gym.world.loader import load_city
 
     key = (str(city), float(spacing), tuple(sorted((k, _freeze(v)) for k, v in params.items())))
-    g = _GRAPHS.get(key)
-    if g is None:
+
+    def build() -> PoseGraph:
         g = PoseGraph.from_city(load_city(city), spacing=spacing, **params)
         g.meta["city_spec"] = str(city)
-        _GRAPHS[key] = g
-        while len(_GRAPHS) > 8:
-            _GRAPHS.popitem(last=False)
-    return g
+        return g
+
+    return _GRAPHS.get_or_create(key, build)
 
 
 def _freeze(v: Any) -> Any:

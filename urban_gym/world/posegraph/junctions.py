@@ -30,7 +30,8 @@ from urban_gym.world.posegraph.elements import (
 @dataclass
 class CapturedTrajectory:
     """One captured trajectory before junction detection: ``xy`` ``(n, 2)`` metres,
-    ``heading`` ``(n,)`` degrees, frames keyed ``(label, row index)``."""
+    ``heading`` ``(n,)`` degrees, frames keyed ``(label, row index)``.
+    """
 
     label: str
     xy: np.ndarray
@@ -40,7 +41,8 @@ class CapturedTrajectory:
 @dataclass
 class JoinedCaptures:
     """What :func:`join_captures` found: the junctions, the trajectory pieces between them,
-    their median frame spacing (metres) and the detection parameters (``meta``)."""
+    their median frame spacing (metres) and the detection parameters (``meta``).
+    """
 
     junctions: list[Junction]
     trajectories: list[Trajectory]
@@ -103,7 +105,8 @@ def _close_pairs(
 ) -> dict[tuple[int, int], list[tuple[float, int, int]]]:
     """For each pair of captures ``(a, b)``, ``(distance, frame i, frame j)`` of the frames
     within ``radius`` metres of each other whose headings differ by at least
-    ``min_crossing_angle`` degrees modulo 180 (found with a grid of ``radius`` cells)."""
+    ``min_crossing_angle`` degrees modulo 180 (found with a grid of ``radius`` cells).
+    """
     cell = max(radius, 1e-6)
     grid: dict[tuple[int, int], list[int]] = defaultdict(list)
     keys = np.floor(allxy / cell).astype(np.int64)
@@ -133,7 +136,8 @@ def _crossing_candidates(
     min_crossing_angle: float,
 ) -> list[tuple[float, float]]:
     """Junction candidates where two captures cross (step 1 of :func:`join_captures`):
-    one per crossing, the midpoint of the locally closest pair of frames."""
+    one per crossing, the midpoint of the locally closest pair of frames.
+    """
     allxy = np.concatenate([c.xy for c in captured])
     allh = np.concatenate([c.heading for c in captured])
     owner = np.concatenate([np.full(len(c.xy), i) for i, c in enumerate(captured)])
@@ -143,7 +147,8 @@ def _crossing_candidates(
     def leaves(a: int, i: int, b: int) -> bool:
         """Whether capture ``a`` is farther than ``radius`` from capture ``b`` at
         ``2 * radius`` metres before and after its frame ``i`` (a crossing, not a bend
-        of the same street or a shared stretch)."""
+        of the same street or a shared stretch).
+        """
         la = lines[a]
         s = float(la.project(Point(allxy[i])))
         for v in (s - 2.0 * radius, s + 2.0 * radius):
@@ -168,7 +173,8 @@ def _crossing_candidates(
 
 def _cluster(cand: list[tuple[float, float]], merge: float) -> np.ndarray:
     """Centres (metres) of the clusters of candidates closer than ``merge`` metres
-    (single linkage), ordered by their first candidate."""
+    (single linkage), ordered by their first candidate.
+    """
     pts = np.array(cand)
     parent = list(range(len(pts)))
 
@@ -195,7 +201,8 @@ def _split_at_junctions(
     captured: Sequence[CapturedTrajectory], centres: np.ndarray, radius: float
 ) -> list[tuple[int, int, int, int, int]]:
     """Pieces ``(capture, first frame, last frame, start junction, end junction)`` of each
-    capture cut at its frames nearest to every junction it passes within ``radius``."""
+    capture cut at its frames nearest to every junction it passes within ``radius``.
+    """
     pieces: list[tuple[int, int, int, int, int]] = []  # (capture, i0, i1, j0, j1)
     for ci, c in enumerate(captured):
         cuts: dict[int, int] = {}
@@ -223,7 +230,8 @@ def _piece_trajectories(
     centres: np.ndarray,
 ) -> tuple[list[Junction], list[Trajectory]]:
     """The junctions the pieces use (renumbered) and one trajectory per piece of
-    non-zero length."""
+    non-zero length.
+    """
     used = sorted({p[3] for p in pieces} | {p[4] for p in pieces})
     jid = {c: i for i, c in enumerate(used)}
     junctions = [Junction(jid[c], float(centres[c][0]), float(centres[c][1])) for c in used]
@@ -258,7 +266,8 @@ def _piece_trajectories(
 
 def _pair_reverse_twins(trajs: list[Trajectory], radius: float) -> None:
     """Give each trajectory its ``segment`` id, pairing ``reverse`` twins: the same
-    junctions swapped, midpoints within ``2 * radius`` metres."""
+    junctions swapped, midpoints within ``2 * radius`` metres.
+    """
     seg = 0
     for t in trajs:
         if t.segment >= 0:

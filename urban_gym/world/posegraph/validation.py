@@ -32,7 +32,8 @@ def turn_sequence(
     """Turns along a polyline as a string of ``L``/``R``: places where the bearing over
     the next ``chord`` metres differs from the bearing over the previous ``chord`` metres
     by at least ``min_turn`` degrees (one turn per peak; peaks closer than ``2 * chord``
-    are merged)."""
+    are merged).
+    """
     if len(points) < 2:
         return ""
     line = LineString(points)

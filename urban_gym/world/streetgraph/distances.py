@@ -27,7 +27,8 @@ from urban_gym.world.streetgraph.elements import StreetGraphError
 
 class StreetDistances:
     """Distance queries of a :class:`~urban_gym.world.streetgraph.StreetGraph` (a mixin;
-    see the module docstring)."""
+    see the module docstring).
+    """
 
     @cached_property
     def _reverse_adjacency(self) -> list[list[tuple[int, float]]]:
@@ -49,7 +50,8 @@ class StreetDistances:
 
         On a graph where every link has its reverse (after :func:`add_reverse_links`) this
         runs Dijkstra over the contracted streets only and fills the nodes inside streets
-        with numpy (a few ms for 30k nodes); otherwise a plain Dijkstra over the links."""
+        with numpy (a few ms for 30k nodes); otherwise a plain Dijkstra over the links.
+        """
         targets = sorted({int(t) for t in targets})
         if self._is_symmetric:
             return self._contracted_search(targets, hops=False)
@@ -57,7 +59,8 @@ class StreetDistances:
 
     def hops_to(self, targets: Iterable[int]) -> np.ndarray:
         """``(N,)`` fewest links from every node to the nearest of ``targets``; -1 where
-        unreachable."""
+        unreachable.
+        """
         targets = sorted({int(t) for t in targets})
         if self._is_symmetric:
             h = self._contracted_search(targets, hops=True)
@@ -72,7 +75,8 @@ class StreetDistances:
     @cached_property
     def _chains(self) -> dict[str, Any]:
         """Per node: the street (chain) it lies in, the decision points at both ends and
-        the distance / hops to each; per decision point: its streets as (end, m, hops)."""
+        the distance / hops to each; per decision point: its streets as (end, m, hops).
+        """
         n = self.num_nodes
         end_a = np.arange(n, dtype=np.int64)
         end_b = np.arange(n, dtype=np.int64)
@@ -197,7 +201,8 @@ class StreetDistances:
         self, start: int, targets: Iterable[int], dist: np.ndarray | None = None
     ) -> list[int]:
         """Node indices of a shortest path from ``start`` to the nearest of ``targets``
-        (``dist`` may be the result of :meth:`distances_to` for the same targets)."""
+        (``dist`` may be the result of :meth:`distances_to` for the same targets).
+        """
         tset = {int(t) for t in targets}
         if dist is None:
             dist = self.distances_to(tset)

@@ -21,7 +21,8 @@ IMAGE_SUFFIXES: tuple[str, ...] = (".jpg", ".jpeg", ".png")
 
 class StreetGraphError(UrbanGymError):
     """A street graph file, route or query is malformed (the message names file, line and
-    value where there is one)."""
+    value where there is one).
+    """
 
 
 @dataclass(frozen=True)
@@ -29,7 +30,8 @@ class Street:
     """A contracted street: the chain of panorama nodes from decision point ``nodes[0]`` to
     ``nodes[-1]`` (node indices), its ``length`` (metres, along the chain) and its outgoing
     ``heading`` (degrees, bearing from ``nodes[0]`` to the node :data:`LOOKAHEAD_HOPS`
-    hops along, or the last node when the street is shorter)."""
+    hops along, or the last node when the street is shorter).
+    """
 
     nodes: tuple[int, ...]
     length: float
@@ -37,12 +39,15 @@ class Street:
 
     @property
     def start(self) -> int:
+        """The node the street leaves from."""
         return self.nodes[0]
 
     @property
     def end(self) -> int:
+        """The node the street arrives at."""
         return self.nodes[-1]
 
     @property
     def hops(self) -> int:
+        """The number of links along the street."""
         return len(self.nodes) - 1

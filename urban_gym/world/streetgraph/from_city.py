@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from urban_gym.world.geo import bearing
 from urban_gym.world.streetgraph.elements import StreetGraphError
 
 
@@ -23,7 +24,8 @@ def city_panoramas(
     """The :class:`~urban_gym.world.streetgraph.StreetGraph` constructor arguments (by
     name) of ``city``'s streets: see
     :meth:`StreetGraph.from_city <urban_gym.world.streetgraph.StreetGraph.from_city>` for
-    the parameters (``spacing`` in metres)."""
+    the parameters (``spacing`` in metres).
+    """
     if not (spacing > 0 and math.isfinite(spacing)):
         raise StreetGraphError(f"spacing={spacing!r} must be a positive number of metres")
     net = city.network
@@ -71,7 +73,7 @@ def city_panoramas(
     key = np.unique(src * len(ids) + dst)
     src, dst = key // len(ids), key % len(ids)
     dv = xya[dst] - xya[src]
-    hd = _bearing_array(dv[:, 0], dv[:, 1])
+    hd = bearing(dv[:, 0], dv[:, 1])
     meta = {
         "source": "city",
         "city": city_spec or city.meta.get("source") or city.name,
@@ -89,7 +91,3 @@ def city_panoramas(
         "name": f"{city.name}-streets",
         "meta": meta,
     }
-
-
-def _bearing_array(dx: np.ndarray, dy: np.ndarray) -> np.ndarray:
-    return np.degrees(np.arctan2(dx, dy)) % 360.0

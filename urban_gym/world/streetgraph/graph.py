@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from urban_gym.world.geo import GeoFrame
+from urban_gym.world.geo import GeoFrame, bearing
 from urban_gym.world.streetgraph.distances import StreetDistances
 from urban_gym.world.streetgraph.elements import (
     DEFAULT_SPACING_M,
@@ -109,10 +109,12 @@ class StreetGraph(StreetDistances):
 
     @property
     def num_nodes(self) -> int:
+        """The number of panorama nodes."""
         return len(self.ids)
 
     @property
     def num_links(self) -> int:
+        """The number of directed links."""
         return int(len(self.src))
 
     @cached_property
@@ -135,7 +137,8 @@ class StreetGraph(StreetDistances):
     @cached_property
     def degree(self) -> np.ndarray:
         """``(N,)`` number of distinct neighbours ignoring direction (the degree used for
-        dead ends and decision points)."""
+        dead ends and decision points).
+        """
         return np.array([len(a) for a in self.undirected_neighbours], dtype=np.int64)
 
     @cached_property
@@ -172,7 +175,8 @@ class StreetGraph(StreetDistances):
 
     def nodes_within(self, geometry: Any, distance: float) -> list[int]:
         """Indices of nodes within ``distance`` metres of a shapely geometry (a building
-        footprint, a park polygon, a point), ascending."""
+        footprint, a park polygon, a point), ascending.
+        """
         hits = self._node_tree.query(geometry, predicate="dwithin", distance=float(distance))
         return sorted(int(i) for i in hits)
 
@@ -208,7 +212,8 @@ class StreetGraph(StreetDistances):
     def streets_from(self, node: int) -> list[Street]:
         """The streets leaving ``node``, one per outgoing link, in ascending order of the
         first hop's node index. Each follows degree-2 nodes until a decision point (or back
-        to ``node`` around a loop). Works for any node, also mid-street ones. Cached."""
+        to ``node`` around a loop). Works for any node, also mid-street ones. Cached.
+        """
         cache = self._streets
         got = cache.get(node)
         if got is None:
@@ -236,7 +241,7 @@ class StreetGraph(StreetDistances):
             nodes.append(nxt)
             prev, cur = cur, nxt
         look = nodes[min(LOOKAHEAD_HOPS, len(nodes) - 1)]
-        hd = _bearing(xy[look][0] - xy[start][0], xy[look][1] - xy[start][1])
+        hd = bearing(xy[look][0] - xy[start][0], xy[look][1] - xy[start][1])
         return Street(tuple(nodes), length, hd)
 
     @cached_property
@@ -250,7 +255,8 @@ class StreetGraph(StreetDistances):
     @cached_property
     def decision_points(self) -> np.ndarray:
         """Indices of decision points (neighbour count != 2). A component that is a pure
-        cycle of degree-2 nodes gets its lowest-index node as a decision point."""
+        cycle of degree-2 nodes gets its lowest-index node as a decision point.
+        """
         dp = np.flatnonzero(self.degree != 2)
         cyc = self._pure_cycle_reps()
         if cyc:
@@ -287,7 +293,8 @@ class StreetGraph(StreetDistances):
         """Contract degree-2 chains into streets between decision points (cached for
         :meth:`streets_from`) and report what changed: ``decision_points``, ``streets``
         (directed), ``chain_nodes_absorbed`` (nodes inside streets), ``mean_street_length_m``,
-        ``max_street_length_m``, ``max_out_streets`` (the largest number of options)."""
+        ``max_street_length_m``, ``max_out_streets`` (the largest number of options).
+        """
         dps = self.decision_points.tolist()
         lengths: list[float] = []
         most = 0
@@ -401,10 +408,6 @@ _CACHED = (
     "_is_symmetric",
     "_chains",
 )
-
-
-def _bearing(dx: float, dy: float) -> float:
-    return math.degrees(math.atan2(dx, dy)) % 360.0
 
 
 def _undirected_adjacency(n: int, src: np.ndarray, dst: np.ndarray) -> list[list[int]]:

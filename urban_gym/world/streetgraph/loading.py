@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from urban_gym.caching import LRUCache
 from urban_gym.world.streetgraph.elements import (
     DEFAULT_SPACING_M,
     DEFAULT_STREET_KINDS,
@@ -19,7 +20,8 @@ from urban_gym.world.streetgraph.graph import StreetGraph
 from urban_gym.world.streetgraph.preprocess import preprocess
 from urban_gym.world.streetgraph.touchdown import read_touchdown
 
-_MEMO: dict[str, StreetGraph] = {}
+#: The graphs built in this process, by :func:`graph_key` (never evicted).
+_MEMO: LRUCache[str, StreetGraph] = LRUCache(lock=True, name="world.streetgraphs")
 
 
 def graph_key(spec: dict[str, Any]) -> str:
@@ -74,7 +76,7 @@ def load_streetgraph(spec: dict[str, Any]) -> StreetGraph:
         keep=spec.get("keep", ()),
     )
     g.meta["spec"] = dict(spec)
-    _MEMO[key] = g
+    _MEMO.put(key, g)
     return g
 
 

@@ -99,7 +99,8 @@ def prune_dead_ends(
 
 def connected_components(graph: StreetGraph) -> np.ndarray:
     """``(N,)`` component label of each node (ignoring link direction); label 0 is the
-    largest component, then by decreasing size."""
+    largest component, then by decreasing size.
+    """
     n = graph.num_nodes
     nb = graph.undirected_neighbours
     label = [-1] * n
@@ -152,7 +153,8 @@ def keep_largest_component(graph: StreetGraph) -> tuple[StreetGraph, dict[str, A
 @dataclass
 class PreprocessReport:
     """What each preprocessing step changed: ``steps`` is a list of report dicts, each
-    with a ``step`` name; ``before``/``after`` hold node and link counts."""
+    with a ``step`` name; ``before``/``after`` hold node and link counts.
+    """
 
     before: dict[str, int]
     after: dict[str, int]
@@ -166,6 +168,7 @@ class PreprocessReport:
         raise KeyError(f"no preprocessing step {name!r}; ran: {[s['step'] for s in self.steps]}")
 
     def to_dict(self) -> dict[str, Any]:
+        """The report as plain JSON-able dicts."""
         return {"before": self.before, "after": self.after, "steps": self.steps}
 
     def __str__(self) -> str:
@@ -188,7 +191,8 @@ def preprocess(
     """CityNav preprocessing in order: add missing reverse links, prune dead ends
     iteratively (never the panoramas whose ids are in ``keep``), keep the largest component,
     contract degree-2 chains into streets. Returns the new graph (with its streets cached)
-    and a :class:`PreprocessReport`."""
+    and a :class:`PreprocessReport`.
+    """
     before = {"nodes": graph.num_nodes, "links": graph.num_links}
     steps: list[dict[str, Any]] = []
     g = graph

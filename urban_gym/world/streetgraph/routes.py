@@ -23,7 +23,8 @@ from urban_gym.world.streetgraph.touchdown import read_text_lines
 @dataclass(frozen=True)
 class Route:
     """One line of a Touchdown/map2seq route file: ``route_id``, the panorama ids of the
-    reference path, the navigation text and the start heading (degrees)."""
+    reference path, the navigation text and the start heading (degrees).
+    """
 
     route_id: str
     panoids: tuple[str, ...]
@@ -40,7 +41,8 @@ def read_routes(path: str | os.PathLike, skip_bad_lines: bool = False) -> tuple[
 
     Lines are strict JSON data (:func:`urban_gym.world.jsondata.loads_strict`): ``NaN``,
     integers beyond 64 bits and nesting deeper than 32 levels are bad lines, reported
-    like any other. A UTF-8 byte-order mark is accepted."""
+    like any other. A UTF-8 byte-order mark is accepted.
+    """
     p = Path(path)
     routes: list[Route] = []
     skipped = 0
@@ -81,7 +83,8 @@ def read_routes(path: str | os.PathLike, skip_bad_lines: bool = False) -> tuple[
 
 def check_route(graph: StreetGraph, route: Route) -> list[int]:
     """Node indices of ``route``; :class:`StreetGraphError` naming the route and the broken
-    hop when a panorama is unknown or two consecutive ones are not linked."""
+    hop when a panorama is unknown or two consecutive ones are not linked.
+    """
     idx: list[int] = []
     for k, pid in enumerate(route.panoids):
         i = graph.index.get(pid)

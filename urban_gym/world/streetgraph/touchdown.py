@@ -25,7 +25,8 @@ from urban_gym.world.streetgraph.graph import StreetGraph
 @dataclass
 class LoadReport:
     """What a Touchdown loader read: line counts, skipped bad lines and their messages
-    (first 20), duplicate links merged."""
+    (first 20), duplicate links merged.
+    """
 
     nodes: int = 0
     links: int = 0
@@ -35,6 +36,7 @@ class LoadReport:
     errors: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
+        """The counts as a plain dict."""
         return {
             "nodes": self.nodes,
             "links": self.links,
@@ -46,8 +48,9 @@ class LoadReport:
 
 
 def read_text_lines(path: Path) -> list[str]:
-    """The lines of a UTF-8 text file (a byte-order mark is dropped), split at ``\\n``
-    only, so that line numbers are those an editor shows."""
+    r"""The lines of a UTF-8 text file (a byte-order mark is dropped), split at ``\n``
+    only, so that line numbers are those an editor shows.
+    """
     try:
         text = path.read_text(encoding="utf-8-sig")
         return [line.removesuffix("\r") for line in text.split("\n")]
@@ -122,7 +125,8 @@ def _touchdown_paths(
     name: str | None,
 ) -> tuple[Path, Path, Path | None, str]:
     """``(nodes file, links file, image folder or None, graph name)`` of
-    :func:`read_touchdown`'s arguments."""
+    :func:`read_touchdown`'s arguments.
+    """
     if p.is_dir():
         nodes_path, links_path = p / "nodes.txt", p / "links.txt"
         img = (
@@ -145,7 +149,8 @@ def _touchdown_paths(
 class _LineReader:
     """Reads the lines of ``nodes.txt`` and ``links.txt``: a bad line raises
     :class:`StreetGraphError` naming file, line and value, or, with ``skip_bad_lines``,
-    is counted and its message kept in :attr:`report`."""
+    is counted and its message kept in :attr:`report`.
+    """
 
     def __init__(self, skip_bad_lines: bool) -> None:
         self.skip_bad_lines = skip_bad_lines
@@ -227,7 +232,8 @@ class _LineReader:
         self, links_path: Path, nodes_path: Path, index: dict[str, int]
     ) -> tuple[list[int], list[int], list[float]]:
         """Sources, targets and headings (degrees) of the good links between known nodes
-        (a repeated link keeps its first heading and counts as a duplicate)."""
+        (a repeated link keeps its first heading and counts as a duplicate).
+        """
         bad, rep = self.bad, self.report
         src: list[int] = []
         dst: list[int] = []
