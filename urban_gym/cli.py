@@ -699,6 +699,109 @@ def run_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_report(p: argparse.ArgumentParser) -> None:
+    p.add_argument("run_dirs", nargs="+", help="run folders (the first is the baseline)")
+    p.add_argument(
+        "--out", default=None, help="output folder (default RUN_DIR/report; several runs: report)"
+    )
+    p.add_argument("--names", default=None, help="comma-separated display names of the runs")
+    p.add_argument("--resamples", type=int, default=10_000, help="bootstrap resamples")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    p.add_argument("--no-plots", action="store_true", help="no PNG plots")
+    p.add_argument("--no-gifs", action="store_true", help="no GIFs of best/worst episodes")
+    p.add_argument("--no-failures", action="store_true", help="no failure-cause breakdown")
+    p.add_argument("--labeler", default="rules", choices=("rules", "lmm"))
+    p.add_argument("--labeler-max", type=int, default=200, help="failed episodes labeled per run")
+    _add_lmm_options(p, "labeler-")
+
+
+@command(
+    "report",
+    "report of run folders: tables with bootstrap CIs per type/difficulty/category, paired "
+    "comparisons, failure causes, leaderboard, plots, GIFs",
+)(_add_report)
+def run_report(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from urban_gym.eval.report import build_report, write_report
+
+    labeler = None
+    if args.labeler == "lmm" and not args.no_failures:
+        from urban_gym.baselines.lmm.client import ChatClient, ClientConfig
+        from urban_gym.eval.labeler import ModelLabeler
+
+        cfg = ClientConfig.from_env(base_url=args.labeler_base_url, model=args.labeler_model)
+        labeler = ModelLabeler(ChatClient(cfg), max_episodes=args.labeler_max)
+    report = build_report(
+        args.run_dirs,
+        names=_csv(args.names),
+        resamples=args.resamples,
+        seed=args.seed,
+        failures=not args.no_failures,
+        labeler=labeler,
+    )
+    out = (
+        Path(args.out)
+        if args.out
+        else (Path(args.run_dirs[0]) / "report" if len(args.run_dirs) == 1 else Path("report"))
+    )
+    if not args.no_gifs:
+        from urban_gym.eval.replay import episode_gifs
+        from urban_gym.eval.report import load_run, name_runs
+
+        runs = [load_run(p) for p in args.run_dirs]
+        name_runs(runs, _csv(args.names))
+        report["gifs"] = episode_gifs(runs, out)
+    paths = write_report(report, out, plots=not args.no_plots)
+    print(f"wrote {paths['md']} and {paths['json']} ({report['build_s']:.1f} s to build)")
+    for row in report["leaderboard"]:
+        s = row["success"] or {}
+        print(
+            f"  {row['run']:<24} {row['env_id']:<36} success {100 * (s.get('mean') or 0):5.1f}% "
+            f"[{100 * (s.get('low') or 0):.1f}, {100 * (s.get('high') or 0):.1f}]"
+        )
+    return 0
+
+
+def _add_judge_agreement(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--suite", default="default", help="PoseGraph360 suite (name or JSONL; default: Helsinki)"
+    )
+    p.add_argument("--city", default=None, help="city of the suite (default: its tasks')")
+    p.add_argument("--runs", nargs="*", default=(), help="run folders whose answers are judged too")
+    p.add_argument("--prompt", default=None, help="judge prompt file")
+    p.add_argument("--cache", default=None, help="JSONL cache of verdicts")
+    p.add_argument("--out", default=None, help="write the agreement report (JSON) here")
+    _add_lmm_options(p, "judge-")
+
+
+@command(
+    "judge-agreement",
+    "how often the language-model fuzzy_match judge agrees with the deterministic one on a "
+    "suite's answers (and runs' answers); Cohen's kappa",
+)(_add_judge_agreement)
+def run_judge_agreement(args: argparse.Namespace) -> int:
+    from urban_gym.baselines.lmm.client import ClientConfig
+    from urban_gym.baselines.lmm.judge import LLMJudge
+    from urban_gym.eval.judge_agreement import agreement, format_agreement, probes
+
+    judge = LLMJudge(
+        config=ClientConfig.from_env(base_url=args.judge_base_url, model=args.judge_model),
+        prompt_file=args.prompt,
+        cache_path=args.cache,
+    )
+    try:
+        res = agreement(probes(args.suite, args.city, args.runs), judge)
+    finally:
+        judge.close()
+    if args.out:
+        from pathlib import Path
+
+        Path(args.out).write_text(json.dumps(res, indent=1, ensure_ascii=False) + "\n")
+    print(format_agreement(res))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="urban-gym", description="urban_gym: city navigation environments"
