@@ -70,3 +70,29 @@ def test_comparable_drops_only_wall_clock_fields():
     r = rec("a", metrics={"x": float("nan")}, timing={"wall_s": 1.0})
     assert comparable(r) == {"task_id": "a", "seed": 0, "repeat": 0, "metrics": {"x": None}}
     assert json.loads(json.dumps(comparable(r))) == comparable(r)
+
+
+def test_line_appender_starts_after_a_torn_line_and_writes_whole_lines(tmp_path):
+    from urban_gym.strict_json import LineAppender
+
+    p = tmp_path / "x.jsonl"
+    p.write_bytes(b'{"a": 1}\n{"b": ')  # torn
+    with LineAppender(p) as out:
+        out.write('{"c": 3}')
+        out.write('{"d": 4}')
+        with pytest.raises(ValueError, match="one line"):
+            out.write('{"e": 5}\n{"f": 6}')
+    assert p.read_bytes() == b'{"a": 1}\n{"b": \n{"c": 3}\n{"d": 4}\n'
+
+
+def test_fast_record_lines_are_those_of_strict_json():
+    from urban_gym.eval.records import strict_line
+    from urban_gym.strict_json import dumps
+
+    for value in (
+        {"a": 1.5, "b": [1, "x", None, True], "c": {"d": "é"}},
+        {"nan": float("nan"), "inf": float("inf")},  # -> null
+        {"s": "line\u2028break", "lone": "\ud800"},
+        {"big": 2**70},  # -> a string of digits
+    ):
+        assert strict_line(value) == dumps(value)

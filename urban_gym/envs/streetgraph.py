@@ -559,11 +559,10 @@ class StreetGraphEnv(UrbanEnv):
     def _goal_visible(self) -> bool:
         """The goal place's sign in one of the option views (observations with images of a
         graph built from a city; False otherwise): :mod:`urban_gym.envs.visibility`."""
-        from urban_gym.envs.visibility import id_view_size, in_view, tracker_of
-
         g = self.graph
         if not self.images or not self.options or g.meta.get("source") != "city":
             return False
+        from urban_gym.envs.visibility import id_view_size, in_view, tracker_of
         from urban_gym.world.loader import load_city
 
         tr = tracker_of(self, load_city(g.meta["city"]))

@@ -23,8 +23,8 @@ different machines or backends are equal once ``timing`` is dropped (:func:`comp
 **Resume.** A killed run leaves at most one torn last line (a line is one ``write`` call);
 :meth:`RunDir.read_episodes` drops it -- and cuts it off the file -- so a rerun appends
 after the last whole record and skips every key already recorded: nothing is lost or
-doubled. A trace is written to a temporary file and renamed before its record is
-appended, so every record's trace is complete.
+doubled. A trace is written completely before its record is appended, so every
+record's trace is complete (a trace without a record is rewritten by the rerun).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from urban_gym.errors import UrbanGymError
-from urban_gym.strict_json import append_line, dumps, json_safe
+from urban_gym.strict_json import LineAppender, dumps, json_safe
 
 MANIFEST = "manifest.json"
 EPISODES = "episodes.jsonl"
@@ -111,6 +111,7 @@ class RunDir:
 
     def __init__(self, path: str | os.PathLike) -> None:
         self.path = Path(path)
+        self._appender: LineAppender | None = None
 
     @property
     def manifest_path(self) -> Path:
@@ -232,8 +233,17 @@ class RunDir:
         return out
 
     def append(self, record: Mapping[str, Any]) -> None:
-        """Append one record as one whole line."""
-        append_line(self.episodes_path, record)
+        """Append one record as one whole line (:class:`urban_gym.strict_json.
+        LineAppender`, kept open until :meth:`close`)."""
+        if self._appender is None:
+            self._appender = LineAppender(self.episodes_path)
+        self._appender.write(strict_line(record))
+
+    def close(self) -> None:
+        """Close the episodes file (reopened by the next :meth:`append`)."""
+        if self._appender is not None:
+            self._appender.close()
+            self._appender = None
 
     # ------------------------------------------------------------------ traces
     def trace_path(self, name: str) -> Path:
@@ -242,9 +252,22 @@ class RunDir:
     def write_trace(self, name: str, steps: Iterable[Mapping[str, Any]]) -> str:
         """Write an episode's steps (one strict-JSON line each) atomically; returns the
         path relative to the run folder."""
-        self.traces_dir.mkdir(parents=True, exist_ok=True)
-        text = "".join(dumps(s) + "\n" for s in steps)
-        _atomic_write(self.trace_path(name), text)
+        data = jsonl_bytes(steps)
+        # written in place: the record that points at a trace is appended only after the
+        # trace is complete, and a rerun rewrites the trace of a key without a record
+        path = os.path.join(self.traces_dir, f"{name}.jsonl")
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0)
+        try:
+            fd = os.open(path, flags, 0o644)
+        except FileNotFoundError:
+            self.traces_dir.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, flags, 0o644)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
         return f"{TRACES}/{name}.jsonl"
 
     def read_trace(self, record_or_path: Mapping[str, Any] | str) -> list[dict[str, Any]]:
@@ -263,6 +286,37 @@ class RunDir:
                 except json.JSONDecodeError as exc:
                     raise RecordsError(f"{p}, line {i}: not JSON ({exc})") from None
         return out
+
+
+_LINE_BREAKS = ("\u2028", "\u2029", "\x85")
+_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
+_LONG_DIGITS = re.compile(r"\d{19}")  # an integer that may exceed 64 bits (strict: a string)
+
+
+def strict_line(item: Any) -> str:
+    """``item`` as one line of strict JSON, as :func:`urban_gym.strict_json.dumps` writes
+    it, for the records this package builds (plain dicts of JSON values, shallow). Fast
+    path: the C encoder, kept when its text is strict JSON (no NaN
+    or infinity, only JSON types, no lone surrogates, no line-separator characters);
+    anything else (and any line with a run of 19 digits) goes through
+    ``strict_json.dumps``."""
+    try:
+        text = _ENCODER.encode(item)
+        if _LONG_DIGITS.search(text):
+            raise ValueError("a long integer")
+        if not text.isascii():
+            text.encode("utf-8")
+            if any(c in text for c in _LINE_BREAKS):
+                raise ValueError("line separator")
+        return text
+    except (TypeError, ValueError, UnicodeEncodeError, RecursionError):
+        return dumps(item)
+
+
+def jsonl_bytes(items: Iterable[Mapping[str, Any]]) -> bytes:
+    """``items`` as UTF-8 JSON lines (:func:`strict_line` each)."""
+    lines = [strict_line(item) for item in items]
+    return ("\n".join(lines) + "\n").encode("utf-8") if lines else b""
 
 
 def _parse_line(chunk: bytes) -> dict[str, Any] | None:

@@ -38,7 +38,7 @@ from urban_gym.eval.records import (
     sha256_file,
     sha256_json,
 )
-from urban_gym.eval.trace import TraceRecorder, run_episode
+from urban_gym.eval.trace import TraceRecorder, run_episode, task_summary
 
 SEEDINGS: tuple[str, ...] = ("repeat", "task")
 
@@ -115,14 +115,27 @@ class EpisodeWorker:
 
         self.spec = spec
         self.run_dir = RunDir(spec.run_dir)
-        self.core = TraceRecorder(env if env is not None else make_env(spec))
+        self.core = env if env is not None else make_env(spec)
         self.agent = agent if agent is not None else load_agent(spec.agent, spec.agent_options)
-        self.face = self.agent.wrap(self.core)
+        recorder = TraceRecorder(self.core)
+        self.face = self.agent.wrap(recorder)
+        # an agent acting on the core env needs no recorder: its actions are the core's
+        self.recorder: TraceRecorder | None = recorder
+        if self.face is recorder:
+            self.face, self.recorder = self.core, None
         self.tasks = {t.id: t for t in self.core.unwrapped.tasks}
+        self._summaries: dict[str, dict[str, Any]] = {}
+
+    def _episode(self, key: EpisodeKey) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        task = self.tasks[key.task_id]
+        summary = self._summaries.get(key.task_id)
+        if summary is None:
+            summary = self._summaries[key.task_id] = task_summary(task)
+        return run_episode(self.face, self.recorder, self.agent, key, task, summary)
 
     def run(self, key: EpisodeKey) -> dict[str, Any]:
         """Run the episode of ``key``; returns its record (its trace is on disk)."""
-        record, steps = run_episode(self.face, self.core, self.agent, key, self.tasks[key.task_id])
+        record, steps = self._episode(key)
         record["trace"] = self.run_dir.write_trace(key.name, steps)
         return record
 
@@ -302,7 +315,8 @@ def _now() -> str:
 @dataclass
 class RunResult:
     """What :func:`run` did: the run folder, episodes recorded now and before, successes,
-    tokens and seconds."""
+    tokens, and the seconds the episodes took (``wall_s``; ``cpu_s``: this process's CPU
+    time, without the set-up)."""
 
     run_dir: Path
     total: int
@@ -312,6 +326,7 @@ class RunResult:
     tokens: int
     wall_s: float
     errors: int
+    cpu_s: float
     records: list[dict[str, Any]]
 
     def to_dict(self) -> dict[str, Any]:
@@ -418,7 +433,7 @@ def run(
         elif callable(progress):
             progress(status.to_dict())
 
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     try:
         if not todo:
             pass
@@ -436,6 +451,7 @@ def run(
             env.close()
             run_parallel(spec, todo, workers, backend, address, sink)
     finally:
+        run_dir.close()
         if bar is not None:
             bar.close()
     return RunResult(
@@ -447,6 +463,7 @@ def run(
         tokens=status.tokens,
         wall_s=round(time.perf_counter() - t0, 3),
         errors=status.errors,
+        cpu_s=round(time.process_time() - c0, 3),
         records=records,
     )
 

@@ -33,6 +33,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from urban_gym.envs.actions import UnreadableReply
 from urban_gym.strict_json import json_safe
 
 #: Bounds on what a trace keeps of an action or a reply (strict_json.json_safe).
@@ -41,23 +42,35 @@ LIMITS: dict[str, int] = {"max_depth": 16, "max_items": 100, "max_chars": 20_000
 
 def core_action(action: Any) -> Any:
     """The JSON form of an action the core env received (see the module docstring)."""
-    from urban_gym.envs.actions import UnreadableReply
-
+    if type(action) is int and -(2**63) < action < 2**63:
+        return action
     if isinstance(action, UnreadableReply):
         return {"unreadable": action.message}
     if isinstance(action, (bool, np.bool_)):
         return json_safe(action)
     if isinstance(action, (int, np.integer)):
-        return int(action)
-    if isinstance(action, Mapping):
-        return json_safe(dict(action), **LIMITS)
+        return json_safe(int(action))
+    if isinstance(action, dict) or isinstance(action, Mapping):
+        flat = dict(action)
+        for k, v in flat.items():
+            if type(k) is not str or not _plain(v):
+                return json_safe(flat, **LIMITS)
+        return flat  # the usual structured action: already JSON
     return json_safe(action, **LIMITS)
+
+
+def _plain(v: Any) -> bool:
+    """A JSON scalar that needs no conversion (finite float, short str, int, bool, None)."""
+    t = type(v)
+    if t is str:
+        return len(v) <= LIMITS["max_chars"]
+    if t is float:
+        return math.isfinite(v)
+    return v is None or t is int or t is bool
 
 
 def replay_action(action: Any) -> Any:
     """The action to give an env to repeat a recorded :func:`core_action`."""
-    from urban_gym.envs.actions import UnreadableReply
-
     if isinstance(action, dict) and set(action) == {"unreadable"}:
         return UnreadableReply(str(action["unreadable"]))
     return action
@@ -79,35 +92,47 @@ class TraceRecorder(gym.Wrapper):
         return self.env.step(action)
 
 
+_INF = math.inf
+
+
 def _distance(info: Mapping[str, Any]) -> float | None:
     d = info.get("distance_to_goal_m")
-    try:
-        d = float(d)
-    except (TypeError, ValueError):
-        return None
-    return round(d, 3) if math.isfinite(d) else None
+    if type(d) is not float:
+        try:
+            d = float(d)
+        except (TypeError, ValueError):
+            return None
+    return d if -_INF < d < _INF else None
 
 
 def _pose(info: Mapping[str, Any]) -> dict[str, float] | None:
     p = info.get("pose")
+    if type(p) is dict and len(p) == 3:
+        return {"x": p["x"], "y": p["y"], "heading": p["heading"]}
     if not isinstance(p, Mapping):
         return None
-    return {k: round(float(p[k]), 3) for k in ("x", "y", "heading") if k in p}
+    return {k: float(p[k]) for k in ("x", "y", "heading") if k in p}
 
 
-def step_entry(t: int, info: Mapping[str, Any], action: Any = None, reward: float = 0.0) -> dict:
-    """The trace entry of step ``t`` from its ``info`` (module docstring)."""
+def step_entry(t: int, info: Mapping[str, Any], action: Any = None, reward: Any = 0.0) -> dict:
+    """The trace entry of step ``t`` from its ``info`` (module docstring); values as the
+    env gave them (metres and degrees, not rounded)."""
     e: dict[str, Any] = {"t": t}
     if t:
         e["action"] = action
-        e["valid"] = bool(info.get("action_valid", True))
-        if not e["valid"]:
-            e["invalid_action"] = json_safe(str(info.get("invalid_action", "")), max_chars=500)
-        e["reward"] = round(float(reward), 6) if math.isfinite(float(reward)) else None
+        valid = info.get("action_valid", True)
+        if valid is True:
+            e["valid"] = True
+        else:
+            e["valid"] = bool(valid)
+            if not e["valid"]:
+                e["invalid_action"] = json_safe(str(info.get("invalid_action", "")), max_chars=500)
+        r = reward if type(reward) is float else float(reward)
+        e["reward"] = r if -_INF < r < _INF else None
     e["pose"] = _pose(info)
     e["distance_to_goal_m"] = _distance(info)
     gv = info.get("goal_visible")
-    e["goal_visible"] = bool(gv) if gv is not None else None
+    e["goal_visible"] = gv if gv is None or gv is True or gv is False else bool(gv)
     return e
 
 
@@ -133,11 +158,33 @@ def _answer(steps: Sequence[Mapping[str, Any]]) -> str | None:
     return None
 
 
+def task_summary(task: Any) -> dict[str, Any]:
+    """The task fields of an episode record (family, type, difficulty, category, kind,
+    ``task_info``)."""
+    from urban_gym.eval.categories import task_category, task_facts, task_kind
+
+    return {
+        "family": task.family,
+        "task_type": task.type,
+        "difficulty": task.difficulty,
+        "category": task_category(task),
+        "kind": task_kind(task),
+        "task_info": task_facts(task),
+    }
+
+
 def run_episode(
-    face: gym.Env, core: TraceRecorder, agent: Any, key: Any, task: Any
+    face: gym.Env,
+    recorder: TraceRecorder | None,
+    agent: Any,
+    key: Any,
+    task: Any,
+    summary: Mapping[str, Any] | None = None,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Run the episode of ``key`` (an :class:`~urban_gym.eval.runner.EpisodeKey`) with
-    ``agent`` on its ``face`` (whose bottom is ``core``); returns ``(record, steps)``.
+    ``agent`` on its ``face``; returns ``(record, steps)``. ``recorder`` is the
+    :class:`TraceRecorder` at the bottom of a face of wrappers, or None when the agent acts
+    on the core env itself (its actions are then what the core env received).
 
     The agent giving up (:class:`~urban_gym.baselines.agents.AgentGaveUp`, e.g. the model
     client) ends the episode with its termination (``model_error``) and the family's
@@ -146,7 +193,6 @@ def run_episode(
     the run goes on. Ctrl-C (``KeyboardInterrupt``) stops the run.
     """
     from urban_gym.baselines.agents import AgentGaveUp
-    from urban_gym.eval.categories import task_category, task_facts, task_kind
 
     t0 = time.perf_counter()
     usage0 = agent.usage()
@@ -161,7 +207,7 @@ def run_episode(
         try:
             action = agent.act(obs, info)
         except AgentGaveUp as exc:
-            info = core.unwrapped.end_episode(exc.termination)
+            info = face.unwrapped.end_episode(exc.termination)
             error = str(exc)
             break
         except Exception as exc:
@@ -173,8 +219,13 @@ def run_episode(
         except Exception as exc:
             termination, error = "env_error", f"{type(exc).__name__}: {exc}"
             break
-        e = step_entry(len(steps), info, core.last_action, reward)
-        if isinstance(action, str):
+        e = step_entry(
+            len(steps),
+            info,
+            core_action(action) if recorder is None else recorder.last_action,
+            reward,
+        )
+        if type(action) is str:
             e["reply"] = _reply_entry(action, info)
         if notes:
             if notes.get("usage"):
@@ -200,11 +251,7 @@ def run_episode(
         "repeat": key.repeat,
         "key": key.name,
         "agent_seed": key.agent_seed,
-        "family": task.family,
-        "task_type": task.type,
-        "difficulty": task.difficulty,
-        "category": task_category(task),
-        "kind": task_kind(task),
+        **{k: v for k, v in (summary or task_summary(task)).items() if k != "task_info"},
         "termination": termination,
         "is_success": success,
         "metrics": metrics,
@@ -217,7 +264,7 @@ def run_episode(
         else None,
         "start": {"pose": steps[0]["pose"], "distance_to_goal_m": steps[0]["distance_to_goal_m"]},
         "end": {"pose": last["pose"], "distance_to_goal_m": last["distance_to_goal_m"]},
-        "task_info": task_facts(task),
+        "task_info": dict((summary or task_summary(task))["task_info"]),
     }
     if error is not None:
         record["error"] = json_safe(error, max_chars=2000)
@@ -276,4 +323,5 @@ __all__ = [
     "replay_action",
     "run_episode",
     "step_entry",
+    "task_summary",
 ]
