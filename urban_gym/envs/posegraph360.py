@@ -768,10 +768,13 @@ class PoseGraph360Env(UrbanEnv):
         if targets.size == 0:
             return False
         x, y = self.graph.position(self.state)
-        ids = tr.panoramas.view(
-            x, y, self.camera_bearing, self.pitch, self.fov, id_view_size(self.view_wh)
-        )
-        return in_view(ids, targets)
+        bearing = self.camera_bearing
+
+        def look() -> bool:
+            size = id_view_size(self.view_wh)
+            return in_view(tr.panoramas.view(x, y, bearing, self.pitch, self.fov, size), targets)
+
+        return tr.remember((self.task.id, self.state, round(bearing, 3), self.pitch), look)
 
     def _outcome(self) -> T.EpisodeOutcome:
         return T.EpisodeOutcome(

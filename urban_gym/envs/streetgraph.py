@@ -562,21 +562,24 @@ class StreetGraphEnv(UrbanEnv):
         g = self.graph
         if not self.images or not self.options or g.meta.get("source") != "city":
             return False
-        from urban_gym.envs.visibility import id_view_size, in_view, tracker_of
-        from urban_gym.world.loader import load_city
+        from urban_gym.envs.visibility import id_view_size, in_view, tracker_for_spec
 
-        tr = tracker_of(self, load_city(g.meta["city"]))
+        tr = tracker_for_spec(self, str(g.meta["city"]))
         targets = tr.targets(self.task)
         if targets.size == 0:
             return False
         x, y = g.xy[self.node]
-        pano = tr.panoramas.panorama(float(x), float(y))
-        size = id_view_size(self.image_wh)
-        for s in self.options:
-            ids = tr.panoramas.view(x, y, s.heading, VIEW_PITCH, VIEW_FOV, size, pano=pano)
-            if in_view(ids, targets):
-                return True
-        return False
+
+        def look() -> bool:  # the option views of a node never change
+            pano = tr.panoramas.panorama(float(x), float(y))
+            size = id_view_size(self.image_wh)
+            for s in self.options:
+                ids = tr.panoramas.view(x, y, s.heading, VIEW_PITCH, VIEW_FOV, size, pano=pano)
+                if in_view(ids, targets):
+                    return True
+            return False
+
+        return tr.remember((self.task.id, self._graph_key, self.node), look)
 
     # ------------------------------------------------------------------ images
     def _option_views(self) -> np.ndarray:

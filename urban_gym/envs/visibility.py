@@ -51,7 +51,7 @@ MIN_GOAL_PIXELS = 3
 #: Longer side (pixels) of the id image the visibility is computed on.
 ID_VIEW_SIZE = 96
 #: Width (pixels) of the id panoramas sampled for panorama-based families.
-ID_PANO_WIDTH = 512
+ID_PANO_WIDTH = 256
 
 
 def goal_poi_indices(city: City, task: TaskSpec) -> tuple[int, ...]:
@@ -107,6 +107,11 @@ def in_view(ids: np.ndarray, targets: np.ndarray, min_pixels: int = MIN_GOAL_PIX
     ``targets``."""
     if targets.size == 0 or ids is None:
         return False
+    if targets.size <= 4:  # the usual case: one goal place
+        n = 0
+        for t in targets:
+            n += int(np.count_nonzero(ids == t))
+        return n >= int(min_pixels)
     return int(np.isin(ids, targets).sum()) >= int(min_pixels)
 
 
@@ -203,6 +208,20 @@ class GoalTracker:
         self._targets: tuple[Any, np.ndarray] = (None, np.zeros(0, np.int32))
         self._panos: IdPanoramas | None = None
         self._views: dict[tuple, Any] = {}
+        self._answers: OrderedDict[tuple, bool] = OrderedDict()
+
+    def remember(self, key: tuple, compute: Any) -> bool:
+        """``compute()`` for a view that ``key`` determines (e.g. task, position, camera),
+        kept in a small LRU cache so that a view seen again costs nothing."""
+        hit = self._answers.get(key)
+        if hit is not None:
+            self._answers.move_to_end(key)
+            return hit
+        value = bool(compute())
+        self._answers[key] = value
+        while len(self._answers) > 4096:
+            self._answers.popitem(last=False)
+        return value
 
     def targets(self, task: TaskSpec) -> np.ndarray:
         """The goal sign ids of ``task`` (cached per task id)."""
@@ -240,8 +259,22 @@ def tracker_of(env: Any, city: City) -> GoalTracker:
     return t
 
 
+def tracker_for_spec(env: Any, spec: str) -> GoalTracker:
+    """:func:`tracker_of` for the city of a ``load_city`` spec, loaded once per env (not
+    on every step)."""
+    t = env.__dict__.get("_visibility")
+    if t is None or getattr(t, "spec", None) != spec:
+        from urban_gym.world.loader import load_city
+
+        t = GoalTracker(load_city(spec))
+        t.spec = spec
+        env._visibility = t
+    return t
+
+
 __all__ = [
     "GoalTracker",
+    "tracker_for_spec",
     "tracker_of",
     "ID_PANO_WIDTH",
     "ID_VIEW_SIZE",

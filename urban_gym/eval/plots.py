@@ -99,9 +99,10 @@ def draw_plots(report: dict[str, Any], out: str | Path) -> list[Path]:
                 }
                 for r in runs
             }
-            fig, ax = plt.subplots(figsize=(max(5, 0.9 * len(groups) * max(1, len(runs))), 3.6))
+            width = min(14.0, max(5.0, 0.45 * len(groups) * max(1, len(runs)) + 2.0))
+            fig, ax = plt.subplots(figsize=(width, 3.6))
             _bars(ax, groups, series)
-            ax.set_title(f"{env_id}: success by {title} (95% CI)")
+            ax.set_title(f"{env_id}: success by {title} (95% CI)", fontsize=9)
             fig.tight_layout()
             files.append(out / f"{slug}_success_{grouping}.png")
             fig.savefig(files[-1], dpi=110)
@@ -129,7 +130,7 @@ def _failures(plt, out: Path, slug: str, env_id: str, runs, res) -> list[Path]:
     if not rows:
         return []
     causes = [c for c in [*ORDER, OTHER, ERROR] if any(cnt.get(c) for _, cnt in rows)]
-    fig, ax = plt.subplots(figsize=(max(5, 1.1 * len(rows)), 3.8))
+    fig, ax = plt.subplots(figsize=(min(14.0, max(6.5, 1.1 * len(rows) + 2.0)), 3.8))
     bottom = np.zeros(len(rows))
     for c in causes:
         share = np.array([100 * cnt.get(c, 0) / max(1, sum(cnt.values())) for _, cnt in rows])
@@ -138,7 +139,7 @@ def _failures(plt, out: Path, slug: str, env_id: str, runs, res) -> list[Path]:
     ax.set_xticks(range(len(rows)))
     ax.set_xticklabels([n for n, _ in rows], fontsize=7)
     ax.set_ylabel("failure share (%)")
-    ax.set_title(f"{env_id}: dominant failure cause by category")
+    ax.set_title(f"{env_id}: dominant failure cause by category", fontsize=9)
     ax.legend(fontsize=7, bbox_to_anchor=(1.01, 1), loc="upper left")
     fig.tight_layout()
     p = out / f"{slug}_failures.png"
@@ -161,7 +162,7 @@ def _distance_plot(plt, out: Path, slug: str, name: str, bins: dict[str, Any]) -
     ax.set_xlabel("median shortest-route length of the bin (m)")
     ax.set_ylabel("success (%)")
     ax.set_ylim(-2, 102)
-    ax.set_title(f"{name}: success by route length (4 equal-count bins)")
+    ax.set_title(f"{name}: success by route length (4 equal-count bins)", fontsize=9)
     ax.legend(fontsize=6, ncol=2)
     fig.tight_layout()
     p = out / f"{slug}_{_slug(name)}_distance_bins.png"
@@ -181,7 +182,7 @@ def _decision_plot(plt, out: Path, slug: str, name: str, bins: list[dict[str, An
     ax.set_xlabel("decision points (bin median)")
     ax.set_ylabel("success (%)")
     ax.set_ylim(-2, 102)
-    ax.set_title(f"{name}: success vs decision points")
+    ax.set_title(f"{name}: success vs decision points", fontsize=9)
     fig.tight_layout()
     p = out / f"{slug}_{_slug(name)}_decision_points.png"
     fig.savefig(p, dpi=110)

@@ -249,10 +249,13 @@ class RunDir:
     def trace_path(self, name: str) -> Path:
         return self.traces_dir / f"{name}.jsonl"
 
-    def write_trace(self, name: str, steps: Iterable[Mapping[str, Any]]) -> str:
-        """Write an episode's steps (one strict-JSON line each) atomically; returns the
-        path relative to the run folder."""
-        data = jsonl_bytes(steps)
+    def write_trace(
+        self, name: str, steps: Iterable[Mapping[str, Any]], small_ints: bool = False
+    ) -> str:
+        """Write an episode's steps (one strict-JSON line each); returns the path relative
+        to the run folder. ``small_ints``: the steps hold no integer beyond 64 bits (the
+        harness's own traces: :func:`urban_gym.eval.trace.core_action` converts them)."""
+        data = jsonl_bytes(steps, small_ints)
         # written in place: the record that points at a trace is appended only after the
         # trace is complete, and a rerun rewrites the trace of a key without a record
         path = os.path.join(self.traces_dir, f"{name}.jsonl")
@@ -293,16 +296,16 @@ _ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
 _LONG_DIGITS = re.compile(r"\d{19}")  # an integer that may exceed 64 bits (strict: a string)
 
 
-def strict_line(item: Any) -> str:
+def strict_line(item: Any, small_ints: bool = False) -> str:
     """``item`` as one line of strict JSON, as :func:`urban_gym.strict_json.dumps` writes
     it, for the records this package builds (plain dicts of JSON values, shallow). Fast
     path: the C encoder, kept when its text is strict JSON (no NaN
     or infinity, only JSON types, no lone surrogates, no line-separator characters);
-    anything else (and any line with a run of 19 digits) goes through
-    ``strict_json.dumps``."""
+    anything else (and any line with a run of 19 digits, unless ``small_ints`` says the
+    item holds no integer beyond 64 bits) goes through ``strict_json.dumps``."""
     try:
         text = _ENCODER.encode(item)
-        if _LONG_DIGITS.search(text):
+        if not small_ints and _LONG_DIGITS.search(text):
             raise ValueError("a long integer")
         if not text.isascii():
             text.encode("utf-8")
@@ -313,9 +316,9 @@ def strict_line(item: Any) -> str:
         return dumps(item)
 
 
-def jsonl_bytes(items: Iterable[Mapping[str, Any]]) -> bytes:
+def jsonl_bytes(items: Iterable[Mapping[str, Any]], small_ints: bool = False) -> bytes:
     """``items`` as UTF-8 JSON lines (:func:`strict_line` each)."""
-    lines = [strict_line(item) for item in items]
+    lines = [strict_line(item, small_ints) for item in items]
     return ("\n".join(lines) + "\n").encode("utf-8") if lines else b""
 
 

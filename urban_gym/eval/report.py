@@ -30,6 +30,7 @@ import json
 import math
 import os
 import time
+import warnings
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -160,7 +161,8 @@ def _summary(
     v = table.values[rows]
     samples = stats.bootstrap_means(v, resamples, stats.stream_seed(seed, stream))
     lo, hi = stats.percentile_ci(samples)
-    with np.errstate(invalid="ignore"):
+    with warnings.catch_warnings():  # a metric no task of the group has: NaN
+        warnings.simplefilter("ignore", RuntimeWarning)
         est = np.nanmean(v, axis=0) if len(v) else np.full(len(table.metrics), np.nan)
     out: dict[str, Any] = {
         "tasks": int(len(rows)),
@@ -245,7 +247,8 @@ def _macro(
     if not samples:
         return out
     stack = np.stack(samples)  # types x resamples x metrics
-    with np.errstate(invalid="ignore"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
         macro = np.nanmean(stack, axis=0)
     lo, hi = stats.percentile_ci(macro)
     for j, m in enumerate(metrics):
@@ -438,8 +441,8 @@ def compare(
         da = {t: float(ta.values[ia[t], ja]) for t in common}
         db = {t: float(tb.values[ib[t], jb]) for t in common}
         out["metrics"][m] = {
-            "a": _f(np.nanmean(list(da.values()))),
-            "b": _f(np.nanmean(list(db.values()))),
+            "a": _f(_nanmean(list(da.values()))),
+            "b": _f(_nanmean(list(db.values()))),
             "diff": _rounded(
                 stats.paired_bootstrap(da, db, resamples, stats.stream_seed(seed, f"paired/{m}"))
             ),
@@ -463,6 +466,12 @@ def compare(
     ]
     out["mcnemar"] = stats.mcnemar(pairs)
     return out
+
+
+def _nanmean(values: Sequence[float]) -> float:
+    v = np.asarray(values, dtype=np.float64)
+    v = v[~np.isnan(v)]
+    return float(v.mean()) if v.size else math.nan
 
 
 def _rounded(d: dict[str, Any]) -> dict[str, Any]:
@@ -589,9 +598,9 @@ def fmt_ci(x: dict[str, Any] | None, metric: str = "success") -> str:
 def _diff_ci(x: dict[str, Any] | None, pct: bool = True) -> str:
     if not x or x.get("mean") is None:
         return "-"
-    k = 100.0 if pct else 1.0
-    unit = " pp" if pct else ""
-    return f"{k * x['mean']:+.1f}{unit} [{k * x['low']:+.1f}, {k * x['high']:+.1f}]"
+    if pct:
+        return f"{100 * x['mean']:+.1f} pp [{100 * x['low']:+.1f}, {100 * x['high']:+.1f}]"
+    return f"{x['mean']:+.3f} [{x['low']:+.3f}, {x['high']:+.3f}]"
 
 
 def _group_table(title: str, groups: dict[str, Any], metrics: list[str], label: str) -> list[str]:

@@ -136,7 +136,7 @@ class EpisodeWorker:
     def run(self, key: EpisodeKey) -> dict[str, Any]:
         """Run the episode of ``key``; returns its record (its trace is on disk)."""
         record, steps = self._episode(key)
-        record["trace"] = self.run_dir.write_trace(key.name, steps)
+        record["trace"] = self.run_dir.write_trace(key.name, steps, small_ints=True)
         return record
 
     def run_many(self, keys: Sequence[EpisodeKey]) -> list[dict[str, Any]]:

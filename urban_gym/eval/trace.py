@@ -66,7 +66,9 @@ def _plain(v: Any) -> bool:
         return len(v) <= LIMITS["max_chars"]
     if t is float:
         return math.isfinite(v)
-    return v is None or t is int or t is bool
+    if t is int:
+        return -(2**63) < v < 2**63
+    return v is None or t is bool
 
 
 def replay_action(action: Any) -> Any:
