@@ -113,32 +113,72 @@ def append_line(path: str | Path, value: Any) -> str:
     """Append ``value`` to the JSONL file ``path`` as one whole line; returns the line.
 
     The line is serialised completely (:func:`dumps`) before the file is touched, then
-    written with one ``write`` on a file opened for appending, with ``SIGINT`` and
-    ``SIGTERM`` held back meanwhile (on the main thread, where the platform allows), so
-    that Ctrl-C cannot leave half a line: the interrupt arrives once the line is written.
-    A file whose last line was cut off (a writer killed mid-line) gets a newline first,
-    so the new record starts a line of its own. The data is in the operating system's
-    hands when this returns (no ``fsync``). Parent folders are created.
+    written by :func:`append_text`.
     """
-    path = Path(path)
     line = dumps(value)
-    data = (line + "\n").encode("utf-8")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with _signals_held():
+    append_text(path, line)
+    return line
+
+
+def append_text(path: str | Path, line: str) -> None:
+    """Append one already-serialised line (strict JSON without a newline, as
+    :func:`dumps` makes it) to the JSONL file ``path`` as one whole line (a
+    :class:`LineAppender` used once).
+    """
+    with LineAppender(path) as out:
+        out.write(line)
+
+
+class LineAppender:
+    """Appends whole lines to a JSONL file kept open (for a writer of many lines).
+
+    Each line is written with one ``write`` on a file opened for appending, with
+    ``SIGINT`` and ``SIGTERM`` held back meanwhile (on the main thread, where the platform
+    allows), so that Ctrl-C cannot leave half a line: the interrupt arrives once the line
+    is written. A file whose last line was cut off (a writer killed mid-line) gets a
+    newline before the first new line, so the new record starts a line of its own. The
+    data is in the operating system's hands when :meth:`write` returns (no ``fsync``).
+    Parent folders are created.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
         flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0)
-        fd = os.open(path, flags, 0o644)
-        try:
-            size = os.fstat(fd).st_size
-            if size:  # (writes go to the end whatever the read position)
-                os.lseek(fd, size - 1, os.SEEK_SET)
-                if os.read(fd, 1) != b"\n":
-                    data = b"\n" + data
+        self._fd: int | None = os.open(self.path, flags, 0o644)
+        self._checked = False
+
+    def write(self, line: str) -> None:
+        """Append ``line`` (one line: no newline in it) and a newline."""
+        if "\n" in line:
+            raise ValueError("LineAppender.write takes one line (it holds a newline)")
+        if self._fd is None:
+            raise ValueError(f"LineAppender of {self.path} is closed")
+        data = (line + "\n").encode("utf-8")
+        fd = self._fd
+        with _signals_held():
+            if not self._checked:
+                size = os.fstat(fd).st_size
+                if size:  # (writes go to the end whatever the read position)
+                    os.lseek(fd, size - 1, os.SEEK_SET)
+                    if os.read(fd, 1) != b"\n":
+                        data = b"\n" + data
+                self._checked = True
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view) :]
-        finally:
-            os.close(fd)
-    return line
+
+    def close(self) -> None:
+        """Close the file (idempotent)."""
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def __enter__(self) -> LineAppender:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 @contextmanager

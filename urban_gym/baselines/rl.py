@@ -81,7 +81,10 @@ def train_maskable_ppo(
     """Train ``MaskablePPO`` (``MultiInputPolicy``) on the RL face of ``env``.
 
     Images smaller than 36 pixels a side are not accepted by sb3's default CNN; keep
-    ``image_size`` >= (36, 36). Returns ``(model, stats)`` with ``timesteps``, ``episodes``,
+    ``image_size`` >= (36, 36). With ``save_path`` the checkpoint is saved with the record
+    of its RL face (env id and kwargs, ``image_size``, ``text``:
+    :mod:`urban_gym.baselines.sb3_agent`), so that ``urban-gym eval --agent sb3:PATH``
+    rebuilds the same face. Returns ``(model, stats)`` with ``timesteps``, ``episodes``,
     ``success_rate`` (of the episodes finished while training), ``mean_return``,
     ``invalid_actions`` (steps the env rejected), ``updates`` (gradient steps),
     ``param_change`` (L2 norm of the change of the policy's parameters), ``loss`` (PPO's
@@ -111,7 +114,17 @@ def train_maskable_ppo(
     wall = time.perf_counter() - t0
     change = parameters_to_vector(model.policy.parameters()).detach() - before
     if save_path is not None:
+        from urban_gym.baselines.sb3_agent import write_face
+
         model.save(str(save_path))
+        write_face(
+            save_path,
+            "MaskablePPO",
+            env if isinstance(env, str) else getattr(getattr(env, "spec", None), "id", None),
+            env_kwargs if isinstance(env, str) else None,
+            image_size,
+            text,
+        )
     stats = {
         "timesteps": int(model.num_timesteps),
         "episodes": counter.episodes,

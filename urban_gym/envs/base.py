@@ -41,6 +41,8 @@ hook                        what the family does there
 ``_pose()``                 ``(x, y, heading)`` for ``info["pose"]``
 ``_distance_to_goal()``     ``info["distance_to_goal_m"]``
 ``_extra_info()``           the family's own ``info`` keys
+``_goal_visible()``         whether the goal object is in view now (only called with
+                            ``track_visibility``; :mod:`urban_gym.envs.visibility`)
 ``_outcome()``              what the family's evaluator scores at the end
 ``_end_reward(m, valid)``   the reward added when the episode ends with metrics ``m``
 ==========================  ===============================================================
@@ -123,6 +125,7 @@ class UrbanEnv(gym.Env):
     """
 
     family: ClassVar[str] = ""
+    track_visibility: bool = False
     cache_attributes: ClassVar[tuple[str, ...]] = ()
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": 4}
 
@@ -131,12 +134,21 @@ class UrbanEnv(gym.Env):
     action_table: Sequence[dict[str, Any]]
 
     # ------------------------------------------------------------------ construction
-    def _init_base(self, render_mode: str | None) -> None:
-        """Check ``render_mode`` and mark the env as waiting for its first ``reset``."""
+    def _init_base(self, render_mode: str | None, track_visibility: bool = False) -> None:
+        """Check ``render_mode`` and mark the env as waiting for its first ``reset``.
+
+        ``track_visibility`` adds the privileged ``info["goal_visible"]`` (a bool on every
+        ``info``: :mod:`urban_gym.envs.visibility`); it renders instance ids every step, so
+        it is off by default (training does not pay for it) and the evaluation harness
+        turns it on.
+        """
         modes = self.metadata.get("render_modes", [])
         if render_mode is not None and render_mode not in modes:
             raise UrbanGymError(f"render_mode={render_mode!r} must be None or one of {modes}")
+        if not isinstance(track_visibility, (bool, np.bool_)):
+            raise UrbanGymError(f"track_visibility={track_visibility!r} must be True or False")
         self.render_mode = render_mode
+        self.track_visibility = bool(track_visibility)
         self.steps = 0
         self.invalid_actions = 0
         #: Why the last action was not carried out ("" when it was): BrowserGym's
@@ -343,6 +355,21 @@ class UrbanEnv(gym.Env):
             return action
         return self.action_set.normalise(action)
 
+    def end_episode(self, reason: str) -> dict[str, Any]:
+        """End the running episode from outside -- e.g. ``model_error`` when the
+        language-model client gave up -- and return its last ``info`` (with
+        ``termination``, ``metrics`` from the family's evaluator and ``is_success``), as if
+        the env had ended it after the last step. Raises ``ResetNeeded`` when no episode
+        is running.
+        """
+        if self._done:
+            raise gym.error.ResetNeeded(
+                f"{type(self).__name__}.end_episode() called with no episode running"
+            )
+        info = self._info(self.last_action_error)
+        self._end_episode(info, reason, not self.last_action_error)
+        return info
+
     def _end_episode(self, info: dict[str, Any], reason: str, valid: bool) -> float:
         """End the episode: ``termination``, ``metrics`` and ``is_success`` into ``info``;
         returns the family's end reward.
@@ -367,6 +394,8 @@ class UrbanEnv(gym.Env):
             "task_id": self.task.id,
         }
         info.update(self._extra_info())
+        if self.track_visibility:
+            info["goal_visible"] = bool(self._goal_visible())
         return info
 
     # ------------------------------------------------------------------ hooks
@@ -406,6 +435,10 @@ class UrbanEnv(gym.Env):
     def _outcome(self) -> Any:
         raise NotImplementedError
 
+    def _goal_visible(self) -> bool:
+        """Whether the goal object is in view now (default: no goal object)."""
+        return False
+
     def _end_reward(self, metrics: dict[str, Any], valid: bool) -> float:
         return 0.0
 
@@ -422,7 +455,7 @@ class UrbanEnv(gym.Env):
     # ------------------------------------------------------------------ pickling
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        for k in self.cache_attributes:
+        for k in (*self.cache_attributes, "_visibility"):
             state.pop(k, None)
         return state
 

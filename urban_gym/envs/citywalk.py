@@ -199,6 +199,8 @@ class CityWalkEnv(UrbanEnv):
     * ``max_steps``: step limit overriding the tasks' (default: the task's, else 150).
     * ``render_mode``: None or ``"rgb_array"`` (view, map and text side by side).
     * ``render_size``: height of each panel of the ``rgb_array`` frame (default 256).
+    * ``track_visibility``: False; True adds ``info["goal_visible"]``
+      (:mod:`urban_gym.envs.visibility`).
 
     ## Version History
     * v0: initial version; ``info`` follows the shared schema since issue 11
@@ -222,8 +224,9 @@ class CityWalkEnv(UrbanEnv):
         max_steps: int | None = None,
         render_mode: str | None = None,
         render_size: int = 256,
+        track_visibility: bool = False,
     ) -> None:
-        self._init_base(render_mode)
+        self._init_base(render_mode, track_visibility)
         if view_size is not None and (
             isinstance(view_size, bool)
             or not isinstance(view_size, int)
@@ -772,6 +775,25 @@ class CityWalkEnv(UrbanEnv):
         if s.action is not None and s.action["action"] == "jump":
             info["jump_height"] = JUMP_HEIGHT
         return info
+
+    def _goal_visible(self) -> bool:
+        """The goal place's sign in the first-person view (pedestrians occlude; False while
+        the map is open): :mod:`urban_gym.envs.visibility`.
+        """
+        from urban_gym.envs.visibility import id_view_size, in_view, tracker_of
+
+        if self.map_mode:
+            return False
+        tr = tracker_of(self, self.city)
+        targets = tr.targets(self.task)
+        if targets.size == 0:
+            return False
+        side = self.view_size or 128
+        w = self.walker
+        res = tr.first_person(id_view_size((side, side)), self.fov).render(
+            w.x, w.y, w.heading, w.pitch, pedestrians=self.pedestrian_positions(), ids=True
+        )
+        return in_view(res.ids, targets)
 
     # ------------------------------------------------------------------ pixels
     def _renderer(self, name: str) -> Any:

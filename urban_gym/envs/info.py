@@ -27,6 +27,15 @@ At the end of an episode (``terminated or truncated``) also:
 ``metrics``              the task's scores: its family's ``evaluate(task, outcome)``
 =======================  ===================================================================
 
+With ``track_visibility=True`` (the evaluation harness turns it on) also, on every
+``info``:
+
+=======================  ===================================================================
+``goal_visible``         whether the task's goal object is in view now (privileged; from the
+                         renderer's instance ids, :mod:`urban_gym.envs.visibility`); False
+                         for tasks without a goal object
+=======================  ===================================================================
+
 A family adds its own keys (a graph node, the simulation clock, the camera's pitch, ...)
 under its own names; they never take a schema key's name. Every value keeps its type on
 every step and every task: Gymnasium's vector envs batch each key into an array typed by
@@ -83,6 +92,9 @@ STEP_KEYS: dict[str, type] = {
 }
 #: Key -> type of the keys added at the end of an episode.
 END_KEYS: dict[str, type] = {"termination": str, "is_success": bool, "metrics": dict}
+#: Key -> type of the keys present only when the env was made to compute them
+#: (``track_visibility=True``).
+OPTIONAL_KEYS: dict[str, type] = {"goal_visible": bool}
 #: The keys of ``pose``.
 POSE_KEYS: tuple[str, ...] = ("x", "y", "heading")
 
@@ -101,6 +113,9 @@ def schema_problems(info: Mapping[str, Any], end: bool = False) -> list[str]:
         if key not in info:
             out.append(f"missing {key!r}")
         elif type(info[key]) is not kind:
+            out.append(f"{key!r} is {type(info[key]).__name__}, not {kind.__name__}")
+    for key, kind in OPTIONAL_KEYS.items():
+        if key in info and type(info[key]) is not kind:
             out.append(f"{key!r} is {type(info[key]).__name__}, not {kind.__name__}")
     pose = info.get("pose")
     if isinstance(pose, Mapping):
@@ -141,6 +156,7 @@ def make_pose(x: float, y: float, heading: float) -> Pose:
 __all__ = [
     "END_KEYS",
     "NO_GOAL",
+    "OPTIONAL_KEYS",
     "POSE_KEYS",
     "STEP_KEYS",
     "EndInfo",

@@ -162,7 +162,8 @@ class PoseGraph360Env(UrbanEnv):
     ``draw_branches`` (True); ``reward_shaping`` (False); ``answer_judge`` (the fuzzy
     name judge ``(prediction, candidate names) -> bool`` of relational answers; default:
     normalised names plus OSM aliases -- an LLM judge can be plugged in); ``render_mode``
-    (``"rgb_array"``).
+    (``"rgb_array"``); ``track_visibility`` (False: True adds ``info["goal_visible"]``,
+    :mod:`urban_gym.envs.visibility`).
 
     ## Version History
 
@@ -215,8 +216,9 @@ class PoseGraph360Env(UrbanEnv):
         reward_shaping: bool = False,
         answer_judge: Callable[[str, Sequence[str]], bool] | None = None,
         render_mode: str | None = None,
+        track_visibility: bool = False,
     ) -> None:
-        self._init_base(render_mode)
+        self._init_base(render_mode, track_visibility)
         if city is not None:
             from urban_gym.world.loader import load_city
 
@@ -762,6 +764,25 @@ class PoseGraph360Env(UrbanEnv):
         if self._message:
             info["message"] = self._message
         return info
+
+    def _goal_visible(self) -> bool:
+        """The goal place's sign in the current perspective view (ids sampled from an id
+        panorama rendered at the frame's position: :mod:`urban_gym.envs.visibility`).
+        """
+        from urban_gym.envs.visibility import id_view_size, in_view, tracker_of
+
+        tr = tracker_of(self, self.city)
+        targets = tr.targets(self.task)
+        if targets.size == 0:
+            return False
+        x, y = self.graph.position(self.state)
+        bearing = self.camera_bearing
+
+        def look() -> bool:
+            size = id_view_size(self.view_wh)
+            return in_view(tr.panoramas.view(x, y, bearing, self.pitch, self.fov, size), targets)
+
+        return tr.remember((self.task.id, self.state, round(bearing, 3), self.pitch), look)
 
     def _outcome(self) -> T.EpisodeOutcome:
         return T.EpisodeOutcome(

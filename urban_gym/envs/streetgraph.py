@@ -178,6 +178,8 @@ class StreetGraphEnv(UrbanEnv):
     * ``render_mode``: ``"rgb_array"`` (the option views with their bearings and the
       instruction; one frame size per env, 160 px per ``max_degree`` option wide, which
       the options shown share equally, so videos can be recorded).
+    * ``track_visibility``: False; True adds ``info["goal_visible"]``
+      (:mod:`urban_gym.envs.visibility`).
 
     ## Version History
 
@@ -219,8 +221,9 @@ class StreetGraphEnv(UrbanEnv):
         view_cache_mb: float = 256.0,
         conditions: dict[str, Any] | None = None,
         render_mode: str | None = None,
+        track_visibility: bool = False,
     ) -> None:
-        self._init_base(render_mode)
+        self._init_base(render_mode, track_visibility)
         self._check_settings(observation, travel, max_decisions, max_transitions, dtw_threshold)
         if not (view_cache_mb >= 0):
             raise UrbanGymError(f"view_cache_mb={view_cache_mb!r} must be >= 0")
@@ -552,6 +555,32 @@ class StreetGraphEnv(UrbanEnv):
         if self.images:
             obs["views"] = self._option_views()
         return obs
+
+    def _goal_visible(self) -> bool:
+        """The goal place's sign in one of the option views (observations with images of a
+        graph built from a city; False otherwise): :mod:`urban_gym.envs.visibility`.
+        """
+        g = self.graph
+        if not self.images or not self.options or g.meta.get("source") != "city":
+            return False
+        from urban_gym.envs.visibility import id_view_size, in_view, tracker_for_spec
+
+        tr = tracker_for_spec(self, str(g.meta["city"]))
+        targets = tr.targets(self.task)
+        if targets.size == 0:
+            return False
+        x, y = g.xy[self.node]
+
+        def look() -> bool:  # the option views of a node never change
+            pano = tr.panoramas.panorama(float(x), float(y))
+            size = id_view_size(self.image_wh)
+            for s in self.options:
+                ids = tr.panoramas.view(x, y, s.heading, VIEW_PITCH, VIEW_FOV, size, pano=pano)
+                if in_view(ids, targets):
+                    return True
+            return False
+
+        return tr.remember((self.task.id, self._graph_key, self.node), look)
 
     # ------------------------------------------------------------------ images
     def _option_views(self) -> np.ndarray:

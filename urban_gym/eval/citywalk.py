@@ -1,22 +1,15 @@
-"""Running the CityWalk suite with the oracle and the random agent, scored per task type.
-
-``urban-gym citywalk-eval`` prints the table; :func:`evaluate` returns it.
-"""
+"""``urban-gym citywalk-eval``: the CityWalk suite with the oracle and the random agent,
+scored per task type (a thin alias of ``urban-gym eval``)."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from urban_gym.envs.citywalk import CityWalkEnv
-from urban_gym.eval import episodes
-from urban_gym.eval.episodes import AGENTS
 from urban_gym.tasks.citywalk import TASK_TYPES
-from urban_gym.tasks.spec import TaskSpec
 
 #: Metrics averaged per type in the report (when the type has them).
 REPORTED = (
@@ -33,48 +26,40 @@ REPORTED = (
     "rain_exposure_s",
     "steps",
 )
-
-
-def run_episode(env: CityWalkEnv, agent: str, task_index: int, seed: int = 0) -> dict[str, Any]:
-    """One episode of task ``task_index`` driven by ``agent`` (``oracle`` or ``random``);
-    returns the final ``info`` (with ``metrics``)."""
-    return episodes.run_episode(env, agent, task_index, seed, agent_seed=seed * 100003 + task_index)
+ENV_ID = "UrbanGym/CityWalk-NoView-v0"
 
 
 def evaluate(
-    suite: str | Path | None = None,
-    tasks: Sequence[TaskSpec] | None = None,
-    agents: Iterable[str] = AGENTS,
+    suite: str | None = None,
+    agents: Iterable[str] = ("oracle", "random"),
     seed: int = 0,
     types: Iterable[str] | None = None,
     progress: bool = True,
+    out: str | None = None,
 ) -> dict[str, dict[str, dict[str, float]]]:
     """Mean metrics per agent and task type (``L5-variants`` of L1/SGN reported as
-    ``<TYPE>*``): ``{agent: {type: {metric: mean, "n": count}}}``."""
-    env = CityWalkEnv(
-        suite=suite,
-        tasks=list(tasks) if tasks is not None else None,
-        task_types=list(types) if types is not None else None,
-        view_size=None,
-    )
-    out: dict[str, dict[str, dict[str, float]]] = {}
-    for agent in agents:
-        rows: dict[str, list[dict[str, float]]] = {}
-        it: Iterable[int] = range(len(env.tasks))
-        if progress:
-            try:
-                from tqdm import tqdm
+    ``<TYPE>*``): ``{agent: {type: {metric: mean, "n": count}}}``. Every episode resets
+    with ``seed``; the random agent of task ``i`` uses ``seed * 100003 + i``."""
+    from urban_gym.eval.legacy import alias_records
 
-                it = tqdm(it, desc=f"citywalk {agent}", unit="episode")
-            except ImportError:  # pragma: no cover
-                pass
-        for i in it:
-            t = env.tasks[i]
-            info = run_episode(env, agent, i, seed)
-            key = t.type + ("*" if "variant" in t.meta else "")
-            rows.setdefault(key, []).append(info["metrics"])
-        out[agent] = {k: _means(v) for k, v in _ordered(rows).items()}
-    return out
+    kwargs: dict[str, Any] = {}
+    if suite is not None:
+        kwargs["suite"] = str(suite)
+    if types is not None:
+        kwargs["task_types"] = list(types)
+    return {
+        agent: summarize(alias_records(ENV_ID, kwargs, agent, seed, "repeat", None, out, progress))
+        for agent in agents
+    }
+
+
+def summarize(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Mean metrics per type (variants as ``<TYPE>*``) of one agent's records."""
+    rows: dict[str, list[dict[str, float]]] = {}
+    for r in records:
+        key = r["task_type"] + ("*" if (r.get("task_info") or {}).get("variant") else "")
+        rows.setdefault(key, []).append(r["metrics"])
+    return {k: _means(v) for k, v in _ordered(rows).items()}
 
 
 def _ordered(rows: dict[str, Any]) -> dict[str, Any]:
@@ -85,7 +70,7 @@ def _ordered(rows: dict[str, Any]) -> dict[str, Any]:
 def _means(ms: list[dict[str, float]]) -> dict[str, float]:
     out: dict[str, float] = {"n": float(len(ms))}
     for k in REPORTED:
-        vals = [m[k] for m in ms if k in m and not math.isnan(m[k])]
+        vals = [m[k] for m in ms if m.get(k) is not None and not math.isnan(m[k])]
         if vals:
             out[k] = float(np.mean(vals))
     return out

@@ -1,59 +1,59 @@
-"""Evaluate the oracle and the random agent on a PoseGraph360 suite
-(``urban-gym posegraph360-eval``): the mean score and success per task type, the
+"""``urban-gym posegraph360-eval``: the oracle and the random agent on a PoseGraph360 suite
+(a thin alias of ``urban-gym eval``): the mean score and success per task type, the
 terminations, and the tasks an agent failed (with why)."""
 
 from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from urban_gym.eval import episodes
-
 #: Metrics averaged per task type (those an episode lacks are skipped).
 REPORTED = ("score", "success", "spl", "mra", "decision_accuracy", "ndtw", "steps")
-
-
-def run_episode(env: Any, agent: str, task_index: int, seed: int) -> dict[str, Any]:
-    """One episode of ``agent`` (``"oracle"`` or ``"random"``) on task ``task_index``;
-    returns the final metrics plus ``termination``, ``task`` and ``type``."""
-    info = episodes.run_episode(env, agent, task_index, seed)
-    t = env.unwrapped.task
-    return {
-        **info["metrics"],
-        "termination": info["termination"],
-        "task": t.id,
-        "type": t.type,
-        "difficulty": t.difficulty,
-    }
+ENV_ID = "UrbanGym/PoseGraph360-v0"
 
 
 def evaluate(
-    env: Any,
+    env_kwargs: dict[str, Any],
     agent: str,
     seed: int = 0,
     episodes: int | None = None,
     progress: bool = False,
+    out: str | None = None,
 ) -> dict[str, Any]:
-    """Run ``agent`` once on each of the first ``episodes`` tasks of ``env`` (default all;
-    episode ``i`` runs task ``i`` with seed ``seed + i``).
+    """Run ``agent`` once on each of the first ``episodes`` tasks of the env made with
+    ``env_kwargs`` (default all; episode ``i`` runs task ``i`` with seed ``seed + i``),
+    through the harness; returns :func:`summarize` of the records."""
+    from urban_gym.eval.legacy import alias_records
 
-    Returns ``{"agent", "episodes", "by_type": {type: {metric: mean, "n": count}},
-    "overall": {...}, "terminations": {...}, "failures": [(task, termination, score)]}``.
-    """
-    u = env.unwrapped
-    n = len(u.tasks) if episodes is None else min(int(episodes), len(u.tasks))
-    it: Any = range(n)
-    if progress:
-        try:
-            from tqdm import tqdm
+    task_ids = None
+    if episodes is not None:
+        import gymnasium as gym
 
-            it = tqdm(it, desc=f"posegraph360 {agent}", leave=False)
-        except ImportError:  # pragma: no cover - tqdm is a dependency of eval
-            pass
-    rows = [run_episode(env, agent, i, seed + i) for i in it]
+        env = gym.make(ENV_ID, **env_kwargs)
+        task_ids = [t.id for t in env.unwrapped.tasks[: max(0, int(episodes))]]
+        env.close()
+    records = alias_records(ENV_ID, env_kwargs, agent, seed, "task", task_ids, out, progress)
+    return summarize(agent, records)
+
+
+def summarize(agent: str, records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """``{"agent", "episodes", "by_type": {type: {metric: mean, "n": count}}, "overall":
+    {...}, "terminations": {...}, "failures": [(task, termination, score)]}`` of a run's
+    records."""
+    rows = [
+        {
+            **r["metrics"],
+            "termination": r["termination"],
+            "task": r["task_id"],
+            "type": r["task_type"],
+            "difficulty": r["difficulty"],
+        }
+        for r in records
+    ]
     by_type: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for r in rows:
         by_type[r["type"]].append(r)
@@ -61,19 +61,19 @@ def evaluate(
     def means(rs: list[dict[str, Any]]) -> dict[str, float]:
         out: dict[str, float] = {"n": float(len(rs))}
         for k in REPORTED:
-            v = [float(r[k]) for r in rs if k in r and not math.isnan(float(r[k]))]
+            v = [float(r[k]) for r in rs if r.get(k) is not None and not math.isnan(float(r[k]))]
             if v:
                 out[k] = float(np.mean(v))
         return out
 
     failures = [
-        (r["task"], r["termination"], round(float(r["score"]), 3))
+        (r["task"], r["termination"], round(float(r.get("score") or 0.0), 3))
         for r in rows
-        if float(r.get("success", 0.0)) < 1.0
+        if float(r.get("success") or 0.0) < 1.0
     ]
     return {
         "agent": agent,
-        "episodes": n,
+        "episodes": len(rows),
         "by_type": {t: means(rs) for t, rs in by_type.items()},
         "overall": means(rows),
         "terminations": dict(Counter(r["termination"] for r in rows)),

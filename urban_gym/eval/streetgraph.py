@@ -1,17 +1,15 @@
-"""Evaluate the oracle and the random agent on StreetGraph suites (``urban-gym
-streetgraph-eval``): mean Success, SPL and Decision Accuracy (plus nDTW, SDTW, task
-completion and SPD for instruction tasks) over every task of a suite."""
+"""``urban-gym streetgraph-eval``: the oracle and the random agent on a StreetGraph suite (a
+thin alias of ``urban-gym eval``): mean Success, SPL and Decision Accuracy (plus nDTW, SDTW,
+task completion and SPD for instruction tasks) over every task of a suite."""
 
 from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-
-from urban_gym.eval import episodes
 
 #: Metrics averaged over episodes (those an episode lacks are skipped).
 REPORTED = (
@@ -26,42 +24,37 @@ REPORTED = (
     "distance_m",
     "shortest_m",
 )
-
-
-def run_agent(env: Any, agent: str, task_index: int, seed: int) -> dict[str, Any]:
-    """One episode of ``agent`` (``"oracle"`` or ``"random"``) on task ``task_index``;
-    returns the final ``info["metrics"]`` plus ``termination`` and ``task``."""
-    info = episodes.run_episode(env, agent, task_index, seed)
-    return {**info["metrics"], "termination": info["termination"], "task": info["task"].id}
+ENV_ID = "UrbanGym/StreetGraph-v0"
 
 
 def evaluate(
-    env: Any,
+    env_kwargs: dict[str, Any],
     agent: str,
     seed: int = 0,
-    episodes: int | None = None,
-    progress: Callable[[int, int], None] | None = None,
+    task_ids: Sequence[str] | None = None,
+    progress: bool = False,
+    out: str | None = None,
 ) -> dict[str, Any]:
-    """Run ``agent`` once on each of the first ``episodes`` tasks of ``env`` (default
-    all; episode ``i`` uses task ``i`` and seed ``seed + i``) and average the metrics.
+    """Run ``agent`` once on each task (``task_ids``: these; episode ``i`` uses task ``i``
+    and seed ``seed + i``) through the harness; returns :func:`summarize`."""
+    from urban_gym.eval.legacy import alias_records
 
-    Returns ``{"agent", "episodes", "mean": {metric: value}, "terminations": {...}}``;
-    decision accuracy is averaged over episodes that made at least one decision.
-    """
-    n = len(env.tasks) if episodes is None else min(int(episodes), len(env.tasks))
-    rows = []
-    for i in range(n):
-        rows.append(run_agent(env, agent, i, seed + i))
-        if progress is not None:
-            progress(i + 1, n)
+    records = alias_records(ENV_ID, env_kwargs, agent, seed, "task", task_ids, out, progress)
+    return summarize(agent, records)
+
+
+def summarize(agent: str, records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """``{"agent", "episodes", "mean": {metric: value}, "terminations": {...}}``;
+    decision accuracy is averaged over episodes that made at least one decision."""
+    rows = [r["metrics"] for r in records]
     mean: dict[str, float] = {}
     for k in REPORTED:
-        vals = [float(r[k]) for r in rows if k in r and not math.isnan(float(r[k]))]
+        vals = [float(r[k]) for r in rows if r.get(k) is not None and not math.isnan(float(r[k]))]
         if vals:
             mean[k] = float(np.mean(vals))
     return {
         "agent": agent,
-        "episodes": n,
+        "episodes": len(rows),
         "mean": mean,
-        "terminations": dict(sorted(Counter(r["termination"] for r in rows).items())),
+        "terminations": dict(sorted(Counter(r["termination"] for r in records).items())),
     }

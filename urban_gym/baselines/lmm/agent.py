@@ -18,7 +18,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from urban_gym.baselines.lmm.client import ChatClient, ModelError
+from urban_gym.baselines.lmm.client import ChatClient, ClientConfig, ModelError
 from urban_gym.baselines.lmm.prompt import PromptBuilder, prompt_builder_for
 from urban_gym.wrappers.episode_metrics import EpisodeMetrics
 from urban_gym.wrappers.stacks import family_of, find_wrapper
@@ -133,3 +133,179 @@ def run_episode(
             metrics.abort(reason, f"{type(exc).__name__}: {exc}")
         raise
     return record
+
+
+#: The client settings :class:`LMMHarnessAgent` takes (fields of :class:`ClientConfig`
+#: except the API key, which comes from the environment and is never recorded).
+CLIENT_OPTIONS: tuple[str, ...] = (
+    "base_url",
+    "model",
+    "temperature",
+    "max_tokens",
+    "extra_body",
+    "timeout_s",
+    "max_retries",
+)
+MEMORY_SCHEMES: tuple[str, ...] = ("auto", "reflection", "agentnav", "none")
+
+
+class LMMHarnessAgent:
+    """The language-model agent in the evaluation harness's protocol
+    (:class:`urban_gym.baselines.agents.Agent`): :class:`LMMAgent` (client, prompt
+    builder, loop) acting on the language-model face of the core env.
+
+    Args:
+        base_url, model, temperature, max_tokens, extra_body, timeout_s, max_retries:
+            client settings (:class:`ClientConfig`; None = the environment variables /
+            defaults). The API key is read from ``URBAN_GYM_LMM_API_KEY`` /
+            ``OPENAI_API_KEY`` and never appears in :meth:`config`.
+        image_budget_bytes: bytes of images per request (downscaled in steps to fit).
+        max_image_side: cap on an image's longer side (pixels) before encoding.
+        include_images: False for a text-only model.
+        map: add an agent-centred map image (:class:`MapObservation`).
+        memory: ``auto`` (the family's), ``reflection``, ``agentnav`` or ``none``.
+        memory_budget: characters per memory text.
+        history: past turns the model sees (None: the family's default).
+        protocol: prompt protocol name (None: the family's).
+        seed: client seed for the retry jitter.
+    """
+
+    kind = "lmm"
+
+    def __init__(
+        self,
+        base_url: str | None = None,
+        model: str | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        timeout_s: float | None = None,
+        max_retries: int | None = None,
+        image_budget_bytes: int = 4_000_000,
+        max_image_side: int | None = None,
+        include_images: bool = True,
+        map: bool = False,
+        memory: str = "auto",
+        memory_budget: int = 2000,
+        history: int | None = None,
+        protocol: str | None = None,
+        seed: int | None = 0,
+    ) -> None:
+        from urban_gym.errors import UrbanGymError
+
+        if memory not in MEMORY_SCHEMES:
+            raise UrbanGymError(f"memory={memory!r} is not one of {', '.join(MEMORY_SCHEMES)}")
+        self.client_config = ClientConfig.from_env(
+            base_url=base_url,
+            model=model,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            extra_body=dict(extra_body) if extra_body is not None else None,
+            timeout_s=timeout_s,
+            max_retries=max_retries,
+        )
+        self.image_budget_bytes = int(image_budget_bytes)
+        self.max_image_side = max_image_side
+        self.include_images = bool(include_images)
+        self.map = bool(map)
+        self.memory = memory
+        self.memory_budget = int(memory_budget)
+        self.history = history
+        self.protocol = protocol
+        self.client = ChatClient(self.client_config, seed=seed)
+        self.agent = LMMAgent(self.client)
+        self.stack: gym.Env | None = None
+        self._last: dict[str, Any] = {}
+
+    def wrap(self, env: gym.Env) -> gym.Env:
+        """The language-model face of ``env`` (:func:`urban_gym.wrappers.make_lm_env`)."""
+        from urban_gym.wrappers.stacks import make_lm_env
+
+        self.stack = make_lm_env(
+            env,
+            protocol=self.protocol,
+            map_observation=self.map,
+            memory=None if self.memory == "none" else self.memory,
+            memory_budget=self.memory_budget,
+            lm_kwargs={
+                "image_budget_bytes": self.image_budget_bytes,
+                "max_image_side": self.max_image_side,
+                "include_images": self.include_images,
+            },
+        )
+        return self.stack
+
+    def reset(self, env: gym.Env, task: Any, seed: int | None = None) -> None:
+        self.stack = env
+        if self.history is not None:
+            fam = prompt_builder_for(family_of(env))
+            self.agent.prompt_builder = PromptBuilder(self.history, fam.history_images)
+            self.agent._builder_given = True
+        self.agent.reset(env)
+        self._last = {}
+
+    def act(self, obs: Any, info: dict[str, Any]) -> str:
+        """The model's reply text (raises
+        :class:`~urban_gym.baselines.agents.AgentGaveUp` with ``model_error`` when the
+        client gives up)."""
+        from urban_gym.baselines.agents import AgentGaveUp
+
+        assert self.stack is not None, "wrap(env) and reset() first"
+        try:
+            text = self.agent.act(self.stack)
+        except ModelError as exc:
+            self._last = {}
+            raise AgentGaveUp("model_error", str(exc)) from exc
+        self._last = dict(self.agent.replies[-1]) if self.agent.replies else {}
+        return text
+
+    def step_info(self) -> dict[str, Any]:
+        """The last reply's tokens (``usage``), ``latency_s`` and ``attempts``."""
+        return dict(self._last)
+
+    def usage(self) -> dict[str, int]:
+        """The client's token counters so far."""
+        from urban_gym.baselines.agents import USAGE_KEYS
+
+        return {k: int(self.client.usage.get(k, 0)) for k in USAGE_KEYS}
+
+    def config(self) -> dict[str, Any]:
+        """Model, endpoint (credentials and query removed), sampling, images, map,
+        memory -- never the API key."""
+        c = self.client_config
+        return {
+            "kind": self.kind,
+            "model": c.model,
+            "base_url": public_url(c.base_url),
+            "temperature": c.temperature,
+            "max_tokens": c.max_tokens,
+            "extra_body": dict(c.extra_body),
+            "timeout_s": c.timeout_s,
+            "max_retries": c.max_retries,
+            "image_budget_bytes": self.image_budget_bytes,
+            "max_image_side": self.max_image_side,
+            "include_images": self.include_images,
+            "map": self.map,
+            "memory": self.memory,
+            "memory_budget": self.memory_budget,
+            "history": self.history,
+            "protocol": self.protocol,
+        }
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def public_url(url: str) -> str:
+    """``url`` without user:password and without a query string or fragment (where keys
+    hide), e.g. ``https://u:k@host/v1?key=x`` -> ``https://host/v1``."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(str(url))
+    except ValueError:
+        return "<unparsable url>"
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))

@@ -18,6 +18,12 @@ verbatim (a client retry after a lost answer) gets the same answer without stepp
 
 ``faults`` makes the first chat requests fail with the given HTTP status codes (e.g.
 ``[429, 500]``) to exercise the client's retries.
+
+``responders`` answer requests that are not steps of an episode -- a judge's verdict
+(:func:`urban_gym.baselines.lmm.judge.judge_responder`), a failure label
+(:func:`urban_gym.eval.labeler.label_responder`): each is called with the request's
+messages and returns the reply text, or None to pass; the first that answers wins, and
+the episode is not touched.
 """
 
 from __future__ import annotations
@@ -75,6 +81,10 @@ class ScriptedServer:
         wrap: ``json``, ``fence``, ``prose`` or ``mixed``.
         faults: HTTP status codes for the first chat requests.
         host, port: where to listen (port 0: a free port).
+        responders: answer non-episode requests (see the module docstring).
+        schedule: ``(seed, options)`` of the episodes to script, in order: each is started
+            by the first request after the previous one ended (e.g. a harness run's keys:
+            ``(seed, {"task_id": ...})``); when it is spent, ``seed`` + 1 as before.
     """
 
     def __init__(
@@ -90,6 +100,8 @@ class ScriptedServer:
         host: str = "127.0.0.1",
         port: int = 0,
         model_name: str = "urban-gym-scripted",
+        responders: Sequence[Callable[[list], str | None]] = (),
+        schedule: Sequence[tuple[int | None, dict[str, Any] | None]] = (),
     ) -> None:
         if wrap not in WRAPS:
             raise ValueError(f"wrap={wrap!r} is not one of {', '.join(WRAPS)}")
@@ -103,6 +115,9 @@ class ScriptedServer:
         self.faults = list(faults)
         self.host, self.port = host, int(port)
         self.model_name = model_name
+        self.responders = list(responders)
+        self.schedule = list(schedule)
+        self.answered = 0  # requests answered by a responder
         self.env: gym.Env | None = None
         self.oracle: Any = None
         self.protocol: PromptProtocol | None = None
@@ -216,18 +231,32 @@ class ScriptedServer:
             messages = body.get("messages")
             if not isinstance(messages, list) or not messages:
                 return 400, _error("'messages' must be a non-empty list", "invalid_request_error")
+            for respond in self.responders:
+                text = respond(messages)
+                if text is not None:
+                    self.answered += 1
+                    return 200, _completion(text, self.model_name, messages, self.answered)
             key = hashlib.sha256(
                 json.dumps(messages, sort_keys=True, default=str).encode()
             ).hexdigest()
             if self._last is not None and self._last[0] == key:
                 return 200, self._last[1]
             if self.episode_over:
-                if not self.started and self.seed is None and self.env_id is None:
+                if (
+                    not self.started
+                    and not self.schedule
+                    and self.seed is None
+                    and (self.env_id is None)
+                ):
                     return 409, _error(
                         "no episode: POST /v1/scripted/episode first", "invalid_request_error"
                     )
-                next_seed = self.seed if not self.started else _next(self.seed)
-                self._start_episode(next_seed, self.options, None, None)
+                if self.schedule:
+                    seed, options = self.schedule.pop(0)
+                    self._start_episode(seed, options, None, None)
+                else:
+                    next_seed = self.seed if not self.started else _next(self.seed)
+                    self._start_episode(next_seed, self.options, None, None)
             text = self._next_reply()
             resp = _completion(text, self.model_name, messages, self.steps)
             self._last = (key, resp)

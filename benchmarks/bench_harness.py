@@ -1,0 +1,309 @@
+"""The evaluation harness: its overhead, its parallel speed-up and the time of a large
+report, each next to a reference measured in the same run.
+
+* overhead: ``urban-gym eval`` (records and traces; goal visibility off, then on) with the
+  oracle on the symbolic StreetGraph procedural suite (the goal's case) and on the
+  procedural PoseGraph360 suite (84x84 views), one process, the episode loop (set-up
+  excluded); reference: a bare loop over the same episodes (``gym.make``, reset by task
+  id, the oracle's actions, nothing written). CPU time of the process and wall time, with
+  the run folder on the working disk and (symbolic case) on a RAM disk (/dev/shm: no
+  file-creation cost). Goal: <= 5% more time.
+* local workers: the random agent on the same suite with ``--workers 2`` vs 1. Goal: >=
+  1.7x faster (on 2 cores).
+* Ray: the same with ``--backend ray --workers 2`` (``ray.init()`` done before timing;
+  the actors' start-up, world load included, is timed) vs 1 local worker. Goal: >= 1.5x.
+* report: ``urban-gym report`` of a 10,000-episode run (tables with 10,000-resample
+  bootstrap CIs, failure causes from 10,000 traces, plots; no GIFs). Goal: < 30 s.
+* goal visibility: the cost of ``track_visibility=True`` per env step (random valid
+  actions, the same seeds with and without), per family: PoseGraph360 landmark tasks
+  (84x84 view, 512-px panoramas), CityWalk SGN (128x128 view), StreetGraph Helsinki with
+  84x84 option views. Off by default, so RL training pays nothing.
+
+Timings are the best of ``--rounds`` alternating rounds (other processes share the
+machine). Run: ``python benchmarks/bench_harness.py [--rounds 3] [--quick]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks._common import print_table  # noqa: E402
+
+SG = "UrbanGym/StreetGraph-Procedural-v0"
+KW = {"observation": "symbolic"}
+
+
+def bare_loop(seeds: int, env_id: str = SG, kwargs: dict | None = None) -> tuple[float, float]:
+    """``(wall, cpu)`` seconds of the bare oracle loop over every task and seed (the env is
+    made first, as the harness makes its own before its loop; its distance fields are
+    computed in the loop in both)."""
+    import gymnasium as gym
+
+    import urban_gym  # noqa: F401
+    from urban_gym.baselines.oracles import make_oracle
+
+    env = gym.make(env_id, **(KW if kwargs is None else kwargs))
+    tasks = [t.id for t in env.unwrapped.tasks]
+    t0, c0 = time.perf_counter(), time.process_time()
+    for r in range(seeds):
+        for tid in tasks:
+            env.reset(seed=r, options={"task_id": tid})
+            oracle = make_oracle(env)
+            oracle.reset(env)
+            done = False
+            while not done:
+                _, _, term, trunc, _ = env.step(oracle.act(env))
+                done = term or trunc
+    return time.perf_counter() - t0, time.process_time() - c0
+
+
+def harness(
+    out: Path,
+    agent: str,
+    seeds: int,
+    workers: int = 1,
+    backend: str = "local",
+    env_id: str = SG,
+    kwargs: dict | None = None,
+    visibility: bool = True,
+):
+    """``(loop wall, loop cpu, total wall)`` seconds of a harness run (the world is
+    already loaded in this process)."""
+    from urban_gym.eval.runner import run
+
+    shutil.rmtree(out, ignore_errors=True)
+    t0 = time.perf_counter()
+    r = run(
+        env_id,
+        out,
+        agent=agent,
+        env_kwargs=KW if kwargs is None else kwargs,
+        seeds=seeds,
+        workers=workers,
+        backend=backend,
+        progress=False,
+        track_visibility=visibility,
+    )
+    return r.wall_s, r.cpu_s, time.perf_counter() - t0
+
+
+VISIBILITY_CASES = (
+    (
+        "PoseGraph360 landmark tasks",
+        "UrbanGym/PoseGraph360-v0",
+        {"view_size": 84, "pano_width": 512, "task_types": ["landmark_name", "landmark_image"]},
+    ),
+    ("CityWalk SGN, 128x128 view", "UrbanGym/CityWalk-v0", {"task_types": ["SGN"]}),
+    ("StreetGraph, 84x84 option views", "UrbanGym/StreetGraph-v0", {"image_size": 84}),
+)
+
+
+def step_time(env_id: str, kwargs: dict, track: bool, steps: int = 300) -> tuple[float, float]:
+    """Mean seconds per env step (random valid actions, episodes from seed 0 on): a first
+    pass with empty caches (every panorama and view rendered on first use: what an
+    evaluation run pays) and the best of two passes over the same steps again (cached)."""
+    import gymnasium as gym
+    import numpy as np
+
+    import urban_gym  # noqa: F401
+
+    env = gym.make(env_id, track_visibility=track, **kwargs)
+
+    def go() -> float:
+        rng = np.random.default_rng(0)
+        obs, _ = env.reset(seed=0)
+        ep = 0
+        t0 = time.perf_counter()
+        for _ in range(steps):
+            a = int(rng.choice(np.flatnonzero(obs["action_mask"])))
+            obs, _, term, trunc, _ = env.step(a)
+            if term or trunc:
+                ep += 1
+                obs, _ = env.reset(seed=ep)
+        return (time.perf_counter() - t0) / steps
+
+    cold = go()
+    warm = min(go() for _ in range(2))
+    env.close()
+    return cold, warm
+
+
+#: (label, env id, kwargs, repeats) of the overhead measurement: the cheapest env (the
+#: goal's case) and one that renders.
+OVERHEAD_CASES = (
+    ("symbolic StreetGraph procedural, 100 tasks", SG, KW, 5),
+    (
+        "PoseGraph360 procedural, 21 tasks, 84x84 views",
+        "UrbanGym/PoseGraph360-Procedural-v0",
+        {"view_size": 84},
+        10,
+    ),
+)
+
+
+def overhead_rows(tmp: Path, rounds: int, quick: bool) -> list[tuple[str, str, str, str]]:
+    """The harness loop against the bare loop (oracle): records and traces alone
+    (``track_visibility`` off), on disk and -- the symbolic case -- on a RAM disk (no
+    file-system cost), and the default run (visibility on)."""
+    shm_root = Path("/dev/shm") if Path("/dev/shm").is_dir() else tmp
+    shm = Path(tempfile.mkdtemp(prefix="bench-harness-", dir=shm_root))
+    rows = []
+    inf = float("inf")
+    try:
+        for i, (label, env_id, kwargs, seeds) in enumerate(OVERHEAD_CASES):
+            seeds = max(1, seeds // 2) if quick else seeds
+            bare_loop(1, env_id, kwargs)  # warm up: world, graph, caches
+            places = [("disk", tmp, False)]
+            if i == 0:
+                places.append(("RAM disk", shm, False))
+            places.append(("disk, goal visibility on (the default)", tmp, True))
+            best = {p: (inf, inf) for p, _, _ in places}
+            bw = bc = inf
+            for _ in range(rounds):
+                w, c = bare_loop(seeds, env_id, kwargs)
+                bw, bc = min(bw, w), min(bc, c)
+                for place, root, vis in places:
+                    w, c, _ = harness(
+                        root / "oracle",
+                        "oracle",
+                        seeds,
+                        env_id=env_id,
+                        kwargs=kwargs,
+                        visibility=vis,
+                    )
+                    best[place] = (min(best[place][0], w), min(best[place][1], c))
+            for place, (w, c) in best.items():
+                rows.append(
+                    (
+                        f"oracle, {label} x {seeds} seeds, 1 process, run folder on {place}: "
+                        "harness loop vs bare loop, CPU (wall)",
+                        f"{c:.2f} s vs {bc:.2f} s ({w:.2f} s vs {bw:.2f} s)",
+                        f"{100 * (c / bc - 1):+.1f}% CPU ({100 * (w / bw - 1):+.1f}% wall)",
+                        "<= +5%",
+                    )
+                )
+    finally:
+        shutil.rmtree(shm, ignore_errors=True)
+    return rows
+
+
+def parallel_rows(
+    tmp: Path, rounds: int, seeds: int, ray_too: bool
+) -> list[tuple[str, str, str, str]]:
+    """``--workers 2`` and the Ray backend against one local worker (random agent)."""
+    inf = float("inf")
+    one = two = inf
+    for _ in range(rounds):
+        one = min(one, harness(tmp / "w1", "random", seeds, 1)[2])
+        two = min(two, harness(tmp / "w2", "random", seeds, 2)[2])
+    n = 100 * seeds
+    rows = [
+        (
+            f"random, {n} episodes: --workers 2 vs 1",
+            f"{two:.2f} s vs {one:.2f} s",
+            f"{one / two:.2f}x faster",
+            ">= 1.7x",
+        )
+    ]
+    if ray_too:
+        import ray
+
+        t0 = time.perf_counter()
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="WARNING")
+        init = time.perf_counter() - t0
+        best = inf
+        try:
+            for _ in range(rounds):
+                best = min(best, harness(tmp / "ray", "random", seeds, 2, "ray")[2])
+        finally:
+            ray.shutdown()
+        rows.append(
+            (
+                f"random, {n} episodes: --backend ray --workers 2 vs 1 local",
+                f"{best:.2f} s vs {one:.2f} s (+ {init:.1f} s ray.init)",
+                f"{one / best:.2f}x faster ({one / (best + init):.2f}x with init)",
+                ">= 1.5x",
+            )
+        )
+    return rows
+
+
+def report_rows(tmp: Path, seeds: int) -> list[tuple[str, str, str, str]]:
+    """The report of a ``100 * seeds``-episode run (random agent: mostly failures, so
+    every trace is read for the failure causes)."""
+    from urban_gym.eval.report import build_report, write_report
+    from urban_gym.eval.runner import run
+
+    big = tmp / "big"
+    t0 = time.perf_counter()
+    run(SG, big, agent="random", env_kwargs=KW, seeds=seeds, workers=2, progress=False)
+    made = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    write_report(build_report([big]), tmp / "big-report")
+    took = time.perf_counter() - t0
+    return [
+        (
+            f"report of a {100 * seeds:,}-episode run (CIs, failures, plots)",
+            f"{took:.1f} s",
+            f"{took / made:.2f}x the run's {made:.0f} s",
+            "< 30 s",
+        )
+    ]
+
+
+def visibility_rows() -> list[tuple[str, str, str, str]]:
+    """The cost of ``track_visibility`` per env step, per family."""
+    rows = []
+    for label, env_id, kwargs in VISIBILITY_CASES:
+        off_cold, off_warm = step_time(env_id, kwargs, False)
+        on_cold, on_warm = step_time(env_id, kwargs, True)
+        rows.append(
+            (
+                f"track_visibility, {label}: step time on vs off, first pass (cached pass)",
+                f"{1000 * on_cold:.2f} ms vs {1000 * off_cold:.2f} ms "
+                f"({1000 * on_warm:.2f} vs {1000 * off_warm:.2f} ms)",
+                f"{100 * (on_cold / off_cold - 1):+.0f}% ({100 * (on_warm / off_warm - 1):+.0f}%)",
+                "off by default",
+            )
+        )
+    return rows
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--rounds", type=int, default=3, help="alternating rounds (best is kept)")
+    p.add_argument("--quick", action="store_true", help="smaller workloads")
+    p.add_argument("--no-ray", action="store_true", help="skip the Ray measurement")
+    p.add_argument(
+        "--only",
+        choices=("overhead", "parallel", "report", "visibility"),
+        default=None,
+        help="run one measurement",
+    )
+    args = p.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="bench-harness-"))
+    rows: list[tuple[str, str, str, str]] = []
+    want = {args.only} if args.only else {"overhead", "parallel", "report", "visibility"}
+    try:
+        if "overhead" in want:
+            rows += overhead_rows(tmp, args.rounds, args.quick)
+        if "parallel" in want:
+            rows += parallel_rows(tmp, args.rounds, 3 if args.quick else 8, not args.no_ray)
+        if "report" in want:
+            rows += report_rows(tmp, 10 if args.quick else 100)
+        if "visibility" in want:
+            rows += visibility_rows()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print_table("Evaluation harness", rows)
+
+
+if __name__ == "__main__":
+    main()

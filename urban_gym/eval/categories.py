@@ -1,0 +1,89 @@
+"""The groups a report breaks results into: each task's category, and the task facts the
+report's analyses need (goal radius, shortest route, decision points).
+
+Categories follow the papers:
+
+* PoseGraph360 (360CityArena): **Environment Understanding** (localization, landmark search
+  by name and by image), **Path Reasoning** (map navigation, vision-language navigation),
+  **Spatial Reasoning** (object count, relational reasoning);
+* CityWalk (UrbanGround): the five levels **L1**-**L5** of its ladder; a condition variant
+  of an L1/L2 type (dusk, night, rain) belongs to L5;
+* StreetGraph (CityNav): the task type (one category per type);
+* any other family: the type's ``level`` when it has one, else the task type.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+#: PoseGraph360 task type -> category (360CityArena, Fig. 2).
+POSEGRAPH360_CATEGORIES: dict[str, str] = {
+    "localization": "Environment Understanding",
+    "landmark_name": "Environment Understanding",
+    "landmark_image": "Environment Understanding",
+    "map_navigation": "Path Reasoning",
+    "vln": "Path Reasoning",
+    "object_count": "Spatial Reasoning",
+    "relational": "Spatial Reasoning",
+}
+
+
+def task_category(task: Any) -> str:
+    """The category of a :class:`~urban_gym.tasks.spec.TaskSpec` (module docstring)."""
+    if task.family == "posegraph360":
+        return POSEGRAPH360_CATEGORIES.get(task.type, task.type)
+    if task.family == "citywalk" and "variant" in (task.meta or {}):
+        return "L5"
+    level = _type_info(task).get("level", "")
+    return str(level).upper() if level else str(task.type)
+
+
+def task_kind(task: Any) -> str:
+    """The kind of the task's type (``navigation``, ``question``, ``multi_stop``...)."""
+    return str(_type_info(task).get("kind", ""))
+
+
+def _type_info(task: Any) -> dict[str, Any]:
+    from urban_gym.tasks.families import FAMILIES
+
+    fam = FAMILIES.get(task.family)
+    if fam is None:
+        return {}
+    tt = fam.tasks_module().TASK_TYPES.get(task.type)
+    return {"level": getattr(tt, "level", ""), "kind": getattr(tt, "kind", "")}
+
+
+def task_facts(task: Any) -> dict[str, Any]:
+    """What the report's analyses need of a task: ``goal_radius_m``, ``shortest_m`` (the
+    shortest route's length, metres), ``straight_m`` (start to goal, metres),
+    ``decision_points`` and ``variant`` (None when the task lacks it)."""
+    g, meta = task.goal or {}, task.meta or {}
+    radius = g.get("radius")
+    shortest = meta.get(
+        "shortest_m", meta.get("route_length_m", g.get("route_length", meta.get("route_length")))
+    )
+    straight = None
+    try:
+        gx, gy = (g["x"], g["y"]) if "x" in g else g["position"]
+        straight = math.dist((float(task.start["x"]), float(task.start["y"])), (gx, gy))
+    except (KeyError, TypeError, ValueError):
+        pass
+    return {
+        "goal_radius_m": _num(radius),
+        "shortest_m": _num(shortest),
+        "straight_m": _num(straight),
+        "decision_points": _num(meta.get("decision_points")),
+        "variant": meta.get("variant"),
+    }
+
+
+def _num(v: Any) -> float | None:
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    return round(f, 3) if math.isfinite(f) else None
+
+
+__all__ = ["POSEGRAPH360_CATEGORIES", "task_category", "task_facts", "task_kind"]

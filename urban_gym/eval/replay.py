@@ -1,0 +1,129 @@
+"""GIFs of the best and the worst episode of every task type, by replaying them.
+
+A record holds the episode's key and its trace the actions the core env received
+(:mod:`urban_gym.eval.trace`), so an episode can be re-run exactly without its agent: the
+run's env (the manifest's id and kwargs) is made with ``render_mode="rgb_array"``, reset
+with the key's seed and task, and stepped with the recorded actions; every frame is its
+``render()``. :func:`urban_gym.eval.trace.replay` checks the replay against the record
+(pose at every step, termination, metrics) and the report says whether it was exact.
+
+Best = success first, then the highest score, then the fewest steps; worst = the reverse
+(failures with the lowest score and the most steps); ties go to the first key.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+MAX_FRAMES = 120
+
+
+def pick_episodes(records: Sequence[Mapping[str, Any]]) -> list[tuple[str, str, Mapping[str, Any]]]:
+    """``(task type, "best"|"worst", record)`` per task type (one entry when the type has
+    one episode)."""
+    by_type: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for r in records:
+        by_type[str(r.get("task_type"))].append(r)
+
+    def merit(r: Mapping[str, Any]) -> tuple:
+        m = r.get("metrics") or {}
+        score = m.get("score", m.get("spl", 0.0))
+        score = float(score) if isinstance(score, (int, float)) else 0.0
+        return (bool(r.get("is_success")), score, -int(r.get("steps", 0)))
+
+    out = []
+    for ty, rs in by_type.items():
+        ordered = sorted(rs, key=merit, reverse=True)  # stable: ties keep file order
+        out.append((ty, "best", ordered[0]))
+        worst = sorted(rs, key=merit)[0]
+        if worst is not ordered[0]:
+            out.append((ty, "worst", worst))
+    return out
+
+
+def replay_gif(
+    run: Any, record: Mapping[str, Any], path: str | Path, env: Any = None
+) -> dict[str, Any]:
+    """Replay ``record`` of ``run`` (:class:`urban_gym.eval.report.Run`) and write its GIF
+    to ``path``; returns ``{"path", "exact", "problems", "frames"}``."""
+    from urban_gym.eval.trace import replay
+    from urban_gym.eval.worker import RunSpec, make_env
+    from urban_gym.render import frame as F
+
+    steps = run.dir.read_trace(record)
+    own = env is None
+    if own:
+        m = run.manifest
+        spec = RunSpec(m["env_id"], dict(m.get("env_kwargs") or {}), "oracle", judge=m.get("judge"))
+        spec.env_kwargs.pop("track_visibility", None)
+        env = make_env(spec, render_mode="rgb_array")
+    frames: list[np.ndarray] = []
+    n = len(steps)
+
+    def grab(e: Any, info: Mapping[str, Any]) -> None:
+        t = len(frames)
+        ok = "" if info.get("action_valid", True) else "  (invalid action)"
+        end = f"  -> {info['termination']}" if "termination" in info else ""
+        frames.append(F.caption(e.render(), f"{record['task_id']}  step {t}/{n - 1}{ok}{end}"))
+
+    try:
+        exact, _, problems = replay(env, record, steps, on_step=grab)
+    finally:
+        if own:
+            env.close()
+    write_gif(frames, path)
+    return {"path": str(path), "exact": exact, "problems": problems, "frames": len(frames)}
+
+
+def write_gif(frames: Sequence[np.ndarray], path: str | Path) -> Path:
+    """Frames as a looping GIF (at most :data:`MAX_FRAMES`, evenly kept; the last shown
+    longer)."""
+    import imageio.v3 as iio
+
+    from urban_gym.render import frame as F
+
+    frames = list(frames)
+    if len(frames) > MAX_FRAMES:
+        keep = np.linspace(0, len(frames) - 1, MAX_FRAMES).round().astype(int)
+        frames = [frames[i] for i in keep]
+    frames = F.pad_frames(frames)
+    durations = [350] * (len(frames) - 1) + [1500]
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    iio.imwrite(path, frames, duration=durations, loop=0)
+    return path
+
+
+def episode_gifs(runs: Sequence[Any], out: str | Path) -> list[dict[str, Any]]:
+    """Best and worst episode GIFs per task type of every run, in ``out/gifs``."""
+    from urban_gym.eval.worker import RunSpec, make_env
+
+    out = Path(out)
+    made = []
+    for run in runs:
+        m = run.manifest
+        spec = RunSpec(m["env_id"], dict(m.get("env_kwargs") or {}), "oracle", judge=m.get("judge"))
+        spec.env_kwargs.pop("track_visibility", None)
+        env = make_env(spec, render_mode="rgb_array")
+        try:
+            for ty, which, rec in pick_episodes(run.records):
+                name = f"{_slug(run.name)}_{_slug(ty)}_{which}.gif"
+                g = replay_gif(run, rec, out / "gifs" / name, env=env)
+                g.update(run=run.name, task_type=ty, which=which, key=rec.get("key"))
+                g["path"] = f"gifs/{name}"
+                made.append(g)
+        finally:
+            env.close()
+    return made
+
+
+def _slug(s: str) -> str:
+    return "".join(c if c.isalnum() else "_" for c in str(s)).strip("_").lower()
+
+
+__all__ = ["MAX_FRAMES", "episode_gifs", "pick_episodes", "replay_gif", "write_gif"]

@@ -1,0 +1,834 @@
+"""``urban-gym report RUN_DIR [RUN_DIR ...]``: tables with confidence intervals, paired
+comparisons, failure causes, a leaderboard, plots and GIFs -- for any run of any agent.
+
+:func:`build_report` reads the run folders (:mod:`urban_gym.eval.records`) and returns the
+report as a dict (written as ``report.json``); :func:`format_markdown` turns it into
+``report.md``; :mod:`urban_gym.eval.plots` draws the PNGs and :mod:`urban_gym.eval.replay`
+the GIFs. What the report holds per run:
+
+* success (``is_success``), and where the family has them the task score (``score``:
+  PoseGraph360's headline number, MRA for counts) and SPL -- overall (count-weighted: every
+  task counts once), macro-averaged over task types, and per task type, difficulty and
+  category (:mod:`urban_gym.eval.categories`); every figure with a 95% percentile-bootstrap
+  interval over tasks (:mod:`urban_gym.eval.stats`: 10,000 resamples, seeded);
+* terminations, tokens;
+* CityWalk: per navigation type, 4 equal-count bins of the tasks' shortest-route length
+  with success and the share of episodes that ended closer to the goal than they began;
+* StreetGraph: 4 equal-count bins of decision points with success and SPL;
+* failure causes (:mod:`urban_gym.eval.failures`): the dominant cause of every failed
+  episode by category and type, with the rules written out; optionally a model's labels
+  and their agreement with the rules (Cohen's kappa).
+
+Across runs: a leaderboard, and a paired comparison of each run with the first (the
+baseline) on the tasks both ran -- the mean per-task difference with a paired-bootstrap
+interval and McNemar's exact test on success (pairs matched by task and repeat).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+import warnings
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from urban_gym.errors import UrbanGymError
+from urban_gym.eval import stats
+from urban_gym.eval.failures import ERROR, ORDER, OTHER, RULES, classify
+from urban_gym.eval.records import RunDir
+
+#: Metrics reported (when a family has them), in order.
+METRICS: tuple[str, ...] = ("success", "score", "spl")
+GROUPINGS: tuple[tuple[str, str], ...] = (
+    ("by_type", "task_type"),
+    ("by_difficulty", "difficulty"),
+    ("by_category", "category"),
+)
+DIFFICULTY_ORDER = ("easy", "medium", "hard", "l1", "l2", "l3", "l4", "l5")
+BINS = 4
+
+
+@dataclass
+class Run:
+    """A run folder read for the report: its manifest, records and display name."""
+
+    path: Path
+    manifest: dict[str, Any]
+    records: list[dict[str, Any]]
+    name: str = ""
+    dir: RunDir = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.dir = RunDir(self.path)
+
+    @property
+    def family(self) -> str:
+        return str(
+            self.manifest.get("family") or (self.records[0]["family"] if self.records else "")
+        )
+
+
+def load_run(path: str | os.PathLike) -> Run:
+    """Read a run folder (manifest and whole records; a torn last line is ignored)."""
+    d = RunDir(path)
+    manifest = d.read_manifest()
+    records = d.read_episodes(repair=False)
+    if not records:
+        raise UrbanGymError(f"{d.path}: no episode records yet")
+    return Run(Path(path), manifest, records)
+
+
+def run_label(manifest: dict[str, Any]) -> str:
+    """A short name for a run: the agent spec, the model of a language model, the
+    checkpoint's file name of a policy."""
+    agent = manifest.get("agent") or {}
+    cfg = agent.get("config") or {}
+    spec = str(agent.get("spec", "?"))
+    if agent.get("kind") == "lmm" and cfg.get("model"):
+        return f"lmm:{cfg['model']}"
+    if agent.get("kind") == "sb3":
+        return f"sb3:{Path(spec[4:]).name}"
+    return spec
+
+
+def name_runs(runs: Sequence[Run], names: Sequence[str] | None = None) -> None:
+    """Give each run a unique display name (``names``, or the agent and -- for
+    duplicates -- the folder name)."""
+    if names:
+        if len(names) != len(runs):
+            raise UrbanGymError(f"{len(names)} names for {len(runs)} runs")
+        for r, n in zip(runs, names):
+            r.name = n
+        return
+    base = [run_label(r.manifest) for r in runs]
+    counts = Counter(base)
+    for r, b in zip(runs, base):
+        r.name = b if counts[b] == 1 else f"{b} ({r.path.name})"
+
+
+# --------------------------------------------------------------------------- tables
+def _metric_value(rec: dict[str, Any], metric: str) -> float:
+    if metric == "success":
+        return 1.0 if rec.get("is_success") else 0.0
+    v = (rec.get("metrics") or {}).get(metric)
+    if isinstance(v, bool):
+        return float(v)
+    return float(v) if isinstance(v, (int, float)) and math.isfinite(v) else math.nan
+
+
+@dataclass
+class _Table:
+    """Per-task means of a run's records (tasks in first-seen order)."""
+
+    tasks: list[str]
+    values: np.ndarray  # tasks x metrics
+    metrics: list[str]
+    attrs: dict[str, dict[str, Any]]  # task id -> task_type, difficulty, category, ...
+    episodes: Counter
+
+
+def _table(records: Sequence[dict[str, Any]]) -> _Table:
+    metrics = [m for m in METRICS if any(not math.isnan(_metric_value(r, m)) for r in records)]
+    v = np.array([[_metric_value(r, m) for m in metrics] for r in records], dtype=np.float64)
+    ids = [r["task_id"] for r in records]
+    tasks, means = stats.task_means(ids, v.reshape(len(records), len(metrics)))
+    attrs: dict[str, dict[str, Any]] = {}
+    for r in records:
+        attrs.setdefault(
+            r["task_id"],
+            {
+                "task_type": r.get("task_type"),
+                "difficulty": r.get("difficulty"),
+                "category": r.get("category"),
+                "kind": r.get("kind"),
+                "task_info": r.get("task_info") or {},
+            },
+        )
+    return _Table([str(t) for t in tasks], means, metrics, attrs, Counter(ids))
+
+
+def _summary(
+    table: _Table, rows: np.ndarray, stream: str, resamples: int, seed: int
+) -> tuple[dict[str, Any], np.ndarray]:
+    """Means and CIs of the tasks ``rows``; also returns the resampled means."""
+    v = table.values[rows]
+    samples = stats.bootstrap_means(v, resamples, stats.stream_seed(seed, stream))
+    lo, hi = stats.percentile_ci(samples)
+    with warnings.catch_warnings():  # a metric no task of the group has: NaN
+        warnings.simplefilter("ignore", RuntimeWarning)
+        est = np.nanmean(v, axis=0) if len(v) else np.full(len(table.metrics), np.nan)
+    out: dict[str, Any] = {
+        "tasks": int(len(rows)),
+        "episodes": int(sum(table.episodes[table.tasks[i]] for i in rows)),
+        "metrics": {},
+    }
+    for j, m in enumerate(table.metrics):
+        if not np.isnan(v[:, j]).all():
+            out["metrics"][m] = {"mean": _f(est[j]), "low": _f(lo[j]), "high": _f(hi[j])}
+    return out, samples
+
+
+def _f(x: Any) -> float | None:
+    x = float(x)
+    return round(x, 6) if math.isfinite(x) else None
+
+
+def _order(keys: Sequence[str], grouping: str, family: str) -> list[str]:
+    if grouping == "by_difficulty":
+        return sorted(
+            keys, key=lambda k: (DIFFICULTY_ORDER.index(k) if k in DIFFICULTY_ORDER else 99, k)
+        )
+    if grouping == "by_type":
+        from urban_gym.tasks.families import FAMILIES
+
+        fam = FAMILIES.get(family)
+        table = list(fam.tasks_module().TASK_TYPES) if fam is not None else []
+        return sorted(keys, key=lambda k: (table.index(k) if k in table else 99, k))
+    if grouping == "by_category" and family == "posegraph360":
+        from urban_gym.eval.categories import POSEGRAPH360_CATEGORIES
+
+        cats = list(dict.fromkeys(POSEGRAPH360_CATEGORIES.values()))
+        return sorted(keys, key=lambda k: (cats.index(k) if k in cats else 99, k))
+    return sorted(keys)
+
+
+def run_results(run: Run, resamples: int = stats.RESAMPLES, seed: int = 0) -> dict[str, Any]:
+    """Everything the report says about one run except failures (see the module
+    docstring)."""
+    recs = run.records
+    table = _table(recs)
+    all_rows = np.arange(len(table.tasks))
+    out: dict[str, Any] = {"metrics": table.metrics}
+    out["overall"], _ = _summary(table, all_rows, "overall", resamples, seed)
+    for grouping, attr in GROUPINGS:
+        groups: dict[str, list[int]] = defaultdict(list)
+        for i, t in enumerate(table.tasks):
+            groups[str(table.attrs[t][attr])].append(i)
+        res: dict[str, Any] = {}
+        samples: list[np.ndarray] = []
+        for g in _order(list(groups), grouping, run.family):
+            res[g], s = _summary(table, np.array(groups[g]), f"{grouping}/{g}", resamples, seed)
+            samples.append(s)
+        out[grouping] = res
+        if grouping == "by_type":
+            out["macro"] = _macro(res, samples, table.metrics)
+    out["terminations"] = dict(Counter(r.get("termination") for r in recs).most_common())
+    tokens = sum(int((r.get("tokens") or {}).get("total_tokens", 0) or 0) for r in recs)
+    out["tokens"] = {
+        "total": tokens,
+        "per_episode": round(tokens / len(recs), 1),
+        "prompt": sum(int((r.get("tokens") or {}).get("prompt_tokens", 0) or 0) for r in recs),
+        "completion": sum(
+            int((r.get("tokens") or {}).get("completion_tokens", 0) or 0) for r in recs
+        ),
+    }
+    out["steps"] = {"mean": round(float(np.mean([r.get("steps", 0) for r in recs])), 2)}
+    out["errors"] = sum(1 for r in recs if r.get("error") is not None)
+    if run.family == "citywalk":
+        out["distance_bins"] = distance_bins(table, recs, resamples, seed)
+    if run.family == "streetgraph":
+        out["decision_bins"] = decision_bins(table, recs, resamples, seed)
+    return out
+
+
+def _macro(
+    by_type: dict[str, Any], samples: list[np.ndarray], metrics: list[str]
+) -> dict[str, Any]:
+    """Mean over task types of the per-type means; its CI from the same resamples (each
+    type resampled within itself)."""
+    out: dict[str, Any] = {"types": len(by_type), "metrics": {}}
+    if not samples:
+        return out
+    stack = np.stack(samples)  # types x resamples x metrics
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        macro = np.nanmean(stack, axis=0)
+    lo, hi = stats.percentile_ci(macro)
+    for j, m in enumerate(metrics):
+        vals = [g["metrics"][m]["mean"] for g in by_type.values() if m in g["metrics"]]
+        if vals:
+            out["metrics"][m] = {
+                "mean": _f(np.mean(vals)),
+                "low": _f(lo[j]),
+                "high": _f(hi[j]),
+            }
+    return out
+
+
+def _bins_of(
+    table: _Table,
+    tasks: list[int],
+    value: Callable[[dict[str, Any]], float | None],
+    recs_by_task: dict[str, list[dict[str, Any]]],
+    stream: str,
+    resamples: int,
+    seed: int,
+    extra: Callable[[list[dict[str, Any]]], dict[str, Any]],
+) -> list[dict[str, Any]]:
+    pts = [(i, value(table.attrs[table.tasks[i]]["task_info"])) for i in tasks]
+    pts = [(i, v) for i, v in pts if v is not None]
+    if len(pts) < BINS:
+        return []
+    which = stats.equal_count_bins([v for _, v in pts], BINS)
+    out = []
+    for b in range(BINS):
+        rows = [i for (i, _), w in zip(pts, which) if w == b]
+        vals = [v for (_, v), w in zip(pts, which) if w == b]
+        s, _ = _summary(table, np.array(rows), f"{stream}/{b}", resamples, seed)
+        recs = [r for i in rows for r in recs_by_task[table.tasks[i]]]
+        out.append(
+            {
+                "bin": b + 1,
+                "range": [round(min(vals), 1), round(max(vals), 1)],
+                "median": round(float(np.median(vals)), 1),
+                **s,
+                **extra(recs),
+            }
+        )
+    return out
+
+
+def _ended_closer(recs: list[dict[str, Any]]) -> dict[str, Any]:
+    vals = []
+    for r in recs:
+        m = (r.get("metrics") or {}).get("ended_closer")
+        if isinstance(m, (int, float)):
+            vals.append(float(m))
+            continue
+        a = (r.get("start") or {}).get("distance_to_goal_m")
+        b = (r.get("end") or {}).get("distance_to_goal_m")
+        if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+            vals.append(float(b < a))
+    return {"ended_closer": round(float(np.mean(vals)), 4) if vals else None}
+
+
+def distance_bins(
+    table: _Table, recs: Sequence[dict[str, Any]], resamples: int, seed: int
+) -> dict[str, list[dict[str, Any]]]:
+    """CityWalk: per navigation type (and all of them pooled), 4 equal-count bins of the
+    shortest-route length (metres)."""
+    by_task: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in recs:
+        by_task[r["task_id"]].append(r)
+    types: dict[str, list[int]] = defaultdict(list)
+    for i, t in enumerate(table.tasks):
+        a = table.attrs[t]
+        if a["kind"] == "navigation" and a["task_info"].get("shortest_m") is not None:
+            types[str(a["task_type"])].append(i)
+            types["all navigation"].append(i)
+    out = {}
+    for ty in _order([k for k in types if k != "all navigation"], "by_type", "citywalk") + [
+        "all navigation"
+    ]:
+        if ty in types:
+            b = _bins_of(
+                table,
+                types[ty],
+                lambda info: info.get("shortest_m"),
+                by_task,
+                f"distance/{ty}",
+                resamples,
+                seed,
+                _ended_closer,
+            )
+            if b:
+                out[ty] = b
+    return out
+
+
+def decision_bins(
+    table: _Table, recs: Sequence[dict[str, Any]], resamples: int, seed: int
+) -> list[dict[str, Any]]:
+    """StreetGraph: 4 equal-count bins of decision points (intersections on the shortest
+    route)."""
+    by_task: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in recs:
+        by_task[r["task_id"]].append(r)
+    return _bins_of(
+        table,
+        list(range(len(table.tasks))),
+        lambda info: info.get("decision_points"),
+        by_task,
+        "decisions",
+        resamples,
+        seed,
+        lambda rs: {},
+    )
+
+
+# --------------------------------------------------------------------------- failures
+def failure_breakdown(run: Run, keep_episodes: bool = True) -> dict[str, Any]:
+    """The failure cause of every failed episode (from its trace), counted overall, by
+    category and by type; rule hit counts."""
+    labels = []
+    for r in run.records:
+        if r.get("is_success"):
+            continue
+        try:
+            steps = run.dir.read_trace(r)
+        except UrbanGymError:
+            steps = []
+        c = classify(r, steps)
+        labels.append(
+            {
+                "key": r.get("key"),
+                "task_type": r.get("task_type"),
+                "category": r.get("category"),
+                "dominant": c["dominant"],
+                "causes": c["causes"],
+                "rules": c["rules"],
+            }
+        )
+    causes = [*ORDER, OTHER, ERROR]
+
+    def count(items: list[dict[str, Any]]) -> dict[str, int]:
+        cnt = Counter(x["dominant"] for x in items)
+        return {c: cnt.get(c, 0) for c in causes if cnt.get(c, 0)}
+
+    by_cat: dict[str, list] = defaultdict(list)
+    by_type: dict[str, list] = defaultdict(list)
+    for x in labels:
+        by_cat[str(x["category"])].append(x)
+        by_type[str(x["task_type"])].append(x)
+    out = {
+        "failed": len(labels),
+        "dominant": count(labels),
+        "by_category": {
+            k: count(v) for k, v in sorted(by_cat.items(), key=lambda kv: _cat_key(run, kv[0]))
+        },
+        "by_type": {
+            k: count(v)
+            for k, v in zip(
+                _order(list(by_type), "by_type", run.family),
+                [by_type[k] for k in _order(list(by_type), "by_type", run.family)],
+            )
+        },
+        "rule_hits": dict(Counter(h for x in labels for h in x["rules"]).most_common()),
+    }
+    if keep_episodes:
+        out["episodes"] = labels
+    return out
+
+
+def _cat_key(run: Run, cat: str) -> tuple:
+    return (_order([cat], "by_category", run.family).index(cat), cat)
+
+
+# --------------------------------------------------------------------------- comparisons
+def compare(
+    a: Run, b: Run, resamples: int = stats.RESAMPLES, seed: int = 0
+) -> dict[str, Any] | None:
+    """Paired comparison of run ``b`` against run ``a`` on their common tasks (None when
+    they share none): mean per-task difference b - a with paired-bootstrap CIs (overall
+    and per type), McNemar's exact test on success over episodes paired by (task, repeat)."""
+    ta, tb = _table(a.records), _table(b.records)
+    common = [t for t in ta.tasks if t in set(tb.tasks)]
+    if not common:
+        return None
+    ia = {t: i for i, t in enumerate(ta.tasks)}
+    ib = {t: i for i, t in enumerate(tb.tasks)}
+    metrics = [m for m in ta.metrics if m in tb.metrics]
+    out: dict[str, Any] = {"a": a.name, "b": b.name, "tasks": len(common), "metrics": {}}
+    for m in metrics:
+        ja, jb = ta.metrics.index(m), tb.metrics.index(m)
+        da = {t: float(ta.values[ia[t], ja]) for t in common}
+        db = {t: float(tb.values[ib[t], jb]) for t in common}
+        out["metrics"][m] = {
+            "a": _f(_nanmean(list(da.values()))),
+            "b": _f(_nanmean(list(db.values()))),
+            "diff": _rounded(
+                stats.paired_bootstrap(da, db, resamples, stats.stream_seed(seed, f"paired/{m}"))
+            ),
+        }
+    by_type: dict[str, Any] = {}
+    types = _order(list({str(ta.attrs[t]["task_type"]) for t in common}), "by_type", a.family)
+    j = ta.metrics.index("success")
+    for ty in types:
+        ts = [t for t in common if str(ta.attrs[t]["task_type"]) == ty]
+        da = {t: float(ta.values[ia[t], j]) for t in ts}
+        db = {t: float(tb.values[ib[t], tb.metrics.index("success")]) for t in ts}
+        by_type[ty] = _rounded(
+            stats.paired_bootstrap(da, db, resamples, stats.stream_seed(seed, f"paired/type/{ty}"))
+        )
+    out["success_by_type"] = by_type
+    ea = {(r["task_id"], int(r["repeat"])): bool(r.get("is_success")) for r in a.records}
+    pairs = [
+        (ea[(r["task_id"], int(r["repeat"]))], bool(r.get("is_success")))
+        for r in b.records
+        if (r["task_id"], int(r["repeat"])) in ea
+    ]
+    out["mcnemar"] = stats.mcnemar(pairs)
+    return out
+
+
+def _nanmean(values: Sequence[float]) -> float:
+    v = np.asarray(values, dtype=np.float64)
+    v = v[~np.isnan(v)]
+    return float(v.mean()) if v.size else math.nan
+
+
+def _rounded(d: dict[str, Any]) -> dict[str, Any]:
+    return {k: (_f(v) if isinstance(v, float) else v) for k, v in d.items()}
+
+
+def leaderboard(runs: Sequence[Run], results: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per run, best overall success first."""
+    rows = []
+    for r in runs:
+        res = results[r.name]
+        rows.append(
+            {
+                "run": r.name,
+                "env_id": r.manifest.get("env_id"),
+                "tasks": res["overall"]["tasks"],
+                "episodes": res["overall"]["episodes"],
+                "success": res["overall"]["metrics"].get("success"),
+                "macro_success": res["macro"]["metrics"].get("success"),
+                "score": res["overall"]["metrics"].get("score"),
+                "spl": res["overall"]["metrics"].get("spl"),
+                "tokens_per_episode": res["tokens"]["per_episode"],
+            }
+        )
+    rows.sort(key=lambda x: -((x["success"] or {}).get("mean") or 0.0))
+    return rows
+
+
+# --------------------------------------------------------------------------- the report
+def build_report(
+    run_dirs: Sequence[str | os.PathLike],
+    names: Sequence[str] | None = None,
+    resamples: int = stats.RESAMPLES,
+    seed: int = 0,
+    failures: bool = True,
+    labeler: Callable[[Run, dict[str, Any]], dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """The report of ``run_dirs`` as a dict (``report.json``); see the module docstring.
+    ``labeler(run, failure_breakdown)`` adds a model's failure labels to a run."""
+    t0 = time.perf_counter()
+    runs = [load_run(p) for p in run_dirs]
+    name_runs(runs, names)
+    results: dict[str, Any] = {}
+    for r in runs:
+        res = run_results(r, resamples, seed)
+        if failures:
+            res["failures"] = failure_breakdown(r)
+            if labeler is not None:
+                res["labeler"] = labeler(r, res["failures"])
+        results[r.name] = res
+    comparisons = []
+    for b in runs[1:]:
+        c = compare(runs[0], b, resamples, seed)
+        if c is not None:
+            comparisons.append(c)
+    return {
+        "runs": [
+            {
+                "name": r.name,
+                "path": str(r.path),
+                "env_id": r.manifest.get("env_id"),
+                "env_kwargs": r.manifest.get("env_kwargs"),
+                "family": r.family,
+                "agent": r.manifest.get("agent"),
+                "seeds": r.manifest.get("seeds"),
+                "episodes": len(r.records),
+                "planned_episodes": r.manifest.get("episodes"),
+                "complete": len(r.records) == r.manifest.get("episodes"),
+                "suite": r.manifest.get("suite"),
+            }
+            for r in runs
+        ],
+        "settings": {
+            "bootstrap": "percentile",
+            "resamples": resamples,
+            "seed": seed,
+            "level": stats.LEVEL,
+            "unit": "task (episodes of a task averaged first)",
+        },
+        "results": results,
+        "comparisons": comparisons,
+        "leaderboard": leaderboard(runs, results),
+        "rules": [{"cause": x.cause, "id": x.id, "text": x.text} for x in RULES],
+        "build_s": round(time.perf_counter() - t0, 3),
+    }
+
+
+def write_report(
+    report: dict[str, Any], out: str | os.PathLike, plots: bool = True
+) -> dict[str, Path]:
+    """Write ``report.json``, ``report.md`` (and the PNGs) into ``out``; returns the
+    paths."""
+    from urban_gym.strict_json import json_safe
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {"json": out / "report.json", "md": out / "report.md"}
+    if plots:
+        from urban_gym.eval.plots import draw_plots
+
+        report["plots"] = [str(p.relative_to(out)) for p in draw_plots(report, out)]
+    paths["json"].write_text(
+        json.dumps(json_safe(report), indent=1, ensure_ascii=False, allow_nan=False) + "\n",
+        encoding="utf-8",
+    )
+    paths["md"].write_text(format_markdown(report), encoding="utf-8")
+    return paths
+
+
+# --------------------------------------------------------------------------- markdown
+def fmt_ci(x: dict[str, Any] | None, metric: str = "success") -> str:
+    """``"57.1% [49.0, 64.6]"`` for rates, ``"0.412 [0.35, 0.47]"`` for scores."""
+    if not x or x.get("mean") is None:
+        return "-"
+    pct = metric == "success"
+    m, lo, hi = x["mean"], x.get("low"), x.get("high")
+    if pct:
+        s = f"{100 * m:.1f}%"
+        return s + (f" [{100 * lo:.1f}, {100 * hi:.1f}]" if lo is not None else "")
+    s = f"{m:.3f}"
+    return s + (f" [{lo:.3f}, {hi:.3f}]" if lo is not None else "")
+
+
+def _diff_ci(x: dict[str, Any] | None, pct: bool = True) -> str:
+    if not x or x.get("mean") is None:
+        return "-"
+    if pct:
+        return f"{100 * x['mean']:+.1f} pp [{100 * x['low']:+.1f}, {100 * x['high']:+.1f}]"
+    return f"{x['mean']:+.3f} [{x['low']:+.3f}, {x['high']:+.3f}]"
+
+
+def _group_table(title: str, groups: dict[str, Any], metrics: list[str], label: str) -> list[str]:
+    head = f"| {label} | tasks | episodes | " + " | ".join(f"{m} (95% CI)" for m in metrics) + " |"
+    lines = [f"#### {title}", "", head, "|---|---:|---:|" + "---|" * len(metrics)]
+    for g, v in groups.items():
+        cells = [fmt_ci(v["metrics"].get(m), m) for m in metrics]
+        lines.append(f"| {g} | {v['tasks']} | {v['episodes']} | " + " | ".join(cells) + " |")
+    return [*lines, ""]
+
+
+def format_markdown(report: dict[str, Any]) -> str:
+    """``report.md``: runs, leaderboard, per-run tables, comparisons, failure causes."""
+    s = report["settings"]
+    L = ["# Evaluation report", ""]
+    L.append(
+        f"Every figure is a mean with its 95% {s['bootstrap']}-bootstrap interval "
+        f"({s['resamples']:,} resamples, seed {s['seed']}; the unit resampled is the task: "
+        "a task's episodes over several seeds are averaged first). Success is `is_success`; "
+        "score is the family's headline score where it has one (PoseGraph360: MRA for "
+        "object counts); overall = every task once (count-weighted), macro = the mean of "
+        "the task types' means."
+    )
+    L.append("")
+    L += ["## Runs", "", "| run | env | agent | tasks | seeds | episodes | complete |"]
+    L.append("|---|---|---|---:|---:|---:|---|")
+    for r in report["runs"]:
+        ag = r["agent"] or {}
+        res = report["results"][r["name"]]
+        done = "yes" if r["complete"] else f"no ({r['episodes']}/{r['planned_episodes']})"
+        L.append(
+            f"| {r['name']} | {r['env_id']} | {ag.get('spec')} | {res['overall']['tasks']} | "
+            f"{r['seeds']} | {r['episodes']} | {done} |"
+        )
+    L += ["", "## Leaderboard", ""]
+    L.append("| # | run | env | tasks | success | macro success | score | SPL | tokens/ep |")
+    L.append("|---:|---|---|---:|---|---|---|---|---:|")
+    for i, x in enumerate(report["leaderboard"], 1):
+        L.append(
+            f"| {i} | {x['run']} | {x['env_id']} | {x['tasks']} | {fmt_ci(x['success'])} | "
+            f"{fmt_ci(x['macro_success'])} | {fmt_ci(x['score'], 'score')} | "
+            f"{fmt_ci(x['spl'], 'spl')} | {x['tokens_per_episode']:g} |"
+        )
+    L.append("")
+    for r in report["runs"]:
+        L += _run_section(r, report["results"][r["name"]])
+    if report["comparisons"]:
+        L += ["## Paired comparisons", ""]
+        L.append(
+            "Each run against the first (the baseline), on the tasks both ran: the mean "
+            "per-task difference (second minus first) with its paired-bootstrap 95% "
+            "interval; McNemar's exact test on success over episodes paired by task and "
+            "repeat (b = only the baseline succeeded, c = only the other run)."
+        )
+        L.append("")
+        for c in report["comparisons"]:
+            L += _comparison_section(c)
+    L += ["## Failure-cause rules", "", _rules_text(report), ""]
+    if report.get("gifs"):
+        L += ["## Best and worst episodes", ""]
+        for g in report["gifs"]:
+            exact = "exact replay" if g.get("exact") else f"replay differs: {g.get('problems')}"
+            L.append(f"- {g['run']} / {g['task_type']} / {g['which']}: `{g['path']}` ({exact})")
+        L.append("")
+    if report.get("plots"):
+        L += ["## Plots", ""] + [f"![{p}]({p})" for p in report["plots"]] + [""]
+    return "\n".join(L)
+
+
+def _rules_text(report: dict[str, Any]) -> str:
+    from urban_gym.eval.failures import rules_markdown
+
+    return rules_markdown()
+
+
+def _run_section(r: dict[str, Any], res: dict[str, Any]) -> list[str]:
+    ms = res["metrics"]
+    L = [f"## {r['name']} on {r['env_id']}", ""]
+    ag = (r.get("agent") or {}).get("config") or {}
+    if ag:
+        L.append(
+            "Agent: " + ", ".join(f"{k}={v}" for k, v in ag.items() if v not in (None, {}, ""))
+        )
+        L.append("")
+    L.append("| | tasks | episodes | " + " | ".join(f"{m} (95% CI)" for m in ms) + " |")
+    L.append("|---|---:|---:|" + "---|" * len(ms))
+    for label, g in (
+        ("overall (count-weighted)", res["overall"]),
+        ("macro over types", res["macro"]),
+    ):
+        tasks = g.get("tasks", g.get("types", ""))
+        eps = g.get("episodes", "")
+        L.append(
+            f"| {label} | {tasks}{' types' if 'types' in g else ''} | {eps} | "
+            + " | ".join(fmt_ci(g["metrics"].get(m), m) for m in ms)
+            + " |"
+        )
+    L.append("")
+    L += _group_table("By category", res["by_category"], ms, "category")
+    L += _group_table("By difficulty", res["by_difficulty"], ms, "difficulty")
+    L += _group_table("By task type", res["by_type"], ms, "type")
+    L.append(
+        "Terminations: "
+        + ", ".join(f"{k} {v}" for k, v in res["terminations"].items())
+        + f". Mean steps {res['steps']['mean']}; tokens {res['tokens']['total']:,} "
+        f"({res['tokens']['per_episode']:g} per episode); errors {res['errors']}."
+    )
+    L.append("")
+    if res.get("distance_bins"):
+        L += [
+            "#### Success by shortest-route length (4 equal-count bins per type)",
+            "",
+            "| type | bin | route length m | median m | tasks | success (95% CI) | ended closer |",
+            "|---|---:|---|---:|---:|---|---:|",
+        ]
+        for ty, bins in res["distance_bins"].items():
+            for b in bins:
+                ec = b.get("ended_closer")
+                L.append(
+                    f"| {ty} | {b['bin']} | {b['range'][0]:g}-{b['range'][1]:g} | {b['median']:g} | "
+                    f"{b['tasks']} | {fmt_ci(b['metrics'].get('success'))} | "
+                    f"{'-' if ec is None else f'{100 * ec:.0f}%'} |"
+                )
+        L.append("")
+    if res.get("decision_bins"):
+        L += [
+            "#### Success by decision points (4 equal-count bins)",
+            "",
+            "| bin | decision points | median | tasks | success (95% CI) | SPL (95% CI) |",
+            "|---:|---|---:|---:|---|---|",
+        ]
+        for b in res["decision_bins"]:
+            L.append(
+                f"| {b['bin']} | {b['range'][0]:g}-{b['range'][1]:g} | {b['median']:g} | "
+                f"{b['tasks']} | {fmt_ci(b['metrics'].get('success'))} | "
+                f"{fmt_ci(b['metrics'].get('spl'), 'spl')} |"
+            )
+        L.append("")
+    f = res.get("failures")
+    if f:
+        L += _failure_section(f)
+    lab = res.get("labeler")
+    if lab:
+        L += _labeler_section(lab)
+    return L
+
+
+def _failure_section(f: dict[str, Any]) -> list[str]:
+    causes = [c for c in [*ORDER, OTHER, ERROR] if f["dominant"].get(c)]
+    L = [f"#### Failure causes ({f['failed']} failed episodes; dominant cause, rules below)", ""]
+    if not f["failed"]:
+        return [*L, "No failed episodes.", ""]
+    L.append("| category | failed | " + " | ".join(causes) + " |")
+    L.append("|---|---:|" + "---:|" * len(causes))
+    for cat, cnt in [*f["by_category"].items(), ("all", f["dominant"])]:
+        n = sum(cnt.values())
+        cells = [f"{cnt.get(c, 0)} ({100 * cnt.get(c, 0) / n:.0f}%)" if n else "0" for c in causes]
+        L.append(f"| {cat} | {n} | " + " | ".join(cells) + " |")
+    L.append("")
+    if f.get("rule_hits"):
+        L.append(
+            "Rules that held (an episode can match several): "
+            + ", ".join(f"`{k}` {v}" for k, v in f["rule_hits"].items())
+        )
+        L.append("")
+    return L
+
+
+def _labeler_section(lab: dict[str, Any]) -> list[str]:
+    L = [
+        f"#### Model labels vs rules ({lab.get('model')}, {lab.get('labeled')} failed episodes)",
+        "",
+        f"Cohen's kappa {lab.get('kappa'):.3f}; raw agreement {100 * lab.get('agreement', 0):.1f}%."
+        if lab.get("kappa") is not None
+        else "No labels.",
+        "",
+    ]
+    conf = lab.get("confusion") or {}
+    if conf:
+        cols = sorted({c for row in conf.values() for c in row})
+        L.append("| rules \\ model | " + " | ".join(cols) + " |")
+        L.append("|---|" + "---:|" * len(cols))
+        for k, row in conf.items():
+            L.append(f"| {k} | " + " | ".join(str(row.get(c, 0)) for c in cols) + " |")
+        L.append("")
+    return L
+
+
+def _comparison_section(c: dict[str, Any]) -> list[str]:
+    L = [f"### {c['b']} vs {c['a']} ({c['tasks']} common tasks)", ""]
+    L.append("| metric | " + f"{c['a']} | {c['b']} | difference (95% CI) |")
+    L.append("|---|---|---|---|")
+    for m, v in c["metrics"].items():
+        pct = m == "success"
+        a = "-" if v["a"] is None else (f"{100 * v['a']:.1f}%" if pct else f"{v['a']:.3f}")
+        b = "-" if v["b"] is None else (f"{100 * v['b']:.1f}%" if pct else f"{v['b']:.3f}")
+        L.append(f"| {m} | {a} | {b} | {_diff_ci(v['diff'], pct)} |")
+    mc = c["mcnemar"]
+    L.append("")
+    L.append(
+        f"McNemar (success, {mc['pairs']} paired episodes): both {mc['both']}, neither "
+        f"{mc['neither']}, only {c['a']} (b) {mc['a_only']}, only {c['b']} (c) {mc['b_only']}; "
+        f"exact two-sided p = {mc['p']:.4g}."
+    )
+    L.append("")
+    if c.get("success_by_type"):
+        L.append("| type | success difference (95% CI) | tasks |")
+        L.append("|---|---|---:|")
+        for ty, v in c["success_by_type"].items():
+            L.append(f"| {ty} | {_diff_ci(v)} | {v['n']} |")
+        L.append("")
+    return L
+
+
+__all__ = [
+    "METRICS",
+    "Run",
+    "build_report",
+    "compare",
+    "decision_bins",
+    "distance_bins",
+    "failure_breakdown",
+    "fmt_ci",
+    "format_markdown",
+    "leaderboard",
+    "load_run",
+    "name_runs",
+    "run_label",
+    "run_results",
+    "write_report",
+]

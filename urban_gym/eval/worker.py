@@ -1,0 +1,125 @@
+"""What one process needs to run episodes: the episode key, the run spec and the
+:class:`EpisodeWorker` (one env and one agent per process, built once). The runner
+(:mod:`urban_gym.eval.runner`) and the parallel backends (:mod:`urban_gym.eval.backends`)
+both build on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import gymnasium as gym
+
+from urban_gym.eval.records import RunDir, episode_name
+from urban_gym.eval.trace import TraceRecorder, run_episode, task_summary
+
+
+@dataclass(frozen=True)
+class EpisodeKey:
+    """One episode of a run: ``task_id``, ``seed`` (the env's reset seed), ``repeat``;
+    ``index`` is the task's position in the env's task list, ``agent_seed`` the agent's."""
+
+    task_id: str
+    seed: int
+    repeat: int
+    index: int
+    agent_seed: int
+
+    @property
+    def name(self) -> str:
+        """The key as a file name (:func:`~urban_gym.eval.records.episode_name`)."""
+        return episode_name(self.task_id, self.seed, self.repeat)
+
+    @property
+    def key(self) -> tuple[str, int, int]:
+        return (self.task_id, self.seed, self.repeat)
+
+
+@dataclass
+class RunSpec:
+    """Everything a worker process needs to run episodes (picklable, JSON-like).
+
+    Attributes:
+        env_id: registered id.
+        env_kwargs: ``gym.make`` keyword arguments (``track_visibility`` included).
+        agent: agent spec (:func:`urban_gym.baselines.agents.load_agent`).
+        agent_options: keyword arguments of the agent's class.
+        run_dir: the run folder (traces are written there by the workers).
+        judge: settings of a language-model answer judge (None: the deterministic one).
+    """
+
+    env_id: str
+    env_kwargs: dict[str, Any]
+    agent: str
+    agent_options: dict[str, Any] = field(default_factory=dict)
+    run_dir: str = ""
+    judge: dict[str, Any] | None = None
+
+
+def make_env(spec: RunSpec, render_mode: str | None = None) -> gym.Env:
+    """The core env of a run (with the judge, when the spec names one)."""
+    import urban_gym  # noqa: F401  (registers the ids)
+
+    kwargs = dict(spec.env_kwargs)
+    if spec.judge:
+        from urban_gym.baselines.lmm.judge import make_judge
+
+        kwargs["answer_judge"] = make_judge(spec.judge)
+    if render_mode is not None:
+        kwargs["render_mode"] = render_mode
+    try:
+        return gym.make(spec.env_id, **kwargs)
+    except TypeError as exc:
+        from urban_gym.errors import UrbanGymError
+
+        raise UrbanGymError(
+            f"{spec.env_id} does not take the kwargs {sorted(spec.env_kwargs)} ({exc})"
+        ) from exc
+
+
+class EpisodeWorker:
+    """One env and one agent, built once; :meth:`run` runs one episode, writes its trace
+    and returns its record."""
+
+    def __init__(self, spec: RunSpec, env: gym.Env | None = None, agent: Any = None) -> None:
+        from urban_gym.baselines.agents import load_agent
+
+        self.spec = spec
+        self.run_dir = RunDir(spec.run_dir)
+        self.core = env if env is not None else make_env(spec)
+        self.agent = agent if agent is not None else load_agent(spec.agent, spec.agent_options)
+        recorder = TraceRecorder(self.core)
+        self.face = self.agent.wrap(recorder)
+        # an agent acting on the core env needs no recorder: its actions are the core's
+        self.recorder: TraceRecorder | None = recorder
+        if self.face is recorder:
+            self.face, self.recorder = self.core, None
+        self.tasks = {t.id: t for t in self.core.unwrapped.tasks}
+        self._summaries: dict[str, dict[str, Any]] = {}
+
+    def _episode(self, key: EpisodeKey) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        task = self.tasks[key.task_id]
+        summary = self._summaries.get(key.task_id)
+        if summary is None:
+            summary = self._summaries[key.task_id] = task_summary(task)
+        return run_episode(self.face, self.recorder, self.agent, key, task, summary)
+
+    def run(self, key: EpisodeKey) -> dict[str, Any]:
+        """Run the episode of ``key``; returns its record (its trace is on disk)."""
+        record, steps = self._episode(key)
+        record["trace"] = self.run_dir.write_trace(key.name, steps, small_ints=True)
+        return record
+
+    def run_many(self, keys: Sequence[EpisodeKey]) -> list[dict[str, Any]]:
+        return [self.run(k) for k in keys]
+
+    def close(self) -> None:
+        try:
+            self.agent.close()
+        finally:
+            self.core.close()
+
+
+# --------------------------------------------------------------------------- keys
