@@ -51,7 +51,7 @@ def test_posegraph_page_holds_the_view_and_reference_but_no_answer():
 
 
 def test_streetgraph_page_lists_the_unmasked_options_with_bearings():
-    env = gym.make("UrbanGym/StreetGraph-Procedural-v0", image_size=64)
+    env = gym.make("UrbanGym/StreetGraph-v0", image_size=64)
     obs, _ = env.reset(seed=0, options={"task_index": 0})
     state = page_state(env, obs)
     mask = obs["action_mask"]
