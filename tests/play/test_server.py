@@ -7,12 +7,15 @@ from __future__ import annotations
 import json
 import time
 
+import gymnasium as gym
 import httpx
 import pytest
 
+from urban_gym.eval.failures import ERROR, classify
 from urban_gym.eval.records import ManifestMismatch, RunDir
 from urban_gym.eval.report import build_report
 from urban_gym.eval.runner import run as eval_run
+from urban_gym.eval.trace import replay
 from urban_gym.play.app import PlayServer
 from urban_gym.play.run import PlayRun
 from urban_gym.play.session import PlaySettings
@@ -88,6 +91,11 @@ def test_a_human_run_is_a_run_like_any_other(tmp_path):
     assert trace[1]["action"] == {"action": "ANSWER", "text": "x:9 y:9"} and trace[1]["valid"]
     assert wrong["timing"]["model_latency_s"] == trace[1]["timing"]["latency_s"] >= 0
     assert len({r["session"] for r in recs.values()}) == 1
+    # a person's episode replays exactly from its trace (the report's GIFs rely on it)
+    env = gym.make(PG, track_visibility=True)
+    for r in recs.values():
+        exact, _, problems = replay(env, r, RunDir(human).read_trace(r))
+        assert exact, problems
 
     oracle = tmp_path / "oracle"
     eval_run(PG, oracle, agent="oracle", task_ids=TASKS, progress=False)
@@ -164,6 +172,10 @@ def test_abandoned_sessions_are_recorded_and_a_restart_resumes(tmp_path):
         }
         assert all(recs[t]["termination"] == "abandoned" for t in TASKS[:3])
         assert recs[TASKS[1]]["steps"] == 1 and not recs[TASKS[1]]["is_success"]
+        steps = RunDir(out).read_trace(recs[TASKS[1]])
+        assert classify(recs[TASKS[1]], steps)["dominant"] == ERROR  # not the agent's fault
+        env = gym.make(PG, track_visibility=True)
+        assert replay(env, recs[TASKS[1]], steps)[0]  # replays exactly, up to where it stopped
         assert RunDir(out).read_trace(recs[TASKS[1]])[1]["action"] == {
             "action": "D",
             "size": "LARGE",
