@@ -8,7 +8,7 @@ from pathlib import Path
 import urban_gym
 
 PKG = Path(urban_gym.__file__).parent
-LAYERS = ["world", "render", "tasks", "envs", "wrappers", "baselines", "eval", "cli"]
+LAYERS = ["world", "render", "tasks", "envs", "wrappers", "baselines", "eval", "play", "cli"]
 HEAVY = {
     "torch",
     "stable_baselines3",
@@ -18,8 +18,11 @@ HEAVY = {
     "requests",
     "matplotlib",
     "imageio",
+    "starlette",
+    "uvicorn",
+    "selenium",
 }
-HEAVY_OK_LAYERS = {"baselines", "eval", "cli"}
+HEAVY_OK_LAYERS = {"baselines", "eval", "play", "cli"}
 
 
 def layer_of(module: str) -> str | None:

@@ -699,6 +699,59 @@ def run_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_play(p: argparse.ArgumentParser) -> None:
+    p.add_argument("env_id", help="registered id, e.g. UrbanGym/CityWalk-v0")
+    p.add_argument(
+        "--out",
+        default=None,
+        help="run folder (default play_out/<env id>); start again on it to resume",
+    )
+    p.add_argument("--port", type=int, default=0, help="loopback port (default 0: any free)")
+    p.add_argument("--suite", default=None, help="suite name of the family or a JSONL path")
+    p.add_argument("--env-kwargs", type=_json_arg, default=None, help="gym.make kwargs (JSON)")
+    p.add_argument("--tasks", default=None, help="comma-separated task ids or @FILE")
+    p.add_argument("--task-types", default=None, help="comma-separated task types")
+    p.add_argument("--difficulties", default=None, help="comma-separated difficulties")
+    p.add_argument("--seeds", type=int, default=1, help="repeats per task (default 1)")
+    p.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
+    p.add_argument("--seeding", default="repeat", choices=("repeat", "task"))
+    p.add_argument("--no-visibility", action="store_true", help="do not record goal_visible")
+    p.add_argument(
+        "--idle-timeout", type=float, default=1800.0, help="s without an action: abandoned"
+    )
+    p.add_argument(
+        "--heartbeat-timeout",
+        type=float,
+        default=120.0,
+        help="s without a request from the page (browser gone): abandoned",
+    )
+    p.add_argument(
+        "--leave-grace", type=float, default=15.0, help="s after the page closed: abandoned"
+    )
+    p.add_argument(
+        "--force", action="store_true", help="move a different run in --out aside and start"
+    )
+    p.add_argument("--open", action="store_true", help="open the page in the default browser")
+
+
+@command(
+    "play",
+    "play the tasks yourself in the browser (a local web server); the episodes are recorded "
+    "as a human run that `urban-gym report` reads like any other",
+)(_add_play)
+def run_play(args: argparse.Namespace) -> int:
+    from urban_gym.play.app import serve_args
+
+    kwargs = dict(args.env_kwargs or {})
+    for key, value in (("suite", args.suite), ("task_types", _csv(args.task_types))):
+        if value is not None:
+            kwargs[key] = value
+    if args.difficulties:
+        kwargs["difficulties"] = _csv(args.difficulties)
+    command = ["urban-gym", *sys.argv[1:]] if sys.argv and sys.argv[0] else None
+    return serve_args(args, kwargs, _task_ids(args.tasks), command)
+
+
 def _add_report(p: argparse.ArgumentParser) -> None:
     p.add_argument("run_dirs", nargs="+", help="run folders (the first is the baseline)")
     p.add_argument(

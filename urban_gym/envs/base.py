@@ -89,6 +89,8 @@ TERMINATION_REASONS: tuple[str, ...] = (
     "constraint_violated",
     "time_limit",  # simulation clock ran out
     "model_error",  # the language-model client gave up (set by the baselines)
+    "abandoned",  # a person left the episode unfinished: page closed, idle, server stopped
+    # (set by urban_gym.play, the browser face)
 )
 
 INVALID_ACTION_REWARD = -0.01

@@ -32,7 +32,9 @@ CAUSES: tuple[str, ...] = ("Action", "Grounding", "Perception", "Explore", "Plan
 ORDER: tuple[str, ...] = ("Action", "Planning", "Perception", "Grounding", "Explore")
 OTHER = "Unclassified"
 ERROR = "Error"
-ERROR_TERMINATIONS = frozenset({"model_error", "agent_error", "env_error", "interrupted"})
+ERROR_TERMINATIONS = frozenset(
+    {"model_error", "agent_error", "env_error", "interrupted", "abandoned"}
+)
 AGENT_ENDED = frozenset({"answered", "arrived", "terminated_by_agent"})
 BUDGET_ENDED = frozenset({"step_limit", "decision_limit", "transition_limit", "time_limit"})
 INSTRUCTION_TYPES = frozenset({"vln", "IN", "instruction"})

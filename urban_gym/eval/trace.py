@@ -306,7 +306,7 @@ def replay(
             break
     if record.get("termination") in ("agent_error", "env_error"):
         return not problems, info, problems
-    if not done and record.get("termination") not in ("model_error",):
+    if not done and record.get("termination") not in ("model_error", "abandoned"):
         problems.append("the replay did not end")
     if done and info.get("termination") != record.get("termination"):
         problems.append(
