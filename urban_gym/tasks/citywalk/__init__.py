@@ -17,7 +17,7 @@ Every task is a :class:`~urban_gym.tasks.spec.TaskSpec` with ``family="citywalk"
 | L4 | ``TWS`` time-window schedule | visits places in order before deadlines | routes at walking speed x 1.5 + 60 s |
 | L4 | ``MSP`` multi-stop | visits several places in any order | the stops |
 | L5 | ``DCR`` dynamic closure | replans when a closure appears mid-episode | a closure on the route, shown at 40 m |
-| L5 | ``NP`` among pedestrians | walks to a place through a crowd without contact | pedestrians near the route |
+| L5 | ``NP`` among pedestrians | walks to a place through a crowd (contacts counted) | pedestrians near the route |
 
 L5 also holds the *condition variants* of ``VR``, ``OU``, ``AEQ`` and ``SGN``: the same type
 at dusk, at night, in fog or in rain (``constraints.conditions``; ``meta.variant``).
@@ -32,7 +32,8 @@ Spec fields used by the family (all lengths metres, angles degrees, times second
 * ``answer`` / ``options`` (questions): four options; ``answer`` is the correct option's text.
 * ``constraints``: ``closures`` (each ``id``, ``points`` [[x, y], ...], ``label``,
   ``closed_edges`` [[u, v], ...], ``trigger`` None or [x, y, radius]), ``pedestrians``
-  (``count``, ``seed``, ``around`` node ids), ``max_contacts``, ``conditions``
+  (``count``, ``seed``, ``around`` node ids; contacts are counted, never a failure),
+  ``conditions``
   (``time_of_day``, ``weather``, ``seed``).
 * ``limits``: ``max_steps`` (150).
 * ``meta``: ``level``, ``type_name``, ``shortest_m`` (walking distance of the task),

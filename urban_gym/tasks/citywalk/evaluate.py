@@ -138,17 +138,16 @@ def evaluate(task: TaskSpec, rec: EpisodeOutcome) -> dict[str, float]:
     if not math.isnan(adh):
         m["network_adherence"] = round(adh, 4)
     closures = task.constraints.get("closures") or []
-    max_contacts = task.constraints.get("max_contacts")
     kept = True
     if closures:
         m["closure_crossings"] = float(rec.closure_crossings)
         m["closure_compliance"] = M.closure_compliance(rec.closure_crossings)
         kept = kept and rec.closure_crossings == 0
     if task.constraints.get("pedestrians"):
+        # reported beside success, never a failure (UrbanGround's PCR, Table 4)
         m["pedestrian_contacts"] = float(rec.contacts)
+        m["pedestrian_collision"] = 1.0 if rec.contacts else 0.0
         m["collision_rate"] = round(M.collision_rate(rec.contacts, rec.steps), 4)
-    if max_contacts is not None:
-        kept = kept and rec.contacts <= int(max_contacts)
     if kind == "question":
         correct = (
             rec.answer_index is not None
@@ -162,8 +161,9 @@ def evaluate(task: TaskSpec, rec: EpisodeOutcome) -> dict[str, float]:
     if kind == "navigation":
         goal = (float(task.goal["x"]), float(task.goal["y"]))
         radius = float(task.goal.get("radius", SUCCESS_RADIUS))
-        reached = M.coordinate_match(final, goal, radius)
-        m["distance_to_goal_m"] = round(math.dist(final, goal), 3)
+        spots = [goal, *((float(p[0]), float(p[1])) for p in task.goal.get("alternatives") or [])]
+        reached = any(M.coordinate_match(final, g, radius) for g in spots)
+        m["distance_to_goal_m"] = round(min(math.dist(final, g) for g in spots), 3)
     else:
         stops = task.goal["stops"]
         n_reached = sum(a is not None for a in rec.arrivals)

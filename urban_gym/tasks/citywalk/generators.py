@@ -591,7 +591,7 @@ def _gen_np(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
     around = sorted({m for n in nodes for m in c.city.network.neighbors(n)} | nodes)
     text = (
         f"Walk to {typed_name(p)}; it is marked on the map. The street is "
-        "busy: do not bump into anyone. Terminate when you are there."
+        "busy: try not to bump into anyone. Terminate when you are there."
     )
     peds = {
         "count": int(min(60, max(20, len(around) * 2))),
@@ -602,7 +602,7 @@ def _gen_np(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
         "start": _start(xy, float(c.rng.uniform(0, 360)), c.start_clock()),
         "instruction": text,
         "goal": _goal(p, True),
-        "constraints": {"pedestrians": peds, "max_contacts": 0},
+        "constraints": {"pedestrians": peds},
         "meta": {"shortest_m": round(d, 1)},
     }
 
