@@ -252,9 +252,13 @@ class CityWalkControls:
         m = self.map
         from urban_gym.render.map import MapRenderer
 
-        self.map.selected = MapRenderer.pixel_to_world(
-            float(a["x"]) * size, float(a["y"]) * size, m.center, m.mpp, size, m.rotation
+        at = MapRenderer.oblique_pixel_to_world(
+            float(a["x"]) * size, float(a["y"]) * size, m.center, m.mpp, size, m.rotation, m.tilt
         )
+        if at is None:
+            s.messages.append("That point is above the horizon of the tilted map: nothing marked.")
+            return
+        self.map.selected = at
         s.messages.append("Point marked on the map.")
 
     # ------------------------------------------------------------------ ending
