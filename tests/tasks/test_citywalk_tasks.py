@@ -421,9 +421,9 @@ def test_cli_generates_and_evaluates_a_suite(tmp_path, capsys):
         )
         == 0
     )
-    # 13 types + 2 condition variants of each of VR, OU, AEQ, SGN
-    assert "wrote 21 citywalk tasks" in capsys.readouterr().out
-    assert len(load_suite(out)) == 21
+    # 13 types + the one VR, OU, AEQ and SGN task under each of 4 conditions
+    assert "wrote 29 citywalk tasks" in capsys.readouterr().out
+    assert len(load_suite(out)) == 29
     assert main(["citywalk-eval", "--suite", str(out), "--types", "OU,SGN"]) == 0
     table = capsys.readouterr().out
     assert "| OU | L1 | 1 | 100.0% |" in table and "| SGN | L2 | 1 | 100.0% |" in table

@@ -44,6 +44,7 @@ from urban_gym.envs.citywalk_dynamics import (
     walker_samples,
     walking_distance,
 )
+from urban_gym.envs.citywalk_network import PedestrianNetwork
 from urban_gym.envs.spaces import SharedMemoryText
 from urban_gym.envs.text import clean_text, task_charset
 from urban_gym.tasks.citywalk import (
@@ -164,7 +165,8 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
     question tasks: no goal; 0 when all stops are reached), ``steps``, ``invalid_actions``,
     ``action_valid``, ``invalid_action``, ``task_id``; and the family's own keys:
     ``pitch`` (of the view, degrees), ``clock`` (s since the start), ``clock_of_day`` (s),
-    ``on_network``, ``covered``, ``map_mode``, ``answer_turn``, ``hit_wall``, ``closure_crossings``,
+    ``on_network`` (on the *pedestrian* network:
+    :mod:`urban_gym.envs.citywalk_network`), ``covered``, ``map_mode``, ``answer_turn``, ``hit_wall``, ``closure_crossings``,
     ``pedestrian_contacts``, ``stops_reached``, ``action`` (the canonical action without
     the optional parameters that were left out; ``{}`` after reset and when no action
     could be read), ``clamped`` (when a duration was clamped), ``jump_height`` and ``eye_rise`` (m above
@@ -269,6 +271,7 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
         self.city: City = load_city(task.city)
         self.geometry = WalkGeometry.for_city(self.city)
         self.ground = low_obstacles(self.city, self.geometry)
+        self.pedestrian = PedestrianNetwork.for_city(self.city)
         self._city_spec = task.city
 
     def _reset_state(self) -> None:
@@ -363,6 +366,7 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
         self.city = load_city(self._city_spec)
         self.geometry = WalkGeometry.for_city(self.city)
         self.ground = low_obstacles(self.city, self.geometry)
+        self.pedestrian = PedestrianNetwork.for_city(self.city)
 
     # ------------------------------------------------------------------ hooks
     def _begin_step(self) -> None:
@@ -419,7 +423,7 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
         r.headings.append(w.heading)
         r.clocks.append(self.clock.elapsed)
         r.durations.append(s.duration)
-        self._on_network = self.geometry.on_network(w.x, w.y)
+        self._on_network = self.pedestrian.contains(w.x, w.y)
         r.on_network.append(self._on_network)
         self._covered = self.geometry.covered(w.x, w.y) if self.raining else False
         r.covered.append(self._covered)
@@ -673,7 +677,7 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
             "clock_of_day": self.clock.now,
             "on_network": self.record.on_network[-1]
             if self.record.on_network
-            else self.geometry.on_network(w.x, w.y),
+            else self.pedestrian.contains(w.x, w.y),
             "covered": self.record.covered[-1] if self.record.covered else False,
             "map_mode": self.map_mode,
             "hit_wall": bool(s.move is not None and s.move.hit_wall),

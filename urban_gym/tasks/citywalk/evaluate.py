@@ -50,6 +50,13 @@ def _check_goal(task: TaskSpec, where: str) -> None:
             v = task.goal.get(k)
             if not isinstance(v, (int, float)) or not math.isfinite(v):
                 raise TaskError(f"{where}: goal.{k}={v!r} must be a finite number")
+        alts = task.goal.get("alternatives") or []
+        if not isinstance(alts, list) or not all(
+            isinstance(a, (list, tuple)) and len(a) >= 2 and _is_xy(list(a[:2])) for a in alts
+        ):
+            raise TaskError(
+                f"{where}: goal.alternatives={alts!r} must be a list of [x, y, ...] places"
+            )
     else:
         stops = task.goal.get("stops")
         if not isinstance(stops, list) or not stops:

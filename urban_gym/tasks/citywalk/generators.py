@@ -15,6 +15,7 @@ from urban_gym.tasks.citywalk.context import Gen, _Ctx, _goal, _qa_text, _start
 from urban_gym.tasks.citywalk.types import (
     INTENT_CATEGORIES,
     OU_OPTIONS,
+    REACH_M,
     SUCCESS_RADIUS,
     compass_name,
     format_hhmm,
@@ -420,6 +421,10 @@ def _gen_dcr(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _nearest_of(c: _Ctx, kinds: Iterable[str], lo: float = 50.0, hi: float = 400.0):
+    """A start, the nearest place of ``kinds`` by walking (``lo``-``hi`` m away), its
+    distance, and every other place of ``kinds`` within :data:`REACH_M` of the start (any of
+    them counts as arrived: UrbanGround's place search takes any suitable place).
+    """
     kinds = set(kinds)
     pool = [p for k in kinds for p in c.by_kind.get(k, [])]
     if not pool:
@@ -427,19 +432,17 @@ def _nearest_of(c: _Ctx, kinds: Iterable[str], lo: float = 50.0, hi: float = 400
     xy = c.random_start()
     src = c.router.locate(*xy)
     fld = c.router.field(src)
-    ds = sorted((c.router.distance(fld, c.loc(p)), p.id, p) for p in pool)
+    near = [p for p in pool if math.dist(p.front, xy) <= REACH_M]
+    if any(math.dist(p.front, xy) <= 2 * SUCCESS_RADIUS for p in near):
+        return c.miss("no start more than 30 m from every place of a kind", 2)
+    ds = sorted((c.router.distance(fld, c.loc(p)), p.id, p) for p in near)
+    if not ds:
+        return c.miss(f"no start whose nearest place of a kind is {lo:.0f}-{hi:.0f} m away", 1)
     d1, _, p1 = ds[0]
     if not (lo <= d1 <= hi):
         return c.miss(f"no start whose nearest place of a kind is {lo:.0f}-{hi:.0f} m away", 1)
-    if len(ds) > 1:
-        d2 = ds[1][0]
-        if d2 < 1.3 * d1 or d2 - d1 < 40.0:
-            return c.miss(
-                "no start whose nearest place of a kind is clearly nearer than the next "
-                "(1.3 times and 40 m)",
-                2,
-            )
-    return xy, p1, d1
+    alts = [[round(p.front[0], 1), round(p.front[1], 1), p.id] for _, _, p in ds[1:]]
+    return xy, p1, d1, alts
 
 
 def _gen_pts(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
@@ -448,12 +451,12 @@ def _gen_pts(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
     got = _nearest_of(c, [k])
     if got is None:
         return None
-    xy, p, d = got
-    text = f"Find the nearest {place_kind(p)} and stop in front of it, then terminate."
+    xy, p, d, alts = got
+    text = f"Find a {place_kind(p)} nearby and stop in front of it, then terminate."
     return {
         "start": _start(xy, float(c.rng.uniform(0, 360)), c.start_clock()),
         "instruction": text,
-        "goal": _goal(p, False),
+        "goal": {**_goal(p, False), "alternatives": alts},
         "meta": {"shortest_m": round(d, 1), "kinds": [k]},
     }
 
@@ -466,15 +469,15 @@ def _gen_iii(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
     got = _nearest_of(c, INTENT_CATEGORIES[intent])
     if got is None:
         return None
-    xy, p, d = got
+    xy, p, d, alts = got
     text = (
-        f'Someone tells you: "{intent}" Walk to the nearest place that can help and stop '
+        f'Someone tells you: "{intent}" Walk to a place nearby that can help and stop '
         "in front of it, then terminate."
     )
     return {
         "start": _start(xy, float(c.rng.uniform(0, 360)), c.start_clock()),
         "instruction": text,
-        "goal": _goal(p, False),
+        "goal": {**_goal(p, False), "alternatives": alts},
         "meta": {
             "shortest_m": round(d, 1),
             "intent": intent,
