@@ -1,7 +1,8 @@
 """Golden rollouts: every registered id, 3 seeds x 50 seeded random (masked) steps.
 
 ``python -m tests.golden.golden record`` writes ``tests/golden/rollouts.json.gz``
-(``... refresh instruction`` re-records only the instruction hashes); the test
+(``... refresh instruction`` re-records only the instruction hashes; ``... record-ids ID...``
+re-records whole ids); the test
 ``tests/golden/test_golden.py`` replays the same rollouts and compares observation hashes,
 rewards, end flags and the recorded ``info`` values.
 """
@@ -129,6 +130,21 @@ def refresh(keys: list[str]) -> None:
     print(f"refreshed {changed} hashes of {', '.join(keys)} in {PATH}")
 
 
+def record_ids(env_ids: list[str]) -> None:
+    """Re-record the whole rollouts of ``env_ids`` only (after a deliberate change of what
+    those envs do, e.g. a regenerated default suite), keeping every other id as recorded.
+    """
+    data = load()
+    unknown = [i for i in env_ids if i not in ENV_SPECS]
+    if unknown:
+        raise SystemExit(f"unknown env ids {unknown}")
+    for env_id in env_ids:
+        data[env_id] = {str(s): rollout(env_id, s) for s in SEEDS}
+    text = json.dumps(data, ensure_ascii=False, sort_keys=True, indent=0)
+    PATH.write_bytes(gzip.compress(text.encode("utf-8"), mtime=0))
+    print(f"re-recorded {', '.join(env_ids)} in {PATH}")
+
+
 def load() -> dict[str, Any]:
     """The recorded rollouts: id -> seed -> steps."""
     return json.loads(gzip.decompress(PATH.read_bytes()).decode("utf-8"))
@@ -139,3 +155,5 @@ if __name__ == "__main__":
         record()
     elif sys.argv[1:2] == ["refresh"] and sys.argv[2:]:
         refresh(sys.argv[2:])
+    elif sys.argv[1:2] == ["record-ids"] and sys.argv[2:]:
+        record_ids(sys.argv[2:])
