@@ -72,7 +72,8 @@ def test_two_second_walk_north_moves_2_8_m():
     assert info["pose"]["x"] == pytest.approx(0.0, abs=1e-9)
     assert info["pose"]["y"] == pytest.approx(2.8)
     assert info["clock"] == pytest.approx(2.0)
-    assert info["on_network"] and not info["hit_wall"]
+    # on the street's centre line: a carriageway, off the *pedestrian* network
+    assert not info["on_network"] and not info["hit_wall"]
 
 
 def test_walking_into_a_wall_stops_at_it():
@@ -331,7 +332,7 @@ def test_registered_no_view_env_on_the_default_suite():
         warnings.simplefilter("error")
         check_env(env.unwrapped, skip_render_check=True)
     obs, info = env.reset(seed=3)
-    assert info["task"].city == "helsinki" and len(env.unwrapped.tasks) == 300
+    assert info["task"].city == "helsinki" and len(env.unwrapped.tasks) == 970
     assert env.observation_space.contains(obs)
     env.close()
 

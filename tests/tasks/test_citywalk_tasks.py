@@ -14,6 +14,7 @@ from urban_gym.tasks.citywalk import (
     DEFAULT_SUITE_PATH,
     INTENT_CATEGORIES,
     OU_OPTIONS,
+    PAPER_BASE_COUNTS,
     TASK_TYPES,
     VARIANT_TYPES,
     EpisodeOutcome,
@@ -299,14 +300,17 @@ def default_suite():
 
 def test_default_suite_shape(default_suite):
     stats = suite_statistics(default_suite)
-    assert stats["tasks"] == 300
-    assert stats["by_level"] == {"l1": 60, "l2": 80, "l3": 40, "l4": 40, "l5": 80}
+    # UrbanGround's 810 base tasks (63 of VR, OU, AEQ, SGN, 62 of the others) and 10 base
+    # tasks of each of VR, OU, AEQ, SGN under 4 conditions
+    assert stats["tasks"] == 970 and stats["base_tasks"] == 810
+    assert stats["by_level"] == {"l1": 189, "l2": 249, "l3": 124, "l4": 124, "l5": 284}
     for code, row in stats["by_type"].items():
-        assert row["count"] == (30 if code in VARIANT_TYPES else 20), code
+        assert row["count"] == PAPER_BASE_COUNTS[code] + (40 if code in VARIANT_TYPES else 0)
+        assert row["variants"] == (40 if code in VARIANT_TYPES else 0), code
     assert all(t.city == "helsinki" and t.family == "citywalk" for t in default_suite)
     for t in default_suite:
         check_task(t)
-    assert len({t.id for t in default_suite}) == 300
+    assert len({t.id for t in default_suite}) == 970
 
 
 def _run_oracle(env, index):
