@@ -452,7 +452,7 @@ def _gen_pts(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
     if got is None:
         return None
     xy, p, d, alts = got
-    text = f"Find a {place_kind(p)} nearby and stop in front of it, then terminate."
+    text = f"Find the nearest {place_kind(p)} and stop in front of it, then terminate."
     return {
         "start": _start(xy, float(c.rng.uniform(0, 360)), c.start_clock()),
         "instruction": text,
@@ -500,9 +500,17 @@ def _stops_chain(c: _Ctx, n: int, leg_lo: float, leg_hi: float):
         for p in cands[:25]:
             dd = c.router.distance(fld, c.loc(p))
             far_enough = all(math.dist(p.front, q.front) > 2 * SUCCESS_RADIUS + 5 for q in chosen)
+            # no name inside another ("Casino Helsinki", "Sports Bar Casino Helsinki"):
+            # a listing of both would be ambiguous
+            apart = all(
+                p.name.casefold() not in q.name.casefold()
+                and q.name.casefold() not in p.name.casefold()
+                for q in chosen
+            )
             if (
                 leg_lo <= dd <= leg_hi
                 and far_enough
+                and apart
                 and math.dist(p.front, xy) > 2 * SUCCESS_RADIUS
             ):
                 ok = (p, dd)
