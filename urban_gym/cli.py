@@ -142,6 +142,12 @@ def _add_serve_scripted(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--oracle", default=None, help="module:Class of the oracle (default: the family's)"
     )
+    p.add_argument(
+        "--policy",
+        default="oracle",
+        help="what the replies are: oracle | noisy-oracle:P | random | replay:FILE",
+    )
+    p.add_argument("--policy-seed", type=int, default=0, help="seed of the policy's choices")
 
 
 @command(
@@ -149,6 +155,7 @@ def _add_serve_scripted(p: argparse.ArgumentParser) -> None:
     "serve the chat-completions API on loopback, answering with an oracle's actions",
 )(_add_serve_scripted)
 def run_serve_scripted(args: argparse.Namespace) -> int:
+    from urban_gym.baselines.lmm.judge import server_judge_responder
     from urban_gym.baselines.lmm.server import ScriptedServer, oracle_from_path
 
     try:
@@ -164,10 +171,15 @@ def run_serve_scripted(args: argparse.Namespace) -> int:
         faults=faults,
         port=args.port,
         oracle_factory=oracle_from_path(args.oracle) if args.oracle else None,
+        policy=args.policy,
+        policy_seed=args.policy_seed,
     )
+    server.responders.append(server_judge_responder(server))
     server.start()
     print(
-        f"serving {args.env_id} (seed {args.seed}, replies {args.wrap}) at {server.url}", flush=True
+        f"serving {args.env_id} (seed {args.seed}, policy {args.policy}, replies {args.wrap}) "
+        f"at {server.url}",
+        flush=True,
     )
     print(f"  export URBAN_GYM_LMM_BASE_URL={server.url}", flush=True)
     server.serve_forever()
@@ -533,46 +545,16 @@ def _task_ids(text: str | None) -> list[str] | None:
 
 def _add_lmm_options(p: argparse.ArgumentParser, prefix: str = "") -> None:
     """Client settings of a language model (``prefix``: e.g. ``judge-``)."""
-    g = p.add_argument_group(f"{prefix or 'language-model '}client (API key from the environment)")
-    g.add_argument(f"--{prefix}base-url", default=None, help="OpenAI-compatible endpoint")
-    g.add_argument(f"--{prefix}model", default=None, help="model name")
-    if prefix:
-        return
-    g.add_argument("--temperature", type=float, default=None, help="sampling temperature")
-    g.add_argument("--max-tokens", type=int, default=None, help="max output tokens per reply")
-    g.add_argument(
-        "--extra-body",
-        type=_json_arg,
-        default=None,
-        help='JSON merged into every request, e.g. \'{"reasoning_effort": "low"}\'',
-    )
-    g.add_argument("--timeout", type=float, default=None, help="seconds per request")
-    g.add_argument("--max-retries", type=int, default=None, help="retries per request")
-    g.add_argument(
-        "--image-budget", type=int, default=4_000_000, help="bytes of images per request"
-    )
-    g.add_argument("--max-image-side", type=int, default=None, help="pixels, before encoding")
-    g.add_argument("--text-only", action="store_true", help="send no images")
-    g.add_argument(
-        "--map",
-        action=argparse.BooleanOptionalAction,
-        default=False,
-        help="add an agent-centred map image (MapObservation)",
-    )
-    g.add_argument(
-        "--location-prior",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="PoseGraph360: show the agent's position on a map (env kwarg location_prior)",
-    )
-    g.add_argument(
-        "--memory",
-        default="auto",
-        choices=("auto", "reflection", "agentnav", "none"),
-        help="memory scheme (auto: the family's)",
-    )
-    g.add_argument("--memory-budget", type=int, default=2000, help="characters per memory")
-    g.add_argument("--history", type=int, default=None, help="past turns shown (default: family)")
+    from urban_gym.baselines.lmm.options import add_lmm_options
+
+    add_lmm_options(p, _json_arg, prefix)
+
+
+def lmm_options(args: argparse.Namespace) -> dict:
+    """The ``lmm`` agent's options from the parsed arguments."""
+    from urban_gym.baselines.lmm.options import lmm_options as options
+
+    return options(args)
 
 
 def _add_eval(p: argparse.ArgumentParser) -> None:
@@ -619,27 +601,6 @@ def _add_eval(p: argparse.ArgumentParser) -> None:
     _add_lmm_options(p, "judge-")
 
 
-def lmm_options(args: argparse.Namespace) -> dict:
-    """The ``lmm`` agent's options from the parsed arguments."""
-    opts = {
-        "base_url": args.base_url,
-        "model": args.model,
-        "temperature": args.temperature,
-        "max_tokens": args.max_tokens,
-        "extra_body": args.extra_body,
-        "timeout_s": args.timeout,
-        "max_retries": args.max_retries,
-        "image_budget_bytes": args.image_budget,
-        "max_image_side": args.max_image_side,
-        "include_images": not args.text_only,
-        "map": args.map,
-        "memory": args.memory,
-        "memory_budget": args.memory_budget,
-        "history": args.history,
-    }
-    return {k: v for k, v in opts.items() if v is not None}
-
-
 @command(
     "eval",
     "evaluate any agent on any registered id and suite into a run folder (resumable, "
@@ -679,7 +640,7 @@ def run_eval(args: argparse.Namespace) -> int:
         seeds=args.seeds,
         seed=args.seed,
         seeding=args.seeding,
-        workers=args.workers,
+        workers=args.concurrency if args.concurrency else args.workers,
         backend=args.backend,
         address=args.address,
         force=args.force,

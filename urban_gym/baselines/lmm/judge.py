@@ -284,6 +284,25 @@ def judge_responder(truth: Callable[[str, str], bool]) -> Callable[[list], str |
     return respond
 
 
+def server_judge_responder(server: Any) -> Callable[[list], str | None]:
+    """The scripted server's answer to judge requests: the POI-name ground truth of the
+    served env's city (:func:`~urban_gym.baselines.lmm.judge.poi_name_truth`)."""
+    from urban_gym.baselines.lmm.judge import judge_responder, poi_name_truth
+
+    truths: dict[int, object] = {}
+
+    def truth(answer: str, expected: str) -> bool:
+        env = server.env or next((s.env for s in server.sessions.values()), None)
+        city = getattr(getattr(env, "unwrapped", None), "city", None)
+        if city is None:
+            return answer.strip().casefold() == expected.strip().casefold()
+        if id(city) not in truths:
+            truths[id(city)] = poi_name_truth(city)
+        return truths[id(city)](answer, expected)
+
+    return judge_responder(truth)
+
+
 def _last_user_text(messages: list) -> str:
     for msg in reversed(messages):
         if isinstance(msg, dict) and msg.get("role") == "user":
@@ -307,4 +326,5 @@ __all__ = [
     "make_judge",
     "parse_verdict",
     "poi_name_truth",
+    "server_judge_responder",
 ]
