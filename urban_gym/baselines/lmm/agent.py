@@ -180,6 +180,8 @@ class LMMHarnessAgent:
         scheme_config: the scheme's config (a mapping or a YAML/JSON file).
         prompts: prompt texts replacing the scheme's (a mapping or a YAML/JSON file).
         cache: a folder of cached responses (:class:`~.cache.ResponseCache`).
+        client: ``httpx`` (the project's :class:`ChatClient`) or ``openai`` (the
+            official client, :class:`~.openai_client.OpenAIChatClient`).
     """
 
     kind = "lmm"
@@ -206,6 +208,7 @@ class LMMHarnessAgent:
         scheme_config: Any = None,
         prompts: Any = None,
         cache: str | None = None,
+        client: str = "httpx",
     ) -> None:
         from urban_gym.errors import UrbanGymError
 
@@ -237,7 +240,17 @@ class LMMHarnessAgent:
         elif prompts is not None or scheme_config is not None:
             raise UrbanGymError("prompts and scheme_config need a scheme (--scheme NAME)")
         self.cache_dir = cache
-        self.client = ChatClient(self.client_config, seed=seed)
+        if client not in ("httpx", "openai"):
+            raise UrbanGymError(f"client={client!r} is not one of httpx, openai")
+        if client == "openai" and cache is not None:
+            raise UrbanGymError("the response cache works with client='httpx' only")
+        self.client_kind = client
+        if client == "openai":
+            from urban_gym.baselines.lmm.openai_client import OpenAIChatClient
+
+            self.client: Any = OpenAIChatClient(self.client_config, seed=seed)
+        else:
+            self.client = ChatClient(self.client_config, seed=seed)
         if cache is not None:
             from urban_gym.baselines.lmm.cache import ResponseCache
 
@@ -398,6 +411,8 @@ class LMMHarnessAgent:
             out["scheme"] = {**self.scheme.describe(), "prompts_file": self.prompts_file}
         if self.cache_dir is not None:
             out["cache"] = str(self.cache_dir)
+        if self.client_kind != "httpx":
+            out["client"] = self.client_kind
         return out
 
     def close(self) -> None:

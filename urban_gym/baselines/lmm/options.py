@@ -58,6 +58,9 @@ def add_lmm_options(p: argparse.ArgumentParser, json_arg: Any, prefix: str = "")
     )
     g.add_argument("--scheme-config", default=None, help="YAML/JSON config of the scheme")
     g.add_argument("--prompts", default=None, help="YAML/JSON prompt texts replacing ours")
+    g.add_argument(
+        "--client", default=None, choices=("httpx", "openai"), help="HTTP client (default ours)"
+    )
     g.add_argument("--cache", default=None, help="folder of cached responses (by request hash)")
     g.add_argument(
         "--concurrency",
@@ -88,5 +91,6 @@ def lmm_options(args: argparse.Namespace) -> dict[str, Any]:
         "scheme_config": args.scheme_config,
         "prompts": args.prompts,
         "cache": args.cache,
+        "client": args.client,
     }
     return {k: v for k, v in opts.items() if v is not None}
