@@ -376,6 +376,10 @@ class LMMHarnessAgent:
         out = dict(self._last)
         if self._calls:
             out["calls"] = list(self._calls)
+        if self.scheme is not None:
+            notes = self.scheme.episode_notes()
+            if notes:
+                out["scheme"] = notes
         self._last = {}
         return out
 

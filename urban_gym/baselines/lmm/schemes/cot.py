@@ -116,8 +116,10 @@ class Reflexion(ChainOfThought):
         return [f"## Reflections on your earlier attempts\n{self.text('reflexion')}\n{lines}"]
 
     def episode_notes(self) -> dict[str, Any]:
-        """The attempt number and the reflections it was given."""
-        return dict(self._notes)
+        """The attempt number and the reflections it was given (once per episode: in the
+        trace of its first step)."""
+        notes, self._notes = self._notes, {}
+        return notes
 
 
 def reply_field(text: str, name: str) -> str:
