@@ -660,6 +660,19 @@ def run_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_cost(p: argparse.ArgumentParser) -> None:
+    from urban_gym.baselines.lmm.costs import add_cost_arguments
+
+    add_cost_arguments(p)
+
+
+@command("cost", "tokens and US dollars of run folders (an editable price table)")(_add_cost)
+def run_cost(args: argparse.Namespace) -> int:
+    from urban_gym.baselines.lmm.costs import run_cost_command
+
+    return run_cost_command(args)
+
+
 def _add_play(p: argparse.ArgumentParser) -> None:
     p.add_argument("env_id", help="registered id, e.g. UrbanGym/CityWalk-v0")
     p.add_argument(
