@@ -13,6 +13,7 @@ anything else interrupts the loop (see :func:`run_episode`).
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -256,6 +257,7 @@ class LMMHarnessAgent:
 
             self.client.cache = ResponseCache(cache)
         self.agent = LMMAgent(self.client)
+        self.nonce = uuid.uuid4().hex[:12]  # names this agent's episodes on the server
         self.stack: gym.Env | None = None
         self.tap: OutcomeTap | None = None
         self._last: dict[str, Any] = {}
@@ -291,8 +293,6 @@ class LMMHarnessAgent:
 
     def reset(self, env: gym.Env, task: Any, seed: int | None = None) -> None:
         """A new episode: the prompt builder, the episode header, the scheme's state."""
-        from urban_gym.baselines.lmm.calls import episode_header
-
         self.stack = env
         history = self.history
         fam_builder = prompt_builder_for(family_of(env))
@@ -307,10 +307,16 @@ class LMMHarnessAgent:
         self.agent.reset(env)
         tap = self.tap
         env_seed = tap.seed if tap is not None else None
-        self.agent.headers = episode_header(env_seed, getattr(task, "id", None))
+        self.agent.headers = self.episode_header(env_seed, getattr(task, "id", None))
         self._last, self._calls = {}, []
         if self.scheme is not None:
             self.scheme.reset(self, env, task, seed)
+
+    def episode_header(self, seed: int | None, task_id: str | None) -> dict[str, str]:
+        """The header naming one of this agent's episodes (:mod:`.calls`)."""
+        from urban_gym.baselines.lmm.calls import episode_header
+
+        return episode_header(seed, task_id, self.nonce)
 
     @property
     def last_outcome(self) -> dict[str, Any] | None:

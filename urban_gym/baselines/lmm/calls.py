@@ -50,10 +50,14 @@ def call_kind(messages: Sequence[Any]) -> str | None:
     return None
 
 
-def episode_header(seed: int | None, task_id: str | None) -> dict[str, str]:
+def episode_header(seed: int | None, task_id: str | None, run: str | None = None) -> dict[str, str]:
     """The header naming an episode (``{EPISODE_HEADER: '{"seed": 3, "task_id": "t"}'}``);
-    ASCII-only JSON, so any task id fits in an HTTP header."""
-    return {EPISODE_HEADER: json.dumps({"seed": seed, "task_id": task_id}, sort_keys=True)}
+    ASCII-only JSON, so any task id fits in an HTTP header. ``run`` (an agent's random
+    nonce) tells apart two runs of the same episode against one server."""
+    value: dict[str, object] = {"seed": seed, "task_id": task_id}
+    if run is not None:
+        value["run"] = run
+    return {EPISODE_HEADER: json.dumps(value, sort_keys=True)}
 
 
 def read_episode_header(value: str | None) -> tuple[int | None, str] | None:

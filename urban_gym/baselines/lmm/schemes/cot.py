@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from urban_gym.baselines.lmm.calls import CALL_HEADINGS, episode_header
+from urban_gym.baselines.lmm.calls import CALL_HEADINGS
 from urban_gym.baselines.lmm.schemes.base import Scheme, SchemeProtocol
 from urban_gym.baselines.lmm.schemes.texts import REASONING
 from urban_gym.wrappers.protocols import protocol_for
@@ -102,7 +102,9 @@ class Reflexion(ChainOfThought):
             {"role": "user", "content": user},
         ]
         model = self.config["reflect_model"] or None
-        text = agent.ask(messages, "reflection", episode_header(last.get("seed"), tid), model=model)
+        text = agent.ask(
+            messages, "reflection", agent.episode_header(last.get("seed"), tid), model=model
+        )
         reflection = reply_field(text, "reflection")
         kept = self.reflections.setdefault(tid, [])
         kept.append(reflection)
