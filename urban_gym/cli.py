@@ -660,6 +660,19 @@ def run_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_gepa(p: argparse.ArgumentParser) -> None:
+    from urban_gym.eval.gepa import add_gepa_arguments
+
+    add_gepa_arguments(p, _add_lmm_options, _json_arg)
+
+
+@command("gepa", "evolve a language-model agent's instructions on the val split")(_add_gepa)
+def run_gepa(args: argparse.Namespace) -> int:
+    from urban_gym.eval.gepa import run_gepa_command
+
+    return run_gepa_command(args, lmm_options(args))
+
+
 def _add_cost(p: argparse.ArgumentParser) -> None:
     from urban_gym.baselines.lmm.costs import add_cost_arguments
 

@@ -39,6 +39,7 @@ CASES = {
     "cot-streetgraph": ("cot", "streetgraph", None, None),
     "cot-citywalk": ("cot", "citywalk", "SGN", None),
     "reflexion-streetgraph": ("reflexion", "streetgraph", None, None),
+    "gepa-citywalk": ("gepa", "citywalk", "SGN", {"instructions": "EVOLVED INSTRUCTIONS"}),
 }
 
 

@@ -30,6 +30,7 @@ WHERE = {
     "urbanground-react": ["citywalk"],
     "cot": ["posegraph360", "streetgraph", "citywalk"],
     "reflexion": ["posegraph360", "streetgraph", "citywalk"],
+    "gepa": ["posegraph360", "streetgraph", "citywalk"],
 }
 
 

@@ -49,7 +49,7 @@ import gymnasium as gym
 
 from urban_gym.baselines.lmm.calls import EPISODE_HEADER, call_kind, read_episode_header
 from urban_gym.baselines.lmm.policies import ScriptedPolicy, parse_policy
-from urban_gym.baselines.lmm.session import Session
+from urban_gym.baselines.lmm.session import Session, revise_answer
 
 WRAPS = ("json", "fence", "prose", "mixed")
 
@@ -286,6 +286,12 @@ class ScriptedServer:
             header = _header(headers, EPISODE_HEADER)
             named = read_episode_header(header)
             kind = call_kind(messages)
+            if kind == "prompt_revision":  # about a prompt, not an episode
+                self.answered += 1
+                self.calls[kind] = self.calls.get(kind, 0) + 1
+                return 200, _completion(
+                    revise_answer(messages, self.calls[kind]), self.model_name, messages, 0
+                )
             if named is not None:
                 session: Session | None = self._named_session(header, named)
             else:

@@ -158,3 +158,22 @@ class Session:
         if o.get("distance_to_goal_m") is not None:
             text += f", {float(o['distance_to_goal_m']):.0f} m from the goal"
         return text + ". Next time I will check each choice against the destination."
+
+
+#: The sections of a prompt-revision request (:mod:`urban_gym.eval.gepa`).
+CURRENT_HEADING = "## Current instructions"
+RESULTS_HEADING = "## Results"
+
+
+def revise_answer(messages: list, n: int) -> str:
+    """The scripted answer to a prompt-revision call: the current instructions (between
+    :data:`CURRENT_HEADING` and :data:`RESULTS_HEADING` of the user message) with a
+    numbered hint added -- a different, valid prompt each time."""
+    from urban_gym.baselines.lmm.calls import user_text
+
+    text = user_text(messages)
+    start = text.find(CURRENT_HEADING)
+    end = text.find(RESULTS_HEADING)
+    current = text[start + len(CURRENT_HEADING) : end if end > start else None].strip()
+    hint = f"Hint {n}: compare every option with the goal before you choose."
+    return json.dumps({"prompt": (current + "\n" + hint).strip()})

@@ -11,6 +11,7 @@ scheme                 defined on          what it is
 ``urbanground-react``  CityWalk            UrbanGround's observation/reason/action loop
 ``cot``                every family        chain of thought on the family's prompts
 ``reflexion``          every family        self-reflection across attempts of a task
+``gepa``               every family        instructions evolved by :mod:`urban_gym.eval.gepa`
 =====================  ==================  ===========================================
 
 See :mod:`.base` for the framework and :mod:`.texts` for the prompt texts.
@@ -25,13 +26,15 @@ from typing import Any
 from urban_gym.baselines.lmm.schemes.agentnav import AgentNav
 from urban_gym.baselines.lmm.schemes.base import Scheme, SchemeProtocol, read_mapping
 from urban_gym.baselines.lmm.schemes.cot import ChainOfThought, Reflexion
+from urban_gym.baselines.lmm.schemes.gepa import GEPAPrompt
 from urban_gym.baselines.lmm.schemes.react_reflection import ReactReflection
 from urban_gym.baselines.lmm.schemes.urbanground import UrbanGroundReAct
 from urban_gym.errors import UrbanGymError
 
 #: Scheme name -> class.
 SCHEMES: dict[str, type[Scheme]] = {
-    s.name: s for s in (ReactReflection, AgentNav, UrbanGroundReAct, ChainOfThought, Reflexion)
+    s.name: s
+    for s in (ReactReflection, AgentNav, UrbanGroundReAct, ChainOfThought, Reflexion, GEPAPrompt)
 }
 
 
