@@ -42,6 +42,9 @@ class LMMAgent:
         self.headers: dict[str, str] = {}
 
     def reset(self, env: gym.Env) -> None:
+        """A new episode on ``env``: the family's prompt builder (unless one was given),
+        no past turns.
+        """
         if not self._builder_given:
             self.prompt_builder = prompt_builder_for(family_of(env))
         assert self.prompt_builder is not None
@@ -50,7 +53,8 @@ class LMMAgent:
 
     def act(self, env: gym.Env) -> str:
         """The model's reply text for the env's current observation (may raise
-        :class:`ModelError`)."""
+        :class:`ModelError`).
+        """
         assert self.prompt_builder is not None, "call reset(env) first"
         messages = self.prompt_builder.build(env)
         resp = self.client.chat(messages, headers=self.headers or None)
@@ -265,7 +269,8 @@ class LMMHarnessAgent:
 
     def wrap(self, env: gym.Env) -> gym.Env:
         """The language-model face of ``env`` (:func:`urban_gym.wrappers.make_lm_env`),
-        the scheme's when one is set."""
+        the scheme's when one is set.
+        """
         from urban_gym.wrappers.stacks import make_lm_env
 
         self.tap = OutcomeTap(env)
@@ -321,13 +326,15 @@ class LMMHarnessAgent:
     @property
     def last_outcome(self) -> dict[str, Any] | None:
         """The previous episode's end (``task_id``, ``seed``, ``termination``,
-        ``is_success``, ``steps``, ``instruction``, ``trajectory``), or None."""
+        ``is_success``, ``steps``, ``instruction``, ``trajectory``), or None.
+        """
         return self.tap.previous if self.tap is not None else None
 
     def act(self, obs: Any, info: dict[str, Any]) -> str:
         """The model's reply text (raises
         :class:`~urban_gym.baselines.agents.AgentGaveUp` with ``model_error`` when the
-        client gives up)."""
+        client gives up).
+        """
         from urban_gym.baselines.agents import AgentGaveUp
 
         assert self.stack is not None, "wrap(env) and reset() first"
@@ -344,7 +351,8 @@ class LMMHarnessAgent:
 
     def ask_action(self, stack: gym.Env) -> str:
         """One action request for the stack's current observation (the reply's tokens
-        and latency are added to this step's notes)."""
+        and latency are added to this step's notes).
+        """
         text = self.agent.act(stack)
         last = dict(self.agent.replies[-1]) if self.agent.replies else {}
         self._add_notes(last)
@@ -358,7 +366,8 @@ class LMMHarnessAgent:
         model: str | None = None,
     ) -> str:
         """A request that is not an action (:mod:`.calls`: self-positioning, a final
-        answer, a reflection): its reply text; the call is noted in this step's notes."""
+        answer, a reflection): its reply text; the call is noted in this step's notes.
+        """
         params = {"model": model} if model else {}
         resp = self.client.chat(messages, headers=headers or self.agent.headers, **params)
         self._calls.append({"kind": kind, "usage": resp.usage})
@@ -378,7 +387,8 @@ class LMMHarnessAgent:
 
     def step_info(self) -> dict[str, Any]:
         """The last step's tokens (``usage``, every request of the step), ``latency_s``,
-        ``attempts``, and the scheme's extra ``calls``."""
+        ``attempts``, and the scheme's extra ``calls``.
+        """
         out = dict(self._last)
         if self._calls:
             out["calls"] = list(self._calls)
@@ -397,7 +407,8 @@ class LMMHarnessAgent:
 
     def config(self) -> dict[str, Any]:
         """Model, endpoint (credentials and query removed), sampling, images, map,
-        memory, scheme -- never the API key."""
+        memory, scheme -- never the API key.
+        """
         c = self.client_config
         out = {
             "kind": self.kind,
@@ -479,7 +490,8 @@ class OutcomeTap(gym.Wrapper):
 
 def public_url(url: str) -> str:
     """``url`` without user:password and without a query string or fragment (where keys
-    hide), e.g. ``https://u:k@host/v1?key=x`` -> ``https://host/v1``."""
+    hide), e.g. ``https://u:k@host/v1?key=x`` -> ``https://host/v1``.
+    """
     from urllib.parse import urlsplit, urlunsplit
 
     try:

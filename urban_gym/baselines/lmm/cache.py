@@ -47,7 +47,8 @@ class ResponseCache:
 
     def get(self, key: str) -> dict[str, Any] | None:
         """The stored entry of ``key`` (``text``, ``model``, ``usage``, ``finish_reason``),
-        or None (a missing or unreadable entry is a miss)."""
+        or None (a missing or unreadable entry is a miss).
+        """
         try:
             data = json.loads(self._path(key).read_text(encoding="utf-8"))
         except (OSError, ValueError):

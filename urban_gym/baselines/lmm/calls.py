@@ -35,7 +35,8 @@ CALL_HEADINGS: dict[str, str] = {
 
 def call_kind(messages: Sequence[Any]) -> str | None:
     """The kind of a non-action request (its system message's first line is one of
-    :data:`CALL_HEADINGS`), or None for an action request."""
+    :data:`CALL_HEADINGS`), or None for an action request.
+    """
     if not messages or not isinstance(messages[0], Mapping):
         return None
     if messages[0].get("role") != "system":
@@ -53,7 +54,8 @@ def call_kind(messages: Sequence[Any]) -> str | None:
 def episode_header(seed: int | None, task_id: str | None, run: str | None = None) -> dict[str, str]:
     """The header naming an episode (``{EPISODE_HEADER: '{"seed": 3, "task_id": "t"}'}``);
     ASCII-only JSON, so any task id fits in an HTTP header. ``run`` (an agent's random
-    nonce) tells apart two runs of the same episode against one server."""
+    nonce) tells apart two runs of the same episode against one server.
+    """
     value: dict[str, object] = {"seed": seed, "task_id": task_id}
     if run is not None:
         value["run"] = run

@@ -83,7 +83,8 @@ class ClientConfig:
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> ClientConfig:
         """Settings from the environment variables (see the module docstring), then
-        ``overrides`` (None values ignored)."""
+        ``overrides`` (None values ignored).
+        """
         env = os.environ if environ is None else environ
         values: dict[str, Any] = {}
         base = env.get("URBAN_GYM_LMM_BASE_URL") or env.get("OPENAI_BASE_URL")
@@ -106,7 +107,8 @@ class ClientConfig:
 class ChatResponse:
     """One completion: the reply ``text``, token ``usage`` as reported, ``latency_s`` of
     the successful attempt, ``attempts`` made, ``finish_reason``, the ``raw`` body, and
-    whether it came from the response cache (``cached``: no tokens counted)."""
+    whether it came from the response cache (``cached``: no tokens counted).
+    """
 
     text: str
     model: str
@@ -166,6 +168,7 @@ class ChatClient:
         self.close()
 
     def close(self) -> None:
+        """Close the HTTP connections."""
         self._http.close()
 
     def backoff(self, retry: int, retry_after: str | None = None) -> float:
@@ -192,7 +195,8 @@ class ChatClient:
         :attr:`cache` (:class:`~.cache.ResponseCache`) a request seen before is answered
         from it, without HTTP and without counting tokens. Raises :class:`ModelError` and
         nothing else for anything the server does (see :meth:`_read` for the checks of a
-        200 answer)."""
+        200 answer).
+        """
         c = self.config
         body: dict[str, Any] = {"model": c.model, "messages": list(messages)}
         if c.temperature is not None:
@@ -276,7 +280,8 @@ class ChatClient:
         self, body: dict[str, Any], headers: Mapping[str, str] | None = None
     ) -> tuple[int, str | None, bytes]:
         """POST ``body``; ``(status, Retry-After header, body bytes)``. A 200 body is read
-        up to ``max_response_bytes`` (decoded), an error body up to 64 KiB."""
+        up to ``max_response_bytes`` (decoded), an error body up to 64 KiB.
+        """
         limit = self.config.max_response_bytes
         extra = dict(headers) if headers else None
         with self._http.stream("POST", "chat/completions", json=body, headers=extra) as resp:
@@ -308,7 +313,8 @@ class ChatClient:
         completion (``choices`` missing, empty or not a list; ``message`` missing or
         null; ``content`` neither a string, null nor a list of parts; a text part whose
         ``text`` is not a string), or reports ``usage`` that is not an object of token
-        counts (non-negative integers below 2**53; absent or null counts are 0)."""
+        counts (non-negative integers below 2**53; absent or null counts are 0).
+        """
         try:
             data = json.loads(payload)
             text, usage, model, finish = _completion_fields(data, self.config.model)
@@ -353,7 +359,8 @@ def _completion_fields(
     data: Any, default_model: str
 ) -> tuple[str, dict[str, int], str, str | None]:
     """``(text, usage, model, finish_reason)`` of a chat-completion body, or
-    :class:`_Malformed`."""
+    :class:`_Malformed`.
+    """
     if not isinstance(data, dict):
         raise _Malformed(f"the body is {_kind(data)}, not a JSON object")
     choices = data.get("choices")

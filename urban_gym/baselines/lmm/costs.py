@@ -35,7 +35,8 @@ DEFAULT_PRICES: dict[str, dict[str, float]] = {
 
 def load_prices(path: str | Path | None) -> dict[str, dict[str, float]]:
     """A price table from a YAML/JSON file (None: :data:`DEFAULT_PRICES`);
-    :class:`UrbanGymError` naming a bad entry."""
+    :class:`UrbanGymError` naming a bad entry.
+    """
     if path is None:
         return {k: dict(v) for k, v in DEFAULT_PRICES.items()}
     from urban_gym.baselines.lmm.schemes.base import read_mapping
@@ -78,15 +79,20 @@ def run_cost(
     run_dir: str | Path, prices: Mapping[str, Mapping[str, float]] | None = None
 ) -> dict[str, Any]:
     """The tokens and cost of a run folder: ``episodes``, ``requests``, ``prompt_tokens``,
-    ``completion_tokens``, ``total_tokens``, ``cost_usd``, ``model``, ``unpriced``."""
-    from urban_gym.eval.records import RunDir
+    ``completion_tokens``, ``total_tokens``, ``cost_usd``, ``model``, ``unpriced``.
+    """
+    import json
 
+    root = Path(run_dir)
+    try:
+        manifest = json.loads((root / "manifest.json").read_text(encoding="utf-8"))
+        lines = (root / "episodes.jsonl").read_text(encoding="utf-8").splitlines()
+    except (OSError, ValueError) as exc:
+        raise UrbanGymError(f"{str(root)!r} is not a run folder: {exc}") from exc
     prices = DEFAULT_PRICES if prices is None else prices
-    d = RunDir(run_dir)
-    manifest = d.read_manifest()
     model = str(((manifest.get("agent") or {}).get("config") or {}).get("model") or "")
     totals = dict.fromkeys(("requests", "prompt_tokens", "completion_tokens", "total_tokens"), 0)
-    records = d.read_episodes()
+    records = [json.loads(line) for line in lines if line.strip()]
     for r in records:
         for k in totals:
             totals[k] += int((r.get("tokens") or {}).get(k, 0) or 0)

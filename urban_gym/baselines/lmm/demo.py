@@ -32,8 +32,9 @@ from urban_gym.wrappers.stacks import make_lm_env
 
 
 def demo_cases() -> dict[str, tuple[str, dict[str, Any], dict[str, Any] | None]]:
-    """family -> (env id, gym.make kwargs, reset options): each registered family's demo
-    episode (:mod:`urban_gym.tasks.families`: short, visual Helsinki episodes)."""
+    """Family -> (env id, gym.make kwargs, reset options): each registered family's demo
+    episode (:mod:`urban_gym.tasks.families`: short, visual Helsinki episodes).
+    """
     from urban_gym.tasks.families import FAMILIES
 
     return {

@@ -50,7 +50,8 @@ class OpenAIChatClient:
         **params: Any,
     ) -> ChatResponse:
         """One chat completion (see :meth:`~.client.ChatClient.chat`); the official
-        client's errors become :class:`~.client.ModelError`."""
+        client's errors become :class:`~.client.ModelError`.
+        """
         c = self.config
         body: dict[str, Any] = {"model": c.model, "messages": list(messages)}
         if c.temperature is not None:

@@ -1,5 +1,6 @@
 """The command-line options of the language-model agent (``urban-gym eval --agent lmm``)
-and the agent options they make."""
+and the agent options they make.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from typing import Any
 
 def add_lmm_options(p: argparse.ArgumentParser, json_arg: Any, prefix: str = "") -> None:
     """Add the client settings of a language model to ``p`` (``prefix``: e.g. ``judge-``;
-    ``json_arg``: the argparse type of a JSON object)."""
+    ``json_arg``: the argparse type of a JSON object).
+    """
     g = p.add_argument_group(f"{prefix or 'language-model '}client (API key from the environment)")
     g.add_argument(f"--{prefix}base-url", default=None, help="OpenAI-compatible endpoint")
     g.add_argument(f"--{prefix}model", default=None, help="model name")

@@ -51,13 +51,15 @@ class ScriptedPolicy:
 
     def rng_for(self, episode_seed: Any, task_id: Any) -> random.Random:
         """The random generator of one episode: a function of the policy's seed, the
-        episode's seed and its task id (never of the order in which episodes arrive)."""
+        episode's seed and its task id (never of the order in which episodes arrive).
+        """
         digest = hashlib.sha256(f"{self.seed}|{episode_seed}|{task_id}".encode()).digest()
         return random.Random(int.from_bytes(digest[:8], "big"))
 
     def choose(self, env: Any, oracle: Any, rng: random.Random) -> tuple[dict, bool]:
         """``(canonical action, deviated)``: the action to reply with, and whether it is
-        not the oracle's."""
+        not the oracle's.
+        """
         return _canonical(env, oracle.act(env)), False
 
     def next_text(self) -> str | None:
@@ -157,7 +159,8 @@ def _reply_text(value: Any) -> str | None:
 
 def parse_policy(spec: str, seed: int = 0) -> ScriptedPolicy:
     """A policy from its spec (see the module docstring); :class:`UrbanGymError` naming
-    a bad spec."""
+    a bad spec.
+    """
     if not isinstance(spec, str) or not spec.strip():
         raise UrbanGymError(f"policy {spec!r} must be a non-empty string")
     kind, _, arg = spec.strip().partition(":")

@@ -62,7 +62,8 @@ _PROSE = (
 
 def wrap_reply(text: str, style: str, step: int) -> str:
     """``text`` (a JSON reply) as plain JSON, fenced, in prose, or -- ``mixed`` -- cycling
-    through plain, fenced, prose, and prose around a fence by ``step``."""
+    through plain, fenced, prose, and prose around a fence by ``step``.
+    """
     if style == "mixed":
         style = ("json", "fence", "prose", "prose+fence")[step % 4]
     if style == "json":
@@ -222,7 +223,8 @@ class ScriptedServer:
         env_kwargs: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """Reset the server's env (a new one when ``env_id``/``env_kwargs`` change) and
-        the oracle; returns a summary ``{"env_id", "seed", "task"}``."""
+        the oracle; returns a summary ``{"env_id", "seed", "task"}``.
+        """
         with self._lock:
             return self._start_episode(seed, options, env_id, env_kwargs)
 
@@ -311,7 +313,8 @@ class ScriptedServer:
     def _unnamed_session(self, messages: list, kind: str | None) -> Session | None:
         """The episode of requests without a header: the next one is started when the
         current one is over (not for a retry or a non-action call); None when there is
-        nothing to start."""
+        nothing to start.
+        """
         s = self.session
         if s is not None and (not s.over or kind is not None):
             return s

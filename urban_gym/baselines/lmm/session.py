@@ -74,7 +74,8 @@ class Session:
     # ------------------------------------------------------------------ actions
     def next_reply(self) -> str:
         """The policy's next reply (JSON text in the family's protocol), carried out on
-        the server's env."""
+        the server's env.
+        """
         text = self.policy.next_text()
         if text is not None:
             self._carry_out_text(text)
@@ -168,7 +169,8 @@ RESULTS_HEADING = "## Results"
 def revise_answer(messages: list, n: int) -> str:
     """The scripted answer to a prompt-revision call: the current instructions (between
     :data:`CURRENT_HEADING` and :data:`RESULTS_HEADING` of the user message) with a
-    numbered hint added -- a different, valid prompt each time."""
+    numbered hint added -- a different, valid prompt each time.
+    """
     from urban_gym.baselines.lmm.calls import user_text
 
     text = user_text(messages)

@@ -44,7 +44,8 @@ def load_scheme(
     prompts: str | Path | Mapping[str, str] | None = None,
 ) -> Scheme:
     """A scheme by name, with its config and prompt texts (a mapping or a YAML/JSON file);
-    :class:`UrbanGymError` naming a bad name, key or file."""
+    :class:`UrbanGymError` naming a bad name, key or file.
+    """
     cls = SCHEMES.get(name)
     if cls is None:
         raise UrbanGymError(f"unknown scheme {name!r}; use one of {', '.join(SCHEMES)}")

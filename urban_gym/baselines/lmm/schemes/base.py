@@ -86,7 +86,8 @@ class SchemeProtocol(PromptProtocol):
 
     def observation_parts(self, obs: Any, space: Any, env: Any = None) -> list:
         """The family's parts without the hidden keys, plus the scheme's extra texts
-        (after the texts, before the images)."""
+        (after the texts, before the images).
+        """
         if isinstance(obs, Mapping) and self.hidden:
             obs = {k: v for k, v in obs.items() if k not in self.hidden}
         parts = self.base.observation_parts(obs, space, env)
@@ -170,7 +171,8 @@ class Scheme:
 
     def stack_options(self, family: str | None) -> dict[str, Any]:
         """Arguments of :func:`~urban_gym.wrappers.stacks.make_lm_env` besides the env:
-        ``memory``, ``map_observation``, ``memory_budget`` (None: the agent's own)."""
+        ``memory``, ``map_observation``, ``memory_budget`` (None: the agent's own).
+        """
         return {}
 
     def protocol(self, family: str | None) -> PromptProtocol:
@@ -236,7 +238,8 @@ def _fill(text: str, values: Mapping[str, Any]) -> str:
 
 def read_mapping(path: str | Path, what: str) -> dict[str, Any]:
     """A YAML or JSON file holding a mapping (a scheme config, prompt texts);
-    :class:`UrbanGymError` naming the file when it is missing or not a mapping."""
+    :class:`UrbanGymError` naming the file when it is missing or not a mapping.
+    """
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")

@@ -49,7 +49,8 @@ class ChainOfThought(Scheme):
 
 def family_system(base: Any, action_set: Any, proto: SchemeProtocol) -> str:
     """``base``'s system prompt (intro, actions, how to reply, example) with ``proto``'s
-    reply fields."""
+    reply fields.
+    """
     parts = [base.intro, "## Actions", action_set.describe(), "## How to reply"]
     parts.append(proto.reply_instructions(action_set))
     ex = action_set.examples()
@@ -119,14 +120,16 @@ class Reflexion(ChainOfThought):
 
     def episode_notes(self) -> dict[str, Any]:
         """The attempt number and the reflections it was given (once per episode: in the
-        trace of its first step)."""
+        trace of its first step).
+        """
         notes, self._notes = self._notes, {}
         return notes
 
 
 def reply_field(text: str, name: str) -> str:
     """Field ``name`` of the first JSON object in a reply (plain, fenced or in prose), else
-    the whole text (at most 2,000 characters)."""
+    the whole text (at most 2,000 characters).
+    """
     obj = first_object(text)
     if isinstance(obj, dict) and isinstance(obj.get(name), str):
         return obj[name].strip()
