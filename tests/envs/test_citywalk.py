@@ -300,8 +300,8 @@ def test_bad_tasks_fail_before_the_episode(change, fragment):
 
 
 def test_bad_arguments_name_the_value(tmp_path):
-    with pytest.raises(TaskError, match="view_size=1000"):
-        CityWalkEnv(tasks=[nav_task()], view_size=1000)
+    with pytest.raises(TaskError, match="view_size=3000"):
+        CityWalkEnv(tasks=[nav_task()], view_size=3000)
     with pytest.raises(TaskError, match="no such suite"):
         CityWalkEnv(suite=tmp_path / "missing.jsonl", view_size=None)
     bad = tmp_path / "bad.jsonl"
@@ -368,7 +368,7 @@ def test_non_square_view_is_the_middle_rows_of_the_square_one():
     # the middle of the right edge of the map: half the width (48 px) east of its centre
     half_w = 48 * wide.map.mpp
     assert wide.map.selected == pytest.approx((wide.map.center[0] + half_w, wide.map.center[1]))
-    for bad in ((96,), (0, 64), (96, 600), 2.5, (96.0, 64)):
+    for bad in ((96,), (0, 64), (96, 3000), 2.5, (96.0, 64)):
         with pytest.raises(TaskError, match="view_size="):
             CityWalkEnv(tasks=[nav_task()], view_size=bad)
 

@@ -61,7 +61,7 @@ from urban_gym.world.walkable import WalkGeometry
 
 MAP_MPP_DEFAULT = 2.0  # metres per pixel when the map opens
 MAP_MPP_RANGE = (0.25, 32.0)
-MAX_VIEW_SIZE = 512
+MAX_VIEW_SIZE = 2048
 TEXT_MAX = 4096
 
 #: Rewards.
@@ -146,7 +146,7 @@ class CityWalkEnv(UrbanEnv):
     ``Dict``:
 
     * ``view``: ``Box(0, 255, (H, W, 3), uint8)`` -- the first-person view (``W x H`` =
-      ``view_size``, 128x128 by default, at most 512 a side; horizontal field of view
+      ``view_size``, 128x128 by default, at most 2048 a side; horizontal field of view
       ``fov``, the vertical one follows from the aspect) or, in
       map mode, the map (agent arrow, the task's destinations and active closures; POI
       names; never a route). Absent when ``view_size=None`` (the fast no-view mode).
@@ -196,7 +196,8 @@ class CityWalkEnv(UrbanEnv):
     * ``city``: the city every task must name (default: the tasks' own; a task's world is
       its ``task.city``).
     * ``view_size``: the view's size in pixels: an int for a square view or ``(width,
-      height)`` (each 1-512), or None for no view.
+      height)`` (each 1-2048), or None for no view. The language-model face
+      (:func:`urban_gym.wrappers.make_lm_env`) uses 960x540.
     * ``fov``: horizontal field of view in degrees (default 90).
     * ``max_steps``: step limit overriding the tasks' (default: the task's, else 150).
     * ``render_mode``: None or ``"rgb_array"`` (view, map and text side by side).

@@ -257,7 +257,9 @@ def run(
         agent: agent spec (``oracle``, ``random``, ``lmm``, ``sb3:PATH``, ``module:Class``).
         agent_options: keyword arguments of the agent (e.g. the lmm client settings).
         env_kwargs: ``gym.make`` keyword arguments (``suite``, ``task_types``,
-            ``difficulties`` select the tasks).
+            ``difficulties`` select the tasks). For the ``lmm`` agent the family's
+            language-model views fill in what they leave unset
+            (:func:`urban_gym.wrappers.lm_env_kwargs`).
         task_ids: only these tasks (default: all the env's tasks).
         seeds: repeats per task; ``seed``: the base seed; ``seeding``: ``repeat``/``task``.
         workers: episodes in parallel; ``backend``: ``local`` (processes) or ``ray``
@@ -269,7 +271,7 @@ def run(
         command: the command line, for the manifest.
         max_episodes: stop after this many new episodes (the rest stays for a resume).
     """
-    from urban_gym.baselines.agents import load_agent
+    from urban_gym.baselines.agents import agent_kind, load_agent
     from urban_gym.errors import UrbanGymError
 
     if backend not in ("local", "ray"):
@@ -277,6 +279,10 @@ def run(
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise UrbanGymError(f"workers={workers!r} must be a positive integer")
     kwargs = dict(env_kwargs or {})
+    if agent_kind(agent) == "lmm":  # the language-model face: views sized for a model
+        from urban_gym.wrappers.stacks import lm_env_kwargs
+
+        kwargs = lm_env_kwargs(env_id, kwargs)
     if track_visibility:
         kwargs["track_visibility"] = True
     run_dir = RunDir(out)
