@@ -264,6 +264,13 @@ class Scene:
         self.sign_h = f([s.h for s in signs], np.float64)
         self.poi_sign = {s.poi: s for s in signs}
 
+    def poi_sign_placement(self, poi: int) -> tuple[float, float] | None:
+        """``(z0, z1)``: the heights (metres) of the bottom and top of the facade board
+        of POI ``poi``; None for a POI without one (no name, or a free-standing board)."""
+        self.ensure_signs()
+        s = self.poi_sign.get(int(poi))
+        return None if s is None else (float(s.z0), float(s.z1))
+
     def _facade_segment(self, b: int, anchor, facing: float) -> int:
         segs = self.building_segs[b]
         px, py = anchor
