@@ -21,14 +21,16 @@ from __future__ import annotations
 
 import copy
 import math
+import sys
 from dataclasses import dataclass
 from functools import lru_cache
 
 import cv2
 import numpy as np
 
-from urban_gym.render import kernels
+from urban_gym.render import kernels, textures
 from urban_gym.render.conditions import Conditions
+from urban_gym.render.diskcache import cached_array
 from urban_gym.render.fill import Runs, fill, ground_maps
 from urban_gym.render.ids import BUILDING_BASE, GROUND_ID, OBJECT_BASE, PEDESTRIAN_BASE, SIGN_BASE
 from urban_gym.render.scene import Scene
@@ -489,11 +491,24 @@ CEIL_X0 = float(STYLE_H * len(SHADES) + 4)
 SKY_X0 = float(STYLE_H * len(SHADES) + 8 + _SKY_PAD)
 
 
-@lru_cache(maxsize=2)
+@lru_cache(maxsize=4)
 def combined_atlas(time_of_day: str, weather: str) -> np.ndarray:
     """The transposed facade atlas (axis 0 along walls, axis 1 up the walls, shade levels
     stacked on axis 1) followed on axis 1 by a ceiling band and a sky strip whose column
-    ``SKY_X0 + SKY_SCALE * tan(elevation)`` holds the sky colour at that elevation."""
+    ``SKY_X0 + SKY_SCALE * tan(elevation)`` holds the sky colour at that elevation.
+
+    Built once per machine (:func:`urban_gym.render.diskcache.cached_array`) and shared,
+    memory-mapped, by the processes that use it.
+    """
+    return cached_array(
+        f"atlas-{time_of_day}-{weather}",
+        lambda: _build_atlas(time_of_day, weather),
+        textures,
+        sys.modules[__name__],
+    )
+
+
+def _build_atlas(time_of_day: str, weather: str) -> np.ndarray:
     fac = facade_atlas(time_of_day).transpose(1, 0, 2)
     n_u, n_z = fac.shape[:2]
     out = np.empty((n_u, n_z + 8 + _SKY_PAD + _SKY_LEN, 4), np.uint8)
