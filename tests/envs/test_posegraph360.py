@@ -429,3 +429,20 @@ def test_map_markers_reveal_only_what_the_task_shows(graph, suite):
         env.reset(seed=0, options={"task_id": by_type[kind].id})
         m = env.map_markers()
         assert m.goal is None and m.start is None and not m.destinations, kind
+
+
+def test_rendered_panoramas_are_as_wide_as_the_view_needs():
+    from urban_gym.envs.posegraph360 import view_pano_width
+
+    # 4 x the view's width for a 90 degree view: its centre pixels meet about 1.27 panorama
+    # pixels each (4 / pi); a 60 degree view needs tan(45)/tan(30) = 1.73 times more
+    assert view_pano_width(84, 90.0) == 336
+    assert view_pano_width(512, 90.0) == 2048
+    assert view_pano_width(100, 60.0) == 694  # 4 * 100 / tan(30 deg) = 692.8 -> even 694
+    assert view_pano_width(16, 90.0) == 256  # never below 256
+    city = "procedural:seed=3,blocks=2x2"
+    env = PoseGraph360Env(city=city, view_size=84)
+    assert env._world["pano_width"] == 336
+    env.reset(seed=0)
+    assert env.graph.source.panorama(("t", 0), 0.0, 0.0)[0].shape == (168, 336, 3)
+    assert PoseGraph360Env(city=city, view_size=84, pano_width=512)._world["pano_width"] == 512

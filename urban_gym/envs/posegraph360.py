@@ -157,7 +157,8 @@ class PoseGraph360Env(UrbanEnv):
     default: the tasks' ``meta["posegraph"]["spacing"]``, 3 m);
     ``posegraph`` (a ready :class:`PoseGraph` with a frame source), or ``capture`` +
     ``poses`` (a folder of equirect images or a 360° video with its pose CSV, imported
-    with junction detection); ``pano_width`` (2048: rendered panorama width),
+    with junction detection); ``pano_width`` (rendered panorama width; default about
+    ``4 * view width`` for a 90° view, what the view's centre pixels need: 2048 for 512),
     ``time_of_day``, ``weather``, ``cache_mb`` (512: rendered-frame LRU);
     ``draw_branches`` (True); ``reward_shaping`` (False); ``answer_judge`` (the fuzzy
     name judge ``(prediction, candidate names) -> bool`` of relational answers; default:
@@ -208,7 +209,7 @@ class PoseGraph360Env(UrbanEnv):
         posegraph: PoseGraph | None = None,
         capture: str | None = None,
         poses: str | None = None,
-        pano_width: int = 2048,
+        pano_width: int | None = None,
         time_of_day: str = "day",
         weather: str = "clear",
         cache_mb: float = 512.0,
@@ -237,7 +238,9 @@ class PoseGraph360Env(UrbanEnv):
             "posegraph": posegraph,
             "capture": capture,
             "poses": poses,
-            "pano_width": int(pano_width),
+            "pano_width": int(pano_width)
+            if pano_width
+            else view_pano_width(max(self.view_wh[0], self.ref_size), self.fov),
             "time_of_day": time_of_day,
             "weather": weather,
             "cache_mb": cache_mb,
@@ -849,3 +852,12 @@ def _rendered_source(
         return renderer.render(x, y, conditions=cond).rgb
 
     return RenderedFrames(render, cache_mb)
+
+
+def view_pano_width(width: int, fov: float) -> int:
+    """Width of rendered panoramas for a ``width``-pixel view of ``fov`` degrees: as many
+    pixels per degree as the view has at its centre, times about 1.27 (``4 * width`` at
+    90 degrees); even, at least 256.
+    """
+    w = 4.0 * width / math.tan(math.radians(fov) / 2.0)
+    return max(256, 2 * math.ceil(round(w, 6) / 2.0))

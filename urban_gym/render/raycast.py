@@ -21,14 +21,17 @@ from __future__ import annotations
 
 import copy
 import math
+import sys
 from dataclasses import dataclass
 from functools import lru_cache
 
 import cv2
 import numpy as np
 
+from urban_gym.render import kernels, textures
 from urban_gym.render.conditions import Conditions
-from urban_gym.render.ground import far_colour
+from urban_gym.render.diskcache import cached_array
+from urban_gym.render.fill import Runs, fill, ground_maps
 from urban_gym.render.ids import BUILDING_BASE, GROUND_ID, OBJECT_BASE, PEDESTRIAN_BASE, SIGN_BASE
 from urban_gym.render.scene import Scene
 from urban_gym.render.textures import (
@@ -79,13 +82,15 @@ class ColumnCamera:
         self.relx = np.concatenate([self.rel, self.rel + 2 * math.pi])
         self.a32 = self.a.astype(np.float32)
         self.rows_col = np.arange(self.height, dtype=np.int64)[:, None]
-        self._sec: np.ndarray | None = None
+        self.shared: dict[str, np.ndarray] = {}  # yaw-free arrays, shared by with_yaw copies
 
     def secant(self) -> np.ndarray:
         """``(H, W)`` float32: ray length per metre of horizontal distance."""
-        if self._sec is None:
-            self._sec = np.sqrt(1.0 + (self.a[:, None] * self.b[None, :]) ** 2).astype(np.float32)
-        return self._sec
+        sec = self.shared.get("sec")
+        if sec is None:
+            sec = np.sqrt(1.0 + (self.a[:, None] * self.b[None, :]) ** 2).astype(np.float32)
+            self.shared["sec"] = sec
+        return sec
 
     @classmethod
     def equirect(
@@ -202,12 +207,27 @@ class Hits:
     bounds: np.ndarray  # (W, K + 3) run boundaries: [0, n_{K-1}, ..., n_0, g, H]
 
 
-def find_hits(
-    scene: Scene, cam: ColumnCamera, x: float, y: float, eye: float, room: int | None
-) -> Hits:
-    """Intersect every column's ray with the walls near ``(x, y)`` and keep, per column,
-    up to ``K_HITS`` hits each taller than all nearer ones."""
-    W, K = cam.width, K_HITS
+@dataclass
+class Candidates:
+    """The walls that may show in a camera from a viewpoint: global wall indices,
+    endpoints relative to the viewer (m), whether each is seen from inside, and the first
+    column (index into ``cam.relx``) and number of columns each spans."""
+
+    segs: np.ndarray
+    ax: np.ndarray
+    ay: np.ndarray
+    bx: np.ndarray
+    by: np.ndarray
+    inner: np.ndarray | None
+    i0: np.ndarray
+    cnt: np.ndarray
+
+
+def wall_candidates(
+    scene: Scene, cam: ColumnCamera, x: float, y: float, room: int | None
+) -> Candidates:
+    """The walls near ``(x, y)`` facing the viewer (or, from inside ``room``, its walls)
+    that lie in the camera's columns."""
     segs, data = scene.candidate_data(x, y)
     ax, ay, bx, by, nx_, ny_ = data
     rx, ry = x - ax, y - ay
@@ -237,6 +257,55 @@ def find_hits(
     i0 = np.searchsorted(cam.relx, rs, side="left")
     i1 = np.searchsorted(cam.relx, rs + span, side="right")
     cnt = np.maximum(i1 - i0, 0)
+    return Candidates(segs, ax, ay, bx, by, inner_seg if room is not None else None, i0, cnt)
+
+
+def find_hits(
+    scene: Scene, cam: ColumnCamera, x: float, y: float, eye: float, room: int | None
+) -> Hits:
+    """Intersect every column's ray with the walls near ``(x, y)`` and keep, per column,
+    up to ``K_HITS`` hits each taller than all nearer ones (compiled when available)."""
+    cd = wall_candidates(scene, cam, x, y, room)
+    k = kernels.compiled()
+    if k is not None:
+        try:
+            col, rank, pseg, t, s, bounds = k.wall_hits(
+                cd.ax,
+                cd.ay,
+                cd.bx,
+                cd.by,
+                scene.height[cd.segs],
+                cd.i0,
+                cd.cnt,
+                cam.dirx,
+                cam.diry,
+                cam.b,
+                cam.a,
+                float(eye),
+                K_HITS,
+            )
+        except kernels.compile_errors() as exc:
+            kernels.disable(exc)
+        else:
+            return _hits_of(scene, cd, col, rank, pseg, t, s, bounds)
+    return find_hits_numpy(scene, cam, cd, eye)
+
+
+def _hits_of(scene, cd: Candidates, col, rank, pseg, t, s, bounds) -> Hits:
+    gseg = cd.segs[pseg]
+    u = s * scene.length[gseg]
+    if cd.inner is not None:
+        inner = cd.inner[pseg]
+        u = np.where(inner, scene.length[gseg] - u, u)
+    else:
+        inner = np.zeros(len(pseg), bool)
+    return Hits(col, rank, gseg, t, u, inner, bounds)
+
+
+def find_hits_numpy(scene: Scene, cam: ColumnCamera, cd: Candidates, eye: float) -> Hits:
+    """:func:`find_hits` in numpy (the reference of the compiled kernel)."""
+    W, K = cam.width, K_HITS
+    segs, ax, ay, bx, by, i0, cnt = cd.segs, cd.ax, cd.ay, cd.bx, cd.by, cd.i0, cd.cnt
     tot = int(cnt.sum())
     pseg = np.repeat(np.arange(len(segs)), cnt)
     pcol = (np.repeat(i0 - np.cumsum(cnt) + cnt, cnt) + np.arange(tot)) % W
@@ -250,7 +319,7 @@ def find_hits(
     ok = np.isfinite(t) & (t > 0.05)
     pseg, pcol, t, s = pseg[ok], pcol[ok], t[ok], np.clip(s[ok], 0.0, 1.0)
     top = np.arctan((scene.height[segs][pseg] - eye) / t)
-    order = np.argsort(pcol * 1e5 + np.minimum(t, 9.9e4))
+    order = np.argsort(pcol * 1e5 + np.minimum(t, 9.9e4), kind="stable")
     pseg, pcol, t, s, top = pseg[order], pcol[order], t[order], s[order], top[order]
     key = pcol * 4.0 + top + 2.0
     useful = np.ones(len(key), bool)
@@ -260,13 +329,6 @@ def find_hits(
     rank = np.arange(len(pcol)) - np.searchsorted(pcol, pcol, side="left")
     keep = rank < K
     pseg, pcol, t, s, top, rank = (v[keep] for v in (pseg, pcol, t, s, top, rank))
-    gseg = segs[pseg]
-    u = s * scene.length[gseg]
-    if room is not None:
-        inner = inner_seg[pseg]
-        u = np.where(inner, scene.length[gseg] - u, u)
-    else:
-        inner = np.zeros(len(pseg), bool)
     # run boundaries per column
     b = cam.b
     t0 = np.full(W, np.inf)
@@ -281,7 +343,7 @@ def find_hits(
     bounds[:, 1 : K + 1] = nb[:, ::-1]
     bounds[:, K + 1] = g
     bounds[:, K + 2] = cam.height
-    return Hits(pcol, rank, gseg, t, u, inner, bounds)
+    return _hits_of(scene, cd, pcol, rank, pseg, t, s, bounds)
 
 
 def cast(
@@ -299,19 +361,57 @@ def cast(
     """Render ``cam`` from ``(x, y)`` at ``eye`` metres: ``(rgb, depth, ids)``.
 
     ``room`` is the id of the building the viewer stands in (its walls are drawn from
-    inside and a ceiling replaces the sky), else None.
+    inside and a ceiling replaces the sky), else None. The column passes run compiled
+    where :mod:`urban_gym.render.kernels` can, else in numpy.
     """
     W, H = cam.width, cam.height
     K = K_HITS
-    R = K + 2  # runs per column: sky, hits K-1 .. 0, ground
     tod = cond.time_of_day
     need_depth = want_depth or cond.weather != "clear"
     hits = find_hits(scene, cam, x, y, eye, room)
-    lengths = np.diff(hits.bounds, axis=1).ravel()
-    j = hits.col * R + (K - hits.rank)  # run index of every hit
-
-    # ---------------------------------------------------------------- walls and sky
+    runs = _runs(scene, cam, hits, eye, room, want_ids)
+    g = hits.bounds[:, K + 1]
+    sky_end = hits.bounds[:, 1]  # rows above the highest wall
+    # Panoramas: rows above every wall are sky in every column and rows below every wall
+    # base are ground: only the band between is ray-cast (as (W, Hb) column runs).
+    if cam.kind == "equirect" and room is None and W:
+        band = (int(sky_end.min()), int(g.max()))
+    else:
+        band = (0, H)
+    ground = None
+    if W and int(g.min()) < H:
+        ground = ground_maps(cam, scene.ground_window(x, y, tod), x, y, eye, tod)
     atlas = combined_atlas(tod, cond.weather)
+    sky = _sky_rows(cam, tod, cond.weather) if band[0] > 0 else None
+    out = None
+    k = kernels.compiled()
+    if k is not None:
+        try:
+            out = fill(cam, hits, runs, band, atlas, sky, ground, need_depth, k)
+        except kernels.compile_errors() as exc:
+            kernels.disable(exc)
+    if out is None:
+        out = fill(cam, hits, runs, band, atlas, sky, ground, need_depth)
+    rgb, t_cols, depth, ids = out
+    if room is not None and depth is not None:
+        ceil_h = float(scene.city.buildings[room].height) - eye
+        with np.errstate(divide="ignore"):
+            cd = (ceil_h / (cam.a[:, None] * cam.b[None, :])).astype(np.float32) * cam.secant()
+        sky_m = (cam.rows_col < sky_end[None, :]).view(np.uint8)
+        cv2.copyTo(cd, sky_m, depth)
+    if tod == "night" and cond.weather == "clear" and room is None:
+        _stars(rgb, sky_end, cond.seed)
+    frame = Frame(rgb, t_cols, band[0], depth, ids)
+    _draw_signs(scene, cam, frame, eye, hits)
+    _draw_sprites(scene, cam, frame, x, y, eye, cond, pedestrians, hits)
+    _weather(frame, cam, cond)
+    return frame.rgb, (frame.depth if want_depth else None), frame.ids
+
+
+def _runs(scene, cam: ColumnCamera, hits: Hits, eye: float, room, want_ids: bool) -> Runs:
+    W, K = cam.width, K_HITS
+    R = K + 2
+    j = hits.col * R + (K - hits.rank)  # run index of every hit
     style = np.where(hits.inner, N_STYLES, scene.style[hits.seg])
     P = np.zeros(W * R, np.float32)
     D = np.zeros(W * R, np.float32)
@@ -329,93 +429,16 @@ def cast(
         D[sky_runs] = -SKY_SCALE * cam.b
     else:
         P[sky_runs] = CEIL_X0
-    g = hits.bounds[:, K + 1]
-    sky_end = hits.bounds[:, 1]  # rows above the highest wall
-    # Panoramas: rows above every wall are sky in every column and rows below every wall
-    # base are ground: only the band between is ray-cast (as (W, Hb) column runs).
-    if cam.kind == "equirect" and room is None and W:
-        r_top, r_bot = int(sky_end.min()), int(g.max())
-    else:
-        r_top, r_bot = 0, H
-    hb = r_bot - r_top
-    band_len = np.diff(np.clip(hits.bounds, r_top, r_bot), axis=1).ravel()
-    rgb = np.empty((H, W, 4), np.uint8)
-    if hb > 0:
-        mapx = np.repeat(P, band_len).reshape(W, hb)
-        dd = np.repeat(D, band_len).reshape(W, hb)
-        np.multiply(dd, cam.a32[None, r_top:r_bot], out=dd)
-        np.subtract(mapx, dd, out=mapx)
-        mapy = np.repeat(S, band_len).reshape(W, hb)
-        # 4-channel images: OpenCV's bilinear remap is several times faster on RGBA than RGB
-        cv2.transpose(
-            cv2.remap(atlas, mapx, mapy, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE),
-            dst=rgb[r_top:r_bot],
-        )
-    if r_top > 0:
-        rgb[:r_top] = _sky_rows(cam, tod, cond.weather)[:r_top, None, :]
-    if tod == "night" and cond.weather == "clear" and room is None:
-        _stars(rgb, sky_end, cond.seed)
-
-    # ---------------------------------------------------------------- ground
-    g_min = int(g.min()) if W else H
-    b = cam.b
-    gmask = None
-    if g_min < H:
-        win = scene.ground_window(x, y, tod)
-        inv = 1.0 / win.mpp
-        gr = (eye / -cam.a[g_min:]).astype(np.float32)[:, None]  # metres x b per row
-        gx = gr * (cam.dirx / b * inv).astype(np.float32)[None, :]
-        gx += np.float32((x - win.x0) * inv - 0.5)
-        gy = gr * (-cam.diry / b * inv).astype(np.float32)[None, :]
-        gy += np.float32((win.y1 - y) * inv - 0.5)
-        ground = cv2.remap(
-            win.image,
-            gx,
-            gy,
-            cv2.INTER_LINEAR,
-            borderMode=cv2.BORDER_CONSTANT,
-            borderValue=(*far_colour(tod), 255),
-        )
-        gmask = (cam.rows_col[g_min:] >= g[None, :]).view(np.uint8)
-        if r_bot < H:
-            rgb[r_bot:] = ground[r_bot - g_min :]
-        if r_bot > g_min:
-            cv2.copyTo(ground[: r_bot - g_min], gmask[: r_bot - g_min], rgb[g_min:r_bot])
-
-    # ---------------------------------------------------------------- depth and ids
     t_run = np.full(W * R, np.inf, np.float32)
     t_run[j] = hits.t
-    t_cols = np.repeat(t_run, band_len).reshape(W, hb)  # (W, Hb) layout, rows from r_top
-    depth = None
-    if need_depth:
-        sec = cam.secant()
-        depth = np.full((H, W), np.inf, np.float32)
-        if hb > 0:
-            cv2.transpose(t_cols, dst=depth[r_top:r_bot])
-            depth[r_top:r_bot] *= sec[r_top:r_bot]
-        if gmask is not None:
-            gd = gr / b[None, :].astype(np.float32) * sec[g_min:]
-            cv2.copyTo(gd, gmask, depth[g_min:])
-        if room is not None:
-            ceil_h = float(scene.city.buildings[room].height) - eye
-            with np.errstate(divide="ignore"):
-                cd = (ceil_h / (cam.a[:, None] * b[None, :])).astype(np.float32) * sec
-            sky_m = (cam.rows_col < sky_end[None, :]).view(np.uint8)
-            cv2.copyTo(cd, sky_m, depth)
-    ids = None
+    id_run = None
     if want_ids:
         id_run = np.zeros(W * R, np.int32)
         id_run[K + 1 :: R] = GROUND_ID
         id_run[j] = BUILDING_BASE + scene.bid[hits.seg]
         if room is not None:
             id_run[sky_runs] = BUILDING_BASE + room
-        ids = cv2.transpose(np.repeat(id_run, lengths).reshape(W, H))
-
-    frame = Frame(rgb, t_cols, r_top, depth, ids)
-    _draw_signs(scene, cam, frame, eye, hits)
-    _draw_sprites(scene, cam, frame, x, y, eye, cond, pedestrians, hits)
-    _weather(frame, cam, cond)
-    return frame.rgb, (frame.depth if want_depth else None), frame.ids
+    return Runs(P, D, S, t_run, id_run)
 
 
 # ---------------------------------------------------------------------- sky
@@ -468,11 +491,24 @@ CEIL_X0 = float(STYLE_H * len(SHADES) + 4)
 SKY_X0 = float(STYLE_H * len(SHADES) + 8 + _SKY_PAD)
 
 
-@lru_cache(maxsize=2)
+@lru_cache(maxsize=4)
 def combined_atlas(time_of_day: str, weather: str) -> np.ndarray:
     """The transposed facade atlas (axis 0 along walls, axis 1 up the walls, shade levels
     stacked on axis 1) followed on axis 1 by a ceiling band and a sky strip whose column
-    ``SKY_X0 + SKY_SCALE * tan(elevation)`` holds the sky colour at that elevation."""
+    ``SKY_X0 + SKY_SCALE * tan(elevation)`` holds the sky colour at that elevation.
+
+    Built once per machine (:func:`urban_gym.render.diskcache.cached_array`) and shared,
+    memory-mapped, by the processes that use it.
+    """
+    return cached_array(
+        f"atlas-{time_of_day}-{weather}",
+        lambda: _build_atlas(time_of_day, weather),
+        textures,
+        sys.modules[__name__],
+    )
+
+
+def _build_atlas(time_of_day: str, weather: str) -> np.ndarray:
     fac = facade_atlas(time_of_day).transpose(1, 0, 2)
     n_u, n_z = fac.shape[:2]
     out = np.empty((n_u, n_z + 8 + _SKY_PAD + _SKY_LEN, 4), np.uint8)
