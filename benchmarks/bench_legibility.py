@@ -5,8 +5,11 @@ script stands a viewer in front of the sign at 8 m and 15 m, straight on and 30�
 side (the same distance from the sign's centre), and renders the view each family sends a
 language model by default (:func:`urban_gym.wrappers.make_lm_env`: its size, field of
 view, pitch, and for the panorama families the panorama the view is cut from), by day and
-by night. A place enters the sample only if all four viewpoints stand in the open and see
-the board whole: five points across it are checked in the renderer's instance ids.
+by night. The viewer faces the sign; where the family's camera tilts (CityWalk,
+PoseGraph360) and the board would leave the view's top or bottom, it looks up at the
+board's middle (StreetGraph keeps its fixed tilt). A place enters the sample only if all
+four viewpoints stand in the open and see the board whole: five points across it are
+checked in the renderer's instance ids.
 
 Each view's sign region (the bounding box of the board's instance id, with a margin) is
 cut out of the rendered image, turned grey, enlarged with bicubic interpolation so the
@@ -14,7 +17,8 @@ board is about 64 px tall (the view's own pixels: nothing is added), binarised, 
 of what touches the crop's edge (the board's frame, the facade), and read
 by the Tesseract OCR engine (``tesseract-ocr``, through ``pytesseract``) as one line and,
 failing that, as a block. A name counts as read when the
-normalised similarity (``difflib`` ratio of the casefolded letters and digits) between
+normalised similarity (``difflib`` ratio of the casefolded letters and digits, accents
+dropped) between
 the name and the best-matching stretch of the OCR text is at least 0.8. As an upper
 bound, the sign textures themselves are read the same way.
 
@@ -73,6 +77,7 @@ class ViewSpec:
     fov: float  # horizontal, degrees
     pitch: float  # degrees above the horizon
     pano_width: int | None  # None: cast directly (first person)
+    pitchable: bool = True  # the agent can tilt the camera (StreetGraph's views are fixed)
 
     @property
     def label(self) -> str:
@@ -107,7 +112,9 @@ def lm_view_specs() -> list[ViewSpec]:
     env = make_lm_env("UrbanGym/StreetGraph-v0")
     u = env.unwrapped
     specs.append(
-        ViewSpec("StreetGraph", _wh(u.image_wh), sg.VIEW_FOV, sg.VIEW_PITCH, int(u.pano_width))
+        ViewSpec(
+            "StreetGraph", _wh(u.image_wh), sg.VIEW_FOV, sg.VIEW_PITCH, int(u.pano_width), False
+        )
     )
     env.close()
     return specs
@@ -128,24 +135,44 @@ class Viewer:
         self.pano = {w: PanoramaRenderer(city, w, w // 2) for w in widths}
         self._cache: dict = {}
 
-    def view(self, spec: ViewSpec, x: float, y: float, yaw: float, tod: str):
-        """``(rgb, ids)`` of ``spec``'s view from ``(x, y)`` along ``yaw``."""
+    def view(self, spec: ViewSpec, x: float, y: float, yaw: float, tod: str, pitch: float):
+        """``(rgb, ids)`` of ``spec``'s view from ``(x, y)`` along ``yaw``, tilted to
+        ``pitch`` degrees."""
         cond = Conditions(time_of_day=tod)
         if spec.pano_width is None:
-            r = self.fp[spec].render(x, y, yaw, spec.pitch, conditions=cond, ids=True)
+            r = self.fp[spec].render(x, y, yaw, pitch, conditions=cond, ids=True)
             return r.rgb, r.ids
         key = (spec.pano_width, x, y, tod)
         if key not in self._cache:
             self._cache.clear()
             self._cache[key] = self.pano[spec.pano_width].render(x, y, conditions=cond, ids=True)
         r = self._cache[key]
-        m1, m2 = remap_maps(spec.size, spec.fov, spec.pitch, yaw, r.rgb.shape[:2], 0.0)
+        m1, m2 = remap_maps(spec.size, spec.fov, pitch, yaw, r.rgb.shape[:2], 0.0)
         rgb = cv2.remap(r.rgb, m1, m2, cv2.INTER_LINEAR, borderMode=cv2.BORDER_WRAP)
         mx, my = cv2.convertMaps(m1, m2, cv2.CV_32FC1)
         halves = r.ids.view(np.uint16).reshape(r.ids.shape[0], r.ids.shape[1], 2)
         ids = cv2.remap(halves, mx, my, cv2.INTER_NEAREST, borderMode=cv2.BORDER_WRAP)
         ids = np.ascontiguousarray(ids).view(np.int32).reshape(spec.size[1], spec.size[0])
         return rgb, ids
+
+
+def view_pitch(spec: ViewSpec, scene, smp, pose) -> float:
+    """The pitch a viewer uses to look at the sign: the family's own (level, or
+    StreetGraph's fixed tilt), or, where the camera tilts and the board would leave the
+    view's top or bottom (a board stacked high, close by, in a wide view), the elevation of
+    the board's middle."""
+    if not spec.pitchable:
+        return spec.pitch
+    s = scene.poi_sign[smp.poi]
+    (cx, cy), _, _ = _sign_geometry(scene, s)
+    d = max(math.hypot(cx - pose.x, cy - pose.y), 0.5)
+    w, h = spec.size
+    half_v = math.degrees(math.atan(math.tan(math.radians(spec.fov) / 2) * h / w))
+    top = math.degrees(math.atan2(s.z1 - EYE_M, d))
+    bottom = math.degrees(math.atan2(s.z0 - EYE_M, d))
+    if top < spec.pitch + half_v - 2.0 and bottom > spec.pitch - half_v + 2.0:
+        return spec.pitch
+    return round(math.degrees(math.atan2(0.5 * (s.z0 + s.z1) - EYE_M, d)), 1)
 
 
 # ---------------------------------------------------------------------- the sample
@@ -243,8 +270,10 @@ def sample_signs(city, n: int, seed: int) -> list[Sample]:
 
 # ---------------------------------------------------------------------- reading
 def _norm(text: str) -> str:
-    t = unicodedata.normalize("NFC", text).casefold()
-    return "".join(c for c in t if c.isalnum())
+    """Casefolded letters and digits, accents dropped (Tesseract reads with its English
+    model: ``ä`` comes back as ``a``)."""
+    t = unicodedata.normalize("NFKD", text).casefold()
+    return "".join(c for c in t if c.isalnum() and not unicodedata.combining(c))
 
 
 def similarity(name: str, text: str) -> float:
@@ -360,6 +389,18 @@ def _texture_bound(city, scene, samples) -> float:
     return read / max(1, len(samples))
 
 
+def text_height_px(spec: ViewSpec, distance: float) -> float:
+    """Height in pixels of a capital letter of a sign seen straight on from ``distance``
+    metres, near the middle of ``spec``'s view (a panorama-cut view is limited by its
+    panorama's resolution)."""
+    from urban_gym.render.textures import sign_cap_height_m
+
+    f = (spec.size[0] / 2) / math.tan(math.radians(spec.fov) / 2)
+    if spec.pano_width:
+        f = min(f, spec.pano_width / (2 * math.pi))
+    return f * sign_cap_height_m() / distance
+
+
 def _pose_label(d: float, a: float) -> str:
     return f"{d:g} m {'straight' if a == 0 else f'{a:g}° oblique'}"
 
@@ -381,20 +422,30 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(samples)} Helsinki signs (seed {args.seed}) seen whole from every viewpoint")
     viewer = Viewer(city, specs)
     cells = {}
+    missed: dict[ViewSpec, list[str]] = {}
     counts: dict[tuple, list[int]] = {}
     jobs = [(smp, tod, p) for smp in samples for tod in TIMES for p in smp.poses]
     for smp, tod, p in tqdm(jobs, desc="views", unit="view", file=sys.stderr):
         for spec in specs:
-            rgb, ids = viewer.view(spec, p.x, p.y, p.yaw, tod)
+            pitch = view_pitch(spec, scene, smp, p)
+            rgb, ids = viewer.view(spec, p.x, p.y, p.yaw, tod, pitch)
             crop = sign_crop(rgb, ids, smp.sid)
             sim = read_sign(crop, smp.name)[0] if crop is not None else 0.0
             ok = sim >= READ_THRESHOLD
             cells[(spec, smp.poi, p.distance, p.angle, tod)] = (crop, ok, sim)
+            if not ok and tod == "day" and p.angle == 0:
+                missed.setdefault(spec, []).append(f"{smp.name} ({p.distance:g} m)")
             c = counts.setdefault((spec, p.distance, p.angle, tod), [0, 0])
             c[0] += int(ok)
             c[1] += 1
     n = len(samples)
     poses = [(d, a) for d in DISTANCES_M for a in ANGLES_DEG]
+    print("\n### Height of a sign's capital letters in each view (pixels, straight on)\n")
+    print("| view | " + " | ".join(f"{d:g} m" for d in DISTANCES_M) + " |")
+    print("|---|" + "---|" * len(DISTANCES_M))
+    for spec in specs:
+        hs = " | ".join(f"{text_height_px(spec, d):.1f}" for d in DISTANCES_M)
+        print(f"| {spec.label} | {hs} |")
     print("\n### Names read by Tesseract (similarity >= 0.8)\n")
     print(
         "| view (language-model default) | light | "
@@ -412,6 +463,10 @@ def main(argv: list[str] | None = None) -> int:
                 if tod == "day" and a == 0 and k / max(1, tot) < GOAL[d]:
                     met = False
             print(f"| {spec.label} | {tod} | " + " | ".join(row) + " |")
+    for spec in specs:
+        print(
+            f"not read by day straight on, {spec.family}: {', '.join(missed.get(spec, [])) or '-'}"
+        )
     bound = _texture_bound(city, scene, samples)
     print(f"\nsign textures themselves (upper bound): {100 * bound:.0f} % of {n} read")
     print(
