@@ -464,9 +464,9 @@ def main(argv: list[str] | None = None) -> int:
                     met = False
             print(f"| {spec.label} | {tod} | " + " | ".join(row) + " |")
     for spec in specs:
-        print(
-            f"not read by day straight on, {spec.family}: {', '.join(missed.get(spec, [])) or '-'}"
-        )
+        names = missed.get(spec, [])
+        more = f" ... ({len(names)} in all)" if len(names) > 8 else ""
+        print(f"not read by day straight on, {spec.family}: {', '.join(names[:8]) or '-'}{more}")
     bound = _texture_bound(city, scene, samples)
     print(f"\nsign textures themselves (upper bound): {100 * bound:.0f} % of {n} read")
     print(
