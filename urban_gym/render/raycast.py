@@ -103,7 +103,8 @@ class ColumnCamera:
         e_bot: float = -90.0,
     ) -> ColumnCamera:
         """A panorama (window): columns from bearing ``bearing0`` over ``span`` degrees,
-        rows from elevation ``e_top`` down to ``e_bot`` degrees, uniformly."""
+        rows from elevation ``e_top`` down to ``e_bot`` degrees, uniformly.
+        """
         b0, sp = math.radians(bearing0), math.radians(span)
         et, eb = math.radians(e_top), math.radians(e_bot)
         rel = (np.arange(width) + 0.5) / width * sp
@@ -159,7 +160,8 @@ class ColumnCamera:
 
     def col_of(self, bearing: np.ndarray) -> np.ndarray:
         """Continuous column of bearings (radians); NaN where a perspective view cannot
-        show them."""
+        show them.
+        """
         if self.kind == "equirect":
             return ((bearing - self.ang0) % (2 * math.pi)) / self.span * self.width
         d = (bearing - self.yaw + math.pi) % (2 * math.pi) - math.pi
@@ -196,7 +198,8 @@ class Frame:
 @dataclass
 class Hits:
     """The kept wall hits: column, rank (0 nearest), global wall index, horizontal
-    distance ``t`` (m), position ``u`` along the wall (m) and whether seen from inside."""
+    distance ``t`` (m), position ``u`` along the wall (m) and whether seen from inside.
+    """
 
     col: np.ndarray
     rank: np.ndarray
@@ -211,7 +214,8 @@ class Hits:
 class Candidates:
     """The walls that may show in a camera from a viewpoint: global wall indices,
     endpoints relative to the viewer (m), whether each is seen from inside, and the first
-    column (index into ``cam.relx``) and number of columns each spans."""
+    column (index into ``cam.relx``) and number of columns each spans.
+    """
 
     segs: np.ndarray
     ax: np.ndarray
@@ -227,7 +231,8 @@ def wall_candidates(
     scene: Scene, cam: ColumnCamera, x: float, y: float, room: int | None
 ) -> Candidates:
     """The walls near ``(x, y)`` facing the viewer (or, from inside ``room``, its walls)
-    that lie in the camera's columns."""
+    that lie in the camera's columns.
+    """
     segs, data = scene.candidate_data(x, y)
     ax, ay, bx, by, nx_, ny_ = data
     rx, ry = x - ax, y - ay
@@ -264,7 +269,8 @@ def find_hits(
     scene: Scene, cam: ColumnCamera, x: float, y: float, eye: float, room: int | None
 ) -> Hits:
     """Intersect every column's ray with the walls near ``(x, y)`` and keep, per column,
-    up to ``K_HITS`` hits each taller than all nearer ones (compiled when available)."""
+    up to ``K_HITS`` hits each taller than all nearer ones (compiled when available).
+    """
     cd = wall_candidates(scene, cam, x, y, room)
     k = kernels.compiled()
     if k is not None:
@@ -589,7 +595,8 @@ def _draw_signs(scene: Scene, cam: ColumnCamera, frame: Frame, eye: float, hits:
 
 def sample_points(img: np.ndarray, sx: np.ndarray, sy: np.ndarray) -> np.ndarray:
     """Bilinear samples of ``img`` at continuous pixel positions (``(N,)`` each, pixel
-    ``[r, c]`` centred at ``(c, r)``): ``(N, channels)``."""
+    ``[r, c]`` centred at ``(c, r)``): ``(N, channels)``.
+    """
     n = len(sx)
     w = 1024
     rows = -(-n // w)
@@ -651,9 +658,26 @@ def _t_box(frame: Frame, a0: int, a1: int, ra: int, rb: int) -> np.ndarray:
     return out
 
 
-def _draw_sprites(scene, cam, frame, x, y, eye, cond, pedestrians, hits: Hits) -> None:
-    """Upright billboards, far to near, hidden behind nearer walls."""
-    scene.ensure_signs()
+@dataclass
+class SpriteItems:
+    """Billboards near the viewer: offsets (m), distance (m), width (m), base and top
+    heights (m), source (0 street object, 1 free-standing sign, 2 pedestrian) and index.
+    """
+
+    dx: np.ndarray
+    dy: np.ndarray
+    dist: np.ndarray
+    wid: np.ndarray
+    z0: np.ndarray
+    z1: np.ndarray
+    src: np.ndarray
+    idx: np.ndarray
+
+
+def _sprite_items(scene, cam, x: float, y: float, pedestrians) -> SpriteItems | None:
+    """The street objects, free-standing signs and pedestrians in range (and, for a
+    perspective view, not behind the camera), or None.
+    """
     persp = cam.kind == "perspective"
     fwd = (math.sin(cam.yaw), math.cos(cam.yaw))
     parts = []  # (dx, dy, dist, width, base, height, kind code, index)
@@ -665,70 +689,40 @@ def _draw_sprites(scene, cam, frame, x, y, eye, cond, pedestrians, hits: Hits) -
         if persp:  # drop what lies behind the camera (at least a metre behind)
             keep &= dx * fwd[0] + dy * fwd[1] > -1.0 - wid / 2
         if keep.any():
-            parts.append(
-                (
-                    dx[keep],
-                    dy[keep],
-                    d[keep],
-                    wid[keep],
-                    base[keep],
-                    height[keep],
-                    code,
-                    index[keep],
-                )
-            )
+            cols = (dx, dy, d, wid, base, height)
+            parts.append(tuple(v[keep] for v in cols) + (code, index[keep]))
 
     cand = scene.object_candidates(x, y, OBJECT_RANGE_M)
     if len(cand):
-        add(
-            scene.obj_xy[cand],
-            scene.obj_w[cand],
-            scene.obj_z0[cand],
-            scene.obj_h[cand],
-            0,
-            cand,
-            0.4,
-        )
+        o = (scene.obj_xy, scene.obj_w, scene.obj_z0, scene.obj_h)
+        add(*(v[cand] for v in o), 0, cand, 0.4)
     nf = len(scene.free_signs)
     if nf:
-        add(
-            scene.free_sign_xy,
-            scene.free_sign_w,
-            np.zeros(nf),
-            scene.free_sign_h,
-            1,
-            np.arange(nf),
-            0.4,
-        )
+        zero = np.zeros(nf)
+        add(scene.free_sign_xy, scene.free_sign_w, zero, scene.free_sign_h, 1, np.arange(nf), 0.4)
     if pedestrians is not None and len(pedestrians):
         n = len(pedestrians)
         add(pedestrians, np.full(n, 0.6), np.zeros(n), np.full(n, 1.75), 2, np.arange(n), 0.3)
     if not parts:
-        return
+        return None
     if len(parts) == 1:
         dx, dy, dist, wid, z0, z1, code, idx = parts[0]
         src = np.full(len(idx), code)
-        z1 = z0 + z1
     else:
         dx, dy, dist, wid, z0, z1 = (np.concatenate([p[i] for p in parts]) for i in range(6))
-        z1 = z0 + z1
         src = np.concatenate([np.full(len(p[7]), p[6]) for p in parts])
         idx = np.concatenate([p[7] for p in parts])
-    bear = np.arctan2(dx, dy)
+    return SpriteItems(dx, dy, dist, wid, z0, z0 + z1, src, idx)
 
-    def sprite_of(k: int) -> tuple[Sprite, int]:
-        i = int(idx[k])
-        if src[k] == 0:
-            return scene.obj_sprite[i], OBJECT_BASE + int(scene.obj_ids[i])
-        if src[k] == 1:
-            pid, spr = scene.free_signs[i]
-            return spr, SIGN_BASE + pid
-        return pedestrian_sprite(i), PEDESTRIAN_BASE + i
 
+def _sprite_boxes(cam, it: SpriteItems, eye: float) -> tuple[np.ndarray, ...]:
+    """Screen boxes ``(c0, c1, r0, r1)`` (int arrays, end exclusive) of the items and
+    whether each may show.
+    """
     W, H = cam.width, cam.height
-    half = np.arctan2(wid / 2, dist)
-    full = cam.kind == "equirect" and cam.span >= 2 * math.pi - 1e-9
-    if persp:
+    bear = np.arctan2(it.dx, it.dy)
+    half = np.arctan2(it.wid / 2, it.dist)
+    if cam.kind == "perspective":
         rel = (bear - cam.yaw + math.pi) % (2 * math.pi) - math.pi
         lim = math.radians(min(cam.fov_deg / 2.0 + 5.0, 80.0))
         vis = (np.abs(rel) - half < lim) & (np.abs(rel) + half < math.radians(88.0))
@@ -740,23 +734,51 @@ def _draw_sprites(scene, cam, frame, x, y, eye, cond, pedestrians, hits: Hits) -
     else:
         cl, cr, cm = cam.col_of(bear - half), cam.col_of(bear + half), cam.col_of(bear)
         cr = np.where(cr < cl, cr + W * (2 * math.pi / cam.span), cr)
-        ok = np.ones(len(dist), bool)
+        ok = np.ones(len(it.dist), bool)
     bcol = cam.b[np.clip(cm, 0, W - 1).astype(int)]
-    rt = cam.row_of((z1 - eye) / dist / bcol)
-    rb = cam.row_of((z0 - eye) / dist / bcol)
+    rt = cam.row_of((it.z1 - eye) / it.dist / bcol)
+    rb = cam.row_of((it.z0 - eye) / it.dist / bcol)
     c0s = np.floor(cl).astype(int)
     c1s = np.ceil(cr).astype(int)
     r0s, r1s = np.floor(rt).astype(int), np.ceil(rb).astype(int)
+    ok &= (r1s - r0s >= 2) & (c1s > c0s) & (r1s > 0) & (r0s < H)
+    if not _full_circle(cam):
+        ok &= (c1s > 0) & (c0s < W)
+    return c0s, c1s, r0s, r1s, ok
+
+
+def _full_circle(cam) -> bool:
+    return cam.kind == "equirect" and cam.span >= 2 * math.pi - 1e-9
+
+
+def _sprite_of(scene, it: SpriteItems, k: int) -> tuple[Sprite, int]:
+    """The sprite of item ``k`` and its instance id."""
+    i = int(it.idx[k])
+    if it.src[k] == 0:
+        return scene.obj_sprite[i], OBJECT_BASE + int(scene.obj_ids[i])
+    if it.src[k] == 1:
+        pid, spr = scene.free_signs[i]
+        return spr, SIGN_BASE + pid
+    return pedestrian_sprite(i), PEDESTRIAN_BASE + i
+
+
+def _draw_sprites(scene, cam, frame, x, y, eye, cond, pedestrians, hits: Hits) -> None:
+    """Upright billboards, far to near, hidden behind nearer walls."""
+    scene.ensure_signs()
+    it = _sprite_items(scene, cam, x, y, pedestrians)
+    if it is None:
+        return
+    W, H = cam.width, cam.height
+    full = _full_circle(cam)
+    c0s, c1s, r0s, r1s, ok = _sprite_boxes(cam, it, eye)
     amb = _AMBIENT[cond.time_of_day]
     glow = cond.time_of_day != "day"
-    ok &= (r1s - r0s >= 2) & (c1s > c0s) & (r1s > 0) & (r0s < H)
-    if not full:
-        ok &= (c1s > 0) & (c0s < W)
     # nearest wall per column and the row of its top: sprites behind it are skipped
     t0 = np.full(W, np.inf)
     first = hits.rank == 0
     t0[hits.col[first]] = hits.t[first]
     n0 = hits.bounds[:, K_HITS]
+    dist = it.dist
     for k in np.flatnonzero(ok)[np.argsort(-dist[ok], kind="stable")]:
         c0, c1, r0, r1 = int(c0s[k]), int(c1s[k]), int(r0s[k]), int(r1s[k])
         bw, bh = c1 - c0, r1 - r0
@@ -773,41 +795,52 @@ def _draw_sprites(scene, cam, frame, x, y, eye, cond, pedestrians, hits: Hits) -
             shifts.append(-W)
         img = None
         for sh in shifts:
-            a0, a1 = max(c0 + sh, 0), min(c1 + sh, W)
-            if a1 <= a0:
+            if max(c0 + sh, 0) >= min(c1 + sh, W):
                 continue
             if img is None:
-                spr, iid = sprite_of(k)
+                spr, iid = _sprite_of(scene, it, k)
                 img = _resized(spr, bw, bh, amb)
-            ra, rb_ = max(r0, 0), min(r1, H)
-            sub = img[ra - r0 : rb_ - r0, a0 - c0 - sh : a1 - c0 - sh]
-            # opaque where the resampled alpha is over half and nothing nearer is in front
-            solid = sub[..., 3] > 127
-            solid &= _t_box(frame, a0, a1, ra, rb_) > dist[k]
-            if not solid.any():
-                continue
-            dst = frame.rgb[ra:rb_, a0:a1, :3]
-            np.copyto(dst, sub[..., :3], where=solid[..., None])
-            if glow and spr.glow:
-                cols = np.arange(a0, a1) - c0 - sh
-                rows = np.arange(ra, rb_) - r0
-                region = dst.astype(np.float32)
-                for gx, gy, gr in spr.glow:
-                    rad = max(1.5, gr / spr.height_m * bh)
-                    d2 = (cols[None, :] - gx * bw) ** 2 + (rows[:, None] - (1 - gy) * bh) ** 2
-                    region += np.exp(-d2 / rad**2)[..., None] * np.array([200, 170, 90], np.float32)
-                dst[...] = np.clip(region, 0, 255).astype(np.uint8)
-            if frame.ids is not None:
-                frame.ids[ra:rb_, a0:a1][solid] = iid
-            if frame.depth is not None:
-                sec = cam.secant()[ra:rb_, a0:a1]
-                frame.depth[ra:rb_, a0:a1][solid] = (dist[k] * sec)[solid]
+            box = (c0 + sh, r0, bw, bh)
+            _blit_sprite(cam, frame, img, box, dist[k], iid, spr.glow if glow else (), spr)
+
+
+def _blit_sprite(cam, frame, img, box, dist: np.float64, iid: int, glows, spr: Sprite) -> None:
+    """Paint the resized sprite ``img`` at ``box = (c0, r0, w, h)`` where it is opaque and
+    nothing nearer than ``dist`` metres is in front; lamps glow at night.
+    """
+    W, H = cam.width, cam.height
+    c0, r0, bw, bh = box
+    a0, a1 = max(c0, 0), min(c0 + bw, W)
+    ra, rb_ = max(r0, 0), min(r0 + bh, H)
+    sub = img[ra - r0 : rb_ - r0, a0 - c0 : a1 - c0]
+    # opaque where the resampled alpha is over half and nothing nearer is in front
+    solid = sub[..., 3] > 127
+    solid &= _t_box(frame, a0, a1, ra, rb_) > dist
+    if not solid.any():
+        return
+    dst = frame.rgb[ra:rb_, a0:a1, :3]
+    np.copyto(dst, sub[..., :3], where=solid[..., None])
+    if glows:
+        cols = np.arange(a0, a1) - c0
+        rows = np.arange(ra, rb_) - r0
+        region = dst.astype(np.float32)
+        for gx, gy, gr in glows:
+            rad = max(1.5, gr / spr.height_m * bh)
+            d2 = (cols[None, :] - gx * bw) ** 2 + (rows[:, None] - (1 - gy) * bh) ** 2
+            region += np.exp(-d2 / rad**2)[..., None] * np.array([200, 170, 90], np.float32)
+        dst[...] = np.clip(region, 0, 255).astype(np.uint8)
+    if frame.ids is not None:
+        frame.ids[ra:rb_, a0:a1][solid] = iid
+    if frame.depth is not None:
+        sec = cam.secant()[ra:rb_, a0:a1]
+        frame.depth[ra:rb_, a0:a1][solid] = (dist * sec)[solid]
 
 
 # ---------------------------------------------------------------------- weather
 def _weather(frame: Frame, cam: ColumnCamera, cond: Conditions) -> None:
     """Fog and rain haze (by depth) on the RGBA image, then conversion to RGB and rain
-    streaks."""
+    streaks.
+    """
     tod = cond.time_of_day
     if cond.weather != "clear":
         depth = frame.depth

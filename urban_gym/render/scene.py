@@ -53,7 +53,8 @@ SIGN_GAP = 0.2
 @dataclass
 class SignPlacement:
     """Where a POI's board sits: on wall ``seg`` from ``u0`` to ``u1`` metres along it and
-    from ``z0`` to ``z1`` metres up, with its texture at ``atlas[ay:ay+h, ax:ax+w]``."""
+    from ``z0`` to ``z1`` metres up, with its texture at ``atlas[ay:ay+h, ax:ax+w]``.
+    """
 
     poi: int
     seg: int
@@ -286,7 +287,8 @@ class Scene:
     def _place(taken, u_anchor, w, h, L, height) -> tuple[float, float]:
         """``(u0, z0)`` of a ``w`` x ``h`` m board on a wall of length ``L`` and building
         ``height``: at the anchor if free, else moved sideways by at most
-        ``max(2, w / 2)`` m, else stacked on a higher row, else wherever it moves least."""
+        ``max(2, w / 2)`` m, else stacked on a higher row, else wherever it moves least.
+        """
 
         def clamp_u(u0: float) -> float:
             return float(min(max(u0, 0.2), max(L - 0.2 - w, 0.2)))
@@ -422,7 +424,8 @@ _scenes_lock = threading.Lock()
 
 def scene_for(city: City, max_distance: float = 400.0) -> Scene:
     """The shared :class:`Scene` of ``city`` (built on first use, kept while the city
-    lives)."""
+    lives).
+    """
     with _scenes_lock:
         per = _scenes.setdefault(city, {})
         sc = per.get(max_distance)

@@ -189,7 +189,8 @@ def facade_atlas(time_of_day: str) -> np.ndarray:
     STYLE_STRIDE, 3)`` uint8. Style ``k`` at shade level ``s`` occupies rows
     ``[s * STYLE_H, (s + 1) * STYLE_H)`` and columns ``k * STYLE_STRIDE + 1`` to
     ``k * STYLE_STRIDE + STYLE_W``, with one wrapped column of padding on each side so
-    that bilinear sampling repeats seamlessly; the last style slot is the interior wall."""
+    that bilinear sampling repeats seamlessly; the last style slot is the interior wall.
+    """
     atlas = np.empty((len(SHADES) * STYLE_H, (N_STYLES + 1) * STYLE_STRIDE, 3), np.uint8)
 
     def put(k: int, s: int, img: np.ndarray) -> None:
@@ -259,7 +260,8 @@ def render_sign(
     width_m: float | None = None,
 ) -> SignTexture:
     """A signboard with ``name`` (1 or 2 lines). ``width_m`` squeezes the text to fit a
-    narrower board (the height stays ``SIGN_BOARD_M`` per line)."""
+    narrower board (the height stays ``SIGN_BOARD_M`` per line).
+    """
     parts = _text_lines(name, lines)
     font = load_font(int(SIGN_PPM * SIGN_BOARD_M * SIGN_TEXT_EM), bold=True)
     natural = sign_width_m(name, len(parts))
@@ -294,7 +296,8 @@ def render_sign(
 class Sprite:
     """An upright billboard: ``rgba`` ``(h, w, 4)`` uint8, ``width_m`` x ``height_m``
     metres, standing on the ground at ``base_m`` metres (0) up to ``base_m + height_m``.
-    ``glow`` lists ``(x_frac, y_frac, radius_m)`` light sources lit at night."""
+    ``glow`` lists ``(x_frac, y_frac, radius_m)`` light sources lit at night.
+    """
 
     rgba: np.ndarray
     width_m: float
@@ -498,7 +501,8 @@ _N_TREES = 6
 @cache
 def object_sprite(kind: str, variant: int = 0) -> Sprite | None:
     """The sprite of a street object kind (``None`` for kinds drawn on the ground, such as
-    ``crossing``). ``variant`` picks one of a few looks (trees)."""
+    ``crossing``). ``variant`` picks one of a few looks (trees).
+    """
     if kind == "crossing":
         return None
     if kind == "tree":
