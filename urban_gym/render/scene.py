@@ -267,7 +267,8 @@ class Scene:
 
     def poi_sign_placement(self, poi: int) -> tuple[float, float] | None:
         """``(z0, z1)``: the heights (metres) of the bottom and top of the facade board
-        of POI ``poi``; None for a POI without one (no name, or a free-standing board)."""
+        of POI ``poi``; None for a POI without one (no name, or a free-standing board).
+        """
         self.ensure_signs()
         s = self.poi_sign.get(int(poi))
         return None if s is None else (float(s.z0), float(s.z1))

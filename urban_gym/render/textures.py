@@ -246,7 +246,8 @@ def sign_cap_height_m() -> float:
     """Height in metres of a capital letter on a signboard (about 0.53 m on a 1.2 m
     board). A view of horizontal field of view ``fov`` and width ``W`` pixels shows it
     ``(W / 2) / tan(fov / 2) * sign_cap_height_m() / d`` pixels tall from ``d`` metres
-    straight on: 32 px at 8 m in a 960-px 90-degree view (see the README)."""
+    straight on: 32 px at 8 m in a 960-px 90-degree view (see the README).
+    """
     font = load_font(int(SIGN_PPM * SIGN_BOARD_M * SIGN_TEXT_EM), bold=True)
     top, bottom = font.getbbox("H")[1::2]
     return (bottom - top) / SIGN_PPM
