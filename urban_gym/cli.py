@@ -640,6 +640,18 @@ def lmm_options(args: argparse.Namespace) -> dict:
     return {k: v for k, v in opts.items() if v is not None}
 
 
+def _task_env_kwargs(args: argparse.Namespace) -> dict:
+    """The env kwargs of ``--env-kwargs`` with the task options (suite, types, difficulties)."""
+    kwargs = dict(args.env_kwargs or {})
+    if args.suite is not None:
+        kwargs["suite"] = args.suite
+    if args.task_types:
+        kwargs["task_types"] = _csv(args.task_types)
+    if args.difficulties:
+        kwargs["difficulties"] = _csv(args.difficulties)
+    return kwargs
+
+
 @command(
     "eval",
     "evaluate any agent on any registered id and suite into a run folder (resumable, "
@@ -648,13 +660,7 @@ def lmm_options(args: argparse.Namespace) -> dict:
 def run_eval(args: argparse.Namespace) -> int:
     from urban_gym.eval.runner import run
 
-    kwargs = dict(args.env_kwargs or {})
-    if args.suite is not None:
-        kwargs["suite"] = args.suite
-    if args.task_types:
-        kwargs["task_types"] = _csv(args.task_types)
-    if args.difficulties:
-        kwargs["difficulties"] = _csv(args.difficulties)
+    kwargs = _task_env_kwargs(args)
     if args.location_prior is not None:
         kwargs["location_prior"] = args.location_prior
     options = dict(args.agent_kwargs or {})
@@ -742,12 +748,7 @@ def _add_play(p: argparse.ArgumentParser) -> None:
 def run_play(args: argparse.Namespace) -> int:
     from urban_gym.play.app import serve_args
 
-    kwargs = dict(args.env_kwargs or {})
-    for key, value in (("suite", args.suite), ("task_types", _csv(args.task_types))):
-        if value is not None:
-            kwargs[key] = value
-    if args.difficulties:
-        kwargs["difficulties"] = _csv(args.difficulties)
+    kwargs = _task_env_kwargs(args)
     command = ["urban-gym", *sys.argv[1:]] if sys.argv and sys.argv[0] else None
     return serve_args(args, kwargs, _task_ids(args.tasks), command)
 
