@@ -34,11 +34,13 @@ _WORKER: EpisodeWorker | None = None
 def chunk_size(n: int, workers: int) -> int:
     """Keys per task handed to a worker: small enough to balance the load and keep the
     progress bar moving (and little work lost to a kill), large enough to keep the
-    per-task overhead low: ``ceil(n / (8 * workers))`` clipped to [1, 16]."""
+    per-task overhead low: ``ceil(n / (8 * workers))`` clipped to [1, 16].
+    """
     return max(1, min(16, math.ceil(n / (8 * max(1, workers)))))
 
 
 def chunks(keys: Sequence[EpisodeKey], size: int) -> list[list[EpisodeKey]]:
+    """``keys`` cut into consecutive lists of ``size`` (the last one shorter)."""
     return [list(keys[i : i + size]) for i in range(0, len(keys), size)]
 
 

@@ -73,7 +73,8 @@ class RecordsError(UrbanGymError):
 def episode_name(task_id: str, seed: int, repeat: int) -> str:
     """The key as a file name: ``<task id>__s<seed>__r<repeat>`` with characters other than
     letters, digits, ``-``, ``_`` and ``.`` replaced by ``_`` (plus a short hash of the id
-    when any were replaced, so that two ids never share a name)."""
+    when any were replaced, so that two ids never share a name).
+    """
     safe = re.sub(r"[^A-Za-z0-9._-]", "_", str(task_id))
     if safe != str(task_id) or safe.startswith("."):
         safe = f"{safe.lstrip('.')}-{hashlib.sha256(str(task_id).encode()).hexdigest()[:8]}"
@@ -115,14 +116,17 @@ class RunDir:
 
     @property
     def manifest_path(self) -> Path:
+        """``RUN_DIR/manifest.json``."""
         return self.path / MANIFEST
 
     @property
     def episodes_path(self) -> Path:
+        """``RUN_DIR/episodes.jsonl``."""
         return self.path / EPISODES
 
     @property
     def traces_dir(self) -> Path:
+        """``RUN_DIR/traces``."""
         return self.path / TRACES
 
     def exists(self) -> bool:
@@ -204,7 +208,8 @@ class RunDir:
         newline: a writer killed mid-line) is dropped, and with ``repair`` cut off the
         file; a whole line that is not a JSON object is a :class:`RecordsError` naming the
         file and line. When a key occurs twice (never written by the harness) the first
-        record is kept."""
+        record is kept.
+        """
         p = self.episodes_path
         if not p.exists():
             return []
@@ -234,7 +239,8 @@ class RunDir:
 
     def append(self, record: Mapping[str, Any]) -> None:
         """Append one record as one whole line (:class:`urban_gym.strict_json.
-        LineAppender`, kept open until :meth:`close`)."""
+        LineAppender`, kept open until :meth:`close`).
+        """
         if self._appender is None:
             self._appender = LineAppender(self.episodes_path)
         self._appender.write(strict_line(record))
@@ -247,6 +253,7 @@ class RunDir:
 
     # ------------------------------------------------------------------ traces
     def trace_path(self, name: str) -> Path:
+        """The trace file of the episode named ``name``."""
         return self.traces_dir / f"{name}.jsonl"
 
     def write_trace(
@@ -254,7 +261,8 @@ class RunDir:
     ) -> str:
         """Write an episode's steps (one strict-JSON line each); returns the path relative
         to the run folder. ``small_ints``: the steps hold no integer beyond 64 bits (the
-        harness's own traces: :func:`urban_gym.eval.trace.core_action` converts them)."""
+        harness's own traces: :func:`urban_gym.eval.trace.core_action` converts them).
+        """
         data = jsonl_bytes(steps, small_ints)
         # written in place: the record that points at a trace is appended only after the
         # trace is complete, and a rerun rewrites the trace of a key without a record
@@ -302,7 +310,8 @@ def strict_line(item: Any, small_ints: bool = False) -> str:
     path: the C encoder, kept when its text is strict JSON (no NaN
     or infinity, only JSON types, no lone surrogates, no line-separator characters);
     anything else (and any line with a run of 19 digits, unless ``small_ints`` says the
-    item holds no integer beyond 64 bits) goes through ``strict_json.dumps``."""
+    item holds no integer beyond 64 bits) goes through ``strict_json.dumps``.
+    """
     try:
         text = _ENCODER.encode(item)
         if not small_ints and _LONG_DIGITS.search(text):
@@ -332,7 +341,8 @@ def _parse_line(chunk: bytes) -> dict[str, Any] | None:
 
 def manifest_differences(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
     """What differs between two manifests in :data:`IDENTITY_KEYS` (``"key: old -> new"``
-    lines, values shortened)."""
+    lines, values shortened).
+    """
     out = []
     for k in IDENTITY_KEYS:
         a, b = json_safe(old.get(k)), json_safe(new.get(k))

@@ -51,7 +51,8 @@ def episode_keys(
     seeding: str = "repeat",
 ) -> list[EpisodeKey]:
     """The episodes of a run, repeat by repeat, tasks in the env's order (see the module
-    docstring for the seeds)."""
+    docstring for the seeds).
+    """
     from urban_gym.errors import UrbanGymError
 
     if seeding not in SEEDINGS:
@@ -181,7 +182,8 @@ def build_manifest(
 def public_options(options: Mapping[str, Any] | None) -> dict[str, Any]:
     """Options as the manifest records them: URLs without credentials or query
     (:func:`~urban_gym.baselines.lmm.agent.public_url`), values of keys that name a key,
-    token, secret or password left out."""
+    token, secret or password left out.
+    """
     from urban_gym.baselines.lmm.agent import public_url
 
     out: dict[str, Any] = {}
@@ -209,7 +211,8 @@ def _now() -> str:
 class RunResult:
     """What :func:`run` did: the run folder, episodes recorded now and before, successes,
     tokens, and the seconds the episodes took (``wall_s``; ``cpu_s``: this process's CPU
-    time, without the set-up)."""
+    time, without the set-up).
+    """
 
     run_dir: Path
     total: int
@@ -223,6 +226,7 @@ class RunResult:
     records: list[dict[str, Any]]
 
     def to_dict(self) -> dict[str, Any]:
+        """The result as JSON-ready values (without the records)."""
         d = asdict(self)
         d["run_dir"] = str(self.run_dir)
         d.pop("records")
@@ -259,9 +263,12 @@ def run(
         env_kwargs: ``gym.make`` keyword arguments (``suite``, ``task_types``,
             ``difficulties`` select the tasks).
         task_ids: only these tasks (default: all the env's tasks).
-        seeds: repeats per task; ``seed``: the base seed; ``seeding``: ``repeat``/``task``.
-        workers: episodes in parallel; ``backend``: ``local`` (processes) or ``ray``
-            (``address``: an existing cluster; default a local ``ray.init()``).
+        seeds: repeats per task.
+        seed: the base seed.
+        seeding: ``repeat`` or ``task`` (see the module docstring).
+        workers: episodes in parallel.
+        backend: ``local`` (processes) or ``ray``.
+        address: Ray: an existing cluster (default: a local ``ray.init()``).
         force: a folder holding a different run is moved aside instead of refused.
         track_visibility: record ``goal_visible`` per step (``info``; default True).
         judge: settings of a language-model answer judge (None: deterministic).

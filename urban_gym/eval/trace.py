@@ -86,10 +86,12 @@ class TraceRecorder(gym.Wrapper):
         self.last_action: Any = None
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        """Reset the env and forget the last action."""
         self.last_action = None
         return self.env.reset(seed=seed, options=options)
 
     def step(self, action: Any):
+        """Keep the action's JSON form, then step the env."""
         self.last_action = core_action(action)
         return self.env.step(action)
 
@@ -118,7 +120,8 @@ def _pose(info: Mapping[str, Any]) -> dict[str, float] | None:
 
 def step_entry(t: int, info: Mapping[str, Any], action: Any = None, reward: Any = 0.0) -> dict:
     """The trace entry of step ``t`` from its ``info`` (module docstring); values as the
-    env gave them (metres and degrees, not rounded)."""
+    env gave them (metres and degrees, not rounded).
+    """
     e: dict[str, Any] = {"t": t}
     if t:
         e["action"] = action
@@ -162,7 +165,8 @@ def _answer(steps: Sequence[Mapping[str, Any]]) -> str | None:
 
 def task_summary(task: Any) -> dict[str, Any]:
     """The task fields of an episode record (family, type, difficulty, category, kind,
-    ``task_info``)."""
+    ``task_info``).
+    """
     from urban_gym.eval.categories import task_category, task_facts, task_kind
 
     return {
@@ -285,7 +289,8 @@ def replay(
     ``render_mode="rgb_array"``) from its key and recorded actions; ``on_step(env, info)``
     is called after the reset and every step. Returns ``(exact, last info, problems)``:
     ``exact`` when the replay ended as recorded (same termination, steps, success,
-    metrics, and the same pose at every step)."""
+    metrics, and the same pose at every step).
+    """
     obs, info = env.reset(seed=int(record["seed"]), options={"task_id": record["task_id"]})
     if on_step is not None:
         on_step(env, info)

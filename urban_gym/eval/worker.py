@@ -19,7 +19,8 @@ from urban_gym.eval.trace import TraceRecorder, run_episode, task_summary
 @dataclass(frozen=True)
 class EpisodeKey:
     """One episode of a run: ``task_id``, ``seed`` (the env's reset seed), ``repeat``;
-    ``index`` is the task's position in the env's task list, ``agent_seed`` the agent's."""
+    ``index`` is the task's position in the env's task list, ``agent_seed`` the agent's.
+    """
 
     task_id: str
     seed: int
@@ -34,6 +35,7 @@ class EpisodeKey:
 
     @property
     def key(self) -> tuple[str, int, int]:
+        """``(task_id, seed, repeat)``: its record's key (:func:`~urban_gym.eval.records.record_key`)."""
         return (self.task_id, self.seed, self.repeat)
 
 
@@ -81,7 +83,8 @@ def make_env(spec: RunSpec, render_mode: str | None = None) -> gym.Env:
 
 class EpisodeWorker:
     """One env and one agent, built once; :meth:`run` runs one episode, writes its trace
-    and returns its record."""
+    and returns its record.
+    """
 
     def __init__(self, spec: RunSpec, env: gym.Env | None = None, agent: Any = None) -> None:
         from urban_gym.baselines.agents import load_agent
@@ -113,9 +116,11 @@ class EpisodeWorker:
         return record
 
     def run_many(self, keys: Sequence[EpisodeKey]) -> list[dict[str, Any]]:
+        """Run the episodes of ``keys`` in order; returns their records."""
         return [self.run(k) for k in keys]
 
     def close(self) -> None:
+        """Close the agent, then the env."""
         try:
             self.agent.close()
         finally:
