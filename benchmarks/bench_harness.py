@@ -94,6 +94,110 @@ def harness(
     return r.wall_s, r.cpu_s, time.perf_counter() - t0
 
 
+# --------------------------------------------------------------------------- callgrind
+def _toggle_instrumentation(on: bool) -> None:
+    """Switch callgrind's counting on/off for this process (no-op outside valgrind)."""
+    import os
+    import subprocess
+
+    if os.environ.get("BENCH_UNDER_CALLGRIND") != "1":
+        return
+    subprocess.run(
+        ["callgrind_control", "-i", "on" if on else "off", str(os.getpid())],
+        check=True,
+        capture_output=True,
+    )
+
+
+def _callgrind_child(mode: str, seeds: int, out: str) -> None:
+    """Body of one callgrind process: set up (not counted: imports, world, env), then the
+    counted loop -- the bare oracle loop or the harness's episode loop (``EpisodeWorker``
+    built first, counting from its first episode to its close)."""
+    from urban_gym.eval import runner
+
+    if mode == "bare":
+        # bare_loop makes its env, then times; the env is made before counting too
+        import gymnasium as gym
+
+        real_make = gym.make
+
+        def make(*a, **k):
+            env = real_make(*a, **k)
+            _toggle_instrumentation(True)
+            return env
+
+        gym.make = make
+        try:
+            bare_loop(seeds)
+        finally:
+            gym.make = real_make
+            _toggle_instrumentation(False)
+        return
+
+    class CountedWorker(runner.EpisodeWorker):
+        def __init__(self, *a, **k):
+            super().__init__(*a, **k)
+            _toggle_instrumentation(True)
+
+        def close(self):
+            _toggle_instrumentation(False)
+            super().close()
+
+    runner.EpisodeWorker = CountedWorker
+    harness(Path(out), "oracle", seeds, visibility=mode == "harness-vis")
+
+
+def callgrind_count(mode: str, seeds: int, tmp: Path) -> int:
+    """Instructions (callgrind ``Ir``) of the counted loop of :func:`_callgrind_child`."""
+    import os
+    import re
+    import subprocess
+
+    out = tmp / f"callgrind-{mode}.out"
+    env = {**os.environ, "BENCH_UNDER_CALLGRIND": "1", "PYTHONHASHSEED": "0"}
+    proc = subprocess.run(
+        [
+            "valgrind",
+            "--tool=callgrind",
+            "--instr-atstart=no",
+            f"--callgrind-out-file={out}",
+            sys.executable,
+            __file__,
+            "--_callgrind-child",
+            mode,
+            str(seeds),
+            str(tmp / f"run-{mode}"),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    m = re.search(r"Collected : (\d+)", proc.stderr)
+    if m is None:
+        raise RuntimeError(f"no callgrind total in: {proc.stderr[-500:]}")
+    return int(m.group(1))
+
+
+def callgrind_rows(tmp: Path, seeds: int) -> list[tuple[str, str, str, str]]:
+    """The harness loop against the bare loop in instructions (deterministic: unaffected
+    by the other processes on the machine)."""
+    bare = callgrind_count("bare", seeds, tmp)
+    rows = []
+    for mode, label in (("harness", "visibility off"), ("harness-vis", "visibility on")):
+        n = callgrind_count(mode, seeds, tmp)
+        rows.append(
+            (
+                f"oracle, symbolic StreetGraph procedural, 100 tasks x {seeds} seed(s), "
+                f"harness loop ({label}) vs bare loop, instructions (callgrind)",
+                f"{n / 1e9:.3f} G vs {bare / 1e9:.3f} G",
+                f"{100 * (n / bare - 1):+.1f}%",
+                "<= +5%",
+            )
+        )
+    return rows
+
+
 VISIBILITY_CASES = (
     (
         "PoseGraph360 landmark tasks",
@@ -283,17 +387,25 @@ def main() -> None:
     p.add_argument("--no-ray", action="store_true", help="skip the Ray measurement")
     p.add_argument(
         "--only",
-        choices=("overhead", "parallel", "report", "visibility"),
+        choices=("overhead", "callgrind", "parallel", "report", "visibility"),
         default=None,
         help="run one measurement",
     )
+    p.add_argument("--callgrind-seeds", type=int, default=1, help="repeats counted by callgrind")
+    p.add_argument("--_callgrind-child", nargs=3, default=None, help=argparse.SUPPRESS)
     args = p.parse_args()
+    if args._callgrind_child:
+        mode, seeds, out = args._callgrind_child
+        _callgrind_child(mode, int(seeds), out)
+        return
     tmp = Path(tempfile.mkdtemp(prefix="bench-harness-"))
     rows: list[tuple[str, str, str, str]] = []
     want = {args.only} if args.only else {"overhead", "parallel", "report", "visibility"}
     try:
         if "overhead" in want:
             rows += overhead_rows(tmp, args.rounds, args.quick)
+        if "callgrind" in want:
+            rows += callgrind_rows(tmp, args.callgrind_seeds)
         if "parallel" in want:
             rows += parallel_rows(tmp, args.rounds, 3 if args.quick else 8, not args.no_ray)
         if "report" in want:

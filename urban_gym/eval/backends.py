@@ -7,6 +7,12 @@ one writer of ``episodes.jsonl``. Which process ran an episode does not change i
 an episode depends only on its key (the env is reset with the key's seed and task, the
 agent with its seed).
 
+Chunks hold the repeats of one task together (keys ordered by task, then repeat): a task's
+per-goal caches (StreetGraph's distance field, say) are then built in one process, not in
+every worker. Each chunk comes back with its worker's counters (:class:`WorkerStats`:
+process CPU time, set-up time), gathered in :class:`ParallelStats` -- what the benchmark
+reads to tell the harness's own cost from the machine's load.
+
 * ``local``: :class:`concurrent.futures.ProcessPoolExecutor` with ``workers`` processes
   (forked on Linux, so they start with the parent's loaded world; spawned elsewhere).
 * ``ray``: ``workers`` Ray actors; ``ray.init()`` starts a local Ray unless ``address``
@@ -19,16 +25,17 @@ from __future__ import annotations
 
 import math
 import multiprocessing as mp
+import os
 import sys
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from urban_gym.eval.worker import EpisodeKey, EpisodeWorker, RunSpec
 
 Sink = Callable[[dict[str, Any]], None]
-
-_WORKER: EpisodeWorker | None = None
 
 
 def chunk_size(n: int, workers: int) -> int:
@@ -40,8 +47,63 @@ def chunk_size(n: int, workers: int) -> int:
 
 
 def chunks(keys: Sequence[EpisodeKey], size: int) -> list[list[EpisodeKey]]:
-    """``keys`` cut into consecutive lists of ``size`` (the last one shorter)."""
-    return [list(keys[i : i + size]) for i in range(0, len(keys), size)]
+    """``keys`` cut into lists of ``size`` (the last one shorter), in task order: the
+    repeats of a task stay together (see the module docstring).
+    """
+    ordered = sorted(keys, key=lambda k: (k.index, k.task_id, k.repeat, k.seed))
+    return [ordered[i : i + size] for i in range(0, len(ordered), size)]
+
+
+@dataclass
+class WorkerStats:
+    """Counters of one worker process (a local process or a Ray actor).
+
+    Attributes:
+        pid: its process id (with ``host``: where it ran).
+        host: its host name.
+        setup_wall_s: seconds to build its env and agent.
+        setup_cpu_s: CPU seconds of the process when they were built (imports, world).
+        cpu_s: CPU seconds of the process in all, at its last chunk.
+        episodes: episodes it ran.
+        chunks: chunks it ran.
+    """
+
+    pid: int
+    host: str
+    setup_wall_s: float
+    setup_cpu_s: float
+    cpu_s: float = 0.0
+    episodes: int = 0
+    chunks: int = 0
+
+
+@dataclass
+class ParallelStats:
+    """What a parallel backend measured.
+
+    Attributes:
+        backend: ``local`` or ``ray``.
+        init_s: seconds of ``ray.init()`` (0 when Ray was already initialised, or local).
+        ready_s: seconds from the start of the backend to its first finished chunk.
+        workers: one :class:`WorkerStats` per worker process.
+    """
+
+    backend: str
+    init_s: float = 0.0
+    ready_s: float | None = None
+    workers: list[WorkerStats] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The stats as JSON-ready values."""
+        return asdict(self)
+
+    def add(self, stats: WorkerStats) -> None:
+        """Keep the latest counters of ``stats``'s worker."""
+        for i, w in enumerate(self.workers):
+            if (w.host, w.pid) == (stats.host, stats.pid):
+                self.workers[i] = stats
+                return
+        self.workers.append(stats)
 
 
 def run_parallel(
@@ -51,29 +113,57 @@ def run_parallel(
     backend: str,
     address: str | None,
     sink: Sink,
-) -> None:
+) -> ParallelStats:
     """Run ``keys`` on ``workers`` processes of ``backend``; records go to ``sink``."""
     if backend == "ray":
-        run_ray(spec, keys, workers, address, sink)
-    else:
-        run_local(spec, keys, workers, sink)
+        return run_ray(spec, keys, workers, address, sink)
+    return run_local(spec, keys, workers, sink)
+
+
+class _ChunkRunner:
+    """One :class:`EpisodeWorker` and its counters (a worker process's state)."""
+
+    def __init__(self, spec: RunSpec) -> None:
+        import platform
+
+        t0 = time.perf_counter()
+        self.worker = EpisodeWorker(spec)
+        self.stats = WorkerStats(
+            pid=os.getpid(),
+            host=platform.node(),
+            setup_wall_s=round(time.perf_counter() - t0, 4),
+            setup_cpu_s=round(time.process_time(), 4),
+        )
+
+    def run(self, keys: list[EpisodeKey]) -> tuple[list[dict[str, Any]], WorkerStats]:
+        """Run the episodes of ``keys``; returns their records and this worker's counters."""
+        records = self.worker.run_many(keys)
+        self.stats.cpu_s = round(time.process_time(), 4)
+        self.stats.episodes += len(records)
+        self.stats.chunks += 1
+        return records, self.stats
 
 
 # --------------------------------------------------------------------------- local
+_RUNNER: _ChunkRunner | None = None
+
+
 def _init_worker(spec: RunSpec) -> None:
-    global _WORKER
-    _WORKER = EpisodeWorker(spec)
+    global _RUNNER
+    _RUNNER = _ChunkRunner(spec)
 
 
-def _run_chunk(keys: list[EpisodeKey]) -> list[dict[str, Any]]:
-    assert _WORKER is not None
-    return _WORKER.run_many(keys)
+def _run_chunk(keys: list[EpisodeKey]) -> tuple[list[dict[str, Any]], WorkerStats]:
+    assert _RUNNER is not None
+    return _RUNNER.run(keys)
 
 
-def run_local(spec: RunSpec, keys: Sequence[EpisodeKey], workers: int, sink: Sink) -> None:
+def run_local(spec: RunSpec, keys: Sequence[EpisodeKey], workers: int, sink: Sink) -> ParallelStats:
     """Local worker processes (see the module docstring)."""
     ctx = mp.get_context("fork" if sys.platform.startswith("linux") else "spawn")
     parts = chunks(keys, chunk_size(len(keys), workers))
+    stats = ParallelStats("local")
+    t0 = time.perf_counter()
     with ProcessPoolExecutor(
         max_workers=workers, mp_context=ctx, initializer=_init_worker, initargs=(spec,)
     ) as pool:
@@ -82,12 +172,17 @@ def run_local(spec: RunSpec, keys: Sequence[EpisodeKey], workers: int, sink: Sin
             while pending:
                 finished, pending = wait(pending, return_when=FIRST_COMPLETED)
                 for f in finished:
-                    for rec in f.result():
+                    records, worker = f.result()
+                    if stats.ready_s is None:
+                        stats.ready_s = round(time.perf_counter() - t0, 4)
+                    stats.add(worker)
+                    for rec in records:
                         sink(rec)
         except BaseException:
             for f in pending:
                 f.cancel()
             raise
+    return stats
 
 
 # --------------------------------------------------------------------------- ray
@@ -97,11 +192,13 @@ def run_ray(
     workers: int,
     address: str | None,
     sink: Sink,
-) -> None:
+) -> ParallelStats:
     """Ray actors (see the module docstring)."""
     import ray
 
+    stats = ParallelStats("ray")
     started = False
+    t_init = time.perf_counter()
     if not ray.is_initialized():
         kwargs: dict[str, Any] = {
             "include_dashboard": False,
@@ -114,6 +211,8 @@ def run_ray(
             kwargs["num_cpus"] = workers
         ray.init(**kwargs)
         started = True
+        stats.init_s = round(time.perf_counter() - t_init, 4)
+    t0 = time.perf_counter()
     try:
         actor_cls = ray.remote(num_cpus=1)(_RayWorker)
         actors = [actor_cls.remote(spec) for _ in range(workers)]
@@ -128,7 +227,11 @@ def run_ray(
             ready, _ = ray.wait(list(inflight), num_returns=1)
             for ref in ready:
                 a = inflight.pop(ref)
-                for rec in ray.get(ref):
+                records, worker = ray.get(ref)
+                if stats.ready_s is None:
+                    stats.ready_s = round(time.perf_counter() - t0, 4)
+                stats.add(worker)
+                for rec in records:
                     sink(rec)
                 if queue:
                     inflight[a.run.remote(queue.pop())] = a
@@ -139,14 +242,16 @@ def run_ray(
             ray.shutdown()
 
 
-class _RayWorker:
-    """A Ray actor holding one :class:`EpisodeWorker`."""
-
-    def __init__(self, spec: RunSpec) -> None:
-        self.worker = EpisodeWorker(spec)
-
-    def run(self, keys: list[EpisodeKey]) -> list[dict[str, Any]]:
-        return self.worker.run_many(keys)
+class _RayWorker(_ChunkRunner):
+    """A Ray actor holding one :class:`EpisodeWorker` (built once, in ``__init__``)."""
 
 
-__all__ = ["chunk_size", "chunks", "run_local", "run_parallel", "run_ray"]
+__all__ = [
+    "ParallelStats",
+    "WorkerStats",
+    "chunk_size",
+    "chunks",
+    "run_local",
+    "run_parallel",
+    "run_ray",
+]

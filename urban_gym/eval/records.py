@@ -34,7 +34,7 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -300,35 +300,87 @@ class RunDir:
 
 
 _LINE_BREAKS = ("\u2028", "\u2029", "\x85")
-_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
 _LONG_DIGITS = re.compile(r"\d{19}")  # an integer that may exceed 64 bits (strict: a string)
+
+
+def _no_default(value: Any) -> Any:
+    raise TypeError(f"{type(value).__name__} is not a JSON type")
+
+
+def _make_encoder() -> Callable[[Any], str]:
+    """``item -> JSON text`` as ``json.JSONEncoder(ensure_ascii=False, allow_nan=False)``
+    writes it, with the C encoder built once (``JSONEncoder.encode`` builds one per call,
+    which is a third of the cost of a trace line). Values that are not JSON types raise
+    ``TypeError``, NaN and the infinities ``ValueError``, cycles ``RecursionError``.
+    """
+    try:
+        from json import encoder as _json_encoder
+
+        make = _json_encoder.c_make_encoder
+        if make is None:
+            raise ImportError
+        c_encode = make(
+            None, _no_default, _json_encoder.encode_basestring, None, ": ", ", ", False, False, False
+        )
+    except (ImportError, AttributeError, TypeError):  # pragma: no cover - no C accelerator
+        return json.JSONEncoder(ensure_ascii=False, allow_nan=False, default=_no_default).encode
+
+    join = "".join
+
+    def encode(item: Any) -> str:
+        return join(c_encode(item, 0))
+
+    return encode
+
+
+_encode = _make_encoder()
+
+
+def _strict_text(text: str, small_ints: bool) -> bool:
+    """Whether ``text`` (output of the C encoder) is what :func:`urban_gym.strict_json.
+    dumps` would write for the same value: no run of 19 digits (unless ``small_ints``),
+    and, when not ASCII, UTF-8 encodable (no lone surrogate) and without line separators.
+    """
+    if not small_ints and _LONG_DIGITS.search(text):
+        return False
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            return False
+        if any(c in text for c in _LINE_BREAKS):
+            return False
+    return True
 
 
 def strict_line(item: Any, small_ints: bool = False) -> str:
     """``item`` as one line of strict JSON, as :func:`urban_gym.strict_json.dumps` writes
     it, for the records this package builds (plain dicts of JSON values, shallow). Fast
-    path: the C encoder, kept when its text is strict JSON (no NaN
-    or infinity, only JSON types, no lone surrogates, no line-separator characters);
-    anything else (and any line with a run of 19 digits, unless ``small_ints`` says the
-    item holds no integer beyond 64 bits) goes through ``strict_json.dumps``.
+    path: the C encoder, kept when its text is strict JSON (no NaN or infinity, only JSON
+    types, no lone surrogates, no line-separator characters); anything else (and any line
+    with a run of 19 digits, unless ``small_ints`` says the item holds no integer beyond 64
+    bits) goes through ``strict_json.dumps``.
     """
     try:
-        text = _ENCODER.encode(item)
-        if not small_ints and _LONG_DIGITS.search(text):
-            raise ValueError("a long integer")
-        if not text.isascii():
-            text.encode("utf-8")
-            if any(c in text for c in _LINE_BREAKS):
-                raise ValueError("line separator")
-        return text
-    except (TypeError, ValueError, UnicodeEncodeError, RecursionError):
+        text = _encode(item)
+    except (TypeError, ValueError, RecursionError):
         return dumps(item)
+    return text if _strict_text(text, small_ints) else dumps(item)
 
 
 def jsonl_bytes(items: Iterable[Mapping[str, Any]], small_ints: bool = False) -> bytes:
-    """``items`` as UTF-8 JSON lines (:func:`strict_line` each)."""
-    lines = [strict_line(item, small_ints) for item in items]
-    return ("\n".join(lines) + "\n").encode("utf-8") if lines else b""
+    """``items`` as UTF-8 JSON lines (:func:`strict_line` each). The checks of the fast
+    path run once over the whole text; only when they fail is every line checked alone.
+    """
+    items = items if isinstance(items, list) else list(items)
+    try:
+        lines = [_encode(item) for item in items]
+    except (TypeError, ValueError, RecursionError):
+        lines = None
+    if lines is None or not _strict_text(text := "\n".join(lines), small_ints):
+        lines = [strict_line(item, small_ints) for item in items]
+        text = "\n".join(lines)
+    return (text + "\n").encode("utf-8") if lines else b""
 
 
 def _parse_line(chunk: bytes) -> dict[str, Any] | None:

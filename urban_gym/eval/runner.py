@@ -211,7 +211,9 @@ def _now() -> str:
 class RunResult:
     """What :func:`run` did: the run folder, episodes recorded now and before, successes,
     tokens, and the seconds the episodes took (``wall_s``; ``cpu_s``: this process's CPU
-    time, without the set-up).
+    time, without the set-up); ``parallel``: what a parallel backend measured
+    (:class:`~urban_gym.eval.backends.ParallelStats`: ``ray.init`` time, each worker's
+    set-up and CPU time), None in one process.
     """
 
     run_dir: Path
@@ -224,6 +226,7 @@ class RunResult:
     errors: int
     cpu_s: float
     records: list[dict[str, Any]]
+    parallel: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The result as JSON-ready values (without the records)."""
@@ -334,6 +337,7 @@ def run(
             progress(status.to_dict())
 
     t0, c0 = time.perf_counter(), time.process_time()
+    parallel = None
     try:
         if not todo:
             pass
@@ -347,7 +351,7 @@ def run(
         else:
             the_agent.close()
             env.close()
-            run_parallel(spec, todo, workers, backend, address, sink)
+            parallel = run_parallel(spec, todo, workers, backend, address, sink).to_dict()
     finally:
         run_dir.close()
         if bar is not None:
@@ -363,6 +367,7 @@ def run(
         errors=status.errors,
         cpu_s=round(time.process_time() - c0, 3),
         records=records,
+        parallel=parallel,
     )
 
 

@@ -40,22 +40,33 @@ from urban_gym.strict_json import json_safe
 LIMITS: dict[str, int] = {"max_depth": 16, "max_items": 100, "max_chars": 20_000}
 
 
+_INT_MIN, _INT_MAX = -(2**63), 2**63
+_MAX_CHARS = LIMITS["max_chars"]
+_INF = math.inf
+
+
 def core_action(action: Any) -> Any:
     """The JSON form of an action the core env received (see the module docstring)."""
-    if type(action) is int and -(2**63) < action < 2**63:
+    t = type(action)
+    if t is int and _INT_MIN < action < _INT_MAX:
         return action
+    if t is dict:  # the usual structured action: a copy, when its values are JSON already
+        for k, v in action.items():
+            if type(k) is not str or not _plain(v):
+                return json_safe(action, **LIMITS)
+        return action.copy()
     if isinstance(action, UnreadableReply):
         return {"unreadable": action.message}
     if isinstance(action, (bool, np.bool_)):
         return json_safe(action)
     if isinstance(action, (int, np.integer)):
         return json_safe(int(action))
-    if isinstance(action, dict) or isinstance(action, Mapping):
+    if isinstance(action, Mapping):
         flat = dict(action)
         for k, v in flat.items():
             if type(k) is not str or not _plain(v):
                 return json_safe(flat, **LIMITS)
-        return flat  # the usual structured action: already JSON
+        return flat
     return json_safe(action, **LIMITS)
 
 
@@ -63,11 +74,11 @@ def _plain(v: Any) -> bool:
     """A JSON scalar that needs no conversion (finite float, short str, int, bool, None)."""
     t = type(v)
     if t is str:
-        return len(v) <= LIMITS["max_chars"]
-    if t is float:
-        return math.isfinite(v)
+        return len(v) <= _MAX_CHARS
     if t is int:
-        return -(2**63) < v < 2**63
+        return _INT_MIN < v < _INT_MAX
+    if t is float:
+        return -_INF < v < _INF
     return v is None or t is bool
 
 
@@ -96,9 +107,6 @@ class TraceRecorder(gym.Wrapper):
         return self.env.step(action)
 
 
-_INF = math.inf
-
-
 def _distance(info: Mapping[str, Any]) -> float | None:
     d = info.get("distance_to_goal_m")
     if type(d) is not float:
@@ -122,21 +130,27 @@ def step_entry(t: int, info: Mapping[str, Any], action: Any = None, reward: Any 
     """The trace entry of step ``t`` from its ``info`` (module docstring); values as the
     env gave them (metres and degrees, not rounded).
     """
+    get = info.get
     e: dict[str, Any] = {"t": t}
     if t:
         e["action"] = action
-        valid = info.get("action_valid", True)
+        valid = get("action_valid", True)
         if valid is True:
             e["valid"] = True
         else:
             e["valid"] = bool(valid)
             if not e["valid"]:
-                e["invalid_action"] = json_safe(str(info.get("invalid_action", "")), max_chars=500)
+                e["invalid_action"] = json_safe(str(get("invalid_action", "")), max_chars=500)
         r = reward if type(reward) is float else float(reward)
         e["reward"] = r if -_INF < r < _INF else None
-    e["pose"] = _pose(info)
-    e["distance_to_goal_m"] = _distance(info)
-    gv = info.get("goal_visible")
+    p = get("pose")
+    if type(p) is dict and len(p) == 3:
+        e["pose"] = {"x": p["x"], "y": p["y"], "heading": p["heading"]}
+    else:
+        e["pose"] = _pose(info)
+    d = get("distance_to_goal_m")
+    e["distance_to_goal_m"] = d if type(d) is float and -_INF < d < _INF else _distance(info)
+    gv = get("goal_visible")
     e["goal_visible"] = gv if gv is None or gv is True or gv is False else bool(gv)
     return e
 
@@ -209,9 +223,13 @@ def run_episode(
     error: str | None = None
     latency = 0.0
     step_info = getattr(agent, "step_info", None)
+    if not callable(step_info):
+        step_info = None
+    act, step, append = agent.act, face.step, steps.append
+    t = 0
     while True:
         try:
-            action = agent.act(obs, info)
+            action = act(obs, info)
         except AgentGaveUp as exc:
             info = face.unwrapped.end_episode(exc.termination)
             error = str(exc)
@@ -219,17 +237,15 @@ def run_episode(
         except Exception as exc:
             termination, error = "agent_error", f"{type(exc).__name__}: {exc}"
             break
-        notes = step_info() if callable(step_info) else {}
+        notes = step_info() if step_info is not None else None
         try:
-            obs, reward, terminated, truncated, info = face.step(action)
+            obs, reward, terminated, truncated, info = step(action)
         except Exception as exc:
             termination, error = "env_error", f"{type(exc).__name__}: {exc}"
             break
+        t += 1
         e = step_entry(
-            len(steps),
-            info,
-            core_action(action) if recorder is None else recorder.last_action,
-            reward,
+            t, info, core_action(action) if recorder is None else recorder.last_action, reward
         )
         if type(action) is str:
             e["reply"] = _reply_entry(action, info)
@@ -239,7 +255,7 @@ def run_episode(
             lat = float(notes.get("latency_s", 0.0) or 0.0)
             latency += lat
             e["timing"] = {"latency_s": round(lat, 4)}
-        steps.append(e)
+        append(e)
         if terminated or truncated:
             break
     usage1 = agent.usage()
