@@ -706,8 +706,22 @@ def run_eval(args: argparse.Namespace) -> int:
         f"{res.done_before} before); {res.successes}/{res.ran} successful now; "
         f"{res.tokens:,} tokens; {res.errors} errors; {res.wall_s:.1f} s"
     )
+    if res.parallel:
+        print(f"  {_parallel_summary(res.parallel)}")
     print(f"  report: urban-gym report {res.run_dir}")
     return 0
+
+
+def _parallel_summary(p: dict) -> str:
+    """One line on a parallel backend: start-up apart from the episodes' CPU time."""
+    ws = p["workers"]
+    init = f"ray.init {p['init_s']:.1f} s, " if p.get("init_s") else ""
+    setup = max((w["setup_wall_s"] for w in ws), default=0.0)
+    cpu = sum(w["cpu_s"] - w["setup_cpu_s"] for w in ws)
+    return (
+        f"{p['backend']}: {init}{len(ws)} workers ready in {setup:.1f} s (world and env "
+        f"built once each); {cpu:.1f} CPU s of episodes in the workers"
+    )
 
 
 def _add_play(p: argparse.ArgumentParser) -> None:
