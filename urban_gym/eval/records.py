@@ -289,6 +289,15 @@ class RunDir:
             text = p.read_text(encoding="utf-8")
         except FileNotFoundError:
             raise RecordsError(f"trace {p} is missing") from None
+        lines = [line for line in text.splitlines() if line.strip()]
+        # fast path: the lines parsed as one JSON array (one call of the C parser), kept
+        # when it gives one object per line; else line by line, naming the first bad line
+        try:
+            steps = json.loads("[" + ",".join(lines) + "]")
+        except json.JSONDecodeError:
+            steps = None
+        if type(steps) is list and len(steps) == len(lines) and all(type(s) is dict for s in steps):
+            return steps
         out = []
         for i, line in enumerate(text.splitlines(), 1):
             if line.strip():
@@ -320,7 +329,15 @@ def _make_encoder() -> Callable[[Any], str]:
         if make is None:
             raise ImportError
         c_encode = make(
-            None, _no_default, _json_encoder.encode_basestring, None, ": ", ", ", False, False, False
+            None,
+            _no_default,
+            _json_encoder.encode_basestring,
+            None,
+            ": ",
+            ", ",
+            False,
+            False,
+            False,
         )
     except (ImportError, AttributeError, TypeError):  # pragma: no cover - no C accelerator
         return json.JSONEncoder(ensure_ascii=False, allow_nan=False, default=_no_default).encode
