@@ -63,6 +63,7 @@ class WorkerStats:
         host: its host name.
         setup_wall_s: seconds to build its env and agent.
         setup_cpu_s: CPU seconds of the process when they were built (imports, world).
+        ready_at: when they were built (``time.time()``).
         cpu_s: CPU seconds of the process in all, at its last chunk.
         episodes: episodes it ran.
         chunks: chunks it ran.
@@ -72,6 +73,7 @@ class WorkerStats:
     host: str
     setup_wall_s: float
     setup_cpu_s: float
+    ready_at: float = 0.0
     cpu_s: float = 0.0
     episodes: int = 0
     chunks: int = 0
@@ -84,14 +86,20 @@ class ParallelStats:
     Attributes:
         backend: ``local`` or ``ray``.
         init_s: seconds of ``ray.init()`` (0 when Ray was already initialised, or local).
-        ready_s: seconds from the start of the backend to its first finished chunk.
+        ready_s: seconds from the start of the backend (after ``ray.init``) until every
+            worker had built its env and agent: its start-up.
+        first_s: seconds from the start of the backend to its first finished chunk.
+        episodes_s: seconds from ``ready_s`` to the last record: the throughput phase.
         workers: one :class:`WorkerStats` per worker process.
     """
 
     backend: str
     init_s: float = 0.0
     ready_s: float | None = None
+    first_s: float | None = None
+    episodes_s: float | None = None
     workers: list[WorkerStats] = field(default_factory=list)
+    started_at: float = field(default_factory=time.time)
 
     def to_dict(self) -> dict[str, Any]:
         """The stats as JSON-ready values."""
@@ -104,6 +112,15 @@ class ParallelStats:
                 self.workers[i] = stats
                 return
         self.workers.append(stats)
+
+    def finish(self) -> ParallelStats:
+        """Work out ``ready_s`` and ``episodes_s`` at the end of the run."""
+        end = time.time()
+        if self.workers:
+            ready = max(w.ready_at for w in self.workers)
+            self.ready_s = round(max(0.0, ready - self.started_at), 4)
+            self.episodes_s = round(max(0.0, end - max(ready, self.started_at)), 4)
+        return self
 
 
 def run_parallel(
@@ -133,6 +150,7 @@ class _ChunkRunner:
             host=platform.node(),
             setup_wall_s=round(time.perf_counter() - t0, 4),
             setup_cpu_s=round(time.process_time(), 4),
+            ready_at=time.time(),
         )
 
     def run(self, keys: list[EpisodeKey]) -> tuple[list[dict[str, Any]], WorkerStats]:
@@ -173,8 +191,8 @@ def run_local(spec: RunSpec, keys: Sequence[EpisodeKey], workers: int, sink: Sin
                 finished, pending = wait(pending, return_when=FIRST_COMPLETED)
                 for f in finished:
                     records, worker = f.result()
-                    if stats.ready_s is None:
-                        stats.ready_s = round(time.perf_counter() - t0, 4)
+                    if stats.first_s is None:
+                        stats.first_s = round(time.perf_counter() - t0, 4)
                     stats.add(worker)
                     for rec in records:
                         sink(rec)
@@ -182,7 +200,7 @@ def run_local(spec: RunSpec, keys: Sequence[EpisodeKey], workers: int, sink: Sin
             for f in pending:
                 f.cancel()
             raise
-    return stats
+    return stats.finish()
 
 
 # --------------------------------------------------------------------------- ray
@@ -213,6 +231,7 @@ def run_ray(
         started = True
         stats.init_s = round(time.perf_counter() - t_init, 4)
     t0 = time.perf_counter()
+    stats.started_at = time.time()
     try:
         actor_cls = ray.remote(num_cpus=1)(_RayWorker)
         actors = [actor_cls.remote(spec) for _ in range(workers)]
@@ -228,18 +247,20 @@ def run_ray(
             for ref in ready:
                 a = inflight.pop(ref)
                 records, worker = ray.get(ref)
-                if stats.ready_s is None:
-                    stats.ready_s = round(time.perf_counter() - t0, 4)
+                if stats.first_s is None:
+                    stats.first_s = round(time.perf_counter() - t0, 4)
                 stats.add(worker)
                 for rec in records:
                     sink(rec)
                 if queue:
                     inflight[a.run.remote(queue.pop())] = a
+        stats.finish()
         for a in actors:
             ray.kill(a)
     finally:
         if started:
             ray.shutdown()
+    return stats
 
 
 class _RayWorker(_ChunkRunner):
