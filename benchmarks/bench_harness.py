@@ -315,7 +315,8 @@ def parallel_figures(r, total_wall: float, cores: int) -> dict[str, float]:
     least: the busiest worker's episode CPU, or the work spread over the cores if more.
     Both ignore the other users of the machine, unlike the wall-clock figures.
     """
-    workers = (r.parallel or {}).get("workers") or []
+    par = getattr(r, "parallel", None) or {}  # (None: a harness older than the counters)
+    workers = par.get("workers") or []
     per_worker = [w["cpu_s"] - w["setup_cpu_s"] for w in workers]
     work = r.cpu_s + sum(per_worker)
     bound = max([*per_worker, work / cores]) if per_worker else r.cpu_s
@@ -330,9 +331,9 @@ def parallel_figures(r, total_wall: float, cores: int) -> dict[str, float]:
         "work": work,
         "bound": bound,
         "setup": max((w["setup_wall_s"] for w in workers), default=0.0),
-        "ready": (r.parallel or {}).get("ready_s") or 0.0,
+        "ready": par.get("ready_s") or 0.0,
         # the throughput phase: from every worker ready to the last record
-        "episodes": (r.parallel or {}).get("episodes_s") or r.wall_s,
+        "episodes": par.get("episodes_s") or r.wall_s,
     }
 
 

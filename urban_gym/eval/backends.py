@@ -33,7 +33,13 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from urban_gym.eval.worker import EpisodeKey, EpisodeWorker, RunSpec
+from urban_gym.eval.worker import (
+    EpisodeKey,
+    EpisodeWorker,
+    RunSpec,
+    restore_world,
+    world_snapshot,
+)
 
 Sink = Callable[[dict[str, Any]], None]
 
@@ -140,10 +146,12 @@ def run_parallel(
 class _ChunkRunner:
     """One :class:`EpisodeWorker` and its counters (a worker process's state)."""
 
-    def __init__(self, spec: RunSpec) -> None:
+    def __init__(self, spec: RunSpec, world: Any = None) -> None:
         import platform
 
         t0 = time.perf_counter()
+        if world:  # the driver's loaded worlds (see _shared_world)
+            restore_world(world)
         self.worker = EpisodeWorker(spec)
         self.stats = WorkerStats(
             pid=os.getpid(),
@@ -234,7 +242,8 @@ def run_ray(
     stats.started_at = time.time()
     try:
         actor_cls = ray.remote(num_cpus=1)(_RayWorker)
-        actors = [actor_cls.remote(spec) for _ in range(workers)]
+        world = _shared_world(ray)
+        actors = [actor_cls.remote(spec, world) for _ in range(workers)]
         parts = chunks(keys, chunk_size(len(keys), workers))
         queue = list(reversed(parts))
         inflight: dict[Any, Any] = {}
@@ -263,8 +272,21 @@ def run_ray(
     return stats
 
 
+def _shared_world(ray: Any) -> Any:
+    """This process's loaded worlds in Ray's object store (one copy for all the actors:
+    they unpickle it instead of building the world again), or None when they do not
+    pickle (the actors then build their own).
+    """
+    try:
+        return ray.put(world_snapshot())
+    except Exception:  # noqa: BLE001 - an optimisation only
+        return None
+
+
 class _RayWorker(_ChunkRunner):
-    """A Ray actor holding one :class:`EpisodeWorker` (built once, in ``__init__``)."""
+    """A Ray actor holding one :class:`EpisodeWorker` (built once, in ``__init__``, on
+    the driver's worlds when it shipped them).
+    """
 
 
 __all__ = [

@@ -81,6 +81,40 @@ def make_env(spec: RunSpec, render_mode: str | None = None) -> gym.Env:
         ) from exc
 
 
+#: The in-process memos of loaded worlds (module, attribute) that :func:`world_snapshot`
+#: hands to worker processes that do not start as a fork of this one (Ray actors).
+WORLD_MEMOS: tuple[tuple[str, str], ...] = (
+    ("urban_gym.world.loader", "_MEMO"),  # cities (procedural ones take seconds to build)
+    ("urban_gym.world.streetgraph.loading", "_MEMO"),  # preprocessed street graphs
+)
+
+
+def world_snapshot() -> list[tuple[str, str, list[tuple[Any, Any]]]]:
+    """The cities and street graphs loaded in this process, for :func:`restore_world` in
+    another one: unpickling a procedural city takes a fraction of the time generating it
+    does (Ray actors start from a fresh interpreter, not a fork).
+    """
+    import importlib
+
+    out = []
+    for module, attr in WORLD_MEMOS:
+        memo = getattr(importlib.import_module(module), attr)
+        entries = [(k, memo.get(k)) for k in memo.keys()]
+        out.append((module, attr, [(k, v) for k, v in entries if v is not None]))
+    return out
+
+
+def restore_world(snapshot: Sequence[tuple[str, str, Sequence[tuple[Any, Any]]]]) -> None:
+    """Put the entries of a :func:`world_snapshot` into this process's memos."""
+    import importlib
+
+    for module, attr, entries in snapshot:
+        memo = getattr(importlib.import_module(module), attr)
+        for k, v in entries:
+            if memo.get(k) is None:
+                memo.put(k, v)
+
+
 class EpisodeWorker:
     """One env and one agent, built once; :meth:`run` runs one episode, writes its trace
     and returns its record.
