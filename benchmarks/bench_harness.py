@@ -8,12 +8,23 @@ report, each next to a reference measured in the same run.
   id, the oracle's actions, nothing written). CPU time of the process and wall time, with
   the run folder on the working disk and (symbolic case) on a RAM disk (/dev/shm: no
   file-creation cost). Goal: <= 5% more time.
-* local workers: the random agent on the same suite with ``--workers 2`` vs 1. Goal: >=
-  1.7x faster (on 2 cores).
-* Ray: the same with ``--backend ray --workers 2`` (``ray.init()`` done before timing;
-  the actors' start-up, world load included, is timed) vs 1 local worker. Goal: >= 1.5x.
+* overhead in instructions (``--only callgrind``, a few minutes per process under
+  valgrind): the same loops counted by ``valgrind --tool=callgrind`` (counting switched on
+  just for the loop, ``--callgrind-seeds`` repeats): deterministic, whatever else runs on
+  the machine.
+* local workers: the random agent on the same suite (800 episodes) with ``--workers 2``
+  vs 1. Goal: >= 1.7x faster (on 2 cores). Wall clock end to end and of the episode loop,
+  and -- since a shared machine distorts those -- CPU-time figures: the episode CPU of
+  every process (the parent's loop plus each worker's CPU after its set-up, which the
+  workers report with each chunk), the busiest worker's, and the bound they put on the
+  wall time with 2 free cores (:func:`parallel_figures`).
+* Ray: the same with ``--backend ray --workers 2`` vs 1 local worker; ``ray.init()`` is
+  done (and timed) before, and the actors' start-up is reported apart from the episodes'
+  phase (from every actor ready to the last record). Goal: >= 1.5x.
 * report: ``urban-gym report`` of a 10,000-episode run (tables with 10,000-resample
-  bootstrap CIs, failure causes from 10,000 traces, plots; no GIFs). Goal: < 30 s.
+  bootstrap CIs, failure causes from 10,000 traces, plots; no GIFs): ``--report-real``
+  (500) episodes of the random agent made by the runner, repeated to 10,000 (new repeat
+  numbers, the same traces: :func:`replicate_run`). Goal: < 30 s.
 * goal visibility: the cost of ``track_visibility=True`` per env step (random valid
   actions, the same seeds with and without), per family: PoseGraph360 landmark tasks
   (84x84 view, 512-px panoramas), CityWalk SGN (128x128 view), StreetGraph Helsinki with
