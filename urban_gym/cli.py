@@ -76,39 +76,10 @@ def run_info(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(s, ensure_ascii=False, indent=1))
         return 0
+    from urban_gym.world.city import format_summary
+
     print(format_summary(s, city.meta))
     return 0
-
-
-def format_summary(s: dict, meta: dict) -> str:
-    """Human-readable form of :meth:`City.summary`."""
-    w, h = s["extent_m"]
-    lines = [
-        f"city               {s['name']}",
-        f"origin (lat, lon)  {s['origin_latlon'][0]:.6f}, {s['origin_latlon'][1]:.6f}",
-        f"extent             {w:.0f} m east-west x {h:.0f} m north-south",
-        f"buildings          {s['buildings']}",
-        f"POIs               {s['pois']}",
-    ]
-    for k, v in s["pois_by_category"].items():
-        lines.append(f"  {k:<17}{v}")
-    lines.append(
-        f"walkable network   {s['network_nodes']} nodes, {s['network_edges']} edges, "
-        f"{s['network_km']:.2f} km"
-    )
-    for k, v in s["network_by_kind_km"].items():
-        lines.append(f"  {k:<17}{v:.2f} km")
-    lines.append(f"street objects     {s['objects']}")
-    for k, v in s["objects_by_kind"].items():
-        lines.append(f"  {k:<17}{v}")
-    lines.append(
-        "map areas          " + ", ".join(f"{k} {v}" for k, v in s["areas_by_kind"].items())
-    )
-    if meta.get("attribution"):
-        lines.append(f"data               {meta['attribution']}")
-    if meta.get("loaded_from"):
-        lines.append(f"loaded from        {meta['loaded_from']}")
-    return "\n".join(lines)
 
 
 def _json_arg(text: str) -> dict:
@@ -707,21 +678,11 @@ def run_eval(args: argparse.Namespace) -> int:
         f"{res.tokens:,} tokens; {res.errors} errors; {res.wall_s:.1f} s"
     )
     if res.parallel:
-        print(f"  {_parallel_summary(res.parallel)}")
+        from urban_gym.eval.backends import format_parallel
+
+        print(f"  {format_parallel(res.parallel)}")
     print(f"  report: urban-gym report {res.run_dir}")
     return 0
-
-
-def _parallel_summary(p: dict) -> str:
-    """One line on a parallel backend: start-up apart from the episodes' CPU time."""
-    ws = p["workers"]
-    init = f"ray.init {p['init_s']:.1f} s, " if p.get("init_s") else ""
-    setup = max((w["setup_wall_s"] for w in ws), default=0.0)
-    cpu = sum(w["cpu_s"] - w["setup_cpu_s"] for w in ws)
-    return (
-        f"{p['backend']}: {init}{len(ws)} workers ready in {setup:.1f} s (world and env "
-        f"built once each); {cpu:.1f} CPU s of episodes in the workers"
-    )
 
 
 def _add_play(p: argparse.ArgumentParser) -> None:

@@ -289,8 +289,24 @@ class _RayWorker(_ChunkRunner):
     """
 
 
+def format_parallel(p: dict[str, Any]) -> str:
+    """One line on a parallel run (:meth:`ParallelStats.to_dict`): start-up apart from
+    the episodes' CPU time (``urban-gym eval`` prints it).
+    """
+    ws = p["workers"]
+    init = f"ray.init {p['init_s']:.1f} s, " if p.get("init_s") else ""
+    ready = p.get("ready_s") or 0.0
+    cpu = sum(w["cpu_s"] - w["setup_cpu_s"] for w in ws)
+    return (
+        f"{p['backend']}: {init}{len(ws)} workers ready after {ready:.1f} s (world and env "
+        f"built once each), then {p.get('episodes_s') or 0.0:.1f} s of episodes; "
+        f"{cpu:.1f} CPU s of episodes in the workers"
+    )
+
+
 __all__ = [
     "ParallelStats",
+    "format_parallel",
     "WorkerStats",
     "chunk_size",
     "chunks",
