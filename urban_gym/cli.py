@@ -62,6 +62,7 @@ def _add_info(p: argparse.ArgumentParser) -> None:
 
 @command("info", "print a summary of a city")(_add_info)
 def run_info(args: argparse.Namespace) -> int:
+    """Print the summary (or the PoseGraph360 statistics) of a city."""
     from urban_gym.world import load_city
 
     city = load_city(args.city, bbox=args.bbox)
@@ -75,39 +76,10 @@ def run_info(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(s, ensure_ascii=False, indent=1))
         return 0
+    from urban_gym.world.city import format_summary
+
     print(format_summary(s, city.meta))
     return 0
-
-
-def format_summary(s: dict, meta: dict) -> str:
-    """Human-readable form of :meth:`City.summary`."""
-    w, h = s["extent_m"]
-    lines = [
-        f"city               {s['name']}",
-        f"origin (lat, lon)  {s['origin_latlon'][0]:.6f}, {s['origin_latlon'][1]:.6f}",
-        f"extent             {w:.0f} m east-west x {h:.0f} m north-south",
-        f"buildings          {s['buildings']}",
-        f"POIs               {s['pois']}",
-    ]
-    for k, v in s["pois_by_category"].items():
-        lines.append(f"  {k:<17}{v}")
-    lines.append(
-        f"walkable network   {s['network_nodes']} nodes, {s['network_edges']} edges, "
-        f"{s['network_km']:.2f} km"
-    )
-    for k, v in s["network_by_kind_km"].items():
-        lines.append(f"  {k:<17}{v:.2f} km")
-    lines.append(f"street objects     {s['objects']}")
-    for k, v in s["objects_by_kind"].items():
-        lines.append(f"  {k:<17}{v}")
-    lines.append(
-        "map areas          " + ", ".join(f"{k} {v}" for k, v in s["areas_by_kind"].items())
-    )
-    if meta.get("attribution"):
-        lines.append(f"data               {meta['attribution']}")
-    if meta.get("loaded_from"):
-        lines.append(f"loaded from        {meta['loaded_from']}")
-    return "\n".join(lines)
 
 
 def _json_arg(text: str) -> dict:
@@ -149,6 +121,7 @@ def _add_serve_scripted(p: argparse.ArgumentParser) -> None:
     "serve the chat-completions API on loopback, answering with an oracle's actions",
 )(_add_serve_scripted)
 def run_serve_scripted(args: argparse.Namespace) -> int:
+    """Serve the scripted chat-completions API until interrupted."""
     from urban_gym.baselines.lmm.server import ScriptedServer, oracle_from_path
 
     try:
@@ -197,6 +170,7 @@ def _add_demo(p: argparse.ArgumentParser) -> None:
     "scripted server; prints metrics, writes GIFs",
 )(_add_demo)
 def run_demo(args: argparse.Namespace) -> int:
+    """Run one language-model episode per family; status 1 unless all succeed."""
     from urban_gym.baselines.lmm.demo import run_demo as demo
 
     families = [f.strip() for f in args.families.split(",") if f.strip()]
@@ -222,6 +196,7 @@ def _add_generate_suite(p: argparse.ArgumentParser) -> None:
     "tasks were made and, where fewer, what the city lacks",
 )(_add_generate_suite)
 def run_generate_suite(args: argparse.Namespace) -> int:
+    """Generate a family's task suite and print how many tasks each type got."""
     from urban_gym.tasks.families import get_family, load_entry
 
     # each family's ``generate(city, out, seed, per_type)`` (``out`` None = its committed
@@ -250,6 +225,7 @@ def _add_citywalk_eval(p: argparse.ArgumentParser) -> None:
     "run the CityWalk suite with the oracle and random agents (an alias of `eval`)",
 )(_add_citywalk_eval)
 def run_citywalk_eval(args: argparse.Namespace) -> int:
+    """Score the oracle and random agents on a CityWalk suite and print the table."""
     from urban_gym.eval.citywalk import evaluate, format_report
 
     agents = [a.strip() for a in args.agents.split(",") if a.strip()]
@@ -281,6 +257,7 @@ def _add_validate_posegraph(p: argparse.ArgumentParser) -> None:
     "path-length and turn-sequence agreement",
 )(_add_validate_posegraph)
 def run_validate_posegraph(args: argparse.Namespace) -> int:
+    """Print how well a pose graph (the city's or a capture's) fits the streets."""
     from urban_gym.world import load_city
     from urban_gym.world.posegraph import PoseGraph, format_validation, validate_posegraph
 
@@ -312,6 +289,7 @@ def _add_posegraph_eval(p: argparse.ArgumentParser) -> None:
     "(an alias of `eval`)",
 )(_add_posegraph_eval)
 def run_posegraph_eval(args: argparse.Namespace) -> int:
+    """Score the oracle and random agents on a PoseGraph360 suite and print the table."""
     from urban_gym.eval.posegraph360 import evaluate, format_results
 
     kwargs = {
@@ -347,6 +325,7 @@ def _add_streetgraph_routes(p: argparse.ArgumentParser) -> None:
     _add_streetgraph_routes
 )
 def run_streetgraph_routes(args: argparse.Namespace) -> int:
+    """Convert a Touchdown/map2seq route file into a StreetGraph suite."""
     from urban_gym.tasks.streetgraph import instruction_tasks
     from urban_gym.tasks.suite import save_suite
 
@@ -383,6 +362,7 @@ def _add_streetgraph_info(p: argparse.ArgumentParser) -> None:
     _add_streetgraph_info
 )
 def run_streetgraph_info(args: argparse.Namespace) -> int:
+    """Build a StreetGraph and print its size and preprocessing report."""
     import os
     import time
 
@@ -460,6 +440,7 @@ def _add_streetgraph_eval(p: argparse.ArgumentParser) -> None:
     "oracle and random agent scores on a StreetGraph suite (an alias of `eval`)",
 )(_add_streetgraph_eval)
 def run_streetgraph_eval(args: argparse.Namespace) -> int:
+    """Score the oracle and random agents on a StreetGraph suite and print the table."""
     import gymnasium as gym
 
     from urban_gym.eval.streetgraph import ENV_ID, evaluate
@@ -658,6 +639,7 @@ def _task_env_kwargs(args: argparse.Namespace) -> dict:
     "parallel): manifest.json, episodes.jsonl, per-step traces",
 )(_add_eval)
 def run_eval(args: argparse.Namespace) -> int:
+    """Run (or resume) an evaluation into ``args.out`` and print its tallies."""
     from urban_gym.eval.runner import run
 
     kwargs = _task_env_kwargs(args)
@@ -701,6 +683,10 @@ def run_eval(args: argparse.Namespace) -> int:
         f"{res.done_before} before); {res.successes}/{res.ran} successful now; "
         f"{res.tokens:,} tokens; {res.errors} errors; {res.wall_s:.1f} s"
     )
+    if res.parallel:
+        from urban_gym.eval.backends import format_parallel
+
+        print(f"  {format_parallel(res.parallel)}")
     print(f"  report: urban-gym report {res.run_dir}")
     return 0
 
@@ -746,6 +732,7 @@ def _add_play(p: argparse.ArgumentParser) -> None:
     "as a human run that `urban-gym report` reads like any other",
 )(_add_play)
 def run_play(args: argparse.Namespace) -> int:
+    """Serve the browser game that records a person's episodes as a run."""
     from urban_gym.play.app import serve_args
 
     kwargs = _task_env_kwargs(args)
@@ -775,6 +762,7 @@ def _add_report(p: argparse.ArgumentParser) -> None:
     "comparisons, failure causes, leaderboard, plots, GIFs",
 )(_add_report)
 def run_report(args: argparse.Namespace) -> int:
+    """Build the report of the run folders and write it with its plots and GIFs."""
     from pathlib import Path
 
     from urban_gym.eval.report import build_report, write_report
@@ -835,6 +823,7 @@ def _add_judge_agreement(p: argparse.ArgumentParser) -> None:
     "suite's answers (and runs' answers); Cohen's kappa",
 )(_add_judge_agreement)
 def run_judge_agreement(args: argparse.Namespace) -> int:
+    """Print how often the model judge agrees with the deterministic one."""
     from urban_gym.baselines.lmm.client import ClientConfig
     from urban_gym.baselines.lmm.judge import LLMJudge
     from urban_gym.eval.judge_agreement import agreement, format_agreement, probes
@@ -857,6 +846,7 @@ def run_judge_agreement(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``urban-gym`` argument parser with every registered sub-command."""
     from urban_gym import __version__
 
     parser = argparse.ArgumentParser(
@@ -870,6 +860,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the command line ``argv`` (default ``sys.argv[1:]``); returns the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
     _, (_, run) = COMMANDS[args.command]
