@@ -301,7 +301,7 @@ class ActionSet:
                     v = lowered.pop(k.casefold())
                     found = True
                     break
-            if not found or v is None:
+            if not found or v is None or (not p.required and _blank(v)):
                 if p.required:
                     raise InvalidAction(
                         f"{spec.name}: missing parameter '{p.name}' ({p.describe()})"
@@ -330,6 +330,13 @@ class ActionSet:
                     a[p.name] = "example"
             out.append(a)
         return out
+
+
+def _blank(value: Any) -> bool:
+    """Whether ``value`` is an empty or all-blank string (an optional parameter left empty,
+    as in ``{"action": "S", "answer": ""}``, takes its default).
+    """
+    return isinstance(value, str) and not value.strip()
 
 
 def table_index(action: Any) -> int | None:
