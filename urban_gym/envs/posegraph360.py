@@ -174,7 +174,9 @@ class PoseGraph360Env(UrbanEnv):
 
     * v0: initial version; ``info`` follows the shared schema since issue 11 (``pose``,
       ``distance_to_goal_m`` and ``travel_heading`` replace ``position``, ``yaw``,
-      ``distance_to_goal`` and ``heading``).
+      ``distance_to_goal`` and ``heading``). Issue 15 (360CityArena's reply format): the
+      size may be given in ``"answer"``, ``Q``/``E`` take sizes and tilt 24° by default
+      (was 15°), an empty ``ANSWER`` confirms arrival in navigation tasks.
     """
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 4}
