@@ -563,7 +563,9 @@ def _add_lmm_options(p: argparse.ArgumentParser, prefix: str = "") -> None:
         "--location-prior",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help="PoseGraph360: show the agent's position on a map (env kwarg location_prior)",
+        help="PoseGraph360: show the map of the agent's current location each step "
+        "(default for the lmm agent: on, 360CityArena's main setting; --no-location-prior "
+        "is the paper's 'without location' ablation)",
     )
     g.add_argument(
         "--memory",
@@ -660,6 +662,8 @@ def run_eval(args: argparse.Namespace) -> int:
     options = dict(args.agent_kwargs or {})
     if args.agent == "lmm":
         options = {**lmm_options(args), **options}
+        if args.location_prior is not None:
+            options.setdefault("location", args.location_prior)
     judge = None
     if args.judge == "lmm":
         judge = {

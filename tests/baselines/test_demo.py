@@ -16,15 +16,15 @@ def test_demo_prints_metrics_and_writes_a_gif(tmp_path, capsys):
     out = capsys.readouterr().out
     assert status == 0, out
     assert "scripted model server at http://127.0.0.1:" in out and "server stopped" in out
-    assert "termination=arrived success=True steps=16" in out
+    assert "termination=arrived success=True steps=18" in out
     assert '"decision_accuracy": 1.0' in out
     rec = json.loads((tmp_path / "episodes.jsonl").read_text().splitlines()[-1])
-    assert rec["termination"] == "arrived" and rec["l"] == 16
+    assert rec["termination"] == "arrived" and rec["l"] == 18
     frames = iio.imread(tmp_path / "streetgraph.gif", index=None)
     # one frame after the reset and one per step: the 256 px map, then the env's render()
     # (160 px per option, 230 px tall), a status line under both; padded to the widest
     strip = F.status_line("step", 10).shape[0]
-    assert frames.shape[:2] == (17, 256 + strip)
+    assert frames.shape[:2] == (19, 256 + strip)
     assert frames.shape[2] > 256 + 160 and (frames.shape[2] - 256) % FRAME_TILE == 0
     first = frames[0]
     assert first[:256, :256].std() > 20  # the map

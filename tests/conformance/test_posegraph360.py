@@ -157,3 +157,92 @@ def test_the_system_prompt_carries_the_size_rule_and_the_reflection_rules(graph)
     for topic in ("goal", "tried and whether it worked", "places you have been", "where you are"):
         assert topic in low, topic
     assert 'empty string ("")' in low
+
+
+# ------------------------------------------------------------------ main setting (A.4)
+def test_the_lm_face_shows_the_location_map_by_default_and_the_ablation_drops_it(graph):
+    from urban_gym.wrappers.stacks import make_lm_env
+
+    def env(**kw):
+        return PoseGraph360Env(city=TINY, tasks=[_task(graph)], posegraph=graph, view_size=32, **kw)
+
+    # the paper's main setting: a map of the current location every step
+    lm = make_lm_env(env())
+    obs, _ = lm.reset(seed=0)
+    assert "map" in obs and obs["map"].any()
+    texts = [c for m in lm.messages() for c in m["content"] if isinstance(m["content"], list)]
+    assert sum(c.get("type") == "image_url" for c in texts) == 3  # view, reference, map
+    # its "without location" ablation: one flag
+    ab = make_lm_env(env(), location_map=False)
+    obs, _ = ab.reset(seed=0)
+    assert "map" not in obs
+    texts = [c for m in ab.messages() for c in m["content"] if isinstance(m["content"], list)]
+    assert sum(c.get("type") == "image_url" for c in texts) == 2
+    # an env made with the map already (location_prior=True) shows it once
+    lm = make_lm_env(env(location_prior=True))
+    obs, _ = lm.reset(seed=0)
+    assert "map" in obs and lm.observation_space["map"].shape == obs["map"].shape
+
+
+def test_the_lmm_agent_defaults_to_the_main_setting():
+    from urban_gym.baselines.lmm.agent import LMMHarnessAgent
+
+    assert LMMHarnessAgent(model="m", base_url="http://127.0.0.1:9").config()["location"] is None
+    cfg = LMMHarnessAgent(model="m", base_url="http://127.0.0.1:9", location=False).config()
+    assert cfg["location"] is False
+
+
+# ------------------------------------------------------------------ answer checks (3.4)
+def test_exact_match_is_the_answer_text_itself():
+    from urban_gym.tasks import metrics
+    from urban_gym.tasks.posegraph360 import EpisodeOutcome, evaluate
+
+    task = TaskSpec(
+        id="loc",
+        family="posegraph360",
+        type="localization",
+        difficulty="easy",
+        city=TINY,
+        instruction="Where are you?",
+        start={"x": 0.0, "y": 0.0},
+        answer="x:1 y:2",  # the paper's Fig. 2 answer format
+        options=("x:1 y:2", "x:2 y:1"),
+    )
+
+    def score(answer):
+        return evaluate(task, EpisodeOutcome(answer=answer, position=(0.0, 0.0)))
+
+    assert score("x:1 y:2")["exact_match"] == 1.0
+    m = score("x: 1, y: 2")  # the same cell written another way: not an exact match
+    assert m["exact_match"] == 0.0 and m["success"] == 0.0 and m["grid_match"] == 1.0
+    assert not metrics.exact_match("X:1 Y:2", "x:1 y:2")
+
+
+def test_relations_include_the_papers_forms_with_truth_from_facade_order():
+    from urban_gym.tasks.posegraph360 import RELATIONS, Place, relation_of, relation_phrase
+    from urban_gym.world.posegraph import State
+
+    assert relation_phrase("right_3") == "three doors to the right of"
+    assert relation_phrase("across") == "across the street from"
+    assert relation_phrase("left") == "to the left of"
+    assert {"left", "right", "across", "right_3", "left_3"} <= set(RELATIONS)
+
+    class Poi:
+        def __init__(self, name):
+            self.name = name
+
+    # the south side of a street walked east: facing a south-side store you look south,
+    # your right hand points west. Stores every 10 m: A B C Kitchen-Jiro D E F
+    names = ["A", "B", "C", "Kitchen Jiro", "D", "E", "F"]
+    south = [Place(Poi(n), State(0, 0), 1.0, 0, "right", 10.0 * i) for i, n in enumerate(names)]
+    north = [Place(Poi("Akiba no X"), State(0, 0), 1.0, 0, "left", 31.0)]
+    by_side = {(0, "right"): south, (0, "left"): north}
+    x = south[3]
+    assert relation_of(x, "right", by_side, None).poi.name == "C"
+    assert relation_of(x, "right_3", by_side, None).poi.name == "A"  # three doors right
+    assert relation_of(x, "left", by_side, None).poi.name == "D"
+    assert relation_of(x, "left_2", by_side, None).poi.name == "E"
+    assert relation_of(x, "left_3", by_side, None).poi.name == "F"
+    assert relation_of(x, "across", by_side, None).poi.name == "Akiba no X"
+    # four doors to the right would pass the end of the facade: no task
+    assert relation_of(south[2], "right_3", by_side, None) is None

@@ -90,10 +90,14 @@ def test_decision_accuracy():
 
 
 def test_answer_matching():
-    assert m.exact_match("  Kahvila  Aalto ", "kahvila aalto")
-    assert not m.exact_match("Kahvila", "Kahvila Aalto")
-    assert m.exact_match("x:3 y:1", "x:3 y:1")
-    assert m.exact_match("12", 12) and not m.exact_match("13", 12)
+    # exact_match is 360CityArena's: the text itself (surrounding blanks aside)
+    assert m.exact_match("  x:3 y:1 ", "x:3 y:1")
+    assert not m.exact_match("X:3 Y:1", "x:3 y:1") and not m.exact_match("x: 3 y: 1", "x:3 y:1")
+    assert not m.exact_match(None, "x:3 y:1")
+    # normalized_match is the lenient companion
+    assert m.normalized_match("  Kahvila  Aalto ", "kahvila aalto")
+    assert not m.normalized_match("Kahvila", "Kahvila Aalto")
+    assert m.normalized_match("12", 12) and not m.normalized_match("13", 12)
     assert m.fuzzy_match("It is Apteekki Mäkelä.", "Apteekki Mäkelä")
     assert m.fuzzy_match("apteekki makela", "Apteekki Mäkelä")  # accents folded
     assert m.fuzzy_match("Makela Pharmacy", "Apteekki Mäkelä", aliases=["Mäkelä Pharmacy"])

@@ -735,6 +735,12 @@ class PoseGraph360Env(UrbanEnv):
             )
         return MapMarkers()
 
+    def location_map(self, size: int | None = None) -> np.ndarray:
+        """The north-up map of the whole graph with the agent's marker (the ``map`` entry of
+        ``location_prior=True``; 360CityArena's map of the current location).
+        """
+        return self._prior_map(size)
+
     def _prior_map(self, size: int | None = None) -> np.ndarray:
         from urban_gym.render import MapMarkers
 

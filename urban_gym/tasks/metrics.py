@@ -39,7 +39,18 @@ def normalize_text(text: str) -> str:
 
 
 def exact_match(prediction: object, truth: object) -> bool:
-    """Equality after :func:`normalize_text` (numbers compare as numbers)."""
+    """360CityArena's exact_match: the final answer text, stripped of surrounding blanks,
+    equals the ground-truth text exactly (``"x:2 y:4"`` matches only ``"x:2 y:4"``).
+    """
+    if prediction is None or truth is None:
+        return False
+    return str(prediction).strip() == str(truth).strip()
+
+
+def normalized_match(prediction: object, truth: object) -> bool:
+    """Equality after :func:`normalize_text` (numbers compare as numbers): a lenient
+    companion of :func:`exact_match`, reported beside it, never instead of it.
+    """
     if prediction is None:
         return False
     if isinstance(truth, (int, float)) and not isinstance(truth, bool):

@@ -163,6 +163,9 @@ class LMMHarnessAgent:
         max_image_side: cap on an image's longer side (pixels) before encoding.
         include_images: False for a text-only model.
         map: add an agent-centred map image (:class:`MapObservation`).
+        location: show the map of the current location each step (None: the family's
+            default, on for PoseGraph360 -- 360CityArena's main setting; False: its
+            "without location" ablation).
         memory: ``auto`` (the family's), ``reflection``, ``agentnav`` or ``none``.
         memory_budget: characters per memory text.
         history: past turns the model sees (None: the family's default).
@@ -185,6 +188,7 @@ class LMMHarnessAgent:
         max_image_side: int | None = None,
         include_images: bool = True,
         map: bool = False,
+        location: bool | None = None,
         memory: str = "auto",
         memory_budget: int = 2000,
         history: int | None = None,
@@ -208,6 +212,7 @@ class LMMHarnessAgent:
         self.max_image_side = max_image_side
         self.include_images = bool(include_images)
         self.map = bool(map)
+        self.location = None if location is None else bool(location)
         self.memory = memory
         self.memory_budget = int(memory_budget)
         self.history = history
@@ -225,6 +230,7 @@ class LMMHarnessAgent:
             env,
             protocol=self.protocol,
             map_observation=self.map,
+            location_map=self.location,
             memory=None if self.memory == "none" else self.memory,
             memory_budget=self.memory_budget,
             lm_kwargs={
@@ -286,6 +292,7 @@ class LMMHarnessAgent:
             "max_image_side": self.max_image_side,
             "include_images": self.include_images,
             "map": self.map,
+            "location": self.location,
             "memory": self.memory,
             "memory_budget": self.memory_budget,
             "history": self.history,

@@ -13,7 +13,8 @@ Task types (after the 360CityArena benchmark):
 ``object_count``    count mapped objects of one kind in a range ("along the road up to the
                     next crosswalk", "up to the next junction", "around the block to your
                     left")
-``relational``      name the store to the left / right of X, or across the street from X
+``relational``      name the store to the left / right of X, two or three doors to the left /
+                    right of X, or across the street from X (facade order along the street)
 ==================  ==========================================================================
 
 Difficulty thresholds (``[low, high)``; route lengths are metres along the pose graph):
@@ -57,7 +58,14 @@ Task fields used by this family (see :class:`~urban_gym.tasks.spec.TaskSpec`):
 
 from urban_gym.tasks.posegraph360.evaluate import EpisodeOutcome, check_task, evaluate
 from urban_gym.tasks.posegraph360.generate import PoseGraphTaskGenerator
-from urban_gym.tasks.posegraph360.places import Place, count_objects, places, relation_of
+from urban_gym.tasks.posegraph360.places import (
+    RELATIONS,
+    Place,
+    count_objects,
+    places,
+    relation_of,
+    relation_phrase,
+)
 from urban_gym.tasks.posegraph360.routes import (
     RouteInfo,
     away_moves,
@@ -144,6 +152,8 @@ __all__ = [
     "plan_actions",
     "plan_route",
     "relation_of",
+    "relation_phrase",
+    "RELATIONS",
     "route_info",
     "start_state",
     "suite_path",

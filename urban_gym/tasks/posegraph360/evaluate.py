@@ -67,14 +67,16 @@ def evaluate(task: TaskSpec, outcome: EpisodeOutcome) -> dict[str, float]:
         m["score"] = ok
         return m
     if tt == "localization":
-        ok = float(answered and metrics.exact_match(_grid_label(outcome.answer), task.answer))
-        m.update(exact_match=ok, success=ok, score=ok)
+        ok = float(answered and metrics.exact_match(outcome.answer, task.answer))
+        # the same cell written another way ("x: 2, y: 4") is reported, not scored
+        lenient = answered and metrics.exact_match(_grid_label(outcome.answer), task.answer)
+        m.update(exact_match=ok, grid_match=float(lenient), success=ok, score=ok)
         return m
     if tt == "object_count":
         truth = float(task.answer)
         mra = metrics.mean_relative_accuracy(outcome.answer, truth) if answered else 0.0
-        ok = float(answered and metrics.exact_match(outcome.answer, truth))
-        m.update(mra=mra, exact_match=ok, success=ok, score=mra)
+        ok = float(answered and metrics.normalized_match(outcome.answer, truth))
+        m.update(mra=mra, count_accuracy=ok, success=ok, score=mra)
         return m
     if tt == "relational":
         aliases = task.goal.get("aliases", [])

@@ -13,7 +13,14 @@ from typing import Any
 import numpy as np
 from shapely.geometry import LineString, Point, Polygon
 
-from urban_gym.tasks.posegraph360.places import Place, count_objects, places, relation_of
+from urban_gym.tasks.posegraph360.places import (
+    RELATIONS,
+    Place,
+    count_objects,
+    places,
+    relation_of,
+    relation_phrase,
+)
 from urban_gym.tasks.posegraph360.routes import (
     RouteInfo,
     _frame_distances,
@@ -707,7 +714,7 @@ class PoseGraphTaskGenerator:
         for p in self.place_list:
             by_side[(p.ref, p.side)].append(p)
         x = self.place_list[int(rng.integers(len(self.place_list)))]
-        relation = ("left", "right", "across")[int(rng.integers(3))]
+        relation = RELATIONS[int(rng.integers(len(RELATIONS)))]
         ans = relation_of(x, relation, by_side, self.graph)
         if ans is None:
             return self._miss(
@@ -741,12 +748,13 @@ class PoseGraphTaskGenerator:
             distract += extra[: 4 - len(distract)]
         opts = [ans.poi.name, *distract]
         rng.shuffle(opts)
+        phrase = relation_phrase(relation)
         if relation == "across":
-            q = f"What is the name of the place across the street from {x.poi.name}?"
+            q = f"What is the name of the place {phrase} {x.poi.name}?"
         else:
             q = (
-                f"What is the name of the place to the {relation} of {x.poi.name}, as seen "
-                f"when facing {x.poi.name} from the street?"
+                f"What is the name of the place {phrase} {x.poi.name}, as seen when facing "
+                f"{x.poi.name} from the street?"
             )
         instr = q + " Find it, then answer with its name."
         return TaskSpec(
