@@ -538,6 +538,12 @@ def _add_lmm_options(p: argparse.ArgumentParser, prefix: str = "") -> None:
     g.add_argument(f"--{prefix}model", default=None, help="model name")
     if prefix:
         return
+    g.add_argument(
+        "--preset",
+        default=None,
+        help="model settings of a source benchmark (360cityarena: temperature 1.0, 8,096 "
+        "output tokens, images under 5 MB in 15%% downscaling steps); explicit options win",
+    )
     g.add_argument("--temperature", type=float, default=None, help="sampling temperature")
     g.add_argument("--max-tokens", type=int, default=None, help="max output tokens per reply")
     g.add_argument(
@@ -549,7 +555,10 @@ def _add_lmm_options(p: argparse.ArgumentParser, prefix: str = "") -> None:
     g.add_argument("--timeout", type=float, default=None, help="seconds per request")
     g.add_argument("--max-retries", type=int, default=None, help="retries per request")
     g.add_argument(
-        "--image-budget", type=int, default=4_000_000, help="bytes of images per request"
+        "--image-budget",
+        type=int,
+        default=None,
+        help="bytes of images per request (default 4,000,000)",
     )
     g.add_argument("--max-image-side", type=int, default=None, help="pixels, before encoding")
     g.add_argument("--text-only", action="store_true", help="send no images")
@@ -621,27 +630,6 @@ def _add_eval(p: argparse.ArgumentParser) -> None:
     _add_lmm_options(p, "judge-")
 
 
-def lmm_options(args: argparse.Namespace) -> dict:
-    """The ``lmm`` agent's options from the parsed arguments."""
-    opts = {
-        "base_url": args.base_url,
-        "model": args.model,
-        "temperature": args.temperature,
-        "max_tokens": args.max_tokens,
-        "extra_body": args.extra_body,
-        "timeout_s": args.timeout,
-        "max_retries": args.max_retries,
-        "image_budget_bytes": args.image_budget,
-        "max_image_side": args.max_image_side,
-        "include_images": not args.text_only,
-        "map": args.map,
-        "memory": args.memory,
-        "memory_budget": args.memory_budget,
-        "history": args.history,
-    }
-    return {k: v for k, v in opts.items() if v is not None}
-
-
 @command(
     "eval",
     "evaluate any agent on any registered id and suite into a run folder (resumable, "
@@ -659,11 +647,9 @@ def run_eval(args: argparse.Namespace) -> int:
         kwargs["difficulties"] = _csv(args.difficulties)
     if args.location_prior is not None:
         kwargs["location_prior"] = args.location_prior
-    options = dict(args.agent_kwargs or {})
-    if args.agent == "lmm":
-        options = {**lmm_options(args), **options}
-        if args.location_prior is not None:
-            options.setdefault("location", args.location_prior)
+    from urban_gym.eval.presets import agent_options
+
+    options = agent_options(args)
     judge = None
     if args.judge == "lmm":
         judge = {

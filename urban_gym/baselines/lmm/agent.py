@@ -161,6 +161,7 @@ class LMMHarnessAgent:
             ``OPENAI_API_KEY`` and never appears in :meth:`config`.
         image_budget_bytes: bytes of images per request (downscaled in steps to fit).
         max_image_side: cap on an image's longer side (pixels) before encoding.
+        image_downscale_step: the factor per downscaling step (0.85 = 15% steps).
         include_images: False for a text-only model.
         map: add an agent-centred map image (:class:`MapObservation`).
         location: show the map of the current location each step (None: the family's
@@ -186,6 +187,7 @@ class LMMHarnessAgent:
         max_retries: int | None = None,
         image_budget_bytes: int = 4_000_000,
         max_image_side: int | None = None,
+        image_downscale_step: float = 0.75,
         include_images: bool = True,
         map: bool = False,
         location: bool | None = None,
@@ -210,6 +212,7 @@ class LMMHarnessAgent:
         )
         self.image_budget_bytes = int(image_budget_bytes)
         self.max_image_side = max_image_side
+        self.image_downscale_step = float(image_downscale_step)
         self.include_images = bool(include_images)
         self.map = bool(map)
         self.location = None if location is None else bool(location)
@@ -236,6 +239,7 @@ class LMMHarnessAgent:
             lm_kwargs={
                 "image_budget_bytes": self.image_budget_bytes,
                 "max_image_side": self.max_image_side,
+                "image_downscale_step": self.image_downscale_step,
                 "include_images": self.include_images,
             },
         )
@@ -290,6 +294,7 @@ class LMMHarnessAgent:
             "max_retries": c.max_retries,
             "image_budget_bytes": self.image_budget_bytes,
             "max_image_side": self.max_image_side,
+            "image_downscale_step": self.image_downscale_step,
             "include_images": self.include_images,
             "map": self.map,
             "location": self.location,

@@ -23,11 +23,13 @@ Difficulty thresholds (``[low, high)``; route lengths are metres along the pose 
   the half cell size -- easy >= 0.5, medium [0.2, 0.5), hard < 0.2.
 * ``landmark_name``/``landmark_image``: route length easy [15, 80), medium [80, 150),
   hard [150, 250].
-* ``map_navigation``: route length easy [60, 180), medium [180, 300), hard [300, 450]
-  (the benchmark's Map Navigation reached 124/247/347 m and 3.3/6.4/9.0 decision points).
-* ``vln``: instruction steps (numbered sentences) easy <= 3, medium 4-5, hard 6-8;
-  route length [40, 450].
-* ``object_count``: the true count easy 0-3, medium 4-8, hard 9-24.
+* ``map_navigation``: decision points of the shortest route easy 3-4, medium 5-7, hard
+  8-12 (360CityArena's averages: 3.3 / 6.4 / 9.0; its routes 124 / 247 / 347 m), starts
+  60-900 m from the goal.
+* ``vln``: instruction steps (numbered sentences) easy 3-4, medium 5-6, hard 7-8 (the
+  paper: 4.4 / 5.9 / 7.4); route length [40, 700].
+* ``object_count``: the true count easy 3-4, medium 5-6, hard 8-12 (the paper: 3.5 /
+  4.6 / 9.0).
 * ``relational``: route length from the start to the reference store X easy < 15
   (standing at X), medium [15, 80), hard [80, 200].
 

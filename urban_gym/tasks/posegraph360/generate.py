@@ -41,11 +41,13 @@ from urban_gym.tasks.posegraph360.types import (
     LANDMARK_FOV,
     LANDMARK_ISOLATION_M,
     MAP_GOAL_RADIUS_M,
+    MAP_NAVIGATION_RANGE_M,
     MAX_COUNT,
     MAX_POI_OFFSET_M,
     STALL_ATTEMPTS,
     TASK_TYPES,
     THRESHOLDS,
+    VLN_RANGE_M,
     ZERO_COUNT_SHARE,
 )
 from urban_gym.tasks.report import GenerationReport, Misses, TypeReport
@@ -408,11 +410,14 @@ class PoseGraphTaskGenerator:
         g = self._random_state(rng)
         gx, gy = self.graph.position(g)
         goals = self.graph.goal_states(gx, gy)
-        lo, hi = THRESHOLDS["map_navigation"][want]
-        found = self._start_in_band(rng, goals, lo, hi)
+        lo_m, hi_m = MAP_NAVIGATION_RANGE_M
+        found = self._start_in_band(rng, goals, lo_m, hi_m)
         if found is None:
-            return self._miss(f"no two frames {lo:.0f}-{hi:.0f} m apart along the pose graph")
+            return self._miss(f"no two frames {lo_m:.0f}-{hi_m:.0f} m apart along the pose graph")
         s, route = found
+        if _band(route.decisions, THRESHOLDS["map_navigation"]) != want:
+            lo, hi = THRESHOLDS["map_navigation"][want]
+            return self._miss(f"no route with {lo}-{hi - 1} decision points", 1)
         steps = self._feasible(s, goals)
         if steps is None:
             return None
@@ -465,9 +470,10 @@ class PoseGraphTaskGenerator:
         pl = self.landmark_list[int(rng.integers(len(self.landmark_list)))]
         gx, gy = self.graph.position(pl.state)
         goals = self.graph.goal_states(gx, gy)
-        found = self._start_in_band(rng, goals, 40.0, 450.0)
+        found = self._start_in_band(rng, goals, *VLN_RANGE_M)
         if found is None:
-            return self._miss("no start 40-450 m from a landmark along the pose graph")
+            lo_m, hi_m = VLN_RANGE_M
+            return self._miss(f"no start {lo_m:.0f}-{hi_m:.0f} m from a landmark along the graph")
         s, route = found
         steps_sentences = self._vln_steps(s, route, pl)
         diff = _band(len(steps_sentences), THRESHOLDS["vln"])
