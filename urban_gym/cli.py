@@ -272,6 +272,13 @@ def _add_validate_posegraph(p: argparse.ArgumentParser) -> None:
     p.add_argument("--pairs", type=int, default=200, help="random start/goal junction pairs")
     p.add_argument("--seed", type=int, default=0, help="seed of the pair sampling")
     p.add_argument("--spacing", type=float, default=3.0, help="frame spacing in metres")
+    p.add_argument(
+        "--network",
+        default="auto",
+        choices=("auto", "streets", "walkable"),
+        help="reference: the streets the graph was built from (auto for a city's graph) or "
+        "every walkable way (auto for a capture)",
+    )
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
 
 
@@ -289,9 +296,14 @@ def run_validate_posegraph(args: argparse.Namespace) -> int:
         graph = PoseGraph.from_capture(args.capture, args.poses, geo=city.frame)
     else:
         graph = PoseGraph.from_city(city, spacing=args.spacing)
-    v = validate_posegraph(graph, city, pairs=args.pairs, seed=args.seed)
+    from urban_gym.world.posegraph.validation import validation_failures
+
+    v = validate_posegraph(graph, city, pairs=args.pairs, seed=args.seed, network=args.network)
     print(json.dumps(v, indent=1) if args.json else format_validation(v))
-    return 0
+    failed = validation_failures(v)
+    for f in failed:
+        print(f"FAIL: {f}", file=sys.stderr)
+    return 1 if failed else 0
 
 
 def _add_posegraph_eval(p: argparse.ArgumentParser) -> None:
