@@ -272,13 +272,7 @@ def _add_validate_posegraph(p: argparse.ArgumentParser) -> None:
     p.add_argument("--pairs", type=int, default=200, help="random start/goal junction pairs")
     p.add_argument("--seed", type=int, default=0, help="seed of the pair sampling")
     p.add_argument("--spacing", type=float, default=3.0, help="frame spacing in metres")
-    p.add_argument(
-        "--network",
-        default="auto",
-        choices=("auto", "streets", "walkable"),
-        help="reference: the streets the graph was built from (auto for a city's graph) or "
-        "every walkable way (auto for a capture)",
-    )
+    p.add_argument("--network", default="auto", choices=("auto", "streets", "walkable"))
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
 
 
@@ -349,18 +343,38 @@ def run_posegraph_eval(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------- StreetGraph (issue 5)
 def _add_streetgraph_routes(p: argparse.ArgumentParser) -> None:
     p.add_argument("graph", help="Touchdown graph directory (nodes.txt, links.txt)")
-    p.add_argument("routes", help="Touchdown/map2seq route file (JSON lines)")
+    p.add_argument("routes", nargs="?", help="Touchdown/map2seq route file (JSON lines)")
     p.add_argument("--out", required=True, help="JSONL suite to write")
     p.add_argument("--images", default=None, help="folder of <panoid>.jpg|png panoramas")
     p.add_argument("--skip-bad-lines", action="store_true", help="skip malformed routes")
+    p.add_argument("--od", type=int, default=None, help="N origin-destination tasks instead")
+    p.add_argument("--osm", default=None, help="--od: destinations from this OSM extract's POIs")
+    p.add_argument("--named-nodes", default=None, help="--od: destinations, 'panoid,name' lines")
+    p.add_argument("--min-route-m", type=float, default=2000.0, help="--od: shortest route (m)")
+    p.add_argument("--min-decisions", type=int, default=50, help="--od: fewest decision points")
+    p.add_argument("--seed", type=int, default=0, help="--od: generator seed")
 
 
-@command("streetgraph-routes", "StreetGraph instruction tasks from a Touchdown/map2seq route file")(
-    _add_streetgraph_routes
-)
+@command(
+    "streetgraph-routes",
+    "StreetGraph tasks on a Touchdown graph: instruction tasks from a route file, or --od N "
+    "origin-destination tasks (CityNav-long routes to OSM POIs or named nodes)",
+)(_add_streetgraph_routes)
 def run_streetgraph_routes(args: argparse.Namespace) -> int:
-    from urban_gym.tasks.streetgraph import instruction_tasks
+    from urban_gym.tasks.streetgraph import instruction_tasks, touchdown_od_suite
     from urban_gym.tasks.suite import save_suite
+
+    if args.od is not None:
+        kw = {"images": args.images, "osm": args.osm, "named_nodes": args.named_nodes}
+        made = touchdown_od_suite(
+            args.graph, args.out, n=args.od, seed=args.seed, min_route_m=args.min_route_m,
+            min_decisions=args.min_decisions, **kw,
+        )  # fmt: skip
+        print(f"wrote {len(made.tasks)} origin-destination tasks to {made.path}")
+        print(made.report.format())
+        return 0
+    if args.routes is None:
+        raise UrbanGymError("give a route file, or --od N for origin-destination tasks")
 
     tasks = instruction_tasks(
         args.graph, args.routes, images=args.images, skip_bad_lines=args.skip_bad_lines
@@ -550,12 +564,7 @@ def _add_lmm_options(p: argparse.ArgumentParser, prefix: str = "") -> None:
     g.add_argument(f"--{prefix}model", default=None, help="model name")
     if prefix:
         return
-    g.add_argument(
-        "--preset",
-        default=None,
-        help="model settings of a source benchmark (360cityarena: temperature 1.0, 8,096 "
-        "output tokens, images under 5 MB in 15%% downscaling steps); explicit options win",
-    )
+    g.add_argument("--preset", default=None, help="source-benchmark model settings: 360cityarena")
     g.add_argument("--temperature", type=float, default=None, help="sampling temperature")
     g.add_argument("--max-tokens", type=int, default=None, help="max output tokens per reply")
     g.add_argument(

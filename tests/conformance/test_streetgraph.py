@@ -103,3 +103,68 @@ def test_the_env_gives_what_agentnav_needs():
     assert info["decisions"] == 2
     assert info["node"] == start  # the same intersection has the same identity
     assert out in info["option_bearings"]
+
+
+# ------------------------------------------------------------------ CityNav-long routes
+def _as_touchdown(spec: dict, directory) -> StreetGraph:
+    from urban_gym.world.streetgraph.touchdown import write_touchdown
+
+    g = load_streetgraph(spec)
+    write_touchdown(g, directory)
+    return g
+
+
+def test_origin_destination_routes_over_2_km_with_50_decisions_on_a_touchdown_graph(tmp_path):
+    """CityNav: routes longer than 2 km with 50+ decision points, on any graph in
+    Touchdown's format (here the procedural suite's graph written as nodes.txt/links.txt),
+    destinations from named nodes."""
+    from urban_gym.baselines.oracles.streetgraph import StreetGraphOracle
+    from urban_gym.cli import main
+
+    spec = load_suite(suite_path("procedural"))[0].start["graph"]
+    g = _as_touchdown(spec, tmp_path / "td")
+    far = [int(i) for i in g.decision_points[:: max(1, len(g.decision_points) // 40)]]
+    names = tmp_path / "named.csv"
+    names.write_text(
+        "# panoid,name\n"
+        + "".join(f"{g.ids[i]},Corner {k}, east side\n" for k, i in enumerate(far))
+    )
+    out = tmp_path / "od.jsonl"
+    argv = ["streetgraph-routes", str(tmp_path / "td"), "--od", "3", "--out", str(out)]
+    assert main([*argv, "--named-nodes", str(names)]) == 0
+    tasks = load_suite(out)
+    assert len(tasks) == 3
+    for t in tasks:
+        assert t.type == "origin_destination" and t.start["graph"]["source"] == "touchdown"
+        assert t.meta["route_length_m"] > 2000.0 and t.meta["decision_points"] >= 50
+        assert t.goal["name"].startswith("Corner ") and t.goal["name"].endswith("east side")
+    env = StreetGraphEnv(tasks=tasks, observation="symbolic")
+    oracle = StreetGraphOracle()
+    for i in range(len(tasks)):
+        env.reset(options={"task_index": i})
+        oracle.reset(env)
+        done = False
+        while not done:
+            _, _, term, trunc, info = env.step(oracle.act(env))
+            done = term or trunc
+        assert info["is_success"] and info["decisions"] >= 50
+
+
+def test_origin_destination_destinations_from_osm_pois(tmp_path):
+    """Destinations from an OSM extract's POIs, mapped to the Touchdown graph's nodes
+    through their latitude/longitude (here Helsinki's graph and Helsinki's OSM data)."""
+    from urban_gym.tasks.streetgraph import touchdown_od_suite
+    from urban_gym.world import load_city
+
+    spec = load_suite(suite_path("helsinki"))[0].start["graph"]
+    _as_touchdown(spec, tmp_path / "td")
+    made = touchdown_od_suite(
+        tmp_path / "td", tmp_path / "od.jsonl", osm="helsinki", n=3, min_route_m=800,
+        min_decisions=8,
+    )  # fmt: skip
+    city = load_city("helsinki")
+    assert len(made.tasks) == 3
+    for t in made.tasks:
+        poi = city.poi_by_name(t.goal["name"])
+        assert poi is not None and t.goal["osm_id"] == poi.osm_id
+        assert t.meta["route_length_m"] >= 800 and t.meta["decision_points"] >= 8
