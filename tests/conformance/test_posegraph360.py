@@ -9,6 +9,8 @@ its format with the values it names, read through the language-model face.
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -74,8 +76,6 @@ def face(graph, type_="map_navigation"):
 
 
 def reply(thought="", action="W", memory="", answer=""):
-    import json
-
     return json.dumps({"thought": thought, "action": action, "memory": memory, "answer": answer})
 
 
@@ -359,3 +359,101 @@ def test_validate_posegraph_applies_the_reviews_bar_to_the_streets_the_graph_is_
     assert main(["validate-posegraph", "helsinki", "--pairs", "50"]) == 0
     assert main(["validate-posegraph", "helsinki", "--pairs", "50", "--network", "walkable"]) == 1
     assert "FAIL: path-length disagreement p95" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ grounded types (seed 004)
+def _grounded():
+    from urban_gym.tasks.posegraph360 import DEFAULT_SUITES
+    from urban_gym.tasks.suite import load_suite
+
+    return load_suite(DEFAULT_SUITES["helsinki-grounded"])
+
+
+def test_grounded_types_sit_outside_the_papers_175():
+    from urban_gym.tasks.posegraph360 import GROUNDED_TASK_TYPES, PAPER_TASK_TYPES, suite_path
+    from urban_gym.tasks.suite import load_suite
+
+    paper = load_suite(suite_path("helsinki"))
+    assert len(paper) == 175 and {t.type for t in paper} == set(PAPER_TASK_TYPES)
+    assert len(PAPER_TASK_TYPES) == 7
+    grounded = _grounded()
+    assert {t.type for t in grounded} == set(GROUNDED_TASK_TYPES)
+    assert len(grounded) == 50
+    env = PoseGraph360Env(suite="helsinki-grounded", view_size=32, pano_width=256)
+    assert len(env.tasks) == 50
+
+
+def test_landmark_bbox_scores_the_protocols_answer_by_iou():
+    from urban_gym.tasks import metrics
+    from urban_gym.tasks.posegraph360 import EpisodeOutcome, evaluate
+
+    task = next(t for t in _grounded() if t.type == "landmark_bbox")
+    truth = task.goal["bbox"]
+    assert 0.0 <= truth[0] < truth[2] <= 1.0 and 0.0 <= truth[1] < truth[3] <= 1.0
+
+    def score(answer):
+        return evaluate(task, EpisodeOutcome(answer=answer, position=(0.0, 0.0)))
+
+    # the protocol's output example scores its IoU with the true box
+    example = '{"answer_option_id":"A","bbox_xyxy_norm":[0.1,0.2,0.3,0.4]}'
+    iou = metrics.bbox_iou([0.1, 0.2, 0.3, 0.4], truth)
+    assert score(example)["bbox_iou"] == pytest.approx(iou)
+    assert score(task.answer)["bbox_acc50"] == 1.0 and score(task.answer)["success"] == 1.0
+    assert score(json.dumps({"box": truth}))["bbox_iou"] == pytest.approx(1.0)  # an alias
+    assert score("somewhere on the left")["bbox_iou"] == 0.0
+
+
+def test_landmark_bbox_truth_is_where_the_env_sees_the_sign_and_a_reply_answers_it():
+    tasks = [t for t in _grounded() if t.type == "landmark_bbox"][:3]
+    env = PoseGraph360Env(tasks=tasks, view_size=96, pano_width=256, track_visibility=True)
+    lm = LanguageModelInterface(env, protocol="react")
+    for i, t in enumerate(tasks):
+        _, info = lm.reset(options={"task_index": i})
+        assert info["goal_visible"] is True, t.id  # the renderer's ids show the sign
+        box = t.goal["bbox"]
+        reply = {"thought": "", "action": "ANSWER", "memory": "",
+                 "answer": {"bbox_xyxy_norm": box}}  # fmt: skip
+        _, _, term, _, info = lm.step(json.dumps(reply))
+        assert term and info["is_success"] and info["metrics"]["bbox_iou"] == 1.0
+
+
+def test_landmark_intervals_truth_is_what_a_walk_sees():
+    from urban_gym.tasks.posegraph360 import EpisodeOutcome, evaluate
+    from urban_gym.tasks.posegraph360.grounded import intervals_of
+
+    tasks = [t for t in _grounded() if t.type == "landmark_intervals"]
+    picked = [next(t for t in tasks if t.difficulty == d) for d in ("easy", "hard")]
+    env = PoseGraph360Env(tasks=picked, view_size=96, pano_width=256, track_visibility=True)
+    for i, t in enumerate(picked):
+        _, info = env.reset(options={"task_index": i})
+        seen = [info["goal_visible"]]
+        for _ in range(t.goal["frames"]):
+            _, _, _, _, info = env.step({"action": "W", "size": "SMALL"})
+            seen.append(info["goal_visible"])
+        assert intervals_of(seen) == t.goal["intervals"], t.id
+    # scoring: the protocol's visibility schema (its _sec key read as frames)
+    t = picked[1]
+    truth = t.goal["intervals"]
+    assert len(truth) >= 2  # hard: several intervals
+
+    def score(answer):
+        return evaluate(t, EpisodeOutcome(answer=json.dumps(answer), position=(0.0, 0.0)))
+
+    perfect = score({"visible_count": len(truth), "visible_intervals_sec": truth})
+    assert perfect["segment_f1"] == 1.0 and perfect["count_accuracy"] == 1.0
+    one = score({"visible_count": 1, "visible_intervals": truth[:1]})
+    n = len(truth)
+    assert one["segment_f1"] == pytest.approx(2 / (1 + n)) and one["count_accuracy"] == 0.0
+    assert one["mean_tiou"] == pytest.approx(1 / n)
+
+
+def test_the_oracle_solves_every_grounded_task():
+    from urban_gym.baselines.oracles.posegraph360 import PoseGraphOracle
+
+    env = PoseGraph360Env(suite="helsinki-grounded", view_size=16, pano_width=64)
+    oracle = PoseGraphOracle()
+    for i in range(len(env.tasks)):
+        env.reset(options={"task_index": i})
+        oracle.reset(env)
+        _, _, term, _, info = env.step(oracle.act(env))
+        assert term and info["is_success"], env.task.id

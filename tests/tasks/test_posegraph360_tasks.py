@@ -35,12 +35,12 @@ def test_suite_is_deterministic_and_round_trips(gen, tiny_suite, tmp_path):
     assert [t.to_json() for t in other] != [t.to_json() for t in tiny_suite]
     p = save_suite(tmp_path / "s.jsonl", tiny_suite)
     assert load_suite(p) == tiny_suite
-    counts = {tt: sum(t.type == tt for t in tiny_suite) for tt in T.TASK_TYPES}
+    counts = {tt: sum(t.type == tt for t in tiny_suite) for tt in T.PAPER_TASK_TYPES}
     # the tiny city is too small for hard VLN routes (6+ instruction steps)
     # the 2x2-block city has no route with 5+ decision points (medium and hard map
     # navigation are graded by decision points) and no 7-step directions
     short = ("vln", "map_navigation")
-    assert all(counts[tt] == 3 for tt in T.TASK_TYPES if tt not in short)
+    assert all(counts[tt] == 3 for tt in T.PAPER_TASK_TYPES if tt not in short)
     assert counts["vln"] >= 2 and counts["map_navigation"] >= 1
     for t in tiny_suite:
         T.check_task(t)

@@ -85,6 +85,19 @@ def evaluate(task: TaskSpec, outcome: EpisodeOutcome) -> dict[str, float]:
         )
         m.update(fuzzy_match=ok, success=ok, score=ok)
         return m
+    if tt == "landmark_bbox":
+        from urban_gym.tasks.posegraph360.grounded import score_bbox
+
+        g = score_bbox(task.goal["bbox"], outcome.answer) if answered else score_bbox([], None)
+        m.update(g, success=g["bbox_acc50"], score=g["bbox_iou"])
+        return m
+    if tt == "landmark_intervals":
+        from urban_gym.tasks.posegraph360.grounded import score_intervals
+
+        truth = task.goal["intervals"]
+        g = score_intervals(truth, outcome.answer if answered else None)
+        m.update(g, success=float(g["segment_f1"] >= 0.5), score=g["segment_f1"])
+        return m
     raise TaskError(f"task {task.id!r}: unknown posegraph360 task type {tt!r}")
 
 

@@ -5,6 +5,7 @@ data (see the package docstring for the types and their difficulty thresholds).
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
@@ -13,6 +14,7 @@ from typing import Any
 import numpy as np
 from shapely.geometry import LineString, Point, Polygon
 
+from urban_gym.tasks.posegraph360 import grounded as G
 from urban_gym.tasks.posegraph360.places import (
     RELATIONS,
     Place,
@@ -44,6 +46,7 @@ from urban_gym.tasks.posegraph360.types import (
     MAP_NAVIGATION_RANGE_M,
     MAX_COUNT,
     MAX_POI_OFFSET_M,
+    PAPER_TASK_TYPES,
     STALL_ATTEMPTS,
     TASK_TYPES,
     THRESHOLDS,
@@ -56,6 +59,8 @@ from urban_gym.tasks.wording import end_sentence, typed_name
 from urban_gym.world.geo import angle_diff, bearing
 from urban_gym.world.grid import GridOverlay
 from urban_gym.world.posegraph import DEFAULT_SPACING_M, State, load_posegraph
+
+GROUNDED = ("landmark_bbox", "landmark_intervals")
 
 
 def _band(value: float, bands: dict[str, tuple[float, float]]) -> str | None:
@@ -172,9 +177,9 @@ class PoseGraphTaskGenerator:
             )
         return out
 
-    def suite(self, per_type: int = 25, types: Iterable[str] = TASK_TYPES) -> list[TaskSpec]:
-        """``per_type`` tasks of each type (fewer where the city lacks what a type needs;
-        :attr:`report` says how many and why).
+    def suite(self, per_type: int = 25, types: Iterable[str] = PAPER_TASK_TYPES) -> list[TaskSpec]:
+        """``per_type`` tasks of each type (default: 360CityArena's seven; fewer where the
+        city lacks what a type needs; :attr:`report` says how many and why).
         """
         out: list[TaskSpec] = []
         self.report = GenerationReport(FAMILY, self.city.name)
@@ -187,7 +192,7 @@ class PoseGraphTaskGenerator:
         """What the city lacks for ``task_type`` before any attempt (None: nothing
         obvious; the attempts may still fail). Draws no random numbers.
         """
-        if task_type in ("landmark_name", "landmark_image", "vln", "relational"):
+        if task_type in ("landmark_name", "landmark_image", "vln", "relational", *GROUNDED):
             if not self.place_list:
                 return (
                     "no uniquely named POI on a building facade with its sign within "
@@ -712,6 +717,63 @@ class PoseGraphTaskGenerator:
             },
             meta=self._meta(key=(s.trajectory, s.frame, okind, rkind), count=n, range=rkind),
         )
+
+    def _gen_landmark_bbox(self, rng: np.random.Generator, want: str) -> TaskSpec | None:
+        got = G.bbox_task(self, rng, want, self._id_views())
+        if got is None:
+            return self._miss(f"no named sign in view with a {want} box", 1)
+        pl, s = got["place"], got["state"]
+        name = pl.poi.name
+        instr = (
+            f"The sign of {name} is in your current view. Draw its bounding box: answer with "
+            "ANSWER and the box as four numbers [x1, y1, x2, y2], its corners as fractions of "
+            "the view's width and height (0 to 1; x to the right, y down). Do not move."
+        )
+        return TaskSpec(
+            id="tmp",
+            family=FAMILY,
+            type="landmark_bbox",
+            difficulty=want,
+            city=self.city_spec,
+            instruction=instr,
+            start=self._start(s, got["yaw"]),
+            answer=json.dumps({"bbox_xyxy_norm": got["box"]}),
+            goal={"poi": name, "bbox": got["box"], "anchor": list(pl.poi.anchor)},
+            meta=self._meta(key=(pl.poi.id, s.trajectory, s.frame), bbox_area=got["area"]),
+        )
+
+    def _gen_landmark_intervals(self, rng: np.random.Generator, want: str) -> TaskSpec | None:
+        got = G.intervals_task(self, rng, want, self._id_views(G.VISIBILITY_PANO_WIDTH))
+        if got is None:
+            return self._miss(f"no street walk past a named sign with {want} visibility", 1)
+        pl, s, iv = got["place"], got["state"], got["intervals"]
+        n = G.INTERVAL_FRAMES
+        instr = (
+            f"Walk forward along this street one frame at a time (W, size SMALL) {n} "
+            "times, looking ahead (S resets the camera). Frame 0 is where you start, frame "
+            f"{n} where you stop. In which frames can you see the sign of {pl.poi.name}? "
+            "Answer with ANSWER and a list of [first, last] frame intervals, both ends "
+            "included, such as [[2, 5], [9, 11]]."
+        )
+        answer = {"visible_count": len(iv), "visible_intervals": iv}
+        return TaskSpec(
+            id="tmp",
+            family=FAMILY,
+            type="landmark_intervals",
+            difficulty=want,
+            city=self.city_spec,
+            instruction=instr,
+            start=self._start(s),
+            answer=json.dumps(answer),
+            goal={"poi": pl.poi.name, "intervals": iv, "frames": n},
+            meta=self._meta(key=(pl.poi.id, s.trajectory, s.frame), intervals=len(iv)),
+        )
+
+    def _id_views(self, width: int = G.ID_PANO_WIDTH) -> Any:
+        views = self.__dict__.setdefault("_views", {})
+        if width not in views:
+            views[width] = G.IdViews(self.city, width)
+        return views[width]
 
     def _gen_relational(self, rng: np.random.Generator, want: str) -> TaskSpec | None:
         if not self.place_list:

@@ -10,7 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from urban_gym.tasks.posegraph360.generate import PoseGraphTaskGenerator
-from urban_gym.tasks.posegraph360.types import DIFFICULTY_LEVELS, PAPER_STATISTICS, TASK_TYPES
+from urban_gym.tasks.posegraph360.types import (
+    DIFFICULTY_LEVELS,
+    GROUNDED_TASK_TYPES,
+    PAPER_STATISTICS,
+    TASK_TYPES,
+)
 from urban_gym.tasks.report import GeneratedSuite
 from urban_gym.tasks.spec import TaskSpec
 from urban_gym.tasks.suite import group_tasks, mean, meta_values, save_suite
@@ -85,8 +90,20 @@ def suite_path(city: str) -> Path:
     return SUITE_DIR / f"posegraph360_{safe}.jsonl"
 
 
-#: The committed suites: name (the city) -> path.
-DEFAULT_SUITES: dict[str, Path] = {"helsinki": suite_path("helsinki")}
+def grounded_suite_path(city: str) -> Path:
+    """Where the committed suite of the grounded types of ``city`` lives
+    (``urban_gym/data/suites/posegraph360_<city>_grounded.jsonl``).
+    """
+    p = suite_path(city)
+    return p.with_name(p.stem + "_grounded.jsonl")
+
+
+#: The committed suites: name -> path. ``helsinki`` is 360CityArena's seven types (175
+#: tasks); ``helsinki-grounded`` the grounded types outside them.
+DEFAULT_SUITES: dict[str, Path] = {
+    "helsinki": suite_path("helsinki"),
+    "helsinki-grounded": grounded_suite_path("helsinki"),
+}
 
 
 def generate(
@@ -107,6 +124,19 @@ def generate(
     tasks = gen.suite(per_type=25 if per_type is None else int(per_type))
     gen.report.check_any()
     path = save_suite(out or suite_path(city), tasks)
+    return GeneratedSuite(path, tasks, gen.report, format_statistics(suite_statistics(tasks)))
+
+
+def generate_grounded(
+    city: str = "helsinki", out: str | Path | None = None, seed: int = 0, per_type: int = 25
+) -> GeneratedSuite:
+    """The grounded task types (``landmark_bbox``, ``landmark_intervals``) of ``city``,
+    written to ``out`` (default :func:`grounded_suite_path`).
+    """
+    gen = PoseGraphTaskGenerator(city, seed=seed)
+    tasks = gen.suite(per_type=per_type, types=GROUNDED_TASK_TYPES)
+    gen.report.check_any()
+    path = save_suite(out or grounded_suite_path(city), tasks)
     return GeneratedSuite(path, tasks, gen.report, format_statistics(suite_statistics(tasks)))
 
 

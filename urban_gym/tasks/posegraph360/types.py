@@ -21,8 +21,15 @@ TASK_TYPES: dict[str, TaskType] = {
         TaskType("vln", "navigation", "follow numbered directions to a place"),
         TaskType("object_count", "question", "count mapped objects of one kind in a range"),
         TaskType("relational", "question", "name the place left/right of/across from X"),
+        # grounded types outside 360CityArena's seven (urban_gym.tasks.posegraph360.grounded)
+        TaskType("landmark_bbox", "question", "box a named sign in the current view"),
+        TaskType("landmark_intervals", "question", "frame intervals a sign is visible in"),
     )
 }
+#: 360CityArena's seven task types (its 175-task suite); the default suite has these.
+PAPER_TASK_TYPES: tuple[str, ...] = tuple(TASK_TYPES)[:7]
+#: The grounded types, generated into their own committed suite (``suite="grounded"``).
+GROUNDED_TASK_TYPES: tuple[str, ...] = ("landmark_bbox", "landmark_intervals")
 NAVIGATION_TYPES = frozenset(n for n, t in TASK_TYPES.items() if t.kind == "navigation")
 QUESTION_TYPES = frozenset(n for n, t in TASK_TYPES.items() if t.kind == "question")
 DIFFICULTY_LEVELS = ("easy", "medium", "hard")

@@ -87,7 +87,9 @@ def osm_destinations(graph: StreetGraph, city: Any, reach: float = 25.0) -> list
     dests = city_destinations(local, city, reach=reach)
     # the position a task records is in the graph's own frame
     return [
-        dataclasses.replace(d, position=tuple(float(v) for v in graph.xy[list(d.nodes)].mean(axis=0)))
+        dataclasses.replace(
+            d, position=tuple(float(v) for v in graph.xy[list(d.nodes)].mean(axis=0))
+        )
         for d in dests
     ]
 
