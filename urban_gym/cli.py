@@ -248,6 +248,7 @@ def _add_validate_posegraph(p: argparse.ArgumentParser) -> None:
     p.add_argument("--pairs", type=int, default=200, help="random start/goal junction pairs")
     p.add_argument("--seed", type=int, default=0, help="seed of the pair sampling")
     p.add_argument("--spacing", type=float, default=3.0, help="frame spacing in metres")
+    p.add_argument("--network", default="auto", choices=("auto", "streets", "walkable"))
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
 
 
@@ -266,9 +267,14 @@ def run_validate_posegraph(args: argparse.Namespace) -> int:
         graph = PoseGraph.from_capture(args.capture, args.poses, geo=city.frame)
     else:
         graph = PoseGraph.from_city(city, spacing=args.spacing)
-    v = validate_posegraph(graph, city, pairs=args.pairs, seed=args.seed)
+    from urban_gym.world.posegraph.validation import validation_failures
+
+    v = validate_posegraph(graph, city, pairs=args.pairs, seed=args.seed, network=args.network)
     print(json.dumps(v, indent=1) if args.json else format_validation(v))
-    return 0
+    failed = validation_failures(v)
+    for f in failed:
+        print(f"FAIL: {f}", file=sys.stderr)
+    return 1 if failed else 0
 
 
 def _add_posegraph_eval(p: argparse.ArgumentParser) -> None:
@@ -315,19 +321,39 @@ def run_posegraph_eval(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------- StreetGraph (issue 5)
 def _add_streetgraph_routes(p: argparse.ArgumentParser) -> None:
     p.add_argument("graph", help="Touchdown graph directory (nodes.txt, links.txt)")
-    p.add_argument("routes", help="Touchdown/map2seq route file (JSON lines)")
+    p.add_argument("routes", nargs="?", help="Touchdown/map2seq route file (JSON lines)")
     p.add_argument("--out", required=True, help="JSONL suite to write")
     p.add_argument("--images", default=None, help="folder of <panoid>.jpg|png panoramas")
     p.add_argument("--skip-bad-lines", action="store_true", help="skip malformed routes")
+    p.add_argument("--od", type=int, default=None, help="N origin-destination tasks instead")
+    p.add_argument("--osm", default=None, help="--od: destinations from this OSM extract's POIs")
+    p.add_argument("--named-nodes", default=None, help="--od: destinations, 'panoid,name' lines")
+    p.add_argument("--min-route-m", type=float, default=2000.0, help="--od: shortest route (m)")
+    p.add_argument("--min-decisions", type=int, default=50, help="--od: fewest decision points")
+    p.add_argument("--seed", type=int, default=0, help="--od: generator seed")
 
 
-@command("streetgraph-routes", "StreetGraph instruction tasks from a Touchdown/map2seq route file")(
-    _add_streetgraph_routes
-)
+@command(
+    "streetgraph-routes",
+    "StreetGraph tasks on a Touchdown graph: instruction tasks from a route file, or --od N "
+    "origin-destination tasks (CityNav-long routes to OSM POIs or named nodes)",
+)(_add_streetgraph_routes)
 def run_streetgraph_routes(args: argparse.Namespace) -> int:
-    """Convert a Touchdown/map2seq route file into a StreetGraph suite."""
-    from urban_gym.tasks.streetgraph import instruction_tasks
+    """Convert a Touchdown/map2seq route file (or ``--od N``) into a StreetGraph suite."""
+    from urban_gym.tasks.streetgraph import instruction_tasks, touchdown_od_suite
     from urban_gym.tasks.suite import save_suite
+
+    if args.od is not None:
+        kw = {"images": args.images, "osm": args.osm, "named_nodes": args.named_nodes}
+        made = touchdown_od_suite(
+            args.graph, args.out, n=args.od, seed=args.seed, min_route_m=args.min_route_m,
+            min_decisions=args.min_decisions, **kw,
+        )  # fmt: skip
+        print(f"wrote {len(made.tasks)} origin-destination tasks to {made.path}")
+        print(made.report.format())
+        return 0
+    if args.routes is None:
+        raise UrbanGymError("give a route file, or --od N for origin-destination tasks")
 
     tasks = instruction_tasks(
         args.graph, args.routes, images=args.images, skip_bad_lines=args.skip_bad_lines
@@ -519,6 +545,7 @@ def _add_lmm_options(p: argparse.ArgumentParser, prefix: str = "") -> None:
     g.add_argument(f"--{prefix}model", default=None, help="model name")
     if prefix:
         return
+    g.add_argument("--preset", default=None, help="source-benchmark model settings: 360cityarena")
     g.add_argument("--temperature", type=float, default=None, help="sampling temperature")
     g.add_argument("--max-tokens", type=int, default=None, help="max output tokens per reply")
     g.add_argument(
@@ -530,7 +557,10 @@ def _add_lmm_options(p: argparse.ArgumentParser, prefix: str = "") -> None:
     g.add_argument("--timeout", type=float, default=None, help="seconds per request")
     g.add_argument("--max-retries", type=int, default=None, help="retries per request")
     g.add_argument(
-        "--image-budget", type=int, default=4_000_000, help="bytes of images per request"
+        "--image-budget",
+        type=int,
+        default=None,
+        help="bytes of images per request (default 4,000,000)",
     )
     g.add_argument("--max-image-side", type=int, default=None, help="pixels, before encoding")
     g.add_argument("--text-only", action="store_true", help="send no images")
@@ -544,7 +574,9 @@ def _add_lmm_options(p: argparse.ArgumentParser, prefix: str = "") -> None:
         "--location-prior",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help="PoseGraph360: show the agent's position on a map (env kwarg location_prior)",
+        help="PoseGraph360: show the map of the agent's current location each step "
+        "(default for the lmm agent: on, 360CityArena's main setting; --no-location-prior "
+        "is the paper's 'without location' ablation)",
     )
     g.add_argument(
         "--memory",
@@ -600,27 +632,6 @@ def _add_eval(p: argparse.ArgumentParser) -> None:
     _add_lmm_options(p, "judge-")
 
 
-def lmm_options(args: argparse.Namespace) -> dict:
-    """The ``lmm`` agent's options from the parsed arguments."""
-    opts = {
-        "base_url": args.base_url,
-        "model": args.model,
-        "temperature": args.temperature,
-        "max_tokens": args.max_tokens,
-        "extra_body": args.extra_body,
-        "timeout_s": args.timeout,
-        "max_retries": args.max_retries,
-        "image_budget_bytes": args.image_budget,
-        "max_image_side": args.max_image_side,
-        "include_images": not args.text_only,
-        "map": args.map,
-        "memory": args.memory,
-        "memory_budget": args.memory_budget,
-        "history": args.history,
-    }
-    return {k: v for k, v in opts.items() if v is not None}
-
-
 def _task_env_kwargs(args: argparse.Namespace) -> dict:
     """The env kwargs of ``--env-kwargs`` with the task options (suite, types, difficulties)."""
     kwargs = dict(args.env_kwargs or {})
@@ -645,9 +656,9 @@ def run_eval(args: argparse.Namespace) -> int:
     kwargs = _task_env_kwargs(args)
     if args.location_prior is not None:
         kwargs["location_prior"] = args.location_prior
-    options = dict(args.agent_kwargs or {})
-    if args.agent == "lmm":
-        options = {**lmm_options(args), **options}
+    from urban_gym.eval.presets import agent_options
+
+    options = agent_options(args)
     judge = None
     if args.judge == "lmm":
         judge = {

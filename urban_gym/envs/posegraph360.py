@@ -78,7 +78,8 @@ class PoseGraph360Env(UrbanEnv):
            spacing; the benchmark plays 1/3/5 s of video)
     3-6    ``A`` (24°), SMALL (30°), MEDIUM (60°), LARGE (90°): camera yaw left
     7-10   ``D`` (24°), SMALL, MEDIUM, LARGE: camera yaw right
-    11, 12 ``Q`` / ``E``: tilt up / down 15° (pitch stays within +-60°)
+    11, 12 ``Q`` / ``E``: tilt up / down 24° (pitch stays within +-60°: a tilt past the
+           limit stops at it; at the limit the tilt is masked)
     13     ``S``: camera back to the direction of travel (yaw offset 0, pitch 0)
     14-16  ``LEFT`` / ``UP`` / ``RIGHT``: take that branch (only at a junction, only where it
            exists; see :meth:`PoseGraph.branch_choices` -- sectors relative to the camera)
@@ -89,9 +90,13 @@ class PoseGraph360Env(UrbanEnv):
     W moves never pass the end of a trajectory; at its end W does not move (choose a
     branch). After a branch the camera looks along the new street (yaw offset 0).
     Structured actions (``{"action": "W", "size": "MEDIUM"}``, ``{"action": "ANSWER",
-    "text": "x:2 y:3"}``) go through ``env.unwrapped.action_set``; an unknown action or
-    size, a branch where none exists, ``ANSWER`` without text, or a masked index is an
-    invalid-action step (state unchanged, reward ``INVALID_ACTION_REWARD``, message in
+    "text": "x:2 y:3"}``) go through ``env.unwrapped.action_set``. As in 360CityArena's
+    reply format the size may sit in ``"answer"`` (``{"action": "A", "answer": "LARGE"}``
+    turns 90°); ``Q``/``E`` take SMALL/MEDIUM/LARGE too (30/60/90°, 24° without a size;
+    sized tilts exist only as structured actions, the table keeps the default tilt). An
+    ``ANSWER`` with no or empty text confirms arrival in a navigation task. An unknown
+    action or size, a branch where none exists, ``ANSWER`` without text in a question task,
+    or a masked index is an invalid-action step (state unchanged, reward ``INVALID_ACTION_REWARD``, message in
     ``info["invalid_action"]``).
 
     ## Observation Space
@@ -170,7 +175,9 @@ class PoseGraph360Env(UrbanEnv):
 
     * v0: initial version; ``info`` follows the shared schema since issue 11 (``pose``,
       ``distance_to_goal_m`` and ``travel_heading`` replace ``position``, ``yaw``,
-      ``distance_to_goal`` and ``heading``).
+      ``distance_to_goal`` and ``heading``). Issue 15 (360CityArena's reply format): the
+      size may be given in ``"answer"``, ``Q``/``E`` take sizes and tilt 24° by default
+      (was 15°), an empty ``ANSWER`` confirms arrival in navigation tasks.
     """
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 4}
@@ -274,7 +281,7 @@ class PoseGraph360Env(UrbanEnv):
         self.ref_size = int(reference_size or self.view_wh[1])
         self.location_prior = bool(location_prior)
         self.map_size = int(map_size or self.view_wh[1])
-        self.pitch_step, self.pitch_limit = 15.0, 60.0
+        self.pitch_limit = 60.0
 
     def _set_limits(
         self, step_limit: int, stagnation_limit: int, away_limit: int, forward_frames: Sequence[int]
@@ -524,9 +531,9 @@ class PoseGraph360Env(UrbanEnv):
             return self._mask_cache[1]
         m = np.zeros(self.action_space.n, np.int8)
         m[:ANSWER_BASE] = 1
-        if self.pitch + self.pitch_step > self.pitch_limit + 1e-9:
+        if self.pitch >= self.pitch_limit - 1e-9:
             m[11] = 0
-        if self.pitch - self.pitch_step < -self.pitch_limit - 1e-9:
+        if self.pitch <= -self.pitch_limit + 1e-9:
             m[12] = 0
         choices = self._branch_choices()
         for i, name in enumerate(BRANCH_ACTIONS):
@@ -583,10 +590,11 @@ class PoseGraph360Env(UrbanEnv):
             self.yaw = (self.yaw + (deg if name == "D" else -deg) + 180.0) % 360.0 - 180.0
             return
         if name in ("Q", "E"):
-            new = self.pitch + (self.pitch_step if name == "Q" else -self.pitch_step)
-            if abs(new) > self.pitch_limit + 1e-9:
+            sign = 1.0 if name == "Q" else -1.0
+            if sign * self.pitch >= self.pitch_limit - 1e-9:
                 raise InvalidAction(self._masked_message(11 if name == "Q" else 12))
-            self.pitch = new
+            new = self.pitch + sign * T.ROTATIONS[a.get("size")]
+            self.pitch = float(np.clip(new, -self.pitch_limit, self.pitch_limit))
             return
         if name == "S":
             self.yaw, self.pitch = 0.0, 0.0
@@ -601,7 +609,11 @@ class PoseGraph360Env(UrbanEnv):
         if name == "ANSWER":
             text = a.get("text")
             if text is None or not str(text).strip():
-                raise InvalidAction("ANSWER: text must not be empty")
+                if self.task.type not in T.NAVIGATION_TYPES:
+                    raise InvalidAction(
+                        "ANSWER: text must not be empty (this task asks a question)"
+                    )
+                text = "arrived"  # 360CityArena: ANSWER confirms arrival in navigation tasks
             self.answer = str(text)
             return
         raise InvalidAction(f"unknown action {name!r}")  # pragma: no cover - set checks names
@@ -725,6 +737,12 @@ class PoseGraph360Env(UrbanEnv):
                 )
             )
         return MapMarkers()
+
+    def location_map(self, size: int | None = None) -> np.ndarray:
+        """The north-up map of the whole graph with the agent's marker (the ``map`` entry of
+        ``location_prior=True``; 360CityArena's map of the current location).
+        """
+        return self._prior_map(size)
 
     def _prior_map(self, size: int | None = None) -> np.ndarray:
         from urban_gym.render import MapMarkers

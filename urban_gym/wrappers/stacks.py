@@ -85,6 +85,7 @@ def make_lm_env(
     record_path: str | Path | None = None,
     lm_kwargs: Mapping[str, Any] | None = None,
     env_kwargs: Mapping[str, Any] | None = None,
+    location_map: bool | None = None,
 ) -> gym.Env:
     """The language-model face of ``env`` (an id for ``gym.make`` with ``env_kwargs``, or
     an env).
@@ -100,12 +101,17 @@ def make_lm_env(
         env_kwargs: keyword arguments of ``gym.make`` when ``env`` is an id; the
             family's language-model views fill in what they leave unset
             (:func:`lm_env_kwargs`). A given env instance is used as it is.
+        location_map: show the map of the agent's current location each step
+            (:class:`~urban_gym.wrappers.map_observation.AddLocationMap`). None: the
+            family's default -- on for PoseGraph360, 360CityArena's main setting; False is
+            the paper's "without location" ablation.
     """
     from urban_gym.wrappers.episode_metrics import EpisodeMetrics
     from urban_gym.wrappers.language_model import LanguageModelInterface
     from urban_gym.wrappers.memory import AgentNavMemory, ReflectionMemory
 
     e = gym.make(env, **lm_env_kwargs(env, env_kwargs)) if isinstance(env, str) else env
+    e = _location_setting(e, location_map)
     if map_observation:
         from urban_gym.wrappers.map_observation import MapObservation
 
@@ -128,3 +134,23 @@ def make_lm_env(
         )
     e = EpisodeMetrics(e, path=record_path)
     return LanguageModelInterface(e, protocol=protocol, **dict(lm_kwargs or {}))
+
+
+def _location_setting(e: gym.Env, location_map: bool | None) -> gym.Env:
+    """Add (or check the absence of) the location map of 360CityArena's main setting."""
+    has = "map" in getattr(e.observation_space, "spaces", {})
+    if location_map is None:  # the family's default: where the env can draw the map
+        can = callable(getattr(e.unwrapped, "location_map", None))
+        want = family_of(e) == "posegraph360" and can
+    else:
+        want = bool(location_map)
+    if want and not has:
+        from urban_gym.wrappers.map_observation import AddLocationMap
+
+        return AddLocationMap(e)
+    if not want and has and getattr(e.unwrapped, "location_prior", False):
+        raise UrbanGymError(
+            "location_map=False (the 'without location' setting) but the env was made with "
+            "location_prior=True; make it with location_prior=False"
+        )
+    return e
