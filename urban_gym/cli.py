@@ -62,6 +62,7 @@ def _add_info(p: argparse.ArgumentParser) -> None:
 
 @command("info", "print a summary of a city")(_add_info)
 def run_info(args: argparse.Namespace) -> int:
+    """Print the summary (or the PoseGraph360 statistics) of a city."""
     from urban_gym.world import load_city
 
     city = load_city(args.city, bbox=args.bbox)
@@ -75,39 +76,10 @@ def run_info(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(s, ensure_ascii=False, indent=1))
         return 0
+    from urban_gym.world.city import format_summary
+
     print(format_summary(s, city.meta))
     return 0
-
-
-def format_summary(s: dict, meta: dict) -> str:
-    """Human-readable form of :meth:`City.summary`."""
-    w, h = s["extent_m"]
-    lines = [
-        f"city               {s['name']}",
-        f"origin (lat, lon)  {s['origin_latlon'][0]:.6f}, {s['origin_latlon'][1]:.6f}",
-        f"extent             {w:.0f} m east-west x {h:.0f} m north-south",
-        f"buildings          {s['buildings']}",
-        f"POIs               {s['pois']}",
-    ]
-    for k, v in s["pois_by_category"].items():
-        lines.append(f"  {k:<17}{v}")
-    lines.append(
-        f"walkable network   {s['network_nodes']} nodes, {s['network_edges']} edges, "
-        f"{s['network_km']:.2f} km"
-    )
-    for k, v in s["network_by_kind_km"].items():
-        lines.append(f"  {k:<17}{v:.2f} km")
-    lines.append(f"street objects     {s['objects']}")
-    for k, v in s["objects_by_kind"].items():
-        lines.append(f"  {k:<17}{v}")
-    lines.append(
-        "map areas          " + ", ".join(f"{k} {v}" for k, v in s["areas_by_kind"].items())
-    )
-    if meta.get("attribution"):
-        lines.append(f"data               {meta['attribution']}")
-    if meta.get("loaded_from"):
-        lines.append(f"loaded from        {meta['loaded_from']}")
-    return "\n".join(lines)
 
 
 def _json_arg(text: str) -> dict:
@@ -155,6 +127,7 @@ def _add_serve_scripted(p: argparse.ArgumentParser) -> None:
     "serve the chat-completions API on loopback, answering with an oracle's actions",
 )(_add_serve_scripted)
 def run_serve_scripted(args: argparse.Namespace) -> int:
+    """Serve the scripted chat-completions API until interrupted."""
     from urban_gym.baselines.lmm.judge import server_judge_responder
     from urban_gym.baselines.lmm.server import ScriptedServer, oracle_from_path
 
@@ -209,6 +182,7 @@ def _add_demo(p: argparse.ArgumentParser) -> None:
     "scripted server; prints metrics, writes GIFs",
 )(_add_demo)
 def run_demo(args: argparse.Namespace) -> int:
+    """Run one language-model episode per family; status 1 unless all succeed."""
     from urban_gym.baselines.lmm.demo import run_demo as demo
 
     families = [f.strip() for f in args.families.split(",") if f.strip()]
@@ -234,6 +208,7 @@ def _add_generate_suite(p: argparse.ArgumentParser) -> None:
     "tasks were made and, where fewer, what the city lacks",
 )(_add_generate_suite)
 def run_generate_suite(args: argparse.Namespace) -> int:
+    """Generate a family's task suite and print how many tasks each type got."""
     from urban_gym.tasks.families import get_family, load_entry
 
     # each family's ``generate(city, out, seed, per_type)`` (``out`` None = its committed
@@ -262,6 +237,7 @@ def _add_citywalk_eval(p: argparse.ArgumentParser) -> None:
     "run the CityWalk suite with the oracle and random agents (an alias of `eval`)",
 )(_add_citywalk_eval)
 def run_citywalk_eval(args: argparse.Namespace) -> int:
+    """Score the oracle and random agents on a CityWalk suite and print the table."""
     from urban_gym.eval.citywalk import evaluate, format_report
 
     agents = [a.strip() for a in args.agents.split(",") if a.strip()]
@@ -284,6 +260,7 @@ def _add_validate_posegraph(p: argparse.ArgumentParser) -> None:
     p.add_argument("--pairs", type=int, default=200, help="random start/goal junction pairs")
     p.add_argument("--seed", type=int, default=0, help="seed of the pair sampling")
     p.add_argument("--spacing", type=float, default=3.0, help="frame spacing in metres")
+    p.add_argument("--network", default="auto", choices=("auto", "streets", "walkable"))
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
 
 
@@ -293,6 +270,7 @@ def _add_validate_posegraph(p: argparse.ArgumentParser) -> None:
     "path-length and turn-sequence agreement",
 )(_add_validate_posegraph)
 def run_validate_posegraph(args: argparse.Namespace) -> int:
+    """Print how well a pose graph (the city's or a capture's) fits the streets."""
     from urban_gym.world import load_city
     from urban_gym.world.posegraph import PoseGraph, format_validation, validate_posegraph
 
@@ -301,9 +279,14 @@ def run_validate_posegraph(args: argparse.Namespace) -> int:
         graph = PoseGraph.from_capture(args.capture, args.poses, geo=city.frame)
     else:
         graph = PoseGraph.from_city(city, spacing=args.spacing)
-    v = validate_posegraph(graph, city, pairs=args.pairs, seed=args.seed)
+    from urban_gym.world.posegraph.validation import validation_failures
+
+    v = validate_posegraph(graph, city, pairs=args.pairs, seed=args.seed, network=args.network)
     print(json.dumps(v, indent=1) if args.json else format_validation(v))
-    return 0
+    failed = validation_failures(v)
+    for f in failed:
+        print(f"FAIL: {f}", file=sys.stderr)
+    return 1 if failed else 0
 
 
 def _add_posegraph_eval(p: argparse.ArgumentParser) -> None:
@@ -324,6 +307,7 @@ def _add_posegraph_eval(p: argparse.ArgumentParser) -> None:
     "(an alias of `eval`)",
 )(_add_posegraph_eval)
 def run_posegraph_eval(args: argparse.Namespace) -> int:
+    """Score the oracle and random agents on a PoseGraph360 suite and print the table."""
     from urban_gym.eval.posegraph360 import evaluate, format_results
 
     kwargs = {
@@ -349,18 +333,39 @@ def run_posegraph_eval(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------- StreetGraph (issue 5)
 def _add_streetgraph_routes(p: argparse.ArgumentParser) -> None:
     p.add_argument("graph", help="Touchdown graph directory (nodes.txt, links.txt)")
-    p.add_argument("routes", help="Touchdown/map2seq route file (JSON lines)")
+    p.add_argument("routes", nargs="?", help="Touchdown/map2seq route file (JSON lines)")
     p.add_argument("--out", required=True, help="JSONL suite to write")
     p.add_argument("--images", default=None, help="folder of <panoid>.jpg|png panoramas")
     p.add_argument("--skip-bad-lines", action="store_true", help="skip malformed routes")
+    p.add_argument("--od", type=int, default=None, help="N origin-destination tasks instead")
+    p.add_argument("--osm", default=None, help="--od: destinations from this OSM extract's POIs")
+    p.add_argument("--named-nodes", default=None, help="--od: destinations, 'panoid,name' lines")
+    p.add_argument("--min-route-m", type=float, default=2000.0, help="--od: shortest route (m)")
+    p.add_argument("--min-decisions", type=int, default=50, help="--od: fewest decision points")
+    p.add_argument("--seed", type=int, default=0, help="--od: generator seed")
 
 
-@command("streetgraph-routes", "StreetGraph instruction tasks from a Touchdown/map2seq route file")(
-    _add_streetgraph_routes
-)
+@command(
+    "streetgraph-routes",
+    "StreetGraph tasks on a Touchdown graph: instruction tasks from a route file, or --od N "
+    "origin-destination tasks (CityNav-long routes to OSM POIs or named nodes)",
+)(_add_streetgraph_routes)
 def run_streetgraph_routes(args: argparse.Namespace) -> int:
-    from urban_gym.tasks.streetgraph import instruction_tasks
+    """Convert a Touchdown/map2seq route file (or ``--od N``) into a StreetGraph suite."""
+    from urban_gym.tasks.streetgraph import instruction_tasks, touchdown_od_suite
     from urban_gym.tasks.suite import save_suite
+
+    if args.od is not None:
+        kw = {"images": args.images, "osm": args.osm, "named_nodes": args.named_nodes}
+        made = touchdown_od_suite(
+            args.graph, args.out, n=args.od, seed=args.seed, min_route_m=args.min_route_m,
+            min_decisions=args.min_decisions, **kw,
+        )  # fmt: skip
+        print(f"wrote {len(made.tasks)} origin-destination tasks to {made.path}")
+        print(made.report.format())
+        return 0
+    if args.routes is None:
+        raise UrbanGymError("give a route file, or --od N for origin-destination tasks")
 
     tasks = instruction_tasks(
         args.graph, args.routes, images=args.images, skip_bad_lines=args.skip_bad_lines
@@ -395,6 +400,7 @@ def _add_streetgraph_info(p: argparse.ArgumentParser) -> None:
     _add_streetgraph_info
 )
 def run_streetgraph_info(args: argparse.Namespace) -> int:
+    """Build a StreetGraph and print its size and preprocessing report."""
     import os
     import time
 
@@ -472,6 +478,7 @@ def _add_streetgraph_eval(p: argparse.ArgumentParser) -> None:
     "oracle and random agent scores on a StreetGraph suite (an alias of `eval`)",
 )(_add_streetgraph_eval)
 def run_streetgraph_eval(args: argparse.Namespace) -> int:
+    """Score the oracle and random agents on a StreetGraph suite and print the table."""
     import gymnasium as gym
 
     from urban_gym.eval.streetgraph import ENV_ID, evaluate
@@ -601,14 +608,8 @@ def _add_eval(p: argparse.ArgumentParser) -> None:
     _add_lmm_options(p, "judge-")
 
 
-@command(
-    "eval",
-    "evaluate any agent on any registered id and suite into a run folder (resumable, "
-    "parallel): manifest.json, episodes.jsonl, per-step traces",
-)(_add_eval)
-def run_eval(args: argparse.Namespace) -> int:
-    from urban_gym.eval.runner import run
-
+def _task_env_kwargs(args: argparse.Namespace) -> dict:
+    """The env kwargs of ``--env-kwargs`` with the task options (suite, types, difficulties)."""
     kwargs = dict(args.env_kwargs or {})
     if args.suite is not None:
         kwargs["suite"] = args.suite
@@ -616,11 +617,24 @@ def run_eval(args: argparse.Namespace) -> int:
         kwargs["task_types"] = _csv(args.task_types)
     if args.difficulties:
         kwargs["difficulties"] = _csv(args.difficulties)
+    return kwargs
+
+
+@command(
+    "eval",
+    "evaluate any agent on any registered id and suite into a run folder (resumable, "
+    "parallel): manifest.json, episodes.jsonl, per-step traces",
+)(_add_eval)
+def run_eval(args: argparse.Namespace) -> int:
+    """Run (or resume) an evaluation into ``args.out`` and print its tallies."""
+    from urban_gym.eval.runner import run
+
+    kwargs = _task_env_kwargs(args)
     if args.location_prior is not None:
         kwargs["location_prior"] = args.location_prior
-    options = dict(args.agent_kwargs or {})
-    if args.agent == "lmm":
-        options = {**lmm_options(args), **options}
+    from urban_gym.eval.presets import agent_options
+
+    options = agent_options(args)
     judge = None
     if args.judge == "lmm":
         judge = {
@@ -656,6 +670,10 @@ def run_eval(args: argparse.Namespace) -> int:
         f"{res.done_before} before); {res.successes}/{res.ran} successful now; "
         f"{res.tokens:,} tokens; {res.errors} errors; {res.wall_s:.1f} s"
     )
+    if res.parallel:
+        from urban_gym.eval.backends import format_parallel
+
+        print(f"  {format_parallel(res.parallel)}")
     print(f"  report: urban-gym report {res.run_dir}")
     return 0
 
@@ -668,9 +686,12 @@ def _add_gepa(p: argparse.ArgumentParser) -> None:
 
 @command("gepa", "evolve a language-model agent's instructions on the val split")(_add_gepa)
 def run_gepa(args: argparse.Namespace) -> int:
+    """Evolve the agent's instructions; the ``--preset``'s settings fill what is not given."""
     from urban_gym.eval.gepa import run_gepa_command
+    from urban_gym.eval.presets import lmm_preset
 
-    return run_gepa_command(args, lmm_options(args))
+    preset = lmm_preset(args.preset) if args.preset else {}
+    return run_gepa_command(args, {**preset, **lmm_options(args)})
 
 
 def _add_cost(p: argparse.ArgumentParser) -> None:
@@ -727,14 +748,10 @@ def _add_play(p: argparse.ArgumentParser) -> None:
     "as a human run that `urban-gym report` reads like any other",
 )(_add_play)
 def run_play(args: argparse.Namespace) -> int:
+    """Serve the browser game that records a person's episodes as a run."""
     from urban_gym.play.app import serve_args
 
-    kwargs = dict(args.env_kwargs or {})
-    for key, value in (("suite", args.suite), ("task_types", _csv(args.task_types))):
-        if value is not None:
-            kwargs[key] = value
-    if args.difficulties:
-        kwargs["difficulties"] = _csv(args.difficulties)
+    kwargs = _task_env_kwargs(args)
     command = ["urban-gym", *sys.argv[1:]] if sys.argv and sys.argv[0] else None
     return serve_args(args, kwargs, _task_ids(args.tasks), command)
 
@@ -761,6 +778,7 @@ def _add_report(p: argparse.ArgumentParser) -> None:
     "comparisons, failure causes, leaderboard, plots, GIFs",
 )(_add_report)
 def run_report(args: argparse.Namespace) -> int:
+    """Build the report of the run folders and write it with its plots and GIFs."""
     from pathlib import Path
 
     from urban_gym.eval.report import build_report, write_report
@@ -821,6 +839,7 @@ def _add_judge_agreement(p: argparse.ArgumentParser) -> None:
     "suite's answers (and runs' answers); Cohen's kappa",
 )(_add_judge_agreement)
 def run_judge_agreement(args: argparse.Namespace) -> int:
+    """Print how often the model judge agrees with the deterministic one."""
     from urban_gym.baselines.lmm.client import ClientConfig
     from urban_gym.baselines.lmm.judge import LLMJudge
     from urban_gym.eval.judge_agreement import agreement, format_agreement, probes
@@ -843,6 +862,7 @@ def run_judge_agreement(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``urban-gym`` argument parser with every registered sub-command."""
     from urban_gym import __version__
 
     parser = argparse.ArgumentParser(
@@ -856,6 +876,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the command line ``argv`` (default ``sys.argv[1:]``); returns the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
     _, (_, run) = COMMANDS[args.command]

@@ -1,7 +1,8 @@
 """Golden rollouts: every registered id, 3 seeds x 50 seeded random (masked) steps.
 
 ``python -m tests.golden.golden record`` writes ``tests/golden/rollouts.json.gz``
-(``... refresh instruction`` re-records only the instruction hashes); the test
+(``... refresh instruction`` re-records only the instruction hashes; ``... rerecord ID...``
+re-records all of those ids' rollouts, e.g. after their task suite was regenerated); the test
 ``tests/golden/test_golden.py`` replays the same rollouts and compares observation hashes,
 rewards, end flags and the recorded ``info`` values.
 """
@@ -129,6 +130,29 @@ def refresh(keys: list[str]) -> None:
     print(f"refreshed {changed} hashes of {', '.join(keys)} in {PATH}")
 
 
+def rerecord(env_ids: list[str]) -> None:
+    """Re-record every rollout of ``env_ids`` (after a deliberate change of what those ids
+    do, such as a regenerated task suite), keeping every other id as it was. ``info`` keys
+    that :data:`tests.golden.test_golden.DERIVED` derives from today's ``info`` are stored
+    as it derives them, so that the replay compares them the same way as the older ids."""
+    from tests.golden.test_golden import DERIVED
+
+    data = load()
+    for env_id in env_ids:
+        if env_id not in ENV_SPECS:
+            raise SystemExit(f"{env_id!r} is not a registered id")
+        data[env_id] = {str(s): rollout(env_id, s) for s in SEEDS}
+        for steps in data[env_id].values():
+            for step in steps:
+                info = step["info"]
+                for key, derive in DERIVED.items():
+                    if key in info:
+                        info[key] = derive(info)
+    text = json.dumps(data, ensure_ascii=False, sort_keys=True, indent=0)
+    PATH.write_bytes(gzip.compress(text.encode("utf-8"), mtime=0))
+    print(f"re-recorded {', '.join(env_ids)} in {PATH}")
+
+
 def load() -> dict[str, Any]:
     """The recorded rollouts: id -> seed -> steps."""
     return json.loads(gzip.decompress(PATH.read_bytes()).decode("utf-8"))
@@ -139,3 +163,5 @@ if __name__ == "__main__":
         record()
     elif sys.argv[1:2] == ["refresh"] and sys.argv[2:]:
         refresh(sys.argv[2:])
+    elif sys.argv[1:2] == ["rerecord"] and sys.argv[2:]:
+        rerecord(sys.argv[2:])

@@ -173,8 +173,12 @@ class LMMHarnessAgent:
             appears in :meth:`config`.)
         image_budget_bytes: bytes of images per request (downscaled in steps to fit).
         max_image_side: cap on an image's longer side (pixels) before encoding.
+        image_downscale_step: the factor per downscaling step (0.85 = 15% steps).
         include_images: False for a text-only model.
         map: add an agent-centred map image (:class:`MapObservation`).
+        location: show the map of the current location each step (None: the family's
+            default, on for PoseGraph360 -- 360CityArena's main setting; False: its
+            "without location" ablation).
         memory: ``auto`` (the family's), ``reflection``, ``agentnav`` or ``none``.
         memory_budget: characters per memory text.
         history: past turns the model sees (None: the family's default).
@@ -202,8 +206,10 @@ class LMMHarnessAgent:
         max_retries: int | None = None,
         image_budget_bytes: int = 4_000_000,
         max_image_side: int | None = None,
+        image_downscale_step: float = 0.75,
         include_images: bool = True,
         map: bool = False,
+        location: bool | None = None,
         memory: str = "auto",
         memory_budget: int = 2000,
         history: int | None = None,
@@ -230,8 +236,10 @@ class LMMHarnessAgent:
         )
         self.image_budget_bytes = int(image_budget_bytes)
         self.max_image_side = max_image_side
+        self.image_downscale_step = float(image_downscale_step)
         self.include_images = bool(include_images)
         self.map = bool(map)
+        self.location = None if location is None else bool(location)
         self.memory = memory
         self.memory_budget = int(memory_budget)
         self.history = history
@@ -279,6 +287,7 @@ class LMMHarnessAgent:
             "map_observation": self.map,
             "memory": None if self.memory == "none" else self.memory,
             "memory_budget": self.memory_budget,
+            "location_map": self.location,
         }
         if self.scheme is not None:
             fam = family_of(env)
@@ -291,6 +300,7 @@ class LMMHarnessAgent:
             lm_kwargs={
                 "image_budget_bytes": self.image_budget_bytes,
                 "max_image_side": self.max_image_side,
+                "image_downscale_step": self.image_downscale_step,
                 "include_images": self.include_images,
             },
         )
@@ -421,8 +431,10 @@ class LMMHarnessAgent:
             "max_retries": c.max_retries,
             "image_budget_bytes": self.image_budget_bytes,
             "max_image_side": self.max_image_side,
+            "image_downscale_step": self.image_downscale_step,
             "include_images": self.include_images,
             "map": self.map,
+            "location": self.location,
             "memory": self.memory,
             "memory_budget": self.memory_budget,
             "history": self.history,

@@ -17,6 +17,7 @@ def add_lmm_options(p: argparse.ArgumentParser, json_arg: Any, prefix: str = "")
     g.add_argument(f"--{prefix}model", default=None, help="model name")
     if prefix:
         return
+    g.add_argument("--preset", default=None, help="source-benchmark model settings: 360cityarena")
     g.add_argument("--temperature", type=float, default=None, help="sampling temperature")
     g.add_argument("--max-tokens", type=int, default=None, help="max output tokens per reply")
     g.add_argument(
@@ -28,7 +29,10 @@ def add_lmm_options(p: argparse.ArgumentParser, json_arg: Any, prefix: str = "")
     g.add_argument("--timeout", type=float, default=None, help="seconds per request")
     g.add_argument("--max-retries", type=int, default=None, help="retries per request")
     g.add_argument(
-        "--image-budget", type=int, default=4_000_000, help="bytes of images per request"
+        "--image-budget",
+        type=int,
+        default=None,
+        help="bytes of images per request (default 4,000,000)",
     )
     g.add_argument("--max-image-side", type=int, default=None, help="pixels, before encoding")
     g.add_argument("--text-only", action="store_true", help="send no images")
@@ -42,7 +46,9 @@ def add_lmm_options(p: argparse.ArgumentParser, json_arg: Any, prefix: str = "")
         "--location-prior",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help="PoseGraph360: show the agent's position on a map (env kwarg location_prior)",
+        help="PoseGraph360: show the map of the agent's current location each step "
+        "(default for the lmm agent: on, 360CityArena's main setting; --no-location-prior "
+        "is the paper's 'without location' ablation)",
     )
     g.add_argument(
         "--memory",

@@ -84,6 +84,7 @@ from urban_gym.tasks.streetgraph.generate import (
     write_suite,
 )
 from urban_gym.tasks.streetgraph.instructions import instruction_tasks, touchdown_graph_spec
+from urban_gym.tasks.streetgraph.touchdown_od import touchdown_od_suite
 from urban_gym.tasks.streetgraph.types import FAMILY, TASK_TYPES
 
 __all__ = [
@@ -110,6 +111,7 @@ __all__ = [
     "graph_of",
     "graph_spec",
     "instruction_tasks",
+    "touchdown_od_suite",
     "load_default_suite",
     "reached",
     "route_decision_points",
