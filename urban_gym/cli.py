@@ -702,6 +702,7 @@ def _add_cost(p: argparse.ArgumentParser) -> None:
 
 @command("cost", "tokens and US dollars of run folders (an editable price table)")(_add_cost)
 def run_cost(args: argparse.Namespace) -> int:
+    """Print the tokens and dollar cost of run folders."""
     from urban_gym.baselines.lmm.costs import run_cost_command
 
     return run_cost_command(args)

@@ -34,7 +34,8 @@ VAL_FRACTION = 0.2
 
 def val_split(task_ids: Sequence[str], fraction: float = VAL_FRACTION) -> list[str]:
     """The ``val`` split: the tasks whose id's SHA-256 falls in the first ``fraction`` of
-    the hash range (stable whatever else the suite holds; at least one task)."""
+    the hash range (stable whatever else the suite holds; at least one task).
+    """
 
     def u(tid: str) -> float:
         return int.from_bytes(hashlib.sha256(tid.encode()).digest()[:8], "big") / 2.0**64
@@ -45,7 +46,8 @@ def val_split(task_ids: Sequence[str], fraction: float = VAL_FRACTION) -> list[s
 
 def pareto_front(candidates: Sequence[Mapping[str, Any]], tasks: Sequence[str]) -> list[int]:
     """Indices of the candidates best (ties included) on at least one task, each repeated
-    once per task it is best on."""
+    once per task it is best on.
+    """
     out: list[int] = []
     for t in tasks:
         best = max(c["val"].get(t, 0.0) for c in candidates)

@@ -156,7 +156,8 @@ def format_record(rec: dict[str, Any]) -> str:
 def model_images(obs: Any) -> np.ndarray | None:
     """The images of an observation the language model is sent, at their own resolution:
     the ``view``, or the street ``views`` that hold an image, in rows of three (None when
-    the observation has no image)."""
+    the observation has no image).
+    """
     if not isinstance(obs, dict):
         return None
     view = obs.get("view")
