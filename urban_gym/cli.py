@@ -114,6 +114,12 @@ def _add_serve_scripted(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--oracle", default=None, help="module:Class of the oracle (default: the family's)"
     )
+    p.add_argument(
+        "--policy",
+        default="oracle",
+        help="what the replies are: oracle | noisy-oracle:P | random | replay:FILE",
+    )
+    p.add_argument("--policy-seed", type=int, default=0, help="seed of the policy's choices")
 
 
 @command(
@@ -122,6 +128,7 @@ def _add_serve_scripted(p: argparse.ArgumentParser) -> None:
 )(_add_serve_scripted)
 def run_serve_scripted(args: argparse.Namespace) -> int:
     """Serve the scripted chat-completions API until interrupted."""
+    from urban_gym.baselines.lmm.judge import server_judge_responder
     from urban_gym.baselines.lmm.server import ScriptedServer, oracle_from_path
 
     try:
@@ -137,10 +144,15 @@ def run_serve_scripted(args: argparse.Namespace) -> int:
         faults=faults,
         port=args.port,
         oracle_factory=oracle_from_path(args.oracle) if args.oracle else None,
+        policy=args.policy,
+        policy_seed=args.policy_seed,
     )
+    server.responders.append(server_judge_responder(server))
     server.start()
     print(
-        f"serving {args.env_id} (seed {args.seed}, replies {args.wrap}) at {server.url}", flush=True
+        f"serving {args.env_id} (seed {args.seed}, policy {args.policy}, replies {args.wrap}) "
+        f"at {server.url}",
+        flush=True,
     )
     print(f"  export URBAN_GYM_LMM_BASE_URL={server.url}", flush=True)
     server.serve_forever()
@@ -540,52 +552,16 @@ def _task_ids(text: str | None) -> list[str] | None:
 
 def _add_lmm_options(p: argparse.ArgumentParser, prefix: str = "") -> None:
     """Client settings of a language model (``prefix``: e.g. ``judge-``)."""
-    g = p.add_argument_group(f"{prefix or 'language-model '}client (API key from the environment)")
-    g.add_argument(f"--{prefix}base-url", default=None, help="OpenAI-compatible endpoint")
-    g.add_argument(f"--{prefix}model", default=None, help="model name")
-    if prefix:
-        return
-    g.add_argument("--preset", default=None, help="source-benchmark model settings: 360cityarena")
-    g.add_argument("--temperature", type=float, default=None, help="sampling temperature")
-    g.add_argument("--max-tokens", type=int, default=None, help="max output tokens per reply")
-    g.add_argument(
-        "--extra-body",
-        type=_json_arg,
-        default=None,
-        help='JSON merged into every request, e.g. \'{"reasoning_effort": "low"}\'',
-    )
-    g.add_argument("--timeout", type=float, default=None, help="seconds per request")
-    g.add_argument("--max-retries", type=int, default=None, help="retries per request")
-    g.add_argument(
-        "--image-budget",
-        type=int,
-        default=None,
-        help="bytes of images per request (default 4,000,000)",
-    )
-    g.add_argument("--max-image-side", type=int, default=None, help="pixels, before encoding")
-    g.add_argument("--text-only", action="store_true", help="send no images")
-    g.add_argument(
-        "--map",
-        action=argparse.BooleanOptionalAction,
-        default=False,
-        help="add an agent-centred map image (MapObservation)",
-    )
-    g.add_argument(
-        "--location-prior",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="PoseGraph360: show the map of the agent's current location each step "
-        "(default for the lmm agent: on, 360CityArena's main setting; --no-location-prior "
-        "is the paper's 'without location' ablation)",
-    )
-    g.add_argument(
-        "--memory",
-        default="auto",
-        choices=("auto", "reflection", "agentnav", "none"),
-        help="memory scheme (auto: the family's)",
-    )
-    g.add_argument("--memory-budget", type=int, default=2000, help="characters per memory")
-    g.add_argument("--history", type=int, default=None, help="past turns shown (default: family)")
+    from urban_gym.baselines.lmm.options import add_lmm_options
+
+    add_lmm_options(p, _json_arg, prefix)
+
+
+def lmm_options(args: argparse.Namespace) -> dict:
+    """The ``lmm`` agent's options from the parsed arguments."""
+    from urban_gym.baselines.lmm.options import lmm_options as options
+
+    return options(args)
 
 
 def _add_eval(p: argparse.ArgumentParser) -> None:
@@ -678,7 +654,7 @@ def run_eval(args: argparse.Namespace) -> int:
         seeds=args.seeds,
         seed=args.seed,
         seeding=args.seeding,
-        workers=args.workers,
+        workers=args.concurrency if args.concurrency else args.workers,
         backend=args.backend,
         address=args.address,
         force=args.force,
@@ -700,6 +676,36 @@ def run_eval(args: argparse.Namespace) -> int:
         print(f"  {format_parallel(res.parallel)}")
     print(f"  report: urban-gym report {res.run_dir}")
     return 0
+
+
+def _add_gepa(p: argparse.ArgumentParser) -> None:
+    from urban_gym.eval.gepa import add_gepa_arguments
+
+    add_gepa_arguments(p, _add_lmm_options, _json_arg)
+
+
+@command("gepa", "evolve a language-model agent's instructions on the val split")(_add_gepa)
+def run_gepa(args: argparse.Namespace) -> int:
+    """Evolve the agent's instructions; the ``--preset``'s settings fill what is not given."""
+    from urban_gym.eval.gepa import run_gepa_command
+    from urban_gym.eval.presets import lmm_preset
+
+    preset = lmm_preset(args.preset) if args.preset else {}
+    return run_gepa_command(args, {**preset, **lmm_options(args)})
+
+
+def _add_cost(p: argparse.ArgumentParser) -> None:
+    from urban_gym.baselines.lmm.costs import add_cost_arguments
+
+    add_cost_arguments(p)
+
+
+@command("cost", "tokens and US dollars of run folders (an editable price table)")(_add_cost)
+def run_cost(args: argparse.Namespace) -> int:
+    """Print the tokens and dollar cost of run folders."""
+    from urban_gym.baselines.lmm.costs import run_cost_command
+
+    return run_cost_command(args)
 
 
 def _add_play(p: argparse.ArgumentParser) -> None:

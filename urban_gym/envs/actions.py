@@ -141,7 +141,9 @@ class Param:
             return s
         if self.kind == "bool":
             return {"type": "boolean", "description": self.description}
-        return {"type": "string", "minLength": 1, "description": self.description}
+        if self.required:  # the same rule as :meth:`convert`: only required text must be non-empty
+            return {"type": "string", "minLength": 1, "description": self.description}
+        return {"type": "string", "description": self.description}
 
     def convert(self, action: str, value: Any) -> Any:
         """The canonical value for ``value`` or :class:`InvalidAction`.

@@ -35,27 +35,6 @@ def lmm_preset(name: str) -> dict[str, Any]:
     return dict(LMM_PRESETS[key])
 
 
-def lmm_options(args: argparse.Namespace) -> dict:
-    """The ``lmm`` agent's options from the parsed arguments."""
-    opts = {
-        "base_url": args.base_url,
-        "model": args.model,
-        "temperature": args.temperature,
-        "max_tokens": args.max_tokens,
-        "extra_body": args.extra_body,
-        "timeout_s": args.timeout,
-        "max_retries": args.max_retries,
-        "image_budget_bytes": args.image_budget,
-        "max_image_side": args.max_image_side,
-        "include_images": not args.text_only,
-        "map": args.map,
-        "memory": args.memory,
-        "memory_budget": args.memory_budget,
-        "history": args.history,
-    }
-    return {k: v for k, v in opts.items() if v is not None}
-
-
 def agent_options(args: argparse.Namespace) -> dict:
     """The agent's options of ``urban-gym eval``: for ``lmm``, the ``--preset``'s settings,
     overridden by the explicit client options, overridden by ``--agent-kwargs``.
@@ -65,6 +44,8 @@ def agent_options(args: argparse.Namespace) -> dict:
         if args.preset:
             raise UrbanGymError(f"--preset {args.preset} applies to --agent lmm only")
         return options
+    from urban_gym.baselines.lmm.options import lmm_options
+
     preset = lmm_preset(args.preset) if args.preset else {}
     options = {**preset, **lmm_options(args), **options}
     if args.location_prior is not None:  # PoseGraph360: main setting or its ablation

@@ -255,6 +255,9 @@ def run_episode(
             lat = float(notes.get("latency_s", 0.0) or 0.0)
             latency += lat
             e["timing"] = {"latency_s": round(lat, 4)}
+            for k in ("calls", "scheme"):  # a scheme's extra calls and its notes
+                if notes.get(k):
+                    e[k] = json_safe(notes[k])
         append(e)
         if terminated or truncated:
             break

@@ -35,8 +35,9 @@ from urban_gym.wrappers.stacks import make_lm_env
 
 
 def demo_cases() -> dict[str, tuple[str, dict[str, Any], dict[str, Any] | None]]:
-    """family -> (env id, gym.make kwargs, reset options): each registered family's demo
-    episode (:mod:`urban_gym.tasks.families`: short, visual Helsinki episodes)."""
+    """Family -> (env id, gym.make kwargs, reset options): each registered family's demo
+    episode (:mod:`urban_gym.tasks.families`: short, visual Helsinki episodes).
+    """
     from urban_gym.tasks.families import FAMILIES
 
     return {
@@ -155,7 +156,8 @@ def format_record(rec: dict[str, Any]) -> str:
 def model_images(obs: Any) -> np.ndarray | None:
     """The images of an observation the language model is sent, at their own resolution:
     the ``view``, or the street ``views`` that hold an image, in rows of three (None when
-    the observation has no image)."""
+    the observation has no image).
+    """
     if not isinstance(obs, dict):
         return None
     view = obs.get("view")
