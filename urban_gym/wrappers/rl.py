@@ -20,8 +20,6 @@ observation numeric and small:
 
 from __future__ import annotations
 
-import re
-import zlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -30,6 +28,7 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.wrappers import FilterObservation, TransformObservation
 
+from urban_gym.envs.goals import hash_words
 from urban_gym.errors import UrbanGymError
 
 
@@ -61,17 +60,6 @@ class DropTextObservation(FilterObservation):
             raise UrbanGymError("DropTextObservation: the observation holds only text")
         gym.utils.RecordConstructorArgs.__init__(self)
         super().__init__(env, keep)
-
-
-_WORD = re.compile(r"[\w']+", re.UNICODE)
-
-
-def hash_words(text: str, dim: int) -> np.ndarray:
-    """Hashed bag-of-words: counts of lower-cased words by CRC32 bucket, (dim,) float32."""
-    out = np.zeros(dim, dtype=np.float32)
-    for w in _WORD.findall(str(text).casefold()):
-        out[zlib.crc32(w.encode("utf-8")) % dim] += 1.0
-    return out
 
 
 class EncodeTextObservation(TransformObservation):
