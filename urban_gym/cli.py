@@ -12,6 +12,7 @@ import json
 import sys
 from collections.abc import Callable
 
+from urban_gym.baselines import train_cli
 from urban_gym.errors import UrbanGymError
 
 Command = tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]
@@ -853,6 +854,14 @@ def run_judge_agreement(args: argparse.Namespace) -> int:
         Path(args.out).write_text(json.dumps(res, indent=1, ensure_ascii=False) + "\n")
     print(format_agreement(res))
     return 0
+
+
+command("train", "train a policy (MaskablePPO / RecurrentPPO) from a config file")(
+    train_cli.add_train
+)(train_cli.run_train)
+command("split-suite", "split a suite into train/val/test by held-out areas")(
+    train_cli.add_split_suite
+)(train_cli.run_split_suite)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -79,12 +79,16 @@ def test_unknown_mode_names_the_id_and_the_mode():
 def test_goal_vector_by_hand():
     # facing north at the origin, goal 100 m north: straight ahead, 0.05 of 2 km
     v = goal_vector((0.0, 0.0, 0.0), (0.0, 100.0))
-    np.testing.assert_allclose(v, [0, 1, 0.05, 0, 1, 1], atol=1e-6)
+    np.testing.assert_allclose(v, [0, 1, 0.05, 0, 1, 0, 1, 1], atol=1e-6)
     # facing east, goal 50 m north: 90 degrees to the left
     v = goal_vector((10.0, 10.0, 90.0), (10.0, 60.0))
-    np.testing.assert_allclose(v, [-1, 0, 0.025, 1, 0, 1], atol=1e-6)
+    np.testing.assert_allclose(v, [-1, 0, 0.025, 1, 0, 0, 1, 1], atol=1e-6)
+    # facing south, goal 30 m east: to the left, compass bearing 90
+    v = goal_vector((0.0, 0.0, 180.0), (30.0, 0.0))
+    np.testing.assert_allclose(v, [-1, 0, 0.015, 0, -1, 1, 0, 1], atol=1e-6)
     # no goal place: only the heading
-    np.testing.assert_allclose(goal_vector((0, 0, 180.0), None), [0, 0, 0, 0, -1, 0], atol=1e-6)
+    want = [0, 0, 0, 0, -1, 0, 0, 0]
+    np.testing.assert_allclose(goal_vector((0, 0, 180.0), None), want, atol=1e-6)
     assert goal_vector((0, 0, 0), (0, 1e6))[2] == 1.0  # capped
 
 

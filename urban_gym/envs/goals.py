@@ -9,12 +9,13 @@ papers' settings stay as they were.
 mode            observation key and content
 ==============  ==========================================================================
 ``none``        nothing (pixels and text only, as before)
-``vector``      ``goal_vector``: ``Box(-1, 1, (6,), float32)`` -- the point-goal of
+``vector``      ``goal_vector``: ``Box(-1, 1, (8,), float32)`` -- the point-goal of
                 Habitat's PointNav with the agent's own heading: ``sin`` and ``cos`` of the
                 goal's bearing relative to the agent's heading, the straight-line distance
                 to the goal divided by :data:`VECTOR_RANGE_M` (capped at 1), ``sin`` and
-                ``cos`` of the agent's compass heading, and 1 when the task has a goal
-                place (0 for question tasks, whose other entries are then 0)
+                ``cos`` of the agent's compass heading, ``sin`` and ``cos`` of the goal's
+                compass bearing from the agent, and 1 when the task has a goal place (0
+                for question tasks, whose other entries are then 0)
 ``landmarks``   ``goal_landmarks``: ``Box(0, 1, (K,), float32)`` -- StreetLearn's goal
                 code: the straight-line distances ``d_k`` from the goal to K fixed
                 landmarks of the city, as ``softmax(-d_k / T)`` with ``K =``
@@ -136,16 +137,18 @@ def goal_vector(pose: tuple[float, float, float], goal: tuple[float, float] | No
     """
     x, y, heading = pose
     h = math.radians(heading)
-    out = np.zeros(6, dtype=np.float32)
+    out = np.zeros(8, dtype=np.float32)
     out[3], out[4] = math.sin(h), math.cos(h)
     if goal is None:
         return out
     dx, dy = goal[0] - x, goal[1] - y
     dist = math.hypot(dx, dy)
-    rel = math.atan2(dx, dy) - h if dist > 1e-9 else 0.0
+    absolute = math.atan2(dx, dy) if dist > 1e-9 else h
+    rel = absolute - h
     out[0], out[1] = math.sin(rel), math.cos(rel)
     out[2] = min(dist / VECTOR_RANGE_M, 1.0)
-    out[5] = 1.0
+    out[5], out[6] = math.sin(absolute), math.cos(absolute)
+    out[7] = 1.0
     return out
 
 
@@ -306,7 +309,7 @@ class GoalObservation:
     def spaces(self, env: Any) -> dict[str, spaces.Space]:
         """The entries this mode adds to the observation space."""
         if self.mode == "vector":
-            return {"goal_vector": spaces.Box(-1.0, 1.0, (6,), np.float32)}
+            return {"goal_vector": spaces.Box(-1.0, 1.0, (8,), np.float32)}
         if self.mode == "landmarks":
             return {"goal_landmarks": spaces.Box(0.0, 1.0, (LANDMARK_COUNT,), np.float32)}
         if self.mode == "text":
