@@ -77,15 +77,18 @@ def test_unknown_mode_names_the_id_and_the_mode():
 
 
 def test_goal_vector_by_hand():
-    # facing north at the origin, goal 100 m north: straight ahead, 0.05 of 2 km
+    # distance on a log scale: ln(1 + d/10) / ln(1 + 2000/10)
+    d100, d50, d30 = (math.log(1 + d / 10) / math.log(201) for d in (100, 50, 30))
+    assert math.isclose(d100, 0.45215, abs_tol=1e-5)
+    # facing north at the origin, goal 100 m north: straight ahead
     v = goal_vector((0.0, 0.0, 0.0), (0.0, 100.0))
-    np.testing.assert_allclose(v, [0, 1, 0.05, 0, 1, 0, 1, 1], atol=1e-6)
+    np.testing.assert_allclose(v, [0, 1, d100, 0, 1, 0, 1, 1], atol=1e-6)
     # facing east, goal 50 m north: 90 degrees to the left
     v = goal_vector((10.0, 10.0, 90.0), (10.0, 60.0))
-    np.testing.assert_allclose(v, [-1, 0, 0.025, 1, 0, 0, 1, 1], atol=1e-6)
+    np.testing.assert_allclose(v, [-1, 0, d50, 1, 0, 0, 1, 1], atol=1e-6)
     # facing south, goal 30 m east: to the left, compass bearing 90
     v = goal_vector((0.0, 0.0, 180.0), (30.0, 0.0))
-    np.testing.assert_allclose(v, [-1, 0, 0.015, 0, -1, 1, 0, 1], atol=1e-6)
+    np.testing.assert_allclose(v, [-1, 0, d30, 0, -1, 1, 0, 1], atol=1e-6)
     # no goal place: only the heading
     want = [0, 0, 0, 0, -1, 0, 0, 0]
     np.testing.assert_allclose(goal_vector((0, 0, 180.0), None), want, atol=1e-6)
@@ -125,7 +128,8 @@ def test_streetgraph_goal_vector_points_at_the_destination():
     rel = math.degrees(math.atan2(obs["goal_vector"][0], obs["goal_vector"][1]))
     want = (math.degrees(math.atan2(gx - x, gy - y)) - h + 180) % 360 - 180
     assert math.isclose(rel, want, abs_tol=1e-3)
-    assert math.isclose(obs["goal_vector"][2] * 2000.0, math.hypot(gx - x, gy - y), rel_tol=1e-5)
+    d = math.hypot(gx - x, gy - y)
+    assert math.isclose(obs["goal_vector"][2], math.log1p(d / 10) / math.log(201), rel_tol=1e-5)
     # it follows the agent
     obs2, *_ = env.step(int(np.flatnonzero(obs["action_mask"])[0]))
     assert not np.array_equal(obs2["goal_vector"], obs["goal_vector"])

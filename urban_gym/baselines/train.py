@@ -8,7 +8,9 @@ its output folder:
 
 * ``config.json`` -- the config as run (with the seed);
 * ``val.jsonl`` / ``test.jsonl`` -- the held-out tasks evaluated (drawn once from the
-  ``val_suite`` / ``test_suite``, so every evaluation and the harness see the same ones);
+  ``val_suite`` / ``test_suite``, so every evaluation and the harness see the same ones),
+  and ``train.jsonl``, as many tasks of the ``train_suite`` (for comparing train and test
+  success through the harness; not evaluated while training);
 * ``evals.jsonl`` -- one line per evaluation: ``timesteps``, ``split``, ``episodes``,
   ``success`` and ``spl`` with their 95% intervals (``success_low``/``success_high``:
   Wilson; ``spl_low``/``spl_high``: mean +- 1.96 standard errors), ``wall_s``;
@@ -332,6 +334,8 @@ def train(
     for split, suite in (("val", cfg.val_suite), ("test", cfg.test_suite)):
         if suite is not None:
             suites[split] = held_out_tasks(cfg, suite, out / f"{split}.jsonl")
+    if cfg.train_suite is not None:  # a sample of the training tasks, for the harness table
+        held_out_tasks(cfg, cfg.train_suite, out / "train.jsonl")
     fns = [make_env_fn(cfg, cfg.train_suite, r) for r in range(cfg.n_envs)]
     venv = SubprocVecEnv(fns) if cfg.vec_env == "subproc" else DummyVecEnv(fns)
     model = build_model(cfg, venv, _tensorboard_dir(out))

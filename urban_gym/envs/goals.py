@@ -12,7 +12,9 @@ mode            observation key and content
 ``vector``      ``goal_vector``: ``Box(-1, 1, (8,), float32)`` -- the point-goal of
                 Habitat's PointNav with the agent's own heading: ``sin`` and ``cos`` of the
                 goal's bearing relative to the agent's heading, the straight-line distance
-                to the goal divided by :data:`VECTOR_RANGE_M` (capped at 1), ``sin`` and
+                ``d`` to the goal on a log scale, ``ln(1 + d / 10 m) / ln(1 + R / 10 m)``
+                with ``R =`` :data:`VECTOR_RANGE_M` (capped at 1; 15 m -> 0.17, 100 m ->
+                0.45, so short and long ranges both resolve), ``sin`` and
                 ``cos`` of the agent's compass heading, ``sin`` and ``cos`` of the goal's
                 compass bearing from the agent, and 1 when the task has a goal place (0
                 for question tasks, whose other entries are then 0)
@@ -57,7 +59,7 @@ if TYPE_CHECKING:
 
 #: The values of ``goal=``.
 GOAL_MODES: tuple[str, ...] = ("none", "vector", "landmarks", "image", "text")
-#: Distance (m) that ``goal_vector``'s distance entry maps to 1.
+#: Distance (m) that ``goal_vector``'s distance entry maps to 1 (log scale, see above).
 VECTOR_RANGE_M = 2000.0
 #: Number of landmarks K of ``goal_landmarks``.
 LANDMARK_COUNT = 16
@@ -146,7 +148,7 @@ def goal_vector(pose: tuple[float, float, float], goal: tuple[float, float] | No
     absolute = math.atan2(dx, dy) if dist > 1e-9 else h
     rel = absolute - h
     out[0], out[1] = math.sin(rel), math.cos(rel)
-    out[2] = min(dist / VECTOR_RANGE_M, 1.0)
+    out[2] = min(math.log1p(dist / 10.0) / math.log1p(VECTOR_RANGE_M / 10.0), 1.0)
     out[5], out[6] = math.sin(absolute), math.cos(absolute)
     out[7] = 1.0
     return out
