@@ -70,7 +70,7 @@ def test_tiny_run_writes_checkpoints_the_harness_loads(tmp_path):
     lines = [json.loads(x) for x in (tmp_path / "run" / "evals.jsonl").read_text().splitlines()]
     assert {r["split"] for r in lines} == {"val", "test"}
     assert all(r["episodes"] == 4 and 0 <= r["success"] <= 1 for r in lines)
-    assert res.model.stat().st_size < 200_000  # small checkpoints
+    assert res.model.stat().st_size < 400_000  # small checkpoints
     out = tmp_path / "eval"
     rc = main(
         [

@@ -163,6 +163,20 @@ def test_bad_procedural_specs_are_named(spec, msg):
         ProceduralTasks.parse(spec)
 
 
-def test_other_families_refuse_procedural_suites():
-    with pytest.raises(TaskError, match="CityWalk|citywalk"):
-        gym.make("UrbanGym/CityWalk-NoView-v0", suite="procedural:blocks=2x2")
+def test_citywalk_procedural_suite_holds_out_cities():
+    kw = {"goal": "vector"}
+    train = gym.make("UrbanGym/CityWalk-NoView-v0", suite="procedural:blocks=2x2,cities=2", **kw)
+    test = gym.make(
+        "UrbanGym/CityWalk-NoView-v0", suite="procedural:blocks=2x2,cities=2,split=test", **kw
+    )
+    a = [train.reset(seed=s)[1]["task"] for s in range(6)]
+    b = [test.reset(seed=s)[1]["task"] for s in range(6)]
+    assert {t.type for t in a + b} == {"SGN"}
+    assert all(t.id.startswith("citywalk-proc-train-s") for t in a)
+    assert not {t.city for t in a} & {t.city for t in b}
+    assert len({t.id for t in a}) > 1
+
+
+def test_posegraph360_refuses_procedural_suites():
+    with pytest.raises(TaskError, match="posegraph360 family makes no tasks on the fly"):
+        gym.make("UrbanGym/PoseGraph360-Procedural-v0", suite="procedural:blocks=2x2")
