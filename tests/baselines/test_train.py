@@ -132,7 +132,7 @@ def test_maskable_ppo_beats_random_on_held_out_cities(tmp_path):
     data.update(
         train_suite="procedural:blocks=3x3-4x4,split=train,cities=32",
         eval_tasks=80,
-        total_timesteps=12_000,
+        total_timesteps=8_000,
         eval_every=100_000,
         ppo={"n_steps": 512, "batch_size": 128, "n_epochs": 8, "learning_rate": 5e-4},
     )

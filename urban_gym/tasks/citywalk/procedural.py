@@ -21,6 +21,9 @@ from urban_gym.tasks.spec import TaskSpec
 
 #: Tasks generated per type in one city.
 POOL = 20
+#: The pools made in this process: (city, types, split) -> tasks (shared by the sources of
+#: every env of the process, so in-process vector envs generate each pool once).
+_POOLS: dict[tuple[str, tuple[str, ...], str], list[TaskSpec]] = {}
 
 
 @dataclasses.dataclass
@@ -28,7 +31,8 @@ class CityWalkProceduralTasks(P.ProceduralTasks):
     """CityWalk tasks drawn on the fly (see the module docstring)."""
 
     def _pool(self, city: str, seed: int, n: int) -> list[TaskSpec]:
-        got = self._worlds.get(city)
+        key = (city, self.types, self.split)
+        got = _POOLS.get(key)
         if got is None:
             from urban_gym.tasks.citywalk.generate import generate_tasks
             from urban_gym.tasks.report import SuiteGenerationError
@@ -40,7 +44,7 @@ class CityWalkProceduralTasks(P.ProceduralTasks):
             except SuiteGenerationError:
                 made = []
             prefix = f"citywalk-proc-{self.split}-s{seed}-b{n}-"
-            got = self._worlds[city] = [dataclasses.replace(t, id=prefix + t.id) for t in made]
+            got = _POOLS[key] = [dataclasses.replace(t, id=prefix + t.id) for t in made]
         return got
 
     def draw_in(self, city: str, seed: int, n: int, rng: np.random.Generator) -> TaskSpec | None:
