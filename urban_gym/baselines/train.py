@@ -179,8 +179,9 @@ def make_env_fn(cfg: TrainConfig, suite: str | None, rank: int = 0) -> Callable[
 
 
 def held_out_tasks(cfg: TrainConfig, suite: str, path: Path) -> Path:
-    """Write ``cfg.eval_tasks`` tasks of ``suite`` to ``path`` (a JSONL suite): drawn with
-    seeds 0, 1, ... from an on-the-fly suite, the first ones of a suite file.
+    """Write ``cfg.eval_tasks`` distinct tasks of ``suite`` to ``path`` (a JSONL suite):
+    drawn from an on-the-fly suite (fewer if its cities hold fewer), the first ones of a
+    suite file.
     """
     from urban_gym.tasks.suite import save_suite
 
@@ -188,7 +189,13 @@ def held_out_tasks(cfg: TrainConfig, suite: str, path: Path) -> Path:
     u = env.unwrapped
     if getattr(u, "task_source", None) is not None:
         rng = np.random.default_rng(10_000 + cfg.seed)
-        tasks = [u.task_source.draw(rng) for _ in range(cfg.eval_tasks)]
+        drawn: dict[str, Any] = {}  # distinct tasks (a pool may give one twice)
+        for _ in range(20 * cfg.eval_tasks):
+            if len(drawn) >= cfg.eval_tasks:
+                break
+            t = u.task_source.draw(rng)
+            drawn.setdefault(t.id, t)
+        tasks = list(drawn.values())
     else:
         tasks = list(u.tasks)[: cfg.eval_tasks]
     env.close()
