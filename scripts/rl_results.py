@@ -10,8 +10,8 @@ Tables (``table``): one row per harness run folder (``urban-gym eval``), success
 with percentile-bootstrap 95% intervals over tasks (:func:`urban_gym.eval.stats.mean_ci`,
 the same as ``urban-gym report``), with the command and wall time from a rows file.
 
-    python scripts/rl_results.py curves --out docs/images/rl_streetgraph_vector.png \\
-        --title "StreetGraph procedural, goal=vector" RUN_s0 RUN_s1 RUN_s2
+    python scripts/rl_results.py curves --out docs/images/rl_streetgraph.png
+        --title "StreetGraph procedural" --group "goal=vector@RUN_s0,RUN_s1,RUN_s2"
     python scripts/rl_results.py table ROWS.jsonl
 """
 
