@@ -92,7 +92,11 @@ def table(args: argparse.Namespace) -> None:
     print("|---|---|---|---|---|---|---|")
     for line in Path(args.rows).read_text().splitlines():
         row = json.loads(line)
-        eps = [json.loads(x) for x in (Path(row["out"]) / "episodes.jsonl").read_text().split("\n") if x]
+        eps = [
+            json.loads(x)
+            for x in (Path(row["out"]) / "episodes.jsonl").read_text().split("\n")
+            if x
+        ]
         s = mean_ci([float(e["is_success"]) for e in eps])
         p = mean_ci([float(e["metrics"].get("spl") or 0.0) for e in eps])
         print(
