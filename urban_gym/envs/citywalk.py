@@ -156,6 +156,8 @@ class CityWalkEnv(UrbanEnv):
       clamped duration, invalid action) and one-time system notices (a closure appears).
     * ``action_mask``: ``Box(0, 1, (26,), int8)`` -- 1 where the table entry is valid now
       (also :meth:`action_masks` for sb3-contrib ``MaskablePPO``).
+    * ``goal_vector`` / ``goal_landmarks`` / ``goal_image`` / ``goal_text`` (with
+      ``goal=``): the goal a policy conditions on (:mod:`urban_gym.envs.goals`).
 
     ## Starting State
     The task's start pose (``x``, ``y``, ``heading``, ``pitch``) and clock (seconds of
@@ -204,6 +206,8 @@ class CityWalkEnv(UrbanEnv):
     * ``render_size``: height of each panel of the ``rgb_array`` frame (default 256).
     * ``track_visibility``: False; True adds ``info["goal_visible"]``
       (:mod:`urban_gym.envs.visibility`).
+    * ``goal``: ``"none"`` (default) or another goal mode of :mod:`urban_gym.envs.goals`
+      (``"vector"``, ``"landmarks"``, ``"text"``; ``"image"`` needs a view).
 
     ## Version History
     * v0: initial version; ``info`` follows the shared schema since issue 11
@@ -228,8 +232,9 @@ class CityWalkEnv(UrbanEnv):
         render_mode: str | None = None,
         render_size: int = 256,
         track_visibility: bool = False,
+        goal: str = "none",
     ) -> None:
-        self._init_base(render_mode, track_visibility)
+        self._init_base(render_mode, track_visibility, goal)
         self.view_wh = view_wh(view_size, MAX_VIEW_SIZE)
         if not (isinstance(fov, (int, float)) and 0.0 < float(fov) < 180.0):
             raise TaskError(f"fov={fov!r} must be a number of degrees in (0, 180)")

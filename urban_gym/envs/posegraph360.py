@@ -107,7 +107,10 @@ class PoseGraph360Env(UrbanEnv):
     reference image (grid map, route map with a blue start and red goal, or a photo of the
     landmark's facade; zeros when the task has none); ``map`` (only with
     ``location_prior=True``) -- a north-up map of the whole graph with the agent's marker;
-    ``instruction`` ``Text`` -- the task text; ``action_mask`` ``Box(0, 1, (42,), int8)``.
+    ``instruction`` ``Text`` -- the task text; ``action_mask`` ``Box(0, 1, (42,), int8)``;
+    with ``goal=`` also ``goal_vector`` / ``goal_landmarks`` / ``goal_image`` (the view at
+    the goal frame) / ``goal_text``, the goal a policy conditions on
+    (:mod:`urban_gym.envs.goals`).
 
     ## Starting State
 
@@ -169,7 +172,8 @@ class PoseGraph360Env(UrbanEnv):
     name judge ``(prediction, candidate names) -> bool`` of relational answers; default:
     normalised names plus OSM aliases -- an LLM judge can be plugged in); ``render_mode``
     (``"rgb_array"``); ``track_visibility`` (False: True adds ``info["goal_visible"]``,
-    :mod:`urban_gym.envs.visibility`).
+    :mod:`urban_gym.envs.visibility`); ``goal`` (``"none"``, the default, ``"vector"``,
+    ``"landmarks"``, ``"image"`` or ``"text"``: :mod:`urban_gym.envs.goals`).
 
     ## Version History
 
@@ -225,8 +229,9 @@ class PoseGraph360Env(UrbanEnv):
         answer_judge: Callable[[str, Sequence[str]], bool] | None = None,
         render_mode: str | None = None,
         track_visibility: bool = False,
+        goal: str = "none",
     ) -> None:
-        self._init_base(render_mode, track_visibility)
+        self._init_base(render_mode, track_visibility, goal)
         if city is not None:
             from urban_gym.world.loader import load_city
 

@@ -112,7 +112,9 @@ class StreetGraphEnv(UrbanEnv):
       (degrees; the task's start heading at reset);
     * ``action_mask``: ``Box(0, 1, (D + 1,), int8)`` -- 1 for valid table entries;
     * ``instruction``: ``Text`` -- the destination's name (``"Go to <name>."``) or the
-      route description of an instruction task.
+      route description of an instruction task;
+    * ``goal_vector`` / ``goal_landmarks`` / ``goal_image`` / ``goal_text`` (with
+      ``goal=``): the goal a policy conditions on (:mod:`urban_gym.envs.goals`).
 
     Options are listed in increasing bearing.
 
@@ -184,6 +186,10 @@ class StreetGraphEnv(UrbanEnv):
       the options shown share equally, so videos can be recorded).
     * ``track_visibility``: False; True adds ``info["goal_visible"]``
       (:mod:`urban_gym.envs.visibility`).
+    * ``goal``: ``"none"`` (default: the observation above), ``"vector"``, ``"landmarks"``,
+      ``"image"`` or ``"text"``: adds the ``goal_*`` entry a policy conditions on
+      (:mod:`urban_gym.envs.goals`); ``"image"`` (the view at the goal's
+      panorama) needs image observations.
 
     ## Version History
 
@@ -229,8 +235,9 @@ class StreetGraphEnv(UrbanEnv):
         conditions: dict[str, Any] | None = None,
         render_mode: str | None = None,
         track_visibility: bool = False,
+        goal: str = "none",
     ) -> None:
-        self._init_base(render_mode, track_visibility)
+        self._init_base(render_mode, track_visibility, goal)
         self._check_settings(observation, travel, max_decisions, max_transitions, dtw_threshold)
         if not (view_cache_mb >= 0):
             raise UrbanGymError(f"view_cache_mb={view_cache_mb!r} must be >= 0")

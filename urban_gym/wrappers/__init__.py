@@ -41,6 +41,7 @@ _LAZY: dict[str, str] = {
     "PromptProtocol": "protocols",
     "DropTextObservation": "rl",
     "EncodeTextObservation": "rl",
+    "EncodeAngleObservation": "rl",
     "ResizeImageObservation": "rl",
     "ExposeActionMask": "rl",
     "make_rl_env": "rl",

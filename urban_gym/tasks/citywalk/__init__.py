@@ -70,6 +70,7 @@ from urban_gym.tasks.citywalk.generators import (
     route_instructions,
     route_legs,
 )
+from urban_gym.tasks.citywalk.procedural import CityWalkProceduralTasks, procedural_source
 from urban_gym.tasks.citywalk.types import (
     CLOCK_RANGES,
     DEFAULT_MAX_STEPS,
@@ -91,6 +92,7 @@ from urban_gym.tasks.citywalk.types import (
 
 __all__ = [
     "CLOCK_RANGES",
+    "CityWalkProceduralTasks",
     "DEFAULT_MAX_STEPS",
     "DEFAULT_SUITES",
     "DEFAULT_SUITE_PATH",
@@ -115,6 +117,7 @@ __all__ = [
     "generate",
     "generate_tasks",
     "generate_with_report",
+    "procedural_source",
     "resample",
     "route_instructions",
     "route_legs",
