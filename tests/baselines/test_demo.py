@@ -16,17 +16,23 @@ def test_demo_prints_metrics_and_writes_a_gif(tmp_path, capsys):
     out = capsys.readouterr().out
     assert status == 0, out
     assert "scripted model server at http://127.0.0.1:" in out and "server stopped" in out
-    assert "termination=arrived success=True steps=16" in out
+    assert "termination=arrived success=True steps=18" in out
     assert '"decision_accuracy": 1.0' in out
     rec = json.loads((tmp_path / "episodes.jsonl").read_text().splitlines()[-1])
-    assert rec["termination"] == "arrived" and rec["l"] == 16
+    assert rec["termination"] == "arrived" and rec["l"] == 18
     frames = iio.imread(tmp_path / "streetgraph.gif", index=None)
     # one frame after the reset and one per step: the 256 px map, then the env's render()
-    # (160 px per option, 230 px tall), a status line under both; padded to the widest
+    # (160 px per option, 230 px tall); under them the street views the model was sent at
+    # their own 512x512 (issue 19: the language-model default), in rows of three; a status
+    # line under all; padded to the largest frame
     strip = F.status_line("step", 10).shape[0]
-    assert frames.shape[:2] == (17, 256 + strip)
-    assert frames.shape[2] > 256 + 160 and (frames.shape[2] - 256) % FRAME_TILE == 0
+    assert frames.shape[0] == 19
+    rows = (frames.shape[1] - 256 - 4 - strip + 4) // (512 + 4)
+    assert rows in (1, 2) and frames.shape[1] == 256 + 4 + rows * 516 - 4 + strip
+    assert frames.shape[2] >= 3 * 512 + 2 * 4
     first = frames[0]
     assert first[:256, :256].std() > 20  # the map
     assert first[:FRAME_TILE, 256 + 2 : 256 + FRAME_TILE - 2].std() > 20  # option 0's view
-    assert (first[256:, :].min(axis=2) < 100).any()  # the status line's text
+    assert first[260 : 260 + 512, :512].std() > 20  # option 0 as the model sees it
+    # the status line's text under the model's images (frames are padded at the bottom)
+    assert any((f[-strip:].min(axis=2) < 100).any() for f in frames)

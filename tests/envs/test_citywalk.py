@@ -306,8 +306,8 @@ def test_bad_tasks_fail_before_the_episode(change, fragment):
 
 
 def test_bad_arguments_name_the_value(tmp_path):
-    with pytest.raises(TaskError, match="view_size=1000"):
-        CityWalkEnv(tasks=[nav_task()], view_size=1000)
+    with pytest.raises(TaskError, match="view_size=3000"):
+        CityWalkEnv(tasks=[nav_task()], view_size=3000)
     with pytest.raises(TaskError, match="no such suite"):
         CityWalkEnv(suite=tmp_path / "missing.jsonl", view_size=None)
     bad = tmp_path / "bad.jsonl"
@@ -355,6 +355,28 @@ def test_check_env_passes_with_the_view(tiny_tasks):
     assert frame.shape == (96, 3 * 96, 3)
     obs, *_ = env.step({"action": "open_map"})
     assert obs["view"].shape == (64, 64, 3)
+
+
+@needs_view
+def test_non_square_view_is_the_middle_rows_of_the_square_one():
+    # the horizontal field of view fixes the focal length by the width, so a 96x64 view
+    # shows rows 16..80 of the 96x96 view from the same pose
+    wide = CityWalkEnv(tasks=[nav_task()], view_size=(96, 64))
+    square = CityWalkEnv(tasks=[nav_task()], view_size=96)
+    assert wide.observation_space["view"].shape == (64, 96, 3)
+    obs, _ = wide.reset(seed=0)
+    ref, _ = square.reset(seed=0)
+    assert obs["view"].shape == (64, 96, 3) and wide.observation_space.contains(obs)
+    np.testing.assert_array_equal(obs["view"], ref["view"][16:80])
+    obs, *_ = wide.step({"action": "open_map"})
+    assert obs["view"].shape == (64, 96, 3)
+    wide.step({"action": "map_select", "x": 1.0, "y": 0.5})
+    # the middle of the right edge of the map: half the width (48 px) east of its centre
+    half_w = 48 * wide.map.mpp
+    assert wide.map.selected == pytest.approx((wide.map.center[0] + half_w, wide.map.center[1]))
+    for bad in ((96,), (0, 64), (96, 3000), 2.5, (96.0, 64)):
+        with pytest.raises(TaskError, match="view_size="):
+            CityWalkEnv(tasks=[nav_task()], view_size=bad)
 
 
 def _rollout(env, seed, n=60):

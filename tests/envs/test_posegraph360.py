@@ -131,9 +131,9 @@ def test_moves_and_camera_by_hand(graph):
     assert info["yaw_offset"] == -36.0
     obs, _, _, _, info = env.step({"action": "look_right", "size": "L"})
     assert info["yaw_offset"] == 54.0 and same_bearing(view_bearing(obs), 54.0)
-    # Q / E tilt by 15°, S resets the view
+    # Q / E tilt by 24° without a size (as A / D turn), S resets the view
     _, _, _, _, info = env.step("Q")
-    assert info["pitch"] == 15.0
+    assert info["pitch"] == 24.0
     _, _, _, _, info = env.step("S")
     assert (info["yaw_offset"], info["pitch"]) == (0.0, 0.0)
     assert info["state"]["frame"] == 9  # looking does not move
@@ -144,7 +144,7 @@ def test_pitch_limits_are_masked(graph):
     south = spoke(graph, (0, -106), (0, 0))
     env = make(graph, [nav(graph, south.id, 5, (0.0, 106.0))])
     obs, _ = env.reset(seed=0)
-    for _ in range(4):
+    for _ in range(3):  # 24°, 48°, then 60° (the limit stops the third tilt)
         obs, *_ = env.step(11)
     assert obs["action_mask"][11] == 0 and obs["action_mask"][12] == 1
     _, r, _, _, info = env.step(11)
@@ -200,8 +200,8 @@ def test_bad_actions_are_invalid_steps(graph):
     cases = [
         ({"action": "fly"}, "unknown action 'fly'"),
         ({"action": "W", "size": "HUGE"}, "size='HUGE' is not allowed"),
-        ({"action": "ANSWER"}, "missing parameter 'text'"),
-        ({"action": "ANSWER", "text": "  "}, "must not be empty"),
+        ({"action": "W", "answer": "moving on"}, "size='moving on' is not allowed"),
+        ({"action": "Q", "size": "HUGE"}, "size='HUGE' is not allowed"),
         (99, "outside the action table [0, 41]"),
         (ANSWER_BASE + 3, "only 1 answer option"),
         (3.5, "must be an object"),
@@ -429,3 +429,20 @@ def test_map_markers_reveal_only_what_the_task_shows(graph, suite):
         env.reset(seed=0, options={"task_id": by_type[kind].id})
         m = env.map_markers()
         assert m.goal is None and m.start is None and not m.destinations, kind
+
+
+def test_rendered_panoramas_are_as_wide_as_the_view_needs():
+    from urban_gym.envs.posegraph360 import view_pano_width
+
+    # 4 x the view's width for a 90 degree view: its centre pixels meet about 1.27 panorama
+    # pixels each (4 / pi); a 60 degree view needs tan(45)/tan(30) = 1.73 times more
+    assert view_pano_width(84, 90.0) == 336
+    assert view_pano_width(512, 90.0) == 2048
+    assert view_pano_width(100, 60.0) == 694  # 4 * 100 / tan(30 deg) = 692.8 -> even 694
+    assert view_pano_width(16, 90.0) == 256  # never below 256
+    city = "procedural:seed=3,blocks=2x2"
+    env = PoseGraph360Env(city=city, view_size=84)
+    assert env._world["pano_width"] == 336
+    env.reset(seed=0)
+    assert env.graph.source.panorama(("t", 0), 0.0, 0.0)[0].shape == (168, 336, 3)
+    assert PoseGraph360Env(city=city, view_size=84, pano_width=512)._world["pano_width"] == 512

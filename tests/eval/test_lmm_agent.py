@@ -57,6 +57,8 @@ def test_lmm_agent_run_through_a_loopback_server(tmp_path, monkeypatch):
     assert cfg["base_url"] == server.url and cfg["model"] == "urban-gym-scripted"
     assert (cfg["temperature"], cfg["max_tokens"], cfg["extra_body"]) == (0.7, 256, {"seed": 1})
     assert cfg["memory"] == "auto" and cfg["map"] is False
+    # the lmm agent's env has the family's language-model views (issue 19)
+    assert d.read_manifest()["env_kwargs"]["image_size"] == [512, 512]
 
 
 def test_a_client_that_gives_up_ends_the_episode_as_model_error(tmp_path):

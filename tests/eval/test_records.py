@@ -96,3 +96,18 @@ def test_fast_record_lines_are_those_of_strict_json():
         {"big": 2**70},  # -> a string of digits
     ):
         assert strict_line(value) == dumps(value)
+
+
+def test_traces_read_back_as_written_and_a_bad_line_is_named(tmp_path):
+    d = RunDir(tmp_path)
+    steps = [{"t": 0, "pose": {"x": 1.5, "y": -2.0, "heading": 90.0}}, {"t": 1, "action": 3}]
+    rel = d.write_trace("k", steps, small_ints=True)
+    assert rel == "traces/k.jsonl"
+    assert d.read_trace(rel) == steps
+    p = tmp_path / rel
+    # two halves of one object on two lines: valid JSON only when the lines are joined
+    p.write_text('{"t": 0}\n{"t": 1, "a": [1\n2]}\n')
+    with pytest.raises(RecordsError, match=r"k.jsonl, line 2: not JSON"):
+        d.read_trace(rel)
+    p.write_text('{"t": 0}\n\n[1, 2]\n')  # a blank line is skipped; a non-object is kept
+    assert d.read_trace(rel) == [{"t": 0}, [1, 2]]

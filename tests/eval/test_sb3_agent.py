@@ -44,7 +44,12 @@ def test_the_checkpoint_records_its_face(checkpoint):
     face = read_face(checkpoint)
     assert face["algo"] == "MaskablePPO" and face["env_id"] == SG
     assert face["env_kwargs"] == SYMBOLIC
-    assert face["rl_face"] == {"image_size": None, "text": "encode", "text_dim": 64}
+    assert face["rl_face"] == {
+        "image_size": None,
+        "text": "encode",
+        "text_dim": 64,
+        "angles": "raw",
+    }
 
 
 def test_eval_with_a_checkpoint(checkpoint, tmp_path):

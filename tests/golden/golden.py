@@ -1,8 +1,8 @@
 """Golden rollouts: every registered id, 3 seeds x 50 seeded random (masked) steps.
 
 ``python -m tests.golden.golden record`` writes ``tests/golden/rollouts.json.gz``
-(``... refresh instruction`` re-records only the instruction hashes; ``... record-ids ID...``
-re-records whole ids); the test
+(``... refresh instruction`` re-records only the instruction hashes; ``... rerecord ID...``
+re-records all of those ids' rollouts, e.g. after their task suite was regenerated); the test
 ``tests/golden/test_golden.py`` replays the same rollouts and compares observation hashes,
 rewards, end flags and the recorded ``info`` values.
 """
@@ -130,21 +130,24 @@ def refresh(keys: list[str]) -> None:
     print(f"refreshed {changed} hashes of {', '.join(keys)} in {PATH}")
 
 
-def record_ids(env_ids: list[str]) -> None:
-    """Re-record the whole rollouts of ``env_ids`` only (after a deliberate change of what
-    those envs do, e.g. a regenerated default suite), keeping every other id as recorded.
-    """
+def rerecord(env_ids: list[str]) -> None:
+    """Re-record every rollout of ``env_ids`` (after a deliberate change of what those ids
+    do, such as a regenerated task suite), keeping every other id as it was. ``info`` keys
+    that :data:`tests.golden.test_golden.DERIVED` derives from today's ``info`` are stored
+    as it derives them, so that the replay compares them the same way as the older ids."""
+    from tests.golden.test_golden import DERIVED
+
     data = load()
-    unknown = [i for i in env_ids if i not in ENV_SPECS]
-    if unknown:
-        raise SystemExit(f"unknown env ids {unknown}")
     for env_id in env_ids:
+        if env_id not in ENV_SPECS:
+            raise SystemExit(f"{env_id!r} is not a registered id")
         data[env_id] = {str(s): rollout(env_id, s) for s in SEEDS}
         for steps in data[env_id].values():
-            for entry in steps:  # in the form test_golden's DERIVED "pose" reproduces
-                info = entry["info"]
-                if "pose" in info and "pitch" in info:
-                    info["pose"] = {**info["pose"], "pitch": info["pitch"]}
+            for step in steps:
+                info = step["info"]
+                for key, derive in DERIVED.items():
+                    if key in info:
+                        info[key] = derive(info)
     text = json.dumps(data, ensure_ascii=False, sort_keys=True, indent=0)
     PATH.write_bytes(gzip.compress(text.encode("utf-8"), mtime=0))
     print(f"re-recorded {', '.join(env_ids)} in {PATH}")
@@ -160,5 +163,5 @@ if __name__ == "__main__":
         record()
     elif sys.argv[1:2] == ["refresh"] and sys.argv[2:]:
         refresh(sys.argv[2:])
-    elif sys.argv[1:2] == ["record-ids"] and sys.argv[2:]:
-        record_ids(sys.argv[2:])
+    elif sys.argv[1:2] == ["rerecord"] and sys.argv[2:]:
+        rerecord(sys.argv[2:])

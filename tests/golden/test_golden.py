@@ -35,8 +35,9 @@ DERIVED: dict[str, Callable[[dict], Any]] = {
     "distance_to_goal": lambda info: info["distance_to_goal_m"],
     # StreetGraph: metres to the goal
     "remaining_m": lambda info: info["distance_to_goal_m"],
-    # CityWalk: the pose had the view's pitch, now a key of its own
-    "pose": lambda info: {**info["pose"], "pitch": info["pitch"]},
+    # CityWalk: the pose had the view's pitch, now a key of its own (ids without a pitch,
+    # such as StreetGraph, keep the schema's pose)
+    "pose": lambda info: {**info["pose"], **({"pitch": info["pitch"]} if "pitch" in info else {})},
 }
 #: recorded info keys removed on purpose.
 DROPPED: frozenset[str] = frozenset()

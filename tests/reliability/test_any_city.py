@@ -116,8 +116,12 @@ def test_sparse_suburb_reports_what_it_lacks(generated):
     pg = rows(generated["suburb", "posegraph360"])
     # the school's sign is 30 m from its road: only the supermarket is a place
     assert pg["relational"].made == 0 and "only 1 named POI" in pg["relational"].reason
-    for tt in ("localization", "landmark_name", "map_navigation"):
+    for tt in ("localization", "landmark_name"):
         assert pg[tt].made == PER_TYPE, pg[tt]
+    # map navigation is graded by decision points (3 or more, as 360CityArena's easy
+    # routes): the suburb's few junctions give no such route, and the report says so
+    assert pg["map_navigation"].made == 0
+    assert "no route with 3-4 decision points" in pg["map_navigation"].reason
     assert generated["suburb", "streetgraph"].report.made == PER_TYPE
 
 
@@ -129,11 +133,13 @@ def test_non_latin_city_supports_every_type(generated):
         "localization",
         "landmark_name",
         "landmark_image",
-        "map_navigation",
         "vln",
         "relational",
     ):
         assert pg[tt].made == PER_TYPE, pg[tt]
+    # a small city has no route with 8+ decision points (hard map navigation); it says so
+    assert pg["map_navigation"].made == PER_TYPE - 1
+    assert "hard 0 of 1: no route with 8-12 decision points" in pg["map_navigation"].reason
 
 
 def _scripts(text: str) -> set[str]:

@@ -104,3 +104,16 @@ def test_every_object_kind_has_an_upright_sprite():
             continue
         assert spr.rgba.shape[2] == 4 and spr.rgba[..., 3].any(), kind
         assert 0.2 <= spr.width_m <= 5.0 and 0.5 <= spr.height_m <= 9.0, kind
+
+
+def test_sign_cap_height_is_the_height_of_a_capital_on_the_board():
+    """The documented text height (README: pixels per view size and distance) comes from
+    the board's own pixels: the rows of white text on a dark board of "HH"."""
+    from urban_gym.render.textures import SIGN_PPM, render_sign, sign_cap_height_m
+
+    tex = render_sign("HH", (0, 0, 0), (255, 255, 255))
+    rows = np.flatnonzero((tex.image[4:-4, 4:-4].min(axis=2) > 200).any(axis=1))
+    assert abs(len(rows) - sign_cap_height_m() * SIGN_PPM) <= 1
+    assert 0.45 < sign_cap_height_m() < 0.6  # metres, on a 1.2 m board
+    # a 960-px view with a 90-degree field of view (focal length 480 px) from 8 m: 32 px
+    assert 480 * sign_cap_height_m() / 8 == pytest.approx(31.9, abs=0.1)

@@ -350,6 +350,39 @@ def test_oracle_solves_one_task_of_each_type_of_the_default_suite(default_suite)
         assert info["is_success"], (key, default_suite[i].id, info["metrics"])
 
 
+def test_every_claim_of_sight_holds_in_the_start_views_pixels(default_suite, helsinki):
+    """Issue 19: "its sign is in sight from where you start" (SGN) and "the sign straight
+    ahead of you" (VR) hold in the language-model start view (960x540, 90 degrees, the
+    env's own pedestrians drawn): 100 % of those tasks show at least MIN_SIGN_PIXELS
+    pixels of the place's signboard in the renderer's instance ids."""
+    from urban_gym.envs.citywalk import CityWalkEnv
+    from urban_gym.render import FirstPersonRenderer
+    from urban_gym.render.ids import sign_id
+    from urban_gym.tasks.citywalk.context import MIN_SIGN_PIXELS, start_view_size
+
+    assert start_view_size() == (960, 540)
+    claims = [i for i, t in enumerate(default_suite) if t.type in ("SGN", "VR")]
+    # UrbanGround's 63 SGN and 63 VR base tasks, and 40 condition variants of each (issue 16)
+    assert len(claims) == 2 * 63 + 2 * 40
+    env = CityWalkEnv(tasks=default_suite, view_size=None)
+    fp = FirstPersonRenderer(helsinki, 960, 540, fov=90.0)
+    shown = {}
+    for i in claims:
+        t = default_suite[i]
+        env.reset(seed=0, options={"task_index": i})
+        w = env.walker
+        assert (w.x, w.y, w.heading) == pytest.approx(
+            (t.start["x"], t.start["y"], t.start["heading"])
+        )
+        poi = t.goal["poi_id"] if t.type == "SGN" else t.meta["poi_id"]
+        ids = fp.render(
+            w.x, w.y, w.heading, w.pitch, pedestrians=env.pedestrian_positions(), ids=True
+        ).ids
+        shown[t.id] = int(np.count_nonzero(ids == sign_id(poi)))
+    missing = {k: v for k, v in shown.items() if v < MIN_SIGN_PIXELS}
+    assert not missing, missing
+
+
 @pytest.mark.slow
 def test_oracle_on_the_whole_default_suite(default_suite):
     """>= 95% of each navigation type and 100% of the questions (about 30 s)."""

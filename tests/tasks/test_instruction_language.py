@@ -80,7 +80,7 @@ def places_of(task: TaskSpec) -> Iterator[tuple[str, Any, bool]]:
             yield by_id[m["landmark_poi_id"]].name, by_id[m["landmark_poi_id"]], True
     elif task.family == "streetgraph":
         yield g["name"], by_osm[g["osm_id"]], True
-    elif task.type in ("landmark_name", "vln"):
+    elif task.type in ("landmark_name", "vln", "landmark_bbox", "landmark_intervals"):
         yield g["poi"], by_name[g["poi"]], True
     elif task.type == "landmark_image":  # found from its photo: the text must not say it
         yield g["poi"], by_name[g["poi"]], False

@@ -97,8 +97,10 @@ def test_preprocess_report_and_contraction(raw):
         "add_reverse_links",
         "prune_dead_ends",
         "keep_largest_component",
+        "merge_parallel_streets",
         "contract",
     ]
+    assert rep.step("merge_parallel_streets")["links_removed"] == 0  # s1, s2, s3 differ
     c = rep.step("contract")
     assert c["decision_points"] == 2
     assert c["streets"] == 6

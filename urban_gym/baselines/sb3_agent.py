@@ -11,7 +11,7 @@ reads only its own members and ignores others), a member :data:`FACE_MEMBER`
 
     {"format": 1, "algo": "MaskablePPO", "env_id": "UrbanGym/StreetGraph-Procedural-v0",
      "env_kwargs": {"observation": "symbolic"},
-     "rl_face": {"image_size": [48, 48], "text": "drop", "text_dim": 64},
+     "rl_face": {"image_size": [48, 48], "text": "drop", "text_dim": 64, "angles": "raw"},
      "urban_gym_version": "0.1.0"}
 
 ``rl_face`` holds the arguments of :func:`urban_gym.wrappers.rl.make_rl_env`; ``env_id``
@@ -40,6 +40,7 @@ FACE_FORMAT = 1
 #: Algorithms :class:`SB3Agent` loads, by the ``algo`` name in the face record.
 ALGORITHMS: dict[str, str] = {
     "MaskablePPO": "sb3_contrib:MaskablePPO",
+    "RecurrentPPO": "sb3_contrib:RecurrentPPO",
     "PPO": "stable_baselines3:PPO",
     "A2C": "stable_baselines3:A2C",
     "DQN": "stable_baselines3:DQN",
@@ -64,6 +65,7 @@ def write_face(
     image_size: tuple[int, int] | None,
     text: str = "drop",
     text_dim: int = 64,
+    angles: str = "raw",
 ) -> dict[str, Any]:
     """Add the face record (see the module docstring) to the checkpoint at ``path``
     (replacing an older one); returns it.
@@ -80,6 +82,7 @@ def write_face(
             "image_size": list(image_size) if image_size is not None else None,
             "text": text,
             "text_dim": int(text_dim),
+            "angles": angles,
         },
         "urban_gym_version": __version__,
     }
@@ -151,7 +154,15 @@ class SB3Agent(BaseAgent):
         algo = getattr(importlib.import_module(module), name)
         self.model = algo.load(str(self.path), device="cpu")
         self.masked = self.face["algo"] == "MaskablePPO"
+        self.recurrent = self.face["algo"] == "RecurrentPPO"
+        self._state: Any = None
+        self._start = True
         self.stack: gym.Env | None = None
+
+    def reset(self, env: gym.Env, task: Any, seed: int | None = None) -> None:
+        """Start an episode (a recurrent policy forgets its memory)."""
+        super().reset(env, task, seed)
+        self._state, self._start = None, True
 
     def wrap(self, env: gym.Env) -> gym.Env:
         """The RL face recorded in the checkpoint, on ``env``; its spaces must be the
@@ -166,6 +177,7 @@ class SB3Agent(BaseAgent):
             image_size=tuple(size) if size is not None else None,
             text=f.get("text", "drop"),
             text_dim=int(f.get("text_dim", 64)),
+            angles=f.get("angles", "raw"),
         )
         self._check_spaces(self.stack)
         return self.stack
@@ -195,6 +207,14 @@ class SB3Agent(BaseAgent):
         kw: dict[str, Any] = {"deterministic": self.deterministic}
         if self.masked and self.stack is not None:
             kw["action_masks"] = self.stack.action_masks()
+        if self.recurrent:
+            import numpy as np
+
+            kw["state"] = self._state
+            kw["episode_start"] = np.array([self._start])
+            action, self._state = self.model.predict(obs, **kw)
+            self._start = False
+            return int(action)
         action, _ = self.model.predict(obs, **kw)
         return int(action)
 

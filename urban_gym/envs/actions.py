@@ -149,7 +149,9 @@ class Param:
             return s
         if self.kind == "bool":
             return {"type": "boolean", "description": self.description}
-        return {"type": "string", "minLength": 1, "description": self.description}
+        if self.required:  # the same rule as :meth:`convert`: only required text must be non-empty
+            return {"type": "string", "minLength": 1, "description": self.description}
+        return {"type": "string", "description": self.description}
 
     def convert(self, action: str, value: Any) -> Any:
         """The canonical value for ``value`` or :class:`InvalidAction`.
@@ -182,7 +184,7 @@ class Param:
             if folded in ("false", "no", "0"):
                 return False
             raise InvalidAction(f"{label} must be true or false")
-        text = _scalar_text(value)
+        text = _text_of(value)
         if text is None:
             raise InvalidAction(f"{label} must be text")
         text = text.strip()
@@ -310,7 +312,7 @@ class ActionSet:
                     v = lowered.pop(k.casefold())
                     found = True
                     break
-            if not found or v is None:
+            if not found or v is None or (not p.required and _blank(v)):
                 if p.required:
                     raise InvalidAction(
                         f"{spec.name}: missing parameter '{p.name}' ({p.describe()})"
@@ -339,6 +341,26 @@ class ActionSet:
                     a[p.name] = "example"
             out.append(a)
         return out
+
+
+def _text_of(value: Any) -> str | None:
+    """A scalar as text; a structured answer (``{"bbox_xyxy_norm": [...]}``, a list) as
+    JSON text; None when neither.
+    """
+    text = _scalar_text(value)
+    if text is None and isinstance(value, (Mapping, list, tuple)):
+        try:
+            text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError, RecursionError):
+            text = None
+    return text
+
+
+def _blank(value: Any) -> bool:
+    """Whether ``value`` is an empty or all-blank string (an optional parameter left empty,
+    as in ``{"action": "S", "answer": ""}``, takes its default).
+    """
+    return isinstance(value, str) and not value.strip()
 
 
 def table_index(action: Any) -> int | None:

@@ -71,6 +71,7 @@ from urban_gym.envs.actions import (
     describe_value,
     table_index,
 )
+from urban_gym.envs.goals import GoalObservation, check_goal_mode
 from urban_gym.envs.info import make_pose
 from urban_gym.errors import UrbanGymError
 
@@ -136,8 +137,28 @@ class UrbanEnv(gym.Env):
     action_table: Sequence[dict[str, Any]]
 
     # ------------------------------------------------------------------ construction
-    def _init_base(self, render_mode: str | None, track_visibility: bool = False) -> None:
+    @property
+    def observation_space(self) -> gym.Space:
+        """The family's observation space plus the ``goal_*`` entries of its goal mode."""
+        return self.__dict__["_observation_space"]
+
+    @observation_space.setter
+    def observation_space(self, space: gym.Space) -> None:
+        goal = self.__dict__.get("_goal")
+        if goal is not None and goal.mode != "none":
+            goal.check(self)
+            if not isinstance(space, gym.spaces.Dict):
+                raise UrbanGymError(f"goal={goal.mode!r} needs a Dict observation space")
+            space = gym.spaces.Dict({**space.spaces, **goal.spaces(self)})
+        self.__dict__["_observation_space"] = space
+
+    def _init_base(
+        self, render_mode: str | None, track_visibility: bool = False, goal: str = "none"
+    ) -> None:
         """Check ``render_mode`` and mark the env as waiting for its first ``reset``.
+
+        ``goal`` is the goal mode (:mod:`urban_gym.envs.goals`): the ``goal_*`` entries it
+        adds join the observation space the family sets and every observation.
 
         ``track_visibility`` adds the privileged ``info["goal_visible"]`` (a bool on every
         ``info``: :mod:`urban_gym.envs.visibility`); it renders instance ids every step, so
@@ -151,6 +172,8 @@ class UrbanEnv(gym.Env):
             raise UrbanGymError(f"track_visibility={track_visibility!r} must be True or False")
         self.render_mode = render_mode
         self.track_visibility = bool(track_visibility)
+        self.goal_mode = check_goal_mode(self, goal)
+        self._goal = GoalObservation(self.goal_mode)
         self.steps = 0
         self.invalid_actions = 0
         #: Why the last action was not carried out ("" when it was): BrowserGym's
@@ -192,6 +215,8 @@ class UrbanEnv(gym.Env):
             out = self._default_tasks(city)
         elif isinstance(suite, str) and suite in fam.DEFAULT_SUITES:
             out = load_suite(fam.DEFAULT_SUITES[suite])
+        elif isinstance(suite, str) and suite.startswith("procedural:"):
+            out = self._procedural_tasks(suite)
         else:
             out = load_suite(suite)
         if task_types is not None:
@@ -221,6 +246,30 @@ class UrbanEnv(gym.Env):
                     "(a task's world is its task.city; leave city= out or pick its tasks)"
                 )
         return out
+
+    def _procedural_tasks(self, suite: str) -> list[TaskSpec]:
+        """The tasks of an on-the-fly ``suite="procedural:..."``: the family's source
+        (``procedural_source(spec)``) draws a new task at every reset; a fixed sample of it
+        is :attr:`tasks` (spaces, ``task_index``).
+        """
+        from urban_gym.tasks.spec import TaskError
+
+        make = getattr(self.task_family, "procedural_source", None)
+        if make is None:
+            raise TaskError(
+                f"suite={suite!r}: the {self.family} family makes no tasks on the fly "
+                "(StreetGraph and CityWalk do); pass a suite file"
+            )
+        self.task_source = make(suite)
+        return self.task_source.sample()
+
+    def set_curriculum(self, max_blocks: int) -> None:
+        """Let an on-the-fly procedural suite draw cities of up to ``max_blocks`` x
+        ``max_blocks`` blocks (the curriculum of ``urban-gym train``); no effect otherwise.
+        """
+        src = getattr(self, "task_source", None)
+        if src is not None:
+            src.set_max_blocks(max_blocks)
 
     def _one_city(self, city: str | None = None) -> str:
         """The one city of the env's tasks (``city`` when given: :meth:`_load_tasks`
@@ -270,7 +319,7 @@ class UrbanEnv(gym.Env):
         self.last_action_error = ""
         self._start_episode(task)
         self._done = False
-        return self._observe(), self._info("")
+        return self._observation(), self._info("")
 
     def _pick_task(self, options: dict[str, Any]) -> TaskSpec:
         from urban_gym.tasks.spec import TaskError, TaskSpec
@@ -305,6 +354,9 @@ class UrbanEnv(gym.Env):
             t = options["task"]
             t = t if isinstance(t, TaskSpec) else TaskSpec.from_dict(t)
             return self._accept_task(self.task_family.check_task(t))
+        src = getattr(self, "task_source", None)
+        if src is not None:
+            return self._accept_task(self.task_family.check_task(src.draw(self.np_random)))
         return self.tasks[int(self.np_random.integers(len(self.tasks)))]
 
     def _accept_task(self, task: TaskSpec) -> TaskSpec:
@@ -339,7 +391,16 @@ class UrbanEnv(gym.Env):
         info = self._info(message)
         if reason is not None:
             reward += self._end_episode(info, reason, valid)
-        return self._observe(), float(reward), reason is not None and not truncated, truncated, info
+        obs = self._observation()
+        return obs, float(reward), reason is not None and not truncated, truncated, info
+
+    def _observation(self) -> Any:
+        """The family's observation (:meth:`_observe`) with the goal mode's entries."""
+        obs = self._observe()
+        goal = self.__dict__.get("_goal")
+        if goal is not None and goal.mode != "none":
+            obs.update(goal.observe(self))
+        return obs
 
     def _decode(self, action: Any) -> dict[str, Any]:
         """The structured action of ``action`` (normalised once), or ``InvalidAction``."""

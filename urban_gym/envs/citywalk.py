@@ -45,7 +45,7 @@ from urban_gym.envs.citywalk_dynamics import (
     walking_distance,
 )
 from urban_gym.envs.citywalk_network import PedestrianNetwork
-from urban_gym.envs.spaces import SharedMemoryText
+from urban_gym.envs.spaces import SharedMemoryText, view_wh
 from urban_gym.envs.text import clean_text, task_charset
 from urban_gym.tasks.citywalk import (
     DEFAULT_MAX_STEPS,
@@ -61,7 +61,7 @@ from urban_gym.world.city import City
 from urban_gym.world.routing import DistanceField, Router
 from urban_gym.world.walkable import WalkGeometry
 
-MAX_VIEW_SIZE = 512
+MAX_VIEW_SIZE = 2048
 TEXT_MAX = 4096
 
 #: Rewards.
@@ -127,8 +127,9 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
     ## Observation Space
     ``Dict``:
 
-    * ``view``: ``Box(0, 255, (S, S, 3), uint8)`` -- the first-person view (``S`` =
-      ``view_size``, 128 by default, at most 512; horizontal field of view ``fov``) or, in
+    * ``view``: ``Box(0, 255, (H, W, 3), uint8)`` -- the first-person view (``W x H`` =
+      ``view_size``, 128x128 by default, at most 2048 a side; horizontal field of view
+      ``fov``, the vertical one follows from the aspect) or, in
       map mode, the map (agent arrow, the task's destinations and active closures; POI
       names; never a route). Absent when ``view_size=None`` (the fast no-view mode).
     * ``instruction``: ``Text`` -- the task (with the lettered options of a question).
@@ -137,6 +138,8 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
       clamped duration, invalid action) and one-time system notices (a closure appears).
     * ``action_mask``: ``Box(0, 1, (26,), int8)`` -- 1 where the table entry is valid now
       (also :meth:`action_masks` for sb3-contrib ``MaskablePPO``).
+    * ``goal_vector`` / ``goal_landmarks`` / ``goal_image`` / ``goal_text`` (with
+      ``goal=``): the goal a policy conditions on (:mod:`urban_gym.envs.goals`).
 
     ## Starting State
     The task's start pose (``x``, ``y``, ``heading``, ``pitch``) and clock (seconds of
@@ -183,13 +186,17 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
     * ``difficulties``: keep only these ladder levels (e.g. ``["l1", "l2"]``).
     * ``city``: the city every task must name (default: the tasks' own; a task's world is
       its ``task.city``).
-    * ``view_size``: side of the square view in pixels (1-512) or None for no view.
+    * ``view_size``: the view's size in pixels: an int for a square view or ``(width,
+      height)`` (each 1-2048), or None for no view. The language-model face
+      (:func:`urban_gym.wrappers.make_lm_env`) uses 960x540.
     * ``fov``: horizontal field of view in degrees (default 90).
     * ``max_steps``: step limit overriding the tasks' (default: the task's, else 150).
     * ``render_mode``: None or ``"rgb_array"`` (view, map and text side by side).
     * ``render_size``: height of each panel of the ``rgb_array`` frame (default 256).
     * ``track_visibility``: False; True adds ``info["goal_visible"]``
       (:mod:`urban_gym.envs.visibility`).
+    * ``goal``: ``"none"`` (default) or another goal mode of :mod:`urban_gym.envs.goals`
+      (``"vector"``, ``"landmarks"``, ``"text"``; ``"image"`` needs a view).
 
     ## Version History
     * v0: initial version; UrbanGround's action names, look/zoom/orbit semantics, jumps,
@@ -217,22 +224,16 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
         task_types: list[str] | tuple[str, ...] | None = None,
         difficulties: list[str] | tuple[str, ...] | None = None,
         city: str | None = None,
-        view_size: int | None = 128,
+        view_size: int | tuple[int, int] | None = 128,
         fov: float = 90.0,
         max_steps: int | None = None,
         render_mode: str | None = None,
         render_size: int = 256,
         track_visibility: bool = False,
+        goal: str = "none",
     ) -> None:
-        self._init_base(render_mode, track_visibility)
-        if view_size is not None and (
-            isinstance(view_size, bool)
-            or not isinstance(view_size, int)
-            or not 1 <= view_size <= MAX_VIEW_SIZE
-        ):
-            raise TaskError(
-                f"view_size={view_size!r} must be None or an int in [1, {MAX_VIEW_SIZE}]"
-            )
+        self._init_base(render_mode, track_visibility, goal)
+        self.view_wh = view_wh(view_size, MAX_VIEW_SIZE)
         if not (isinstance(fov, (int, float)) and 0.0 < float(fov) < 180.0):
             raise TaskError(f"fov={fov!r} must be a number of degrees in (0, 180)")
         if max_steps is not None and (not isinstance(max_steps, int) or max_steps < 1):
@@ -258,9 +259,9 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
         longest = max([0, *(len(t.instruction) for t in self.tasks)])
         charset = self._charset = task_charset(self.tasks)
         obs: dict[str, spaces.Space] = {}
-        if self.view_size is not None:
-            s = self.view_size
-            obs["view"] = spaces.Box(0, 255, (s, s, 3), np.uint8)
+        if self.view_wh is not None:
+            w, h = self.view_wh
+            obs["view"] = spaces.Box(0, 255, (h, w, 3), np.uint8)
         obs["instruction"] = SharedMemoryText(max(longest, TEXT_MAX), min_length=0, charset=charset)
         obs["status"] = SharedMemoryText(TEXT_MAX, min_length=0, charset=charset)
         obs["notice"] = SharedMemoryText(TEXT_MAX, min_length=0, charset=charset)
@@ -648,8 +649,8 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
         if self.last_action_error:
             notice.insert(0, f"Invalid action: {self.last_action_error}")
         obs: dict[str, Any] = {}
-        if self.view_size is not None:
-            obs["view"] = self._map_image(self.view_size) if self.map_mode else self._view()
+        if self.view_wh is not None:
+            obs["view"] = self._map_image(self.view_wh) if self.map_mode else self._view()
         obs["instruction"] = self._clean(self.task.instruction)
         obs["status"] = self._status()
         obs["notice"] = self._clean(" ".join(notice))
@@ -707,9 +708,8 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
         targets = tr.targets(self.task)
         if targets.size == 0:
             return False
-        side = self.view_size or 128
         w = self.walker
-        res = tr.first_person(id_view_size((side, side)), self.fov).render(
+        res = tr.first_person(id_view_size(self.view_wh or (128, 128)), self.fov).render(
             w.x, w.y, w.heading, w.pitch, pedestrians=self.pedestrian_positions(), ids=True
         )
         return in_view(res.ids, targets)
@@ -723,8 +723,8 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
             if name == "map":
                 r = R.MapRenderer(self.city)
             else:
-                size = self.view_size if name == "view" else self.render_size
-                r = R.FirstPersonRenderer(self.city, width=size, height=size, fov=self.fov)
+                vw, vh = self.view_wh if name == "view" else (self.render_size,) * 2
+                r = R.FirstPersonRenderer(self.city, width=vw, height=vh, fov=self.fov)
             self._renderers[name] = r
         return r
 
@@ -789,7 +789,7 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
             selected=self.map.selected if self.map_mode else None,
         )
 
-    def _map_image(self, size: int) -> np.ndarray:
+    def _map_image(self, size: int | tuple[int, int]) -> np.ndarray:
         m = self.map if self.map_mode else MapState(center=(self.walker.x, self.walker.y))
         kw = {"tilt": m.tilt} if m.tilt else {}
         return self._renderer("map").render(

@@ -248,12 +248,12 @@ class CityWalkControls:
             s.messages.append(f"The map camera cannot tilt further ({m.tilt:g} degrees).")
 
     def _do_map_select(self, a: dict[str, Any], s: StepScratch) -> None:
-        size = self.view_size or 256
+        w, h = self.view_wh or (256, 256)
         m = self.map
         from urban_gym.render.map import MapRenderer
 
         at = MapRenderer.oblique_pixel_to_world(
-            float(a["x"]) * size, float(a["y"]) * size, m.center, m.mpp, size, m.rotation, m.tilt
+            float(a["x"]) * w, float(a["y"]) * h, m.center, m.mpp, (w, h), m.rotation, m.tilt
         )
         if at is None:
             s.messages.append("That point is above the horizon of the tilted map: nothing marked.")

@@ -491,7 +491,7 @@ def walking_distance(
 
 
 #: Distance fields kept per process (about 0.4 MB each for Helsinki).
-FIELD_CACHE_SIZE = 32
+FIELD_CACHE_SIZE = 160  # the default Helsinki suite has 154 goals; a field is ~0.5 MB
 _FIELD_CACHE: LRUCache[tuple, Any] = LRUCache(
     max_items=FIELD_CACHE_SIZE, lock=True, name="envs.citywalk.distance_fields"
 )

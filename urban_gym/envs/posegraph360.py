@@ -78,7 +78,8 @@ class PoseGraph360Env(UrbanEnv):
            spacing; the benchmark plays 1/3/5 s of video)
     3-6    ``A`` (24°), SMALL (30°), MEDIUM (60°), LARGE (90°): camera yaw left
     7-10   ``D`` (24°), SMALL, MEDIUM, LARGE: camera yaw right
-    11, 12 ``Q`` / ``E``: tilt up / down 15° (pitch stays within +-60°)
+    11, 12 ``Q`` / ``E``: tilt up / down 24° (pitch stays within +-60°: a tilt past the
+           limit stops at it; at the limit the tilt is masked)
     13     ``S``: camera back to the direction of travel (yaw offset 0, pitch 0)
     14-16  ``LEFT`` / ``UP`` / ``RIGHT``: take that branch (only at a junction, only where it
            exists; see :meth:`PoseGraph.branch_choices` -- sectors relative to the camera)
@@ -89,9 +90,13 @@ class PoseGraph360Env(UrbanEnv):
     W moves never pass the end of a trajectory; at its end W does not move (choose a
     branch). After a branch the camera looks along the new street (yaw offset 0).
     Structured actions (``{"action": "W", "size": "MEDIUM"}``, ``{"action": "ANSWER",
-    "text": "x:2 y:3"}``) go through ``env.unwrapped.action_set``; an unknown action or
-    size, a branch where none exists, ``ANSWER`` without text, or a masked index is an
-    invalid-action step (state unchanged, reward ``INVALID_ACTION_REWARD``, message in
+    "text": "x:2 y:3"}``) go through ``env.unwrapped.action_set``. As in 360CityArena's
+    reply format the size may sit in ``"answer"`` (``{"action": "A", "answer": "LARGE"}``
+    turns 90°); ``Q``/``E`` take SMALL/MEDIUM/LARGE too (30/60/90°, 24° without a size;
+    sized tilts exist only as structured actions, the table keeps the default tilt). An
+    ``ANSWER`` with no or empty text confirms arrival in a navigation task. An unknown
+    action or size, a branch where none exists, ``ANSWER`` without text in a question task,
+    or a masked index is an invalid-action step (state unchanged, reward ``INVALID_ACTION_REWARD``, message in
     ``info["invalid_action"]``).
 
     ## Observation Space
@@ -102,7 +107,10 @@ class PoseGraph360Env(UrbanEnv):
     reference image (grid map, route map with a blue start and red goal, or a photo of the
     landmark's facade; zeros when the task has none); ``map`` (only with
     ``location_prior=True``) -- a north-up map of the whole graph with the agent's marker;
-    ``instruction`` ``Text`` -- the task text; ``action_mask`` ``Box(0, 1, (42,), int8)``.
+    ``instruction`` ``Text`` -- the task text; ``action_mask`` ``Box(0, 1, (42,), int8)``;
+    with ``goal=`` also ``goal_vector`` / ``goal_landmarks`` / ``goal_image`` (the view at
+    the goal frame) / ``goal_text``, the goal a policy conditions on
+    (:mod:`urban_gym.envs.goals`).
 
     ## Starting State
 
@@ -157,19 +165,23 @@ class PoseGraph360Env(UrbanEnv):
     default: the tasks' ``meta["posegraph"]["spacing"]``, 3 m);
     ``posegraph`` (a ready :class:`PoseGraph` with a frame source), or ``capture`` +
     ``poses`` (a folder of equirect images or a 360° video with its pose CSV, imported
-    with junction detection); ``pano_width`` (2048: rendered panorama width),
+    with junction detection); ``pano_width`` (rendered panorama width; default about
+    ``4 * view width`` for a 90° view, what the view's centre pixels need: 2048 for 512),
     ``time_of_day``, ``weather``, ``cache_mb`` (512: rendered-frame LRU);
     ``draw_branches`` (True); ``reward_shaping`` (False); ``answer_judge`` (the fuzzy
     name judge ``(prediction, candidate names) -> bool`` of relational answers; default:
     normalised names plus OSM aliases -- an LLM judge can be plugged in); ``render_mode``
     (``"rgb_array"``); ``track_visibility`` (False: True adds ``info["goal_visible"]``,
-    :mod:`urban_gym.envs.visibility`).
+    :mod:`urban_gym.envs.visibility`); ``goal`` (``"none"``, the default, ``"vector"``,
+    ``"landmarks"``, ``"image"`` or ``"text"``: :mod:`urban_gym.envs.goals`).
 
     ## Version History
 
     * v0: initial version; ``info`` follows the shared schema since issue 11 (``pose``,
       ``distance_to_goal_m`` and ``travel_heading`` replace ``position``, ``yaw``,
-      ``distance_to_goal`` and ``heading``).
+      ``distance_to_goal`` and ``heading``). Issue 15 (360CityArena's reply format): the
+      size may be given in ``"answer"``, ``Q``/``E`` take sizes and tilt 24° by default
+      (was 15°), an empty ``ANSWER`` confirms arrival in navigation tasks.
     """
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 4}
@@ -208,7 +220,7 @@ class PoseGraph360Env(UrbanEnv):
         posegraph: PoseGraph | None = None,
         capture: str | None = None,
         poses: str | None = None,
-        pano_width: int = 2048,
+        pano_width: int | None = None,
         time_of_day: str = "day",
         weather: str = "clear",
         cache_mb: float = 512.0,
@@ -217,8 +229,9 @@ class PoseGraph360Env(UrbanEnv):
         answer_judge: Callable[[str, Sequence[str]], bool] | None = None,
         render_mode: str | None = None,
         track_visibility: bool = False,
+        goal: str = "none",
     ) -> None:
-        self._init_base(render_mode, track_visibility)
+        self._init_base(render_mode, track_visibility, goal)
         if city is not None:
             from urban_gym.world.loader import load_city
 
@@ -237,7 +250,9 @@ class PoseGraph360Env(UrbanEnv):
             "posegraph": posegraph,
             "capture": capture,
             "poses": poses,
-            "pano_width": int(pano_width),
+            "pano_width": int(pano_width)
+            if pano_width
+            else view_pano_width(max(self.view_wh[0], self.ref_size), self.fov),
             "time_of_day": time_of_day,
             "weather": weather,
             "cache_mb": cache_mb,
@@ -271,7 +286,7 @@ class PoseGraph360Env(UrbanEnv):
         self.ref_size = int(reference_size or self.view_wh[1])
         self.location_prior = bool(location_prior)
         self.map_size = int(map_size or self.view_wh[1])
-        self.pitch_step, self.pitch_limit = 15.0, 60.0
+        self.pitch_limit = 60.0
 
     def _set_limits(
         self, step_limit: int, stagnation_limit: int, away_limit: int, forward_frames: Sequence[int]
@@ -521,9 +536,9 @@ class PoseGraph360Env(UrbanEnv):
             return self._mask_cache[1]
         m = np.zeros(self.action_space.n, np.int8)
         m[:ANSWER_BASE] = 1
-        if self.pitch + self.pitch_step > self.pitch_limit + 1e-9:
+        if self.pitch >= self.pitch_limit - 1e-9:
             m[11] = 0
-        if self.pitch - self.pitch_step < -self.pitch_limit - 1e-9:
+        if self.pitch <= -self.pitch_limit + 1e-9:
             m[12] = 0
         choices = self._branch_choices()
         for i, name in enumerate(BRANCH_ACTIONS):
@@ -580,10 +595,11 @@ class PoseGraph360Env(UrbanEnv):
             self.yaw = (self.yaw + (deg if name == "D" else -deg) + 180.0) % 360.0 - 180.0
             return
         if name in ("Q", "E"):
-            new = self.pitch + (self.pitch_step if name == "Q" else -self.pitch_step)
-            if abs(new) > self.pitch_limit + 1e-9:
+            sign = 1.0 if name == "Q" else -1.0
+            if sign * self.pitch >= self.pitch_limit - 1e-9:
                 raise InvalidAction(self._masked_message(11 if name == "Q" else 12))
-            self.pitch = new
+            new = self.pitch + sign * T.ROTATIONS[a.get("size")]
+            self.pitch = float(np.clip(new, -self.pitch_limit, self.pitch_limit))
             return
         if name == "S":
             self.yaw, self.pitch = 0.0, 0.0
@@ -598,7 +614,11 @@ class PoseGraph360Env(UrbanEnv):
         if name == "ANSWER":
             text = a.get("text")
             if text is None or not str(text).strip():
-                raise InvalidAction("ANSWER: text must not be empty")
+                if self.task.type not in T.NAVIGATION_TYPES:
+                    raise InvalidAction(
+                        "ANSWER: text must not be empty (this task asks a question)"
+                    )
+                text = "arrived"  # 360CityArena: ANSWER confirms arrival in navigation tasks
             self.answer = str(text)
             return
         raise InvalidAction(f"unknown action {name!r}")  # pragma: no cover - set checks names
@@ -722,6 +742,12 @@ class PoseGraph360Env(UrbanEnv):
                 )
             )
         return MapMarkers()
+
+    def location_map(self, size: int | None = None) -> np.ndarray:
+        """The north-up map of the whole graph with the agent's marker (the ``map`` entry of
+        ``location_prior=True``; 360CityArena's map of the current location).
+        """
+        return self._prior_map(size)
 
     def _prior_map(self, size: int | None = None) -> np.ndarray:
         from urban_gym.render import MapMarkers
@@ -849,3 +875,12 @@ def _rendered_source(
         return renderer.render(x, y, conditions=cond).rgb
 
     return RenderedFrames(render, cache_mb)
+
+
+def view_pano_width(width: int, fov: float) -> int:
+    """Width of rendered panoramas for a ``width``-pixel view of ``fov`` degrees: as many
+    pixels per degree as the view has at its centre, times about 1.27 (``4 * width`` at
+    90 degrees); even, at least 256.
+    """
+    w = 4.0 * width / math.tan(math.radians(fov) / 2.0)
+    return max(256, 2 * math.ceil(round(w, 6) / 2.0))

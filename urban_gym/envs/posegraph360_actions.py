@@ -12,6 +12,9 @@ from urban_gym.envs.actions import ActionSet, ActionSpec, Param
 N_ANSWER_HEADS = 25
 BRANCH_ACTIONS = ("LEFT", "UP", "RIGHT")
 _SIZES = ("SMALL", "MEDIUM", "LARGE")
+#: Other keys a reply may put the size under. 360CityArena's reply format puts it in
+#: ``"answer"`` (``{"action": "A", "answer": "LARGE"}``); ``"size"`` wins when both are set.
+SIZE_KEYS = ("answer", "amount", "magnitude", "distance", "angle")
 
 
 def make_action_set() -> ActionSet:
@@ -31,12 +34,12 @@ def make_action_set() -> ActionSet:
             "LONG": "LARGE",
             "BIG": "LARGE",
         },
-        key_synonyms=("amount", "magnitude", "distance", "angle"),
+        key_synonyms=SIZE_KEYS,
     )
     wsize = Param(
         "size",
         "enum",
-        "SMALL 1 frame, MEDIUM 3 frames, LARGE 5 frames forward",
+        "SMALL 1 frame, MEDIUM 3 frames, LARGE 5 frames forward (SMALL when omitted)",
         choices=_SIZES,
         required=False,
         default="SMALL",
@@ -46,7 +49,7 @@ def make_action_set() -> ActionSet:
     rsize = Param(
         "size",
         "enum",
-        "SMALL 30°, MEDIUM 60°, LARGE 90° (24° when omitted)",
+        "SMALL 30°, MEDIUM 60°, LARGE 90° (24° when omitted or empty)",
         choices=_SIZES,
         required=False,
         default=None,
@@ -56,7 +59,9 @@ def make_action_set() -> ActionSet:
     text = Param(
         "text",
         "str",
-        "your answer (for navigation tasks: anything, e.g. 'arrived')",
+        "your answer; in a navigation task it may be empty (ANSWER confirms arrival)",
+        required=False,
+        default=None,
         key_synonyms=("answer", "value", "content", "response", "result"),
     )
     return ActionSet(
@@ -79,8 +84,10 @@ def make_action_set() -> ActionSet:
                 (rsize,),
                 ("look_right", "rotate_right", "turn_camera_right", "pan_right"),
             ),
-            ActionSpec("Q", "tilt the camera up (15°)", (), ("look_up", "tilt_up")),
-            ActionSpec("E", "tilt the camera down (15°)", (), ("look_down", "tilt_down")),
+            ActionSpec("Q", "tilt the camera up (within +60°)", (rsize,), ("look_up", "tilt_up")),
+            ActionSpec(
+                "E", "tilt the camera down (within -60°)", (rsize,), ("look_down", "tilt_down")
+            ),
             ActionSpec(
                 "S",
                 "reset the view to the direction of travel",
@@ -128,8 +135,8 @@ MOVE_TABLE: tuple[dict[str, Any], ...] = (
     {"action": "D", "size": "SMALL"},
     {"action": "D", "size": "MEDIUM"},
     {"action": "D", "size": "LARGE"},
-    {"action": "Q"},
-    {"action": "E"},
+    {"action": "Q", "size": None},
+    {"action": "E", "size": None},
     {"action": "S"},
     {"action": "LEFT"},
     {"action": "UP"},

@@ -107,3 +107,29 @@ class SharedTexts(Sequence):
 
     def __reduce__(self):  # pickles as the strings it holds now
         return (tuple, (tuple(self),))
+
+
+def view_wh(value: Any, max_side: int) -> tuple[int, int] | None:
+    """``(width, height)`` in pixels of a ``view_size`` argument: None (no view), an int
+    (a square view) or a ``(width, height)`` pair, each side in ``[1, max_side]``.
+
+    Raises:
+        TaskError: naming the bad value.
+    """
+    from urban_gym.tasks.spec import TaskError
+
+    if value is None:
+        return None
+    pair = (value, value) if isinstance(value, (int, np.integer)) else value
+    ok = isinstance(pair, (tuple, list)) and len(pair) == 2
+    if ok:
+        ok = all(
+            isinstance(v, (int, np.integer)) and not isinstance(v, bool) and 1 <= v <= max_side
+            for v in pair
+        )
+    if not ok or isinstance(value, bool):
+        raise TaskError(
+            f"view_size={value!r} must be None, an int or a (width, height) pair of ints, "
+            f"each in [1, {max_side}]"
+        )
+    return int(pair[0]), int(pair[1])

@@ -112,7 +112,9 @@ class StreetGraphEnv(UrbanEnv):
       (degrees; the task's start heading at reset);
     * ``action_mask``: ``Box(0, 1, (D + 1,), int8)`` -- 1 for valid table entries;
     * ``instruction``: ``Text`` -- the destination's name (``"Go to <name>."``) or the
-      route description of an instruction task.
+      route description of an instruction task;
+    * ``goal_vector`` / ``goal_landmarks`` / ``goal_image`` / ``goal_text`` (with
+      ``goal=``): the goal a policy conditions on (:mod:`urban_gym.envs.goals`).
 
     Options are listed in increasing bearing.
 
@@ -143,7 +145,11 @@ class StreetGraphEnv(UrbanEnv):
     and the direction of travel), ``distance_to_goal_m`` (the shortest walking distance to
     the goal), ``steps``, ``invalid_actions``, ``action_valid``, ``invalid_action``,
     ``task_id``; and the family's own keys: ``task`` (the TaskSpec), ``node`` (panorama
-    id), ``decisions``, ``transitions``. At the end ``termination``, ``is_success`` and
+    id: a stable identity of the intersection, the same on every visit -- what AgentNav's
+    "previous visits" memory needs), ``option_bearings`` (the compass bearing of each
+    option, as in the observation, unpadded), ``decisions`` (intersections decided at so
+    far), ``transitions``. Parallel links are merged when the graph is built, so every
+    option is a distinct street (:func:`~urban_gym.world.streetgraph.preprocess.merge_parallel_streets`). At the end ``termination``, ``is_success`` and
     ``metrics`` (:func:`urban_gym.tasks.streetgraph.evaluate`): ``success``, ``spl``,
     ``decision_accuracy`` (a decision is correct when the remaining shortest walking
     distance shrank by more than 1 mm), ``distance_m``, ``shortest_m``, ``remaining_m``,
@@ -180,11 +186,18 @@ class StreetGraphEnv(UrbanEnv):
       the options shown share equally, so videos can be recorded).
     * ``track_visibility``: False; True adds ``info["goal_visible"]``
       (:mod:`urban_gym.envs.visibility`).
+    * ``goal``: ``"none"`` (default: the observation above), ``"vector"``, ``"landmarks"``,
+      ``"image"`` or ``"text"``: adds the ``goal_*`` entry a policy conditions on
+      (:mod:`urban_gym.envs.goals`); ``"image"`` (the view at the goal's
+      panorama) needs image observations.
 
     ## Version History
 
     * v0: initial version; ``info`` follows the shared schema since issue 11 (``pose``
-      and ``distance_to_goal_m`` replace ``position`` and ``remaining_m``).
+      and ``distance_to_goal_m`` replace ``position`` and ``remaining_m``). Issue 15:
+      parallel links are merged when a graph is built (Helsinki: 5,570 -> 5,530 links,
+      at most 4 options instead of 5, so ``Discrete(5)``), the Helsinki suite was
+      regenerated on the merged graph, and ``info`` gains ``option_bearings``.
     """
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 2}
@@ -222,8 +235,9 @@ class StreetGraphEnv(UrbanEnv):
         conditions: dict[str, Any] | None = None,
         render_mode: str | None = None,
         track_visibility: bool = False,
+        goal: str = "none",
     ) -> None:
-        self._init_base(render_mode, track_visibility)
+        self._init_base(render_mode, track_visibility, goal)
         self._check_settings(observation, travel, max_decisions, max_transitions, dtw_threshold)
         if not (view_cache_mb >= 0):
             raise UrbanGymError(f"view_cache_mb={view_cache_mb!r} must be >= 0")
@@ -466,6 +480,7 @@ class StreetGraphEnv(UrbanEnv):
         return {
             "task": self.task,
             "node": self.graph.ids[self.node],
+            "option_bearings": [float(b) for b in self._bearings[: len(self.options)]],
             "decisions": self.decisions,
             "transitions": self.transitions,
         }

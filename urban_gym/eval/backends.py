@@ -7,6 +7,12 @@ one writer of ``episodes.jsonl``. Which process ran an episode does not change i
 an episode depends only on its key (the env is reset with the key's seed and task, the
 agent with its seed).
 
+Chunks hold the repeats of one task together (keys ordered by task, then repeat): a task's
+per-goal caches (StreetGraph's distance field, say) are then built in one process, not in
+every worker. Each chunk comes back with its worker's counters (:class:`WorkerStats`:
+process CPU time, set-up time), gathered in :class:`ParallelStats` -- what the benchmark
+reads to tell the harness's own cost from the machine's load.
+
 * ``local``: :class:`concurrent.futures.ProcessPoolExecutor` with ``workers`` processes
   (forked on Linux, so they start with the parent's loaded world; spawned elsewhere).
 * ``ray``: ``workers`` Ray actors; ``ray.init()`` starts a local Ray unless ``address``
@@ -19,27 +25,108 @@ from __future__ import annotations
 
 import math
 import multiprocessing as mp
+import os
 import sys
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from urban_gym.eval.worker import EpisodeKey, EpisodeWorker, RunSpec
+from urban_gym.eval.worker import (
+    EpisodeKey,
+    EpisodeWorker,
+    RunSpec,
+    restore_world,
+    world_snapshot,
+)
 
 Sink = Callable[[dict[str, Any]], None]
-
-_WORKER: EpisodeWorker | None = None
 
 
 def chunk_size(n: int, workers: int) -> int:
     """Keys per task handed to a worker: small enough to balance the load and keep the
     progress bar moving (and little work lost to a kill), large enough to keep the
-    per-task overhead low: ``ceil(n / (8 * workers))`` clipped to [1, 16]."""
+    per-task overhead low: ``ceil(n / (8 * workers))`` clipped to [1, 16].
+    """
     return max(1, min(16, math.ceil(n / (8 * max(1, workers)))))
 
 
 def chunks(keys: Sequence[EpisodeKey], size: int) -> list[list[EpisodeKey]]:
-    return [list(keys[i : i + size]) for i in range(0, len(keys), size)]
+    """``keys`` cut into lists of ``size`` (the last one shorter), in task order: the
+    repeats of a task stay together (see the module docstring).
+    """
+    ordered = sorted(keys, key=lambda k: (k.index, k.task_id, k.repeat, k.seed))
+    return [ordered[i : i + size] for i in range(0, len(ordered), size)]
+
+
+@dataclass
+class WorkerStats:
+    """Counters of one worker process (a local process or a Ray actor).
+
+    Attributes:
+        pid: its process id (with ``host``: where it ran).
+        host: its host name.
+        setup_wall_s: seconds to build its env and agent.
+        setup_cpu_s: CPU seconds of the process when they were built (imports, world).
+        ready_at: when they were built (``time.time()``).
+        cpu_s: CPU seconds of the process in all, at its last chunk.
+        episodes: episodes it ran.
+        chunks: chunks it ran.
+    """
+
+    pid: int
+    host: str
+    setup_wall_s: float
+    setup_cpu_s: float
+    ready_at: float = 0.0
+    cpu_s: float = 0.0
+    episodes: int = 0
+    chunks: int = 0
+
+
+@dataclass
+class ParallelStats:
+    """What a parallel backend measured.
+
+    Attributes:
+        backend: ``local`` or ``ray``.
+        init_s: seconds of ``ray.init()`` (0 when Ray was already initialised, or local).
+        ready_s: seconds from the start of the backend (after ``ray.init``) until every
+            worker had built its env and agent: its start-up.
+        first_s: seconds from the start of the backend to its first finished chunk.
+        episodes_s: seconds from ``ready_s`` to the last record: the throughput phase.
+        workers: one :class:`WorkerStats` per worker process.
+    """
+
+    backend: str
+    init_s: float = 0.0
+    ready_s: float | None = None
+    first_s: float | None = None
+    episodes_s: float | None = None
+    workers: list[WorkerStats] = field(default_factory=list)
+    started_at: float = field(default_factory=time.time)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The stats as JSON-ready values."""
+        return asdict(self)
+
+    def add(self, stats: WorkerStats) -> None:
+        """Keep the latest counters of ``stats``'s worker."""
+        for i, w in enumerate(self.workers):
+            if (w.host, w.pid) == (stats.host, stats.pid):
+                self.workers[i] = stats
+                return
+        self.workers.append(stats)
+
+    def finish(self) -> ParallelStats:
+        """Work out ``ready_s`` and ``episodes_s`` at the end of the run."""
+        end = time.time()
+        if self.workers:
+            ready = max(w.ready_at for w in self.workers)
+            self.ready_s = round(max(0.0, ready - self.started_at), 4)
+            self.episodes_s = round(max(0.0, end - max(ready, self.started_at)), 4)
+        return self
 
 
 def run_parallel(
@@ -49,29 +136,60 @@ def run_parallel(
     backend: str,
     address: str | None,
     sink: Sink,
-) -> None:
+) -> ParallelStats:
     """Run ``keys`` on ``workers`` processes of ``backend``; records go to ``sink``."""
     if backend == "ray":
-        run_ray(spec, keys, workers, address, sink)
-    else:
-        run_local(spec, keys, workers, sink)
+        return run_ray(spec, keys, workers, address, sink)
+    return run_local(spec, keys, workers, sink)
+
+
+class _ChunkRunner:
+    """One :class:`EpisodeWorker` and its counters (a worker process's state)."""
+
+    def __init__(self, spec: RunSpec, world: Any = None) -> None:
+        import platform
+
+        t0 = time.perf_counter()
+        if world:  # the driver's loaded worlds (see _shared_world)
+            restore_world(world)
+        self.worker = EpisodeWorker(spec)
+        self.stats = WorkerStats(
+            pid=os.getpid(),
+            host=platform.node(),
+            setup_wall_s=round(time.perf_counter() - t0, 4),
+            setup_cpu_s=round(time.process_time(), 4),
+            ready_at=time.time(),
+        )
+
+    def run(self, keys: list[EpisodeKey]) -> tuple[list[dict[str, Any]], WorkerStats]:
+        """Run the episodes of ``keys``; returns their records and this worker's counters."""
+        records = self.worker.run_many(keys)
+        self.stats.cpu_s = round(time.process_time(), 4)
+        self.stats.episodes += len(records)
+        self.stats.chunks += 1
+        return records, self.stats
 
 
 # --------------------------------------------------------------------------- local
+_RUNNER: _ChunkRunner | None = None
+
+
 def _init_worker(spec: RunSpec) -> None:
-    global _WORKER
-    _WORKER = EpisodeWorker(spec)
+    global _RUNNER
+    _RUNNER = _ChunkRunner(spec)
 
 
-def _run_chunk(keys: list[EpisodeKey]) -> list[dict[str, Any]]:
-    assert _WORKER is not None
-    return _WORKER.run_many(keys)
+def _run_chunk(keys: list[EpisodeKey]) -> tuple[list[dict[str, Any]], WorkerStats]:
+    assert _RUNNER is not None
+    return _RUNNER.run(keys)
 
 
-def run_local(spec: RunSpec, keys: Sequence[EpisodeKey], workers: int, sink: Sink) -> None:
+def run_local(spec: RunSpec, keys: Sequence[EpisodeKey], workers: int, sink: Sink) -> ParallelStats:
     """Local worker processes (see the module docstring)."""
     ctx = mp.get_context("fork" if sys.platform.startswith("linux") else "spawn")
     parts = chunks(keys, chunk_size(len(keys), workers))
+    stats = ParallelStats("local")
+    t0 = time.perf_counter()
     with ProcessPoolExecutor(
         max_workers=workers, mp_context=ctx, initializer=_init_worker, initargs=(spec,)
     ) as pool:
@@ -80,12 +198,17 @@ def run_local(spec: RunSpec, keys: Sequence[EpisodeKey], workers: int, sink: Sin
             while pending:
                 finished, pending = wait(pending, return_when=FIRST_COMPLETED)
                 for f in finished:
-                    for rec in f.result():
+                    records, worker = f.result()
+                    if stats.first_s is None:
+                        stats.first_s = round(time.perf_counter() - t0, 4)
+                    stats.add(worker)
+                    for rec in records:
                         sink(rec)
         except BaseException:
             for f in pending:
                 f.cancel()
             raise
+    return stats.finish()
 
 
 # --------------------------------------------------------------------------- ray
@@ -95,11 +218,13 @@ def run_ray(
     workers: int,
     address: str | None,
     sink: Sink,
-) -> None:
+) -> ParallelStats:
     """Ray actors (see the module docstring)."""
     import ray
 
+    stats = ParallelStats("ray")
     started = False
+    t_init = time.perf_counter()
     if not ray.is_initialized():
         kwargs: dict[str, Any] = {
             "include_dashboard": False,
@@ -112,9 +237,13 @@ def run_ray(
             kwargs["num_cpus"] = workers
         ray.init(**kwargs)
         started = True
+        stats.init_s = round(time.perf_counter() - t_init, 4)
+    t0 = time.perf_counter()
+    stats.started_at = time.time()
     try:
         actor_cls = ray.remote(num_cpus=1)(_RayWorker)
-        actors = [actor_cls.remote(spec) for _ in range(workers)]
+        world = _shared_world(ray)
+        actors = [actor_cls.remote(spec, world) for _ in range(workers)]
         parts = chunks(keys, chunk_size(len(keys), workers))
         queue = list(reversed(parts))
         inflight: dict[Any, Any] = {}
@@ -126,25 +255,62 @@ def run_ray(
             ready, _ = ray.wait(list(inflight), num_returns=1)
             for ref in ready:
                 a = inflight.pop(ref)
-                for rec in ray.get(ref):
+                records, worker = ray.get(ref)
+                if stats.first_s is None:
+                    stats.first_s = round(time.perf_counter() - t0, 4)
+                stats.add(worker)
+                for rec in records:
                     sink(rec)
                 if queue:
                     inflight[a.run.remote(queue.pop())] = a
+        stats.finish()
         for a in actors:
             ray.kill(a)
     finally:
         if started:
             ray.shutdown()
+    return stats
 
 
-class _RayWorker:
-    """A Ray actor holding one :class:`EpisodeWorker`."""
+def _shared_world(ray: Any) -> Any:
+    """This process's loaded worlds in Ray's object store (one copy for all the actors:
+    they unpickle it instead of building the world again), or None when they do not
+    pickle (the actors then build their own).
+    """
+    try:
+        return ray.put(world_snapshot())
+    except Exception:  # noqa: BLE001 - an optimisation only
+        return None
 
-    def __init__(self, spec: RunSpec) -> None:
-        self.worker = EpisodeWorker(spec)
 
-    def run(self, keys: list[EpisodeKey]) -> list[dict[str, Any]]:
-        return self.worker.run_many(keys)
+class _RayWorker(_ChunkRunner):
+    """A Ray actor holding one :class:`EpisodeWorker` (built once, in ``__init__``, on
+    the driver's worlds when it shipped them).
+    """
 
 
-__all__ = ["chunk_size", "chunks", "run_local", "run_parallel", "run_ray"]
+def format_parallel(p: dict[str, Any]) -> str:
+    """One line on a parallel run (:meth:`ParallelStats.to_dict`): start-up apart from
+    the episodes' CPU time (``urban-gym eval`` prints it).
+    """
+    ws = p["workers"]
+    init = f"ray.init {p['init_s']:.1f} s, " if p.get("init_s") else ""
+    ready = p.get("ready_s") or 0.0
+    cpu = sum(w["cpu_s"] - w["setup_cpu_s"] for w in ws)
+    return (
+        f"{p['backend']}: {init}{len(ws)} workers ready after {ready:.1f} s (world and env "
+        f"built once each), then {p.get('episodes_s') or 0.0:.1f} s of episodes; "
+        f"{cpu:.1f} CPU s of episodes in the workers"
+    )
+
+
+__all__ = [
+    "ParallelStats",
+    "format_parallel",
+    "WorkerStats",
+    "chunk_size",
+    "chunks",
+    "run_local",
+    "run_parallel",
+    "run_ray",
+]

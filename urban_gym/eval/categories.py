@@ -57,7 +57,8 @@ def _type_info(task: Any) -> dict[str, Any]:
 def task_facts(task: Any) -> dict[str, Any]:
     """What the report's analyses need of a task: ``goal_radius_m``, ``shortest_m`` (the
     shortest route's length, metres), ``straight_m`` (start to goal, metres),
-    ``decision_points`` and ``variant`` (None when the task lacks it)."""
+    ``decision_points`` and ``variant`` (None when the task lacks it).
+    """
     g, meta = task.goal or {}, task.meta or {}
     radius = g.get("radius")
     shortest = meta.get(

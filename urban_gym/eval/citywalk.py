@@ -1,5 +1,6 @@
 """``urban-gym citywalk-eval``: the CityWalk suite with the oracle and the random agent,
-scored per task type (a thin alias of ``urban-gym eval``)."""
+scored per task type (a thin alias of ``urban-gym eval``).
+"""
 
 from __future__ import annotations
 
@@ -40,7 +41,8 @@ def evaluate(
 ) -> dict[str, dict[str, dict[str, float]]]:
     """Mean metrics per agent and task type (``L5-variants`` of L1/SGN reported as
     ``<TYPE>*``): ``{agent: {type: {metric: mean, "n": count}}}``. Every episode resets
-    with ``seed``; the random agent of task ``i`` uses ``seed * 100003 + i``."""
+    with ``seed``; the random agent of task ``i`` uses ``seed * 100003 + i``.
+    """
     from urban_gym.eval.legacy import alias_records
 
     kwargs: dict[str, Any] = {}

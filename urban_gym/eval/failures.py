@@ -211,17 +211,10 @@ def _metric(m: Mapping[str, Any], k: str) -> float | None:
     return float(v) if isinstance(v, (int, float)) and math.isfinite(v) else None
 
 
-def rule_hits(record: Mapping[str, Any], steps: Sequence[Mapping[str, Any]]) -> dict[str, str]:
-    """Rule id -> evidence (a short sentence with the numbers) of every rule that holds
-    for a *failed* episode."""
-    f = trace_features(steps)
-    m = record.get("metrics") or {}
-    term = record.get("termination")
-    info = record.get("task_info") or {}
-    r = info.get("goal_radius_m") or 0.0
-    goal = f.d_start is not None
-    ended = term in AGENT_ENDED
-    hits: dict[str, str] = {}
+def _action_hits(
+    f: TraceFeatures, term: Any, r: float, goal: bool, ended: bool, hits: dict[str, str]
+) -> None:
+    """Add the Action rules that hold (invalid actions, overshoot, premature answers)."""
     eps = 1e-6
     if f.invalid >= INVALID_MIN and f.invalid >= INVALID_SHARE * max(1, f.steps):
         hits["invalid_actions"] = f"{f.invalid} of {f.steps} steps invalid"
@@ -238,6 +231,11 @@ def rule_hits(record: Mapping[str, Any], steps: Sequence[Mapping[str, Any]]) -> 
             hits["false_arrival"] = f"claimed arrival {f.d_end:.1f} m from the goal"
     if not goal and ended and f.steps <= QUESTION_PREMATURE_STEPS:
         hits["premature_answer"] = f"answered after {f.steps} step(s)"
+
+
+def _planning_hits(record: Mapping[str, Any], term: Any, hits: dict[str, str]) -> None:
+    """Add the Planning rules that hold (constraints broken, instruction route left)."""
+    m = record.get("metrics") or {}
     broken = []
     if term == "constraint_violated":
         broken.append("constraint_violated")
@@ -256,10 +254,10 @@ def rule_hits(record: Mapping[str, Any], steps: Sequence[Mapping[str, Any]]) -> 
     ndtw = _metric(m, "ndtw")
     if record.get("task_type") in INSTRUCTION_TYPES and ndtw is not None and ndtw < NDTW_MIN:
         hits["instruction_route_left"] = f"nDTW {ndtw:.2f}"
-    if f.seen_steps:
-        hits["goal_seen_not_reached"] = f"goal in view on {f.seen_steps} step(s)"
-    if record.get("task_type") == "localization" and ended:
-        hits["wrong_self_localization"] = f"answered {record.get('answer')!r}"
+
+
+def _explore_hits(f: TraceFeatures, term: Any, goal: bool, hits: dict[str, str]) -> None:
+    """Add the Explore rules that hold (moving away, stagnation, loops, low coverage)."""
     if goal and (
         term == "away_from_goal"
         or (f.moves >= AWAY_MIN_MOVES and f.away_moves >= AWAY_SHARE * f.moves)
@@ -271,6 +269,33 @@ def rule_hits(record: Mapping[str, Any], steps: Sequence[Mapping[str, Any]]) -> 
         hits["loops"] = f"{f.revisits} of {f.moves} moves back into visited cells"
     if f.steps >= STILL_MIN_STEPS and f.moves <= STILL_SHARE * f.steps:
         hits["low_coverage"] = f"moved on {f.moves} of {f.steps} steps"
+
+
+def rule_hits(record: Mapping[str, Any], steps: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """Rule id -> evidence (a short sentence with the numbers) of every rule that holds
+    for a *failed* episode.
+
+    Args:
+        record: the episode's record (``episodes.jsonl`` line).
+        steps: its per-step trace.
+
+    Returns:
+        The rules that hold, in the order of :data:`RULES` within each cause.
+    """
+    f = trace_features(steps)
+    term = record.get("termination")
+    info = record.get("task_info") or {}
+    r = info.get("goal_radius_m") or 0.0
+    goal = f.d_start is not None
+    ended = term in AGENT_ENDED
+    hits: dict[str, str] = {}
+    _action_hits(f, term, r, goal, ended, hits)
+    _planning_hits(record, term, hits)
+    if f.seen_steps:
+        hits["goal_seen_not_reached"] = f"goal in view on {f.seen_steps} step(s)"
+    if record.get("task_type") == "localization" and ended:
+        hits["wrong_self_localization"] = f"answered {record.get('answer')!r}"
+    _explore_hits(f, term, goal, hits)
     if term in BUDGET_ENDED:
         hits["budget_exhausted"] = f"ended as {term} after {f.steps} steps"
     return hits
@@ -279,7 +304,8 @@ def rule_hits(record: Mapping[str, Any], steps: Sequence[Mapping[str, Any]]) -> 
 def classify(record: Mapping[str, Any], steps: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """``{"dominant": cause, "causes": [causes that hold], "rules": {rule id: evidence}}``
     of an episode; ``dominant`` None for a success, ``Error`` for an infrastructure
-    failure, ``Unclassified`` when no rule holds."""
+    failure, ``Unclassified`` when no rule holds.
+    """
     if record.get("is_success"):
         return {"dominant": None, "causes": [], "rules": {}}
     if record.get("termination") in ERROR_TERMINATIONS:

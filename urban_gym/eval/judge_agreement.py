@@ -29,7 +29,8 @@ def probes(
     suite: str = "default", city: str | None = None, runs: Sequence[str | Path] = ()
 ) -> list[dict[str, Any]]:
     """The answers to judge: ``{"task_id", "answer", "candidates", "source"}`` each
-    (``candidates``: the expected name, then its aliases)."""
+    (``candidates``: the expected name, then its aliases).
+    """
     import gymnasium as gym
 
     import urban_gym  # noqa: F401
@@ -79,7 +80,8 @@ def probes(
 def agreement(items: Sequence[dict[str, Any]], judge: Any) -> dict[str, Any]:
     """Judge every answer with ``judge`` and with the deterministic judge; returns
     ``{"answers", "agree", "agreement", "kappa", "table", "by_source",
-    "disagreements"}``."""
+    "disagreements"}``.
+    """
     from urban_gym.tasks.metrics import name_judge
 
     rows = []

@@ -101,6 +101,7 @@ class ModelLabeler:
         self.max_episodes = int(max_episodes)
 
     def __call__(self, run: Any, breakdown: Mapping[str, Any]) -> dict[str, Any]:
+        """Label the run's failed episodes with the model; returns the labels and the agreement with the rules."""
         from urban_gym.baselines.lmm.client import ModelError
 
         by_key = {r.get("key"): r for r in run.records}
@@ -144,7 +145,8 @@ class ModelLabeler:
 
 def label_responder(label_of: Callable[[str], str]) -> Callable[[list], str | None]:
     """A responder of the scripted server for labeling requests: ``{"cause": ...}`` with
-    ``label_of(episode key)``; None for other requests."""
+    ``label_of(episode key)``; None for other requests.
+    """
 
     def respond(messages: list) -> str | None:
         for msg in reversed(messages):

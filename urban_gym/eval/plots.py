@@ -1,7 +1,8 @@
 """The report's PNG plots (matplotlib, headless): success with 95% intervals by task type,
 category and difficulty (one bar per run), the failure causes by category, CityWalk
 success by route length, StreetGraph success by decision points, and the paired
-differences."""
+differences.
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """``urban-gym posegraph360-eval``: the oracle and the random agent on a PoseGraph360 suite
 (a thin alias of ``urban-gym eval``): the mean score and success per task type, the
-terminations, and the tasks an agent failed (with why)."""
+terminations, and the tasks an agent failed (with why).
+"""
 
 from __future__ import annotations
 
@@ -26,7 +27,8 @@ def evaluate(
 ) -> dict[str, Any]:
     """Run ``agent`` once on each of the first ``episodes`` tasks of the env made with
     ``env_kwargs`` (default all; episode ``i`` runs task ``i`` with seed ``seed + i``),
-    through the harness; returns :func:`summarize` of the records."""
+    through the harness; returns :func:`summarize` of the records.
+    """
     from urban_gym.eval.legacy import alias_records
 
     task_ids = None
@@ -43,7 +45,8 @@ def evaluate(
 def summarize(agent: str, records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """``{"agent", "episodes", "by_type": {type: {metric: mean, "n": count}}, "overall":
     {...}, "terminations": {...}, "failures": [(task, termination, score)]}`` of a run's
-    records."""
+    records.
+    """
     rows = [
         {
             **r["metrics"],
@@ -83,7 +86,8 @@ def summarize(agent: str, records: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 def format_results(results: list[dict[str, Any]]) -> str:
     """Results of :func:`evaluate` for several agents as a Markdown table (score and
-    success per task type), then the terminations and the failed tasks per agent."""
+    success per task type), then the terminations and the failed tasks per agent.
+    """
     from urban_gym.tasks.posegraph360 import TASK_TYPES
 
     agents = [r["agent"] for r in results]

@@ -34,7 +34,7 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -73,7 +73,8 @@ class RecordsError(UrbanGymError):
 def episode_name(task_id: str, seed: int, repeat: int) -> str:
     """The key as a file name: ``<task id>__s<seed>__r<repeat>`` with characters other than
     letters, digits, ``-``, ``_`` and ``.`` replaced by ``_`` (plus a short hash of the id
-    when any were replaced, so that two ids never share a name)."""
+    when any were replaced, so that two ids never share a name).
+    """
     safe = re.sub(r"[^A-Za-z0-9._-]", "_", str(task_id))
     if safe != str(task_id) or safe.startswith("."):
         safe = f"{safe.lstrip('.')}-{hashlib.sha256(str(task_id).encode()).hexdigest()[:8]}"
@@ -115,14 +116,17 @@ class RunDir:
 
     @property
     def manifest_path(self) -> Path:
+        """``RUN_DIR/manifest.json``."""
         return self.path / MANIFEST
 
     @property
     def episodes_path(self) -> Path:
+        """``RUN_DIR/episodes.jsonl``."""
         return self.path / EPISODES
 
     @property
     def traces_dir(self) -> Path:
+        """``RUN_DIR/traces``."""
         return self.path / TRACES
 
     def exists(self) -> bool:
@@ -204,7 +208,8 @@ class RunDir:
         newline: a writer killed mid-line) is dropped, and with ``repair`` cut off the
         file; a whole line that is not a JSON object is a :class:`RecordsError` naming the
         file and line. When a key occurs twice (never written by the harness) the first
-        record is kept."""
+        record is kept.
+        """
         p = self.episodes_path
         if not p.exists():
             return []
@@ -234,7 +239,8 @@ class RunDir:
 
     def append(self, record: Mapping[str, Any]) -> None:
         """Append one record as one whole line (:class:`urban_gym.strict_json.
-        LineAppender`, kept open until :meth:`close`)."""
+        LineAppender`, kept open until :meth:`close`).
+        """
         if self._appender is None:
             self._appender = LineAppender(self.episodes_path)
         self._appender.write(strict_line(record))
@@ -247,6 +253,7 @@ class RunDir:
 
     # ------------------------------------------------------------------ traces
     def trace_path(self, name: str) -> Path:
+        """The trace file of the episode named ``name``."""
         return self.traces_dir / f"{name}.jsonl"
 
     def write_trace(
@@ -254,7 +261,8 @@ class RunDir:
     ) -> str:
         """Write an episode's steps (one strict-JSON line each); returns the path relative
         to the run folder. ``small_ints``: the steps hold no integer beyond 64 bits (the
-        harness's own traces: :func:`urban_gym.eval.trace.core_action` converts them)."""
+        harness's own traces: :func:`urban_gym.eval.trace.core_action` converts them).
+        """
         data = jsonl_bytes(steps, small_ints)
         # written in place: the record that points at a trace is appended only after the
         # trace is complete, and a rerun rewrites the trace of a key without a record
@@ -281,6 +289,15 @@ class RunDir:
             text = p.read_text(encoding="utf-8")
         except FileNotFoundError:
             raise RecordsError(f"trace {p} is missing") from None
+        lines = [line for line in text.splitlines() if line.strip()]
+        # fast path: the lines parsed as one JSON array (one call of the C parser), kept
+        # when it gives one object per line; else line by line, naming the first bad line
+        try:
+            steps = json.loads("[" + ",".join(lines) + "]")
+        except json.JSONDecodeError:
+            steps = None
+        if type(steps) is list and len(steps) == len(lines) and all(type(s) is dict for s in steps):
+            return steps
         out = []
         for i, line in enumerate(text.splitlines(), 1):
             if line.strip():
@@ -292,34 +309,95 @@ class RunDir:
 
 
 _LINE_BREAKS = ("\u2028", "\u2029", "\x85")
-_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
 _LONG_DIGITS = re.compile(r"\d{19}")  # an integer that may exceed 64 bits (strict: a string)
+
+
+def _no_default(value: Any) -> Any:
+    raise TypeError(f"{type(value).__name__} is not a JSON type")
+
+
+def _make_encoder() -> Callable[[Any], str]:
+    """``item -> JSON text`` as ``json.JSONEncoder(ensure_ascii=False, allow_nan=False)``
+    writes it, with the C encoder built once (``JSONEncoder.encode`` builds one per call,
+    which is a third of the cost of a trace line). Values that are not JSON types raise
+    ``TypeError``, NaN and the infinities ``ValueError``, cycles ``RecursionError``.
+    """
+    try:
+        from json import encoder as _json_encoder
+
+        make = _json_encoder.c_make_encoder
+        if make is None:
+            raise ImportError
+        c_encode = make(
+            None,
+            _no_default,
+            _json_encoder.encode_basestring,
+            None,
+            ": ",
+            ", ",
+            False,
+            False,
+            False,
+        )
+    except (ImportError, AttributeError, TypeError):  # pragma: no cover - no C accelerator
+        return json.JSONEncoder(ensure_ascii=False, allow_nan=False, default=_no_default).encode
+
+    join = "".join
+
+    def encode(item: Any) -> str:
+        return join(c_encode(item, 0))
+
+    return encode
+
+
+_encode = _make_encoder()
+
+
+def _strict_text(text: str, small_ints: bool) -> bool:
+    """Whether ``text`` (output of the C encoder) is what :func:`urban_gym.strict_json.
+    dumps` would write for the same value: no run of 19 digits (unless ``small_ints``),
+    and, when not ASCII, UTF-8 encodable (no lone surrogate) and without line separators.
+    """
+    if not small_ints and _LONG_DIGITS.search(text):
+        return False
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            return False
+        if any(c in text for c in _LINE_BREAKS):
+            return False
+    return True
 
 
 def strict_line(item: Any, small_ints: bool = False) -> str:
     """``item`` as one line of strict JSON, as :func:`urban_gym.strict_json.dumps` writes
     it, for the records this package builds (plain dicts of JSON values, shallow). Fast
-    path: the C encoder, kept when its text is strict JSON (no NaN
-    or infinity, only JSON types, no lone surrogates, no line-separator characters);
-    anything else (and any line with a run of 19 digits, unless ``small_ints`` says the
-    item holds no integer beyond 64 bits) goes through ``strict_json.dumps``."""
+    path: the C encoder, kept when its text is strict JSON (no NaN or infinity, only JSON
+    types, no lone surrogates, no line-separator characters); anything else (and any line
+    with a run of 19 digits, unless ``small_ints`` says the item holds no integer beyond 64
+    bits) goes through ``strict_json.dumps``.
+    """
     try:
-        text = _ENCODER.encode(item)
-        if not small_ints and _LONG_DIGITS.search(text):
-            raise ValueError("a long integer")
-        if not text.isascii():
-            text.encode("utf-8")
-            if any(c in text for c in _LINE_BREAKS):
-                raise ValueError("line separator")
-        return text
-    except (TypeError, ValueError, UnicodeEncodeError, RecursionError):
+        text = _encode(item)
+    except (TypeError, ValueError, RecursionError):
         return dumps(item)
+    return text if _strict_text(text, small_ints) else dumps(item)
 
 
 def jsonl_bytes(items: Iterable[Mapping[str, Any]], small_ints: bool = False) -> bytes:
-    """``items`` as UTF-8 JSON lines (:func:`strict_line` each)."""
-    lines = [strict_line(item, small_ints) for item in items]
-    return ("\n".join(lines) + "\n").encode("utf-8") if lines else b""
+    """``items`` as UTF-8 JSON lines (:func:`strict_line` each). The checks of the fast
+    path run once over the whole text; only when they fail is every line checked alone.
+    """
+    items = items if isinstance(items, list) else list(items)
+    try:
+        lines = [_encode(item) for item in items]
+    except (TypeError, ValueError, RecursionError):
+        lines = None
+    if lines is None or not _strict_text(text := "\n".join(lines), small_ints):
+        lines = [strict_line(item, small_ints) for item in items]
+        text = "\n".join(lines)
+    return (text + "\n").encode("utf-8") if lines else b""
 
 
 def _parse_line(chunk: bytes) -> dict[str, Any] | None:
@@ -332,7 +410,8 @@ def _parse_line(chunk: bytes) -> dict[str, Any] | None:
 
 def manifest_differences(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
     """What differs between two manifests in :data:`IDENTITY_KEYS` (``"key: old -> new"``
-    lines, values shortened)."""
+    lines, values shortened).
+    """
     out = []
     for k in IDENTITY_KEYS:
         a, b = json_safe(old.get(k)), json_safe(new.get(k))

@@ -25,7 +25,8 @@ MAX_FRAMES = 120
 
 def pick_episodes(records: Sequence[Mapping[str, Any]]) -> list[tuple[str, str, Mapping[str, Any]]]:
     """``(task type, "best"|"worst", record)`` per task type (one entry when the type has
-    one episode)."""
+    one episode).
+    """
     by_type: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for r in records:
         by_type[str(r.get("task_type"))].append(r)
@@ -50,7 +51,8 @@ def replay_gif(
     run: Any, record: Mapping[str, Any], path: str | Path, env: Any = None
 ) -> dict[str, Any]:
     """Replay ``record`` of ``run`` (:class:`urban_gym.eval.report.Run`) and write its GIF
-    to ``path``; returns ``{"path", "exact", "problems", "frames"}``."""
+    to ``path``; returns ``{"path", "exact", "problems", "frames"}``.
+    """
     from urban_gym.eval.trace import replay
     from urban_gym.eval.worker import RunSpec, make_env
     from urban_gym.render import frame as F
@@ -82,7 +84,8 @@ def replay_gif(
 
 def write_gif(frames: Sequence[np.ndarray], path: str | Path) -> Path:
     """Frames as a looping GIF (at most :data:`MAX_FRAMES`, evenly kept; the last shown
-    longer)."""
+    longer).
+    """
     import imageio.v3 as iio
 
     from urban_gym.render import frame as F

@@ -72,6 +72,7 @@ class Run:
 
     @property
     def family(self) -> str:
+        """The run's family (manifest, else its first record's)."""
         return str(
             self.manifest.get("family") or (self.records[0]["family"] if self.records else "")
         )
@@ -89,7 +90,8 @@ def load_run(path: str | os.PathLike) -> Run:
 
 def run_label(manifest: dict[str, Any]) -> str:
     """A short name for a run: the agent spec, the model of a language model, the
-    checkpoint's file name of a policy."""
+    checkpoint's file name of a policy.
+    """
     agent = manifest.get("agent") or {}
     cfg = agent.get("config") or {}
     spec = str(agent.get("spec", "?"))
@@ -102,7 +104,8 @@ def run_label(manifest: dict[str, Any]) -> str:
 
 def name_runs(runs: Sequence[Run], names: Sequence[str] | None = None) -> None:
     """Give each run a unique display name (``names``, or the agent and -- for
-    duplicates -- the folder name)."""
+    duplicates -- the folder name).
+    """
     if names:
         if len(names) != len(runs):
             raise UrbanGymError(f"{len(names)} names for {len(runs)} runs")
@@ -203,7 +206,8 @@ def _order(keys: Sequence[str], grouping: str, family: str) -> list[str]:
 
 def run_results(run: Run, resamples: int = stats.RESAMPLES, seed: int = 0) -> dict[str, Any]:
     """Everything the report says about one run except failures (see the module
-    docstring)."""
+    docstring).
+    """
     recs = run.records
     table = _table(recs)
     all_rows = np.arange(len(table.tasks))
@@ -244,7 +248,8 @@ def _macro(
     by_type: dict[str, Any], samples: list[np.ndarray], metrics: list[str]
 ) -> dict[str, Any]:
     """Mean over task types of the per-type means; its CI from the same resamples (each
-    type resampled within itself)."""
+    type resampled within itself).
+    """
     out: dict[str, Any] = {"types": len(by_type), "metrics": {}}
     if not samples:
         return out
@@ -320,7 +325,8 @@ def distance_bins(
     table: _Table, recs: Sequence[dict[str, Any]], resamples: int, seed: int
 ) -> dict[str, list[dict[str, Any]]]:
     """CityWalk: per navigation type (and all of them pooled), 4 equal-count bins of the
-    shortest-route length (metres)."""
+    shortest-route length (metres).
+    """
     by_task: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for r in recs:
         by_task[r["task_id"]].append(r)
@@ -355,7 +361,8 @@ def decision_bins(
     table: _Table, recs: Sequence[dict[str, Any]], resamples: int, seed: int
 ) -> list[dict[str, Any]]:
     """StreetGraph: 4 equal-count bins of decision points (intersections on the shortest
-    route)."""
+    route).
+    """
     by_task: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for r in recs:
         by_task[r["task_id"]].append(r)
@@ -374,7 +381,8 @@ def decision_bins(
 # --------------------------------------------------------------------------- failures
 def failure_breakdown(run: Run, keep_episodes: bool = True) -> dict[str, Any]:
     """The failure cause of every failed episode (from its trace), counted overall, by
-    category and by type; rule hit counts."""
+    category and by type; rule hit counts.
+    """
     labels = []
     for r in run.records:
         if r.get("is_success"):
@@ -435,7 +443,8 @@ def compare(
 ) -> dict[str, Any] | None:
     """Paired comparison of run ``b`` against run ``a`` on their common tasks (None when
     they share none): mean per-task difference b - a with paired-bootstrap CIs (overall
-    and per type), McNemar's exact test on success over episodes paired by (task, repeat)."""
+    and per type), McNemar's exact test on success over episodes paired by (task, repeat).
+    """
     ta, tb = _table(a.records), _table(b.records)
     common = [t for t in ta.tasks if t in set(tb.tasks)]
     if not common:
@@ -518,7 +527,8 @@ def build_report(
     labeler: Callable[[Run, dict[str, Any]], dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The report of ``run_dirs`` as a dict (``report.json``); see the module docstring.
-    ``labeler(run, failure_breakdown)`` adds a model's failure labels to a run."""
+    ``labeler(run, failure_breakdown)`` adds a model's failure labels to a run.
+    """
     t0 = time.perf_counter()
     runs = [load_run(p) for p in run_dirs]
     name_runs(runs, names)
@@ -571,7 +581,8 @@ def write_report(
     report: dict[str, Any], out: str | os.PathLike, plots: bool = True
 ) -> dict[str, Path]:
     """Write ``report.json``, ``report.md`` (and the PNGs) into ``out``; returns the
-    paths."""
+    paths.
+    """
     from urban_gym.strict_json import json_safe
 
     out = Path(out)

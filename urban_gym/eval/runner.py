@@ -51,7 +51,8 @@ def episode_keys(
     seeding: str = "repeat",
 ) -> list[EpisodeKey]:
     """The episodes of a run, repeat by repeat, tasks in the env's order (see the module
-    docstring for the seeds)."""
+    docstring for the seeds).
+    """
     from urban_gym.errors import UrbanGymError
 
     if seeding not in SEEDINGS:
@@ -181,7 +182,8 @@ def build_manifest(
 def public_options(options: Mapping[str, Any] | None) -> dict[str, Any]:
     """Options as the manifest records them: URLs without credentials or query
     (:func:`~urban_gym.baselines.lmm.agent.public_url`), values of keys that name a key,
-    token, secret or password left out."""
+    token, secret or password left out.
+    """
     from urban_gym.baselines.lmm.agent import public_url
 
     out: dict[str, Any] = {}
@@ -209,7 +211,10 @@ def _now() -> str:
 class RunResult:
     """What :func:`run` did: the run folder, episodes recorded now and before, successes,
     tokens, and the seconds the episodes took (``wall_s``; ``cpu_s``: this process's CPU
-    time, without the set-up)."""
+    time, without the set-up); ``parallel``: what a parallel backend measured
+    (:class:`~urban_gym.eval.backends.ParallelStats`: ``ray.init`` time, each worker's
+    set-up and CPU time), None in one process.
+    """
 
     run_dir: Path
     total: int
@@ -221,8 +226,10 @@ class RunResult:
     errors: int
     cpu_s: float
     records: list[dict[str, Any]]
+    parallel: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        """The result as JSON-ready values (without the records)."""
         d = asdict(self)
         d["run_dir"] = str(self.run_dir)
         d.pop("records")
@@ -257,11 +264,16 @@ def run(
         agent: agent spec (``oracle``, ``random``, ``lmm``, ``sb3:PATH``, ``module:Class``).
         agent_options: keyword arguments of the agent (e.g. the lmm client settings).
         env_kwargs: ``gym.make`` keyword arguments (``suite``, ``task_types``,
-            ``difficulties`` select the tasks).
+            ``difficulties`` select the tasks). For the ``lmm`` agent the family's
+            language-model views fill in what they leave unset
+            (:func:`urban_gym.wrappers.lm_env_kwargs`).
         task_ids: only these tasks (default: all the env's tasks).
-        seeds: repeats per task; ``seed``: the base seed; ``seeding``: ``repeat``/``task``.
-        workers: episodes in parallel; ``backend``: ``local`` (processes) or ``ray``
-            (``address``: an existing cluster; default a local ``ray.init()``).
+        seeds: repeats per task.
+        seed: the base seed.
+        seeding: ``repeat`` or ``task`` (see the module docstring).
+        workers: episodes in parallel.
+        backend: ``local`` (processes) or ``ray``.
+        address: Ray: an existing cluster (default: a local ``ray.init()``).
         force: a folder holding a different run is moved aside instead of refused.
         track_visibility: record ``goal_visible`` per step (``info``; default True).
         judge: settings of a language-model answer judge (None: deterministic).
@@ -269,7 +281,7 @@ def run(
         command: the command line, for the manifest.
         max_episodes: stop after this many new episodes (the rest stays for a resume).
     """
-    from urban_gym.baselines.agents import load_agent
+    from urban_gym.baselines.agents import agent_kind, load_agent
     from urban_gym.errors import UrbanGymError
 
     if backend not in ("local", "ray"):
@@ -277,6 +289,10 @@ def run(
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise UrbanGymError(f"workers={workers!r} must be a positive integer")
     kwargs = dict(env_kwargs or {})
+    if agent_kind(agent) == "lmm":  # the language-model face: views sized for a model
+        from urban_gym.wrappers.stacks import lm_env_kwargs
+
+        kwargs = lm_env_kwargs(env_id, kwargs)
     if track_visibility:
         kwargs["track_visibility"] = True
     run_dir = RunDir(out)
@@ -327,6 +343,7 @@ def run(
             progress(status.to_dict())
 
     t0, c0 = time.perf_counter(), time.process_time()
+    parallel = None
     try:
         if not todo:
             pass
@@ -340,7 +357,7 @@ def run(
         else:
             the_agent.close()
             env.close()
-            run_parallel(spec, todo, workers, backend, address, sink)
+            parallel = run_parallel(spec, todo, workers, backend, address, sink).to_dict()
     finally:
         run_dir.close()
         if bar is not None:
@@ -356,6 +373,7 @@ def run(
         errors=status.errors,
         cpu_s=round(time.process_time() - c0, 3),
         records=records,
+        parallel=parallel,
     )
 
 

@@ -32,7 +32,8 @@ _BLOCK_ELEMENTS = 4_000_000
 
 def stream_seed(seed: int, name: str) -> list[int]:
     """A seed sequence for the stream of group ``name``: the same group gets the same
-    resamples whatever else the report holds."""
+    resamples whatever else the report holds.
+    """
     h = int.from_bytes(hashlib.sha256(name.encode("utf-8")).digest()[:8], "little")
     return [int(seed), h]
 
@@ -42,7 +43,8 @@ def task_means(
 ) -> tuple[list[Hashable], np.ndarray]:
     """Average the rows of ``values`` (episodes x metrics) per task; returns the task ids
     (first-seen order) and their means (tasks x metrics). NaN entries are left out of a
-    task's mean (NaN when a task has none)."""
+    task's mean (NaN when a task has none).
+    """
     v = np.asarray(values, dtype=np.float64)
     if v.ndim == 1:
         v = v[:, None]
@@ -61,7 +63,8 @@ def task_means(
 
 def resample_counts(n: int, resamples: int, rng: np.random.Generator) -> np.ndarray:
     """How often each of ``n`` units is drawn in each resample: ``(resamples, n)`` counts
-    of ``n`` draws with replacement (generated in blocks)."""
+    of ``n`` draws with replacement (generated in blocks).
+    """
     out = np.empty((resamples, n), dtype=np.float32)
     block = max(1, _BLOCK_ELEMENTS // max(1, n))
     for s in range(0, resamples, block):
@@ -79,7 +82,8 @@ def bootstrap_means(
 ) -> np.ndarray:
     """The means of ``resamples`` bootstrap resamples of the rows of ``values`` (units x
     metrics): ``(resamples, metrics)``. A NaN entry (a unit without that metric) is left
-    out of that metric's mean."""
+    out of that metric's mean.
+    """
     v = np.asarray(values, dtype=np.float64)
     if v.ndim == 1:
         v = v[:, None]
@@ -118,7 +122,8 @@ def mean_ci(
     level: float = LEVEL,
 ) -> dict[str, float]:
     """Mean and percentile-bootstrap CI of one list of per-unit values:
-    ``{"mean", "low", "high", "n"}``."""
+    ``{"mean", "low", "high", "n"}``.
+    """
     v = np.asarray(values, dtype=np.float64).reshape(-1)
     v = v[~np.isnan(v)]
     if v.size == 0:
@@ -137,7 +142,8 @@ def paired_bootstrap(
 ) -> dict[str, float]:
     """Mean per-unit difference ``b - a`` over the units both hold, with its
     paired-bootstrap CI (units resampled with replacement): ``{"mean", "low", "high",
-    "n"}``."""
+    "n"}``.
+    """
     common = [k for k in a if k in b and not (math.isnan(a[k]) or math.isnan(b[k]))]
     d = np.array([b[k] - a[k] for k in common], dtype=np.float64)
     return mean_ci(d, resamples, seed, level)
@@ -146,7 +152,8 @@ def paired_bootstrap(
 def mcnemar_exact(b: int, c: int) -> float:
     """Exact two-sided McNemar p-value for ``b`` and ``c`` discordant pairs (module
     docstring); 1.0 when there are none. E.g. ``b=1, c=6`` -> ``2 * (1 + 7) / 128 =
-    0.125``."""
+    0.125``.
+    """
     b, c = int(b), int(c)
     if b < 0 or c < 0:
         raise ValueError(f"discordant counts must be >= 0, got b={b}, c={c}")
@@ -159,7 +166,8 @@ def mcnemar_exact(b: int, c: int) -> float:
 
 def mcnemar(pairs: Sequence[tuple[bool, bool]]) -> dict[str, Any]:
     """McNemar's exact test on paired successes ``(a, b)``: counts ``both``, ``neither``,
-    ``a_only`` (= b of the formula), ``b_only`` (= c) and ``p``."""
+    ``a_only`` (= b of the formula), ``b_only`` (= c) and ``p``.
+    """
     a_only = sum(1 for x, y in pairs if x and not y)
     b_only = sum(1 for x, y in pairs if y and not x)
     both = sum(1 for x, y in pairs if x and y)
@@ -175,7 +183,8 @@ def mcnemar(pairs: Sequence[tuple[bool, bool]]) -> dict[str, Any]:
 
 def cohen_kappa(a: Sequence[Hashable], b: Sequence[Hashable]) -> float:
     """Cohen's kappa of two labelings of the same items: ``(p_o - p_e) / (1 - p_e)``
-    (1.0 when both agree on one single label everywhere; NaN for no items)."""
+    (1.0 when both agree on one single label everywhere; NaN for no items).
+    """
     if len(a) != len(b):
         raise ValueError(f"labelings of different lengths: {len(a)} and {len(b)}")
     n = len(a)
@@ -191,7 +200,8 @@ def cohen_kappa(a: Sequence[Hashable], b: Sequence[Hashable]) -> float:
 
 def equal_count_bins(values: Sequence[float], bins: int = 4) -> list[int]:
     """Bin index (0..bins-1) of each value in ``bins`` equal-count bins by rank (ties
-    broken by position, so the bins' sizes differ by at most one)."""
+    broken by position, so the bins' sizes differ by at most one).
+    """
     v = np.asarray(values, dtype=np.float64)
     order = np.argsort(v, kind="stable")
     out = np.empty(len(v), dtype=np.int64)

@@ -1,6 +1,7 @@
 """``urban-gym streetgraph-eval``: the oracle and the random agent on a StreetGraph suite (a
 thin alias of ``urban-gym eval``): mean Success, SPL and Decision Accuracy (plus nDTW, SDTW,
-task completion and SPD for instruction tasks) over every task of a suite."""
+task completion and SPD for instruction tasks) over every task of a suite.
+"""
 
 from __future__ import annotations
 
@@ -36,7 +37,8 @@ def evaluate(
     out: str | None = None,
 ) -> dict[str, Any]:
     """Run ``agent`` once on each task (``task_ids``: these; episode ``i`` uses task ``i``
-    and seed ``seed + i``) through the harness; returns :func:`summarize`."""
+    and seed ``seed + i``) through the harness; returns :func:`summarize`.
+    """
     from urban_gym.eval.legacy import alias_records
 
     records = alias_records(ENV_ID, env_kwargs, agent, seed, "task", task_ids, out, progress)
@@ -45,7 +47,8 @@ def evaluate(
 
 def summarize(agent: str, records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """``{"agent", "episodes", "mean": {metric: value}, "terminations": {...}}``;
-    decision accuracy is averaged over episodes that made at least one decision."""
+    decision accuracy is averaged over episodes that made at least one decision.
+    """
     rows = [r["metrics"] for r in records]
     mean: dict[str, float] = {}
     for k in REPORTED:

@@ -40,22 +40,33 @@ from urban_gym.strict_json import json_safe
 LIMITS: dict[str, int] = {"max_depth": 16, "max_items": 100, "max_chars": 20_000}
 
 
+_INT_MIN, _INT_MAX = -(2**63), 2**63
+_MAX_CHARS = LIMITS["max_chars"]
+_INF = math.inf
+
+
 def core_action(action: Any) -> Any:
     """The JSON form of an action the core env received (see the module docstring)."""
-    if type(action) is int and -(2**63) < action < 2**63:
+    t = type(action)
+    if t is int and _INT_MIN < action < _INT_MAX:
         return action
+    if t is dict:  # the usual structured action: a copy, when its values are JSON already
+        for k, v in action.items():
+            if type(k) is not str or not _plain(v):
+                return json_safe(action, **LIMITS)
+        return action.copy()
     if isinstance(action, UnreadableReply):
         return {"unreadable": action.message}
     if isinstance(action, (bool, np.bool_)):
         return json_safe(action)
     if isinstance(action, (int, np.integer)):
         return json_safe(int(action))
-    if isinstance(action, dict) or isinstance(action, Mapping):
+    if isinstance(action, Mapping):
         flat = dict(action)
         for k, v in flat.items():
             if type(k) is not str or not _plain(v):
                 return json_safe(flat, **LIMITS)
-        return flat  # the usual structured action: already JSON
+        return flat
     return json_safe(action, **LIMITS)
 
 
@@ -63,11 +74,11 @@ def _plain(v: Any) -> bool:
     """A JSON scalar that needs no conversion (finite float, short str, int, bool, None)."""
     t = type(v)
     if t is str:
-        return len(v) <= LIMITS["max_chars"]
-    if t is float:
-        return math.isfinite(v)
+        return len(v) <= _MAX_CHARS
     if t is int:
-        return -(2**63) < v < 2**63
+        return _INT_MIN < v < _INT_MAX
+    if t is float:
+        return -_INF < v < _INF
     return v is None or t is bool
 
 
@@ -86,15 +97,14 @@ class TraceRecorder(gym.Wrapper):
         self.last_action: Any = None
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        """Reset the env and forget the last action."""
         self.last_action = None
         return self.env.reset(seed=seed, options=options)
 
     def step(self, action: Any):
+        """Keep the action's JSON form, then step the env."""
         self.last_action = core_action(action)
         return self.env.step(action)
-
-
-_INF = math.inf
 
 
 def _distance(info: Mapping[str, Any]) -> float | None:
@@ -118,22 +128,29 @@ def _pose(info: Mapping[str, Any]) -> dict[str, float] | None:
 
 def step_entry(t: int, info: Mapping[str, Any], action: Any = None, reward: Any = 0.0) -> dict:
     """The trace entry of step ``t`` from its ``info`` (module docstring); values as the
-    env gave them (metres and degrees, not rounded)."""
+    env gave them (metres and degrees, not rounded).
+    """
+    get = info.get
     e: dict[str, Any] = {"t": t}
     if t:
         e["action"] = action
-        valid = info.get("action_valid", True)
+        valid = get("action_valid", True)
         if valid is True:
             e["valid"] = True
         else:
             e["valid"] = bool(valid)
             if not e["valid"]:
-                e["invalid_action"] = json_safe(str(info.get("invalid_action", "")), max_chars=500)
+                e["invalid_action"] = json_safe(str(get("invalid_action", "")), max_chars=500)
         r = reward if type(reward) is float else float(reward)
         e["reward"] = r if -_INF < r < _INF else None
-    e["pose"] = _pose(info)
-    e["distance_to_goal_m"] = _distance(info)
-    gv = info.get("goal_visible")
+    p = get("pose")
+    if type(p) is dict and len(p) == 3:
+        e["pose"] = {"x": p["x"], "y": p["y"], "heading": p["heading"]}
+    else:
+        e["pose"] = _pose(info)
+    d = get("distance_to_goal_m")
+    e["distance_to_goal_m"] = d if type(d) is float and -_INF < d < _INF else _distance(info)
+    gv = get("goal_visible")
     e["goal_visible"] = gv if gv is None or gv is True or gv is False else bool(gv)
     return e
 
@@ -162,7 +179,8 @@ def _answer(steps: Sequence[Mapping[str, Any]]) -> str | None:
 
 def task_summary(task: Any) -> dict[str, Any]:
     """The task fields of an episode record (family, type, difficulty, category, kind,
-    ``task_info``)."""
+    ``task_info``).
+    """
     from urban_gym.eval.categories import task_category, task_facts, task_kind
 
     return {
@@ -205,9 +223,13 @@ def run_episode(
     error: str | None = None
     latency = 0.0
     step_info = getattr(agent, "step_info", None)
+    if not callable(step_info):
+        step_info = None
+    act, step, append = agent.act, face.step, steps.append
+    t = 0
     while True:
         try:
-            action = agent.act(obs, info)
+            action = act(obs, info)
         except AgentGaveUp as exc:
             info = face.unwrapped.end_episode(exc.termination)
             error = str(exc)
@@ -215,17 +237,15 @@ def run_episode(
         except Exception as exc:
             termination, error = "agent_error", f"{type(exc).__name__}: {exc}"
             break
-        notes = step_info() if callable(step_info) else {}
+        notes = step_info() if step_info is not None else None
         try:
-            obs, reward, terminated, truncated, info = face.step(action)
+            obs, reward, terminated, truncated, info = step(action)
         except Exception as exc:
             termination, error = "env_error", f"{type(exc).__name__}: {exc}"
             break
+        t += 1
         e = step_entry(
-            len(steps),
-            info,
-            core_action(action) if recorder is None else recorder.last_action,
-            reward,
+            t, info, core_action(action) if recorder is None else recorder.last_action, reward
         )
         if type(action) is str:
             e["reply"] = _reply_entry(action, info)
@@ -235,7 +255,10 @@ def run_episode(
             lat = float(notes.get("latency_s", 0.0) or 0.0)
             latency += lat
             e["timing"] = {"latency_s": round(lat, 4)}
-        steps.append(e)
+            for k in ("calls", "scheme"):  # a scheme's extra calls and its notes
+                if notes.get(k):
+                    e[k] = json_safe(notes[k])
+        append(e)
         if terminated or truncated:
             break
     usage1 = agent.usage()
@@ -285,7 +308,8 @@ def replay(
     ``render_mode="rgb_array"``) from its key and recorded actions; ``on_step(env, info)``
     is called after the reset and every step. Returns ``(exact, last info, problems)``:
     ``exact`` when the replay ended as recorded (same termination, steps, success,
-    metrics, and the same pose at every step)."""
+    metrics, and the same pose at every step).
+    """
     obs, info = env.reset(seed=int(record["seed"]), options={"task_id": record["task_id"]})
     if on_step is not None:
         on_step(env, info)

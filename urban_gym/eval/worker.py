@@ -19,7 +19,8 @@ from urban_gym.eval.trace import TraceRecorder, run_episode, task_summary
 @dataclass(frozen=True)
 class EpisodeKey:
     """One episode of a run: ``task_id``, ``seed`` (the env's reset seed), ``repeat``;
-    ``index`` is the task's position in the env's task list, ``agent_seed`` the agent's."""
+    ``index`` is the task's position in the env's task list, ``agent_seed`` the agent's.
+    """
 
     task_id: str
     seed: int
@@ -34,6 +35,7 @@ class EpisodeKey:
 
     @property
     def key(self) -> tuple[str, int, int]:
+        """``(task_id, seed, repeat)``: its record's key (:func:`~urban_gym.eval.records.record_key`)."""
         return (self.task_id, self.seed, self.repeat)
 
 
@@ -79,9 +81,44 @@ def make_env(spec: RunSpec, render_mode: str | None = None) -> gym.Env:
         ) from exc
 
 
+#: The in-process memos of loaded worlds (module, attribute) that :func:`world_snapshot`
+#: hands to worker processes that do not start as a fork of this one (Ray actors).
+WORLD_MEMOS: tuple[tuple[str, str], ...] = (
+    ("urban_gym.world.loader", "_MEMO"),  # cities (procedural ones take seconds to build)
+    ("urban_gym.world.streetgraph.loading", "_MEMO"),  # preprocessed street graphs
+)
+
+
+def world_snapshot() -> list[tuple[str, str, list[tuple[Any, Any]]]]:
+    """The cities and street graphs loaded in this process, for :func:`restore_world` in
+    another one: unpickling a procedural city takes a fraction of the time generating it
+    does (Ray actors start from a fresh interpreter, not a fork).
+    """
+    import importlib
+
+    out = []
+    for module, attr in WORLD_MEMOS:
+        memo = getattr(importlib.import_module(module), attr)
+        entries = [(k, memo.get(k)) for k in memo.keys()]
+        out.append((module, attr, [(k, v) for k, v in entries if v is not None]))
+    return out
+
+
+def restore_world(snapshot: Sequence[tuple[str, str, Sequence[tuple[Any, Any]]]]) -> None:
+    """Put the entries of a :func:`world_snapshot` into this process's memos."""
+    import importlib
+
+    for module, attr, entries in snapshot:
+        memo = getattr(importlib.import_module(module), attr)
+        for k, v in entries:
+            if memo.get(k) is None:
+                memo.put(k, v)
+
+
 class EpisodeWorker:
     """One env and one agent, built once; :meth:`run` runs one episode, writes its trace
-    and returns its record."""
+    and returns its record.
+    """
 
     def __init__(self, spec: RunSpec, env: gym.Env | None = None, agent: Any = None) -> None:
         from urban_gym.baselines.agents import load_agent
@@ -113,9 +150,11 @@ class EpisodeWorker:
         return record
 
     def run_many(self, keys: Sequence[EpisodeKey]) -> list[dict[str, Any]]:
+        """Run the episodes of ``keys`` in order; returns their records."""
         return [self.run(k) for k in keys]
 
     def close(self) -> None:
+        """Close the agent, then the env."""
         try:
             self.agent.close()
         finally:

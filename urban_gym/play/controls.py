@@ -341,11 +341,11 @@ def _citywalk_gesture(control: str, params: Mapping[str, Any], env: Any) -> dict
     from urban_gym.render.map import MapRenderer
 
     u = env.unwrapped
-    size = int(u.view_size or 256)
+    w, h = u.view_wh or (256, 256)
     m = u.map
-    dx, dy = _number(params, "dx") * size, _number(params, "dy") * size
+    dx, dy = _number(params, "dx") * w, _number(params, "dy") * h
     x, y = MapRenderer.pixel_to_world(
-        size / 2.0 - dx, size / 2.0 - dy, m.center, m.mpp, size, m.rotation
+        w / 2.0 - dx, h / 2.0 - dy, m.center, m.mpp, (w, h), m.rotation
     )
     east = max(-MAX_PAN_M, min(MAX_PAN_M, x - m.center[0]))
     north = max(-MAX_PAN_M, min(MAX_PAN_M, y - m.center[1]))

@@ -47,7 +47,8 @@ _lock = threading.Lock()
 
 def check_equirect(pano: np.ndarray, name: str = "panorama") -> np.ndarray:
     """Check that ``pano`` is a non-empty ``(H, 2H, 3)`` ``uint8`` array and return it
-    (C-contiguous). Raises :class:`RenderError` naming what is wrong."""
+    (C-contiguous). Raises :class:`RenderError` naming what is wrong.
+    """
     if not isinstance(pano, np.ndarray):
         raise RenderError(f"{name} must be a numpy array, got {type(pano).__name__}")
     if pano.dtype != np.uint8:
@@ -70,7 +71,8 @@ def check_equirect(pano: np.ndarray, name: str = "panorama") -> np.ndarray:
 
 def image_size(size: int | tuple[int, int]) -> tuple[int, int]:
     """``(w, h)`` from ``size`` (an int for a square image or a ``(w, h)`` pair); raises
-    :class:`RenderError` for non-positive or non-integer sizes."""
+    :class:`RenderError` for non-positive or non-integer sizes.
+    """
     if isinstance(size, (int, np.integer)) and not isinstance(size, bool):
         w = h = int(size)
     elif isinstance(size, (tuple, list)) and len(size) == 2:
@@ -117,7 +119,8 @@ def view_directions(
     w: int, h: int, fov: float, pitch: float, yaw: float
 ) -> tuple[np.ndarray, np.ndarray]:
     """Bearing and elevation (degrees, ``(h, w)`` float64 each) of every pixel centre of a
-    perspective camera looking along ``yaw`` / ``pitch`` with horizontal ``fov``."""
+    perspective camera looking along ``yaw`` / ``pitch`` with horizontal ``fov``.
+    """
     f = (w / 2.0) / math.tan(math.radians(fov) / 2.0)
     xs = np.arange(w, dtype=np.float64) + 0.5 - w / 2.0
     ys = h / 2.0 - (np.arange(h, dtype=np.float64) + 0.5)
@@ -149,7 +152,8 @@ def remap_maps(
     pano_heading: float = 0.0,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The (cached) fixed-point ``cv2.remap`` grids of a perspective view of an
-    equirectangular panorama of shape ``pano_shape = (H, W)``."""
+    equirectangular panorama of shape ``pano_shape = (H, W)``.
+    """
     w, h = image_size(size)
     fov = check_fov(fov)
     pitch = check_pitch(pitch)
@@ -225,7 +229,8 @@ def perspective_batch(
     pano_heading: float = 0.0,
 ) -> np.ndarray:
     """Perspective views of one panorama at ``K`` yaws (degrees): ``(K, h, w, 3)`` uint8.
-    Arguments as in :func:`perspective`."""
+    Arguments as in :func:`perspective`.
+    """
     pano = check_equirect(pano)
     yaws = np.atleast_1d(np.asarray(yaws, dtype=np.float64))
     if yaws.ndim != 1:

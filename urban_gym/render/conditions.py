@@ -51,7 +51,8 @@ class Conditions:
     @classmethod
     def from_dict(cls, d: dict) -> Conditions:
         """Build from a dict with the keys ``time_of_day``, ``weather``, ``seed`` (all
-        optional); an unknown key raises :class:`RenderError` listing the valid ones."""
+        optional); an unknown key raises :class:`RenderError` listing the valid ones.
+        """
         valid = ("time_of_day", "weather", "seed")
         bad = sorted(set(d) - set(valid))
         if bad:

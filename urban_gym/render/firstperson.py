@@ -115,6 +115,11 @@ class FirstPersonRenderer:
         """The view from ``(x, y)`` (metres) looking along ``yaw`` / ``pitch`` (degrees).
 
         Args:
+            x: position east, metres.
+            y: position north, metres.
+            yaw: compass bearing of the view's centre, degrees (0 north, 90 east).
+            pitch: degrees above the horizon, in [-90, 90].
+            conditions: light and weather (default: day, clear, seed 0).
             pedestrians: ``(x, y)`` positions (metres) of people drawn as upright figures;
                 the ``k``-th gets instance id ``pedestrian_id(k)``.
             depth: also return metres along the ray per pixel (``float32``, ``inf`` sky).

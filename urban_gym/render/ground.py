@@ -47,7 +47,8 @@ FAR_COLOUR = (128, 126, 122)
 @dataclass
 class GroundWindow:
     """A raster of the ground (RGBA): ``image[row, col]`` covers world point
-    ``(x0 + (col + 0.5) * mpp, y1 - (row + 0.5) * mpp)``."""
+    ``(x0 + (col + 0.5) * mpp, y1 - (row + 0.5) * mpp)``.
+    """
 
     image: np.ndarray
     x0: float
@@ -185,7 +186,8 @@ class GroundPainter:
 
 class _Items:
     """Lists of coordinate arrays (rings, polylines, quads) per item, stored in one array
-    so that a window's items are transformed to pixels with one numpy call."""
+    so that a window's items are transformed to pixels with one numpy call.
+    """
 
     def __init__(self, items: list[list[np.ndarray]]) -> None:
         flat = [np.asarray(r, dtype=np.float64).reshape(-1, 2) for rings in items for r in rings]
@@ -224,7 +226,8 @@ def _dashes(geom) -> list[np.ndarray]:
 
 def _zebra(a, b, width: float) -> list[np.ndarray]:
     """Stripes along the walking line ``a -> b``: 0.5 m bars every metre, each bar
-    ``width`` metres long across the walking direction (i.e. along the road)."""
+    ``width`` metres long across the walking direction (i.e. along the road).
+    """
     d = np.subtract(b, a)
     L = float(np.hypot(*d))
     if L < 0.5:

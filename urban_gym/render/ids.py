@@ -88,7 +88,8 @@ def decode_id(i: int) -> tuple[str, int]:
 
 def decode_ids(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Vectorised :func:`decode_id`: ``(kind codes, indices)`` with codes indexing
-    :data:`KINDS` (0 sky, 1 ground, 2 building, 3 sign, 4 object, 5 pedestrian)."""
+    :data:`KINDS` (0 sky, 1 ground, 2 building, 3 sign, 4 object, 5 pedestrian).
+    """
     a = np.asarray(ids, dtype=np.int64)
     k = a // _SPAN
     bad = (a < 0) | (k > 4) | ((k == 0) & (a > 1))
@@ -101,7 +102,8 @@ def decode_ids(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def instance_boxes(ids: np.ndarray) -> dict[int, tuple[int, int, int, int]]:
     """Pixel bounding box ``(col0, row0, col1, row1)`` (end-exclusive) of every id in an
-    id image, sky and ground included."""
+    id image, sky and ground included.
+    """
     a = np.asarray(ids)
     if a.ndim != 2 or a.size == 0:
         raise RenderError(f"id image must be a non-empty 2-D array, got shape {a.shape}")

@@ -41,7 +41,8 @@ INSIDE_MODES = ("room", "error")
 class RenderResult:
     """A rendered image with optional per-pixel depth (metres along the viewing ray,
     ``inf`` where the sky shows) and instance ids (``int32``, see
-    :mod:`urban_gym.render.ids`)."""
+    :mod:`urban_gym.render.ids`).
+    """
 
     rgb: np.ndarray
     depth: np.ndarray | None = None
@@ -67,7 +68,8 @@ def check_position(
     scene: Scene, x, y, inside: str, eye_height: float = 1.6
 ) -> tuple[float, float, int | None]:
     """``(x, y, room)`` after checking the position: finite, inside the city's bounds;
-    ``room`` is the id of the building containing it (``inside="room"``) or None."""
+    ``room`` is the id of the building containing it (``inside="room"``) or None.
+    """
     try:
         fx, fy = float(x), float(y)
     except (TypeError, ValueError) as exc:
@@ -149,7 +151,8 @@ class PanoramaRenderer:
         """The panorama seen from ``(x, y)`` metres at the eye height.
 
         Args:
-            x, y: position in metres (x east, y north).
+            x: position east, metres.
+            y: position north, metres.
             conditions: light and weather (default: day, clear, seed 0).
             depth: also return metres along the ray per pixel (``float32``).
             ids: also return instance ids per pixel (``int32``).

@@ -21,14 +21,17 @@ from __future__ import annotations
 
 import copy
 import math
+import sys
 from dataclasses import dataclass
 from functools import lru_cache
 
 import cv2
 import numpy as np
 
+from urban_gym.render import kernels, textures
 from urban_gym.render.conditions import Conditions
-from urban_gym.render.ground import far_colour
+from urban_gym.render.diskcache import cached_array
+from urban_gym.render.fill import Runs, fill, ground_maps
 from urban_gym.render.ids import BUILDING_BASE, GROUND_ID, OBJECT_BASE, PEDESTRIAN_BASE, SIGN_BASE
 from urban_gym.render.scene import Scene
 from urban_gym.render.textures import (
@@ -79,13 +82,15 @@ class ColumnCamera:
         self.relx = np.concatenate([self.rel, self.rel + 2 * math.pi])
         self.a32 = self.a.astype(np.float32)
         self.rows_col = np.arange(self.height, dtype=np.int64)[:, None]
-        self._sec: np.ndarray | None = None
+        self.shared: dict[str, np.ndarray] = {}  # yaw-free arrays, shared by with_yaw copies
 
     def secant(self) -> np.ndarray:
         """``(H, W)`` float32: ray length per metre of horizontal distance."""
-        if self._sec is None:
-            self._sec = np.sqrt(1.0 + (self.a[:, None] * self.b[None, :]) ** 2).astype(np.float32)
-        return self._sec
+        sec = self.shared.get("sec")
+        if sec is None:
+            sec = np.sqrt(1.0 + (self.a[:, None] * self.b[None, :]) ** 2).astype(np.float32)
+            self.shared["sec"] = sec
+        return sec
 
     @classmethod
     def equirect(
@@ -98,7 +103,8 @@ class ColumnCamera:
         e_bot: float = -90.0,
     ) -> ColumnCamera:
         """A panorama (window): columns from bearing ``bearing0`` over ``span`` degrees,
-        rows from elevation ``e_top`` down to ``e_bot`` degrees, uniformly."""
+        rows from elevation ``e_top`` down to ``e_bot`` degrees, uniformly.
+        """
         b0, sp = math.radians(bearing0), math.radians(span)
         et, eb = math.radians(e_top), math.radians(e_bot)
         rel = (np.arange(width) + 0.5) / width * sp
@@ -154,7 +160,8 @@ class ColumnCamera:
 
     def col_of(self, bearing: np.ndarray) -> np.ndarray:
         """Continuous column of bearings (radians); NaN where a perspective view cannot
-        show them."""
+        show them.
+        """
         if self.kind == "equirect":
             return ((bearing - self.ang0) % (2 * math.pi)) / self.span * self.width
         d = (bearing - self.yaw + math.pi) % (2 * math.pi) - math.pi
@@ -191,7 +198,8 @@ class Frame:
 @dataclass
 class Hits:
     """The kept wall hits: column, rank (0 nearest), global wall index, horizontal
-    distance ``t`` (m), position ``u`` along the wall (m) and whether seen from inside."""
+    distance ``t`` (m), position ``u`` along the wall (m) and whether seen from inside.
+    """
 
     col: np.ndarray
     rank: np.ndarray
@@ -202,12 +210,29 @@ class Hits:
     bounds: np.ndarray  # (W, K + 3) run boundaries: [0, n_{K-1}, ..., n_0, g, H]
 
 
-def find_hits(
-    scene: Scene, cam: ColumnCamera, x: float, y: float, eye: float, room: int | None
-) -> Hits:
-    """Intersect every column's ray with the walls near ``(x, y)`` and keep, per column,
-    up to ``K_HITS`` hits each taller than all nearer ones."""
-    W, K = cam.width, K_HITS
+@dataclass
+class Candidates:
+    """The walls that may show in a camera from a viewpoint: global wall indices,
+    endpoints relative to the viewer (m), whether each is seen from inside, and the first
+    column (index into ``cam.relx``) and number of columns each spans.
+    """
+
+    segs: np.ndarray
+    ax: np.ndarray
+    ay: np.ndarray
+    bx: np.ndarray
+    by: np.ndarray
+    inner: np.ndarray | None
+    i0: np.ndarray
+    cnt: np.ndarray
+
+
+def wall_candidates(
+    scene: Scene, cam: ColumnCamera, x: float, y: float, room: int | None
+) -> Candidates:
+    """The walls near ``(x, y)`` facing the viewer (or, from inside ``room``, its walls)
+    that lie in the camera's columns.
+    """
     segs, data = scene.candidate_data(x, y)
     ax, ay, bx, by, nx_, ny_ = data
     rx, ry = x - ax, y - ay
@@ -237,6 +262,56 @@ def find_hits(
     i0 = np.searchsorted(cam.relx, rs, side="left")
     i1 = np.searchsorted(cam.relx, rs + span, side="right")
     cnt = np.maximum(i1 - i0, 0)
+    return Candidates(segs, ax, ay, bx, by, inner_seg if room is not None else None, i0, cnt)
+
+
+def find_hits(
+    scene: Scene, cam: ColumnCamera, x: float, y: float, eye: float, room: int | None
+) -> Hits:
+    """Intersect every column's ray with the walls near ``(x, y)`` and keep, per column,
+    up to ``K_HITS`` hits each taller than all nearer ones (compiled when available).
+    """
+    cd = wall_candidates(scene, cam, x, y, room)
+    k = kernels.compiled()
+    if k is not None:
+        try:
+            col, rank, pseg, t, s, bounds = k.wall_hits(
+                cd.ax,
+                cd.ay,
+                cd.bx,
+                cd.by,
+                scene.height[cd.segs],
+                cd.i0,
+                cd.cnt,
+                cam.dirx,
+                cam.diry,
+                cam.b,
+                cam.a,
+                float(eye),
+                K_HITS,
+            )
+        except kernels.compile_errors() as exc:
+            kernels.disable(exc)
+        else:
+            return _hits_of(scene, cd, col, rank, pseg, t, s, bounds)
+    return find_hits_numpy(scene, cam, cd, eye)
+
+
+def _hits_of(scene, cd: Candidates, col, rank, pseg, t, s, bounds) -> Hits:
+    gseg = cd.segs[pseg]
+    u = s * scene.length[gseg]
+    if cd.inner is not None:
+        inner = cd.inner[pseg]
+        u = np.where(inner, scene.length[gseg] - u, u)
+    else:
+        inner = np.zeros(len(pseg), bool)
+    return Hits(col, rank, gseg, t, u, inner, bounds)
+
+
+def find_hits_numpy(scene: Scene, cam: ColumnCamera, cd: Candidates, eye: float) -> Hits:
+    """:func:`find_hits` in numpy (the reference of the compiled kernel)."""
+    W, K = cam.width, K_HITS
+    segs, ax, ay, bx, by, i0, cnt = cd.segs, cd.ax, cd.ay, cd.bx, cd.by, cd.i0, cd.cnt
     tot = int(cnt.sum())
     pseg = np.repeat(np.arange(len(segs)), cnt)
     pcol = (np.repeat(i0 - np.cumsum(cnt) + cnt, cnt) + np.arange(tot)) % W
@@ -250,7 +325,7 @@ def find_hits(
     ok = np.isfinite(t) & (t > 0.05)
     pseg, pcol, t, s = pseg[ok], pcol[ok], t[ok], np.clip(s[ok], 0.0, 1.0)
     top = np.arctan((scene.height[segs][pseg] - eye) / t)
-    order = np.argsort(pcol * 1e5 + np.minimum(t, 9.9e4))
+    order = np.argsort(pcol * 1e5 + np.minimum(t, 9.9e4), kind="stable")
     pseg, pcol, t, s, top = pseg[order], pcol[order], t[order], s[order], top[order]
     key = pcol * 4.0 + top + 2.0
     useful = np.ones(len(key), bool)
@@ -260,13 +335,6 @@ def find_hits(
     rank = np.arange(len(pcol)) - np.searchsorted(pcol, pcol, side="left")
     keep = rank < K
     pseg, pcol, t, s, top, rank = (v[keep] for v in (pseg, pcol, t, s, top, rank))
-    gseg = segs[pseg]
-    u = s * scene.length[gseg]
-    if room is not None:
-        inner = inner_seg[pseg]
-        u = np.where(inner, scene.length[gseg] - u, u)
-    else:
-        inner = np.zeros(len(pseg), bool)
     # run boundaries per column
     b = cam.b
     t0 = np.full(W, np.inf)
@@ -281,7 +349,7 @@ def find_hits(
     bounds[:, 1 : K + 1] = nb[:, ::-1]
     bounds[:, K + 1] = g
     bounds[:, K + 2] = cam.height
-    return Hits(pcol, rank, gseg, t, u, inner, bounds)
+    return _hits_of(scene, cd, pcol, rank, pseg, t, s, bounds)
 
 
 def cast(
@@ -299,19 +367,57 @@ def cast(
     """Render ``cam`` from ``(x, y)`` at ``eye`` metres: ``(rgb, depth, ids)``.
 
     ``room`` is the id of the building the viewer stands in (its walls are drawn from
-    inside and a ceiling replaces the sky), else None.
+    inside and a ceiling replaces the sky), else None. The column passes run compiled
+    where :mod:`urban_gym.render.kernels` can, else in numpy.
     """
     W, H = cam.width, cam.height
     K = K_HITS
-    R = K + 2  # runs per column: sky, hits K-1 .. 0, ground
     tod = cond.time_of_day
     need_depth = want_depth or cond.weather != "clear"
     hits = find_hits(scene, cam, x, y, eye, room)
-    lengths = np.diff(hits.bounds, axis=1).ravel()
-    j = hits.col * R + (K - hits.rank)  # run index of every hit
-
-    # ---------------------------------------------------------------- walls and sky
+    runs = _runs(scene, cam, hits, eye, room, want_ids)
+    g = hits.bounds[:, K + 1]
+    sky_end = hits.bounds[:, 1]  # rows above the highest wall
+    # Panoramas: rows above every wall are sky in every column and rows below every wall
+    # base are ground: only the band between is ray-cast (as (W, Hb) column runs).
+    if cam.kind == "equirect" and room is None and W:
+        band = (int(sky_end.min()), int(g.max()))
+    else:
+        band = (0, H)
+    ground = None
+    if W and int(g.min()) < H:
+        ground = ground_maps(cam, scene.ground_window(x, y, tod), x, y, eye, tod)
     atlas = combined_atlas(tod, cond.weather)
+    sky = _sky_rows(cam, tod, cond.weather) if band[0] > 0 else None
+    out = None
+    k = kernels.compiled()
+    if k is not None:
+        try:
+            out = fill(cam, hits, runs, band, atlas, sky, ground, need_depth, k)
+        except kernels.compile_errors() as exc:
+            kernels.disable(exc)
+    if out is None:
+        out = fill(cam, hits, runs, band, atlas, sky, ground, need_depth)
+    rgb, t_cols, depth, ids = out
+    if room is not None and depth is not None:
+        ceil_h = float(scene.city.buildings[room].height) - eye
+        with np.errstate(divide="ignore"):
+            cd = (ceil_h / (cam.a[:, None] * cam.b[None, :])).astype(np.float32) * cam.secant()
+        sky_m = (cam.rows_col < sky_end[None, :]).view(np.uint8)
+        cv2.copyTo(cd, sky_m, depth)
+    if tod == "night" and cond.weather == "clear" and room is None:
+        _stars(rgb, sky_end, cond.seed)
+    frame = Frame(rgb, t_cols, band[0], depth, ids)
+    _draw_signs(scene, cam, frame, eye, hits)
+    _draw_sprites(scene, cam, frame, x, y, eye, cond, pedestrians, hits)
+    _weather(frame, cam, cond)
+    return frame.rgb, (frame.depth if want_depth else None), frame.ids
+
+
+def _runs(scene, cam: ColumnCamera, hits: Hits, eye: float, room, want_ids: bool) -> Runs:
+    W, K = cam.width, K_HITS
+    R = K + 2
+    j = hits.col * R + (K - hits.rank)  # run index of every hit
     style = np.where(hits.inner, N_STYLES, scene.style[hits.seg])
     P = np.zeros(W * R, np.float32)
     D = np.zeros(W * R, np.float32)
@@ -329,93 +435,16 @@ def cast(
         D[sky_runs] = -SKY_SCALE * cam.b
     else:
         P[sky_runs] = CEIL_X0
-    g = hits.bounds[:, K + 1]
-    sky_end = hits.bounds[:, 1]  # rows above the highest wall
-    # Panoramas: rows above every wall are sky in every column and rows below every wall
-    # base are ground: only the band between is ray-cast (as (W, Hb) column runs).
-    if cam.kind == "equirect" and room is None and W:
-        r_top, r_bot = int(sky_end.min()), int(g.max())
-    else:
-        r_top, r_bot = 0, H
-    hb = r_bot - r_top
-    band_len = np.diff(np.clip(hits.bounds, r_top, r_bot), axis=1).ravel()
-    rgb = np.empty((H, W, 4), np.uint8)
-    if hb > 0:
-        mapx = np.repeat(P, band_len).reshape(W, hb)
-        dd = np.repeat(D, band_len).reshape(W, hb)
-        np.multiply(dd, cam.a32[None, r_top:r_bot], out=dd)
-        np.subtract(mapx, dd, out=mapx)
-        mapy = np.repeat(S, band_len).reshape(W, hb)
-        # 4-channel images: OpenCV's bilinear remap is several times faster on RGBA than RGB
-        cv2.transpose(
-            cv2.remap(atlas, mapx, mapy, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE),
-            dst=rgb[r_top:r_bot],
-        )
-    if r_top > 0:
-        rgb[:r_top] = _sky_rows(cam, tod, cond.weather)[:r_top, None, :]
-    if tod == "night" and cond.weather == "clear" and room is None:
-        _stars(rgb, sky_end, cond.seed)
-
-    # ---------------------------------------------------------------- ground
-    g_min = int(g.min()) if W else H
-    b = cam.b
-    gmask = None
-    if g_min < H:
-        win = scene.ground_window(x, y, tod)
-        inv = 1.0 / win.mpp
-        gr = (eye / -cam.a[g_min:]).astype(np.float32)[:, None]  # metres x b per row
-        gx = gr * (cam.dirx / b * inv).astype(np.float32)[None, :]
-        gx += np.float32((x - win.x0) * inv - 0.5)
-        gy = gr * (-cam.diry / b * inv).astype(np.float32)[None, :]
-        gy += np.float32((win.y1 - y) * inv - 0.5)
-        ground = cv2.remap(
-            win.image,
-            gx,
-            gy,
-            cv2.INTER_LINEAR,
-            borderMode=cv2.BORDER_CONSTANT,
-            borderValue=(*far_colour(tod), 255),
-        )
-        gmask = (cam.rows_col[g_min:] >= g[None, :]).view(np.uint8)
-        if r_bot < H:
-            rgb[r_bot:] = ground[r_bot - g_min :]
-        if r_bot > g_min:
-            cv2.copyTo(ground[: r_bot - g_min], gmask[: r_bot - g_min], rgb[g_min:r_bot])
-
-    # ---------------------------------------------------------------- depth and ids
     t_run = np.full(W * R, np.inf, np.float32)
     t_run[j] = hits.t
-    t_cols = np.repeat(t_run, band_len).reshape(W, hb)  # (W, Hb) layout, rows from r_top
-    depth = None
-    if need_depth:
-        sec = cam.secant()
-        depth = np.full((H, W), np.inf, np.float32)
-        if hb > 0:
-            cv2.transpose(t_cols, dst=depth[r_top:r_bot])
-            depth[r_top:r_bot] *= sec[r_top:r_bot]
-        if gmask is not None:
-            gd = gr / b[None, :].astype(np.float32) * sec[g_min:]
-            cv2.copyTo(gd, gmask, depth[g_min:])
-        if room is not None:
-            ceil_h = float(scene.city.buildings[room].height) - eye
-            with np.errstate(divide="ignore"):
-                cd = (ceil_h / (cam.a[:, None] * b[None, :])).astype(np.float32) * sec
-            sky_m = (cam.rows_col < sky_end[None, :]).view(np.uint8)
-            cv2.copyTo(cd, sky_m, depth)
-    ids = None
+    id_run = None
     if want_ids:
         id_run = np.zeros(W * R, np.int32)
         id_run[K + 1 :: R] = GROUND_ID
         id_run[j] = BUILDING_BASE + scene.bid[hits.seg]
         if room is not None:
             id_run[sky_runs] = BUILDING_BASE + room
-        ids = cv2.transpose(np.repeat(id_run, lengths).reshape(W, H))
-
-    frame = Frame(rgb, t_cols, r_top, depth, ids)
-    _draw_signs(scene, cam, frame, eye, hits)
-    _draw_sprites(scene, cam, frame, x, y, eye, cond, pedestrians, hits)
-    _weather(frame, cam, cond)
-    return frame.rgb, (frame.depth if want_depth else None), frame.ids
+    return Runs(P, D, S, t_run, id_run)
 
 
 # ---------------------------------------------------------------------- sky
@@ -468,11 +497,24 @@ CEIL_X0 = float(STYLE_H * len(SHADES) + 4)
 SKY_X0 = float(STYLE_H * len(SHADES) + 8 + _SKY_PAD)
 
 
-@lru_cache(maxsize=2)
+@lru_cache(maxsize=4)
 def combined_atlas(time_of_day: str, weather: str) -> np.ndarray:
     """The transposed facade atlas (axis 0 along walls, axis 1 up the walls, shade levels
     stacked on axis 1) followed on axis 1 by a ceiling band and a sky strip whose column
-    ``SKY_X0 + SKY_SCALE * tan(elevation)`` holds the sky colour at that elevation."""
+    ``SKY_X0 + SKY_SCALE * tan(elevation)`` holds the sky colour at that elevation.
+
+    Built once per machine (:func:`urban_gym.render.diskcache.cached_array`) and shared,
+    memory-mapped, by the processes that use it.
+    """
+    return cached_array(
+        f"atlas-{time_of_day}-{weather}",
+        lambda: _build_atlas(time_of_day, weather),
+        textures,
+        sys.modules[__name__],
+    )
+
+
+def _build_atlas(time_of_day: str, weather: str) -> np.ndarray:
     fac = facade_atlas(time_of_day).transpose(1, 0, 2)
     n_u, n_z = fac.shape[:2]
     out = np.empty((n_u, n_z + 8 + _SKY_PAD + _SKY_LEN, 4), np.uint8)
@@ -553,7 +595,8 @@ def _draw_signs(scene: Scene, cam: ColumnCamera, frame: Frame, eye: float, hits:
 
 def sample_points(img: np.ndarray, sx: np.ndarray, sy: np.ndarray) -> np.ndarray:
     """Bilinear samples of ``img`` at continuous pixel positions (``(N,)`` each, pixel
-    ``[r, c]`` centred at ``(c, r)``): ``(N, channels)``."""
+    ``[r, c]`` centred at ``(c, r)``): ``(N, channels)``.
+    """
     n = len(sx)
     w = 1024
     rows = -(-n // w)
@@ -615,9 +658,26 @@ def _t_box(frame: Frame, a0: int, a1: int, ra: int, rb: int) -> np.ndarray:
     return out
 
 
-def _draw_sprites(scene, cam, frame, x, y, eye, cond, pedestrians, hits: Hits) -> None:
-    """Upright billboards, far to near, hidden behind nearer walls."""
-    scene.ensure_signs()
+@dataclass
+class SpriteItems:
+    """Billboards near the viewer: offsets (m), distance (m), width (m), base and top
+    heights (m), source (0 street object, 1 free-standing sign, 2 pedestrian) and index.
+    """
+
+    dx: np.ndarray
+    dy: np.ndarray
+    dist: np.ndarray
+    wid: np.ndarray
+    z0: np.ndarray
+    z1: np.ndarray
+    src: np.ndarray
+    idx: np.ndarray
+
+
+def _sprite_items(scene, cam, x: float, y: float, pedestrians) -> SpriteItems | None:
+    """The street objects, free-standing signs and pedestrians in range (and, for a
+    perspective view, not behind the camera), or None.
+    """
     persp = cam.kind == "perspective"
     fwd = (math.sin(cam.yaw), math.cos(cam.yaw))
     parts = []  # (dx, dy, dist, width, base, height, kind code, index)
@@ -629,70 +689,40 @@ def _draw_sprites(scene, cam, frame, x, y, eye, cond, pedestrians, hits: Hits) -
         if persp:  # drop what lies behind the camera (at least a metre behind)
             keep &= dx * fwd[0] + dy * fwd[1] > -1.0 - wid / 2
         if keep.any():
-            parts.append(
-                (
-                    dx[keep],
-                    dy[keep],
-                    d[keep],
-                    wid[keep],
-                    base[keep],
-                    height[keep],
-                    code,
-                    index[keep],
-                )
-            )
+            cols = (dx, dy, d, wid, base, height)
+            parts.append(tuple(v[keep] for v in cols) + (code, index[keep]))
 
     cand = scene.object_candidates(x, y, OBJECT_RANGE_M)
     if len(cand):
-        add(
-            scene.obj_xy[cand],
-            scene.obj_w[cand],
-            scene.obj_z0[cand],
-            scene.obj_h[cand],
-            0,
-            cand,
-            0.4,
-        )
+        o = (scene.obj_xy, scene.obj_w, scene.obj_z0, scene.obj_h)
+        add(*(v[cand] for v in o), 0, cand, 0.4)
     nf = len(scene.free_signs)
     if nf:
-        add(
-            scene.free_sign_xy,
-            scene.free_sign_w,
-            np.zeros(nf),
-            scene.free_sign_h,
-            1,
-            np.arange(nf),
-            0.4,
-        )
+        zero = np.zeros(nf)
+        add(scene.free_sign_xy, scene.free_sign_w, zero, scene.free_sign_h, 1, np.arange(nf), 0.4)
     if pedestrians is not None and len(pedestrians):
         n = len(pedestrians)
         add(pedestrians, np.full(n, 0.6), np.zeros(n), np.full(n, 1.75), 2, np.arange(n), 0.3)
     if not parts:
-        return
+        return None
     if len(parts) == 1:
         dx, dy, dist, wid, z0, z1, code, idx = parts[0]
         src = np.full(len(idx), code)
-        z1 = z0 + z1
     else:
         dx, dy, dist, wid, z0, z1 = (np.concatenate([p[i] for p in parts]) for i in range(6))
-        z1 = z0 + z1
         src = np.concatenate([np.full(len(p[7]), p[6]) for p in parts])
         idx = np.concatenate([p[7] for p in parts])
-    bear = np.arctan2(dx, dy)
+    return SpriteItems(dx, dy, dist, wid, z0, z0 + z1, src, idx)
 
-    def sprite_of(k: int) -> tuple[Sprite, int]:
-        i = int(idx[k])
-        if src[k] == 0:
-            return scene.obj_sprite[i], OBJECT_BASE + int(scene.obj_ids[i])
-        if src[k] == 1:
-            pid, spr = scene.free_signs[i]
-            return spr, SIGN_BASE + pid
-        return pedestrian_sprite(i), PEDESTRIAN_BASE + i
 
+def _sprite_boxes(cam, it: SpriteItems, eye: float) -> tuple[np.ndarray, ...]:
+    """Screen boxes ``(c0, c1, r0, r1)`` (int arrays, end exclusive) of the items and
+    whether each may show.
+    """
     W, H = cam.width, cam.height
-    half = np.arctan2(wid / 2, dist)
-    full = cam.kind == "equirect" and cam.span >= 2 * math.pi - 1e-9
-    if persp:
+    bear = np.arctan2(it.dx, it.dy)
+    half = np.arctan2(it.wid / 2, it.dist)
+    if cam.kind == "perspective":
         rel = (bear - cam.yaw + math.pi) % (2 * math.pi) - math.pi
         lim = math.radians(min(cam.fov_deg / 2.0 + 5.0, 80.0))
         vis = (np.abs(rel) - half < lim) & (np.abs(rel) + half < math.radians(88.0))
@@ -704,23 +734,51 @@ def _draw_sprites(scene, cam, frame, x, y, eye, cond, pedestrians, hits: Hits) -
     else:
         cl, cr, cm = cam.col_of(bear - half), cam.col_of(bear + half), cam.col_of(bear)
         cr = np.where(cr < cl, cr + W * (2 * math.pi / cam.span), cr)
-        ok = np.ones(len(dist), bool)
+        ok = np.ones(len(it.dist), bool)
     bcol = cam.b[np.clip(cm, 0, W - 1).astype(int)]
-    rt = cam.row_of((z1 - eye) / dist / bcol)
-    rb = cam.row_of((z0 - eye) / dist / bcol)
+    rt = cam.row_of((it.z1 - eye) / it.dist / bcol)
+    rb = cam.row_of((it.z0 - eye) / it.dist / bcol)
     c0s = np.floor(cl).astype(int)
     c1s = np.ceil(cr).astype(int)
     r0s, r1s = np.floor(rt).astype(int), np.ceil(rb).astype(int)
+    ok &= (r1s - r0s >= 2) & (c1s > c0s) & (r1s > 0) & (r0s < H)
+    if not _full_circle(cam):
+        ok &= (c1s > 0) & (c0s < W)
+    return c0s, c1s, r0s, r1s, ok
+
+
+def _full_circle(cam) -> bool:
+    return cam.kind == "equirect" and cam.span >= 2 * math.pi - 1e-9
+
+
+def _sprite_of(scene, it: SpriteItems, k: int) -> tuple[Sprite, int]:
+    """The sprite of item ``k`` and its instance id."""
+    i = int(it.idx[k])
+    if it.src[k] == 0:
+        return scene.obj_sprite[i], OBJECT_BASE + int(scene.obj_ids[i])
+    if it.src[k] == 1:
+        pid, spr = scene.free_signs[i]
+        return spr, SIGN_BASE + pid
+    return pedestrian_sprite(i), PEDESTRIAN_BASE + i
+
+
+def _draw_sprites(scene, cam, frame, x, y, eye, cond, pedestrians, hits: Hits) -> None:
+    """Upright billboards, far to near, hidden behind nearer walls."""
+    scene.ensure_signs()
+    it = _sprite_items(scene, cam, x, y, pedestrians)
+    if it is None:
+        return
+    W, H = cam.width, cam.height
+    full = _full_circle(cam)
+    c0s, c1s, r0s, r1s, ok = _sprite_boxes(cam, it, eye)
     amb = _AMBIENT[cond.time_of_day]
     glow = cond.time_of_day != "day"
-    ok &= (r1s - r0s >= 2) & (c1s > c0s) & (r1s > 0) & (r0s < H)
-    if not full:
-        ok &= (c1s > 0) & (c0s < W)
     # nearest wall per column and the row of its top: sprites behind it are skipped
     t0 = np.full(W, np.inf)
     first = hits.rank == 0
     t0[hits.col[first]] = hits.t[first]
     n0 = hits.bounds[:, K_HITS]
+    dist = it.dist
     for k in np.flatnonzero(ok)[np.argsort(-dist[ok], kind="stable")]:
         c0, c1, r0, r1 = int(c0s[k]), int(c1s[k]), int(r0s[k]), int(r1s[k])
         bw, bh = c1 - c0, r1 - r0
@@ -737,41 +795,52 @@ def _draw_sprites(scene, cam, frame, x, y, eye, cond, pedestrians, hits: Hits) -
             shifts.append(-W)
         img = None
         for sh in shifts:
-            a0, a1 = max(c0 + sh, 0), min(c1 + sh, W)
-            if a1 <= a0:
+            if max(c0 + sh, 0) >= min(c1 + sh, W):
                 continue
             if img is None:
-                spr, iid = sprite_of(k)
+                spr, iid = _sprite_of(scene, it, k)
                 img = _resized(spr, bw, bh, amb)
-            ra, rb_ = max(r0, 0), min(r1, H)
-            sub = img[ra - r0 : rb_ - r0, a0 - c0 - sh : a1 - c0 - sh]
-            # opaque where the resampled alpha is over half and nothing nearer is in front
-            solid = sub[..., 3] > 127
-            solid &= _t_box(frame, a0, a1, ra, rb_) > dist[k]
-            if not solid.any():
-                continue
-            dst = frame.rgb[ra:rb_, a0:a1, :3]
-            np.copyto(dst, sub[..., :3], where=solid[..., None])
-            if glow and spr.glow:
-                cols = np.arange(a0, a1) - c0 - sh
-                rows = np.arange(ra, rb_) - r0
-                region = dst.astype(np.float32)
-                for gx, gy, gr in spr.glow:
-                    rad = max(1.5, gr / spr.height_m * bh)
-                    d2 = (cols[None, :] - gx * bw) ** 2 + (rows[:, None] - (1 - gy) * bh) ** 2
-                    region += np.exp(-d2 / rad**2)[..., None] * np.array([200, 170, 90], np.float32)
-                dst[...] = np.clip(region, 0, 255).astype(np.uint8)
-            if frame.ids is not None:
-                frame.ids[ra:rb_, a0:a1][solid] = iid
-            if frame.depth is not None:
-                sec = cam.secant()[ra:rb_, a0:a1]
-                frame.depth[ra:rb_, a0:a1][solid] = (dist[k] * sec)[solid]
+            box = (c0 + sh, r0, bw, bh)
+            _blit_sprite(cam, frame, img, box, dist[k], iid, spr.glow if glow else (), spr)
+
+
+def _blit_sprite(cam, frame, img, box, dist: np.float64, iid: int, glows, spr: Sprite) -> None:
+    """Paint the resized sprite ``img`` at ``box = (c0, r0, w, h)`` where it is opaque and
+    nothing nearer than ``dist`` metres is in front; lamps glow at night.
+    """
+    W, H = cam.width, cam.height
+    c0, r0, bw, bh = box
+    a0, a1 = max(c0, 0), min(c0 + bw, W)
+    ra, rb_ = max(r0, 0), min(r0 + bh, H)
+    sub = img[ra - r0 : rb_ - r0, a0 - c0 : a1 - c0]
+    # opaque where the resampled alpha is over half and nothing nearer is in front
+    solid = sub[..., 3] > 127
+    solid &= _t_box(frame, a0, a1, ra, rb_) > dist
+    if not solid.any():
+        return
+    dst = frame.rgb[ra:rb_, a0:a1, :3]
+    np.copyto(dst, sub[..., :3], where=solid[..., None])
+    if glows:
+        cols = np.arange(a0, a1) - c0
+        rows = np.arange(ra, rb_) - r0
+        region = dst.astype(np.float32)
+        for gx, gy, gr in glows:
+            rad = max(1.5, gr / spr.height_m * bh)
+            d2 = (cols[None, :] - gx * bw) ** 2 + (rows[:, None] - (1 - gy) * bh) ** 2
+            region += np.exp(-d2 / rad**2)[..., None] * np.array([200, 170, 90], np.float32)
+        dst[...] = np.clip(region, 0, 255).astype(np.uint8)
+    if frame.ids is not None:
+        frame.ids[ra:rb_, a0:a1][solid] = iid
+    if frame.depth is not None:
+        sec = cam.secant()[ra:rb_, a0:a1]
+        frame.depth[ra:rb_, a0:a1][solid] = (dist * sec)[solid]
 
 
 # ---------------------------------------------------------------------- weather
 def _weather(frame: Frame, cam: ColumnCamera, cond: Conditions) -> None:
     """Fog and rain haze (by depth) on the RGBA image, then conversion to RGB and rain
-    streaks."""
+    streaks.
+    """
     tod = cond.time_of_day
     if cond.weather != "clear":
         depth = frame.depth

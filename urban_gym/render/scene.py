@@ -53,7 +53,8 @@ SIGN_GAP = 0.2
 @dataclass
 class SignPlacement:
     """Where a POI's board sits: on wall ``seg`` from ``u0`` to ``u1`` metres along it and
-    from ``z0`` to ``z1`` metres up, with its texture at ``atlas[ay:ay+h, ax:ax+w]``."""
+    from ``z0`` to ``z1`` metres up, with its texture at ``atlas[ay:ay+h, ax:ax+w]``.
+    """
 
     poi: int
     seg: int
@@ -264,6 +265,14 @@ class Scene:
         self.sign_h = f([s.h for s in signs], np.float64)
         self.poi_sign = {s.poi: s for s in signs}
 
+    def poi_sign_placement(self, poi: int) -> tuple[float, float] | None:
+        """``(z0, z1)``: the heights (metres) of the bottom and top of the facade board
+        of POI ``poi``; None for a POI without one (no name, or a free-standing board).
+        """
+        self.ensure_signs()
+        s = self.poi_sign.get(int(poi))
+        return None if s is None else (float(s.z0), float(s.z1))
+
     def _facade_segment(self, b: int, anchor, facing: float) -> int:
         segs = self.building_segs[b]
         px, py = anchor
@@ -279,7 +288,8 @@ class Scene:
     def _place(taken, u_anchor, w, h, L, height) -> tuple[float, float]:
         """``(u0, z0)`` of a ``w`` x ``h`` m board on a wall of length ``L`` and building
         ``height``: at the anchor if free, else moved sideways by at most
-        ``max(2, w / 2)`` m, else stacked on a higher row, else wherever it moves least."""
+        ``max(2, w / 2)`` m, else stacked on a higher row, else wherever it moves least.
+        """
 
         def clamp_u(u0: float) -> float:
             return float(min(max(u0, 0.2), max(L - 0.2 - w, 0.2)))
@@ -415,7 +425,8 @@ _scenes_lock = threading.Lock()
 
 def scene_for(city: City, max_distance: float = 400.0) -> Scene:
     """The shared :class:`Scene` of ``city`` (built on first use, kept while the city
-    lives)."""
+    lives).
+    """
     with _scenes_lock:
         per = _scenes.setdefault(city, {})
         sc = per.get(max_distance)

@@ -39,6 +39,8 @@ GROUND_FLOOR_M = 4.0
 FASCIA_M = (2.35, 3.8)
 SIGN_PPM = 32.0
 SIGN_BOARD_M = 1.2
+#: the sign font's size as a share of the board's height (one line)
+SIGN_TEXT_EM = 0.62
 
 STYLE_W = int(round(STYLE_PERIOD_M * FACADE_PPM))
 STYLE_H = int(round(FACADE_MAX_Z * FACADE_PPM))
@@ -187,7 +189,8 @@ def facade_atlas(time_of_day: str) -> np.ndarray:
     STYLE_STRIDE, 3)`` uint8. Style ``k`` at shade level ``s`` occupies rows
     ``[s * STYLE_H, (s + 1) * STYLE_H)`` and columns ``k * STYLE_STRIDE + 1`` to
     ``k * STYLE_STRIDE + STYLE_W``, with one wrapped column of padding on each side so
-    that bilinear sampling repeats seamlessly; the last style slot is the interior wall."""
+    that bilinear sampling repeats seamlessly; the last style slot is the interior wall.
+    """
     atlas = np.empty((len(SHADES) * STYLE_H, (N_STYLES + 1) * STYLE_STRIDE, 3), np.uint8)
 
     def put(k: int, s: int, img: np.ndarray) -> None:
@@ -234,9 +237,20 @@ def _text_lines(name: str, lines: int) -> list[str]:
 
 def sign_width_m(name: str, lines: int = 1) -> float:
     """Natural width in metres of a sign with ``name`` on ``lines`` (1 or 2) lines."""
-    font = load_font(int(SIGN_PPM * SIGN_BOARD_M * 0.62), bold=True)
+    font = load_font(int(SIGN_PPM * SIGN_BOARD_M * SIGN_TEXT_EM), bold=True)
     w = max(font.getlength(t) for t in _text_lines(name, lines))
     return w / SIGN_PPM + 0.5
+
+
+def sign_cap_height_m() -> float:
+    """Height in metres of a capital letter on a signboard (about 0.53 m on a 1.2 m
+    board). A view of horizontal field of view ``fov`` and width ``W`` pixels shows it
+    ``(W / 2) / tan(fov / 2) * sign_cap_height_m() / d`` pixels tall from ``d`` metres
+    straight on: 32 px at 8 m in a 960-px 90-degree view (see the README).
+    """
+    font = load_font(int(SIGN_PPM * SIGN_BOARD_M * SIGN_TEXT_EM), bold=True)
+    top, bottom = font.getbbox("H")[1::2]
+    return (bottom - top) / SIGN_PPM
 
 
 def render_sign(
@@ -247,9 +261,10 @@ def render_sign(
     width_m: float | None = None,
 ) -> SignTexture:
     """A signboard with ``name`` (1 or 2 lines). ``width_m`` squeezes the text to fit a
-    narrower board (the height stays ``SIGN_BOARD_M`` per line)."""
+    narrower board (the height stays ``SIGN_BOARD_M`` per line).
+    """
     parts = _text_lines(name, lines)
-    font = load_font(int(SIGN_PPM * SIGN_BOARD_M * 0.62), bold=True)
+    font = load_font(int(SIGN_PPM * SIGN_BOARD_M * SIGN_TEXT_EM), bold=True)
     natural = sign_width_m(name, len(parts))
     h_m = SIGN_BOARD_M * (1.0 if len(parts) == 1 else 1.7)
     w_px = int(math.ceil(natural * SIGN_PPM))
@@ -282,7 +297,8 @@ def render_sign(
 class Sprite:
     """An upright billboard: ``rgba`` ``(h, w, 4)`` uint8, ``width_m`` x ``height_m``
     metres, standing on the ground at ``base_m`` metres (0) up to ``base_m + height_m``.
-    ``glow`` lists ``(x_frac, y_frac, radius_m)`` light sources lit at night."""
+    ``glow`` lists ``(x_frac, y_frac, radius_m)`` light sources lit at night.
+    """
 
     rgba: np.ndarray
     width_m: float
@@ -486,7 +502,8 @@ _N_TREES = 6
 @cache
 def object_sprite(kind: str, variant: int = 0) -> Sprite | None:
     """The sprite of a street object kind (``None`` for kinds drawn on the ground, such as
-    ``crossing``). ``variant`` picks one of a few looks (trees)."""
+    ``crossing``). ``variant`` picks one of a few looks (trees).
+    """
     if kind == "crossing":
         return None
     if kind == "tree":

@@ -78,8 +78,12 @@ class Family:
         history: past turns a language-model agent sees (:class:`PromptBuilder`).
         history_images: whether those past turns keep their images.
         demo_env_id: the registered id ``urban-gym demo`` runs (None: not in the demo).
-        demo_kwargs: its ``gym.make`` kwargs.
+        demo_kwargs: its ``gym.make`` kwargs (the demo's language-model face adds
+            ``lm_env_kwargs`` where these leave them unset).
         demo_options: its reset options.
+        lm_env_kwargs: ``gym.make`` kwargs of its language-model face: views sized for a
+            multimodal model rather than for RL (:func:`urban_gym.wrappers.lm_env_kwargs`
+            fills in those that neither the id's registration nor the caller sets).
     """
 
     name: str
@@ -93,6 +97,7 @@ class Family:
     demo_env_id: str | None = None
     demo_kwargs: Mapping[str, Any] = field(default_factory=dict)
     demo_options: Mapping[str, Any] | None = None
+    lm_env_kwargs: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.name or not isinstance(self.name, str):
@@ -175,12 +180,9 @@ register_family(
         protocol="react",
         memory="reflection",
         demo_env_id="UrbanGym/PoseGraph360-v0",
-        demo_kwargs={
-            "view_size": 256,
-            "pano_width": 1024,
-            "task_types": ["map_navigation"],
-            "difficulties": ["easy"],
-        },
+        demo_kwargs={"task_types": ["map_navigation"], "difficulties": ["easy"]},
+        # 768x768 cut from a 3072-px panorama: a 90-degree crop is never upsampled
+        lm_env_kwargs={"view_size": [768, 768], "pano_width": 3072},
     )
 )
 register_family(
@@ -192,8 +194,9 @@ register_family(
         protocol="verbalized_path",
         memory="agentnav",
         demo_env_id="UrbanGym/StreetGraph-v0",
-        demo_kwargs={"image_size": 160},
         demo_options={"task_index": 0},
+        # CityNav's 512x512 per street, cut from a 2048-px panorama (4 x the width)
+        lm_env_kwargs={"image_size": [512, 512]},
     )
 )
 register_family(
@@ -206,8 +209,10 @@ register_family(
         memory=None,
         history=2,
         demo_env_id="UrbanGym/CityWalk-v0",
-        demo_kwargs={"view_size": 192, "task_types": ["SGN"]},
+        demo_kwargs={"task_types": ["SGN"]},
         demo_options={"task_index": 0},
+        # a 16:9 first-person view cast at its own resolution, as UrbanGround's screenshots
+        lm_env_kwargs={"view_size": [960, 540]},
     )
 )
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -39,7 +39,18 @@ def normalize_text(text: str) -> str:
 
 
 def exact_match(prediction: object, truth: object) -> bool:
-    """Equality after :func:`normalize_text` (numbers compare as numbers)."""
+    """360CityArena's exact_match: the final answer text, stripped of surrounding blanks,
+    equals the ground-truth text exactly (``"x:2 y:4"`` matches only ``"x:2 y:4"``).
+    """
+    if prediction is None or truth is None:
+        return False
+    return str(prediction).strip() == str(truth).strip()
+
+
+def normalized_match(prediction: object, truth: object) -> bool:
+    """Equality after :func:`normalize_text` (numbers compare as numbers): a lenient
+    companion of :func:`exact_match`, reported beside it, never instead of it.
+    """
     if prediction is None:
         return False
     if isinstance(truth, (int, float)) and not isinstance(truth, bool):
@@ -228,7 +239,19 @@ def ended_closer(start_distance: float, end_distance: float) -> bool:
 
 
 # ---------------------------------------------------------------- perception
-def bbox_iou(a: Sequence[float], b: Sequence[float]) -> float:
+# Grounded answers after the strict-JSON evaluation protocol (seed 004): boxes are
+# ``[x0, y0, x1, y1]`` normalised to [0, 1]; intervals are ``[start, end]`` seconds (or
+# frames). Interval metrics match predictions to truths one to one, greedily by tIoU (the
+# highest pair first), and only within the same class.
+
+Interval = Sequence[float]
+Box = Sequence[float]
+
+#: The IoU / tIoU threshold of Acc@0.5 and F1@0.5.
+IOU_THRESHOLD = 0.5
+
+
+def bbox_iou(a: Box, b: Box) -> float:
     """Intersection over union of two boxes ``(x0, y0, x1, y1)``."""
     ix = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
     iy = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
@@ -237,27 +260,110 @@ def bbox_iou(a: Sequence[float], b: Sequence[float]) -> float:
     return inter / area if area > 0 else 0.0
 
 
+def bbox_accuracy(
+    predicted: Sequence[Box | None], truth: Sequence[Box], threshold: float = IOU_THRESHOLD
+) -> float:
+    """BBox Acc@0.5IoU: the fraction of samples whose predicted box has IoU >= ``threshold``
+    with its true box; a missing or invalid prediction (None) counts as a miss. NaN for no
+    samples.
+    """
+    ious = _sample_ious(predicted, truth)
+    return sum(v >= threshold for v in ious) / len(ious) if ious else float("nan")
+
+
+def bbox_mean_iou(predicted: Sequence[Box | None], truth: Sequence[Box]) -> float:
+    """BBox mean IoU over samples (a missing or invalid prediction scores 0). NaN for none."""
+    ious = _sample_ious(predicted, truth)
+    return float(sum(ious) / len(ious)) if ious else float("nan")
+
+
+def _sample_ious(predicted: Sequence[Box | None], truth: Sequence[Box]) -> list[float]:
+    if len(predicted) != len(truth):
+        raise ValueError(f"got {len(predicted)} predicted boxes for {len(truth)} true ones")
+    return [0.0 if p is None else bbox_iou(p, t) for p, t in zip(predicted, truth)]
+
+
+def temporal_iou(a: Interval, b: Interval) -> float:
+    """TIoU of two intervals ``(start, end)`` (reversed ends are put in order)."""
+    a0, a1 = sorted((float(a[0]), float(a[1])))
+    b0, b1 = sorted((float(b[0]), float(b[1])))
+    inter = max(0.0, min(a1, b1) - max(a0, b0))
+    union = (a1 - a0) + (b1 - b0) - inter
+    return inter / union if union > 0 else 0.0
+
+
+def match_intervals(
+    predicted: Sequence[Interval], truth: Sequence[Interval], threshold: float = IOU_THRESHOLD
+) -> list[tuple[int, int, float]]:
+    """One-to-one greedy matching: pairs ``(i_pred, j_truth, tIoU)`` taken by tIoU, highest
+    first (ties: lower indices first), each interval used at most once, tIoU >= ``threshold``
+    (a threshold of 0 takes any overlap).
+    """
+    pairs = []
+    for i, p in enumerate(predicted):
+        for j, t in enumerate(truth):
+            v = temporal_iou(p, t)
+            if v > 0.0 and v >= threshold:
+                pairs.append((-v, i, j))
+    pairs.sort()
+    used_p: set[int] = set()
+    used_t: set[int] = set()
+    out = []
+    for neg, i, j in pairs:
+        if i not in used_p and j not in used_t:
+            used_p.add(i)
+            used_t.add(j)
+            out.append((i, j, -neg))
+    return out
+
+
+Labelled = Mapping[str, Sequence[Interval]] | Sequence[Interval]
+
+
+def _by_class(value: Labelled) -> dict[str, list[Interval]]:
+    if isinstance(value, Mapping):
+        return {str(k): list(v) for k, v in value.items()}
+    return {"": list(value)}
+
+
+def temporal_f1(predicted: Labelled, truth: Labelled, threshold: float = IOU_THRESHOLD) -> float:
+    """Temporal F1@``threshold``: interval-level F1 with one-to-one matching at tIoU >=
+    ``threshold`` within the same class.
+
+    ``predicted`` and ``truth`` are lists of intervals (one class) or mappings class ->
+    intervals (class-aware: a predicted class absent from the truth adds its intervals as
+    false positives). ``F1 = 2 TP / (#predicted + #true)``; 1.0 when both are empty.
+    """
+    p, t = _by_class(predicted), _by_class(truth)
+    n_p = sum(len(v) for v in p.values())
+    n_t = sum(len(v) for v in t.values())
+    if n_p == 0 and n_t == 0:
+        return 1.0
+    tp = sum(len(match_intervals(p[c], t[c], threshold)) for c in p if c in t)
+    return 2.0 * tp / (n_p + n_t)
+
+
+def mean_tiou(predicted: Labelled, truth: Labelled) -> float:
+    """Mean tIoU: intervals matched one to one within their class by tIoU (any overlap);
+    the matched tIoUs summed and divided by ``max(#predicted, #true)`` over all classes, so
+    a missed or an extra interval counts as tIoU 0. 1.0 when both are empty.
+    """
+    p, t = _by_class(predicted), _by_class(truth)
+    n = max(sum(len(v) for v in p.values()), sum(len(v) for v in t.values()))
+    if n == 0:
+        return 1.0
+    total = sum(v for c in p if c in t for _, _, v in match_intervals(p[c], t[c], 0.0))
+    return total / n
+
+
+def count_accuracy(prediction: object, truth: int) -> float:
+    """Count accuracy: 1.0 when the predicted count equals ``truth`` exactly, else 0.0."""
+    num = parse_number(prediction)
+    return 1.0 if num is not None and num == float(truth) else 0.0
+
+
 def temporal_interval_f1(
     predicted: Sequence[tuple[float, float]], truth: Sequence[tuple[float, float]]
 ) -> float:
-    """F1 of time coverage: precision = overlap / predicted time, recall = overlap /
-    true time, over unions of ``(start, end)`` intervals (seconds).
-    """
-
-    def union(iv):
-        out: list[list[float]] = []
-        for s, e in sorted((min(s, e), max(s, e)) for s, e in iv):
-            if out and s <= out[-1][1]:
-                out[-1][1] = max(out[-1][1], e)
-            else:
-                out.append([s, e])
-        return out
-
-    p, t = union(predicted), union(truth)
-    lp = sum(e - s for s, e in p)
-    lt = sum(e - s for s, e in t)
-    overlap = sum(max(0.0, min(e1, e2) - max(s1, s2)) for s1, e1 in p for s2, e2 in t)
-    if lp <= 0 or lt <= 0 or overlap <= 0:
-        return 0.0
-    prec, rec = overlap / lp, overlap / lt
-    return 2 * prec * rec / (prec + rec)
+    """Temporal F1@0.5 of one class (:func:`temporal_f1`); kept under its old name."""
+    return temporal_f1(list(predicted), list(truth))

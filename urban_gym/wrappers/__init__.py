@@ -19,6 +19,7 @@ ResizeImageObservation    :mod:`urban_gym.wrappers.rl`
 ExposeActionMask          :mod:`urban_gym.wrappers.rl`
 make_rl_env               :mod:`urban_gym.wrappers.rl`
 make_lm_env               :mod:`urban_gym.wrappers.stacks`
+lm_env_kwargs             :mod:`urban_gym.wrappers.stacks`
 ========================  ====================================================
 """
 
@@ -40,10 +41,12 @@ _LAZY: dict[str, str] = {
     "PromptProtocol": "protocols",
     "DropTextObservation": "rl",
     "EncodeTextObservation": "rl",
+    "EncodeAngleObservation": "rl",
     "ResizeImageObservation": "rl",
     "ExposeActionMask": "rl",
     "make_rl_env": "rl",
     "make_lm_env": "stacks",
+    "lm_env_kwargs": "stacks",
 }
 
 __all__ = sorted(_LAZY)

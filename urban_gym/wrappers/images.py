@@ -83,13 +83,16 @@ def fit_images(
     fmt: str = "JPEG",
     quality: int = 85,
     max_side: int | None = None,
+    step: float = DOWNSCALE_STEP,
 ) -> FittedImages:
     """Encode ``images`` as data URLs whose summed length is at most ``budget_bytes``.
 
     ``max_side`` (pixels) first caps the longer side of each image. Then the images are
-    shrunk together in steps of :data:`DOWNSCALE_STEP` while over budget (see the module
-    docstring).
+    shrunk together by the factor ``step`` per side (default :data:`DOWNSCALE_STEP`;
+    360CityArena's 15% steps are ``0.85``) while over budget (see the module docstring).
     """
+    if not 0.0 < float(step) < 1.0:
+        raise ValueError(f"step={step!r} must be a factor in (0, 1), e.g. 0.85 for 15% steps")
     if budget_bytes <= 0:
         return FittedImages(dropped=len(images))
     rgb = [as_rgb(im) for im in images]
@@ -101,9 +104,9 @@ def fit_images(
         urls = [image_data_url(im, fmt, quality) for im in current]
         total = sum(len(u) for u in urls)
         smallest = min((min(im.shape[:2]) for im in current), default=MIN_SIDE)
-        if total <= budget_bytes or smallest * DOWNSCALE_STEP < MIN_SIDE:
+        if total <= budget_bytes or smallest * step < MIN_SIDE:
             break
-        scale *= DOWNSCALE_STEP
+        scale *= step
         steps += 1
     dropped = 0
     while urls and total > budget_bytes:

@@ -36,6 +36,7 @@ from gymnasium import spaces
 
 from urban_gym.envs.actions import NormalisedAction, UnreadableReply
 from urban_gym.envs.text import text_charset
+from urban_gym.errors import UrbanGymError
 from urban_gym.wrappers.images import fit_images
 from urban_gym.wrappers.parsing import ParsedReply
 from urban_gym.wrappers.protocols import PromptProtocol, protocol_for
@@ -95,6 +96,7 @@ class LanguageModelInterface(gym.Wrapper, gym.utils.RecordConstructorArgs):
             (:func:`~urban_gym.wrappers.images.fit_images`).
         image_format: ``"JPEG"`` or ``"PNG"``.
         max_image_side: cap on an image's longer side in pixels before encoding.
+        image_downscale_step: the factor per downscaling step (0.75; 0.85 = 15% steps).
         include_images: False for a text-only model (images are left out).
         include_schema: put the JSON schema of the actions into the system prompt.
 
@@ -113,6 +115,7 @@ class LanguageModelInterface(gym.Wrapper, gym.utils.RecordConstructorArgs):
         max_image_side: int | None = None,
         include_images: bool = True,
         include_schema: bool = True,
+        image_downscale_step: float = 0.75,
     ) -> None:
         gym.utils.RecordConstructorArgs.__init__(
             self,
@@ -123,6 +126,7 @@ class LanguageModelInterface(gym.Wrapper, gym.utils.RecordConstructorArgs):
             max_image_side=max_image_side,
             include_images=include_images,
             include_schema=include_schema,
+            image_downscale_step=image_downscale_step,
         )
         gym.Wrapper.__init__(self, env)
         self.action_space = spaces.Text(
@@ -135,6 +139,11 @@ class LanguageModelInterface(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self.image_format = image_format
         self.image_quality = int(image_quality)
         self.max_image_side = max_image_side
+        if not 0.0 < float(image_downscale_step) < 1.0:
+            raise UrbanGymError(
+                f"image_downscale_step={image_downscale_step!r} must be in (0, 1), e.g. 0.85"
+            )
+        self.image_downscale_step = float(image_downscale_step)
         self.include_images = include_images
         self.include_schema = include_schema
         self.unreadable_replies = 0
@@ -230,6 +239,7 @@ class LanguageModelInterface(gym.Wrapper, gym.utils.RecordConstructorArgs):
             fmt=self.image_format,
             quality=self.image_quality,
             max_side=self.max_image_side,
+            step=self.image_downscale_step,
         )
         self.last_image_fit = fit
         content: list[dict[str, Any]] = [{"type": "text", "text": "\n\n".join(texts)}]

@@ -281,3 +281,42 @@ class MapObservation(gym.Wrapper, gym.utils.RecordConstructorArgs):
             labels=self.labels,
             markers=MapMarkers(**kw),
         )
+
+
+class AddLocationMap(gym.ObservationWrapper, gym.utils.RecordConstructorArgs):
+    """Add the env's own map of the agent's current location to every observation.
+
+    360CityArena's main setting gives the model, each step, a map that marks where the
+    agent is and which way it faces; its ablation ("without location") leaves the map
+    out. This wrapper reads the map from the env (``env.unwrapped.location_map(size)``,
+    e.g. :meth:`~urban_gym.envs.posegraph360.PoseGraph360Env.location_map`) and adds it
+    under ``key``; an env made with ``location_prior=True`` already has it.
+
+    Args:
+        env: an env with a Dict observation space whose core has ``location_map``.
+        size: the map's side in pixels (default: the env's ``map_size``).
+        key: the observation key.
+    """
+
+    def __init__(self, env: gym.Env, size: int | None = None, key: str = "map") -> None:
+        gym.utils.RecordConstructorArgs.__init__(self, size=size, key=key)
+        gym.ObservationWrapper.__init__(self, env)
+        base = env.observation_space
+        if not isinstance(base, spaces.Dict):
+            raise UrbanGymError("AddLocationMap needs a Dict observation space")
+        if not callable(getattr(env.unwrapped, "location_map", None)):
+            raise UrbanGymError(
+                f"{type(env.unwrapped).__name__} has no location_map(); AddLocationMap "
+                "works on PoseGraph360"
+            )
+        if key in base.spaces:
+            raise UrbanGymError(f"the observation already has a {key!r} entry")
+        self.size = int(size or getattr(env.unwrapped, "map_size", 512))
+        self.key = key
+        self.observation_space = spaces.Dict(
+            {**base.spaces, key: spaces.Box(0, 255, (self.size, self.size, 3), np.uint8)}
+        )
+
+    def observation(self, observation: Mapping[str, Any]) -> dict[str, Any]:
+        """The observation with the location map added."""
+        return {**observation, self.key: self.env.unwrapped.location_map(self.size)}

@@ -126,7 +126,9 @@ class ReflectionMemory(gym.Wrapper, gym.utils.RecordConstructorArgs):
         key: the observation key of the memory text.
         field: the reply field (or dict-action key) the agent writes its memory in.
 
-    An action that does not write the field leaves the memory unchanged. ``info`` gains
+    An action that does not write the field, or writes it empty (``""`` or only blanks),
+    leaves the memory unchanged: 360CityArena's reply format says an empty ``memory`` means
+    "do not update". ``info`` gains
     ``memory_truncations`` (count this episode) and ``memory_chars``.
     """
 
@@ -155,10 +157,10 @@ class ReflectionMemory(gym.Wrapper, gym.utils.RecordConstructorArgs):
         return self._add(obs), self._info(info)
 
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
-        """Step the env; the reply's memory field, if any, replaces the memory."""
+        """Step the env; the reply's memory field, if any and not empty, replaces the memory."""
         found, text = _reply_field(action, self.field)
         obs, reward, terminated, truncated, info = self.env.step(_strip_key(action, self.field))
-        if found and text is not None:
+        if found and text is not None and not (isinstance(text, str) and not text.strip()):
             self.write(text)
         return self._add(obs), reward, terminated, truncated, self._info(info)
 

@@ -1,6 +1,15 @@
 """The tolerant parser: a language model's reply text -> a structured action.
 
-A reply is read in stages; the first stage that yields a JSON value from which an action
+Before any stage, **reasoning blocks are removed** (:func:`strip_reasoning`):
+``<think>...</think>``, ``<thinking>``, ``<reasoning>``, ``<reason>``, ``<analysis>``,
+``<reflection>`` and ``<scratchpad>`` blocks (any case), a closing tag with no opening one
+(everything before it is reasoning, as when a chat template opened the block) and an opening
+tag never closed (everything after it is reasoning, as when the reply was cut off). The
+strict-JSON protocol (seed 004) accepts JSON "after removing reasoning tags": an action
+written inside a reasoning block is a draft, not the reply, so
+``<think>{"action":"D"}</think>{"action":"A"}`` executes ``A``.
+
+A reply is then read in stages; the first stage that yields a JSON value from which an action
 can be taken wins:
 
 1. **strict JSON** -- the whole reply (stripped) is a JSON value;
@@ -74,6 +83,18 @@ DEFAULT_FIELD_SYNONYMS: dict[str, tuple[str, ...]] = {
     "answer": ("answer", "final_answer", "response", "solution"),
 }
 
+#: Tag names of reasoning blocks removed before parsing (:func:`strip_reasoning`).
+REASONING_TAGS: tuple[str, ...] = (
+    "think",
+    "thinking",
+    "thought",
+    "reasoning",
+    "reason",
+    "analysis",
+    "reflection",
+    "scratchpad",
+)
+
 #: Characters of a long reply searched for balanced objects, at each end.
 SCAN_WINDOW = 100_000
 #: Balanced ``{...}`` candidates tried per pass (the first ones in the text).
@@ -96,6 +117,7 @@ class ParsedReply:
         raw_action: the action dict as taken from the reply, before normalisation.
         fields: the reply's other fields by canonical name (``thought``, ``memory`` ...).
         chars: the length of the reply in characters.
+        reasoning_chars: characters of reasoning blocks removed before parsing.
     """
 
     action: dict[str, Any] | None
@@ -104,6 +126,7 @@ class ParsedReply:
     raw_action: Any = None
     fields: dict[str, Any] = field(default_factory=dict)
     chars: int = 0
+    reasoning_chars: int = 0
 
     @property
     def ok(self) -> bool:
@@ -119,6 +142,7 @@ class ParsedReply:
             "stage": self.stage,
             "fields": _jsonable(self.fields),
             "chars": self.chars,
+            "reasoning_chars": self.reasoning_chars,
         }
 
 
@@ -147,7 +171,15 @@ def parse_reply(
     if not isinstance(text, str):
         text = ""
     reply = ParsedReply(action=None, chars=len(text))
-    stripped = text.strip()
+    visible = strip_reasoning(text)
+    reply.reasoning_chars = len(text) - len(visible)
+    stripped = visible.strip()
+    if not stripped and reply.reasoning_chars:
+        reply.error = (
+            "the reply held only reasoning (<think>...</think>); after it, answer with one "
+            "JSON object that names an action, e.g. " + _example(action_set)
+        )
+        return reply
     if not stripped:
         reply.error = (
             "the reply was empty; answer with one JSON object that names an action, e.g. "
@@ -195,6 +227,45 @@ def parse_reply(
 
 
 # --------------------------------------------------------------------------- stages
+
+_TAGS = "|".join(REASONING_TAGS)
+_OPEN = re.compile(rf"<\s*({_TAGS})(\s[^<>]*)?>", re.IGNORECASE)
+_CLOSE = re.compile(rf"<\s*/\s*({_TAGS})\s*>", re.IGNORECASE)
+
+
+def strip_reasoning(text: str) -> str:
+    """``text`` without its reasoning blocks (see the module docstring).
+
+    Blocks are removed from the outside in: an opening tag is matched to the next closing
+    tag of the same name; a closing tag with no opening one removes everything before it;
+    an opening tag never closed removes everything after it. Text without tags comes back
+    unchanged (the same object).
+    """
+    if "<" not in text or (not _OPEN.search(text) and not _CLOSE.search(text)):
+        return text
+    out: list[str] = []
+    pos = 0
+    while True:
+        o = _OPEN.search(text, pos)
+        c = _CLOSE.search(text, pos)
+        if c is not None and (o is None or c.start() < o.start()):
+            out = []  # a closing tag first: everything so far was reasoning
+            pos = c.end()
+            continue
+        if o is None:
+            out.append(text[pos:])
+            break
+        out.append(text[pos : o.start()])
+        name = o.group(1).casefold()
+        end = None
+        for m in _CLOSE.finditer(text, o.end()):
+            if m.group(1).casefold() == name:
+                end = m
+                break
+        if end is None:  # never closed: the rest is reasoning (a cut-off reply)
+            break
+        pos = end.end()
+    return "".join(out)
 
 
 def _json_values(text: str):

@@ -188,11 +188,35 @@ class ReActProtocol(PromptProtocol):
     reply_fields = ("thought", "memory", "answer")
     field_help = {
         "thought": "what you see and why you take this action",
-        "memory": "your notes for later steps; they are shown back to you next turn verbatim "
-        "(write everything you still need: it replaces the previous memory)",
-        "answer": "your final answer when the action is ANSWER, otherwise null",
+        "memory": "your reflection memory, shown back to you next turn verbatim; an empty "
+        'string ("") keeps the memory as it is (see "Reflection memory" below)',
+        "answer": "with ANSWER: your final answer (in a navigation task it may stay empty: "
+        "ANSWER then means you have arrived); with W, A, D, Q or E: the size, SMALL, MEDIUM "
+        "or LARGE; otherwise an empty string",
     }
     fill_from_fields = {"*": "answer"}
+
+    #: The reflection instruction (360CityArena's reflection rules, in our own words).
+    reflection = (
+        "## Reflection memory\n"
+        "You only see the current view, so your memory is what carries you from step to "
+        "step. Read any text you can make out in the view and record what matters. The "
+        "memory you write replaces the one shown to you, so never write a fresh note in "
+        "place of the old one: copy the previous reflection and extend it. Keep more "
+        "rather than less. Reflect on: the goal of the task and your current plan; what "
+        "you tried and whether it worked; the places you have been and what you found "
+        "there; where you are now and what is still to do. To leave the memory unchanged, "
+        'write an empty string ("").'
+    )
+
+    def reply_instructions(self, action_set: ActionSet) -> str:
+        """The reply's fields, the size rule of W/A/D/Q/E and the reflection instruction."""
+        sizes = (
+            "Sizes: W moves SMALL = 1 frame, MEDIUM = 3 frames, LARGE = 5 frames; A, D, Q and "
+            "E turn SMALL = 30°, MEDIUM = 60°, LARGE = 90° (24° when no size is given). Put "
+            'the size in "answer", e.g. {"action": "A", "answer": "LARGE"}.'
+        )
+        return "\n\n".join([super().reply_instructions(action_set), sizes, self.reflection])
 
     def example_fields(self) -> dict[str, Any]:
         """The reply fields of the example reply (placeholders; no answer yet)."""

@@ -11,6 +11,9 @@ observation numeric and small:
   with OpenCV, built on Gymnasium's ``TransformObservation``; a stack of images
   (K, H, W, C) -- e.g. one view per street -- is resized and laid side by side into one
   (h, K*w, C) image so CNN policies read it;
+* :class:`EncodeAngleObservation` -- every compass entry (a float ``Box`` from 0 to 360
+  degrees: option bearings, heading) becomes its sines then its cosines, ``Box(-1, 1,
+  (2n,))``, so a policy compares directions without the wrap-around at north;
 * :class:`ExposeActionMask` -- an ``action_masks()`` method returning the latest
   ``action_mask`` entry (all True when the env has none): what sb3-contrib's
   ``MaskablePPO`` calls. The mask also stays in the observation.
@@ -20,8 +23,6 @@ observation numeric and small:
 
 from __future__ import annotations
 
-import re
-import zlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -30,6 +31,7 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.wrappers import FilterObservation, TransformObservation
 
+from urban_gym.envs.goals import hash_words
 from urban_gym.errors import UrbanGymError
 
 
@@ -63,17 +65,6 @@ class DropTextObservation(FilterObservation):
         super().__init__(env, keep)
 
 
-_WORD = re.compile(r"[\w']+", re.UNICODE)
-
-
-def hash_words(text: str, dim: int) -> np.ndarray:
-    """Hashed bag-of-words: counts of lower-cased words by CRC32 bucket, (dim,) float32."""
-    out = np.zeros(dim, dtype=np.float32)
-    for w in _WORD.findall(str(text).casefold()):
-        out[zlib.crc32(w.encode("utf-8")) % dim] += 1.0
-    return out
-
-
 class EncodeTextObservation(TransformObservation):
     """Each ``Text`` entry becomes a ``Box(0, max_count, (dim,), float32)`` of hashed
     word counts (:func:`hash_words`, capped at ``max_count``).
@@ -94,6 +85,41 @@ class EncodeTextObservation(TransformObservation):
         out = dict(obs)
         for k in self.text_keys:
             out[k] = np.minimum(hash_words(out[k], self.dim), self.max_count)
+        return out
+
+
+def is_angle_space(space: spaces.Space) -> bool:
+    """A float ``Box`` whose bounds are 0 and 360 everywhere (compass degrees)."""
+    return (
+        isinstance(space, spaces.Box)
+        and np.issubdtype(space.dtype, np.floating)
+        and bool(np.all(space.low == 0.0))
+        and bool(np.all(space.high == 360.0))
+    )
+
+
+class EncodeAngleObservation(TransformObservation):
+    """Each compass entry (degrees, :func:`is_angle_space`) of shape ``(n,)`` becomes
+    ``[sin(a_1) .. sin(a_n), cos(a_1) .. cos(a_n)]``, a ``Box(-1, 1, (2n,), float32)``.
+    """
+
+    def __init__(self, env: gym.Env) -> None:
+        base = _dict_space(env, "EncodeAngleObservation")
+        self.angle_keys = [k for k, s in base.spaces.items() if is_angle_space(s)]
+        new = {
+            k: (spaces.Box(-1.0, 1.0, (2 * int(np.prod(s.shape)),), np.float32))
+            if k in self.angle_keys
+            else s
+            for k, s in base.spaces.items()
+        }
+        gym.utils.RecordConstructorArgs.__init__(self)
+        super().__init__(env, self._encode, spaces.Dict(new))
+
+    def _encode(self, obs: Mapping[str, Any]) -> dict[str, Any]:
+        out = dict(obs)
+        for k in self.angle_keys:
+            a = np.radians(np.asarray(out[k], dtype=np.float64).reshape(-1))
+            out[k] = np.concatenate([np.sin(a), np.cos(a)]).astype(np.float32)
         return out
 
 
@@ -194,10 +220,12 @@ def make_rl_env(
     text: str = "drop",
     text_dim: int = 64,
     env_kwargs: Mapping[str, Any] | None = None,
+    angles: str = "raw",
 ) -> gym.Env:
     """The RL face of ``env_id``: ``gym.make(env_id, **env_kwargs)`` (or a given env),
     text dropped or encoded, images resized to ``image_size = (width, height)`` (None:
-    kept), and :class:`ExposeActionMask` on top.
+    kept), compass entries kept in degrees (``angles="raw"``) or as sines and cosines
+    (``"sincos"``: :class:`EncodeAngleObservation`), and :class:`ExposeActionMask` on top.
 
     ``text`` is ``"drop"`` or ``"encode"``.
     """
@@ -211,4 +239,8 @@ def make_rl_env(
         raise UrbanGymError(f"make_rl_env text={text!r} must be 'drop' or 'encode'")
     if image_size is not None:
         env = ResizeImageObservation(env, tuple(image_size))
+    if angles == "sincos":
+        env = EncodeAngleObservation(env)
+    elif angles != "raw":
+        raise UrbanGymError(f"make_rl_env angles={angles!r} must be 'raw' or 'sincos'")
     return ExposeActionMask(env)

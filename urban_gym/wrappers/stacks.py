@@ -6,10 +6,18 @@
 :class:`~urban_gym.wrappers.memory.AgentNavMemory` for StreetGraph), the episode record
 (:class:`~urban_gym.wrappers.episode_metrics.EpisodeMetrics`) and the language-model
 interface on top. The RL face is :func:`urban_gym.wrappers.rl.make_rl_env`.
+
+Made from an id, the language-model face sees views sized for a multimodal model, not
+the small RL defaults: :func:`lm_env_kwargs` adds the family's
+:attr:`~urban_gym.tasks.families.Family.lm_env_kwargs` (CityWalk a 960x540 first-person
+view, PoseGraph360 768x768 cut from a 3072-px panorama, StreetGraph 512x512 per street)
+wherever neither the id's registration nor the caller sets that argument (so
+``CityWalk-NoView-v0`` stays without a view and the small procedural variants stay small).
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -43,6 +51,31 @@ def find_wrapper(env: gym.Env, cls: type) -> Any:
         e = e.env
 
 
+def lm_env_kwargs(env_id: str, env_kwargs: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """``env_kwargs`` plus the language-model view settings of ``env_id``'s family.
+
+    A setting is added only where neither ``env_kwargs`` nor the id's registered kwargs
+    set it. An id of no registered family gets ``env_kwargs`` unchanged.
+
+    Example: ``lm_env_kwargs("UrbanGym/CityWalk-v0")`` is ``{"view_size": [960, 540]}``;
+    ``lm_env_kwargs("UrbanGym/CityWalk-NoView-v0")`` is ``{}``.
+    """
+    out = dict(env_kwargs or {})
+    try:
+        spec = gym.spec(env_id)
+    except gym.error.Error:
+        return out  # gym.make names the unknown id
+    entry = spec.entry_point if isinstance(spec.entry_point, str) else None
+    fam = next((f for f in FAMILIES.values() if f.env == entry), None)
+    if fam is None:
+        return out
+    registered = spec.kwargs or {}
+    for key, value in fam.lm_env_kwargs.items():
+        if key not in out and key not in registered:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
 def make_lm_env(
     env: str | gym.Env,
     protocol: str | None = None,
@@ -52,6 +85,7 @@ def make_lm_env(
     record_path: str | Path | None = None,
     lm_kwargs: Mapping[str, Any] | None = None,
     env_kwargs: Mapping[str, Any] | None = None,
+    location_map: bool | None = None,
 ) -> gym.Env:
     """The language-model face of ``env`` (an id for ``gym.make`` with ``env_kwargs``, or
     an env).
@@ -64,13 +98,20 @@ def make_lm_env(
         memory_budget: characters per memory text.
         record_path: JSONL file the episode records are appended to.
         lm_kwargs: more arguments of :class:`LanguageModelInterface` (image budget, ...).
-        env_kwargs: keyword arguments of ``gym.make`` when ``env`` is an id.
+        env_kwargs: keyword arguments of ``gym.make`` when ``env`` is an id; the
+            family's language-model views fill in what they leave unset
+            (:func:`lm_env_kwargs`). A given env instance is used as it is.
+        location_map: show the map of the agent's current location each step
+            (:class:`~urban_gym.wrappers.map_observation.AddLocationMap`). None: the
+            family's default -- on for PoseGraph360, 360CityArena's main setting; False is
+            the paper's "without location" ablation.
     """
     from urban_gym.wrappers.episode_metrics import EpisodeMetrics
     from urban_gym.wrappers.language_model import LanguageModelInterface
     from urban_gym.wrappers.memory import AgentNavMemory, ReflectionMemory
 
-    e = gym.make(env, **dict(env_kwargs or {})) if isinstance(env, str) else env
+    e = gym.make(env, **lm_env_kwargs(env, env_kwargs)) if isinstance(env, str) else env
+    e = _location_setting(e, location_map)
     if map_observation:
         from urban_gym.wrappers.map_observation import MapObservation
 
@@ -93,3 +134,23 @@ def make_lm_env(
         )
     e = EpisodeMetrics(e, path=record_path)
     return LanguageModelInterface(e, protocol=protocol, **dict(lm_kwargs or {}))
+
+
+def _location_setting(e: gym.Env, location_map: bool | None) -> gym.Env:
+    """Add (or check the absence of) the location map of 360CityArena's main setting."""
+    has = "map" in getattr(e.observation_space, "spaces", {})
+    if location_map is None:  # the family's default: where the env can draw the map
+        can = callable(getattr(e.unwrapped, "location_map", None))
+        want = family_of(e) == "posegraph360" and can
+    else:
+        want = bool(location_map)
+    if want and not has:
+        from urban_gym.wrappers.map_observation import AddLocationMap
+
+        return AddLocationMap(e)
+    if not want and has and getattr(e.unwrapped, "location_prior", False):
+        raise UrbanGymError(
+            "location_map=False (the 'without location' setting) but the env was made with "
+            "location_prior=True; make it with location_prior=False"
+        )
+    return e

@@ -83,7 +83,8 @@ class ClientConfig:
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> ClientConfig:
         """Settings from the environment variables (see the module docstring), then
-        ``overrides`` (None values ignored)."""
+        ``overrides`` (None values ignored).
+        """
         env = os.environ if environ is None else environ
         values: dict[str, Any] = {}
         base = env.get("URBAN_GYM_LMM_BASE_URL") or env.get("OPENAI_BASE_URL")
@@ -105,7 +106,9 @@ class ClientConfig:
 @dataclass
 class ChatResponse:
     """One completion: the reply ``text``, token ``usage`` as reported, ``latency_s`` of
-    the successful attempt, ``attempts`` made, ``finish_reason`` and the ``raw`` body."""
+    the successful attempt, ``attempts`` made, ``finish_reason``, the ``raw`` body, and
+    whether it came from the response cache (``cached``: no tokens counted).
+    """
 
     text: str
     model: str
@@ -114,6 +117,7 @@ class ChatResponse:
     attempts: int
     finish_reason: str | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
+    cached: bool = False
 
 
 class ChatClient:
@@ -155,6 +159,7 @@ class ChatClient:
             "failures": 0,
         }
         self.waits: list[float] = []
+        self.cache: Any = None  # a ResponseCache (see chat)
 
     def __enter__(self) -> ChatClient:
         return self
@@ -163,6 +168,7 @@ class ChatClient:
         self.close()
 
     def close(self) -> None:
+        """Close the HTTP connections."""
         self._http.close()
 
     def backoff(self, retry: int, retry_after: str | None = None) -> float:
@@ -178,11 +184,19 @@ class ChatClient:
             wait += wait * c.jitter * self._rng.random()
         return wait
 
-    def chat(self, messages: Sequence[Mapping[str, Any]], **params: Any) -> ChatResponse:
+    def chat(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        headers: Mapping[str, str] | None = None,
+        **params: Any,
+    ) -> ChatResponse:
         """One chat completion for ``messages`` (OpenAI format). ``params`` are added to
-        the request body (e.g. ``temperature``). Raises :class:`ModelError` and nothing
-        else for anything the server does (see :meth:`_read` for the checks of a 200
-        answer)."""
+        the request body (e.g. ``temperature``); ``headers`` to the HTTP request. With a
+        :attr:`cache` (:class:`~.cache.ResponseCache`) a request seen before is answered
+        from it, without HTTP and without counting tokens. Raises :class:`ModelError` and
+        nothing else for anything the server does (see :meth:`_read` for the checks of a
+        200 answer).
+        """
         c = self.config
         body: dict[str, Any] = {"model": c.model, "messages": list(messages)}
         if c.temperature is not None:
@@ -191,6 +205,22 @@ class ChatClient:
             body["max_tokens"] = c.max_tokens
         body.update(c.extra_body)
         body.update(params)
+        key = None
+        if self.cache is not None:
+            from urban_gym.baselines.lmm.cache import request_key
+
+            key = request_key(body)
+            hit = self.cache.get(key)
+            if hit is not None:
+                return ChatResponse(
+                    text=hit["text"],
+                    model=str(hit.get("model", c.model)),
+                    usage={},
+                    latency_s=0.0,
+                    attempts=0,
+                    finish_reason=hit.get("finish_reason"),
+                    cached=True,
+                )
         last_error, status = "", None
         attempts = 0
         for attempt in range(c.max_retries + 1):
@@ -201,7 +231,7 @@ class ChatClient:
             t0 = time.perf_counter()
             retry_after = None
             try:
-                status, retry_after, payload = self._post(body)
+                status, retry_after, payload = self._post(body, headers)
             except (httpx.TransportError, httpx.DecodingError) as exc:
                 # connect errors, timeouts, broken streams, a body that does not decode
                 # (e.g. Content-Encoding: gzip over garbage): retried
@@ -217,7 +247,18 @@ class ChatClient:
                 ) from exc
             else:
                 if status == 200:
-                    return self._read(payload, time.perf_counter() - t0, attempts)
+                    resp = self._read(payload, time.perf_counter() - t0, attempts)
+                    if key is not None and self.cache is not None:
+                        self.cache.put(
+                            key,
+                            {
+                                "text": resp.text,
+                                "model": resp.model,
+                                "usage": resp.usage,
+                                "finish_reason": resp.finish_reason,
+                            },
+                        )
+                    return resp
                 last_error = f"HTTP {status}: {_error_text(payload)}"
                 if status not in RETRY_STATUS:
                     self.usage["failures"] += 1
@@ -235,11 +276,15 @@ class ChatClient:
             attempts,
         )
 
-    def _post(self, body: dict[str, Any]) -> tuple[int, str | None, bytes]:
+    def _post(
+        self, body: dict[str, Any], headers: Mapping[str, str] | None = None
+    ) -> tuple[int, str | None, bytes]:
         """POST ``body``; ``(status, Retry-After header, body bytes)``. A 200 body is read
-        up to ``max_response_bytes`` (decoded), an error body up to 64 KiB."""
+        up to ``max_response_bytes`` (decoded), an error body up to 64 KiB.
+        """
         limit = self.config.max_response_bytes
-        with self._http.stream("POST", "chat/completions", json=body) as resp:
+        extra = dict(headers) if headers else None
+        with self._http.stream("POST", "chat/completions", json=body, headers=extra) as resp:
             status = resp.status_code
             cap = limit if status == 200 else _ERROR_BODY_BYTES
             declared = resp.headers.get("content-length", "")
@@ -268,7 +313,8 @@ class ChatClient:
         completion (``choices`` missing, empty or not a list; ``message`` missing or
         null; ``content`` neither a string, null nor a list of parts; a text part whose
         ``text`` is not a string), or reports ``usage`` that is not an object of token
-        counts (non-negative integers below 2**53; absent or null counts are 0)."""
+        counts (non-negative integers below 2**53; absent or null counts are 0).
+        """
         try:
             data = json.loads(payload)
             text, usage, model, finish = _completion_fields(data, self.config.model)
@@ -313,7 +359,8 @@ def _completion_fields(
     data: Any, default_model: str
 ) -> tuple[str, dict[str, int], str, str | None]:
     """``(text, usage, model, finish_reason)`` of a chat-completion body, or
-    :class:`_Malformed`."""
+    :class:`_Malformed`.
+    """
     if not isinstance(data, dict):
         raise _Malformed(f"the body is {_kind(data)}, not a JSON object")
     choices = data.get("choices")

@@ -5,11 +5,14 @@ On Helsinki, the demo starts the scripted chat-completions server
 each family tells it which episode to script (``POST /v1/scripted/episode``), drives the
 episode with the same client, prompt builder and agent loop a real model would get
 (:func:`~urban_gym.baselines.lmm.agent.run_episode`), prints the episode's metrics and
-writes a GIF. Its frames are the stack's ``render()`` -- the frame a person watches, the one
-``gymnasium.wrappers.RecordVideo`` would record: the map of a
+writes a GIF. The envs are made by :func:`~urban_gym.wrappers.make_lm_env`, so the model
+gets each family's language-model views (CityWalk 960x540, PoseGraph360 768x768,
+StreetGraph 512x512 per street). A GIF frame is the stack's ``render()`` -- the frame a
+person watches, the one ``gymnasium.wrappers.RecordVideo`` would record: the map of a
 :class:`~urban_gym.wrappers.map_observation.MapObservation` showing the task's area, its
-markers and the agent's track, the env's own frame at its right, and a status line under
-both. The map is drawn
+markers and the agent's track, the env's own frame at its right -- with, under it, the
+images the model was sent at their own resolution (so their signs read as the model's
+do; StreetGraph's street views in rows of three), and a status line. The map is drawn
 for the GIF only (``observe=False``); the model sees what its family's observation holds.
 The server is stopped at the end. Episode records are appended to ``<out>/episodes.jsonl``.
 """
@@ -32,8 +35,9 @@ from urban_gym.wrappers.stacks import make_lm_env
 
 
 def demo_cases() -> dict[str, tuple[str, dict[str, Any], dict[str, Any] | None]]:
-    """family -> (env id, gym.make kwargs, reset options): each registered family's demo
-    episode (:mod:`urban_gym.tasks.families`: short, visual Helsinki episodes)."""
+    """Family -> (env id, gym.make kwargs, reset options): each registered family's demo
+    episode (:mod:`urban_gym.tasks.families`: short, visual Helsinki episodes).
+    """
     from urban_gym.tasks.families import FAMILIES
 
     return {
@@ -149,6 +153,24 @@ def format_record(rec: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def model_images(obs: Any) -> np.ndarray | None:
+    """The images of an observation the language model is sent, at their own resolution:
+    the ``view``, or the street ``views`` that hold an image, in rows of three (None when
+    the observation has no image).
+    """
+    if not isinstance(obs, dict):
+        return None
+    view = obs.get("view")
+    if isinstance(view, np.ndarray) and view.ndim == 3:
+        return view
+    views = obs.get("views")
+    if isinstance(views, np.ndarray) and views.ndim == 4:
+        shown = [v for v in views if v.any()]
+        if shown:
+            return F.grid(shown, 3, gap=4)
+    return None
+
+
 class _Movie:
     """Collects GIF frames: the stack's ``render()`` with a status line under it."""
 
@@ -157,7 +179,11 @@ class _Movie:
         self.frames: list[np.ndarray] = []
 
     def add(self, obs: Any, info: dict[str, Any]) -> None:
-        self.frames.append(F.caption(self.env.render(), self._caption(info)))
+        frame = self.env.render()
+        seen = model_images(obs)
+        if seen is not None:
+            frame = F.vstack([frame, seen], gap=4)
+        self.frames.append(F.caption(frame, self._caption(info)))
 
     def _caption(self, info: dict[str, Any]) -> str:
         u = self.env.unwrapped

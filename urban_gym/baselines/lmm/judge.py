@@ -65,7 +65,8 @@ class JudgeError(UrbanGymError):
 def load_prompt(path: str | Path) -> tuple[str, str]:
     """``(system prompt, user template)`` from a text file: the system prompt, optionally
     followed by a line ``---user---`` and a user template with the placeholders
-    ``{answer}`` and ``{expected}`` (default template: :data:`USER_TEMPLATE`)."""
+    ``{answer}`` and ``{expected}`` (default template: :data:`USER_TEMPLATE`).
+    """
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")
@@ -85,7 +86,8 @@ def load_prompt(path: str | Path) -> tuple[str, str]:
 
 def parse_verdict(text: str) -> bool | None:
     """The verdict of a judge reply (``is_correct: True``, ``is_correct = false``, a bare
-    ``True``...), or None when there is none."""
+    ``True``...), or None when there is none.
+    """
     m = _VERDICT.search(text or "")
     if m:
         return m.group(1).lower() in ("true", "yes")
@@ -145,7 +147,8 @@ class LLMJudge:
 
     def judge(self, answer: str, expected: str) -> bool:
         """Whether ``answer`` names ``expected`` (one model call per new pair; an
-        unreadable reply counts as False and in :attr:`unparsed`)."""
+        unreadable reply counts as False and in :attr:`unparsed`).
+        """
         key = (str(answer), str(expected))
         with self._lock:
             if key in self.cache:
@@ -186,6 +189,7 @@ class LLMJudge:
         return self.judge(str(prediction), expected_text(candidates))
 
     def close(self) -> None:
+        """Close the judge's client."""
         self.client.close()
 
     def __getstate__(self) -> dict[str, Any]:  # pickled with an env: rebuilt client
@@ -206,7 +210,8 @@ class LLMJudge:
 
 def make_judge(settings: Mapping[str, Any]) -> LLMJudge:
     """An :class:`LLMJudge` from harness settings: ``base_url``, ``model``,
-    ``temperature``, ``max_tokens``, ``prompt_file``, ``cache`` (a JSONL path)."""
+    ``temperature``, ``max_tokens``, ``prompt_file``, ``cache`` (a JSONL path).
+    """
     from urban_gym.baselines.lmm.client import ClientConfig
 
     s = dict(settings)
@@ -245,7 +250,8 @@ def poi_name_truth(city: Any) -> Callable[[str, str], bool]:
     """Ground truth for judge requests: ``truth(answer, expected)`` is True when both are
     names of one POI of ``city`` (its name or an alias), or the answer's words are the
     expected name's -- generic words such as "cafe", "ravintola" or "Oy" and a sentence's
-    filler ("It is ...") aside."""
+    filler ("It is ...") aside.
+    """
     index: dict[tuple[str, ...], set[int]] = {}
     for i, p in enumerate(city.pois):
         for n in p.names:
@@ -272,7 +278,8 @@ def poi_name_truth(city: Any) -> Callable[[str, str], bool]:
 def judge_responder(truth: Callable[[str, str], bool]) -> Callable[[list], str | None]:
     """A responder of the scripted server for judge requests (a user message with the
     agent's and the expected answer): ``is_correct: True/False`` from ``truth``; None for
-    other requests."""
+    other requests.
+    """
 
     def respond(messages: list) -> str | None:
         text = _last_user_text(messages)
@@ -282,6 +289,26 @@ def judge_responder(truth: Callable[[str, str], bool]) -> Callable[[list], str |
         return f"is_correct: {truth(m.group(1), m.group(2))}"
 
     return respond
+
+
+def server_judge_responder(server: Any) -> Callable[[list], str | None]:
+    """The scripted server's answer to judge requests: the POI-name ground truth of the
+    served env's city (:func:`~urban_gym.baselines.lmm.judge.poi_name_truth`).
+    """
+    from urban_gym.baselines.lmm.judge import judge_responder, poi_name_truth
+
+    truths: dict[int, object] = {}
+
+    def truth(answer: str, expected: str) -> bool:
+        env = server.env or next((s.env for s in server.sessions.values()), None)
+        city = getattr(getattr(env, "unwrapped", None), "city", None)
+        if city is None:
+            return answer.strip().casefold() == expected.strip().casefold()
+        if id(city) not in truths:
+            truths[id(city)] = poi_name_truth(city)
+        return truths[id(city)](answer, expected)
+
+    return judge_responder(truth)
 
 
 def _last_user_text(messages: list) -> str:
@@ -307,4 +334,5 @@ __all__ = [
     "make_judge",
     "parse_verdict",
     "poi_name_truth",
+    "server_judge_responder",
 ]

@@ -37,7 +37,8 @@ class PromptBuilder:
 
     def build(self, lm_env: Any) -> list[dict[str, Any]]:
         """The messages for the current observation of ``lm_env`` (a stack whose top
-        provides ``messages()``, i.e. a LanguageModelInterface)."""
+        provides ``messages()``, i.e. a LanguageModelInterface).
+        """
         current = lm_env.messages()
         system, user = current[0], current[-1]
         past: list[dict[str, Any]] = []
@@ -69,7 +70,8 @@ class PromptBuilder:
 
 def prompt_builder_for(family: str | None) -> PromptBuilder:
     """The default prompt builder of a family: its registered ``history`` and
-    ``history_images`` (:mod:`urban_gym.tasks.families`); no history for None."""
+    ``history_images`` (:mod:`urban_gym.tasks.families`); no history for None.
+    """
     from urban_gym.tasks.families import FAMILIES
 
     fam = FAMILIES.get(family or "")

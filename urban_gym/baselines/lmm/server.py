@@ -16,6 +16,15 @@ explicitly with ``POST /v1/scripted/episode`` (``{"env_id", "seed", "options",
 request; after an episode ends, the next request starts the next seed. A request repeated
 verbatim (a client retry after a lost answer) gets the same answer without stepping again.
 
+**Policies and episodes in parallel.** ``policy`` (:mod:`.policies`) says what the replies
+are: the oracle's actions, the oracle with wrong but valid actions mixed in
+(``noisy-oracle:P``), random valid actions, or recorded replies (``replay:FILE``). A
+request carrying the header :data:`~.calls.EPISODE_HEADER` (the harness's language-model
+agent sends it) names its episode: the server starts it on the first request and keeps one
+env per named episode, so several episodes may run at once against one server. Calls that
+are not actions -- self-positioning, a final answer, a reflection (:mod:`.calls`) -- are
+answered from the episode's ground truth (:class:`~.session.Session`).
+
 ``faults`` makes the first chat requests fail with the given HTTP status codes (e.g.
 ``[429, 500]``) to exercise the client's retries.
 
@@ -38,8 +47,9 @@ from typing import Any
 
 import gymnasium as gym
 
-from urban_gym.wrappers.protocols import PromptProtocol, protocol_for
-from urban_gym.wrappers.stacks import family_of
+from urban_gym.baselines.lmm.calls import EPISODE_HEADER, call_kind, read_episode_header
+from urban_gym.baselines.lmm.policies import ScriptedPolicy, parse_policy
+from urban_gym.baselines.lmm.session import Session, revise_answer
 
 WRAPS = ("json", "fence", "prose", "mixed")
 
@@ -52,7 +62,8 @@ _PROSE = (
 
 def wrap_reply(text: str, style: str, step: int) -> str:
     """``text`` (a JSON reply) as plain JSON, fenced, in prose, or -- ``mixed`` -- cycling
-    through plain, fenced, prose, and prose around a fence by ``step``."""
+    through plain, fenced, prose, and prose around a fence by ``step``.
+    """
     if style == "mixed":
         style = ("json", "fence", "prose", "prose+fence")[step % 4]
     if style == "json":
@@ -80,11 +91,16 @@ class ScriptedServer:
         options: reset options of the episodes started implicitly.
         wrap: ``json``, ``fence``, ``prose`` or ``mixed``.
         faults: HTTP status codes for the first chat requests.
-        host, port: where to listen (port 0: a free port).
+        host: the address to listen on.
+        port: where to listen (0: a free port).
+        model_name: the model name the answers carry.
         responders: answer non-episode requests (see the module docstring).
         schedule: ``(seed, options)`` of the episodes to script, in order: each is started
             by the first request after the previous one ended (e.g. a harness run's keys:
             ``(seed, {"task_id": ...})``); when it is spent, ``seed`` + 1 as before.
+        policy: what the replies are (:mod:`.policies`): ``oracle``, ``noisy-oracle:P``,
+            ``random`` or ``replay:FILE``, or a :class:`~.policies.ScriptedPolicy`.
+        policy_seed: the base seed of the policy's per-episode random choices.
     """
 
     def __init__(
@@ -102,6 +118,8 @@ class ScriptedServer:
         model_name: str = "urban-gym-scripted",
         responders: Sequence[Callable[[list], str | None]] = (),
         schedule: Sequence[tuple[int | None, dict[str, Any] | None]] = (),
+        policy: str | ScriptedPolicy = "oracle",
+        policy_seed: int = 0,
     ) -> None:
         if wrap not in WRAPS:
             raise ValueError(f"wrap={wrap!r} is not one of {', '.join(WRAPS)}")
@@ -117,19 +135,36 @@ class ScriptedServer:
         self.model_name = model_name
         self.responders = list(responders)
         self.schedule = list(schedule)
+        self.policy = (
+            policy if isinstance(policy, ScriptedPolicy) else parse_policy(policy, policy_seed)
+        )
         self.answered = 0  # requests answered by a responder
-        self.env: gym.Env | None = None
-        self.oracle: Any = None
-        self.protocol: PromptProtocol | None = None
-        self.episode_over = True
+        self.calls: dict[str, int] = {}  # non-action calls answered, by kind
+        self.session: Session | None = None  # the episode of requests without a header
+        self.sessions: dict[str, Session] = {}  # episodes named by the header
+        self._pool: list[gym.Env] = []  # envs of finished named episodes, for reuse
         self.started = False
-        self.steps = 0
         self.requests = 0
         self.log: list[dict[str, Any]] = []
         self._lock = threading.Lock()
-        self._last: tuple[str, dict[str, Any]] | None = None
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+
+    # ------------------------------------------------------------------ compatibility
+    @property
+    def env(self) -> gym.Env | None:
+        """The env of the unnamed episode (requests without the episode header)."""
+        return self.session.env if self.session is not None else None
+
+    @property
+    def steps(self) -> int:
+        """Steps scripted in the unnamed episode so far."""
+        return self.session.steps if self.session is not None else 0
+
+    @property
+    def episode_over(self) -> bool:
+        """Whether the unnamed episode has ended (or none has started)."""
+        return self.session is None or self.session.over
 
     # ------------------------------------------------------------------ lifecycle
     @property
@@ -150,7 +185,7 @@ class ScriptedServer:
         return self
 
     def stop(self) -> None:
-        """Stop listening and close the env."""
+        """Stop listening and close the envs."""
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()
@@ -158,9 +193,10 @@ class ScriptedServer:
         if self._thread is not None:
             self._thread.join(timeout=5)
             self._thread = None
-        if self.env is not None:
-            self.env.close()
-            self.env = None
+        envs = [s.env for s in [self.session, *self.sessions.values()] if s is not None]
+        for env in {id(e): e for e in [*envs, *self._pool] if e is not None}.values():
+            env.close()
+        self.session, self.sessions, self._pool = None, {}, []
 
     def __enter__(self) -> ScriptedServer:
         return self if self._httpd is not None else self.start()
@@ -187,7 +223,8 @@ class ScriptedServer:
         env_kwargs: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """Reset the server's env (a new one when ``env_id``/``env_kwargs`` change) and
-        the oracle; returns a summary ``{"env_id", "seed", "task"}``."""
+        the oracle; returns a summary ``{"env_id", "seed", "task"}``.
+        """
         with self._lock:
             return self._start_episode(seed, options, env_id, env_kwargs)
 
@@ -199,29 +236,41 @@ class ScriptedServer:
             self.env_id = env_id
         if env_kwargs is not None:
             self.env_kwargs = dict(env_kwargs)
-        if self.env is None or changed:
-            if self.env is not None:
-                self.env.close()
-            self.env = self.env_factory(self.env_id, self.env_kwargs)
+        if changed:
+            for e in self._pool:
+                e.close()
+            self._pool = []
+        if self.session is None or changed:
+            if self.session is not None:
+                self.session.env.close()
+            self.session = Session(self._new_env(), self.policy, self.oracle_factory)
         self.seed, self.options = seed, options
-        self.env.reset(seed=seed, options=options)
-        if self.oracle_factory is None:
-            from urban_gym.baselines.oracles import make_oracle
-
-            self.oracle = make_oracle(self.env)
-        else:
-            self.oracle = self.oracle_factory(self.env)
-        self.oracle.reset(self.env)
-        self.protocol = protocol_for(family_of(self.env))
-        self.episode_over = False
+        summary = self.session.start(seed, options)
         self.started = True
-        self.steps = 0
-        self._last = None
-        task = getattr(self.env.unwrapped, "task", None)
-        return {"env_id": self.env_id, "seed": seed, "task": getattr(task, "id", None)}
+        return {"env_id": self.env_id, **summary}
+
+    def _new_env(self) -> gym.Env:
+        if self._pool:
+            return self._pool.pop()
+        return self.env_factory(self.env_id, self.env_kwargs)
+
+    def _named_session(self, header: str, named: tuple[int | None, str]) -> Session:
+        """The session of the episode a header names, started on its first request."""
+        s = self.sessions.get(header)
+        if s is None:
+            seed, task_id = named
+            s = Session(self._new_env(), self.policy, self.oracle_factory)
+            s.start(seed, {"task_id": task_id})
+            self.sessions[header] = s
+            if len(self.sessions) > 10_000:  # the oldest finished summaries go
+                for k in [k for k, v in self.sessions.items() if v.over][:1000]:
+                    del self.sessions[k]
+        return s
 
     # ------------------------------------------------------------------ chat
-    def complete(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    def complete(
+        self, body: dict[str, Any], headers: dict[str, str] | None = None
+    ) -> tuple[int, dict[str, Any]]:
         """Answer one chat-completions request body: ``(status, response body)``."""
         with self._lock:
             self.requests += 1
@@ -236,56 +285,82 @@ class ScriptedServer:
                 if text is not None:
                     self.answered += 1
                     return 200, _completion(text, self.model_name, messages, self.answered)
-            key = hashlib.sha256(
-                json.dumps(messages, sort_keys=True, default=str).encode()
-            ).hexdigest()
-            if self._last is not None and self._last[0] == key:
-                return 200, self._last[1]
-            if self.episode_over:
-                if (
-                    not self.started
-                    and not self.schedule
-                    and self.seed is None
-                    and (self.env_id is None)
-                ):
-                    return 409, _error(
-                        "no episode: POST /v1/scripted/episode first", "invalid_request_error"
-                    )
-                if self.schedule:
-                    seed, options = self.schedule.pop(0)
-                    self._start_episode(seed, options, None, None)
-                else:
-                    next_seed = self.seed if not self.started else _next(self.seed)
-                    self._start_episode(next_seed, self.options, None, None)
-            text = self._next_reply()
-            resp = _completion(text, self.model_name, messages, self.steps)
-            self._last = (key, resp)
-            return 200, resp
+            header = _header(headers, EPISODE_HEADER)
+            named = read_episode_header(header)
+            kind = call_kind(messages)
+            if kind == "prompt_revision":  # about a prompt, not an episode
+                self.answered += 1
+                self.calls[kind] = self.calls.get(kind, 0) + 1
+                return 200, _completion(
+                    revise_answer(messages, self.calls[kind]), self.model_name, messages, 0
+                )
+            if named is not None:
+                session: Session | None = self._named_session(header, named)
+            else:
+                session = self._unnamed_session(messages, kind)
+            if session is None:
+                return 409, _error(
+                    "no episode: POST /v1/scripted/episode first", "invalid_request_error"
+                )
+            if kind is not None:
+                self.answered += 1
+                self.calls[kind] = self.calls.get(kind, 0) + 1
+                return 200, _completion(
+                    session.answer_call(kind), self.model_name, messages, self.answered
+                )
+            return 200, self._action_answer(session, messages, named is not None)
 
-    def _next_reply(self) -> str:
-        env = self.env
-        assert env is not None and self.protocol is not None
-        action = self.oracle.act(env)
-        action_set = env.unwrapped.action_set
-        canonical = action_set.normalise(action)
-        fields = {
-            "thought": f"scripted oracle, step {self.steps + 1}",
-            "memory": f"step {self.steps + 1}: {canonical['action']}",
-            "observation": "scripted",
-            "reason": "the oracle's next action",
-        }
-        text_params = [p.name for p in action_set[canonical["action"]].params if p.kind == "str"]
-        fields["answer"] = canonical[text_params[0]] if text_params else None
-        reply = self.protocol.format_reply(canonical, fields, action_set)
-        _, _, terminated, truncated, info = env.step(canonical)
-        self.steps += 1
-        self.log.append(
-            {"step": self.steps, "action": canonical, "valid": bool(info.get("action_valid", True))}
-        )
+    def _unnamed_session(self, messages: list, kind: str | None) -> Session | None:
+        """The episode of requests without a header: the next one is started when the
+        current one is over (not for a retry or a non-action call); None when there is
+        nothing to start.
+        """
+        s = self.session
+        if s is not None and (not s.over or kind is not None):
+            return s
+        if s is not None and s.last is not None and s.last[0] == _key(messages):
+            return s  # a retry of the last answer of the episode
+        if self.schedule:
+            seed, options = self.schedule.pop(0)
+        elif self.started:
+            seed, options = _next(self.seed), self.options
+        elif self.seed is not None or self.env_id is not None:
+            seed, options = self.seed, self.options
+        else:
+            return None
+        self._start_episode(seed, options, None, None)
+        return self.session
+
+    def _action_answer(self, s: Session, messages: list, named: bool) -> dict[str, Any]:
+        key = _key(messages)
+        if s.last is not None and s.last[0] == key:
+            return s.last[1]  # a retry of the request just answered
+        if s.over:  # a named episode asked for a step after its end
+            return _completion(
+                json.dumps({"thought": "the episode is over", "action": {"name": "stop"}}),
+                self.model_name,
+                messages,
+                s.steps,
+            )
+        text = wrap_reply(s.next_reply(), self.wrap, s.steps - 1)
+        self.log.append({"step": s.steps, "valid": bool(s.info.get("action_valid", True))})
         del self.log[:-1000]  # the last 1,000 scripted actions
-        if terminated or truncated:
-            self.episode_over = True
-        return wrap_reply(reply, self.wrap, self.steps - 1)
+        if s.over and named:
+            self._pool.append(s.env)  # the env goes back to the pool; the summary stays
+        resp = _completion(text, self.model_name, messages, s.steps)
+        s.last = (key, resp)
+        return resp
+
+
+def _key(messages: list) -> str:
+    return hashlib.sha256(json.dumps(messages, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _header(headers: dict[str, str] | None, name: str) -> str | None:
+    for k, v in (headers or {}).items():
+        if k.lower() == name.lower():
+            return v
+    return None
 
 
 def _next(seed: int | None) -> int | None:
@@ -373,7 +448,7 @@ def _make_handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                 return
             if path in ("/v1/chat/completions", "/chat/completions"):
                 try:
-                    status, resp = server.complete(body)
+                    status, resp = server.complete(body, dict(self.headers.items()))
                 except Exception as exc:  # the oracle or env failed: a 500, logged
                     status, resp = 500, _error(f"{type(exc).__name__}: {exc}", "server_error")
                 headers = {"Retry-After": "0"} if status == 429 else None

@@ -5,10 +5,10 @@ Every task is a :class:`~urban_gym.tasks.spec.TaskSpec` with ``family="citywalk"
 
 | level | type | what the agent does | ground truth from |
 |---|---|---|---|
-| L1 | ``VR`` visual recognition | names the place whose sign it faces (4 options) | the POI anchored on the facade ahead |
+| L1 | ``VR`` visual recognition | names the place whose sign it faces (4 options) | the POI anchored on the facade ahead, its sign in the start view |
 | L1 | ``OU`` orientation understanding | says whether a place is ahead / right / behind / left | bearing from the start to the POI's sign |
 | L1 | ``AEQ`` active exploration | finds which place of a kind is next to a named one | the only POI of that kind within 80 m |
-| L2 | ``SGN`` short-range goal | walks to a place whose sign is in sight | a visible POI 30-110 m away |
+| L2 | ``SGN`` short-range goal | walks to a place whose sign is in sight | a POI 30-110 m away, its sign in the start view |
 | L2 | ``LGN`` long-range goal | walks to a place out of sight, using the map | a POI 200-480 m away by the network |
 | L2 | ``IN`` instructions | follows turn-by-turn directions | the shortest route to a POI |
 | L2 | ``CN`` constrained | walks to a place without crossing a closure | a closure on the shortest route |
@@ -18,6 +18,12 @@ Every task is a :class:`~urban_gym.tasks.spec.TaskSpec` with ``family="citywalk"
 | L4 | ``MSP`` multi-stop | visits several places in any order | the stops |
 | L5 | ``DCR`` dynamic closure | replans when a closure appears mid-episode | a closure on the route, shown at 40 m |
 | L5 | ``NP`` among pedestrians | walks to a place through a crowd (contacts counted) | pedestrians near the route |
+
+"In the start view" is checked on pixels: the generator renders the start view at the
+language-model size (960x540, 90° field of view, no pedestrians) and keeps a ``VR`` or
+``SGN`` task only when at least :data:`~urban_gym.tasks.citywalk.context.MIN_SIGN_PIXELS`
+pixels of the place's signboard show in its instance ids; a ``VR`` start looks up
+(``start.pitch``) at a board stacked high on its facade.
 
 L5 also holds the *condition variants* of ``VR``, ``OU``, ``AEQ`` and ``SGN``: base tasks of
 those types unchanged but for the conditions -- at dusk, at night, in fog or in rain
@@ -70,6 +76,7 @@ from urban_gym.tasks.citywalk.generators import (
     route_instructions,
     route_legs,
 )
+from urban_gym.tasks.citywalk.procedural import CityWalkProceduralTasks, procedural_source
 from urban_gym.tasks.citywalk.types import (
     CLOCK_RANGES,
     DEFAULT_MAX_STEPS,
@@ -92,6 +99,7 @@ from urban_gym.tasks.citywalk.types import (
 
 __all__ = [
     "CLOCK_RANGES",
+    "CityWalkProceduralTasks",
     "DEFAULT_MAX_STEPS",
     "DEFAULT_SUITES",
     "DEFAULT_SUITE_PATH",
@@ -117,6 +125,7 @@ __all__ = [
     "generate",
     "generate_tasks",
     "generate_with_report",
+    "procedural_source",
     "resample",
     "route_instructions",
     "route_legs",

@@ -25,6 +25,41 @@ from urban_gym.world.city import POI, City
 from urban_gym.world.geo import angle_diff, bearing
 from urban_gym.world.routing import Located, Router
 
+#: Pixels of a place's signboard that the start view must show for a task to say that
+#: the sign is in sight (at the language-model view, :data:`START_VIEW_SIZE`).
+MIN_SIGN_PIXELS = 16
+#: Eye height (m) of the walker and of the start-view check.
+EYE_HEIGHT_M = 1.6
+#: Horizontal field of view (degrees) of the start-view check (the env's default).
+START_VIEW_FOV = 90.0
+
+
+def start_view_size() -> tuple[int, int]:
+    """``(width, height)`` of the view a task's claims of sight are checked in: CityWalk's
+    language-model view (:attr:`~urban_gym.tasks.families.Family.lm_env_kwargs`).
+    """
+    from urban_gym.tasks.families import FAMILIES
+
+    w, h = FAMILIES["citywalk"].lm_env_kwargs["view_size"]
+    return int(w), int(h)
+
+
+def sign_pixels_in_view(renderer: Any, start: dict[str, Any], poi_index: int) -> int:
+    """How many pixels of the signboard of ``city.pois[poi_index]`` the first-person
+    ``renderer`` shows from the task start ``start`` (``x``, ``y``, ``heading``,
+    ``pitch``), by the renderer's instance ids; pedestrians are not drawn.
+    """
+    from urban_gym.render.ids import sign_id
+
+    r = renderer.render(
+        float(start["x"]),
+        float(start["y"]),
+        float(start["heading"]),
+        float(start.get("pitch", 0.0)),
+        ids=True,
+    )
+    return int(np.count_nonzero(r.ids == sign_id(poi_index)))
+
 
 class _Ctx:
     """Shared state of one generation run over a city."""
@@ -57,6 +92,7 @@ class _Ctx:
         self.used_starts: list[tuple[float, float]] = []
         #: Why the attempts at the current task type failed (see :meth:`miss`).
         self.misses = Misses()
+        self._start_view: Any = None
 
     def miss(self, reason: str, stage: int = 0) -> None:
         """Record why an attempt failed (what the city lacks) and at which ``stage`` of
@@ -119,6 +155,30 @@ class _Ctx:
                 return False
         line = LineString([xy, (sx, sy)])
         return len(self.btree.query(line, predicate="intersects")) == 0
+
+    def sign_in_start_view(self, start: dict[str, Any], p: POI) -> bool:
+        """Whether at least :data:`MIN_SIGN_PIXELS` pixels of ``p``'s signboard show in
+        the language-model start view from ``start`` (checked on the rendered ids).
+        """
+        if self._start_view is None:
+            from urban_gym.render import FirstPersonRenderer
+
+            w, h = start_view_size()
+            self._start_view = FirstPersonRenderer(
+                self.city, w, h, fov=START_VIEW_FOV, eye_height=EYE_HEIGHT_M
+            )
+        return sign_pixels_in_view(self._start_view, start, p.id) >= MIN_SIGN_PIXELS
+
+    def sign_pitch(self, xy: tuple[float, float], p: POI) -> float:
+        """The pitch (degrees, one decimal) that looks from ``xy`` at the middle of
+        ``p``'s signboard (boards stacked high on a facade need one).
+        """
+        from urban_gym.render.scene import scene_for
+
+        place = scene_for(self.city).poi_sign_placement(p.id)
+        z = 0.5 * (place[0] + place[1]) if place is not None else 3.0
+        d = max(math.dist(xy, self.sign_point(p)), 0.5)
+        return round(math.degrees(math.atan2(z - EYE_HEIGHT_M, d)), 1)
 
     def pois_near(self, xy: tuple[float, float], r0: float, r1: float) -> list[POI]:
         d = np.hypot(self.poi_xy[:, 0] - xy[0], self.poi_xy[:, 1] - xy[1])

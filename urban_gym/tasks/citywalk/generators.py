@@ -42,8 +42,13 @@ def _gen_vr(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
         return c.miss("fewer than 3 other named POIs 150 m or more from the place (the options)", 2)
     opts, ans = c.options(p.name, [o.name for o in others])
     q = "Which of these places is the one whose sign is straight ahead of you?"
+    start = _start(xy, p.facing + 180.0, c.start_clock(cond["time_of_day"]))
+    if not c.sign_in_start_view(start, p):  # a board stacked high: look up at it
+        start["pitch"] = c.sign_pitch(xy, p)
+        if not c.sign_in_start_view(start, p):
+            return c.miss("the sign is not in the start view (checked in its pixels)", 3)
     return {
-        "start": _start(xy, p.facing + 180.0, c.start_clock(cond["time_of_day"])),
+        "start": start,
         "instruction": _qa_text(q, opts),
         "options": opts,
         "answer": ans,
@@ -139,8 +144,13 @@ def _gen_sgn(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
         f"{end_sentence(f'Walk to {typed_name(p)}')} Its sign is in sight from where you "
         "start. Stop in front of it and terminate."
     )
+    start = _start(xy, b + float(c.rng.uniform(-45, 45)), c.start_clock(cond["time_of_day"]))
+    if not c.sign_in_start_view(start, p):  # turned too far: face the sign
+        start["heading"] = _start(xy, b, 0)["heading"]
+        if not c.sign_in_start_view(start, p):
+            return c.miss("no named POI 30-110 m away with its sign in the start view (pixels)", 2)
     return {
-        "start": _start(xy, b + float(c.rng.uniform(-45, 45)), c.start_clock(cond["time_of_day"])),
+        "start": start,
         "instruction": text,
         "goal": _goal(p, False),
         "meta": {"shortest_m": round(d, 1)},

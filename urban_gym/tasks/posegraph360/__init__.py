@@ -13,7 +13,8 @@ Task types (after the 360CityArena benchmark):
 ``object_count``    count mapped objects of one kind in a range ("along the road up to the
                     next crosswalk", "up to the next junction", "around the block to your
                     left")
-``relational``      name the store to the left / right of X, or across the street from X
+``relational``      name the store to the left / right of X, two or three doors to the left /
+                    right of X, or across the street from X (facade order along the street)
 ==================  ==========================================================================
 
 Difficulty thresholds (``[low, high)``; route lengths are metres along the pose graph):
@@ -22,11 +23,13 @@ Difficulty thresholds (``[low, high)``; route lengths are metres along the pose 
   the half cell size -- easy >= 0.5, medium [0.2, 0.5), hard < 0.2.
 * ``landmark_name``/``landmark_image``: route length easy [15, 80), medium [80, 150),
   hard [150, 250].
-* ``map_navigation``: route length easy [60, 180), medium [180, 300), hard [300, 450]
-  (the benchmark's Map Navigation reached 124/247/347 m and 3.3/6.4/9.0 decision points).
-* ``vln``: instruction steps (numbered sentences) easy <= 3, medium 4-5, hard 6-8;
-  route length [40, 450].
-* ``object_count``: the true count easy 0-3, medium 4-8, hard 9-24.
+* ``map_navigation``: decision points of the shortest route easy 3-4, medium 5-7, hard
+  8-12 (360CityArena's averages: 3.3 / 6.4 / 9.0; its routes 124 / 247 / 347 m), starts
+  60-900 m from the goal.
+* ``vln``: instruction steps (numbered sentences) easy 3-4, medium 5-6, hard 7-8 (the
+  paper: 4.4 / 5.9 / 7.4); route length [40, 700].
+* ``object_count``: the true count easy 3-4, medium 5-6, hard 8-12 (the paper: 3.5 /
+  4.6 / 9.0).
 * ``relational``: route length from the start to the reference store X easy < 15
   (standing at X), medium [15, 80), hard [80, 200].
 
@@ -57,7 +60,14 @@ Task fields used by this family (see :class:`~urban_gym.tasks.spec.TaskSpec`):
 
 from urban_gym.tasks.posegraph360.evaluate import EpisodeOutcome, check_task, evaluate
 from urban_gym.tasks.posegraph360.generate import PoseGraphTaskGenerator
-from urban_gym.tasks.posegraph360.places import Place, count_objects, places, relation_of
+from urban_gym.tasks.posegraph360.places import (
+    RELATIONS,
+    Place,
+    count_objects,
+    places,
+    relation_of,
+    relation_phrase,
+)
 from urban_gym.tasks.posegraph360.routes import (
     RouteInfo,
     away_moves,
@@ -76,6 +86,8 @@ from urban_gym.tasks.posegraph360.suites import (
     SUITE_DIR,
     format_statistics,
     generate,
+    generate_grounded,
+    grounded_suite_path,
     suite_path,
     suite_statistics,
     write_suite,
@@ -89,12 +101,14 @@ from urban_gym.tasks.posegraph360.types import (
     DIFFICULTY_LEVELS,
     FAMILY,
     GOAL_RADIUS_M,
+    GROUNDED_TASK_TYPES,
     LANDMARK_FOV,
     LANDMARK_ISOLATION_M,
     MAP_GOAL_RADIUS_M,
     MAX_COUNT,
     MAX_POI_OFFSET_M,
     NAVIGATION_TYPES,
+    PAPER_TASK_TYPES,
     QUESTION_TYPES,
     ROTATIONS,
     STALL_ATTEMPTS,
@@ -144,10 +158,16 @@ __all__ = [
     "plan_actions",
     "plan_route",
     "relation_of",
+    "relation_phrase",
+    "RELATIONS",
     "route_info",
     "start_state",
     "suite_path",
     "suite_statistics",
+    "generate_grounded",
+    "grounded_suite_path",
+    "PAPER_TASK_TYPES",
+    "GROUNDED_TASK_TYPES",
     "tasks_spacing",
     "write_suite",
 ]

@@ -67,14 +67,16 @@ def evaluate(task: TaskSpec, outcome: EpisodeOutcome) -> dict[str, float]:
         m["score"] = ok
         return m
     if tt == "localization":
-        ok = float(answered and metrics.exact_match(_grid_label(outcome.answer), task.answer))
-        m.update(exact_match=ok, success=ok, score=ok)
+        ok = float(answered and metrics.exact_match(outcome.answer, task.answer))
+        # the same cell written another way ("x: 2, y: 4") is reported, not scored
+        lenient = answered and metrics.exact_match(_grid_label(outcome.answer), task.answer)
+        m.update(exact_match=ok, grid_match=float(lenient), success=ok, score=ok)
         return m
     if tt == "object_count":
         truth = float(task.answer)
         mra = metrics.mean_relative_accuracy(outcome.answer, truth) if answered else 0.0
-        ok = float(answered and metrics.exact_match(outcome.answer, truth))
-        m.update(mra=mra, exact_match=ok, success=ok, score=mra)
+        ok = float(answered and metrics.normalized_match(outcome.answer, truth))
+        m.update(mra=mra, count_accuracy=ok, success=ok, score=mra)
         return m
     if tt == "relational":
         aliases = task.goal.get("aliases", [])
@@ -82,6 +84,19 @@ def evaluate(task: TaskSpec, outcome: EpisodeOutcome) -> dict[str, float]:
             answered and metrics.fuzzy_match(outcome.answer, task.answer, aliases, outcome.judge)
         )
         m.update(fuzzy_match=ok, success=ok, score=ok)
+        return m
+    if tt == "landmark_bbox":
+        from urban_gym.tasks.posegraph360.grounded import score_bbox
+
+        g = score_bbox(task.goal["bbox"], outcome.answer) if answered else score_bbox([], None)
+        m.update(g, success=g["bbox_acc50"], score=g["bbox_iou"])
+        return m
+    if tt == "landmark_intervals":
+        from urban_gym.tasks.posegraph360.grounded import score_intervals
+
+        truth = task.goal["intervals"]
+        g = score_intervals(truth, outcome.answer if answered else None)
+        m.update(g, success=float(g["segment_f1"] >= 0.5), score=g["segment_f1"])
         return m
     raise TaskError(f"task {task.id!r}: unknown posegraph360 task type {tt!r}")
 

@@ -5,6 +5,7 @@ data (see the package docstring for the types and their difficulty thresholds).
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
@@ -13,7 +14,15 @@ from typing import Any
 import numpy as np
 from shapely.geometry import LineString, Point, Polygon
 
-from urban_gym.tasks.posegraph360.places import Place, count_objects, places, relation_of
+from urban_gym.tasks.posegraph360 import grounded as G
+from urban_gym.tasks.posegraph360.places import (
+    RELATIONS,
+    Place,
+    count_objects,
+    places,
+    relation_of,
+    relation_phrase,
+)
 from urban_gym.tasks.posegraph360.routes import (
     RouteInfo,
     _frame_distances,
@@ -34,11 +43,14 @@ from urban_gym.tasks.posegraph360.types import (
     LANDMARK_FOV,
     LANDMARK_ISOLATION_M,
     MAP_GOAL_RADIUS_M,
+    MAP_NAVIGATION_RANGE_M,
     MAX_COUNT,
     MAX_POI_OFFSET_M,
+    PAPER_TASK_TYPES,
     STALL_ATTEMPTS,
     TASK_TYPES,
     THRESHOLDS,
+    VLN_RANGE_M,
     ZERO_COUNT_SHARE,
 )
 from urban_gym.tasks.report import GenerationReport, Misses, TypeReport
@@ -47,6 +59,8 @@ from urban_gym.tasks.wording import end_sentence, typed_name
 from urban_gym.world.geo import angle_diff, bearing
 from urban_gym.world.grid import GridOverlay
 from urban_gym.world.posegraph import DEFAULT_SPACING_M, State, load_posegraph
+
+GROUNDED = ("landmark_bbox", "landmark_intervals")
 
 
 def _band(value: float, bands: dict[str, tuple[float, float]]) -> str | None:
@@ -163,9 +177,9 @@ class PoseGraphTaskGenerator:
             )
         return out
 
-    def suite(self, per_type: int = 25, types: Iterable[str] = TASK_TYPES) -> list[TaskSpec]:
-        """``per_type`` tasks of each type (fewer where the city lacks what a type needs;
-        :attr:`report` says how many and why).
+    def suite(self, per_type: int = 25, types: Iterable[str] = PAPER_TASK_TYPES) -> list[TaskSpec]:
+        """``per_type`` tasks of each type (default: 360CityArena's seven; fewer where the
+        city lacks what a type needs; :attr:`report` says how many and why).
         """
         out: list[TaskSpec] = []
         self.report = GenerationReport(FAMILY, self.city.name)
@@ -178,7 +192,7 @@ class PoseGraphTaskGenerator:
         """What the city lacks for ``task_type`` before any attempt (None: nothing
         obvious; the attempts may still fail). Draws no random numbers.
         """
-        if task_type in ("landmark_name", "landmark_image", "vln", "relational"):
+        if task_type in ("landmark_name", "landmark_image", "vln", "relational", *GROUNDED):
             if not self.place_list:
                 return (
                     "no uniquely named POI on a building facade with its sign within "
@@ -401,11 +415,14 @@ class PoseGraphTaskGenerator:
         g = self._random_state(rng)
         gx, gy = self.graph.position(g)
         goals = self.graph.goal_states(gx, gy)
-        lo, hi = THRESHOLDS["map_navigation"][want]
-        found = self._start_in_band(rng, goals, lo, hi)
+        lo_m, hi_m = MAP_NAVIGATION_RANGE_M
+        found = self._start_in_band(rng, goals, lo_m, hi_m)
         if found is None:
-            return self._miss(f"no two frames {lo:.0f}-{hi:.0f} m apart along the pose graph")
+            return self._miss(f"no two frames {lo_m:.0f}-{hi_m:.0f} m apart along the pose graph")
         s, route = found
+        if _band(route.decisions, THRESHOLDS["map_navigation"]) != want:
+            lo, hi = THRESHOLDS["map_navigation"][want]
+            return self._miss(f"no route with {lo}-{hi - 1} decision points", 1)
         steps = self._feasible(s, goals)
         if steps is None:
             return None
@@ -458,9 +475,10 @@ class PoseGraphTaskGenerator:
         pl = self.landmark_list[int(rng.integers(len(self.landmark_list)))]
         gx, gy = self.graph.position(pl.state)
         goals = self.graph.goal_states(gx, gy)
-        found = self._start_in_band(rng, goals, 40.0, 450.0)
+        found = self._start_in_band(rng, goals, *VLN_RANGE_M)
         if found is None:
-            return self._miss("no start 40-450 m from a landmark along the pose graph")
+            lo_m, hi_m = VLN_RANGE_M
+            return self._miss(f"no start {lo_m:.0f}-{hi_m:.0f} m from a landmark along the graph")
         s, route = found
         steps_sentences = self._vln_steps(s, route, pl)
         diff = _band(len(steps_sentences), THRESHOLDS["vln"])
@@ -700,6 +718,63 @@ class PoseGraphTaskGenerator:
             meta=self._meta(key=(s.trajectory, s.frame, okind, rkind), count=n, range=rkind),
         )
 
+    def _gen_landmark_bbox(self, rng: np.random.Generator, want: str) -> TaskSpec | None:
+        got = G.bbox_task(self, rng, want, self._id_views())
+        if got is None:
+            return self._miss(f"no named sign in view with a {want} box", 1)
+        pl, s = got["place"], got["state"]
+        name = pl.poi.name
+        instr = (
+            f"The sign of {name} is in your current view. Draw its bounding box: answer with "
+            "ANSWER and the box as four numbers [x1, y1, x2, y2], its corners as fractions of "
+            "the view's width and height (0 to 1; x to the right, y down). Do not move."
+        )
+        return TaskSpec(
+            id="tmp",
+            family=FAMILY,
+            type="landmark_bbox",
+            difficulty=want,
+            city=self.city_spec,
+            instruction=instr,
+            start=self._start(s, got["yaw"]),
+            answer=json.dumps({"bbox_xyxy_norm": got["box"]}),
+            goal={"poi": name, "bbox": got["box"], "anchor": list(pl.poi.anchor)},
+            meta=self._meta(key=(pl.poi.id, s.trajectory, s.frame), bbox_area=got["area"]),
+        )
+
+    def _gen_landmark_intervals(self, rng: np.random.Generator, want: str) -> TaskSpec | None:
+        got = G.intervals_task(self, rng, want, self._id_views(G.VISIBILITY_PANO_WIDTH))
+        if got is None:
+            return self._miss(f"no street walk past a named sign with {want} visibility", 1)
+        pl, s, iv = got["place"], got["state"], got["intervals"]
+        n = G.INTERVAL_FRAMES
+        instr = (
+            f"Walk forward along this street one frame at a time (W, size SMALL) {n} "
+            "times, looking ahead (S resets the camera). Frame 0 is where you start, frame "
+            f"{n} where you stop. In which frames can you see the sign of {pl.poi.name}? "
+            "Answer with ANSWER and a list of [first, last] frame intervals, both ends "
+            "included, such as [[2, 5], [9, 11]]."
+        )
+        answer = {"visible_count": len(iv), "visible_intervals": iv}
+        return TaskSpec(
+            id="tmp",
+            family=FAMILY,
+            type="landmark_intervals",
+            difficulty=want,
+            city=self.city_spec,
+            instruction=instr,
+            start=self._start(s),
+            answer=json.dumps(answer),
+            goal={"poi": pl.poi.name, "intervals": iv, "frames": n},
+            meta=self._meta(key=(pl.poi.id, s.trajectory, s.frame), intervals=len(iv)),
+        )
+
+    def _id_views(self, width: int = G.ID_PANO_WIDTH) -> Any:
+        views = self.__dict__.setdefault("_views", {})
+        if width not in views:
+            views[width] = G.IdViews(self.city, width)
+        return views[width]
+
     def _gen_relational(self, rng: np.random.Generator, want: str) -> TaskSpec | None:
         if not self.place_list:
             return None
@@ -707,7 +782,7 @@ class PoseGraphTaskGenerator:
         for p in self.place_list:
             by_side[(p.ref, p.side)].append(p)
         x = self.place_list[int(rng.integers(len(self.place_list)))]
-        relation = ("left", "right", "across")[int(rng.integers(3))]
+        relation = RELATIONS[int(rng.integers(len(RELATIONS)))]
         ans = relation_of(x, relation, by_side, self.graph)
         if ans is None:
             return self._miss(
@@ -741,12 +816,13 @@ class PoseGraphTaskGenerator:
             distract += extra[: 4 - len(distract)]
         opts = [ans.poi.name, *distract]
         rng.shuffle(opts)
+        phrase = relation_phrase(relation)
         if relation == "across":
-            q = f"What is the name of the place across the street from {x.poi.name}?"
+            q = f"What is the name of the place {phrase} {x.poi.name}?"
         else:
             q = (
-                f"What is the name of the place to the {relation} of {x.poi.name}, as seen "
-                f"when facing {x.poi.name} from the street?"
+                f"What is the name of the place {phrase} {x.poi.name}, as seen when facing "
+                f"{x.poi.name} from the street?"
             )
         instr = q + " Find it, then answer with its name."
         return TaskSpec(

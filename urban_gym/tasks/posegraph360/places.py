@@ -1,5 +1,5 @@
 """Named places on the pose graph (POIs on a facade, placed along a street side), their
-relations (left / right / across) and object counts along a range (metres, degrees).
+relations (left / right / k doors along / across) and object counts along a range (metres, degrees).
 """
 
 from __future__ import annotations
@@ -58,16 +58,37 @@ def places(graph: PoseGraph, city: Any) -> list[Place]:
     return out
 
 
+#: Relations of the relational task: a neighbour along the facade (``left``/``right``),
+#: the k-th one (``right_3`` = "three doors to the right of"), or ``across`` the street.
+RELATIONS: tuple[str, ...] = ("left", "right", "across", "left_2", "right_2", "left_3", "right_3")
+_ORDINAL_WORDS = {2: "two", 3: "three", 4: "four", 5: "five"}
+
+
+def relation_phrase(relation: str) -> str:
+    """The English phrase of a relation: ``"three doors to the right of"``,
+    ``"to the left of"``, ``"across the street from"``.
+    """
+    if relation == "across":
+        return "across the street from"
+    side, _, k = relation.partition("_")
+    if side not in ("left", "right") or (k and int(k) not in _ORDINAL_WORDS):
+        raise ValueError(f"relation={relation!r} is not one of {', '.join(RELATIONS)}")
+    if not k or int(k) == 1:
+        return f"to the {side} of"
+    return f"{_ORDINAL_WORDS[int(k)]} doors to the {side} of"
+
+
 def relation_of(
     x: Place, relation: str, by_side: dict[tuple[int, str], list[Place]], graph: PoseGraph
 ) -> Place | None:
-    """The place in ``relation`` (``left``/``right``/``across``) to ``x`` from the facade
-    order along its street, or None when there is none or it is ambiguous.
+    """The place in ``relation`` (:data:`RELATIONS`) to ``x`` from the facade order along
+    its street, or None when there is none or it is ambiguous.
 
     Facing ``x`` from the street, *left*/*right* are its neighbours along the same side
-    (3-40 m away along the street, no other place within 2 m of either); *across* is the
-    place on the other side closest along the street (within 12 m, 4 m clearer than the
-    runner-up).
+    (3-40 m away along the street, no other place within 2 m of either); ``right_k`` is the
+    k-th place along that side, each step a clear neighbour of the one before; *across*
+    is the place on the other side closest along the street (within 12 m, 4 m clearer
+    than the runner-up).
     """
     same = by_side.get((x.ref, x.side), [])
     if any(p is not x and abs(p.offset - x.offset) < 2.0 for p in same):
@@ -80,9 +101,20 @@ def relation_of(
         if len(cand) > 1 and abs(cand[1].offset - x.offset) - abs(cand[0].offset - x.offset) < 4.0:
             return None
         return cand[0]
+    side, _, k = relation.partition("_")
+    cur: Place | None = x
+    for _ in range(int(k or 1)):
+        cur = _next_door(cur, side, same)
+        if cur is None:
+            return None
+    return cur
+
+
+def _next_door(x: Place, side: str, same: list[Place]) -> Place | None:
+    """The clear neighbour of ``x`` on its ``side`` (left/right) along the facade."""
     # walking along ref and turning to face a right-side place, your left hand points
     # forwards along ref; facing a left-side place, it points backwards
-    forward = (relation == "left") == (x.side == "right")
+    forward = (side == "left") == (x.side == "right")
     cand = [p for p in same if (p.offset > x.offset if forward else p.offset < x.offset)]
     cand.sort(key=lambda p: abs(p.offset - x.offset))
     if not cand:

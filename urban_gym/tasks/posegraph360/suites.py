@@ -10,7 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from urban_gym.tasks.posegraph360.generate import PoseGraphTaskGenerator
-from urban_gym.tasks.posegraph360.types import DIFFICULTY_LEVELS, TASK_TYPES
+from urban_gym.tasks.posegraph360.types import (
+    DIFFICULTY_LEVELS,
+    GROUNDED_TASK_TYPES,
+    PAPER_STATISTICS,
+    TASK_TYPES,
+)
 from urban_gym.tasks.report import GeneratedSuite
 from urban_gym.tasks.spec import TaskSpec
 from urban_gym.tasks.suite import group_tasks, mean, meta_values, save_suite
@@ -18,7 +23,9 @@ from urban_gym.tasks.suite import group_tasks, mean, meta_values, save_suite
 
 def suite_statistics(tasks: Sequence[TaskSpec]) -> list[dict[str, Any]]:
     """Per type and difficulty: task count and the means of route length (m), decision
-    points, instruction steps and counts (where they apply).
+    points, instruction steps and counts (where they apply), with 360CityArena's own
+    numbers for the same type and difficulty under ``paper`` (:data:`PAPER_STATISTICS`;
+    empty where the paper reports none).
     """
     order = {k: i for i, k in enumerate(TASK_TYPES)}
     groups = group_tasks(tasks, lambda t: (t.type, t.difficulty))
@@ -40,27 +47,35 @@ def suite_statistics(tasks: Sequence[TaskSpec]) -> list[dict[str, Any]]:
                 "instruction_steps": mean(meta_values(ts, "instruction_steps")),
                 "count": mean(meta_values(ts, "count")),
                 "oracle_steps": mean(meta_values(ts, "oracle_steps")),
+                "paper": dict(PAPER_STATISTICS.get(tt, {}).get(d, {})),
             }
         )
     return rows
 
 
 def format_statistics(rows: Sequence[dict[str, Any]]) -> str:
-    """:func:`suite_statistics` as a Markdown table."""
+    """:func:`suite_statistics` as a Markdown table; a value 360CityArena reports for the
+    same type and difficulty follows ours in brackets (``6.1 [6.4]``).
+    """
 
-    def f(v: float | None, nd: int = 1) -> str:
-        return "-" if v is None else f"{v:.{nd}f}"
+    def f(r: dict[str, Any], key: str, nd: int = 1) -> str:
+        v = r.get(key)
+        out = "-" if v is None else f"{v:.{nd}f}"
+        p = r.get("paper", {}).get(key)
+        return out if p is None else f"{out} [{p:.{nd}f}]"
 
     out = [
-        "| type | difficulty | tasks | route m | decision points | instruction steps | count | oracle steps |",
+        "| type | difficulty | tasks | route m | decision points | instruction steps | count "
+        "| oracle steps |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         out.append(
-            f"| {r['type']} | {r['difficulty']} | {r['n']} | {f(r['route_length_m'], 0)} | "
-            f"{f(r['decision_points'])} | {f(r['instruction_steps'])} | {f(r['count'])} | "
-            f"{f(r['oracle_steps'])} |"
+            f"| {r['type']} | {r['difficulty']} | {r['n']} | {f(r, 'route_length_m', 0)} | "
+            f"{f(r, 'decision_points')} | {f(r, 'instruction_steps')} | {f(r, 'count')} | "
+            f"{f(r, 'oracle_steps')} |"
         )
+    out.append("[brackets]: 360CityArena's averages for the same type and difficulty (its 3.3).")
     return "\n".join(out)
 
 
@@ -75,8 +90,20 @@ def suite_path(city: str) -> Path:
     return SUITE_DIR / f"posegraph360_{safe}.jsonl"
 
 
-#: The committed suites: name (the city) -> path.
-DEFAULT_SUITES: dict[str, Path] = {"helsinki": suite_path("helsinki")}
+def grounded_suite_path(city: str) -> Path:
+    """Where the committed suite of the grounded types of ``city`` lives
+    (``urban_gym/data/suites/posegraph360_<city>_grounded.jsonl``).
+    """
+    p = suite_path(city)
+    return p.with_name(p.stem + "_grounded.jsonl")
+
+
+#: The committed suites: name -> path. ``helsinki`` is 360CityArena's seven types (175
+#: tasks); ``helsinki-grounded`` the grounded types outside them.
+DEFAULT_SUITES: dict[str, Path] = {
+    "helsinki": suite_path("helsinki"),
+    "helsinki-grounded": grounded_suite_path("helsinki"),
+}
 
 
 def generate(
@@ -97,6 +124,19 @@ def generate(
     tasks = gen.suite(per_type=25 if per_type is None else int(per_type))
     gen.report.check_any()
     path = save_suite(out or suite_path(city), tasks)
+    return GeneratedSuite(path, tasks, gen.report, format_statistics(suite_statistics(tasks)))
+
+
+def generate_grounded(
+    city: str = "helsinki", out: str | Path | None = None, seed: int = 0, per_type: int = 25
+) -> GeneratedSuite:
+    """The grounded task types (``landmark_bbox``, ``landmark_intervals``) of ``city``,
+    written to ``out`` (default :func:`grounded_suite_path`).
+    """
+    gen = PoseGraphTaskGenerator(city, seed=seed)
+    tasks = gen.suite(per_type=per_type, types=GROUNDED_TASK_TYPES)
+    gen.report.check_any()
+    path = save_suite(out or grounded_suite_path(city), tasks)
     return GeneratedSuite(path, tasks, gen.report, format_statistics(suite_statistics(tasks)))
 
 

@@ -21,8 +21,15 @@ TASK_TYPES: dict[str, TaskType] = {
         TaskType("vln", "navigation", "follow numbered directions to a place"),
         TaskType("object_count", "question", "count mapped objects of one kind in a range"),
         TaskType("relational", "question", "name the place left/right of/across from X"),
+        # grounded types outside 360CityArena's seven (urban_gym.tasks.posegraph360.grounded)
+        TaskType("landmark_bbox", "question", "box a named sign in the current view"),
+        TaskType("landmark_intervals", "question", "frame intervals a sign is visible in"),
     )
 }
+#: 360CityArena's seven task types (its 175-task suite); the default suite has these.
+PAPER_TASK_TYPES: tuple[str, ...] = tuple(TASK_TYPES)[:7]
+#: The grounded types, generated into their own committed suite (``suite="grounded"``).
+GROUNDED_TASK_TYPES: tuple[str, ...] = ("landmark_bbox", "landmark_intervals")
 NAVIGATION_TYPES = frozenset(n for n, t in TASK_TYPES.items() if t.kind == "navigation")
 QUESTION_TYPES = frozenset(n for n, t in TASK_TYPES.items() if t.kind == "question")
 DIFFICULTY_LEVELS = ("easy", "medium", "hard")
@@ -31,10 +38,37 @@ DIFFICULTY_LEVELS = ("easy", "medium", "hard")
 THRESHOLDS: dict[str, dict[str, tuple[float, float]]] = {
     "localization": {"easy": (0.5, 1.01), "medium": (0.2, 0.5), "hard": (0.0, 0.2)},
     "landmark": {"easy": (15.0, 80.0), "medium": (80.0, 150.0), "hard": (150.0, 250.0)},
-    "map_navigation": {"easy": (60.0, 180.0), "medium": (180.0, 300.0), "hard": (300.0, 450.0)},
-    "vln": {"easy": (2, 4), "medium": (4, 6), "hard": (6, 9)},
-    "object_count": {"easy": (0, 4), "medium": (4, 9), "hard": (9, 25)},
+    # map navigation is graded by the route's decision points (360CityArena: 3.3 / 6.4 /
+    # 9.0 on average); starts are drawn 60-900 m from the goal along the pose graph
+    "map_navigation": {"easy": (3, 5), "medium": (5, 8), "hard": (8, 13)},
+    "vln": {"easy": (3, 5), "medium": (5, 7), "hard": (7, 9)},
+    "object_count": {"easy": (3, 5), "medium": (5, 7), "hard": (8, 13)},
     "relational": {"easy": (0.0, 15.0), "medium": (15.0, 80.0), "hard": (80.0, 200.0)},
+}
+
+#: Map navigation starts are drawn this far (m) from the goal along the pose graph.
+MAP_NAVIGATION_RANGE_M = (60.0, 900.0)
+#: VLN starts are drawn this far (m) from the landmark along the pose graph.
+VLN_RANGE_M = (40.0, 700.0)
+
+#: 360CityArena's per-difficulty statistics (its section 3.3): map navigation route
+#: length (m) and decision points, object-count ground truth, VLN instruction steps.
+PAPER_STATISTICS: dict[str, dict[str, dict[str, float]]] = {
+    "map_navigation": {
+        "easy": {"route_length_m": 124.0, "decision_points": 3.3},
+        "medium": {"route_length_m": 247.0, "decision_points": 6.4},
+        "hard": {"route_length_m": 347.0, "decision_points": 9.0},
+    },
+    "object_count": {
+        "easy": {"count": 3.5},
+        "medium": {"count": 4.6},
+        "hard": {"count": 9.0},
+    },
+    "vln": {
+        "easy": {"instruction_steps": 4.4},
+        "medium": {"instruction_steps": 5.9},
+        "hard": {"instruction_steps": 7.4},
+    },
 }
 
 #: A landmark's sign has no other POI sign within this distance (metres).

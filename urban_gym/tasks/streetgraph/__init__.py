@@ -84,6 +84,8 @@ from urban_gym.tasks.streetgraph.generate import (
     write_suite,
 )
 from urban_gym.tasks.streetgraph.instructions import instruction_tasks, touchdown_graph_spec
+from urban_gym.tasks.streetgraph.procedural import ProceduralTasks, procedural_source
+from urban_gym.tasks.streetgraph.touchdown_od import touchdown_od_suite
 from urban_gym.tasks.streetgraph.types import FAMILY, TASK_TYPES
 
 __all__ = [
@@ -97,6 +99,7 @@ __all__ = [
     "CrawlResult",
     "CrawlerParams",
     "Destination",
+    "ProceduralTasks",
     "EpisodeOutcome",
     "SuiteConfig",
     "check_task",
@@ -110,7 +113,9 @@ __all__ = [
     "graph_of",
     "graph_spec",
     "instruction_tasks",
+    "touchdown_od_suite",
     "load_default_suite",
+    "procedural_source",
     "reached",
     "route_decision_points",
     "suite_path",

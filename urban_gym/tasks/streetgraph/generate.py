@@ -55,11 +55,15 @@ class SuiteConfig:
     kinds: tuple[str, ...] = ("road", "pedestrian")
     reach: float = 25.0
     crawler: CrawlerParams = CrawlerParams()
+    #: A graph spec of its own (e.g. a Touchdown graph) instead of the city's streets.
+    graph: dict[str, Any] | None = None
 
     def graph_spec(self) -> dict[str, Any]:
         """The graph spec of this suite's city (see
-        :func:`~urban_gym.world.streetgraph.load_streetgraph`).
+        :func:`~urban_gym.world.streetgraph.load_streetgraph`), or :attr:`graph`.
         """
+        if self.graph is not None:
+            return dict(self.graph)
         return {
             "source": "city",
             "city": self.city,
@@ -118,11 +122,14 @@ def generate_od_with_report(
     graph: StreetGraph | None = None,
     city: Any = None,
     progress: Any = None,
+    destinations: Sequence[Any] | None = None,
 ) -> tuple[list[TaskSpec], GenerationReport]:
     """Generate up to ``config.n`` origin-destination tasks (see the module docstring) and
     a report saying how many were made and, when fewer, what the city lacks.
 
-    ``graph`` and ``city`` default to loading ``config``'s graph spec and city.
+    ``graph`` and ``city`` default to loading ``config``'s graph spec and city;
+    ``destinations`` (:class:`~urban_gym.tasks.streetgraph.crawler.Destination`) replace the
+    city's named places (then ``city`` is not needed).
     ``progress`` is an optional callable ``progress(done, attempts)`` called after each task.
     Deterministic for a config. Generation stops after ``200 * n`` attempts or
     :data:`STALL_ATTEMPTS` failed ones in a row; a city where no task can be made (no
@@ -132,13 +139,19 @@ def generate_od_with_report(
     spec = config.graph_spec()
     if graph is None:
         graph = load_streetgraph(spec)
-    if city is None:
+    if city is None and destinations is None:
         from urban_gym.world.loader import load_city
 
         city = load_city(config.city)
     report = GenerationReport("streetgraph", str(getattr(city, "name", config.city)))
     row = report.add(TypeReport("origin_destination", config.n))
-    dests = city_destinations(graph, city, reach=config.reach)
+    if destinations is not None:
+        dests = list(destinations)
+    else:
+        dests = city_destinations(graph, city, reach=config.reach)
+    if not dests and destinations is not None:
+        row.reason = "no destination was given (no named node, no POI in reach of the graph)"
+        report.check_any()
     if not dests:
         row.reason = (
             f"no uniquely named place (POI or named park) within {config.reach:.0f} m of the "

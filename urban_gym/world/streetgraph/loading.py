@@ -35,7 +35,8 @@ def load_streetgraph(spec: dict[str, Any]) -> StreetGraph:
     ``spec`` keys: ``source`` = ``"city"`` (with ``city``: a :func:`load_city` spec,
     ``spacing``: metres, ``kinds``: edge kinds or None) or ``"touchdown"`` (with ``path``:
     the directory, ``images``: image folder or None); both take ``prune`` (default True),
-    ``largest_component`` (default True), ``reverse_links`` (default True) and ``keep``
+    ``largest_component`` (default True), ``reverse_links`` (default True),
+    ``merge_parallel`` (default True: one street per parallel group) and ``keep``
     (panorama ids never pruned). Unknown keys raise :class:`StreetGraphError` listing the
     valid ones.
     """
@@ -43,7 +44,7 @@ def load_streetgraph(spec: dict[str, Any]) -> StreetGraph:
     got = _MEMO.get(key)
     if got is not None:
         return got
-    common = {"source", "prune", "largest_component", "reverse_links", "keep"}
+    common = {"source", "prune", "largest_component", "reverse_links", "merge_parallel", "keep"}
     source = spec.get("source")
     valid = {
         "city": common | {"city", "spacing", "kinds"},
@@ -73,6 +74,7 @@ def load_streetgraph(spec: dict[str, Any]) -> StreetGraph:
         reverse_links=spec.get("reverse_links", True),
         prune=spec.get("prune", True),
         largest_component=spec.get("largest_component", True),
+        merge_parallel=spec.get("merge_parallel", True),
         keep=spec.get("keep", ()),
     )
     g.meta["spec"] = dict(spec)

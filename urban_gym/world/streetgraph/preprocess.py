@@ -4,7 +4,12 @@
 2. :func:`prune_dead_ends` -- remove nodes with at most one neighbour, iteratively (a dead-end
    street disappears node by node); nodes in ``keep`` are never removed.
 3. :func:`keep_largest_component` -- drop everything outside the largest connected component.
-4. Contraction (:meth:`StreetGraph.contract <urban_gym.world.streetgraph.StreetGraph.contract>`)
+4. :func:`merge_parallel_streets` -- where two streets leave a decision point for the same
+   end within :data:`PARALLEL_DEG` degrees of each other (a direct link beside a chain of
+   panoramas, two chains round the same block side), keep one, so that every option at
+   every decision point is a distinct street (two such options look along the same
+   bearing and show the same image).
+5. Contraction (:meth:`StreetGraph.contract <urban_gym.world.streetgraph.StreetGraph.contract>`)
    -- chains of degree-2 nodes become streets between decision points.
 
 :func:`preprocess` runs them in order and returns a :class:`PreprocessReport`.
@@ -97,6 +102,92 @@ def prune_dead_ends(
     return out, report
 
 
+#: Streets from one node to the same end whose bearings differ by at most this are parallel.
+PARALLEL_DEG = 10.0
+
+
+def _angle(a: float, b: float) -> float:
+    return abs((a - b + 180.0) % 360.0 - 180.0)
+
+
+def parallel_streets(graph: StreetGraph, node: int, tolerance: float = PARALLEL_DEG) -> list:
+    """Groups (lists of 2 or more :class:`Street`) of the streets leaving ``node`` that end
+    at the same node with bearings within ``tolerance`` degrees of each other.
+    """
+    by_end: dict[int, list] = {}
+    for st in graph.streets_from(node):
+        by_end.setdefault(st.end, []).append(st)
+    groups = []
+    for same_end in by_end.values():
+        rest = sorted(same_end, key=lambda st: (st.heading % 360.0, st.nodes[1]))
+        while rest:
+            head, *others = rest
+            group = [head] + [o for o in others if _angle(o.heading, head.heading) <= tolerance]
+            rest = [o for o in others if o not in group]
+            if len(group) > 1:
+                groups.append(group)
+    return groups
+
+
+def merge_parallel_streets(
+    graph: StreetGraph, keep: Iterable[int] = (), tolerance: float = PARALLEL_DEG
+) -> tuple[StreetGraph, dict[str, Any]]:
+    """Keep one street of each group of parallel streets (:func:`parallel_streets`) at
+    every decision point: the one with the most panoramas (then the shorter, then the
+    lower first hop). A dropped direct link is removed both ways; a dropped chain loses
+    its inner panoramas -- unless one of them is in ``keep`` (indices), then that chain is
+    kept and another one dropped. Repeats until no decision point has parallel streets.
+
+    Report: ``groups`` (parallel groups found), ``links_removed``, ``nodes_removed``.
+    """
+    protected = {int(k) for k in keep}
+    groups_found = 0
+    g = graph
+    ids_kept = set(graph.ids[i] for i in protected)
+    for _ in range(20):
+        drop_links: set[tuple[int, int]] = set()
+        drop_nodes: set[int] = set()
+        for u in g.decision_points.tolist():
+            for group in parallel_streets(g, u, tolerance):
+                groups_found += 1
+                order = sorted(
+                    group,
+                    key=lambda st: (
+                        any(n in protected for n in st.nodes[1:-1]),
+                        st.hops,
+                        -st.length,
+                        -st.nodes[1],
+                    ),
+                    reverse=True,
+                )
+                for st in order[1:]:
+                    inner = st.nodes[1:-1]
+                    if any(n in protected for n in inner):
+                        continue
+                    if inner:
+                        drop_nodes.update(inner)
+                    else:
+                        drop_links.update({(st.start, st.end), (st.end, st.start)})
+        if not drop_links and not drop_nodes:
+            break
+        n = g.num_nodes
+        cut = np.array([a * n + b for a, b in drop_links], dtype=np.int64)
+        lk = ~np.isin(g._link_key, cut)
+        g = g.with_links(g.src[lk], g.dst[lk], g.heading[lk])
+        if drop_nodes:
+            mask = np.ones(n, dtype=bool)
+            mask[list(drop_nodes)] = False
+            g = g.subgraph(mask)
+        protected = {g.index[i] for i in ids_kept if i in g.index}
+    report = {
+        "step": "merge_parallel_streets",
+        "groups": groups_found,
+        "links_removed": graph.num_links - g.num_links,
+        "nodes_removed": graph.num_nodes - g.num_nodes,
+    }
+    return g, report
+
+
 def connected_components(graph: StreetGraph) -> np.ndarray:
     """``(N,)`` component label of each node (ignoring link direction); label 0 is the
     largest component, then by decreasing size.
@@ -186,11 +277,13 @@ def preprocess(
     reverse_links: bool = True,
     prune: bool = True,
     largest_component: bool = True,
+    merge_parallel: bool = True,
     keep: Iterable[str] = (),
 ) -> tuple[StreetGraph, PreprocessReport]:
     """CityNav preprocessing in order: add missing reverse links, prune dead ends
     iteratively (never the panoramas whose ids are in ``keep``), keep the largest component,
-    contract degree-2 chains into streets. Returns the new graph (with its streets cached)
+    merge parallel streets (:func:`merge_parallel_streets`), contract degree-2 chains into
+    streets. Returns the new graph (with its streets cached)
     and a :class:`PreprocessReport`.
     """
     before = {"nodes": graph.num_nodes, "links": graph.num_links}
@@ -205,6 +298,10 @@ def preprocess(
         steps.append(r)
     if largest_component:
         g, r = keep_largest_component(g)
+        steps.append(r)
+    if merge_parallel:
+        keep_idx = [g.index[p] for p in keep if p in g.index]
+        g, r = merge_parallel_streets(g, keep_idx)
         steps.append(r)
     c = g.contract()
     steps.append({"step": "contract", **c})

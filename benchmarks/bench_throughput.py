@@ -1,0 +1,298 @@
+"""Throughput as a reinforcement-learning rollout sees it, beside MiniGrid and CartPole.
+
+Every registered id (and the variants the issue's goals name: 84x84 views, symbolic
+StreetGraph, ``pano_width``) runs in this one process with seeded random *masked* actions
+(uniform over the valid entries of ``obs["action_mask"]``); episodes that end are reset
+and the resets are counted in the time; nothing is pre-rendered or pre-cached (each row
+builds a fresh env; process-wide caches that a real run would also share, such as the
+loaded city, stay warm). The reference rows -- ``MiniGrid-Empty-8x8-v0`` and
+``CartPole-v1`` -- run the same loop in the same process, and every row prints its ratio
+to MiniGrid. Secondary rows, labelled as such, repeat a row with its frame caches warm
+(what the older per-family benchmarks report).
+
+Also measured: the panorama 2048x1024 render time (absolute), the wall time of a fresh
+Python process from start to its first ``step`` on each id, the peak RSS of one process
+holding the three Helsinki envs, and the steps/s of ``gym.make_vec(...,
+vectorization_mode="async")`` with 2 workers over 1 worker.
+
+Run: ``python benchmarks/bench_throughput.py`` (about 5 minutes) or ``--quick`` (about a
+minute, noisier). ``--only SUBSTRING`` limits the rows to labels containing it;
+``--skip-process`` skips the fresh-process, memory and vector-env sections.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+#: (label, env id, kwargs, goal as a ratio to MiniGrid or None)
+ROWS: list[tuple[str, str, dict, str]] = [
+    (
+        "StreetGraph symbolic (Helsinki)",
+        "UrbanGym/StreetGraph-v0",
+        {"observation": "symbolic"},
+        ">= 10x",
+    ),
+    ("StreetGraph 4 views 84x84", "UrbanGym/StreetGraph-v0", {"image_size": 84}, ">= 2x"),
+    ("StreetGraph-v0 (default 512x512 views)", "UrbanGym/StreetGraph-v0", {}, ""),
+    ("StreetGraph-Procedural-v0", "UrbanGym/StreetGraph-Procedural-v0", {}, ""),
+    ("CityWalk-NoView-v0", "UrbanGym/CityWalk-NoView-v0", {}, ">= 2x"),
+    ("CityWalk first-person 84x84", "UrbanGym/CityWalk-v0", {"view_size": 84}, ">= 1.0x"),
+    ("CityWalk-v0 first-person 128x128", "UrbanGym/CityWalk-v0", {}, ">= 0.5x"),
+    ("PoseGraph360 84x84", "UrbanGym/PoseGraph360-v0", {"view_size": 84}, ">= 1.0x"),
+    (
+        "PoseGraph360 84x84 pano_width=512",
+        "UrbanGym/PoseGraph360-v0",
+        {"view_size": 84, "pano_width": 512},
+        "",
+    ),
+    ("PoseGraph360-v0 512x512", "UrbanGym/PoseGraph360-v0", {}, ">= 0.1x"),
+    ("PoseGraph360-Procedural-v0", "UrbanGym/PoseGraph360-Procedural-v0", {}, ""),
+]
+#: rows repeated with warm frame caches (secondary, as the older benchmarks measure)
+CACHED_ROWS = ("PoseGraph360 84x84", "StreetGraph 4 views 84x84")
+#: ids whose 2-worker async scaling is measured, with their kwargs
+VECTOR_ROWS = [
+    ("CityWalk first-person 84x84", "UrbanGym/CityWalk-v0", {"view_size": 84}),
+    ("PoseGraph360 84x84", "UrbanGym/PoseGraph360-v0", {"view_size": 84}),
+    ("StreetGraph 4 views 84x84", "UrbanGym/StreetGraph-v0", {"image_size": 84}),
+]
+HELSINKI_IDS = ("UrbanGym/PoseGraph360-v0", "UrbanGym/StreetGraph-v0", "UrbanGym/CityWalk-v0")
+
+
+def masked_choice(rng, obs, n: int) -> int:
+    """A uniform random valid action (all actions when the observation has no mask)."""
+    import numpy as np
+
+    mask = obs.get("action_mask") if isinstance(obs, dict) else None
+    if mask is None:
+        return int(rng.integers(n))
+    valid = np.flatnonzero(mask)
+    return int(valid[rng.integers(len(valid))]) if len(valid) else 0
+
+
+def rollout_rate(env, seconds: float, min_steps: int = 20, seed: int = 0) -> tuple[float, int]:
+    """Steps/s of seeded random masked actions for about ``seconds`` (resets counted)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    n = env.action_space.n
+    episode = 0
+    obs, _ = env.reset(seed=seed)  # the first reset (world loading) is not counted
+    t0 = time.perf_counter()
+    steps = 0
+    while True:
+        obs, _, term, trunc, _ = env.step(masked_choice(rng, obs, n))
+        steps += 1
+        if term or trunc:
+            episode += 1
+            obs, _ = env.reset(seed=seed + 1000 * episode)
+        if steps >= min_steps and (steps % 10 == 0) and time.perf_counter() - t0 > seconds:
+            break
+    return steps / (time.perf_counter() - t0), steps
+
+
+def make(env_id: str, kwargs: dict):
+    import gymnasium as gym
+
+    import urban_gym  # noqa: F401 - registers the ids
+
+    # the order-enforcing and checker wrappers are what gym.make gives a user: keep them
+    return gym.make(env_id, **kwargs)
+
+
+def references(seconds: float) -> dict[str, float]:
+    """Steps/s of the reference envs."""
+    import gymnasium as gym
+    import minigrid  # noqa: F401 - registers MiniGrid ids
+
+    out = {}
+    for name in ("MiniGrid-Empty-8x8-v0", "CartPole-v1"):
+        env = gym.make(name)
+        out[name] = rollout_rate(env, seconds, min_steps=1000)[0]
+        env.close()
+    return out
+
+
+def panorama_ms(repeat: int) -> float:
+    """Median ms of a 2048x1024 Helsinki panorama at positions 1 m apart."""
+    import statistics
+
+    from urban_gym.render import PanoramaRenderer
+    from urban_gym.world.loader import load_city
+
+    city = load_city("helsinki")
+    r = PanoramaRenderer(city, 2048, 1024)
+    x0, y0 = -190.7, -378.2  # a crossing in Kamppi (the gallery's panorama)
+    r.render(x0, y0)
+    times = []
+    for k in range(repeat):
+        t = time.perf_counter()
+        r.render(x0 + 1.0 * (k % 5), y0)
+        times.append(time.perf_counter() - t)
+    return statistics.median(times) * 1e3
+
+
+FIRST_STEP = """
+import time, sys
+t0 = time.perf_counter()
+import gymnasium as gym, numpy as np
+import urban_gym
+env = gym.make({env_id!r})
+obs, _ = env.reset(seed=0)
+mask = obs.get("action_mask")
+a = int(np.flatnonzero(mask)[0]) if mask is not None else 0
+env.step(a)
+print(time.perf_counter() - t0)
+"""
+
+RSS = """
+import resource, gymnasium as gym, numpy as np
+import urban_gym
+envs = [gym.make(i) for i in {ids!r}]
+for e in envs:
+    rng = np.random.default_rng(0)
+    obs, _ = e.reset(seed=0)
+    for _ in range({steps}):
+        m = obs["action_mask"]
+        obs, r, te, tr, _ = e.step(int(rng.choice(np.flatnonzero(m))))
+        if te or tr:
+            obs, _ = e.reset()
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+"""
+
+VEC = """
+import time, gymnasium as gym, numpy as np
+import urban_gym
+def run(n, seconds):
+    v = gym.make_vec({env_id!r}, num_envs=n, vectorization_mode="async", **{kwargs!r})
+    rng = np.random.default_rng(0)
+    obs, _ = v.reset(seed=0)
+    def act(obs):
+        return np.array([int(rng.choice(np.flatnonzero(m))) for m in obs["action_mask"]])
+    for _ in range(5):
+        obs, *_ = v.step(act(obs))
+    t0, steps = time.perf_counter(), 0
+    while time.perf_counter() - t0 < seconds:
+        obs, *_ = v.step(act(obs))
+        steps += n
+    rate = steps / (time.perf_counter() - t0)
+    v.close()
+    return rate
+one = run(1, {seconds})
+two = run(2, {seconds})
+print(one, two)
+"""
+
+
+def python_cmd(code: str, timeout: float = 600) -> str:
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=timeout
+    )
+    if out.returncode:
+        raise RuntimeError(out.stderr[-2000:])
+    return out.stdout.strip().splitlines()[-1]
+
+
+def fmt_rate(v: float) -> str:
+    return f"{v:,.0f}"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="short runs (noisier)")
+    ap.add_argument("--only", default="", help="run only rows whose label contains this")
+    ap.add_argument("--skip-process", action="store_true", help="skip subprocess sections")
+    ap.add_argument("--json", default="", help="also write the figures to this JSON file")
+    args = ap.parse_args()
+    seconds = 1.5 if args.quick else 5.0
+    load = os.getloadavg()[0]
+    from tqdm import tqdm
+
+    figures: dict = {"load_average": load, "rows": {}}
+    ref = references(seconds)
+    mg = ref["MiniGrid-Empty-8x8-v0"]
+    rows = [r for r in ROWS if args.only in r[0]]
+    table = [
+        ("MiniGrid-Empty-8x8-v0 (reference)", fmt_rate(mg), "1.00x", ""),
+        (
+            "CartPole-v1 (reference)",
+            fmt_rate(ref["CartPole-v1"]),
+            f"{ref['CartPole-v1'] / mg:.2f}x",
+            "",
+        ),
+    ]
+    for label, env_id, kwargs, goal in tqdm(rows, desc="envs", file=sys.stderr):
+        env = make(env_id, kwargs)
+        rate, steps = rollout_rate(env, seconds)
+        figures["rows"][label] = rate
+        table.append((label, fmt_rate(rate), f"{rate / mg:.3f}x", goal))
+        if label in CACHED_ROWS:
+            rate2, _ = rollout_rate(env, seconds)
+            figures["rows"][label + " (cached)"] = rate2
+            table.append(
+                (
+                    f"{label} -- secondary: same seeds again, frames cached",
+                    fmt_rate(rate2),
+                    f"{rate2 / mg:.3f}x",
+                    "",
+                )
+            )
+        env.close()
+    pano = panorama_ms(5 if args.quick else 15)
+    figures["panorama_ms"] = pano
+    print(
+        f"\n### Throughput, random masked actions, resets counted (load average {load:.1f}, "
+        f"{os.cpu_count()} cores)\n"
+    )
+    print("| env | steps/s | x MiniGrid | goal |")
+    print("|---|---|---|---|")
+    for r in table:
+        print("| " + " | ".join(r) + " |")
+    print(f"\nPanorama 2048x1024 (Helsinki): {pano:.1f} ms (goal <= 20 ms)")
+    if not args.skip_process:
+        process_sections(args, figures)
+    if args.json:
+        Path(args.json).write_text(json.dumps(figures, indent=1))
+
+
+def process_sections(args, figures: dict) -> None:
+    from urban_gym.envs.registration import ENV_SPECS
+
+    print("\n### A fresh process: start to first step (goal <= 2 s)\n")
+    print("| id | seconds |")
+    print("|---|---|")
+    for env_id in ENV_SPECS:
+        s = float(python_cmd(FIRST_STEP.format(env_id=env_id)))
+        figures.setdefault("first_step_s", {})[env_id] = s
+        print(f"| {env_id} | {s:.2f} |")
+    steps = 50 if args.quick else 200
+    rss = int(python_cmd(RSS.format(ids=HELSINKI_IDS, steps=steps)))
+    figures["rss_bytes"] = rss
+    print(
+        f"\nPeak RSS, the three Helsinki envs in one process ({steps} steps each): "
+        f"{rss / 2**30:.2f} GiB (goal <= 1 GiB)"
+    )
+    print("\n### gym.make_vec async: 2 workers over 1 (goal >= 1.7x on 2 cores)\n")
+    print("| env | 1 worker steps/s | 2 workers steps/s | scaling |")
+    print("|---|---|---|---|")
+    sec = 3.0 if args.quick else 8.0
+    for label, env_id, kwargs in VECTOR_ROWS:
+        one, two = map(
+            float, python_cmd(VEC.format(env_id=env_id, kwargs=kwargs, seconds=sec)).split()
+        )
+        figures.setdefault("vector", {})[label] = (one, two)
+        print(f"| {label} | {one:,.0f} | {two:,.0f} | {two / one:.2f}x |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,104 @@
+"""The command-line options of the language-model agent (``urban-gym eval --agent lmm``)
+and the agent options they make.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+
+def add_lmm_options(p: argparse.ArgumentParser, json_arg: Any, prefix: str = "") -> None:
+    """Add the client settings of a language model to ``p`` (``prefix``: e.g. ``judge-``;
+    ``json_arg``: the argparse type of a JSON object).
+    """
+    g = p.add_argument_group(f"{prefix or 'language-model '}client (API key from the environment)")
+    g.add_argument(f"--{prefix}base-url", default=None, help="OpenAI-compatible endpoint")
+    g.add_argument(f"--{prefix}model", default=None, help="model name")
+    if prefix:
+        return
+    g.add_argument("--preset", default=None, help="source-benchmark model settings: 360cityarena")
+    g.add_argument("--temperature", type=float, default=None, help="sampling temperature")
+    g.add_argument("--max-tokens", type=int, default=None, help="max output tokens per reply")
+    g.add_argument(
+        "--extra-body",
+        type=json_arg,
+        default=None,
+        help='JSON merged into every request, e.g. \'{"reasoning_effort": "low"}\'',
+    )
+    g.add_argument("--timeout", type=float, default=None, help="seconds per request")
+    g.add_argument("--max-retries", type=int, default=None, help="retries per request")
+    g.add_argument(
+        "--image-budget",
+        type=int,
+        default=None,
+        help="bytes of images per request (default 4,000,000)",
+    )
+    g.add_argument("--max-image-side", type=int, default=None, help="pixels, before encoding")
+    g.add_argument("--text-only", action="store_true", help="send no images")
+    g.add_argument(
+        "--map",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="add an agent-centred map image (MapObservation)",
+    )
+    g.add_argument(
+        "--location-prior",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="PoseGraph360: show the map of the agent's current location each step "
+        "(default for the lmm agent: on, 360CityArena's main setting; --no-location-prior "
+        "is the paper's 'without location' ablation)",
+    )
+    g.add_argument(
+        "--memory",
+        default="auto",
+        choices=("auto", "reflection", "agentnav", "none"),
+        help="memory scheme (auto: the family's)",
+    )
+    g.add_argument("--memory-budget", type=int, default=2000, help="characters per memory")
+    g.add_argument("--history", type=int, default=None, help="past turns shown (default: family)")
+    g.add_argument(
+        "--scheme",
+        default=None,
+        help="a paper's agent or a reasoning baseline: react-reflection, agentnav, "
+        "urbanground-react, cot, reflexion",
+    )
+    g.add_argument("--scheme-config", default=None, help="YAML/JSON config of the scheme")
+    g.add_argument("--prompts", default=None, help="YAML/JSON prompt texts replacing ours")
+    g.add_argument(
+        "--client", default=None, choices=("httpx", "openai"), help="HTTP client (default ours)"
+    )
+    g.add_argument("--cache", default=None, help="folder of cached responses (by request hash)")
+    g.add_argument(
+        "--concurrency",
+        type=int,
+        default=None,
+        help="episodes at once against the endpoint (worker processes; default --workers)",
+    )
+
+
+def lmm_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The ``lmm`` agent's options from the parsed arguments."""
+    opts = {
+        "base_url": args.base_url,
+        "model": args.model,
+        "temperature": args.temperature,
+        "max_tokens": args.max_tokens,
+        "extra_body": args.extra_body,
+        "timeout_s": args.timeout,
+        "max_retries": args.max_retries,
+        "image_budget_bytes": args.image_budget,
+        "max_image_side": args.max_image_side,
+        "include_images": not args.text_only,
+        "map": args.map,
+        "memory": args.memory,
+        "memory_budget": args.memory_budget,
+        "history": args.history,
+        "scheme": args.scheme,
+        "scheme_config": args.scheme_config,
+        "prompts": args.prompts,
+        "cache": args.cache,
+        "client": args.client,
+    }
+    return {k: v for k, v in opts.items() if v is not None}

@@ -1,0 +1,258 @@
+"""The scheme framework: a named way of prompting a language model, with its config.
+
+A :class:`Scheme` decides, for the language-model agent of the harness
+(:class:`~urban_gym.baselines.lmm.agent.LMMHarnessAgent`), what stack the agent acts on
+(memory wrapper, map), which prompt protocol writes the messages (:class:`SchemeProtocol`:
+the scheme's texts around the env's own action list and observation), how many past turns
+are shown, and what happens around each step (:meth:`Scheme.act`: extra calls such as
+self-positioning or a final answer). Its ``config`` is a small mapping (a YAML file on the
+command line) with defaults; unknown keys are an error naming the valid ones. The run
+manifest records the scheme's name, its config and the digest of its prompt texts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from urban_gym.errors import UrbanGymError
+from urban_gym.wrappers.parsing import ParsedReply
+from urban_gym.wrappers.protocols import PromptProtocol, protocol_for
+
+
+class SchemeProtocol(PromptProtocol):
+    """A family protocol with a scheme's texts: its own system prompt and reply fields,
+    some observation keys hidden, and extra texts in each user message.
+
+    Args:
+        base: the family's protocol (its observation layout and parser synonyms).
+        system: ``(action_set, protocol) -> str``, the system prompt.
+        reply_fields: the reply's fields besides the action, in order.
+        field_help: one line per field.
+        hidden: observation keys not shown.
+        extra: ``(obs, env) -> list of texts`` put after the observation's texts.
+        example_fields: the placeholder fields of the example reply.
+    """
+
+    def __init__(
+        self,
+        base: PromptProtocol,
+        system: Callable[[Any, SchemeProtocol], str],
+        reply_fields: Sequence[str],
+        field_help: Mapping[str, str],
+        hidden: Sequence[str] = (),
+        extra: Callable[[Any, Any], list[str]] | None = None,
+        example_fields: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.base = base
+        self.name = f"scheme:{base.name}"
+        self._system = system
+        self.reply_fields = tuple(reply_fields)
+        self.field_help = dict(field_help)
+        self.field_synonyms = base.field_synonyms
+        self.fill_from_fields = base.fill_from_fields
+        self.hidden = frozenset(hidden)
+        self._extra = extra
+        self._example = dict(example_fields or {})
+
+    def system_prompt(self, action_set: Any, include_schema: bool = True) -> str:
+        """The scheme's system prompt (``include_schema`` adds the action JSON schema)."""
+        from urban_gym.wrappers.protocols import action_object_schema
+
+        text = self._system(action_set, self)
+        if include_schema:
+            text += "\n\nJSON schema of the action object:\n" + json.dumps(
+                action_object_schema(action_set), ensure_ascii=False
+            )
+        return text
+
+    def fields_text(self) -> str:
+        """One line per reply field, then the action's."""
+        lines = [f"- `{f}`: {self.field_help.get(f, f)}" for f in self.reply_fields]
+        lines.append("- `action`: the action object (its name and its parameters)")
+        return "\n".join(lines)
+
+    def example_fields(self) -> dict[str, Any]:
+        """The reply fields of the example reply."""
+        return self._example or {f: "..." for f in self.reply_fields}
+
+    def example_text(self, action_set: Any) -> str:
+        """Example replies, one per line, for the first examples of the action set."""
+        ex = action_set.examples()[:2]
+        return "\n".join(self.format_reply(a, self.example_fields(), action_set) for a in ex)
+
+    def observation_parts(self, obs: Any, space: Any, env: Any = None) -> list:
+        """The family's parts without the hidden keys, plus the scheme's extra texts
+        (after the texts, before the images).
+        """
+        if isinstance(obs, Mapping) and self.hidden:
+            obs = {k: v for k, v in obs.items() if k not in self.hidden}
+        parts = self.base.observation_parts(obs, space, env)
+        if self._extra is None:
+            return parts
+        texts = [p for p in parts if p[0] == "text"]
+        images = [p for p in parts if p[0] != "text"]
+        return texts + [("text", t, "") for t in self._extra(obs, env) if t] + images
+
+    def parse(self, text: Any, action_set: Any) -> ParsedReply:
+        """Read a reply with the family protocol's parser."""
+        return self.base.parse(text, action_set)
+
+
+class Scheme:
+    """A named prompting scheme (subclasses set the class attributes).
+
+    Attributes:
+        name: the scheme's name (``--scheme NAME``).
+        families: the families where the scheme's paper defines it (empty: every family).
+        defaults: the config keys and their defaults.
+        prompt_names: the names of the prompt texts ``--prompts FILE`` may replace.
+        texts: the default prompt texts (our words).
+    """
+
+    name = "base"
+    families: tuple[str, ...] = ()
+    defaults: Mapping[str, Any] = {}
+    texts: Mapping[str, str] = {}
+
+    def __init__(
+        self, config: Mapping[str, Any] | None = None, prompts: Mapping[str, str] | None = None
+    ) -> None:
+        config = dict(config or {})
+        unknown = sorted(set(config) - set(self.defaults))
+        if unknown:
+            raise UrbanGymError(
+                f"scheme {self.name!r}: unknown config keys {unknown}; valid: "
+                f"{sorted(self.defaults)}"
+            )
+        for k, v in config.items():
+            want = type(self.defaults[k])
+            if self.defaults[k] is not None and not _fits(v, want):
+                raise UrbanGymError(
+                    f"scheme {self.name!r}: config {k}={v!r} must be a {want.__name__}"
+                )
+        self.config: dict[str, Any] = {**self.defaults, **config}
+        prompts = dict(prompts or {})
+        bad = sorted(set(prompts) - set(self.texts))
+        if bad:
+            raise UrbanGymError(
+                f"scheme {self.name!r}: unknown prompt names {bad}; valid: {sorted(self.texts)}"
+            )
+        self.prompts: dict[str, str] = {**self.texts, **prompts}
+        self.prompts_replaced = sorted(prompts)
+        self.family: str | None = None
+
+    @property
+    def prompts_sha256(self) -> str:
+        """The digest of the prompt texts in use (recorded in the run manifest)."""
+        blob = json.dumps(self.prompts, sort_keys=True, ensure_ascii=False).encode()
+        return hashlib.sha256(blob).hexdigest()
+
+    def describe(self) -> dict[str, Any]:
+        """What the manifest records: name, config, replaced prompt names, digest."""
+        return {
+            "name": self.name,
+            "config": dict(self.config),
+            "prompts_replaced": list(self.prompts_replaced),
+            "prompts_sha256": self.prompts_sha256,
+        }
+
+    # ------------------------------------------------------------------ the stack
+    def check_family(self, family: str | None) -> None:
+        """:class:`UrbanGymError` when the scheme is not defined on ``family``."""
+        if self.families and family not in self.families:
+            raise UrbanGymError(
+                f"scheme {self.name!r} is defined on {', '.join(self.families)} only, not on "
+                f"{family!r}"
+            )
+
+    def stack_options(self, family: str | None) -> dict[str, Any]:
+        """Arguments of :func:`~urban_gym.wrappers.stacks.make_lm_env` besides the env:
+        ``memory``, ``map_observation``, ``memory_budget`` (None: the agent's own).
+        """
+        return {}
+
+    def protocol(self, family: str | None) -> PromptProtocol:
+        """The prompt protocol of the scheme on ``family`` (default: the family's)."""
+        return protocol_for(family)
+
+    def history(self, family: str | None) -> tuple[int, bool] | None:
+        """``(past turns, keep their images)``; None: the family's default."""
+        return None
+
+    # ------------------------------------------------------------------ the loop
+    def reset(self, agent: Any, stack: Any, task: Any, seed: int | None) -> None:
+        """A new episode of ``task`` has started (the agent's stack is reset)."""
+
+    def act(self, agent: Any, stack: Any) -> str:
+        """The reply text for the current step (default: one action request)."""
+        return agent.ask_action(stack)
+
+    def episode_notes(self) -> dict[str, Any]:
+        """What the scheme adds to the step notes of the trace (e.g. extra calls)."""
+        return {}
+
+    def text(self, name: str, **values: Any) -> str:
+        """Prompt text ``name`` with its ``{placeholders}`` filled (missing ones kept)."""
+        return _fill(self.prompts[name], values)
+
+
+def lm_interface(stack: Any) -> Any:
+    """The :class:`~urban_gym.wrappers.language_model.LanguageModelInterface` of a stack."""
+    from urban_gym.wrappers.language_model import LanguageModelInterface
+    from urban_gym.wrappers.stacks import find_wrapper
+
+    lm = find_wrapper(stack, LanguageModelInterface)
+    if lm is None:
+        raise ValueError("the stack has no LanguageModelInterface")
+    return lm
+
+
+def _fits(v: Any, want: type) -> bool:
+    if want is bool:
+        return isinstance(v, bool)
+    if want is float:
+        return isinstance(v, (int, float)) and not isinstance(v, bool)
+    if want is int:
+        return isinstance(v, int) and not isinstance(v, bool)
+    return isinstance(v, want)
+
+
+class _Keep(dict):
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"
+
+
+def _fill(text: str, values: Mapping[str, Any]) -> str:
+    try:
+        return text.format_map(_Keep(values))
+    except (ValueError, IndexError):  # braces that are not placeholders (JSON examples)
+        out = text
+        for k, v in values.items():
+            out = out.replace("{" + k + "}", str(v))
+        return out
+
+
+def read_mapping(path: str | Path, what: str) -> dict[str, Any]:
+    """A YAML or JSON file holding a mapping (a scheme config, prompt texts);
+    :class:`UrbanGymError` naming the file when it is missing or not a mapping.
+    """
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UrbanGymError(f"{what} file {str(p)!r} cannot be read: {exc}") from exc
+    try:
+        import yaml
+
+        data = yaml.safe_load(text)
+    except Exception as exc:  # yaml.YAMLError and friends
+        raise UrbanGymError(f"{what} file {str(p)!r} is not YAML/JSON: {exc}") from exc
+    if data is None:
+        return {}
+    if not isinstance(data, dict) or not all(isinstance(k, str) for k in data):
+        raise UrbanGymError(f"{what} file {str(p)!r} must hold a mapping of names to values")
+    return data

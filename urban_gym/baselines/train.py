@@ -1,0 +1,419 @@
+"""``urban-gym train``: train a policy on a registered id from a config file, evaluate it on
+held-out tasks while it trains, and save checkpoints ``urban-gym eval --agent sb3:PATH``
+loads.
+
+A config (JSON, one per env id and goal mode under ``urban_gym/baselines/configs/``) is a
+:class:`TrainConfig`; unknown keys are an error naming the valid ones. A run writes into
+its output folder:
+
+* ``config.json`` -- the config as run (with the seed);
+* ``val.jsonl`` / ``test.jsonl`` -- the held-out tasks evaluated (drawn once from the
+  ``val_suite`` / ``test_suite``, so every evaluation and the harness see the same ones),
+  and ``train.jsonl``, as many tasks of the ``train_suite`` (for comparing train and test
+  success through the harness; not evaluated while training);
+* ``evals.jsonl`` -- one line per evaluation: ``timesteps``, ``split``, ``episodes``,
+  ``success`` and ``spl`` with their 95% intervals (``success_low``/``success_high``:
+  Wilson; ``spl_low``/``spl_high``: mean +- 1.96 standard errors), ``wall_s``;
+* ``model.zip`` (the last policy) and ``best.zip`` (best validation success), each with
+  its RL-face record (:mod:`urban_gym.baselines.sb3_agent`);
+* ``tb/`` -- TensorBoard logs when ``tensorboard`` is installed (the ``rl`` extra).
+
+Algorithms: sb3-contrib's ``MaskablePPO`` (reads the env's action mask) and
+``RecurrentPPO`` (an LSTM policy for partially observed families; it does not read
+masks, so a masked action is an invalid-action step). Extractors: ``"mlp"`` (flattened
+vectors) or ``"cnn"`` (sb3's NatureCNN for image entries): both through sb3's
+``MultiInputPolicy`` family. ``n_envs`` workers run in ``SubprocVecEnv`` (``vec_env:
+"subproc"``) or in-process (``"dummy"``). The curriculum (``curriculum``: a list of
+``[fraction of training, max blocks]``) raises the size of on-the-fly procedural cities
+(``suite="procedural:blocks=2x2-8x8,..."``) as training goes on.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from urban_gym.errors import UrbanGymError
+
+#: Folder of the shipped configs.
+CONFIG_DIR = Path(__file__).resolve().parent / "configs"
+ALGOS: tuple[str, ...] = ("MaskablePPO", "RecurrentPPO")
+EXTRACTORS: tuple[str, ...] = ("mlp", "cnn")
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """One training run (see the module docstring); lengths in env steps."""
+
+    env_id: str
+    env_kwargs: dict[str, Any] = field(default_factory=dict)
+    train_suite: str | None = None
+    val_suite: str | None = None
+    test_suite: str | None = None
+    eval_tasks: int = 100
+    algo: str = "MaskablePPO"
+    extractor: str = "mlp"
+    net_arch: tuple[int, ...] = (64, 64)
+    image_size: tuple[int, int] | None = None
+    text: str = "drop"
+    angles: str = "sincos"
+    ppo: dict[str, Any] = field(default_factory=dict)
+    total_timesteps: int = 50_000
+    n_envs: int = 2
+    vec_env: str = "dummy"
+    eval_every: int = 10_000
+    curriculum: tuple[tuple[float, int], ...] = ()
+    seed: int = 0
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if self.algo not in ALGOS:
+            raise UrbanGymError(f"algo={self.algo!r} must be one of {', '.join(ALGOS)}")
+        if self.extractor not in EXTRACTORS:
+            raise UrbanGymError(f"extractor={self.extractor!r} must be one of {EXTRACTORS}")
+        if self.vec_env not in ("dummy", "subproc"):
+            raise UrbanGymError(f"vec_env={self.vec_env!r} must be 'dummy' or 'subproc'")
+        for k in ("total_timesteps", "n_envs", "eval_every", "eval_tasks"):
+            v = getattr(self, k)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise UrbanGymError(f"{k}={v!r} must be a positive integer")
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TrainConfig:
+        """A config from a dict; unknown keys are an error listing the valid ones."""
+        names = [f.name for f in dataclasses.fields(cls)]
+        bad = sorted(set(data) - set(names))
+        if bad:
+            raise UrbanGymError(f"unknown train config keys {bad}; valid: {', '.join(names)}")
+        d = dict(data)
+        if "net_arch" in d:
+            d["net_arch"] = tuple(int(v) for v in d["net_arch"])
+        if d.get("image_size") is not None:
+            d["image_size"] = tuple(int(v) for v in d["image_size"])
+        if "curriculum" in d:
+            d["curriculum"] = tuple((float(f), int(b)) for f, b in d["curriculum"])
+        return cls(**d)
+
+    @classmethod
+    def load(cls, path: str | Path) -> TrainConfig:
+        """The config in file ``path`` (JSON), or a shipped config by its file name."""
+        p = Path(path)
+        if not p.exists() and (CONFIG_DIR / p.name).exists():
+            p = CONFIG_DIR / p.name
+        if not p.exists():
+            raise UrbanGymError(
+                f"train config {str(path)!r} does not exist (shipped: "
+                + ", ".join(sorted(c.name for c in CONFIG_DIR.glob("*.json")))
+                + ")"
+            )
+        try:
+            return cls.from_dict(json.loads(p.read_text()))
+        except json.JSONDecodeError as exc:
+            raise UrbanGymError(f"train config {str(p)!r} is not JSON ({exc})") from None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The config as JSON-ready data."""
+        return json.loads(json.dumps(dataclasses.asdict(self)))
+
+    def kwargs_for(self, suite: str | None) -> dict[str, Any]:
+        """``env_kwargs`` with ``suite`` (when given)."""
+        kw = dict(self.env_kwargs)
+        if suite is not None:
+            kw["suite"] = suite
+        return kw
+
+
+# ---------------------------------------------------------------- statistics
+def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """Wilson score interval of a proportion (95% for ``z=1.96``)."""
+    if n == 0:
+        return math.nan, math.nan
+    p = successes / n
+    den = 1 + z * z / n
+    mid = (p + z * z / (2 * n)) / den
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
+    return max(0.0, mid - half), min(1.0, mid + half)
+
+
+def mean_interval(values: Sequence[float], z: float = 1.96) -> tuple[float, float, float]:
+    """Mean and mean +- ``z`` standard errors."""
+    v = np.asarray(values, dtype=float)
+    if v.size == 0:
+        return math.nan, math.nan, math.nan
+    m = float(v.mean())
+    se = float(v.std(ddof=1) / math.sqrt(v.size)) if v.size > 1 else 0.0
+    return m, m - z * se, m + z * se
+
+
+# ---------------------------------------------------------------- envs
+def make_env_fn(cfg: TrainConfig, suite: str | None, rank: int = 0) -> Callable[[], gym.Env]:
+    """A thunk building the RL face of ``cfg.env_id`` on ``suite`` inside sb3's
+    ``Monitor`` (for the vector env workers).
+    """
+
+    def make() -> gym.Env:
+        from stable_baselines3.common.monitor import Monitor
+
+        from urban_gym.wrappers.rl import make_rl_env
+
+        env = make_rl_env(
+            cfg.env_id,
+            image_size=cfg.image_size,
+            text=cfg.text,
+            env_kwargs=cfg.kwargs_for(suite),
+            angles=cfg.angles,
+        )
+        env.reset(seed=cfg.seed * 1000 + rank)
+        return Monitor(env, info_keywords=("is_success",))
+
+    return make
+
+
+def held_out_tasks(cfg: TrainConfig, suite: str, path: Path) -> Path:
+    """Write ``cfg.eval_tasks`` distinct tasks of ``suite`` to ``path`` (a JSONL suite):
+    drawn from an on-the-fly suite (fewer if its cities hold fewer), the first ones of a
+    suite file.
+    """
+    from urban_gym.tasks.suite import save_suite
+
+    env = gym.make(cfg.env_id, **cfg.kwargs_for(suite))
+    u = env.unwrapped
+    if getattr(u, "task_source", None) is not None:
+        rng = np.random.default_rng(10_000 + cfg.seed)
+        drawn: dict[str, Any] = {}  # distinct tasks (a pool may give one twice)
+        for _ in range(20 * cfg.eval_tasks):
+            if len(drawn) >= cfg.eval_tasks:
+                break
+            t = u.task_source.draw(rng)
+            drawn.setdefault(t.id, t)
+        tasks = list(drawn.values())
+    else:
+        tasks = list(u.tasks)[: cfg.eval_tasks]
+    env.close()
+    return save_suite(path, tasks)
+
+
+def evaluate_policy(
+    model: Any, cfg: TrainConfig, suite_path: Path, deterministic: bool = True
+) -> dict[str, Any]:
+    """Success and SPL of ``model`` on every task of ``suite_path`` (one episode each,
+    reset seed = task index), with their 95% intervals.
+    """
+    from urban_gym.wrappers.rl import make_rl_env
+
+    env = make_rl_env(
+        cfg.env_id,
+        image_size=cfg.image_size,
+        text=cfg.text,
+        env_kwargs=cfg.kwargs_for(str(suite_path)),
+        angles=cfg.angles,
+    )
+    n = len(env.unwrapped.tasks)
+    succ: list[float] = []
+    spl: list[float] = []
+    recurrent = cfg.algo == "RecurrentPPO"
+    for i in range(n):
+        obs, info = env.reset(seed=i, options={"task_index": i})
+        state, start = None, np.ones((1,), dtype=bool)
+        while True:
+            if recurrent:
+                action, state = model.predict(
+                    obs, state=state, episode_start=start, deterministic=deterministic
+                )
+                start = np.zeros((1,), dtype=bool)
+            else:
+                action, _ = model.predict(
+                    obs, action_masks=env.action_masks(), deterministic=deterministic
+                )
+            obs, _, term, trunc, info = env.step(int(action))
+            if term or trunc:
+                break
+        m = info.get("metrics", {})
+        succ.append(float(info.get("is_success", False)))
+        spl.append(float(m.get("spl", 0.0)) if m.get("spl") is not None else 0.0)
+    env.close()
+    k = int(sum(succ))
+    lo, hi = wilson(k, n)
+    s_m, s_lo, s_hi = mean_interval(spl)
+    return {
+        "episodes": n,
+        "success": k / n if n else math.nan,
+        "success_low": lo,
+        "success_high": hi,
+        "spl": s_m,
+        "spl_low": s_lo,
+        "spl_high": s_hi,
+    }
+
+
+# ---------------------------------------------------------------- training
+def build_model(cfg: TrainConfig, venv: Any, tensorboard_log: str | None) -> Any:
+    """The untrained model of ``cfg`` on ``venv``."""
+    from stable_baselines3.common.torch_layers import CombinedExtractor
+
+    policy_kwargs: dict[str, Any] = {
+        "net_arch": list(cfg.net_arch),
+        "features_extractor_class": CombinedExtractor,
+        "features_extractor_kwargs": {"cnn_output_dim": 64 if cfg.extractor == "cnn" else 16},
+    }
+    ppo = {"n_steps": 256, "batch_size": 256, "n_epochs": 4, "learning_rate": 3e-4}
+    ppo.update(cfg.ppo)
+    common = {
+        "seed": cfg.seed,
+        "verbose": 0,
+        "device": "cpu",
+        "tensorboard_log": tensorboard_log,
+        "policy_kwargs": policy_kwargs,
+        **ppo,
+    }
+    if cfg.algo == "RecurrentPPO":
+        from sb3_contrib import RecurrentPPO
+
+        return RecurrentPPO("MultiInputLstmPolicy", venv, **common)
+    from sb3_contrib import MaskablePPO
+
+    return MaskablePPO("MultiInputPolicy", venv, **common)
+
+
+def _tensorboard_dir(out: Path) -> str | None:
+    try:
+        import tensorboard  # noqa: F401
+    except ImportError:
+        return None
+    return str(out / "tb")
+
+
+def save_checkpoint(model: Any, cfg: TrainConfig, path: Path) -> Path:
+    """Save ``model`` to ``path`` with its RL-face record; returns the file."""
+    from urban_gym.baselines.sb3_agent import write_face
+
+    model.save(str(path))
+    write_face(
+        path,
+        cfg.algo,
+        cfg.env_id,
+        cfg.kwargs_for(None),
+        cfg.image_size,
+        cfg.text,
+        angles=cfg.angles,
+    )
+    return path
+
+
+@dataclass
+class TrainResult:
+    """What :func:`train` made: the folder, the last and best checkpoints, the evaluations
+    and the wall time (s).
+    """
+
+    out: Path
+    model: Path
+    best: Path | None
+    evals: list[dict[str, Any]]
+    wall_s: float
+
+
+def train(
+    cfg: TrainConfig,
+    out: str | Path,
+    progress: Callable[[str], None] | None = print,
+    torch_threads: int = 1,
+) -> TrainResult:
+    """Train ``cfg`` into folder ``out`` (see the module docstring)."""
+    import torch
+    from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+
+    torch.set_num_threads(int(torch_threads))
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "config.json").write_text(json.dumps(cfg.to_dict(), indent=1))
+    suites = {}
+    for split, suite in (("val", cfg.val_suite), ("test", cfg.test_suite)):
+        if suite is not None:
+            suites[split] = held_out_tasks(cfg, suite, out / f"{split}.jsonl")
+    if cfg.train_suite is not None:  # a sample of the training tasks, for the harness table
+        held_out_tasks(cfg, cfg.train_suite, out / "train.jsonl")
+    fns = [make_env_fn(cfg, cfg.train_suite, r) for r in range(cfg.n_envs)]
+    venv = SubprocVecEnv(fns) if cfg.vec_env == "subproc" else DummyVecEnv(fns)
+    model = build_model(cfg, venv, _tensorboard_dir(out))
+    log = out / "evals.jsonl"
+    log.write_text("")
+    evals: list[dict[str, Any]] = []
+    best: dict[str, Any] = {"success": -1.0, "path": None}
+    t0 = time.perf_counter()
+
+    def evaluate_now(step: int) -> None:
+        for split, path in suites.items():
+            row = {"timesteps": step, "split": split, **evaluate_policy(model, cfg, path)}
+            row["wall_s"] = round(time.perf_counter() - t0, 1)
+            evals.append(row)
+            with log.open("a") as f:
+                f.write(json.dumps(row) + "\n")
+            if progress is not None:
+                progress(
+                    f"[{step:>8} steps, {row['wall_s']:>6.0f} s] {split}: success "
+                    f"{row['success']:.2f} [{row['success_low']:.2f}, {row['success_high']:.2f}]"
+                    f", SPL {row['spl']:.2f}"
+                )
+            if split == "val" and row["success"] > best["success"]:
+                best.update(success=row["success"])
+                best["path"] = save_checkpoint(model, cfg, out / "best.zip")
+
+    schedule = sorted(cfg.curriculum)
+
+    class Hooks(BaseCallback):
+        def __init__(self) -> None:
+            super().__init__()
+            self.next_eval = 0
+            self.level = None
+
+        def _on_step(self) -> bool:
+            step = self.model.num_timesteps
+            frac = step / cfg.total_timesteps
+            level = None
+            for f, b in schedule:
+                if frac >= f:
+                    level = b
+            if level is not None and level != self.level:
+                self.training_env.env_method("set_curriculum", level)
+                self.level = level
+                if progress is not None:
+                    progress(f"[{step:>8} steps] curriculum: cities up to {level}x{level} blocks")
+            if step >= self.next_eval:
+                evaluate_now(step)
+                self.next_eval = step + cfg.eval_every
+            return True
+
+    model.learn(total_timesteps=cfg.total_timesteps, callback=Hooks(), tb_log_name="run")
+    evaluate_now(int(model.num_timesteps))
+    last = save_checkpoint(model, cfg, out / "model.zip")
+    venv.close()
+    wall = time.perf_counter() - t0
+    return TrainResult(out, last, best["path"], evals, wall)
+
+
+__all__ = [
+    "ALGOS",
+    "CONFIG_DIR",
+    "EXTRACTORS",
+    "TrainConfig",
+    "TrainResult",
+    "build_model",
+    "evaluate_policy",
+    "held_out_tasks",
+    "make_env_fn",
+    "save_checkpoint",
+    "train",
+    "mean_interval",
+    "wilson",
+]

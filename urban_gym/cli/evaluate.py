@@ -1,0 +1,404 @@
+"""``urban-gym`` commands that evaluate agents and read runs: eval, report, cost, gepa,
+judge-agreement and the per-family oracle/random commands.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from urban_gym.cli._common import command, csv_list, json_arg, task_env_kwargs, task_ids
+
+
+def _add_citywalk_eval(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--suite", default=None, help="JSONL suite (default: the Helsinki suite)")
+    p.add_argument("--agents", default="oracle,random", help="comma-separated: oracle, random")
+    p.add_argument("--types", default=None, help="comma-separated task types (default all)")
+    p.add_argument("--seed", type=int, default=0, help="episode seed")
+    p.add_argument("--json", action="store_true", help="print the full results as JSON")
+    p.add_argument("--out", default=None, help="keep the run folders in OUT/<agent>")
+
+
+@command(
+    "citywalk-eval",
+    "run the CityWalk suite with the oracle and random agents (an alias of `eval`)",
+)(_add_citywalk_eval)
+def run_citywalk_eval(args: argparse.Namespace) -> int:
+    """Score the oracle and random agents on a CityWalk suite and print the table."""
+    from urban_gym.eval.citywalk import evaluate, format_report
+
+    agents = [a.strip() for a in args.agents.split(",") if a.strip()]
+    types = [t.strip() for t in args.types.split(",")] if args.types else None
+    res = evaluate(suite=args.suite, agents=agents, seed=args.seed, types=types, out=args.out)
+    print(json.dumps(res, indent=1) if args.json else format_report(res))
+    return 0
+
+
+# --------------------------------------------------------------------------- PoseGraph360
+
+
+def _add_posegraph_eval(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--city", default="helsinki", help="load_city spec")
+    p.add_argument("--suite", default="default", help="JSONL suite (default: the city's)")
+    p.add_argument("--agents", default="oracle,random", help="comma-separated: oracle, random")
+    p.add_argument("--episodes", type=int, default=None, help="first N tasks (default: all)")
+    p.add_argument("--seed", type=int, default=0, help="seed of episode 0 (then +1, ...)")
+    p.add_argument("--view-size", type=int, default=84, help="view size in pixels")
+    p.add_argument("--pano-width", type=int, default=512, help="rendered panorama width")
+    p.add_argument("--json", action="store_true", help="print the results as JSON")
+    p.add_argument("--out", default=None, help="keep the run folders in OUT/<agent>")
+
+
+@command(
+    "posegraph360-eval",
+    "run the oracle and the random agent on a PoseGraph360 suite; scores per task type "
+    "(an alias of `eval`)",
+)(_add_posegraph_eval)
+def run_posegraph_eval(args: argparse.Namespace) -> int:
+    """Score the oracle and random agents on a PoseGraph360 suite and print the table."""
+    from urban_gym.eval.posegraph360 import evaluate, format_results
+
+    kwargs = {
+        "city": args.city,
+        "suite": args.suite,
+        "view_size": args.view_size,
+        "pano_width": args.pano_width,
+    }
+    results = []
+    for agent in [a.strip() for a in args.agents.split(",") if a.strip()]:
+        results.append(
+            evaluate(
+                kwargs, agent, seed=args.seed, episodes=args.episodes, progress=True, out=args.out
+            )
+        )
+    if args.json:
+        print(json.dumps(results, indent=1, default=str))
+    else:
+        print(format_results(results))
+    return 0
+
+
+# ---------------------------------------------------------------- StreetGraph (issue 5)
+
+
+def _add_streetgraph_eval(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--suite",
+        default="helsinki",
+        help="default suite name (helsinki, procedural) or a JSONL path",
+    )
+    p.add_argument("--agent", default="both", choices=("oracle", "random", "both"))
+    p.add_argument("--episodes", type=int, default=None, help="first N tasks (default all)")
+    p.add_argument("--seed", type=int, default=0, help="seed of episode 0 (then +1, ...)")
+    p.add_argument("--observation", default="symbolic", choices=("symbolic", "auto", "images"))
+    p.add_argument("--image-size", type=int, default=84, help="view size in image modes")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--out", default=None, help="keep the run folders in OUT/<agent>")
+
+
+@command(
+    "streetgraph-eval",
+    "oracle and random agent scores on a StreetGraph suite (an alias of `eval`)",
+)(_add_streetgraph_eval)
+def run_streetgraph_eval(args: argparse.Namespace) -> int:
+    """Score the oracle and random agents on a StreetGraph suite and print the table."""
+    import gymnasium as gym
+
+    from urban_gym.eval.streetgraph import ENV_ID, evaluate
+    from urban_gym.tasks.streetgraph import suite_statistics
+
+    kwargs = {"suite": args.suite, "observation": args.observation, "image_size": args.image_size}
+    env = gym.make(ENV_ID, **kwargs).unwrapped
+    agents = ["oracle", "random"] if args.agent == "both" else [args.agent]
+    ids = [t.id for t in env.tasks]
+    if args.episodes is not None:
+        ids = ids[: max(0, args.episodes)]
+    results = [
+        evaluate(kwargs, a, seed=args.seed, task_ids=ids, progress=True, out=args.out)
+        for a in agents
+    ]
+    stats = suite_statistics(env.tasks)
+    if args.json:
+        print(
+            json.dumps(
+                {"suite": args.suite, "statistics": stats, "results": results},
+                ensure_ascii=False,
+                indent=1,
+            )
+        )
+        return 0
+    print(f"suite {args.suite}: {len(env.tasks)} tasks")
+    if stats.get("tasks"):
+        for key in ("route_length_m", "decision_points"):
+            q = stats[key]
+            print(
+                f"  {key:<16} min {q['min']}  q25 {q['q25']}  median {q['median']}  "
+                f"q75 {q['q75']}  max {q['max']}  mean {q['mean']}"
+            )
+        print(f"  difficulty       {stats['difficulty']}")
+    keys = [
+        k
+        for k in ("success", "spl", "decision_accuracy", "ndtw", "sdtw", "spd")
+        if any(k in r["mean"] for r in results)
+    ]
+    print("| agent | episodes | " + " | ".join(keys) + " | terminations |")
+    print("|---|---|" + "---|" * len(keys) + "---|")
+    for r in results:
+        vals = " | ".join(f"{r['mean'][k]:.3f}" if k in r["mean"] else "" for k in keys)
+        print(f"| {r['agent']} | {r['episodes']} | {vals} | {r['terminations']} |")
+    return 0
+
+
+# ------------------------------------------------------------------ the harness (issue 13)
+
+
+def _add_lmm_options(p: argparse.ArgumentParser, prefix: str = "") -> None:
+    """Client settings of a language model (``prefix``: e.g. ``judge-``)."""
+    from urban_gym.baselines.lmm.options import add_lmm_options
+
+    add_lmm_options(p, json_arg, prefix)
+
+
+def lmm_options(args: argparse.Namespace) -> dict:
+    """The ``lmm`` agent's options from the parsed arguments."""
+    from urban_gym.baselines.lmm.options import lmm_options as options
+
+    return options(args)
+
+
+def _add_eval(p: argparse.ArgumentParser) -> None:
+    p.add_argument("env_id", help="registered id, e.g. UrbanGym/StreetGraph-v0")
+    p.add_argument("--out", required=True, help="run folder (rerun the command to resume)")
+    p.add_argument(
+        "--agent",
+        default="oracle",
+        help="oracle | random | lmm | sb3:PATH | module:Class (default oracle)",
+    )
+    p.add_argument(
+        "--agent-kwargs", type=json_arg, default=None, help="JSON options of the agent class"
+    )
+    p.add_argument("--suite", default=None, help="suite name of the family or a JSONL path")
+    p.add_argument("--env-kwargs", type=json_arg, default=None, help="gym.make kwargs (JSON)")
+    p.add_argument("--task-types", default=None, help="comma-separated task types")
+    p.add_argument("--difficulties", default=None, help="comma-separated difficulties")
+    p.add_argument("--task-ids", default=None, help="comma-separated task ids or @FILE")
+    p.add_argument("--seeds", type=int, default=1, help="repeats per task (default 1)")
+    p.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
+    p.add_argument(
+        "--seeding",
+        default="repeat",
+        choices=("repeat", "task"),
+        help="repeat: repeat r resets with seed+r; task: task i with seed+i (+r*n)",
+    )
+    p.add_argument("--workers", type=int, default=1, help="episodes in parallel")
+    p.add_argument("--backend", default="local", choices=("local", "ray"))
+    p.add_argument("--address", default=None, help="Ray cluster address (default: local Ray)")
+    p.add_argument(
+        "--force", action="store_true", help="move a different run in --out aside and start"
+    )
+    p.add_argument("--max-episodes", type=int, default=None, help="stop after N new episodes")
+    p.add_argument("--no-visibility", action="store_true", help="do not record goal_visible")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--judge",
+        default="rules",
+        choices=("rules", "lmm"),
+        help="fuzzy_match judge of answers: rules (names + aliases) or lmm",
+    )
+    p.add_argument("--judge-prompt", default=None, help="judge prompt file (see judge.py)")
+    _add_lmm_options(p)
+    _add_lmm_options(p, "judge-")
+
+
+@command(
+    "eval",
+    "evaluate any agent on any registered id and suite into a run folder (resumable, "
+    "parallel): manifest.json, episodes.jsonl, per-step traces",
+)(_add_eval)
+def run_eval(args: argparse.Namespace) -> int:
+    """Run (or resume) an evaluation into ``args.out`` and print its tallies."""
+    from urban_gym.eval.runner import run
+
+    kwargs = task_env_kwargs(args)
+    if args.location_prior is not None:
+        kwargs["location_prior"] = args.location_prior
+    from urban_gym.eval.presets import agent_options
+
+    options = agent_options(args)
+    judge = None
+    if args.judge == "lmm":
+        judge = {
+            "kind": "lmm",
+            "base_url": args.judge_base_url or args.base_url,
+            "model": args.judge_model or args.model,
+            "prompt_file": args.judge_prompt,
+        }
+        judge = {k: v for k, v in judge.items() if v is not None}
+    res = run(
+        args.env_id,
+        args.out,
+        agent=args.agent,
+        agent_options=options,
+        env_kwargs=kwargs,
+        task_ids=task_ids(args.task_ids),
+        seeds=args.seeds,
+        seed=args.seed,
+        seeding=args.seeding,
+        workers=args.concurrency if args.concurrency else args.workers,
+        backend=args.backend,
+        address=args.address,
+        force=args.force,
+        track_visibility=not args.no_visibility,
+        judge=judge,
+        progress=not args.no_progress,
+        command=["urban-gym", *sys.argv[1:]] if sys.argv and sys.argv[0] else None,
+        max_episodes=args.max_episodes,
+    )
+    done = res.done_before + res.ran
+    print(
+        f"{res.run_dir}: {done}/{res.total} episodes recorded ({res.ran} now, "
+        f"{res.done_before} before); {res.successes}/{res.ran} successful now; "
+        f"{res.tokens:,} tokens; {res.errors} errors; {res.wall_s:.1f} s"
+    )
+    if res.parallel:
+        from urban_gym.eval.backends import format_parallel
+
+        print(f"  {format_parallel(res.parallel)}")
+    print(f"  report: urban-gym report {res.run_dir}")
+    return 0
+
+
+def _add_gepa(p: argparse.ArgumentParser) -> None:
+    from urban_gym.eval.gepa import add_gepa_arguments
+
+    add_gepa_arguments(p, _add_lmm_options, json_arg)
+
+
+@command("gepa", "evolve a language-model agent's instructions on the val split")(_add_gepa)
+def run_gepa(args: argparse.Namespace) -> int:
+    """Evolve the agent's instructions; the ``--preset``'s settings fill what is not given."""
+    from urban_gym.eval.gepa import run_gepa_command
+    from urban_gym.eval.presets import lmm_preset
+
+    preset = lmm_preset(args.preset) if args.preset else {}
+    return run_gepa_command(args, {**preset, **lmm_options(args)})
+
+
+def _add_cost(p: argparse.ArgumentParser) -> None:
+    from urban_gym.baselines.lmm.costs import add_cost_arguments
+
+    add_cost_arguments(p)
+
+
+@command("cost", "tokens and US dollars of run folders (an editable price table)")(_add_cost)
+def run_cost(args: argparse.Namespace) -> int:
+    """Print the tokens and dollar cost of run folders."""
+    from urban_gym.baselines.lmm.costs import run_cost_command
+
+    return run_cost_command(args)
+
+
+def _add_report(p: argparse.ArgumentParser) -> None:
+    p.add_argument("run_dirs", nargs="+", help="run folders (the first is the baseline)")
+    p.add_argument(
+        "--out", default=None, help="output folder (default RUN_DIR/report; several runs: report)"
+    )
+    p.add_argument("--names", default=None, help="comma-separated display names of the runs")
+    p.add_argument("--resamples", type=int, default=10_000, help="bootstrap resamples")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    p.add_argument("--no-plots", action="store_true", help="no PNG plots")
+    p.add_argument("--no-gifs", action="store_true", help="no GIFs of best/worst episodes")
+    p.add_argument("--no-failures", action="store_true", help="no failure-cause breakdown")
+    p.add_argument("--labeler", default="rules", choices=("rules", "lmm"))
+    p.add_argument("--labeler-max", type=int, default=200, help="failed episodes labeled per run")
+    _add_lmm_options(p, "labeler-")
+
+
+@command(
+    "report",
+    "report of run folders: tables with bootstrap CIs per type/difficulty/category, paired "
+    "comparisons, failure causes, leaderboard, plots, GIFs",
+)(_add_report)
+def run_report(args: argparse.Namespace) -> int:
+    """Build the report of the run folders and write it with its plots and GIFs."""
+    from pathlib import Path
+
+    from urban_gym.eval.report import build_report, write_report
+
+    labeler = None
+    if args.labeler == "lmm" and not args.no_failures:
+        from urban_gym.baselines.lmm.client import ChatClient, ClientConfig
+        from urban_gym.eval.labeler import ModelLabeler
+
+        cfg = ClientConfig.from_env(base_url=args.labeler_base_url, model=args.labeler_model)
+        labeler = ModelLabeler(ChatClient(cfg), max_episodes=args.labeler_max)
+    report = build_report(
+        args.run_dirs,
+        names=csv_list(args.names),
+        resamples=args.resamples,
+        seed=args.seed,
+        failures=not args.no_failures,
+        labeler=labeler,
+    )
+    out = (
+        Path(args.out)
+        if args.out
+        else (Path(args.run_dirs[0]) / "report" if len(args.run_dirs) == 1 else Path("report"))
+    )
+    if not args.no_gifs:
+        from urban_gym.eval.replay import episode_gifs
+        from urban_gym.eval.report import load_run, name_runs
+
+        runs = [load_run(p) for p in args.run_dirs]
+        name_runs(runs, csv_list(args.names))
+        report["gifs"] = episode_gifs(runs, out)
+    paths = write_report(report, out, plots=not args.no_plots)
+    print(f"wrote {paths['md']} and {paths['json']} ({report['build_s']:.1f} s to build)")
+    for row in report["leaderboard"]:
+        s = row["success"] or {}
+        print(
+            f"  {row['run']:<24} {row['env_id']:<36} success {100 * (s.get('mean') or 0):5.1f}% "
+            f"[{100 * (s.get('low') or 0):.1f}, {100 * (s.get('high') or 0):.1f}]"
+        )
+    return 0
+
+
+def _add_judge_agreement(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--suite", default="default", help="PoseGraph360 suite (name or JSONL; default: Helsinki)"
+    )
+    p.add_argument("--city", default=None, help="city of the suite (default: its tasks')")
+    p.add_argument("--runs", nargs="*", default=(), help="run folders whose answers are judged too")
+    p.add_argument("--prompt", default=None, help="judge prompt file")
+    p.add_argument("--cache", default=None, help="JSONL cache of verdicts")
+    p.add_argument("--out", default=None, help="write the agreement report (JSON) here")
+    _add_lmm_options(p, "judge-")
+
+
+@command(
+    "judge-agreement",
+    "how often the language-model fuzzy_match judge agrees with the deterministic one on a "
+    "suite's answers (and runs' answers); Cohen's kappa",
+)(_add_judge_agreement)
+def run_judge_agreement(args: argparse.Namespace) -> int:
+    """Print how often the model judge agrees with the deterministic one."""
+    from urban_gym.baselines.lmm.client import ClientConfig
+    from urban_gym.baselines.lmm.judge import LLMJudge
+    from urban_gym.eval.judge_agreement import agreement, format_agreement, probes
+
+    judge = LLMJudge(
+        config=ClientConfig.from_env(base_url=args.judge_base_url, model=args.judge_model),
+        prompt_file=args.prompt,
+        cache_path=args.cache,
+    )
+    try:
+        res = agreement(probes(args.suite, args.city, args.runs), judge)
+    finally:
+        judge.close()
+    if args.out:
+        from pathlib import Path
+
+        Path(args.out).write_text(json.dumps(res, indent=1, ensure_ascii=False) + "\n")
+    print(format_agreement(res))
+    return 0

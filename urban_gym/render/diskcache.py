@@ -1,0 +1,64 @@
+"""Arrays built once per machine: textures that every process would otherwise draw again.
+
+:func:`cached_array` keeps an array as a ``.npy`` file under the world cache
+(:func:`urban_gym.world.loader.cache_dir` ``/render``), named by what it is and a hash of
+the source files that draw it (so a change to the drawing code builds it anew), and opens
+it memory-mapped and read-only: processes on one machine (the workers of a vector env)
+share its pages. Where the folder cannot be written or a file cannot be read, the array is
+built in memory as before.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+
+_digests: dict[tuple[str, ...], str] = {}
+
+
+def source_digest(*modules: ModuleType) -> str:
+    """A short hash of the source files of ``modules`` (cached per process)."""
+    key = tuple(m.__name__ for m in modules)
+    hit = _digests.get(key)
+    if hit is None:
+        h = hashlib.sha1()
+        for m in modules:
+            h.update(Path(str(m.__file__)).read_bytes())
+        hit = _digests[key] = h.hexdigest()[:12]
+    return hit
+
+
+def cached_array(name: str, build: Callable[[], np.ndarray], *modules: ModuleType) -> np.ndarray:
+    """``build()``, kept on disk as ``name`` for the sources of ``modules`` (read-only).
+
+    Args:
+        name: a file-name-safe name of the array (``"atlas-day-clear"``).
+        build: makes the array when no valid file exists.
+        modules: the modules whose source decides the array's content.
+    """
+    from urban_gym.world.loader import cache_dir
+
+    path = cache_dir() / "render" / f"{name}-{source_digest(*modules)}.npy"
+    try:
+        arr = np.load(path, mmap_mode="r", allow_pickle=False)
+        if isinstance(arr, np.ndarray) and arr.size:
+            return arr
+    except (OSError, ValueError, EOFError):
+        pass  # missing or unreadable: build it
+    arr = build()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".npy.tmp")
+        with os.fdopen(fd, "wb") as f:
+            np.save(f, np.ascontiguousarray(arr), allow_pickle=False)
+        os.replace(tmp, path)
+    except OSError:
+        return arr  # an unwritable cache: the array from memory
+    arr.setflags(write=False)
+    return arr

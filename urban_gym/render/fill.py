@@ -1,0 +1,141 @@
+"""The per-pixel fill of the column caster: walls and sky from the texture atlas, the
+ground from a ground window, with the horizontal distance per pixel, depth and instance
+ids -- in numpy with ``cv2.remap`` (the reference) or by the compiled kernel
+(:mod:`urban_gym.render.kernels`). Used by :func:`urban_gym.render.raycast.cast`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import cv2
+import numpy as np
+
+from urban_gym.render.ground import GroundWindow, far_colour
+
+
+@dataclass
+class Runs:
+    """Per-run (``W * (K_HITS + 2)``: sky, hits ``K-1 .. 0``, ground per column) texture
+    parameters -- atlas column ``P - D * a[r]`` and row ``S`` -- with the horizontal
+    distance ``t`` (m, ``inf`` for sky and ground) and the instance id (or None).
+    """
+
+    P: np.ndarray
+    D: np.ndarray
+    S: np.ndarray
+    t: np.ndarray
+    ids: np.ndarray | None
+
+
+@dataclass
+class GroundMaps:
+    """Where each pixel below the horizon meets the ground, in pixels of the ground
+    window: ``x = gr[r] * kx[c] + cx``, ``y = gr[r] * ky[c] + cy`` (float32).
+    """
+
+    win: GroundWindow
+    gr: np.ndarray
+    kx: np.ndarray
+    ky: np.ndarray
+    cx: np.float32
+    cy: np.float32
+    border: tuple
+
+
+def ground_maps(
+    cam: Any, win: GroundWindow, x: float, y: float, eye: float, tod: str
+) -> GroundMaps:
+    """The :class:`GroundMaps` of camera ``cam`` at ``(x, y)`` (m), ``eye`` metres up."""
+    inv = 1.0 / win.mpp
+    b = cam.b
+    with np.errstate(divide="ignore"):
+        gr = (eye / -cam.a).astype(np.float32)  # metres x b per row
+    kx = (cam.dirx / b * inv).astype(np.float32)
+    ky = (-cam.diry / b * inv).astype(np.float32)
+    cx = np.float32((x - win.x0) * inv - 0.5)
+    cy = np.float32((win.y1 - y) * inv - 0.5)
+    return GroundMaps(win, gr, kx, ky, cx, cy, (*far_colour(tod), 255))
+
+
+def fill(cam, hits, runs: Runs, band, atlas, sky, ground, need_depth: bool, k=None):
+    """Walls, sky and ground of every pixel with ``cv2.remap``: ``(rgb (H, W, 4), t_cols
+    (W, Hb), depth or None, ids or None)``. The per-pixel texture coordinates and ids come
+    from the compiled kernels ``k`` (:mod:`urban_gym.render.kernels`) or, when None, from
+    numpy (the reference path).
+    """
+    W, H = cam.width, cam.height
+    K = hits.bounds.shape[1] - 3
+    r_top, r_bot = band
+    g = hits.bounds[:, K + 1]
+    hb = r_bot - r_top
+    rgb = np.empty((H, W, 4), np.uint8)
+    if k is not None:
+        mapx, mapy, t_cols = k.band_maps(
+            hits.bounds, runs.P, runs.D, runs.S, runs.t, cam.a32, r_top, r_bot
+        )
+    else:
+        band_len = np.diff(np.clip(hits.bounds, r_top, r_bot), axis=1).ravel()
+        mapx = np.repeat(runs.P, band_len).reshape(W, hb)
+        dd = np.repeat(runs.D, band_len).reshape(W, hb)
+        np.multiply(dd, cam.a32[None, r_top:r_bot], out=dd)
+        np.subtract(mapx, dd, out=mapx)
+        mapy = np.repeat(runs.S, band_len).reshape(W, hb)
+        t_cols = np.repeat(runs.t, band_len).reshape(W, hb)  # (W, Hb), rows from r_top
+    if hb > 0:
+        # 4-channel images: OpenCV's bilinear remap is several times faster on RGBA than RGB
+        cv2.transpose(
+            cv2.remap(atlas, mapx, mapy, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE),
+            dst=rgb[r_top:r_bot],
+        )
+    if r_top > 0:
+        rgb[:r_top] = sky[:r_top, None, :]
+    g_min = int(g.min()) if W else H
+    gmask = _draw_ground(cam, rgb, ground, g, g_min, r_bot)
+    depth = None
+    if need_depth:
+        sec = cam.secant()
+        depth = np.full((H, W), np.inf, np.float32)
+        if hb > 0:
+            cv2.transpose(t_cols, dst=depth[r_top:r_bot])
+            depth[r_top:r_bot] *= sec[r_top:r_bot]
+        if gmask is not None:
+            gd = ground.gr[g_min:, None] / cam.b[None, :].astype(np.float32) * sec[g_min:]
+            cv2.copyTo(gd, gmask, depth[g_min:])
+    ids = None
+    if runs.ids is not None:
+        if k is not None:
+            ids = cv2.transpose(k.run_ids(hits.bounds, runs.ids))
+        else:
+            lengths = np.diff(hits.bounds, axis=1).ravel()
+            ids = cv2.transpose(np.repeat(runs.ids, lengths).reshape(W, H))
+    return rgb, t_cols, depth, ids
+
+
+def _draw_ground(cam, rgb, ground, g, g_min: int, r_bot: int) -> np.ndarray | None:
+    """The ground below row ``g[c]`` of each column; returns the ground mask of rows
+    ``g_min ..`` (uint8) or None where no ground shows.
+    """
+    if ground is None:
+        return None
+    H = cam.height
+    gr = ground.gr[g_min:, None]
+    gx = gr * ground.kx[None, :]
+    gx += ground.cx
+    gy = gr * ground.ky[None, :]
+    gy += ground.cy
+    img = cv2.remap(
+        ground.win.image,
+        gx,
+        gy,
+        cv2.INTER_LINEAR,
+        borderMode=cv2.BORDER_CONSTANT,
+        borderValue=ground.border,
+    )
+    gmask = (cam.rows_col[g_min:] >= g[None, :]).view(np.uint8)
+    if r_bot < H:
+        rgb[r_bot:] = img[r_bot - g_min :]
+    if r_bot > g_min:
+        cv2.copyTo(img[: r_bot - g_min], gmask[: r_bot - g_min], rgb[g_min:r_bot])
+    return gmask

@@ -1,0 +1,94 @@
+"""The compiled path of the ray caster and the switch between it and the numpy reference.
+
+The column caster's two hot passes -- wall hits per column and the per-pixel fill of
+walls, sky and ground with depth and ids -- have a numba version
+(:mod:`urban_gym.render.kernels.columns`) that gives what the numpy reference in
+:mod:`urban_gym.render.raycast` gives (same hits, depth and ids; images equal but for
+rare one-level roundings), several times faster. It is the default. Where numba is not
+installed, or a kernel fails to compile or to load its cache, a :class:`RuntimeWarning`
+says so once and the numpy path draws instead; nothing else changes.
+
+``URBAN_GYM_KERNELS=numpy`` in the environment (or :func:`set_backend`) selects the numpy
+path. Compiled kernels are cached in the package's ``__pycache__`` (numba's ``cache=True``;
+numba checks the source's timestamp, so a stale cache is recompiled, and uses a per-user
+folder when that one cannot be written); ``NUMBA_CACHE_DIR`` moves it.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import warnings
+from types import ModuleType
+
+BACKENDS = ("numba", "numpy")
+
+_lock = threading.Lock()
+_state: dict[str, object] = {"backend": None, "module": None, "warned": False}
+
+
+def set_backend(name: str | None) -> None:
+    """Choose ``"numba"`` (the default when it works), ``"numpy"`` (the reference), or
+    None (back to the default: ``URBAN_GYM_KERNELS`` or ``"numba"``).
+
+    Raises:
+        ValueError: for another name.
+    """
+    if name is not None and name not in BACKENDS:
+        raise ValueError(f"backend={name!r} must be one of {BACKENDS} or None")
+    with _lock:
+        _state["backend"] = name
+
+
+def backend() -> str:
+    """The backend drawing now: ``"numba"`` or ``"numpy"``."""
+    return "numba" if compiled() is not None else "numpy"
+
+
+def _wanted() -> str:
+    name = _state["backend"] or os.environ.get("URBAN_GYM_KERNELS", "numba")
+    if name not in BACKENDS:
+        raise ValueError(f"URBAN_GYM_KERNELS={name!r} must be one of {BACKENDS}")
+    return str(name)
+
+
+def compiled() -> ModuleType | None:
+    """The module of compiled kernels, or None where the numpy path draws."""
+    if _wanted() == "numpy":
+        return None
+    mod = _state["module"]
+    if mod is None and not _state["warned"]:
+        with _lock:
+            if _state["module"] is None and not _state["warned"]:
+                try:
+                    from urban_gym.render.kernels import columns
+
+                    _state["module"] = columns
+                except Exception as exc:  # noqa: BLE001 - any failure means the numpy path
+                    disable(exc)
+        mod = _state["module"]
+    return mod  # type: ignore[return-value]
+
+
+def disable(exc: BaseException) -> None:
+    """Fall back to the numpy path for the rest of the process, warning once why."""
+    _state["module"] = None
+    if not _state["warned"]:
+        _state["warned"] = True
+        warnings.warn(
+            f"urban_gym: the compiled ray caster is not available ({type(exc).__name__}: "
+            f"{exc}); drawing with the numpy path (same images, several times slower). "
+            "Install numba to use it.",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+
+
+def compile_errors() -> tuple[type[BaseException], ...]:
+    """Exceptions that mean a kernel could not be compiled or loaded (numba's own)."""
+    try:
+        from numba.core.errors import NumbaError
+
+        return (NumbaError, OSError, EOFError, ImportError)
+    except ImportError:  # pragma: no cover - numba missing: nothing compiled to fail
+        return (OSError,)

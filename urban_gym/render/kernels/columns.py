@@ -1,0 +1,200 @@
+"""Compiled column passes of the ray caster (numba): wall hits per column, and the
+per-pixel fill of walls, sky and ground with depth and instance ids.
+
+Each kernel computes what the numpy reference in :mod:`urban_gym.render.raycast` computes,
+with the same floating-point operations in the same order and types: the kept hits,
+their run boundaries, the texture coordinates and ids are equal, so the images, depth
+and ids that ``cv2.remap`` and :mod:`urban_gym.render.fill` make of them are equal too
+(``tests/render/test_kernels.py`` pins both paths).
+
+Import this module only through :func:`urban_gym.render.kernels.compiled`, which falls back
+to the numpy path where numba is missing or cannot compile.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+_JIT = {"cache": True, "nogil": True}
+
+
+@numba.njit(**_JIT)
+def _count_above(a: np.ndarray, v: float) -> int:
+    """Rows with ``a[r] > v`` (``a`` decreasing)."""
+    lo, hi = 0, len(a)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if a[mid] > v:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@numba.njit(**_JIT)
+def _count_at_or_above(a: np.ndarray, v: float) -> int:
+    """Rows with ``a[r] >= v`` (``a`` decreasing)."""
+    lo, hi = 0, len(a)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if a[mid] >= v:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@numba.njit(**_JIT)
+def _pairs(ax, ay, bx, by, i0, cnt, dirx, diry):
+    """Every (column, wall) intersection in front of the eye, grouped by column in wall
+    order: ``(start of each column, end, t, s, sort key, wall)``.
+    """
+    n_w = len(dirx)
+    per_col = np.zeros(n_w + 1, np.int64)
+    for k in range(len(ax)):
+        for m in range(cnt[k]):
+            per_col[(i0[k] + m) % n_w + 1] += 1
+    for c in range(n_w):
+        per_col[c + 1] += per_col[c]
+    tot = per_col[n_w]
+    end = per_col[:n_w].copy()
+    bt = np.empty(tot, np.float64)
+    bs = np.empty(tot, np.float64)
+    bk = np.empty(tot, np.float64)
+    bseg = np.empty(tot, np.int64)
+    for k in range(len(ax)):
+        dxs = bx[k] - ax[k]
+        dys = by[k] - ay[k]
+        for m in range(cnt[k]):
+            c = (i0[k] + m) % n_w
+            den = dirx[c] * dys - diry[c] * dxs
+            t = (ax[k] * dys - ay[k] * dxs) / den if den != 0.0 else np.nan
+            if math.isfinite(t) and t > 0.05:
+                p = end[c]
+                bt[p] = t
+                bs[p] = min(max((ax[k] * diry[c] - ay[k] * dirx[c]) / den, 0.0), 1.0)
+                bk[p] = c * 1e5 + min(t, 9.9e4)
+                bseg[p] = k
+                end[c] = p + 1
+    return per_col, end, bt, bs, bk, bseg
+
+
+@numba.njit(**_JIT)
+def _keep(per_col, end, bt, bk, bseg, hgt, eye, k_hits):
+    """Per column, the hits by distance (a stable sort by key) each taller than all
+    nearer ones, at most ``k_hits``: ``(order, kept?, rank, top elevation)``.
+    """
+    tot = len(bt)
+    keep = np.zeros(tot, np.bool_)
+    krank = np.zeros(tot, np.int64)
+    ktop = np.zeros(tot, np.float64)
+    order = np.empty(tot, np.int64)
+    for c in range(len(end)):
+        lo = per_col[c]
+        for p in range(lo, end[c]):  # insertion sort: stable, short columns
+            q = p
+            while q > lo and bk[order[q - 1]] > bk[p]:
+                order[q] = order[q - 1]
+                q -= 1
+            order[q] = p
+        best = -np.inf
+        rank = 0
+        for q in range(lo, end[c]):
+            top = math.atan((hgt[bseg[order[q]]] - eye) / bt[order[q]])
+            key = c * 4.0 + top + 2.0
+            if key > best:
+                best = key
+                keep[q] = rank < k_hits
+                krank[q] = rank
+                ktop[q] = top
+                rank += 1
+    return order, keep, krank, ktop
+
+
+@numba.njit(**_JIT)
+def wall_hits(ax, ay, bx, by, hgt, i0, cnt, dirx, diry, b, a, eye, k_hits):
+    """Hits of every column's ray with the candidate walls (coordinates relative to the
+    eye), sorted by distance, each taller than all nearer ones, at most ``k_hits`` per
+    column: ``(col, rank, wall, t, s, bounds)`` as :func:`~urban_gym.render.raycast.find_hits`.
+    """
+    n_w = len(dirx)
+    per_col, end, bt, bs, bk, bseg = _pairs(ax, ay, bx, by, i0, cnt, dirx, diry)
+    order, keep, krank, ktop = _keep(per_col, end, bt, bk, bseg, hgt, eye, k_hits)
+    n_out = int(keep.sum())
+    col = np.empty(n_out, np.int64)
+    rank = np.empty(n_out, np.int64)
+    seg = np.empty(n_out, np.int64)
+    t_o = np.empty(n_out, np.float64)
+    s_o = np.empty(n_out, np.float64)
+    nb = np.full((n_w, k_hits), len(a) + 1, np.int64)
+    t0 = np.full(n_w, np.inf)
+    i = 0
+    for c in range(n_w):
+        for q in range(per_col[c], end[c]):
+            if keep[q]:
+                p = order[q]
+                col[i], rank[i], seg[i], t_o[i], s_o[i] = c, krank[q], bseg[p], bt[p], bs[p]
+                if krank[q] == 0:
+                    t0[c] = bt[p]
+                nb[c, krank[q]] = _count_above(a, math.tan(ktop[q]) / b[c])
+                i += 1
+    return col, rank, seg, t_o, s_o, _bounds(nb, t0, a, b, eye)
+
+
+@numba.njit(**_JIT)
+def _bounds(nb, t0, a, b, eye):
+    """Run boundaries per column ``[0, n_{K-1}, ..., n_0, g, H]`` from the rows above
+    each kept hit's top (``nb``) and the nearest hit's distance ``t0``.
+    """
+    n_w, k_hits = nb.shape
+    out = np.empty((n_w, k_hits + 3), np.int64)
+    for c in range(n_w):
+        g = _count_at_or_above(a, -eye / (t0[c] * b[c]))
+        run = len(a) + 1
+        out[c, 0] = 0
+        for r in range(k_hits):
+            run = min(run, nb[c, r])
+            out[c, k_hits - r] = min(run, g)
+        out[c, k_hits + 1] = g
+        out[c, k_hits + 2] = len(a)
+    return out
+
+
+@numba.njit(**_JIT)
+def band_maps(bounds, pp, dd, ss, t_run, a32, r_top, r_bot):
+    """The atlas coordinates of the rows ``r_top .. r_bot`` of every column,
+    ``x = P - D * a[r]`` and ``y = S`` of the pixel's run, and its horizontal distance:
+    ``(mapx, mapy, t_cols)``, each ``(W, r_bot - r_top)`` float32.
+    """
+    n_w = bounds.shape[0]
+    n_r = bounds.shape[1] - 1
+    hb = max(r_bot - r_top, 0)
+    mapx = np.empty((n_w, hb), np.float32)
+    mapy = np.empty((n_w, hb), np.float32)
+    t_cols = np.empty((n_w, hb), np.float32)
+    for c in range(n_w):
+        for j in range(n_r):
+            run = c * n_r + j
+            p, d, s, t = pp[run], dd[run], ss[run], t_run[run]
+            for r in range(max(bounds[c, j], r_top), min(bounds[c, j + 1], r_bot)):
+                mapx[c, r - r_top] = p - d * a32[r]
+                mapy[c, r - r_top] = s
+                t_cols[c, r - r_top] = t
+    return mapx, mapy, t_cols
+
+
+@numba.njit(**_JIT)
+def run_ids(bounds, id_run):
+    """Instance id of every pixel from the ids of the runs: ``(W, H)`` int32."""
+    n_w = bounds.shape[0]
+    n_r = bounds.shape[1] - 1
+    out = np.empty((n_w, bounds[0, n_r]), np.int32)
+    for c in range(n_w):
+        for j in range(n_r):
+            v = id_run[c * n_r + j]
+            for r in range(bounds[c, j], bounds[c, j + 1]):
+                out[c, r] = v
+    return out
