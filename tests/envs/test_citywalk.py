@@ -11,12 +11,8 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import urban_gym  # noqa: F401  (registers the ids)
-from urban_gym.envs.citywalk import (
-    JUMP_DURATION,
-    LOOK_DURATION,
-    CityWalkEnv,
-    citywalk_action_table,
-)
+from urban_gym.envs.citywalk import CityWalkEnv, citywalk_action_table
+from urban_gym.envs.citywalk_actions import JUMP_DURATION, LOOK_DURATION
 from urban_gym.tasks.citywalk import generate_tasks
 from urban_gym.tasks.spec import TaskError, TaskSpec
 
@@ -66,7 +62,7 @@ def make(tasks, **kw) -> CityWalkEnv:
 
 
 def move(direction="forward", duration=1.0, **kw):
-    return {"action": "move", "direction": direction, "duration": duration, **kw}
+    return {"action": "move", "dir": direction, "seconds": duration, **kw}
 
 
 # ---------------------------------------------------------------- hand-checkable
@@ -76,14 +72,15 @@ def test_two_second_walk_north_moves_2_8_m():
     assert info["pose"]["x"] == pytest.approx(0.0, abs=1e-9)
     assert info["pose"]["y"] == pytest.approx(2.8)
     assert info["clock"] == pytest.approx(2.0)
-    assert info["on_network"] and not info["hit_wall"]
+    # on the street's centre line: a carriageway, off the *pedestrian* network
+    assert not info["on_network"] and not info["hit_wall"]
 
 
 def test_walking_into_a_wall_stops_at_it():
     # (0, -53) lies on a 16 m street; the west block's buildings start at x = -8
     env = make([nav_task(0.0, -53.0, 270.0)])
-    env.step({"action": "sprint", "direction": "forward", "duration": 2.0})
-    obs, _, _, _, info = env.step({"action": "sprint", "direction": "forward", "duration": 2.0})
+    env.step({"action": "sprint", "dir": "forward", "seconds": 2.0})
+    obs, _, _, _, info = env.step({"action": "sprint", "dir": "forward", "seconds": 2.0})
     assert info["hit_wall"] and "bumped into a wall" in obs["notice"]
     assert info["pose"]["x"] == pytest.approx(-7.7, abs=1e-4)
     _, _, _, _, info = env.step({"action": "sprint", "direction": "forward", "duration": 1.0})
@@ -130,13 +127,14 @@ def test_crossing_a_closure_is_counted_and_breaks_success():
         "closed_edges": [],
         "trigger": None,
     }
-    env = make([nav_task(goal=(0.0, 12.0), constraints={"closures": [closure]})])
+    env = make([nav_task(goal=(0.0, 20.0), constraints={"closures": [closure]})])
     _, _, _, _, info = env.step(move("forward", 2.0))  # y = 2.8: short of the line
     assert info["closure_crossings"] == 0
-    _, r, _, _, info = env.step(move("forward", 2.0))  # y = 5.6: across
-    assert info["closure_crossings"] == 1 and r < 0
-    _, _, term, _, info = env.step({"action": "terminate"})
-    assert term and info["metrics"]["closure_compliance"] == 0.0
+    # y = 5.6: across, and 14.4 m from the goal: arrived without terminate, but failed
+    _, r, term, _, info = env.step(move("forward", 2.0))
+    assert info["closure_crossings"] == 1
+    assert term and info["termination"] == "arrived"
+    assert info["metrics"]["closure_compliance"] == 0.0
     assert info["metrics"]["success"] == 0.0 and not info["is_success"]
 
 
@@ -151,7 +149,7 @@ def test_a_dynamic_closure_appears_with_a_one_time_notice():
     env = make([nav_task(constraints={"closures": [closure]}, type="DCR", difficulty="l5")])
     obs, _, _, _, _ = env.step(move("forward", 1.0))  # y = 1.4: 28.6 m away
     assert "NOTICE" not in obs["notice"] and env.closure_active == [False]
-    obs, _, _, _, _ = env.step({"action": "sprint", "direction": "forward", "duration": 2.0})
+    obs, _, _, _, _ = env.step({"action": "sprint", "dir": "forward", "seconds": 2.0})
     assert obs["notice"].startswith("NOTICE: Test street is closed")
     obs, _, _, _, _ = env.step(move("forward", 0.5))
     assert "NOTICE" not in obs["notice"] and env.closure_active == [True]
@@ -175,12 +173,13 @@ def test_pedestrian_contact_is_counted_in_the_episode(tiny_tasks):
 def test_multi_stop_progress_and_on_time(tiny_tasks):
     t = next(t for t in tiny_tasks if t.type == "TWS")
     env = make([t])
+    n = len(t.goal["stops"])
     for i, stop in enumerate(t.goal["stops"]):
         env.walker = type(env.walker)(stop["x"], stop["y"] - 1.0, 0.0)
-        obs, r, _, _, info = env.step(move("forward", 0.5))
+        obs, r, term, _, info = env.step(move("forward", 0.5))
         assert info["stops_reached"] == i + 1 and r >= 0.5
-    _, _, term, _, info = env.step({"action": "terminate"})
-    assert term and info["termination"] == "arrived"
+        assert term == (i == n - 1)  # the last stop ends the episode without terminate
+    assert info["termination"] == "arrived"
     assert info["metrics"]["fraction_reached"] == 1.0 and info["metrics"]["on_time_rate"] == 1.0
     assert info["is_success"]
 
@@ -189,14 +188,18 @@ def test_question_answer_ends_the_episode(tiny_tasks):
     t = next(t for t in tiny_tasks if t.type == "OU")
     env = make([t])
     right = "ABCD"[list(t.options).index(t.answer)]
-    _, r, term, _, info = env.step({"action": "terminate", "answer": right})
+    obs, _, term, _, info = env.step({"action": "terminate"})
+    assert not term and info["answer_turn"] and '"answer"' in obs["notice"]
+    _, r, term, _, info = env.step({"action": "answer", "answer": right, "reason": "seen"})
     assert term and info["termination"] == "answered" and info["is_success"] and r == 1.0
     env.reset(seed=0)
+    env.step({"action": "terminate"})
     wrong = next(L for L in "ABCD" if L != right)
     _, r, term, _, info = env.step({"action": "answer", "option": wrong.lower()})
     assert term and not info["is_success"] and info["metrics"]["answer_accuracy"] == 0.0
     env.reset(seed=0)
-    _, _, term, _, info = env.step({"action": "terminate", "answer": t.answer})  # option text
+    env.step({"action": "terminate"})
+    _, _, term, _, info = env.step({"action": "answer", "answer": t.answer})  # option text
     assert info["is_success"]
 
 
@@ -215,9 +218,9 @@ def test_map_actions_only_in_map_mode_and_back():
     assert not info["action_valid"] and "map mode" in info["invalid_action"]
     env.step({"action": "map_pan", "east": 100, "north": -50})
     assert env.map.center == pytest.approx((100.0, -50.0))
-    env.step({"action": "map_zoom", "factor": 4})
+    env.step({"action": "map_zoom", "factor": 0.25})  # below 1: closer
     assert env.map.mpp == pytest.approx(0.5)
-    env.step({"action": "map_orbit", "degrees": 90})
+    env.step({"action": "map_orbit", "yaw": 90})
     assert env.map.rotation == pytest.approx(90.0)
     env.step({"action": "map_select", "x": 0.5, "y": 0.5})
     assert env.map.selected == pytest.approx((100.0, -50.0))  # the centre of the map
@@ -245,13 +248,13 @@ def test_map_markers_show_destinations_and_active_closures_never_a_route():
 @pytest.mark.parametrize(
     "action, fragment",
     [
-        ({"action": "move", "direction": "up", "duration": 1}, "direction"),
+        ({"action": "move", "direction": "up", "duration": 1}, "dir="),
         ({"action": "move", "direction": "forward", "duration": "soon"}, "not a number"),
         ({"action": "move", "direction": "forward", "duration": 0.01}, "outside"),
         ({"action": "move", "direction": "forward", "duration": 1, "yaw_rate": 500}, "yaw_rate"),
         ({"action": "look", "pitch": 120}, "pitch"),
         ({"action": "fly"}, "unknown action"),
-        ({"action": "terminate", "answer": "B"}, "asks no question"),
+        ({"action": "answer", "answer": "B"}, "asks no question"),
         ({"action": "close_map"}, "only in map mode"),
         ("not json at all", "unknown action"),
         (42, "outside"),
@@ -270,7 +273,10 @@ def test_bad_actions_are_invalid_steps(action, fragment):
 
 def test_unknown_answer_is_invalid(tiny_tasks):
     env = make([next(t for t in tiny_tasks if t.type == "VR")])
-    _, _, term, _, info = env.step({"action": "terminate", "answer": "E"})
+    _, _, term, _, info = env.step({"action": "answer", "answer": "A"})
+    assert not term and "during exploration" in info["invalid_action"]
+    env.step({"action": "terminate"})
+    _, _, term, _, info = env.step({"action": "answer", "answer": "E"})
     assert not term and "not one of the options" in info["invalid_action"]
 
 
@@ -326,7 +332,7 @@ def test_registered_no_view_env_on_the_default_suite():
         warnings.simplefilter("error")
         check_env(env.unwrapped, skip_render_check=True)
     obs, info = env.reset(seed=3)
-    assert info["task"].city == "helsinki" and len(env.unwrapped.tasks) == 300
+    assert info["task"].city == "helsinki" and len(env.unwrapped.tasks) == 970
     assert env.observation_space.contains(obs)
     env.close()
 

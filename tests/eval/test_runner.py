@@ -172,12 +172,13 @@ def test_the_eval_command(tmp_path, capsys):
         "random",
     ]
     assert main(args) == 0
-    assert "40/40 episodes recorded (40 now, 0 before)" in capsys.readouterr().out
+    # the 63 SGN tasks of level l2 (VR is l1), 2 seeds each
+    assert "126/126 episodes recorded (126 now, 0 before)" in capsys.readouterr().out
     m = RunDir(out).read_manifest()
     assert m["env_kwargs"]["task_types"] == ["VR", "SGN"]
     assert m["env_kwargs"]["difficulties"] == ["l2"]
     assert {r["task_type"] for r in RunDir(out).read_episodes()} == {"SGN"}
     assert main(args) == 0  # resumes: nothing left to do
-    assert "40/40 episodes recorded (0 now, 40 before)" in capsys.readouterr().out
+    assert "126/126 episodes recorded (0 now, 126 before)" in capsys.readouterr().out
     assert main([*args[:-1], "oracle"]) == 2  # a different agent into the same folder
     assert "holds a different run" in capsys.readouterr().err

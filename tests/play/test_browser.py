@@ -112,7 +112,7 @@ def test_play_one_task_per_family_in_chromium(chromium, tmp_path, env_id, kwargs
         # the map: one wheel notch zoomed out by 2 (2 -> 4 m per pixel); the drag moved the
         # map 64 x 32 CSS px of a `width` px wide image of 128 px: 4 m per image pixel
         zoom, pan, select = (s["action"] for s in steps[1:4])
-        assert zoom == {"action": "map_zoom", "factor": 0.5}
+        assert zoom == {"action": "map_zoom", "factor": 2.0}  # UrbanGround: > 1 is farther
         scale = 128 / width * 4.0
         assert pan["action"] == "map_pan"
         assert pan["east"] == pytest.approx(-64 * scale, abs=0.05)
@@ -121,7 +121,7 @@ def test_play_one_task_per_family_in_chromium(chromium, tmp_path, env_id, kwargs
         # durations and turns went through the page's number boxes: 4 decimals
         for got, want in zip(done, p.actions):
             assert got["action"] == want["action"]
-            for k in ("duration", "yaw", "yaw_rate"):
+            for k in ("seconds", "yaw", "yaw_rate"):
                 if want.get(k):
                     assert got[k] == pytest.approx(want[k], abs=2e-3, rel=1e-3), (got, want)
     else:

@@ -49,12 +49,12 @@ def test_streetgraph_commands():
 
 def test_citywalk_moves_curves_and_looks():
     move = to_action("citywalk", "move_left", {"duration": 1.5, "sprint": False}, None)
-    assert move == {"action": "move", "direction": "left", "duration": 1.5}
+    assert move == {"action": "move", "dir": "left", "seconds": 1.5}
     sprint = to_action("citywalk", "move_forward", {"duration": 2, "sprint": True}, None)
     assert sprint["action"] == "sprint"
     # a curve turns by `turn` degrees over `duration` seconds: 30 deg in 2 s = 15 deg/s
     curve = to_action("citywalk", "curve_left", {"duration": 2.0, "turn": 30.0}, None)
-    assert curve == {"action": "move", "direction": "forward", "duration": 2.0, "yaw_rate": -15.0}
+    assert curve == {"action": "move", "dir": "forward", "seconds": 2.0, "yaw_rate": -15.0}
     fast = to_action("citywalk", "curve_right", {"duration": 0.5, "turn": 180.0}, None)
     assert fast["yaw_rate"] == 180.0  # 360 deg/s would be out of range: at most 180
     assert to_action("citywalk", "look_left", {"turn": 45}, None) == {
@@ -66,8 +66,12 @@ def test_citywalk_moves_curves_and_looks():
         "yaw": 0.0,
         "pitch": 30.0,
     }
+    # looking is relative, as UrbanGround's look: down tilts by -30 degrees
+    assert to_action("citywalk", "look_down", {}, None)["pitch"] == -30.0
+    assert to_action("citywalk", "terminate", {}, None) == {"action": "terminate"}
+    # the answer box (and 1-4) answer in the answer turn after terminate
     assert to_action("citywalk", "answer", {"text": " B "}, None) == {
-        "action": "terminate",
+        "action": "answer",
         "answer": "B",
     }
     assert to_action("citywalk", "answer", {"text": ""}, None)["answer"] is None
@@ -88,15 +92,21 @@ def test_citywalk_map_gestures(citywalk):
     a = to_action("citywalk", "map_drag", {"dx": 0.25, "dy": 0.25}, citywalk)
     assert a == {"action": "map_pan", "east": -64.0, "north": 64.0}
     assert size * 0.25 * 2.0 == 64.0
-    citywalk.step({"action": "map_orbit", "degrees": 90.0})
+    citywalk.step({"action": "map_orbit", "yaw": 90.0})
     # rotated 90 deg clockwise the image's right is south: a drag right shows the north
     a = to_action("citywalk", "map_drag", {"dx": 0.25, "dy": 0.0}, citywalk)
     assert a["east"] == pytest.approx(0.0, abs=1e-6) and a["north"] == pytest.approx(64.0)
     citywalk.step(a)
     assert u.map.center == pytest.approx((cx, cy + 64.0))
-    # one wheel notch towards the person zooms out by 2; the factor stays in [0.25, 4]
+    # one wheel notch towards the person zooms out by 2 (UrbanGround: a factor above 1
+    # moves farther); the factor stays in [0.25, 4]
     wheel = [to_action("citywalk", "map_wheel", {"notches": n}, citywalk) for n in (1, -2, 5)]
-    assert [w["factor"] for w in wheel] == [0.5, 4.0, 0.25]
+    assert [w["factor"] for w in wheel] == [2.0, 0.25, 4.0]
+    assert to_action("citywalk", "map_zoom_in", {}, citywalk)["factor"] == 0.5
+    assert to_action("citywalk", "map_tilt_up", {}, citywalk) == {
+        "action": "map_orbit",
+        "pitch": 20.0,
+    }
     click = to_action("citywalk", "map_click", {"x": 0.5, "y": 0.25}, citywalk)
     assert click == {"action": "map_select", "x": 0.5, "y": 0.25}
 

@@ -72,7 +72,7 @@ def test_citywalk_page_shows_status_notice_map_mode_and_letters():
     state = page_state(env, obs)
     names = [t["name"] for t in state["texts"]]
     assert names[:2] == ["instruction", "status"]
-    assert state["letters"] == ["A", "B", "C", "D"][: len(u.task.options)]
+    assert state["letters"] == []  # the letters come in the answer turn, after terminate
     assert state["map_mode"] is False and "move" in state["available"]
     obs, *_ = env.step({"action": "move", "direction": "up", "duration": 1})  # invalid
     state = page_state(env, obs)
@@ -81,4 +81,8 @@ def test_citywalk_page_shows_status_notice_map_mode_and_letters():
     state = page_state(env, obs)
     assert state["map_mode"] is True and "map_pan" in state["available"]
     assert "move" not in state["available"]
+    obs, *_ = env.step({"action": "terminate"})  # ends exploration: the answer turn
+    state = page_state(env, obs)
+    assert state["letters"] == ["A", "B", "C", "D"][: len(u.task.options)]
+    assert state["available"] == ["answer"]
     env.close()

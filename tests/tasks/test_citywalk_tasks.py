@@ -14,6 +14,7 @@ from urban_gym.tasks.citywalk import (
     DEFAULT_SUITE_PATH,
     INTENT_CATEGORIES,
     OU_OPTIONS,
+    PAPER_BASE_COUNTS,
     TASK_TYPES,
     VARIANT_TYPES,
     EpisodeOutcome,
@@ -299,14 +300,17 @@ def default_suite():
 
 def test_default_suite_shape(default_suite):
     stats = suite_statistics(default_suite)
-    assert stats["tasks"] == 300
-    assert stats["by_level"] == {"l1": 60, "l2": 80, "l3": 40, "l4": 40, "l5": 80}
+    # UrbanGround's 810 base tasks (63 of VR, OU, AEQ, SGN, 62 of the others) and 10 base
+    # tasks of each of VR, OU, AEQ, SGN under 4 conditions
+    assert stats["tasks"] == 970 and stats["base_tasks"] == 810
+    assert stats["by_level"] == {"l1": 189, "l2": 249, "l3": 124, "l4": 124, "l5": 284}
     for code, row in stats["by_type"].items():
-        assert row["count"] == (30 if code in VARIANT_TYPES else 20), code
+        assert row["count"] == PAPER_BASE_COUNTS[code] + (40 if code in VARIANT_TYPES else 0)
+        assert row["variants"] == (40 if code in VARIANT_TYPES else 0), code
     assert all(t.city == "helsinki" and t.family == "citywalk" for t in default_suite)
     for t in default_suite:
         check_task(t)
-    assert len({t.id for t in default_suite}) == 300
+    assert len({t.id for t in default_suite}) == 970
 
 
 def _run_oracle(env, index):
@@ -358,7 +362,8 @@ def test_every_claim_of_sight_holds_in_the_start_views_pixels(default_suite, hel
 
     assert start_view_size() == (960, 540)
     claims = [i for i, t in enumerate(default_suite) if t.type in ("SGN", "VR")]
-    assert len(claims) == 60
+    # UrbanGround's 63 SGN and 63 VR base tasks, and 40 condition variants of each (issue 16)
+    assert len(claims) == 2 * 63 + 2 * 40
     env = CityWalkEnv(tasks=default_suite, view_size=None)
     fp = FirstPersonRenderer(helsinki, 960, 540, fov=90.0)
     shown = {}
@@ -453,9 +458,9 @@ def test_cli_generates_and_evaluates_a_suite(tmp_path, capsys):
         )
         == 0
     )
-    # 13 types + 2 condition variants of each of VR, OU, AEQ, SGN
-    assert "wrote 21 citywalk tasks" in capsys.readouterr().out
-    assert len(load_suite(out)) == 21
+    # 13 types + the one VR, OU, AEQ and SGN task under each of 4 conditions
+    assert "wrote 29 citywalk tasks" in capsys.readouterr().out
+    assert len(load_suite(out)) == 29
     assert main(["citywalk-eval", "--suite", str(out), "--types", "OU,SGN"]) == 0
     table = capsys.readouterr().out
     assert "| OU | L1 | 1 | 100.0% |" in table and "| SGN | L2 | 1 | 100.0% |" in table

@@ -88,7 +88,9 @@ class Param:
     ``kind`` is ``"enum"``, ``"float"``, ``"int"``, ``"str"`` or ``"bool"``. Enum
     ``choices`` are canonical spellings; ``value_synonyms`` maps other spellings (compared
     case-insensitively) to a choice. Numbers must lie in ``[low, high]`` when given.
-    ``key_synonyms`` are other names for the parameter itself.
+    ``key_synonyms`` are other names for the parameter itself. With ``clamp_high`` a number
+    above ``high`` is accepted and passed on as it is (the environment clamps it to ``high``
+    and says so); the prompt and the schema still show ``[low, high]``.
     """
 
     name: str
@@ -102,6 +104,7 @@ class Param:
     value_synonyms: Mapping[str, str] = field(default_factory=dict)
     key_synonyms: tuple[str, ...] = ()
     unit: str = ""
+    clamp_high: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in ("enum", "float", "int", "str", "bool"):
@@ -116,10 +119,15 @@ class Param:
         if self.kind == "enum":
             what = "one of " + ", ".join(self.choices)
         elif self.kind in ("float", "int"):
-            rng = f" in [{_fmt(self.low)}, {_fmt(self.high)}]" if self.low is not None else ""
+            if self.low is not None and self.high is None:
+                rng = f" >= {_fmt(self.low)}"
+            else:
+                rng = f" in [{_fmt(self.low)}, {_fmt(self.high)}]" if self.low is not None else ""
             what = f"{'number' if self.kind == 'float' else 'integer'}{rng}"
             if self.unit:
                 what += f" {self.unit}"
+            if self.clamp_high:
+                what += f" (a larger value is clamped to {_fmt(self.high)})"
         elif self.kind == "bool":
             what = "true or false"
         else:
@@ -189,7 +197,8 @@ class Param:
             num = to_number(value)
         except ValueError as exc:
             raise InvalidAction(f"{label} {exc}") from None
-        if (self.low is not None and num < self.low) or (self.high is not None and num > self.high):
+        over = self.high is not None and num > self.high and not self.clamp_high
+        if (self.low is not None and num < self.low) or over:
             raise InvalidAction(f"{label} is outside [{_fmt(self.low)}, {_fmt(self.high)}]")
         if self.kind == "int":
             if isinstance(num, float):

@@ -8,28 +8,30 @@ The dynamics (walker, collisions, closures, pedestrians, clock) live in
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 
-from urban_gym.envs.actions import InvalidAction, describe_value
 from urban_gym.envs.base import UrbanEnv, is_success
 from urban_gym.envs.citywalk_actions import (
+    ANSWER_ONLY,
     FIRST_PERSON,
-    JUMP_DURATION,
     JUMP_HEIGHT,
-    LOOK_DURATION,
     MAP_ONLY,
     MAX_DURATION,
     citywalk_action_set,
     citywalk_action_table,
 )
+from urban_gym.envs.citywalk_controls import (
+    ANSWER_TRIES,
+    CityWalkControls,
+    MapState,
+    StepScratch,
+    jump_eye_rise,
+)
 from urban_gym.envs.citywalk_dynamics import (
-    SPRINT_SPEED,
-    WALK_SPEED,
     Closure,
     Crowd,
     MoveResult,
@@ -38,10 +40,11 @@ from urban_gym.envs.citywalk_dynamics import (
     count_crossings,
     distance_field,
     format_clock,
-    simulate_move,
+    low_obstacles,
     walker_samples,
     walking_distance,
 )
+from urban_gym.envs.citywalk_network import PedestrianNetwork
 from urban_gym.envs.spaces import SharedMemoryText, view_wh
 from urban_gym.envs.text import clean_text, task_charset
 from urban_gym.tasks.citywalk import (
@@ -52,15 +55,12 @@ from urban_gym.tasks.citywalk import (
     EpisodeOutcome,
     format_hhmm,
 )
-from urban_gym.tasks.metrics import normalize_text
 from urban_gym.tasks.spec import TaskError, TaskSpec
 from urban_gym.world import load_city
 from urban_gym.world.city import City
 from urban_gym.world.routing import DistanceField, Router
 from urban_gym.world.walkable import WalkGeometry
 
-MAP_MPP_DEFAULT = 2.0  # metres per pixel when the map opens
-MAP_MPP_RANGE = (0.25, 32.0)
 MAX_VIEW_SIZE = 2048
 TEXT_MAX = 4096
 
@@ -72,31 +72,7 @@ CLOSURE_PENALTY = 0.5  # per closure crossing
 CONTACT_PENALTY = 0.1  # per pedestrian contact
 
 
-@dataclass
-class _MapState:
-    center: tuple[float, float] = (0.0, 0.0)
-    mpp: float = MAP_MPP_DEFAULT
-    rotation: float = 0.0
-    selected: tuple[float, float] | None = None
-
-
-@dataclass
-class _Step:
-    """Scratch of the step being taken (filled by the hooks)."""
-
-    action: dict[str, Any] | None = None
-    duration: float = 0.0
-    move: MoveResult | None = None
-    messages: list[str] = field(default_factory=list)
-    clamped: float | None = None
-    answer_index: int | None = None
-    terminate: bool = False
-    new_contacts: int = 0
-    new_crossings: int = 0
-    new_stops: int = 0
-
-
-class CityWalkEnv(UrbanEnv):
+class CityWalkEnv(CityWalkControls, UrbanEnv):
     """CityWalk: walk a real city in first person, on a five-level task ladder.
 
     ## Description
@@ -108,33 +84,39 @@ class CityWalkEnv(UrbanEnv):
     navigation to visible / distant / described / constrained goals (L2), implicit goals
     (L3), schedules and multi-stop plans (L4), closures that appear mid-episode, crowds, and
     the L1/SGN tasks at dusk, at night, in fog and rain (L5). Success: the final position
-    within 15 m of the goal and the task's constraints kept (no closure crossed, no
-    pedestrian contact where the task forbids it, deadlines met), or the right answer.
+    within 15 m of the goal and the task's constraints kept (no closure crossed,
+    deadlines met), or the right answer. Pedestrian contacts are counted beside success.
 
     ## Action Space
     ``Discrete(26)`` over :func:`citywalk_action_table` (RL face): 0-4 move forward 1 s /
     forward 2 s / backward 1 s / left 1 s / right 1 s; 5 sprint forward 2 s; 6-9 look
-    yaw -30 / +30 / -90 / +90 degrees; 10 look up 30 degrees; 11 look level; 12 jump;
-    13 open_map; 14 close_map; 15 map_zoom 2 (in); 16 map_zoom 0.5 (out); 17-20 map_pan
-    100 m north / east / south / west; 21 terminate; 22-25 terminate with answer A-D.
-    ``step`` also takes a structured action (dict or bare name) of
-    :func:`citywalk_action_set` (language-model face):
+    yaw -30 / +30 / -90 / +90 degrees; 10 look up 30 degrees; 11 look down 30 degrees;
+    12 jump; 13 open_map; 14 close_map; 15 map_zoom 0.5 (closer); 16 map_zoom 2 (farther);
+    17-20 map_pan 100 m north / east / south / west; 21 terminate; 22-25 answer A-D (the
+    answer turn of question tasks). ``step`` also takes a structured action (dict or bare
+    name) of :func:`citywalk_action_set` (language-model face), UrbanGround's action space
+    with its field names (:mod:`urban_gym.envs.citywalk_controls`):
 
-    * ``move`` / ``sprint`` -- ``direction`` forward/backward/left/right, ``duration`` s
-      (0.05-2; above 2 s clamped to 2 s and reported in ``info["clamped"]``), optional
-      ``yaw_rate`` and ``pitch_rate`` in [-180, 180] deg/s applied during the move (a
-      turning move follows an arc). Walk 1.4 m/s, sprint 3.0 m/s.
-    * ``look`` -- ``yaw`` turn in [-180, 180] deg (+ right), ``pitch`` in [-90, 90] deg
-      (absolute; omitted keeps it); 0.5 s.
-    * ``jump`` -- a hop in place: no displacement, 0.6 s on the clock; the eye rises
-      0.5 m mid-jump but the next view is taken after landing, so in effect it waits.
+    * ``move`` / ``sprint`` -- ``dir`` forward/backward/left/right, ``seconds`` 0.05-2
+      (a larger value is clamped to 2 s and reported in ``info["clamped"]``; ``direction``
+      and ``duration`` are accepted too), optional ``yaw_rate`` and ``pitch_rate`` in
+      [-180, 180] deg/s applied during the move (a turning move follows an arc), ``jump``
+      (bool) and ``jump_at`` (s into the move, in [0, seconds]). Walk 1.4 m/s, sprint
+      3.0 m/s.
+    * ``look`` -- turn by ``yaw`` in [-180, 180] deg (+ right) and tilt by ``pitch`` in
+      [-90, 90] deg (+ up; the view's pitch stays in [-90, 90]); 0.5 s.
+    * ``jump`` -- a jump in place, 0.6 s: the eye rises up to 0.5 m; in the air the walker
+      passes over low obstacles (benches), which stop it on the ground.
     * ``open_map`` / ``close_map`` / ``map_pan`` (``east``, ``north`` m in [-2000, 2000]) /
-      ``map_zoom`` (``factor`` in [0.25, 4]) / ``map_orbit`` (``degrees``) /
-      ``map_select`` (``x``, ``y`` in [0, 1] of the map image: marks a point, computes
-      nothing). Map actions take no clock time. Map actions are valid only in map mode,
-      first-person actions (move, sprint, look, jump, open_map) only outside it.
-    * ``terminate`` -- ends the episode; question tasks take ``answer`` (A-D or the
-      option's text).
+      ``map_zoom`` (``factor`` in [0.25, 4]: above 1 farther, below 1 closer) /
+      ``map_orbit`` (``yaw`` turns the map, ``pitch`` tilts its camera, both in
+      [-180, 180] / [-90, 90] degrees) / ``map_select`` (``x``, ``y`` in [0, 1] of the map
+      image: marks a point, computes nothing). Map actions take no clock time. Map actions
+      are valid only in map mode, first-person actions (move, sprint, look, jump,
+      open_map) only outside it.
+    * ``terminate`` -- ends exploration (questions) or navigation (both modes).
+    * ``answer`` -- question tasks, in the answer turn after exploration only: ``answer``
+      A-D (or the option's text) and an optional ``reason``.
 
     An action that cannot be carried out (unknown name or direction, a value out of
     range or not a number, the wrong mode, a missing or unknown answer) is an
@@ -170,10 +152,15 @@ class CityWalkEnv(UrbanEnv):
     invalid action, and at the end +1 for success (navigation) or the right answer.
 
     ## Episode End
-    Terminated by ``terminate`` (``info["termination"]`` ``answered`` for an answer,
-    ``arrived`` when the goal is reached, else ``terminated_by_agent``); truncated after
-    ``max_steps`` steps (the task's ``limits.max_steps``, 150 by default;
-    ``step_limit``).
+    As in UrbanGround. Questions: exploration ends on ``terminate`` or after ``max_steps``
+    steps; the next step is the answer turn (``info["answer_turn"]``; only ``answer`` is
+    valid), which terminates the episode (``answered``; after 3 invalid answers
+    ``terminated_by_agent``). Navigation and multi-stop tasks terminate on ``terminate``
+    (``arrived`` when the goal is reached, else ``terminated_by_agent``) and on arrival
+    without terminating (``arrived``: within the goal's radius, or every stop visited);
+    they are truncated after ``max_steps`` steps (the task's ``limits.max_steps``, 150 by
+    default; ``step_limit``). A pedestrian contact never ends or fails an episode; it is
+    counted (``collision_rate``, ``pedestrian_collision``).
 
     ## Information
     The schema of :mod:`urban_gym.envs.info`: ``pose`` (``x``, ``y``, ``heading``),
@@ -181,10 +168,12 @@ class CityWalkEnv(UrbanEnv):
     question tasks: no goal; 0 when all stops are reached), ``steps``, ``invalid_actions``,
     ``action_valid``, ``invalid_action``, ``task_id``; and the family's own keys:
     ``pitch`` (of the view, degrees), ``clock`` (s since the start), ``clock_of_day`` (s),
-    ``on_network``, ``covered``, ``map_mode``, ``hit_wall``, ``closure_crossings``,
+    ``on_network`` (on the *pedestrian* network:
+    :mod:`urban_gym.envs.citywalk_network`), ``covered``, ``map_mode``, ``answer_turn``, ``hit_wall``, ``closure_crossings``,
     ``pedestrian_contacts``, ``stops_reached``, ``action`` (the canonical action without
     the optional parameters that were left out; ``{}`` after reset and when no action
-    could be read), ``clamped`` (when a duration was clamped), ``jump_height`` (jumps),
+    could be read), ``clamped`` (when a duration was clamped), ``jump_height`` and ``eye_rise`` (m above
+    the standing eye when the view was taken; steps with a jump),
     ``task`` (the TaskSpec). At the end: ``termination``, ``metrics``
     (:func:`~urban_gym.tasks.citywalk.evaluate`: success, spl, answer_accuracy,
     network_adherence, closure_compliance, collision_rate, rain_exposure_s,
@@ -210,14 +199,23 @@ class CityWalkEnv(UrbanEnv):
       (``"vector"``, ``"landmarks"``, ``"text"``; ``"image"`` needs a view).
 
     ## Version History
-    * v0: initial version; ``info`` follows the shared schema since issue 11
+    * v0: initial version; UrbanGround's action names, look/zoom/orbit semantics, jumps,
+      the answer turn and arrival without terminate since issue 16; ``info`` follows the shared schema since issue 11
       (``distance_to_goal_m`` replaces ``distance_to_goal``, ``pitch`` moves out of
       ``pose``).
     """
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 4}
     family = "citywalk"
-    cache_attributes = ("city", "geometry", "_router_cache", "_fields", "_renderers", "_last_view")
+    cache_attributes = (
+        "city",
+        "geometry",
+        "ground",
+        "_router_cache",
+        "_fields",
+        "_renderers",
+        "_last_view",
+    )
 
     def __init__(
         self,
@@ -273,6 +271,8 @@ class CityWalkEnv(UrbanEnv):
     def _setup_world(self, task: TaskSpec) -> None:
         self.city: City = load_city(task.city)
         self.geometry = WalkGeometry.for_city(self.city)
+        self.ground = low_obstacles(self.city, self.geometry)
+        self.pedestrian = PedestrianNetwork.for_city(self.city)
         self._city_spec = task.city
 
     def _reset_state(self) -> None:
@@ -290,8 +290,11 @@ class CityWalkEnv(UrbanEnv):
             t.limits.get("max_steps", DEFAULT_MAX_STEPS)
         )
         self.map_mode = False
-        self.map = _MapState()
-        self._s = _Step()
+        self.answer_turn = False
+        self._answer_fails = 0
+        self._eye_rise = 0.0
+        self.map = MapState()
+        self._s = StepScratch()
         self.notice_once: list[str] = []
         self.record = EpisodeOutcome()
         self.record.positions.append((self.walker.x, self.walker.y))
@@ -363,10 +366,12 @@ class CityWalkEnv(UrbanEnv):
         self._fields = {}
         self.city = load_city(self._city_spec)
         self.geometry = WalkGeometry.for_city(self.city)
+        self.ground = low_obstacles(self.city, self.geometry)
+        self.pedestrian = PedestrianNetwork.for_city(self.city)
 
     # ------------------------------------------------------------------ hooks
     def _begin_step(self) -> None:
-        self._s = _Step()
+        self._s = StepScratch()
 
     def _apply(self, action: dict[str, Any]) -> None:
         s = self._s
@@ -375,125 +380,8 @@ class CityWalkEnv(UrbanEnv):
         self._execute(s)
         self._advance_world(s)
 
-    def _check_mode(self, s: _Step) -> None:
-        """``InvalidAction`` when ``s.action`` is not possible now (the wrong mode, an
-        answer that is not an option); notes a question's answer in ``s``.
-        """
-        name = s.action["action"]
-        if self.map_mode and name in FIRST_PERSON:
-            raise InvalidAction(
-                f"{name} is not possible in map mode; use close_map first (or a map action)"
-            )
-        elif not self.map_mode and name in MAP_ONLY:
-            raise InvalidAction(f"{name} works only in map mode; use open_map first")
-        elif name == "terminate":
-            ans = s.action.get("answer")
-            if isinstance(ans, str) and not ans.strip():
-                ans = None  # an empty answer is no answer
-            if self.kind == "question":
-                if ans is not None:
-                    idx = self._answer_index(ans)
-                    if idx is None:
-                        opts = ", ".join(
-                            f"{L}) {o}" for L, o in zip(OPTION_LETTERS, self.task.options)
-                        )
-                        raise InvalidAction(
-                            f"terminate: answer={describe_value(ans)} is not one of the "
-                            f"options: {opts}"
-                        )
-                    s.answer_index = idx
-            elif ans is not None:
-                raise InvalidAction(
-                    "terminate: this task asks no question; terminate without an answer"
-                )
-
-    def _answer_index(self, ans: str) -> int | None:
-        a = str(ans).strip()
-        letters = [L.casefold() for L in OPTION_LETTERS[: len(self.task.options)]]
-        key = a.casefold().rstrip(").:").strip()
-        if key.startswith("option "):
-            key = key[7:].strip()
-        if key in letters:
-            return letters.index(key)
-        if key.isdecimal() and len(key) <= 3 and 1 <= int(key) <= len(self.task.options):
-            return int(key) - 1
-        norm = normalize_text(a)
-        for i, o in enumerate(self.task.options):
-            if norm == normalize_text(o):
-                return i
-        return None
-
-    def _execute(self, s: _Step) -> None:
-        a = s.action
-        getattr(self, "_do_" + a["action"])(a, s)
-
-    def _do_move(self, a: dict[str, Any], s: _Step, speed: float = WALK_SPEED) -> None:
-        dur = float(a["duration"])
-        if dur > MAX_DURATION:
-            s.clamped = dur
-            s.messages.append(f"Duration {dur:g} s was clamped to {MAX_DURATION:g} s.")
-            dur = MAX_DURATION
-        s.duration = dur
-        s.move = simulate_move(
-            self.geometry,
-            self.walker,
-            a["direction"],
-            speed,
-            dur,
-            float(a["yaw_rate"]),
-            float(a["pitch_rate"]),
-        )
-        self.walker = s.move.state
-        if s.move.hit_wall:
-            s.messages.append("You bumped into a wall.")
-
-    def _do_sprint(self, a: dict[str, Any], s: _Step) -> None:
-        self._do_move(a, s, SPRINT_SPEED)
-
-    def _do_look(self, a: dict[str, Any], s: _Step) -> None:
-        w = self.walker
-        pitch = w.pitch if a.get("pitch") is None else float(a["pitch"])
-        self.walker = WalkerState(w.x, w.y, (w.heading + float(a["yaw"])) % 360.0, pitch)
-        s.duration = LOOK_DURATION
-
-    def _do_jump(self, a: dict[str, Any], s: _Step) -> None:
-        s.duration = JUMP_DURATION
-
-    def _do_open_map(self, a: dict[str, Any], s: _Step) -> None:
-        self.map_mode = True
-        self.map = _MapState(center=(self.walker.x, self.walker.y))
-
-    def _do_close_map(self, a: dict[str, Any], s: _Step) -> None:
-        self.map_mode = False
-
-    def _do_map_pan(self, a: dict[str, Any], s: _Step) -> None:
-        cx, cy = self.map.center
-        self.map.center = (cx + float(a["east"]), cy + float(a["north"]))
-
-    def _do_map_zoom(self, a: dict[str, Any], s: _Step) -> None:
-        lo, hi = MAP_MPP_RANGE
-        want = self.map.mpp / float(a["factor"])
-        self.map.mpp = min(hi, max(lo, want))
-        if self.map.mpp != want:
-            s.messages.append(f"The map cannot zoom further ({self.map.mpp:g} m per pixel).")
-
-    def _do_map_orbit(self, a: dict[str, Any], s: _Step) -> None:
-        self.map.rotation = (self.map.rotation + float(a["degrees"])) % 360.0
-
-    def _do_map_select(self, a: dict[str, Any], s: _Step) -> None:
-        w, h = self.view_wh or (256, 256)
-        m = self.map
-        from urban_gym.render.map import MapRenderer
-
-        self.map.selected = MapRenderer.pixel_to_world(
-            float(a["x"]) * w, float(a["y"]) * h, m.center, m.mpp, (w, h), m.rotation
-        )
-        s.messages.append("Point marked on the map.")
-
-    def _do_terminate(self, a: dict[str, Any], s: _Step) -> None:
-        s.terminate = True
-
-    def _advance_world(self, s: _Step) -> None:
+    def _advance_world(self, s: StepScratch) -> None:
+        self._eye_rise = 0.0 if s.jump_at is None else jump_eye_rise(s.duration - s.jump_at)
         t0 = self.clock.elapsed
         if s.duration > 0.0:
             self.clock.advance(s.duration)
@@ -527,7 +415,7 @@ class CityWalkEnv(UrbanEnv):
                         "it; find another way."
                     )
 
-    def _record_step(self, s: _Step) -> None:
+    def _record_step(self, s: StepScratch) -> None:
         r = self.record
         w = self.walker
         r.steps = self.steps
@@ -536,7 +424,7 @@ class CityWalkEnv(UrbanEnv):
         r.headings.append(w.heading)
         r.clocks.append(self.clock.elapsed)
         r.durations.append(s.duration)
-        self._on_network = self.geometry.on_network(w.x, w.y)
+        self._on_network = self.pedestrian.contains(w.x, w.y)
         r.on_network.append(self._on_network)
         self._covered = self.geometry.covered(w.x, w.y) if self.raining else False
         r.covered.append(self._covered)
@@ -546,7 +434,7 @@ class CityWalkEnv(UrbanEnv):
         r.closure_crossings += s.new_crossings
         r.contacts += s.new_contacts
 
-    def _update_progress(self, s: _Step) -> None:
+    def _update_progress(self, s: StepScratch) -> None:
         if self.stops:
             rad = float(self.task.goal.get("radius", SUCCESS_RADIUS))
             ordered = bool(self.task.goal.get("ordered"))
@@ -582,22 +470,49 @@ class CityWalkEnv(UrbanEnv):
         return float(r)
 
     def _check_end(self, valid: bool) -> tuple[str | None, bool]:
+        """The end rules of UrbanGround (Appendix F): a question's exploration ends on
+        ``terminate`` or at the step limit, then one answer turn ends the episode (after
+        :data:`ANSWER_TRIES` unreadable answers it ends unanswered); navigation ends on
+        ``terminate``, on arrival (without terminating) or at the step limit.
+        """
         s = self._s
-        if s.terminate:
-            if self.kind == "question":
+        if self.answer_turn:
+            if s.answered:
                 self.record.answer_index = s.answer_index
-                return ("answered" if s.answer_index is not None else "terminated_by_agent"), False
-            return ("arrived" if self._reached() else "terminated_by_agent"), False
+                return "answered", False
+            self._answer_fails += 1
+            if self._answer_fails >= ANSWER_TRIES:
+                return "terminated_by_agent", False
+            return None, False
+        if self.kind == "question":
+            if s.terminate or self.steps >= self.max_steps:
+                self.answer_turn = True
+                why = "You chose terminate" if s.terminate else "The turn limit is reached"
+                s.messages.append(
+                    f"{why}: exploration is over. Now give the final answer to the question, "
+                    "as a JSON object with the option's letter and a short reason: "
+                    '{"answer": "A|B|C|D", "reason": "..."}.'
+                )
+            return None, False
+        if valid and self._reached():
+            return "arrived", False
+        if s.terminate:
+            return "terminated_by_agent", False
         if self.steps >= self.max_steps:
             return "step_limit", True
         return None, False
 
     def _reached(self) -> bool:
+        """Whether the walker has arrived: within the goal's radius (place search and
+        implicit intent: of any suitable place, ``goal.alternatives``), or every stop
+        visited.
+        """
         if self.kind == "navigation":
             g = self.task.goal
-            return math.hypot(self.walker.x - g["x"], self.walker.y - g["y"]) <= float(
-                g.get("radius", SUCCESS_RADIUS)
-            )
+            w = self.walker
+            r = float(g.get("radius", SUCCESS_RADIUS))
+            spots = [(g["x"], g["y"]), *(tuple(p[:2]) for p in g.get("alternatives") or [])]
+            return any(math.hypot(w.x - x, w.y - y) <= r for x, y in spots)
         return all(a is not None for a in self.record.arrivals)
 
     def _outcome(self) -> EpisodeOutcome:
@@ -660,7 +575,7 @@ class CityWalkEnv(UrbanEnv):
 
     # ------------------------------------------------------------------ observation
     def _mask(self) -> np.ndarray:
-        key = (self.map_mode, self.kind, len(self.task.options))
+        key = (self.map_mode, self.answer_turn, self.kind, len(self.task.options))
         m = self._mask_cache.get(key)
         if m is None:
             m = self._mask_cache[key] = self._compute_mask()
@@ -670,25 +585,24 @@ class CityWalkEnv(UrbanEnv):
         m = np.zeros(len(self.action_table), dtype=np.int8)
         for i, a in enumerate(self.action_table):
             name = a["action"]
-            if name in FIRST_PERSON:
+            if self.answer_turn:
+                m[i] = name in ANSWER_ONLY and OPTION_LETTERS.index(a["answer"]) < len(
+                    self.task.options
+                )
+            elif name in FIRST_PERSON:
                 m[i] = not self.map_mode
             elif name in MAP_ONLY:
                 m[i] = self.map_mode
             elif name == "terminate":
-                has_answer = a.get("answer") is not None
-                if self.kind == "question":
-                    m[i] = (not has_answer) or OPTION_LETTERS.index(a["answer"]) < len(
-                        self.task.options
-                    )
-                else:
-                    m[i] = not has_answer
+                m[i] = 1
         return m
 
     def _status(self) -> str:
+        mode = "map mode" if self.map_mode else "first-person view"
         parts = [
             f"Time {self.clock.text()}",
-            f"step {self.steps}/{self.max_steps}",
-            "map mode" if self.map_mode else "first-person view",
+            f"step {min(self.steps, self.max_steps)}/{self.max_steps}",
+            "answer turn" if self.answer_turn else mode,
         ]
         if self.conditions["time_of_day"] != "day" or self.conditions["weather"] != "clear":
             parts.append(f"{self.conditions['time_of_day']}, {self.conditions['weather']}")
@@ -698,7 +612,10 @@ class CityWalkEnv(UrbanEnv):
         if self.map_mode:
             m = self.map
             marked = ", a point is marked." if m.selected else "."
-            lines.append(f"Map: {m.mpp:g} m per pixel, rotated {m.rotation:g} degrees{marked}")
+            tilt = f", tilted {m.tilt:g} degrees" if m.tilt else ""
+            lines.append(
+                f"Map: {m.mpp:g} m per pixel, rotated {m.rotation:g} degrees{tilt}{marked}"
+            )
         return self._clean("\n".join(lines))
 
     def _stops_status(self) -> list[str]:
@@ -756,11 +673,12 @@ class CityWalkEnv(UrbanEnv):
         w = self.walker
         info: dict[str, Any] = {
             "pitch": w.pitch,
+            "answer_turn": self.answer_turn,
             "clock": self.clock.elapsed,
             "clock_of_day": self.clock.now,
             "on_network": self.record.on_network[-1]
             if self.record.on_network
-            else self.geometry.on_network(w.x, w.y),
+            else self.pedestrian.contains(w.x, w.y),
             "covered": self.record.covered[-1] if self.record.covered else False,
             "map_mode": self.map_mode,
             "hit_wall": bool(s.move is not None and s.move.hit_wall),
@@ -773,8 +691,9 @@ class CityWalkEnv(UrbanEnv):
         }
         if s.clamped is not None:
             info["clamped"] = {"duration": s.clamped, "to": MAX_DURATION}
-        if s.action is not None and s.action["action"] == "jump":
+        if s.jump_at is not None:
             info["jump_height"] = JUMP_HEIGHT
+            info["eye_rise"] = round(self._eye_rise, 6)
         return info
 
     def _goal_visible(self) -> bool:
@@ -826,18 +745,25 @@ class CityWalkEnv(UrbanEnv):
         """
         w = self.walker
         peds = tuple(tuple(p) for p in self.pedestrian_positions())
-        key = (which, w.x, w.y, w.heading, w.pitch, peds, tuple(self.conditions.values()))
+        rise = self._eye_rise
+        key = (which, w.x, w.y, w.heading, w.pitch, rise, peds, tuple(self.conditions.values()))
         hit = self._last_view.get(which)
         if hit is not None and hit[0] == key:
             return hit[1].copy()
-        res = self._renderer(which).render(
-            w.x,
-            w.y,
-            w.heading,
-            w.pitch,
-            conditions=self._render_conditions(),
-            pedestrians=list(peds),
-        )
+        r = self._renderer(which)
+        standing = r.eye_height
+        r.eye_height = standing + rise  # in the air: the view from the raised eye
+        try:
+            res = r.render(
+                w.x,
+                w.y,
+                w.heading,
+                w.pitch,
+                conditions=self._render_conditions(),
+                pedestrians=list(peds),
+            )
+        finally:
+            r.eye_height = standing
         self._last_view[which] = (key, res.rgb)
         return res.rgb.copy()
 
@@ -864,7 +790,8 @@ class CityWalkEnv(UrbanEnv):
         )
 
     def _map_image(self, size: int | tuple[int, int]) -> np.ndarray:
-        m = self.map if self.map_mode else _MapState(center=(self.walker.x, self.walker.y))
+        m = self.map if self.map_mode else MapState(center=(self.walker.x, self.walker.y))
+        kw = {"tilt": m.tilt} if m.tilt else {}
         return self._renderer("map").render(
             center=m.center,
             metres_per_pixel=m.mpp,
@@ -872,6 +799,7 @@ class CityWalkEnv(UrbanEnv):
             rotation=m.rotation,
             labels=True,
             markers=self.map_markers(),
+            **kw,
         )
 
     def _frame(self) -> np.ndarray:

@@ -1,6 +1,14 @@
 """The actions of CityWalk: the structured action set of the language-model face and the
 discrete action table of the RL face (durations in seconds, angles in degrees, distances
 in metres).
+
+The structured actions are UrbanGround's action space (seed 002, Section 3.4 and the
+action-space prompt of its Appendix F) with its field names as the canonical ones:
+``move``/``sprint`` take ``dir`` and ``seconds`` (our earlier ``direction`` and ``duration``
+are accepted as synonyms), optional ``yaw_rate``, ``pitch_rate``, ``jump`` and ``jump_at``;
+``look`` turns by ``yaw`` and tilts by ``pitch`` (both relative); ``map_zoom`` ``factor``
+above 1 zooms out; ``map_orbit`` turns (``yaw``) and tilts (``pitch``) the map camera.
+``answer`` is the reply of a question task's separate answer turn.
 """
 
 from __future__ import annotations
@@ -16,16 +24,22 @@ MIN_DURATION = 0.05  # s
 LOOK_DURATION = 0.5  # s on the clock for a look
 JUMP_DURATION = 0.6  # s on the clock for a jump
 JUMP_HEIGHT = 0.5  # m the eye rises at the top of a jump (reported in info)
+MAP_MAX_TILT = 60.0  # degrees from straight down the map camera may tilt (map_orbit pitch)
 
 
 FIRST_PERSON = ("move", "sprint", "look", "jump", "open_map")
+#: The action of the answer turn of question tasks (after ``terminate``).
+ANSWER_ONLY = ("answer",)
 MAP_ONLY = ("close_map", "map_pan", "map_zoom", "map_orbit", "map_select")
 
 
 def _move_params(speed: float) -> tuple[Param, ...]:
+    """The parameters of ``move``/``sprint``, named as UrbanGround names them (``dir``,
+    ``seconds``; ``direction`` and ``duration`` are accepted as synonyms).
+    """
     return (
         Param(
-            "direction",
+            "dir",
             "enum",
             "direction relative to where you face",
             choices=("forward", "backward", "left", "right"),
@@ -39,17 +53,17 @@ def _move_params(speed: float) -> tuple[Param, ...]:
                 "behind": "backward",
                 "reverse": "backward",
             },
-            key_synonyms=("dir", "way"),
+            key_synonyms=("direction", "way"),
         ),
         Param(
-            "duration",
+            "seconds",
             "float",
-            f"how long to move at {speed} m/s; values above {MAX_DURATION} s are clamped to "
-            f"{MAX_DURATION} s",
+            f"how long to move at {speed} m/s",
             low=MIN_DURATION,
-            high=60.0,
+            high=MAX_DURATION,
             unit="s",
-            key_synonyms=("seconds", "time", "secs", "t"),
+            key_synonyms=("duration", "time", "secs", "t"),
+            clamp_high=True,
         ),
         Param(
             "yaw_rate",
@@ -71,6 +85,24 @@ def _move_params(speed: float) -> tuple[Param, ...]:
             required=False,
             default=0.0,
             unit="deg/s",
+        ),
+        Param(
+            "jump",
+            "bool",
+            f"jump during the move (the eye rises up to {JUMP_HEIGHT} m for {JUMP_DURATION} s; "
+            "while in the air you pass over low obstacles such as benches)",
+            required=False,
+            default=False,
+        ),
+        Param(
+            "jump_at",
+            "float",
+            "when to jump, in seconds after the move starts, in [0, seconds] (default 0)",
+            low=0.0,
+            high=None,
+            required=False,
+            default=None,
+            unit="s",
         ),
     )
 
@@ -108,20 +140,22 @@ def _first_person_specs() -> list[ActionSpec]:
                 Param(
                     "pitch",
                     "float",
-                    "set the view's pitch (+ up, 0 level); omit to keep",
+                    "tilt the view by this many degrees (+ up, - down); the view's pitch "
+                    "stays within [-90, 90]",
                     low=-90.0,
                     high=90.0,
                     required=False,
-                    default=None,
+                    default=0.0,
                     unit="deg",
+                    key_synonyms=("tilt",),
                 ),
             ),
             synonyms=("turn", "rotate", "look_around"),
         ),
         ActionSpec(
             "jump",
-            f"hop in place: no displacement, {JUMP_DURATION} s on the clock "
-            "(a way to wait, e.g. for people to pass)",
+            f"jump in place: no displacement, {JUMP_DURATION} s on the clock; the view "
+            "after it is taken once you have landed",
             synonyms=("hop", "wait"),
         ),
         ActionSpec(
@@ -176,7 +210,7 @@ def _map_specs() -> list[ActionSpec]:
                 Param(
                     "factor",
                     "float",
-                    "> 1 zooms in, < 1 zooms out",
+                    "below 1 zooms in (closer), above 1 zooms out (farther)",
                     low=0.25,
                     high=4.0,
                     key_synonyms=("zoom", "scale"),
@@ -186,16 +220,31 @@ def _map_specs() -> list[ActionSpec]:
         ),
         ActionSpec(
             "map_orbit",
-            "rotate the map (map mode)",
+            "orbit the map camera (map mode): turn and tilt the view of the map",
             (
                 Param(
-                    "degrees",
+                    "yaw",
                     "float",
-                    "rotate by this much (+ clockwise)",
+                    "turn the map view by this many degrees (+ clockwise)",
                     low=-180.0,
                     high=180.0,
+                    required=False,
+                    default=0.0,
                     unit="deg",
-                    key_synonyms=("angle", "rotation", "yaw"),
+                    key_synonyms=("degrees", "angle", "rotation"),
+                ),
+                Param(
+                    "pitch",
+                    "float",
+                    "tilt the map camera by this many degrees: + raises the line of sight "
+                    f"towards the horizon (an oblique view, at most {MAP_MAX_TILT:g} degrees "
+                    "from straight down), - back towards straight down",
+                    low=-90.0,
+                    high=90.0,
+                    required=False,
+                    default=0.0,
+                    unit="deg",
+                    key_synonyms=("tilt",),
                 ),
             ),
             synonyms=("orbit", "rotate_map"),
@@ -227,51 +276,65 @@ def _map_specs() -> list[ActionSpec]:
 
 
 def citywalk_action_set() -> ActionSet:
-    """The structured actions of CityWalk (the language-model face)."""
+    """The structured actions of CityWalk (the language-model face): UrbanGround's action
+    space, plus ``answer``, the reply of a question task's answer turn.
+    """
     terminate = ActionSpec(
         "terminate",
-        "end the episode (when you are at the goal, or to answer a question)",
+        "end exploration or navigation now (both modes). Navigation is scored where you "
+        "stand; a question task then asks you for the final answer in a separate turn",
+        synonyms=("stop", "done", "finish", "end"),
+    )
+    answer = ActionSpec(
+        "answer",
+        "question tasks, answer turn only (after terminate): the final multiple-choice answer",
         (
             Param(
                 "answer",
                 "str",
-                "question tasks: the option's letter (A-D) or text",
+                "the option's letter, one of A, B, C, D",
+                key_synonyms=("option", "choice", "letter"),
+            ),
+            Param(
+                "reason",
+                "str",
+                "a short reason grounded in what you saw",
                 required=False,
                 default=None,
-                key_synonyms=("option", "choice"),
+                key_synonyms=("why",),
             ),
         ),
-        synonyms=("stop", "done", "finish", "answer", "end"),
+        synonyms=("final_answer",),
     )
-    return ActionSet([*_first_person_specs(), *_map_specs(), terminate])
+    return ActionSet([*_first_person_specs(), *_map_specs(), terminate, answer])
 
 
 def citywalk_action_table() -> list[dict[str, Any]]:
     """The discrete action table of the RL face (index = ``Discrete`` action)."""
     fp = [
-        {"action": "move", "direction": "forward", "duration": 1.0},
-        {"action": "move", "direction": "forward", "duration": 2.0},
-        {"action": "move", "direction": "backward", "duration": 1.0},
-        {"action": "move", "direction": "left", "duration": 1.0},
-        {"action": "move", "direction": "right", "duration": 1.0},
-        {"action": "sprint", "direction": "forward", "duration": 2.0},
+        {"action": "move", "dir": "forward", "seconds": 1.0},
+        {"action": "move", "dir": "forward", "seconds": 2.0},
+        {"action": "move", "dir": "backward", "seconds": 1.0},
+        {"action": "move", "dir": "left", "seconds": 1.0},
+        {"action": "move", "dir": "right", "seconds": 1.0},
+        {"action": "sprint", "dir": "forward", "seconds": 2.0},
         {"action": "look", "yaw": -30.0},
         {"action": "look", "yaw": 30.0},
         {"action": "look", "yaw": -90.0},
         {"action": "look", "yaw": 90.0},
         {"action": "look", "yaw": 0.0, "pitch": 30.0},
-        {"action": "look", "yaw": 0.0, "pitch": 0.0},
+        {"action": "look", "yaw": 0.0, "pitch": -30.0},
         {"action": "jump"},
         {"action": "open_map"},
         {"action": "close_map"},
-        {"action": "map_zoom", "factor": 2.0},
         {"action": "map_zoom", "factor": 0.5},
+        {"action": "map_zoom", "factor": 2.0},
         {"action": "map_pan", "east": 0.0, "north": 100.0},
         {"action": "map_pan", "east": 100.0, "north": 0.0},
         {"action": "map_pan", "east": 0.0, "north": -100.0},
         {"action": "map_pan", "east": -100.0, "north": 0.0},
         {"action": "terminate"},
-        *({"action": "terminate", "answer": L} for L in OPTION_LETTERS),
+        *({"action": "answer", "answer": L} for L in OPTION_LETTERS),
     ]
     aset = citywalk_action_set()
     return [aset.normalise(a) for a in fp]

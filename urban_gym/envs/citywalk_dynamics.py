@@ -16,12 +16,16 @@ clockwise); pitch is positive up.
   1.2-1.5 m/s. A *contact* is a walker-pedestrian centre distance below
   :data:`CONTACT_DISTANCE` (0.6 m); it is counted once per contact (when it begins).
   Pedestrians do not block the walker.
+* **Jumps and low obstacles** -- benches and picnic tables are low obstacles
+  (:func:`low_obstacles`): a walker on the ground stops at them, one in the air (the
+  :data:`JUMP_AIR_S` seconds after a jump takes off) passes over them.
 * **Clock** -- the simulation clock advances only by action durations.
 """
 
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -81,13 +85,17 @@ def simulate_move(
     duration: float,
     yaw_rate: float = 0.0,
     pitch_rate: float = 0.0,
+    jump_at: float | None = None,
+    air: WalkGeometry | None = None,
 ) -> MoveResult:
     """Simulate a move of ``duration`` seconds at ``speed`` m/s in ``direction``
     (``forward``/``backward``/``left``/``right`` relative to the heading) while the heading
     turns at ``yaw_rate`` deg/s and the pitch at ``pitch_rate`` deg/s (clamped to
     [-90, 90]). A turning move follows a circular arc, split into straight chords of at
-    most :data:`ARC_STEP_DEG` degrees that lie exactly on the arc. Pure: ``state`` is not
-    changed.
+    most :data:`ARC_STEP_DEG` degrees that lie exactly on the arc. With ``jump_at`` (s into
+    the move) the walker is in the air for :data:`JUMP_AIR_S` seconds from then and is
+    swept against ``air`` (the geometry without low obstacles) instead of ``geom``. Pure:
+    ``state`` is not changed.
     """
     off = DIRECTION_OFFSETS[direction]
     x, y = state.x, state.y
@@ -96,20 +104,20 @@ def simulate_move(
     path = [(x, y)]
     times = [0.0]
     hit = False
-    half = math.radians(yaw_rate * dt) / 2.0
-    chord = speed * dt * (math.sin(half) / half if half != 0.0 else 1.0)
-    for k in range(n):
-        b = math.radians(state.heading + off + yaw_rate * (k + 0.5) * dt)
+    for ta, tb, tm, flying in _move_intervals(n, dt, duration, jump_at, air is not None):
+        half = math.radians(yaw_rate * (tb - ta)) / 2.0
+        chord = speed * (tb - ta) * (math.sin(half) / half if half != 0.0 else 1.0)
+        b = math.radians(state.heading + off + yaw_rate * tm)
         before = len(path)
-        x, y, h = geom.sweep(x, y, chord * math.sin(b), chord * math.cos(b), path)
+        g = air if flying else geom
+        x, y, h = g.sweep(x, y, chord * math.sin(b), chord * math.cos(b), path)
         hit = hit or h
-        t1 = (k + 1) * dt
         # contact points appended by sweep get times spread over the sub-move
         added = len(path) - before
         for j in range(added):
-            times.append(k * dt + dt * (j + 1) / (added + 1))
+            times.append(ta + (tb - ta) * (j + 1) / (added + 1))
         path.append((x, y))
-        times.append(t1)
+        times.append(tb)
     dist = 0.0
     for (x0, y0), (x1, y1) in zip(path[:-1], path[1:]):
         dist += math.hypot(x1 - x0, y1 - y0)
@@ -120,6 +128,64 @@ def simulate_move(
         max(-90.0, min(90.0, state.pitch + pitch_rate * duration)),
     )
     return MoveResult(end, path, times, hit, dist)
+
+
+def _move_intervals(n: int, dt: float, duration: float, jump_at: float | None, has_air: bool):
+    """``(start, end, mid, in_the_air)`` times (s) of a move's straight sub-moves: ``n``
+    equal chords, cut further where a jump takes off and lands.
+    """
+    if jump_at is None or not has_air:
+        return [(k * dt, (k + 1) * dt, (k + 0.5) * dt, False) for k in range(n)]
+    t0, t1 = jump_at, min(duration, jump_at + JUMP_AIR_S)
+    cuts = sorted({k * dt for k in range(n + 1)} | {t0, t1} | {duration})
+    out = []
+    for ta, tb in zip(cuts[:-1], cuts[1:]):
+        if tb - ta > 1e-12:
+            out.append((ta, tb, (ta + tb) / 2.0, t0 <= ta and tb <= t1 + 1e-12))
+    return out
+
+
+#: Seconds a jump keeps the walker in the air (``JUMP_DURATION`` of the action set).
+JUMP_AIR_S = 0.6
+#: Half side (m) of the square a low obstacle (a bench, a picnic table) occupies.
+LOW_OBSTACLE_HALF = 0.4
+#: Street-object kinds that are low obstacles (a jump clears them).
+LOW_OBSTACLE_KINDS = frozenset({"bench"})
+
+
+def low_obstacles(city: City, geometry: WalkGeometry) -> WalkGeometry:
+    """``geometry`` with the city's low obstacles added as walls: a square of half side
+    :data:`LOW_OBSTACLE_HALF` m around each bench or picnic table (memoised per city).
+    A walker on the ground stops at them; one in the air (a jump) passes over.
+    """
+    hit = _LOW_CACHE.get(city)
+    if hit is not None and hit[0] is geometry:
+        return hit[1]
+    import dataclasses
+
+    from urban_gym.world.walkable import WALKER_RADIUS, SegmentGrid
+
+    w = geometry.walls
+    old = np.column_stack([w.ax, w.ay, w.bx, w.by])
+    r = LOW_OBSTACLE_HALF
+    squares = []
+    for o in city.objects:
+        if o.kind in LOW_OBSTACLE_KINDS and city.contains(*o.position):
+            x, y = o.position
+            c = [(x - r, y - r), (x + r, y - r), (x + r, y + r), (x - r, y + r)]
+            squares.extend((*c[i], *c[(i + 1) % 4]) for i in range(4))
+    if not squares:
+        out = geometry
+    else:
+        segs = np.vstack([old, np.array(squares, dtype=float)])
+        out = dataclasses.replace(geometry, walls=SegmentGrid(segs, WALKER_RADIUS, cell=4.0))
+    _LOW_CACHE[city] = (geometry, out)
+    return out
+
+
+_LOW_CACHE: weakref.WeakKeyDictionary[City, tuple[WalkGeometry, WalkGeometry]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 # ---------------------------------------------------------------- closures

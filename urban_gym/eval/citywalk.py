@@ -20,6 +20,7 @@ REPORTED = (
     "network_adherence",
     "closure_compliance",
     "collision_rate",
+    "pedestrian_collision",
     "fraction_reached",
     "on_time_rate",
     "ended_closer",
@@ -79,10 +80,13 @@ def _means(ms: list[dict[str, float]]) -> dict[str, float]:
 
 
 def format_report(res: dict[str, dict[str, dict[str, float]]]) -> str:
-    """A Markdown table: one row per type, success (and SPL / answer accuracy) per agent."""
+    """A Markdown table: one row per type, success, SPL and -- beside them, as UrbanGround
+    reports it -- the pedestrian-collision rate (share of episodes with a contact) per agent.
+    """
     agents = list(res)
-    head = "| type | level | n | " + " | ".join(f"{a} success | {a} SPL" for a in agents) + " |"
-    lines = [head, "|" + "---|" * (3 + 2 * len(agents))]
+    cols = " | ".join(f"{a} success | {a} SPL | {a} PCR" for a in agents)
+    head = "| type | level | n | " + cols + " |"
+    lines = [head, "|" + "---|" * (3 + 3 * len(agents))]
     types = list(next(iter(res.values()))) if res else []
     for t in types:
         code = t.rstrip("*")
@@ -92,5 +96,7 @@ def format_report(res: dict[str, dict[str, dict[str, float]]]) -> str:
             r = res[a].get(t, {})
             cells.append(f"{100 * r.get('success', float('nan')):.1f}%")
             cells.append(f"{r['spl']:.3f}" if "spl" in r else "-")
+            pcr = r.get("pedestrian_collision")
+            cells.append(f"{100 * pcr:.1f}%" if pcr is not None else "-")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)

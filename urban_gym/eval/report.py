@@ -13,7 +13,9 @@ the GIFs. What the report holds per run:
   interval over tasks (:mod:`urban_gym.eval.stats`: 10,000 resamples, seeded);
 * terminations, tokens;
 * CityWalk: per navigation type, 4 equal-count bins of the tasks' shortest-route length
-  with success and the share of episodes that ended closer to the goal than they began;
+  (ShortNav ``SGN`` and InstructionNav ``IN``: of the straight-line start-to-goal
+  distance, as UrbanGround bins them) with success and the share of episodes that ended
+  closer to the goal than they began;
 * StreetGraph: 4 equal-count bins of decision points with success and SPL;
 * failure causes (:mod:`urban_gym.eval.failures`): the dominant cause of every failed
   episode by category and type, with the rules written out; optionally a model's labels
@@ -314,6 +316,11 @@ def _ended_closer(recs: list[dict[str, Any]]) -> dict[str, Any]:
     return {"ended_closer": round(float(np.mean(vals)), 4) if vals else None}
 
 
+#: CityWalk types binned by the straight-line start-to-goal distance (UrbanGround's
+#: navigation-horizon analysis of ShortNav and InstructionNav, seed 002 Section 4.3).
+STRAIGHT_BIN_TYPES = ("SGN", "IN")
+
+
 def distance_bins(
     table: _Table, recs: Sequence[dict[str, Any]], resamples: int, seed: int
 ) -> dict[str, list[dict[str, Any]]]:
@@ -334,10 +341,11 @@ def distance_bins(
         "all navigation"
     ]:
         if ty in types:
+            key = "straight_m" if ty in STRAIGHT_BIN_TYPES else "shortest_m"
             b = _bins_of(
                 table,
                 types[ty],
-                lambda info: info.get("shortest_m"),
+                lambda info, key=key: info.get(key),
                 by_task,
                 f"distance/{ty}",
                 resamples,
@@ -722,9 +730,10 @@ def _run_section(r: dict[str, Any], res: dict[str, Any]) -> list[str]:
     L.append("")
     if res.get("distance_bins"):
         L += [
-            "#### Success by shortest-route length (4 equal-count bins per type)",
+            "#### Success by distance (4 equal-count bins per type: shortest-route length; "
+            "SGN and IN: straight-line start-to-goal distance)",
             "",
-            "| type | bin | route length m | median m | tasks | success (95% CI) | ended closer |",
+            "| type | bin | distance m | median m | tasks | success (95% CI) | ended closer |",
             "|---|---:|---|---:|---:|---|---:|",
         ]
         for ty, bins in res["distance_bins"].items():

@@ -139,10 +139,12 @@ def _citywalk_presses(a: dict[str, Any]) -> list[Press]:
     name = a["action"]
     if name in ("move", "sprint"):
         rate = float(a.get("yaw_rate") or 0.0)
-        dur = float(a["duration"])
+        if a.get("jump") or (a.get("jump") is None and a.get("jump_at") is not None):
+            raise UrbanGymError(f"the page has no key for a jump during a move: {a!r}")
+        dur = float(a["seconds"])
         out = [Press("set", _num(dur), name="duration")]
-        key = _CW_MOVE_KEYS[a["direction"]]
-        if rate and a["direction"] == "forward":
+        key = _CW_MOVE_KEYS[a["dir"]]
+        if rate and a["dir"] == "forward":
             out.append(Press("set", _num(abs(rate) * dur), name="turn"))
             key = "q" if rate < 0 else "e"
         return [*out, Press("key", key, shift=name == "sprint")]
@@ -152,19 +154,18 @@ def _citywalk_presses(a: dict[str, Any]) -> list[Press]:
         if yaw:
             out += [Press("set", _num(abs(yaw)), name="turn")]
             out += [Press("key", "ArrowLeft" if yaw < 0 else "ArrowRight")]
-        pitch = a.get("pitch")
-        if pitch is not None:
-            if float(pitch) not in (0.0, 30.0):
-                raise UrbanGymError(f"the page looks up 30° or level, not pitch={pitch!r}")
-            out.append(Press("key", "ArrowUp" if float(pitch) == 30.0 else "ArrowDown"))
+        pitch = float(a.get("pitch") or 0.0)
+        if pitch:
+            if pitch not in (-30.0, 30.0):
+                raise UrbanGymError(f"the page tilts the view by 30° up or down, not {pitch!r}")
+            out.append(Press("key", "ArrowUp" if pitch > 0 else "ArrowDown"))
         return out
     if name == "terminate":
-        ans = a.get("answer")
-        if ans is None:
-            return [Press("key", "Enter")]
+        return [Press("key", "Enter")]
+    if name == "answer":
         from urban_gym.tasks.citywalk import OPTION_LETTERS
 
-        return [Press("key", str(OPTION_LETTERS.index(str(ans)) + 1))]
+        return [Press("key", str(OPTION_LETTERS.index(str(a["answer"])) + 1))]
     if name in _CW_FIXED_KEYS:
         return [Press("key", _CW_FIXED_KEYS[name])]
     raise UrbanGymError(f"no key on the page performs {a!r} exactly")

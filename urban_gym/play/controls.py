@@ -20,10 +20,12 @@ StreetGraph      0-9 take that option (its picture and bearing are shown); Enter
                  (instruction tasks)
 CityWalk         W/A/S/D move forward/left/backward/right for the duration (slider, 0.05-2
                  s), with Shift sprint; Q/E curve left/right (forward while turning by the
-                 turn angle); arrows left/right look by the turn angle, up looks up 30°,
-                 down looks level; J or Space jump; M opens and closes the map; in map mode
-                 drag pans, the wheel zooms, a click marks a point, the arrows pan 100 m,
-                 +/- zoom, [ and ] rotate; Enter stops; 1-4 answer A-D
+                 turn angle); arrows left/right look by the turn angle, up/down tilt the
+                 view 30° up/down (relative, as UrbanGround's look); J or Space jump; M
+                 opens and closes the map; in map mode drag pans, the wheel zooms, a click
+                 marks a point, the arrows pan 100 m, +/- zoom in/out, [ and ] rotate, T/G
+                 tilt the map camera up/down 20°; Enter stops (terminate); after it, in a
+                 question's answer turn, 1-4 answer A-D
 ===============  ===========================================================================
 
 Units: seconds (``duration``), degrees (``turn``), fractions of the map image (the drag's
@@ -181,7 +183,7 @@ CITYWALK = FamilyControls(
         Control("look_left", "← look left", ("ArrowLeft",), "look", ("turn",), _FP, "camera"),
         Control("look_right", "→ look right", ("ArrowRight",), "look", ("turn",), _FP, "camera"),
         Control("look_up", "↑ look up 30°", ("ArrowUp",), "look", (), _FP, "camera"),
-        Control("look_level", "↓ look level", ("ArrowDown",), "look", (), _FP, "camera"),
+        Control("look_down", "↓ look down 30°", ("ArrowDown",), "look", (), _FP, "camera"),
         Control("jump", "J jump (wait)", ("j", " "), "jump", (), _FP, "camera"),
         Control("open_map", "M open the map", ("m",), "open_map", (), _FP, "map"),
         Control("close_map", "M close the map", ("m", "Escape"), "close_map", (), "map", "map"),
@@ -193,6 +195,8 @@ CITYWALK = FamilyControls(
         Control("map_zoom_out", "- zoom out", ("-", "_"), "map_zoom", (), "map", "map"),
         Control("map_orbit_left", "[ rotate left", ("[",), "map_zoom", (), "map", "map"),
         Control("map_orbit_right", "] rotate right", ("]",), "map_zoom", (), "map", "map"),
+        Control("map_tilt_up", "T tilt the map", ("t",), "map_zoom", (), "map", "map"),
+        Control("map_tilt_down", "G tilt back", ("g",), "map_zoom", (), "map", "map"),
         Control("terminate", "Stop here (Enter)", ("Enter",), "terminate", (), None, "answer"),
     ),
     (_DURATION, _TURN),
@@ -237,7 +241,7 @@ def answer_letters(env: Any, mask: Any) -> list[str]:
     return [
         str(a["answer"])
         for ok, a in zip(m, table)
-        if ok and a.get("action") == "terminate" and a.get("answer") is not None
+        if ok and a.get("action") == "answer" and a.get("answer") is not None
     ]
 
 
@@ -296,14 +300,16 @@ _MAP_PANS = {
 }
 _CITYWALK_FIXED = {
     "look_up": {"action": "look", "yaw": 0.0, "pitch": 30.0},
-    "look_level": {"action": "look", "yaw": 0.0, "pitch": 0.0},
+    "look_down": {"action": "look", "yaw": 0.0, "pitch": -30.0},
     "jump": {"action": "jump"},
     "open_map": {"action": "open_map"},
     "close_map": {"action": "close_map"},
-    "map_zoom_in": {"action": "map_zoom", "factor": 2.0},
-    "map_zoom_out": {"action": "map_zoom", "factor": 0.5},
-    "map_orbit_left": {"action": "map_orbit", "degrees": -30.0},
-    "map_orbit_right": {"action": "map_orbit", "degrees": 30.0},
+    "map_zoom_in": {"action": "map_zoom", "factor": 0.5},
+    "map_zoom_out": {"action": "map_zoom", "factor": 2.0},
+    "map_orbit_left": {"action": "map_orbit", "yaw": -30.0},
+    "map_orbit_right": {"action": "map_orbit", "yaw": 30.0},
+    "map_tilt_up": {"action": "map_orbit", "pitch": 20.0},
+    "map_tilt_down": {"action": "map_orbit", "pitch": -20.0},
     "terminate": {"action": "terminate"},
 }
 
@@ -312,8 +318,8 @@ def _citywalk_move(control: str, params: Mapping[str, Any]) -> dict[str, Any]:
     dur = _number(params, "duration", 1.0)
     a: dict[str, Any] = {
         "action": "sprint" if params.get("sprint") else "move",
-        "direction": _MOVES[control],
-        "duration": round(dur, 3),
+        "dir": _MOVES[control],
+        "seconds": round(dur, 3),
     }
     if control.startswith("curve_") and dur > 0:
         turn = abs(_number(params, "turn", 30.0))
@@ -330,7 +336,7 @@ def _citywalk_gesture(control: str, params: Mapping[str, Any], env: Any) -> dict
         return {"action": "map_select", "x": _number(params, "x"), "y": _number(params, "y")}
     if control == "map_wheel":
         n = _number(params, "notches")
-        return {"action": "map_zoom", "factor": float(min(4.0, max(0.25, 2.0 ** (-n))))}
+        return {"action": "map_zoom", "factor": float(min(4.0, max(0.25, 2.0**n)))}
     # map_drag: the world point under the pointer stays under it
     from urban_gym.render.map import MapRenderer
 
@@ -361,7 +367,7 @@ def _citywalk_action(control: str, params: Mapping[str, Any], env: Any) -> dict[
         return _citywalk_gesture(control, params, env)
     if control == "answer":
         text = str(params.get("text", "")).strip()
-        return {"action": "terminate", "answer": text or None}
+        return {"action": "answer", "answer": text or None}
     raise ControlError(f"CityWalk has no control {control!r}")
 
 

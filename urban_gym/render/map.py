@@ -50,6 +50,7 @@ STYLE: dict[str, Colour] = {
     "green": (200, 228, 186),
     "water": (166, 205, 238),
     "building": (217, 208, 199),
+    "sky": (205, 222, 240),
     "building_edge": (178, 166, 154),
     "road": (255, 255, 255),
     "road_edge": (196, 190, 182),
@@ -241,6 +242,26 @@ class MapRenderer:
             return float(x), float(y)
         return x, y
 
+    @staticmethod
+    def oblique_pixel_to_world(
+        col: float,
+        row: float,
+        center: tuple[float, float],
+        metres_per_pixel: float,
+        size: int | tuple[int, int],
+        rotation: float = 0.0,
+        tilt: float = 0.0,
+    ) -> tuple[float, float] | None:
+        """The ground point (metres) at pixel ``(col, row)`` of a map drawn with ``tilt``
+        (:meth:`render_oblique`; :meth:`pixel_to_world` when ``tilt`` is 0); None for a
+        pixel above the horizon.
+        """
+        if not tilt:
+            return MapRenderer.pixel_to_world(col, row, center, metres_per_pixel, size, rotation)
+        w, h = image_size(size)
+        cam = _ObliqueCamera(center, metres_per_pixel, w, h, rotation, tilt)
+        return cam.unproject(col, row)
+
     # ------------------------------------------------------------------ rendering
     def render(
         self,
@@ -250,6 +271,7 @@ class MapRenderer:
         rotation: float = 0.0,
         labels: bool = False,
         markers: MapMarkers | None = None,
+        tilt: float = 0.0,
     ) -> np.ndarray:
         """The map window as an ``(h, w, 3)`` ``uint8`` RGB image.
 
@@ -260,7 +282,15 @@ class MapRenderer:
             rotation: bearing (degrees) pointing to the image top; 0 is north-up.
             labels: draw POI names (nearest to the centre first, without overlaps).
             markers: a :class:`MapMarkers` or None.
+            tilt: degrees the camera leans from straight down towards the image top, in
+                [0, 80): above 0 the map is drawn in perspective, as seen by a camera
+                orbiting ``center`` (the scale at the centre stays ``metres_per_pixel``),
+                with the buildings extruded to their heights (:meth:`render_oblique`).
         """
+        if tilt:
+            return self.render_oblique(
+                center, metres_per_pixel, size, rotation, labels, markers, tilt
+            )
         cx, cy = _xy("center", center)
         mpp = float(metres_per_pixel) if _is_num(metres_per_pixel) else math.nan
         if not (math.isfinite(mpp) and mpp > 0):
@@ -282,6 +312,78 @@ class MapRenderer:
             self._draw_markers(img, markers, view)
             self._draw_marker_text(img, markers, view)
         return img
+
+    def render_oblique(
+        self,
+        center: tuple[float, float],
+        metres_per_pixel: float = 1.0,
+        size: int | tuple[int, int] = 512,
+        rotation: float = 0.0,
+        labels: bool = False,
+        markers: MapMarkers | None = None,
+        tilt: float = 45.0,
+    ) -> np.ndarray:
+        """The map seen obliquely: a camera at :data:`OBLIQUE_DISTANCE_PX` image widths from
+        ``center``, leaning ``tilt`` degrees from straight down towards ``rotation``. The
+        ground (with its labels and markers) is the top-down map warped into perspective;
+        every building in view is then drawn as a prism of its height (walls darker than
+        roofs), the farthest first. Beyond the ground drawn, the image shows the sky.
+        """
+        if not _is_num(tilt) or not 0.0 <= float(tilt) < 80.0:
+            raise RenderError(f"tilt={tilt!r} must be a number of degrees in [0, 80)")
+        cx, cy = _xy("center", center)
+        w, h = image_size(size)
+        mpp = float(metres_per_pixel) if _is_num(metres_per_pixel) else math.nan
+        if not (math.isfinite(mpp) and mpp > 0):
+            raise RenderError(f"metres_per_pixel={metres_per_pixel!r} must be a positive number")
+        rot = float(rotation) % 360.0 if _is_num(rotation) else math.nan
+        if not math.isfinite(rot):
+            raise RenderError(f"rotation={rotation!r} must be a finite number of degrees")
+        side = OBLIQUE_GROUND * max(w, h)
+        flat = self.render((cx, cy), mpp, side, rot, labels, markers)
+        cam = _ObliqueCamera((cx, cy), mpp, w, h, rot, float(tilt))
+        # ground: the flat map's corners (metres right/forward of the centre) -> the image
+        half = side / 2.0
+        src = np.float32([[0, 0], [side, 0], [side, side], [0, side]])
+        ab = (src - half) * mpp * np.float32([1, -1])
+        dst = np.float32(cam.project(ab[:, 0], ab[:, 1], np.zeros(4)))
+        hom = cv2.getPerspectiveTransform(src, dst)
+        img = cv2.warpPerspective(
+            flat, hom, (w, h), flags=cv2.INTER_LINEAR, borderValue=STYLE["sky"]
+        )
+        self._draw_prisms(img, cam, half * mpp)
+        return img
+
+    def _draw_prisms(self, img: np.ndarray, cam: _ObliqueCamera, reach: float) -> None:
+        """Buildings within ``reach`` metres of the camera's centre as extruded prisms."""
+        cx, cy = cam.center
+        idx = self._b_tree.query(box(cx - reach, cy - reach, cx + reach, cy + reach))
+        if not len(idx):
+            return
+        blds = [self.city.buildings[int(i)] for i in idx]
+        order = []
+        for b in blds:
+            c = b.polygon.centroid
+            a, f = cam.ground(c.x, c.y)
+            order.append((cam.depth(a, f, 0.0), b))
+        order.sort(key=lambda t: -t[0])
+        aa = cv2.LINE_AA
+        wall = tuple(int(v * 0.78) for v in STYLE["building"])
+        for _, b in order:
+            ring = np.asarray(orient(b.polygon, 1.0).exterior.coords)[:-1]
+            a, f = cam.ground(ring[:, 0], ring[:, 1])
+            z0, z1 = np.zeros(len(ring)), np.full(len(ring), float(b.height))
+            if (cam.depth(a, f, z1) <= 1.0).any():
+                continue  # behind or at the camera
+            base = cam.project(a, f, z0)
+            roof = cam.project(a, f, z1)
+            quads = [
+                _fixed([base[i], base[(i + 1) % len(ring)], roof[(i + 1) % len(ring)], roof[i]])
+                for i in range(len(ring))
+            ]
+            cv2.fillPoly(img, quads, wall, aa, _SHIFT)
+            cv2.fillPoly(img, [_fixed(roof)], STYLE["building"], aa, _SHIFT)
+            cv2.polylines(img, [_fixed(roof)], True, STYLE["building_edge"], 1, aa, _SHIFT)
 
     def _canvas(self, cx: float, cy: float, mpp: float, half: int) -> _Canvas:
         step = _SNAP_PX * mpp
@@ -570,6 +672,70 @@ class _Rings:
             for k in range(self.first[i], self.first[i + 1]):
                 out.append(px[self.starts[k] - lo : self.starts[k + 1] - lo])
         return out
+
+
+#: Side of the top-down ground warped into an oblique view, in image widths.
+OBLIQUE_GROUND = 4
+#: Distance of the oblique camera from the map centre, in image widths (at the scale).
+OBLIQUE_DISTANCE_PX = 1.5
+
+
+class _ObliqueCamera:
+    """A pinhole camera orbiting ``center`` (see :meth:`MapRenderer.render_oblique`).
+
+    World points become ``(a, f, z)``: metres to the image's right and top (``rotation``
+    is the bearing of the top) from the centre, and metres up. The camera stands
+    ``D = OBLIQUE_DISTANCE_PX * w * mpp`` metres from the centre, ``tilt`` degrees from the
+    vertical, behind the centre; its focal length ``D / mpp`` keeps the centre's scale.
+    """
+
+    def __init__(self, center, mpp: float, w: int, h: int, rotation: float, tilt: float):
+        self.center = center
+        self.w, self.h = w, h
+        th = math.radians(rotation)
+        self.right = (math.cos(th), -math.sin(th))
+        self.fwd = (math.sin(th), math.cos(th))
+        t = math.radians(tilt)
+        self.st, self.ct = math.sin(t), math.cos(t)
+        self.dist = OBLIQUE_DISTANCE_PX * max(w, h) * mpp
+        self.focal = self.dist / mpp
+
+    def ground(self, x, y):
+        """``(a, f)``: metres right of and ahead of the centre, as the image shows them."""
+        dx = np.asarray(x, dtype=float) - self.center[0]
+        dy = np.asarray(y, dtype=float) - self.center[1]
+        return dx * self.right[0] + dy * self.right[1], dx * self.fwd[0] + dy * self.fwd[1]
+
+    def depth(self, a, f, z):
+        """Metres along the line of sight."""
+        return self.dist + np.asarray(f) * self.st - np.asarray(z) * self.ct
+
+    def unproject(self, col: float, row: float) -> tuple[float, float] | None:
+        """The ground point ``(x, y)`` (metres) seen at pixel ``(col, row)``, or None above
+        the horizon.
+        """
+        v = (self.h / 2.0 - row) / self.focal
+        den = self.ct - v * self.st
+        if den <= 1e-9:
+            return None
+        f = v * self.dist / den
+        a = (col - self.w / 2.0) / self.focal * (self.dist + f * self.st)
+        x = self.center[0] + a * self.right[0] + f * self.fwd[0]
+        y = self.center[1] + a * self.right[1] + f * self.fwd[1]
+        return float(x), float(y)
+
+    def project(self, a, f, z) -> np.ndarray:
+        """``(n, 2)`` continuous ``(col, row)`` pixels of points ``(a, f, z)``."""
+        d = self.depth(a, f, z)
+        up = np.asarray(f) * self.ct + np.asarray(z) * self.st
+        col = self.w / 2.0 + self.focal * np.asarray(a) / d
+        row = self.h / 2.0 - self.focal * up / d
+        return np.column_stack([col, row])
+
+
+def _fixed(points: Any) -> np.ndarray:
+    """Continuous pixel points as OpenCV's fixed-point ``int32`` (``_SHIFT`` bits)."""
+    return np.rint(np.asarray(points, dtype=float) * _ONE).astype(np.int32)
 
 
 def _is_num(v: Any) -> bool:

@@ -71,12 +71,14 @@ from urban_gym.world.osm_tags import (
     poi_category,
     walk_kind,
     walk_width,
+    way_elevation,
 )
 from urban_gym.world.overpass import OverpassData, read_overpass_json
 
 #: Bump when the importer's output changes, so cached worlds are rebuilt.
 #: 3: ``meta["format"]``, out-of-range coordinates counted in ``meta["stats"]``.
-IMPORTER_VERSION = 3
+#: 4: edges carry ``sidewalk``, ``layer``, ``level``, ``bridge`` and ``tunnel``.
+IMPORTER_VERSION = 4
 
 #: Format (as :func:`detect_format` names it) by file-name suffix, for files whose first
 #: bytes say nothing (the longest matching suffix wins).
@@ -676,6 +678,7 @@ def _build_network(ways, frame: GeoFrame, stats: Counter) -> nx.Graph:
             "width": walk_width(kind, tags),
             "name": tags.get("name"),
             "osm_id": f"w{way_id}",
+            **way_elevation(tags),
         }
         # runs of present nodes
         run: list[int] = []

@@ -180,6 +180,40 @@ def walk_kind(tags: dict[str, str]) -> str | None:
     return hw  # pedestrian, steps, corridor, platform, cycleway
 
 
+def sidewalk_sides(tags: dict[str, str]) -> str:
+    """Which sides of a road carry a sidewalk mapped as a tag of the road: ``"both"``,
+    ``"left"``, ``"right"`` (of the way's direction) or ``""`` (none, or mapped as separate
+    ``footway=sidewalk`` ways, which are network edges of their own). Reads ``sidewalk=*``
+    and ``sidewalk:both/left/right=*``.
+    """
+    yes = ("yes", "both")
+    main = tags.get("sidewalk", "")
+    left = main in ("both", "left", "yes") or tags.get("sidewalk:left") in yes
+    right = main in ("both", "right", "yes") or tags.get("sidewalk:right") in yes
+    if tags.get("sidewalk:both") in yes:
+        left = right = True
+    return "both" if left and right else "left" if left else "right" if right else ""
+
+
+def way_elevation(tags: dict[str, str]) -> dict[str, object]:
+    """The vertical tags of a walkable way as edge attributes: ``layer`` (int, 0 when
+    unmapped or unreadable), ``level`` (the raw ``level=*`` text or None), ``bridge`` and
+    ``tunnel`` (bools; ``tunnel=building_passage`` is not a tunnel), and ``sidewalk``
+    (:func:`sidewalk_sides`).
+    """
+    try:
+        layer = int(float(tags.get("layer", "0").split(";")[0]))
+    except ValueError:
+        layer = 0
+    return {
+        "layer": layer,
+        "level": tags.get("level"),
+        "bridge": tags.get("bridge") not in (None, "no"),
+        "tunnel": tags.get("tunnel") not in (None, "no", "building_passage"),
+        "sidewalk": sidewalk_sides(tags),
+    }
+
+
 def is_covered(tags: dict[str, str]) -> bool:
     """Whether a walkable way is sheltered from rain (covered, arcade, indoor corridor)."""
     return (

@@ -1,7 +1,8 @@
 """Procedural cities: small, fast, deterministic worlds for tests and RL curricula.
 
 A city is a grid of ``W x H`` blocks separated by streets. Street centrelines form the
-walkable network (kind ``road``; intersections and street midpoints are nodes). Each
+walkable network (kind ``road`` with ``sidewalk=both``; intersections and street midpoints
+are nodes). Each
 block is one of
 
 * a *perimeter block*: rows of buildings along its four sides around a courtyard;
@@ -301,6 +302,10 @@ class _Generator:
             length=float(line.length),
             kind=kind,
             highway="residential" if kind == "road" else kind,
+            # a street's outer 2 m on each side are its sidewalks (the buildings stand
+            # at the street's edge); footways are pedestrian ways of their own
+            sidewalk="both" if kind == "road" else "",
+            layer=0,
             covered=covered,
             width=width,
             name=name,

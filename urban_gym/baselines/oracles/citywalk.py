@@ -1,6 +1,7 @@
 """The CityWalk oracle: shortest path on the walkable network plus a local controller.
 
-Questions are answered from the task's ground truth. For navigation the oracle plans the
+Questions end exploration at once (``terminate``) and give the ground truth in the answer
+turn. For navigation the oracle plans the
 shortest walking route (closures that are active closed) to the current target -- the
 goal, or the next stop of a schedule, or the next stop of the best order of a multi-stop
 task -- and follows it with timed moves:
@@ -9,7 +10,8 @@ task -- and follows it with timed moves:
   straight or arc move that ends on the route point, checked with the environment's own
   dynamics: no wall touched, no active closure crossed and, among pedestrians, no
   predicted contact (their routes are deterministic);
-* a move that turns by more than 60 degrees is preceded by a ``look``;
+* a move that turns by more than 60 degrees is preceded by a ``look``; a move a bench
+  would stop jumps at its start (in the air the walker passes over low obstacles);
 * among pedestrians it tries shorter and slower moves, then waiting (``jump``), then a
   side step;
 * it re-plans when a closure appears, when the target changes or when it is off its plan.
@@ -79,14 +81,16 @@ class CityWalkOracle:
         if e.map_mode:
             return {"action": "close_map"}
         if e.kind == "question":
+            if not e.answer_turn:
+                return {"action": "terminate"}  # the answer is known: end exploration
             idx = list(e.task.options).index(e.task.answer)
-            return {"action": "terminate", "answer": OPTION_LETTERS[idx]}
+            return {"action": "answer", "answer": OPTION_LETTERS[idx], "reason": "ground truth"}
         target = self._target(e)
         w = e.walker
         if target is None:
-            return {"action": "terminate", "answer": None}
+            return {"action": "terminate"}
         if e.kind == "navigation" and math.hypot(target[0] - w.x, target[1] - w.y) <= ARRIVE_M:
-            return {"action": "terminate", "answer": None}
+            return {"action": "terminate"}
         self._ensure_plan(e, target)
         act = self._follow(e)
         if act is None:  # off the plan or blocked: plan afresh and try once more
@@ -256,7 +260,7 @@ class CityWalkOracle:
                     act = self._move_to(e, w, tx, ty, speed)
                     if act is None:
                         continue
-                    turned = act["yaw_rate"] * act["duration"]
+                    turned = act["yaw_rate"] * act["seconds"]
                     end_heading = w.heading + turned
                     if (
                         not at_end
@@ -279,7 +283,7 @@ class CityWalkOracle:
                     continue
                 facing = WalkerState(w.x, w.y, (w.heading + alpha) % 360.0, w.pitch)
                 if self._move_to(e, facing, tx, ty, SPRINT_SPEED, contacts=False) is not None:
-                    return {"action": "look", "yaw": round(alpha, 4), "pitch": None}
+                    return {"action": "look", "yaw": round(alpha, 4), "pitch": 0.0}
         return None
 
     def _move_to(
@@ -304,16 +308,23 @@ class CityWalkOracle:
         if abs(yaw_rate) > 180.0:
             return None
         name = "sprint" if speed == SPRINT_SPEED else "move"
-        act = {
+        act: dict[str, Any] = {
             "action": name,
-            "direction": "forward",
-            "duration": duration,
+            "dir": "forward",
+            "seconds": duration,
             "yaw_rate": yaw_rate,
             "pitch_rate": 0.0,
         }
-        res = simulate_move(e.geometry, w, "forward", speed, duration, yaw_rate, 0.0)
-        if math.hypot(res.state.x - tx, res.state.y - ty) > 0.25:
+        for jump_at in (None, 0.0):  # on the ground, else over a bench with a jump
+            res = simulate_move(
+                e.ground, w, "forward", speed, duration, yaw_rate, 0.0, jump_at, e.geometry
+            )
+            if math.hypot(res.state.x - tx, res.state.y - ty) <= 0.25:
+                break
+        else:
             return None  # a wall deflects it
+        if jump_at is not None:
+            act.update(jump=True, jump_at=jump_at)
         if res.hit_wall and e.geometry.clearance(w.x, w.y, 0.5) > 0.35:
             return None  # it grazes a wall: only acceptable to get away from one we touch
         for c_, on in zip(e.closures, e.closure_active):
@@ -364,7 +375,7 @@ class CityWalkOracle:
         for direction in ("forward", "left", "right", "backward"):
             for name, speed in (("move", WALK_SPEED), ("sprint", SPRINT_SPEED)):
                 for dur in (1.0, 0.5, 0.25):
-                    res = simulate_move(e.geometry, w, direction, speed, dur, 0.0, 0.0)
+                    res = simulate_move(e.ground, w, direction, speed, dur, 0.0, 0.0)
                     if res.hit_wall or any(
                         on and count_crossings(res.path, c)
                         for c, on in zip(e.closures, e.closure_active)
@@ -372,8 +383,8 @@ class CityWalkOracle:
                         continue
                     act = {
                         "action": name,
-                        "direction": direction,
-                        "duration": dur,
+                        "dir": direction,
+                        "seconds": dur,
                         "yaw_rate": 0.0,
                         "pitch_rate": 0.0,
                     }
@@ -395,5 +406,5 @@ class CityWalkOracle:
             tx, ty = self._point_at(min(float(self.cum[-1]), 1.0))
             alpha = angle_diff(bearing(tx - w.x, ty - w.y), w.heading)
             if abs(alpha) > 1.0:
-                return {"action": "look", "yaw": round(alpha, 3), "pitch": None}
+                return {"action": "look", "yaw": round(alpha, 3), "pitch": 0.0}
         return {"action": "jump"}

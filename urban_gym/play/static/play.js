@@ -125,7 +125,7 @@ function updateButtons() {
   }
   const s = page.state || {};
   const answering = s.phase === "playing" &&
-    (s.available || []).some((a) => a === "ANSWER" || a === "terminate");
+    (s.available || []).some((a) => a === "ANSWER" || a === "answer");
   for (const b of document.querySelectorAll("#options button, #letters button")) b.disabled = page.busy;
   $("answer").disabled = !answering;
   $("answer-submit").disabled = !answering || page.busy;

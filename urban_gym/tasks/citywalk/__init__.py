@@ -12,12 +12,12 @@ Every task is a :class:`~urban_gym.tasks.spec.TaskSpec` with ``family="citywalk"
 | L2 | ``LGN`` long-range goal | walks to a place out of sight, using the map | a POI 200-480 m away by the network |
 | L2 | ``IN`` instructions | follows turn-by-turn directions | the shortest route to a POI |
 | L2 | ``CN`` constrained | walks to a place without crossing a closure | a closure on the shortest route |
-| L3 | ``PTS`` place-type search | finds "the nearest pharmacy" | the nearest POI of the kind by walking distance |
-| L3 | ``III`` implicit intent | finds a place for a need ("my eyes need checking") | :data:`INTENT_CATEGORIES` + nearest POI |
+| L3 | ``PTS`` place-type search | finds "a pharmacy nearby" | any POI of the kind (``goal``: the nearest; ``goal.alternatives``: the others within reach) |
+| L3 | ``III`` implicit intent | finds a place for a need ("my eyes need checking") | :data:`INTENT_CATEGORIES` + any POI of those kinds |
 | L4 | ``TWS`` time-window schedule | visits places in order before deadlines | routes at walking speed x 1.5 + 60 s |
 | L4 | ``MSP`` multi-stop | visits several places in any order | the stops |
 | L5 | ``DCR`` dynamic closure | replans when a closure appears mid-episode | a closure on the route, shown at 40 m |
-| L5 | ``NP`` among pedestrians | walks to a place through a crowd without contact | pedestrians near the route |
+| L5 | ``NP`` among pedestrians | walks to a place through a crowd (contacts counted) | pedestrians near the route |
 
 "In the start view" is checked on pixels: the generator renders the start view at the
 language-model size (960x540, 90° field of view, no pedestrians) and keeps a ``VR`` or
@@ -25,20 +25,26 @@ language-model size (960x540, 90° field of view, no pedestrians) and keeps a ``
 pixels of the place's signboard show in its instance ids; a ``VR`` start looks up
 (``start.pitch``) at a board stacked high on its facade.
 
-L5 also holds the *condition variants* of ``VR``, ``OU``, ``AEQ`` and ``SGN``: the same type
-at dusk, at night, in fog or in rain (``constraints.conditions``; ``meta.variant``).
+L5 also holds the *condition variants* of ``VR``, ``OU``, ``AEQ`` and ``SGN``: base tasks of
+those types unchanged but for the conditions -- at dusk, at night, in fog or in rain
+(``constraints.conditions``; ``meta.variant``, ``meta.base_task``). ``SGN`` and ``IN`` tasks
+carry ``meta.distance_bin`` (1-4, equal-count bins of the straight-line start-to-goal
+distance ``meta.crow_m``). The default suite has UrbanGround's 810 base tasks
+(:data:`PAPER_BASE_COUNTS`).
 
 Spec fields used by the family (all lengths metres, angles degrees, times seconds):
 
 * ``start``: ``x``, ``y``, ``heading``, ``pitch``, ``clock`` (seconds of day).
 * ``goal`` (navigation): ``x``, ``y``, ``radius`` (15), ``name``, ``poi_id``,
-  ``show_on_map`` (whether the map marks it). Multi-stop: ``stops`` (each ``x``, ``y``,
+  ``show_on_map`` (whether the map marks it), ``alternatives`` (PTS/III: ``[x, y, poi_id]``
+  of every other suitable place; arriving at any of them succeeds). Multi-stop: ``stops`` (each ``x``, ``y``,
   ``name``, ``poi_id``, ``deadline`` seconds of day or None), ``ordered``, ``radius``,
   ``show_on_map``.
 * ``answer`` / ``options`` (questions): four options; ``answer`` is the correct option's text.
 * ``constraints``: ``closures`` (each ``id``, ``points`` [[x, y], ...], ``label``,
   ``closed_edges`` [[u, v], ...], ``trigger`` None or [x, y, radius]), ``pedestrians``
-  (``count``, ``seed``, ``around`` node ids), ``max_contacts``, ``conditions``
+  (``count``, ``seed``, ``around`` node ids; contacts are counted, never a failure),
+  ``conditions``
   (``time_of_day``, ``weather``, ``seed``).
 * ``limits``: ``max_steps`` (150).
 * ``meta``: ``level``, ``type_name``, ``shortest_m`` (walking distance of the task),
@@ -82,6 +88,7 @@ from urban_gym.tasks.citywalk.types import (
     INTENT_CATEGORIES,
     OPTION_LETTERS,
     OU_OPTIONS,
+    PAPER_BASE_COUNTS,
     SUCCESS_RADIUS,
     TASK_TYPES,
     VARIANT_CONDITIONS,
@@ -105,6 +112,7 @@ __all__ = [
     "INTENT_CATEGORIES",
     "OPTION_LETTERS",
     "OU_OPTIONS",
+    "PAPER_BASE_COUNTS",
     "SUCCESS_RADIUS",
     "TASK_TYPES",
     "VARIANT_CONDITIONS",

@@ -50,6 +50,13 @@ def _check_goal(task: TaskSpec, where: str) -> None:
             v = task.goal.get(k)
             if not isinstance(v, (int, float)) or not math.isfinite(v):
                 raise TaskError(f"{where}: goal.{k}={v!r} must be a finite number")
+        alts = task.goal.get("alternatives") or []
+        if not isinstance(alts, list) or not all(
+            isinstance(a, (list, tuple)) and len(a) >= 2 and _is_xy(list(a[:2])) for a in alts
+        ):
+            raise TaskError(
+                f"{where}: goal.alternatives={alts!r} must be a list of [x, y, ...] places"
+            )
     else:
         stops = task.goal.get("stops")
         if not isinstance(stops, list) or not stops:
@@ -138,17 +145,16 @@ def evaluate(task: TaskSpec, rec: EpisodeOutcome) -> dict[str, float]:
     if not math.isnan(adh):
         m["network_adherence"] = round(adh, 4)
     closures = task.constraints.get("closures") or []
-    max_contacts = task.constraints.get("max_contacts")
     kept = True
     if closures:
         m["closure_crossings"] = float(rec.closure_crossings)
         m["closure_compliance"] = M.closure_compliance(rec.closure_crossings)
         kept = kept and rec.closure_crossings == 0
     if task.constraints.get("pedestrians"):
+        # reported beside success, never a failure (UrbanGround's PCR, Table 4)
         m["pedestrian_contacts"] = float(rec.contacts)
+        m["pedestrian_collision"] = 1.0 if rec.contacts else 0.0
         m["collision_rate"] = round(M.collision_rate(rec.contacts, rec.steps), 4)
-    if max_contacts is not None:
-        kept = kept and rec.contacts <= int(max_contacts)
     if kind == "question":
         correct = (
             rec.answer_index is not None
@@ -162,8 +168,9 @@ def evaluate(task: TaskSpec, rec: EpisodeOutcome) -> dict[str, float]:
     if kind == "navigation":
         goal = (float(task.goal["x"]), float(task.goal["y"]))
         radius = float(task.goal.get("radius", SUCCESS_RADIUS))
-        reached = M.coordinate_match(final, goal, radius)
-        m["distance_to_goal_m"] = round(math.dist(final, goal), 3)
+        spots = [goal, *((float(p[0]), float(p[1])) for p in task.goal.get("alternatives") or [])]
+        reached = any(M.coordinate_match(final, g, radius) for g in spots)
+        m["distance_to_goal_m"] = round(min(math.dist(final, g) for g in spots), 3)
     else:
         stops = task.goal["stops"]
         n_reached = sum(a is not None for a in rec.arrivals)

@@ -4,8 +4,10 @@ the suite's statistics.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +16,11 @@ from urban_gym.tasks.citywalk.generators import _NO_INTENT, GENERATORS
 from urban_gym.tasks.citywalk.types import (
     DEFAULT_MAX_STEPS,
     DEFAULT_SUITE_PATH,
+    DISTANCE_BIN_TYPES,
+    DISTANCE_BINS,
     GENERATOR_VERSION,
     INTENT_CATEGORIES,
+    PAPER_BASE_COUNTS,
     TASK_TYPES,
     VARIANT_CONDITIONS,
     VARIANT_TYPES,
@@ -26,6 +31,8 @@ from urban_gym.tasks.suite import counts, group_tasks, meta_values, quantiles, s
 from urban_gym.world.city import City
 
 FATAL_STAGE = 100
+#: Base tasks of each condition-varied type that the default suite varies (x 4 conditions).
+DEFAULT_VARIANT_BASES = 10
 
 
 def type_lacks(c: _Ctx, code: str) -> str | None:
@@ -60,7 +67,7 @@ def type_lacks(c: _Ctx, code: str) -> str | None:
 def generate_with_report(
     city: City,
     city_spec: str,
-    per_type: int = 20,
+    per_type: int | Mapping[str, int] = 20,
     variants_per_type: int = 8,
     seed: int = 0,
     types: Iterable[str] | None = None,
@@ -68,8 +75,12 @@ def generate_with_report(
 ) -> tuple[list[TaskSpec], GenerationReport]:
     """Generate CityWalk tasks and say, per type, how many were made and why not more.
 
-    ``per_type`` tasks of each type in ``types`` (default all thirteen) plus
-    ``variants_per_type`` condition variants of each of :data:`VARIANT_TYPES`.
+    ``per_type`` tasks of each type in ``types`` (default all thirteen; a mapping gives
+    each type its own count, e.g. :data:`PAPER_BASE_COUNTS`), then the condition variants:
+    the first ``variants_per_type`` base tasks of each of :data:`VARIANT_TYPES`, each under
+    every one of :data:`VARIANT_CONDITIONS` (the same start, goal and options; the clock
+    moved to the time of day). ShortNav and InstructionNav tasks get
+    ``meta["distance_bin"]`` (:func:`assign_distance_bins`).
     Deterministic for a seed. A type the city cannot supply (see :func:`type_lacks`) is
     skipped; a type stops after ``max_tries`` failed attempts in a row or
     ``n * max_tries`` attempts in all, its report row naming why the attempts that got
@@ -84,24 +95,72 @@ def generate_with_report(
     ctx = _Ctx(city, city_spec, seed)
     report = GenerationReport("citywalk", city.name)
     out: list[TaskSpec] = []
-    plan: list[tuple[str, int, tuple[str, str] | None]] = [(t, per_type, None) for t in codes]
-    for t in codes:
-        if t in VARIANT_TYPES and variants_per_type > 0:
-            plan.append((t, variants_per_type, ("variant", "")))
-    for code, n, variant in plan:
-        row = report.add(TypeReport(code if variant is None else f"{code} (conditions)", n))
+    for code in codes:
+        n = int(per_type.get(code, 0)) if isinstance(per_type, Mapping) else int(per_type)
+        row = report.add(TypeReport(code, n))
         row.reason = type_lacks(ctx, code)
-        if row.reason is None:
-            out += _generate_type(ctx, code, n, variant is not None, max_tries, row)
+        if row.reason is None and n > 0:
+            made = _generate_type(ctx, code, n, max_tries, row)
+            if code in DISTANCE_BIN_TYPES:
+                assign_distance_bins(made)
+            out += made
+    for code in codes:
+        if code not in VARIANT_TYPES or variants_per_type <= 0:
+            continue
+        base = [t for t in out if t.type == code][:variants_per_type]
+        want = variants_per_type * len(VARIANT_CONDITIONS)
+        row = report.add(TypeReport(f"{code} (conditions)", want))
+        out += [condition_variant(ctx, t, cond) for cond in VARIANT_CONDITIONS for t in base]
+        row.made = row.attempts = len(base) * len(VARIANT_CONDITIONS)
+        if row.made < want:
+            row.reason = f"only {len(base)} base {code} tasks to vary"
     report.check_any()
     return out, report
 
 
-def _generate_type(
-    ctx: _Ctx, code: str, n: int, variant: bool, max_tries: int, row: TypeReport
-) -> list[TaskSpec]:
-    """Up to ``n`` tasks of type ``code`` (condition variants when ``variant``); fills
-    ``row`` (made, attempts, reason).
+def condition_variant(ctx: _Ctx, base: TaskSpec, cond: tuple[str, str]) -> TaskSpec:
+    """``base`` under the condition ``(time_of_day, weather)``: the same start pose, goal,
+    question and options, the start clock drawn in the time of day's range, level L5.
+    """
+    tod, weather = cond
+    start = dict(base.start)
+    if tod != "day":
+        start["clock"] = ctx.start_clock(tod)
+    conditions = {"time_of_day": tod, "weather": weather, "seed": int(ctx.rng.integers(2**31))}
+    meta = {**base.meta, "level": "L5", "variant": f"{tod}-{weather}", "base_task": base.id}
+    return replace(
+        base,
+        id=base.id.replace(f"-{base.type.lower()}-", f"-{base.type.lower()}-{tod}-{weather}-", 1),
+        difficulty="l5",
+        start=start,
+        constraints={**base.constraints, "conditions": conditions},
+        meta=meta,
+    )
+
+
+def assign_distance_bins(tasks: list[TaskSpec], bins: int = DISTANCE_BINS) -> None:
+    """Split ``tasks`` into ``bins`` equal-count bins (the first ones one larger when the
+    count does not divide) by the straight-line start-to-goal distance, nearest first:
+    ``meta["distance_bin"]`` 1..``bins`` and ``meta["crow_m"]`` (metres).
+    """
+
+    def crow(t: TaskSpec) -> float:
+        return math.dist((t.start["x"], t.start["y"]), (t.goal["x"], t.goal["y"]))
+
+    order = sorted(range(len(tasks)), key=lambda i: (crow(tasks[i]), tasks[i].id))
+    size, extra = divmod(len(tasks), bins)
+    pos = 0
+    for b in range(bins):
+        n = size + (1 if b < extra else 0)
+        for i in order[pos : pos + n]:
+            tasks[i].meta["distance_bin"] = b + 1
+            tasks[i].meta["crow_m"] = round(crow(tasks[i]), 1)
+        pos += n
+
+
+def _generate_type(ctx: _Ctx, code: str, n: int, max_tries: int, row: TypeReport) -> list[TaskSpec]:
+    """Up to ``n`` tasks of type ``code`` in daylight and clear weather; fills ``row``
+    (made, attempts, reason).
     """
     city = ctx.city
     ctx.misses = Misses()
@@ -112,11 +171,7 @@ def _generate_type(
         if tries > n * max_tries or tries - last > max_tries:
             tries -= 1
             break
-        if not variant:
-            tod, weather = "day", "clear"
-        else:
-            tod, weather = VARIANT_CONDITIONS[made % len(VARIANT_CONDITIONS)]
-        cond = {"time_of_day": tod, "weather": weather, "seed": int(ctx.rng.integers(2**31))}
+        cond = {"time_of_day": "day", "weather": "clear", "seed": int(ctx.rng.integers(2**31))}
         try:
             body = GENERATORS[code](ctx, cond)
         except TaskError as exc:  # e.g. no clear start point anywhere on the network
@@ -125,23 +180,20 @@ def _generate_type(
         if body is None:
             continue
         tt = TASK_TYPES[code]
-        suffix = f"{tod}-{weather}-" if variant else ""
         constraints = dict(body.get("constraints", {}))
         constraints["conditions"] = cond
         meta = {
-            "level": ("l5" if variant else tt.level).upper(),
+            "level": tt.level.upper(),
             "type_name": tt.description,
             "generator": GENERATOR_VERSION,
             **body.get("meta", {}),
         }
-        if variant:
-            meta["variant"] = f"{tod}-{weather}"
         out.append(
             TaskSpec(
-                id=f"citywalk-{city.name}-{code.lower()}-{suffix}{made:03d}",
+                id=f"citywalk-{city.name}-{code.lower()}-{made:03d}",
                 family="citywalk",
                 type=code,
-                difficulty="l5" if variant else tt.level,
+                difficulty=tt.level,
                 city=ctx.spec,
                 instruction=body["instruction"],
                 start=body["start"],
@@ -185,17 +237,21 @@ def generate(
     per_type: int | None = None,
 ) -> GeneratedSuite:
     """Generate a CityWalk suite for ``city`` and write it as JSONL to ``out`` (default:
-    the committed Helsinki suite). ``per_type`` tasks of each type (default 20) plus
-    ``max(2, per_type // 2)`` condition variants of each of :data:`VARIANT_TYPES`.
-    Returns the path, the tasks and the per-type report.
+    the committed Helsinki suite). By default UrbanGround's 810 base tasks
+    (:data:`PAPER_BASE_COUNTS`, as many as the city supports) and, for each of
+    :data:`VARIANT_TYPES`, :data:`DEFAULT_VARIANT_BASES` of its base tasks under each of
+    :data:`VARIANT_CONDITIONS`; ``per_type`` instead makes that many of each type and
+    ``max(1, per_type // 4)`` varied base tasks. Returns the path, the tasks and the
+    per-type report.
     """
     from urban_gym.world import load_city
 
-    n = 20 if per_type is None else int(per_type)
-    if n < 1:
+    if per_type is not None and int(per_type) < 1:
         raise TaskError(f"per_type={per_type!r} must be at least 1")
+    counts: int | dict[str, int] = PAPER_BASE_COUNTS if per_type is None else int(per_type)
+    nvar = DEFAULT_VARIANT_BASES if per_type is None else max(1, int(per_type) // 4)
     tasks, report = generate_with_report(
-        load_city(city), city, per_type=n, variants_per_type=max(2, n // 2), seed=seed
+        load_city(city), city, per_type=counts, variants_per_type=nvar, seed=seed
     )
     path = save_suite(out if out is not None else DEFAULT_SUITE_PATH, tasks)
     return GeneratedSuite(path, tasks, report)
@@ -225,5 +281,17 @@ def suite_statistics(tasks: Sequence[TaskSpec]) -> dict[str, Any]:
             "median_m": quantiles(d)["median"] if d else None,
             "max_m": quantiles(d)["max"] if d else None,
         }
+        if code in DISTANCE_BIN_TYPES:
+            base = [t for t in ts if "variant" not in t.meta and "distance_bin" in t.meta]
+            rows[code]["distance_bins"] = {
+                b: {
+                    "count": len(sel := [t for t in base if t.meta["distance_bin"] == b]),
+                    "median_crow_m": quantiles(meta_values(sel, "crow_m"))["median"]
+                    if sel
+                    else None,
+                }
+                for b in range(1, DISTANCE_BINS + 1)
+            }
     out["by_type"] = rows
+    out["base_tasks"] = sum(1 for t in tasks if "variant" not in t.meta)
     return out

@@ -15,6 +15,7 @@ from urban_gym.tasks.citywalk.context import Gen, _Ctx, _goal, _qa_text, _start
 from urban_gym.tasks.citywalk.types import (
     INTENT_CATEGORIES,
     OU_OPTIONS,
+    REACH_M,
     SUCCESS_RADIUS,
     compass_name,
     format_hhmm,
@@ -430,6 +431,10 @@ def _gen_dcr(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _nearest_of(c: _Ctx, kinds: Iterable[str], lo: float = 50.0, hi: float = 400.0):
+    """A start, the nearest place of ``kinds`` by walking (``lo``-``hi`` m away), its
+    distance, and every other place of ``kinds`` within :data:`REACH_M` of the start (any of
+    them counts as arrived: UrbanGround's place search takes any suitable place).
+    """
     kinds = set(kinds)
     pool = [p for k in kinds for p in c.by_kind.get(k, [])]
     if not pool:
@@ -437,19 +442,17 @@ def _nearest_of(c: _Ctx, kinds: Iterable[str], lo: float = 50.0, hi: float = 400
     xy = c.random_start()
     src = c.router.locate(*xy)
     fld = c.router.field(src)
-    ds = sorted((c.router.distance(fld, c.loc(p)), p.id, p) for p in pool)
+    near = [p for p in pool if math.dist(p.front, xy) <= REACH_M]
+    if any(math.dist(p.front, xy) <= 2 * SUCCESS_RADIUS for p in near):
+        return c.miss("no start more than 30 m from every place of a kind", 2)
+    ds = sorted((c.router.distance(fld, c.loc(p)), p.id, p) for p in near)
+    if not ds:
+        return c.miss(f"no start whose nearest place of a kind is {lo:.0f}-{hi:.0f} m away", 1)
     d1, _, p1 = ds[0]
     if not (lo <= d1 <= hi):
         return c.miss(f"no start whose nearest place of a kind is {lo:.0f}-{hi:.0f} m away", 1)
-    if len(ds) > 1:
-        d2 = ds[1][0]
-        if d2 < 1.3 * d1 or d2 - d1 < 40.0:
-            return c.miss(
-                "no start whose nearest place of a kind is clearly nearer than the next "
-                "(1.3 times and 40 m)",
-                2,
-            )
-    return xy, p1, d1
+    alts = [[round(p.front[0], 1), round(p.front[1], 1), p.id] for _, _, p in ds[1:]]
+    return xy, p1, d1, alts
 
 
 def _gen_pts(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
@@ -458,12 +461,12 @@ def _gen_pts(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
     got = _nearest_of(c, [k])
     if got is None:
         return None
-    xy, p, d = got
+    xy, p, d, alts = got
     text = f"Find the nearest {place_kind(p)} and stop in front of it, then terminate."
     return {
         "start": _start(xy, float(c.rng.uniform(0, 360)), c.start_clock()),
         "instruction": text,
-        "goal": _goal(p, False),
+        "goal": {**_goal(p, False), "alternatives": alts},
         "meta": {"shortest_m": round(d, 1), "kinds": [k]},
     }
 
@@ -476,15 +479,15 @@ def _gen_iii(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
     got = _nearest_of(c, INTENT_CATEGORIES[intent])
     if got is None:
         return None
-    xy, p, d = got
+    xy, p, d, alts = got
     text = (
-        f'Someone tells you: "{intent}" Walk to the nearest place that can help and stop '
+        f'Someone tells you: "{intent}" Walk to a place nearby that can help and stop '
         "in front of it, then terminate."
     )
     return {
         "start": _start(xy, float(c.rng.uniform(0, 360)), c.start_clock()),
         "instruction": text,
-        "goal": _goal(p, False),
+        "goal": {**_goal(p, False), "alternatives": alts},
         "meta": {
             "shortest_m": round(d, 1),
             "intent": intent,
@@ -507,9 +510,17 @@ def _stops_chain(c: _Ctx, n: int, leg_lo: float, leg_hi: float):
         for p in cands[:25]:
             dd = c.router.distance(fld, c.loc(p))
             far_enough = all(math.dist(p.front, q.front) > 2 * SUCCESS_RADIUS + 5 for q in chosen)
+            # no name inside another ("Casino Helsinki", "Sports Bar Casino Helsinki"):
+            # a listing of both would be ambiguous
+            apart = all(
+                p.name.casefold() not in q.name.casefold()
+                and q.name.casefold() not in p.name.casefold()
+                for q in chosen
+            )
             if (
                 leg_lo <= dd <= leg_hi
                 and far_enough
+                and apart
                 and math.dist(p.front, xy) > 2 * SUCCESS_RADIUS
             ):
                 ok = (p, dd)
@@ -601,7 +612,7 @@ def _gen_np(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
     around = sorted({m for n in nodes for m in c.city.network.neighbors(n)} | nodes)
     text = (
         f"Walk to {typed_name(p)}; it is marked on the map. The street is "
-        "busy: do not bump into anyone. Terminate when you are there."
+        "busy: try not to bump into anyone. Terminate when you are there."
     )
     peds = {
         "count": int(min(60, max(20, len(around) * 2))),
@@ -612,7 +623,7 @@ def _gen_np(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
         "start": _start(xy, float(c.rng.uniform(0, 360)), c.start_clock()),
         "instruction": text,
         "goal": _goal(p, True),
-        "constraints": {"pedestrians": peds, "max_contacts": 0},
+        "constraints": {"pedestrians": peds},
         "meta": {"shortest_m": round(d, 1)},
     }
 

@@ -45,15 +45,43 @@ TASK_TYPES: dict[str, TaskType] = {
 #: Types that get time-of-day / weather variants on level L5.
 VARIANT_TYPES: tuple[str, ...] = ("VR", "OU", "AEQ", "SGN")
 
-#: ``(time_of_day, weather)`` of the condition variants.
+#: ``(time_of_day, weather)`` of the condition variants: UrbanGround's dusk, night, fog
+#: and rain (seed 002, Section 4.4), each applied to the same base tasks.
 VARIANT_CONDITIONS: tuple[tuple[str, str], ...] = (
     ("dusk", "clear"),
     ("night", "clear"),
     ("day", "fog"),
     ("day", "rain"),
-    ("night", "rain"),
-    ("dusk", "fog"),
 )
+
+#: UrbanGround's base instances (seed 002, Section 4.1): 810 over the 13 types. The paper's
+#: text gives only the total (its per-type counts are in Figure 5, an image), so the split
+#: is as even as 810 allows: 63 for the L1 types and SGN (the types its condition study
+#: reuses), 62 for the other nine.
+PAPER_BASE_TOTAL = 810
+PAPER_BASE_COUNTS: dict[str, int] = {
+    "VR": 63,
+    "OU": 63,
+    "AEQ": 63,
+    "SGN": 63,
+    "LGN": 62,
+    "IN": 62,
+    "CN": 62,
+    "PTS": 62,
+    "III": 62,
+    "TWS": 62,
+    "MSP": 62,
+    "DCR": 62,
+    "NP": 62,
+}
+
+#: Types whose episodes are split into equal-count bins of the straight-line start-to-goal
+#: distance (UrbanGround's navigation-horizon analysis, Section 4.3), and how many bins.
+DISTANCE_BIN_TYPES: tuple[str, ...] = ("SGN", "IN")
+DISTANCE_BINS = 4
+#: Farthest (m) a walker gets in one episode: 150 moves of 2 s at the sprint's 3 m/s; any
+#: suitable place of a place-search or implicit-intent task within it is listed.
+REACH_M = 900.0
 
 #: Implicit intents (III): what a person says -> the POI kinds (OSM values) that serve it.
 INTENT_CATEGORIES: dict[str, tuple[str, ...]] = {

@@ -4,8 +4,8 @@ The system message is the task prompt, then the action-space prompt (one flat ac
 object per turn named by its ``action`` field, only its own parameters, no ``type`` field,
 moves of at most 2 s, mode rules), then the ReAct output protocol (``observation``,
 ``reason``, ``action``; exactly one JSON object). Two variants: ``question`` (do not answer
-while exploring; after ``terminate`` a separate call asks for the final answer as
-``{"answer": "A|B|C|D", "reason": ...}``, which goes with the terminate action) and
+while exploring; in the env's answer turn after ``terminate`` a separate call asks for the
+final answer as ``{"answer": "A|B|C|D", "reason": ...}``) and
 ``navigation`` (terminate on arrival; the state is scored). The model sees its recent
 turns (``history``; the family's default unless set). Defined on CityWalk.
 """
@@ -16,7 +16,6 @@ from typing import Any
 
 from urban_gym.baselines.lmm.calls import CALL_HEADINGS
 from urban_gym.baselines.lmm.schemes.base import Scheme, SchemeProtocol, lm_interface
-from urban_gym.baselines.lmm.schemes.cot import first_object
 from urban_gym.baselines.lmm.schemes.texts import URBANGROUND
 from urban_gym.errors import UrbanGymError
 from urban_gym.wrappers.protocols import protocol_for
@@ -92,42 +91,26 @@ class UrbanGroundReAct(Scheme):
         self.final_answers = 0
 
     def act(self, agent: Any, stack: Any) -> str:
-        """One turn; on a question's terminate, ask for the final answer separately."""
-        text = agent.ask_action(stack)
-        if not self._question:
-            return text
+        """One turn; a question's answer turn is a separate call with the final-answer
+        instructions.
+
+        The env itself opens the answer turn after ``terminate`` (or at the step limit) and
+        takes only ``{"answer": ..., "reason": ...}`` in it (issue 16); this scheme asks
+        for that reply with UrbanGround's final-answer prompt instead of the exploration
+        system message.
+        """
+        if not (self._question and getattr(stack.unwrapped, "answer_turn", False)):
+            return agent.ask_action(stack)
         lm = lm_interface(stack)
-        parsed = lm.read_reply(text)
-        action = parsed.action if parsed.ok else None
-        if not action or action.get("action") != "terminate":
-            return text
         messages = [
             {
                 "role": "system",
                 "content": CALL_HEADINGS["final_answer"] + "\n" + self.text("final_answer"),
             },
             {"role": "user", "content": lm.user_content()},
-            {"role": "assistant", "content": text},
-            {"role": "user", "content": "Give your final answer now."},
         ]
-        answer = agent.ask(messages, "final_answer")
         self.final_answers += 1
-        obj = first_object(answer)
-        letter = obj.get("answer") if isinstance(obj, dict) else None
-        reply = first_object(text) or {}
-        act = {"action": "terminate"}
-        if isinstance(letter, str) and letter.strip():
-            act["answer"] = letter.strip()
-        import json
-
-        return json.dumps(
-            {
-                "observation": reply.get("observation", ""),
-                "reason": reply.get("reason", ""),
-                "action": act,
-            },
-            ensure_ascii=False,
-        )
+        return agent.ask(messages, "final_answer")
 
     def episode_notes(self) -> dict[str, Any]:
         """The final-answer calls made."""
