@@ -374,6 +374,7 @@ KIND_PHRASES: dict[tuple[str, str], str | tuple[str, str]] = {
     ("office", "central_bank"): "central bank",
     ("office", "company"): ("company office", "company offices"),
     ("office", "coworking"): "coworking space",
+    ("office", "digital_growth_consultancy"): "consultancy",  # a Helsinki office's tag
     ("office", "employment_agency"): ("employment agency", "employment agencies"),
     ("office", "estate_agent"): "estate agent",
     ("office", "financial"): "financial services office",
