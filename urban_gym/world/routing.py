@@ -9,12 +9,12 @@ environment (remaining distance to the goal) and the oracle.
 
 from __future__ import annotations
 
-import heapq
 import math
 import weakref
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from urban_gym.world import dijkstra
 from urban_gym.world.city import City
 
 #: city -> node -> [(neighbour, length m)], built once per city.
@@ -48,8 +48,8 @@ class DistanceField:
     """
 
     source: Located
-    dist: dict[int, float]
-    pred: dict[int, int | None]
+    dist: Mapping[int, float]
+    pred: Mapping[int, int | None]
 
 
 class Router:
@@ -68,6 +68,7 @@ class Router:
                 adj.setdefault(v, []).append((u, float(d["length"])))
             _ADJACENCY[city] = adj
         self._adj = adj
+        self._closed_mask = None
 
     def with_closed(self, closed: Iterable[tuple[int, int]]) -> Router:
         """A router with these edges closed in addition."""
@@ -102,30 +103,13 @@ class Router:
         return Located(u, v, off, float(self.city.network.edges[u, v]["length"]), (q.x, q.y))
 
     def field(self, src: Located) -> DistanceField:
-        """Dijkstra from ``src`` over the open edges."""
-        dist: dict[int, float] = {}
-        pred: dict[int, int | None] = {}
-        # (distance, tie-break counter, node, predecessor): node ids are never compared
-        heap: list[tuple[float, int, int, int | None]] = [
-            (src.offset, 0, src.u, None),
-            (src.length - src.offset, 1, src.v, None),
-        ]
-        count = 2
-        adj = self._adj
-        closed = self.closed
-        push, pop = heapq.heappush, heapq.heappop
-        while heap:
-            d, _, n, p = pop(heap)
-            if n in dist:
-                continue
-            dist[n] = d
-            pred[n] = p
-            for m, w in adj.get(n, ()):
-                if m not in dist:
-                    if closed and ((n, m) if n <= m else (m, n)) in closed:
-                        continue
-                    push(heap, (d + w, count, m, n))
-                    count += 1
+        """Dijkstra from ``src`` over the open edges (compiled: :mod:`urban_gym.world.dijkstra`)."""
+        net = dijkstra.pack(self.city, self._adj)
+        if self._closed_mask is None:
+            self._closed_mask = dijkstra.closed_mask(net, self.closed)
+        dist, pred = dijkstra.shortest_from(
+            net, self._closed_mask, src.u, src.offset, src.v, src.length - src.offset
+        )
         return DistanceField(src, dist, pred)
 
     def distance(self, fld: DistanceField, to: Located) -> float:
