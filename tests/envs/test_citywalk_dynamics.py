@@ -267,3 +267,24 @@ def test_the_city_bounds_are_a_wall(square_city, geom):
     r = simulate_move(geom, WalkerState(x1 - 1.0, -20.0, 90.0), "forward", 3.0, 2.0)
     # the centre stops on the bounds: the wall stands one walker radius outside them
     assert r.hit_wall and r.state.x == pytest.approx(x1, abs=1e-5) and r.state.x <= x1
+
+
+def test_crowds_of_one_task_share_their_routes_but_not_their_contacts(square_city):
+    from urban_gym.envs import citywalk_dynamics as cd
+
+    first = Crowd(square_city, 4, seed=11, duration=60.0, avoid=(0.0, 0.0))
+    second = Crowd(square_city, 4, seed=11, duration=60.0, avoid=(0.0, 0.0))
+    # built once: the same read-only route arrays
+    assert all(a is b for a, b in zip(first.people, second.people))
+    assert not first.people[0].xs.flags.writeable
+    # exactly what a fresh build gives (the cache changes nothing)
+    fresh = cd._walk_people(
+        square_city, 4, 11, None, 60.0, cd.PEDESTRIAN_SPEED_RANGE, (0.0, 0.0), 3.0
+    )
+    for a, b in zip(first.people, fresh):
+        assert np.array_equal(a.xs, b.xs) and a.s0 == b.s0 and a.speed == b.speed
+    first.contacts = 3
+    first.in_contact[:] = True
+    assert second.contacts == 0 and not second.in_contact.any()
+    other = Crowd(square_city, 4, seed=12, duration=60.0, avoid=(0.0, 0.0))
+    assert not np.array_equal(other.positions(0.0), first.positions(0.0))

@@ -291,28 +291,23 @@ class Crowd:
         avoid: tuple[float, float] | None = None,
         clearance: float = 3.0,
     ) -> None:
-        rng = np.random.default_rng(seed)
-        g = city.network
-        nodes = list(around) if around else list(g.nodes())
-        edges = sorted({tuple(sorted(e)) for n in nodes for e in g.edges(n)})
-        self.people: list[Pedestrian] = []
-        for _ in range(int(count)):
-            for _attempt in range(20):
-                u, v = edges[int(rng.integers(len(edges)))]
-                if rng.random() < 0.5:
-                    u, v = v, u
-                speed = float(rng.uniform(*speed_range))
-                lateral = float(rng.uniform(-0.5, 0.5))
-                pts = _random_route(city, u, v, speed * duration + 50.0, rng)
-                xs, ys, cum = _offset_polyline(pts, lateral)
-                s0 = float(rng.uniform(0.0, min(cum[-1], city.network.edges[u, v]["length"])))
-                person = Pedestrian(xs, ys, cum, s0, speed)
-                if avoid is None:
-                    break
-                px, py = person.position(0.0)
-                if math.hypot(float(px) - avoid[0], float(py) - avoid[1]) >= clearance:
-                    break
-            self.people.append(person)
+        key = (
+            int(count),
+            int(seed),
+            tuple(around) if around else None,
+            float(duration),
+            tuple(map(float, speed_range)),
+            None if avoid is None else (float(avoid[0]), float(avoid[1])),
+            float(clearance),
+        )
+        people = _route_table(city).crowds.get_or_create(
+            key,
+            lambda: _walk_people(
+                city, count, seed, around, duration, speed_range, avoid, clearance
+            ),
+        )
+        # the routes are read-only and shared; the contact state is this crowd's own
+        self.people: list[Pedestrian] = list(people)
         self.in_contact = np.zeros(len(self.people), dtype=bool)
         self.contacts = 0
 
@@ -391,18 +386,117 @@ def walker_samples(result: MoveResult, duration: float, t0: float = 0.0) -> np.n
     return np.column_stack([np.interp(ts, tt, pp[:, 0]), np.interp(ts, tt, pp[:, 1])])
 
 
+def _walk_people(
+    city: City,
+    count: int,
+    seed: int,
+    around: Sequence[int] | None,
+    duration: float,
+    speed_range: tuple[float, float],
+    avoid: tuple[float, float] | None,
+    clearance: float,
+) -> tuple[Pedestrian, ...]:
+    """The pedestrians of a :class:`Crowd` (its arguments; see its docstring)."""
+    rng = np.random.default_rng(seed)
+    table = _route_table(city)
+    edges = table.edges_around(around)
+    people: list[Pedestrian] = []
+    for _ in range(int(count)):
+        for _attempt in range(20):
+            u, v = edges[int(rng.integers(len(edges)))]
+            if rng.random() < 0.5:
+                u, v = v, u
+            speed = float(rng.uniform(*speed_range))
+            lateral = float(rng.uniform(-0.5, 0.5))
+            pts = _random_route(city, u, v, speed * duration + 50.0, rng)
+            xs, ys, cum = _offset_polyline(pts, lateral)
+            for arr in (xs, ys, cum):  # shared by every crowd of this task: read-only
+                arr.setflags(write=False)
+            s0 = float(rng.uniform(0.0, min(cum[-1], table.length(u, v))))
+            person = Pedestrian(xs, ys, cum, s0, speed)
+            if avoid is None:
+                break
+            px, py = person.position(0.0)
+            if math.hypot(float(px) - avoid[0], float(py) - avoid[1]) >= clearance:
+                break
+        people.append(person)
+    return tuple(people)
+
+
+def _crowd_nbytes(people: tuple[Pedestrian, ...]) -> int:
+    return sum(p.xs.nbytes + p.ys.nbytes + p.cum.nbytes + 64 for p in people)
+
+
+#: Bytes of pedestrian routes kept per city (a Helsinki crowd of 12 is about 0.1 MB)
+CROWD_CACHE_BYTES = 32 * 2**20
+
+
+class _RouteTable:
+    """A city's network as plain Python data for random walks: sorted neighbours of each
+    node, the oriented coordinates and length of each edge (built lazily, once per city).
+    """
+
+    def __init__(self, city: City) -> None:
+        self.graph = city.network
+        self.city = city
+        self._nbrs: dict[int, list[int]] = {}
+        self._coords: dict[tuple[int, int], list[tuple[float, float]]] = {}
+        self._all_edges: list[tuple[int, int]] | None = None
+        #: the pedestrians of the last crowds built on this city (tasks repeat in
+        #: training): their routes are read-only, so crowds of the same task share them
+        self.crowds: LRUCache[tuple, tuple[Pedestrian, ...]] = LRUCache(
+            max_bytes=CROWD_CACHE_BYTES, size=_crowd_nbytes, lock=True
+        )
+
+    def neighbours(self, n: int) -> list[int]:
+        hit = self._nbrs.get(n)
+        if hit is None:
+            hit = self._nbrs[n] = sorted(self.graph.neighbors(n))
+        return hit
+
+    def coords(self, u: int, v: int) -> list[tuple[float, float]]:
+        hit = self._coords.get((u, v))
+        if hit is None:
+            hit = self._coords[(u, v)] = list(self.city.edge_geometry(u, v).coords)
+        return hit
+
+    def length(self, u: int, v: int) -> float:
+        return self.graph.edges[u, v]["length"]
+
+    def edges_around(self, around: Sequence[int] | None) -> list[tuple[int, int]]:
+        """The edges (each once, ``(low id, high id)``, sorted) at the nodes ``around``
+        (all edges when None or empty).
+        """
+        g = self.graph
+        if not around:
+            if self._all_edges is None:
+                self._all_edges = sorted({tuple(sorted(e)) for n in g.nodes() for e in g.edges(n)})
+            return self._all_edges
+        return sorted({tuple(sorted(e)) for n in around for e in g.edges(n)})
+
+
+_ROUTE_TABLES: weakref.WeakKeyDictionary[City, _RouteTable] = weakref.WeakKeyDictionary()
+
+
+def _route_table(city: City) -> _RouteTable:
+    table = _ROUTE_TABLES.get(city)
+    if table is None:
+        table = _ROUTE_TABLES[city] = _RouteTable(city)
+    return table
+
+
 def _random_route(city: City, u: int, v: int, length: float, rng: np.random.Generator):
     """Polyline (list of (x, y)) of a random walk starting on edge ``u -> v``."""
-    g = city.network
-    pts: list[tuple[float, float]] = list(city.edge_geometry(u, v).coords)
-    total = g.edges[u, v]["length"]
+    table = _route_table(city)
+    pts: list[tuple[float, float]] = list(table.coords(u, v))
+    total = table.length(u, v)
     prev, cur = u, v
     while total < length:
-        nbrs = sorted(g.neighbors(cur))
+        nbrs = table.neighbours(cur)
         choices = [n for n in nbrs if n != prev] or nbrs
         nxt = choices[int(rng.integers(len(choices)))]
-        pts.extend(list(city.edge_geometry(cur, nxt).coords)[1:])
-        total += g.edges[cur, nxt]["length"]
+        pts.extend(table.coords(cur, nxt)[1:])
+        total += table.length(cur, nxt)
         prev, cur = cur, nxt
     return pts
 
@@ -490,8 +584,11 @@ def walking_distance(
     return best
 
 
-#: Distance fields kept per process (about 0.4 MB each for Helsinki).
-FIELD_CACHE_SIZE = 160  # the default Helsinki suite has 154 goals; a field is ~0.5 MB
+#: Distance fields kept per process: a field is two arrays over the network's nodes
+#: (:class:`urban_gym.world.dijkstra.NodeValues`; about 64 KB for Helsinki's 3,742 nodes),
+#: so 1024 of them -- more than the goals and closure states of the default 970-task
+#: suite -- stay under 70 MB.
+FIELD_CACHE_SIZE = 1024
 _FIELD_CACHE: LRUCache[tuple, Any] = LRUCache(
     max_items=FIELD_CACHE_SIZE, lock=True, name="envs.citywalk.distance_fields"
 )
