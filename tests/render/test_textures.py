@@ -9,7 +9,7 @@ from PIL import Image, ImageDraw
 from tests.render.handmade import city_of
 from urban_gym.render import FirstPersonRenderer
 from urban_gym.render.fonts import font_path, load_font
-from urban_gym.render.ground import AMBIENT, COLOURS, GroundPainter
+from urban_gym.render.ground import AMBIENT, COLOURS, GROUND_MPP, WINDOW_M, GroundPainter, light
 from urban_gym.render.ids import sign_id
 from urban_gym.render.textures import object_sprite, render_sign
 from urban_gym.world.city import OBJECT_KINDS
@@ -61,7 +61,7 @@ def test_ground_classes_and_zebras(tiny_city):
 
     def colour_at(x, y):
         cx, cy = painter.snapped_centre(x, y)
-        win = painter.paint(cx, cy, "day")
+        win = painter.paint(cx, cy)
         c = int((x - win.x0) / win.mpp)
         r = int((win.y1 - y) / win.mpp)
         return win.image[r - 2 : r + 3, c - 2 : c + 3, :3].reshape(-1, 3).mean(0)
@@ -85,15 +85,51 @@ def test_ground_classes_and_zebras(tiny_city):
     # a zebra across the road next to every crossing object: white stripes nearby
     o = next(o for o in tiny_city.objects if o.kind == "crossing")
     cx, cy = painter.snapped_centre(*o.position)
-    win = painter.paint(cx, cy, "day")
+    win = painter.paint(cx, cy)
     c = int((o.position[0] - win.x0) / win.mpp)
     r = int((win.y1 - o.position[1]) / win.mpp)
     patch = win.image[r - 20 : r + 20, c - 20 : c + 20, :3].astype(int)
     white = (np.abs(patch - COLOURS["marking"]).max(-1) < 12).mean()
     assert white > 0.15
-    night = painter.paint(cx, cy, "night")
-    assert night.image[..., :3].mean() < 0.5 * win.image[..., :3].mean()
+    night = light(win.image.copy(), "night")
+    assert night[..., :3].mean() < 0.5 * win.image[..., :3].mean()
     assert AMBIENT["night"][0] < 0.5
+
+
+def test_city_raster_holds_the_pixels_of_every_window(tiny_city):
+    """The whole-city ground raster and a window painted on its own agree pixel for pixel
+    (same grid, same world-anchored noise), and the raster covers the city with a margin.
+    """
+    painter = GroundPainter(tiny_city)
+    x0, y1, w, h = painter.city_rect()
+    full = painter.paint_rect(x0, y1, w, h)
+    bx0, by0, bx1, by1 = tiny_city.bounds
+    assert x0 <= bx0 - WINDOW_M / 2 and y1 >= by1 + WINDOW_M / 2
+    assert x0 + w * GROUND_MPP >= bx1 + WINDOW_M / 2 and y1 - h * GROUND_MPP <= by0 - WINDOW_M / 2
+    o = next(o for o in tiny_city.objects if o.kind == "crossing")
+    win = painter.paint(*painter.snapped_centre(*o.position))
+    r0 = int(round((y1 - win.y1) / GROUND_MPP))
+    c0 = int(round((win.x0 - x0) / GROUND_MPP))
+    n = win.image.shape[0]
+    part = full.image[r0 : r0 + n, c0 : c0 + n]
+    assert part.shape == win.image.shape
+    # the window's own border (20 m buffer) clips what lies beyond it: compare its middle
+    m = n // 4
+    assert np.array_equal(part[m:-m, m:-m], win.image[m:-m, m:-m])
+
+
+def test_scene_ground_is_one_memory_mapped_raster(tiny_city, tmp_path, monkeypatch):
+    monkeypatch.setenv("URBAN_GYM_CACHE", str(tmp_path))
+    from urban_gym.render.scene import Scene
+
+    sc = Scene(tiny_city)
+    a = sc.ground_window(0.0, 0.0)
+    b = sc.ground_window(150.0, -150.0)
+    assert a is b and isinstance(a.image, np.memmap)
+    assert list((tmp_path / "render").glob("ground-*.npy"))
+    # a second scene (another process, say) opens the same file instead of painting
+    again = Scene(tiny_city).ground_window(0.0, 0.0)
+    assert np.array_equal(np.asarray(again.image), np.asarray(a.image))
 
 
 def test_every_object_kind_has_an_upright_sprite():

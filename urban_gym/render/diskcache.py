@@ -58,7 +58,9 @@ def cached_array(name: str, build: Callable[[], np.ndarray], *modules: ModuleTyp
         with os.fdopen(fd, "wb") as f:
             np.save(f, np.ascontiguousarray(arr), allow_pickle=False)
         os.replace(tmp, path)
-    except OSError:
+        # from the file from now on: its pages are shared and can be dropped, the built
+        # array's are neither
+        return np.load(path, mmap_mode="r", allow_pickle=False)
+    except (OSError, ValueError, EOFError):
+        arr.setflags(write=False)
         return arr  # an unwritable cache: the array from memory
-    arr.setflags(write=False)
-    return arr

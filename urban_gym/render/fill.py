@@ -12,7 +12,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from urban_gym.render.ground import GroundWindow, far_colour
+from urban_gym.render.ground import FAR_COLOUR, GroundWindow, light
 
 
 @dataclass
@@ -42,6 +42,7 @@ class GroundMaps:
     cx: np.float32
     cy: np.float32
     border: tuple
+    time_of_day: str
 
 
 def ground_maps(
@@ -56,7 +57,7 @@ def ground_maps(
     ky = (-cam.diry / b * inv).astype(np.float32)
     cx = np.float32((x - win.x0) * inv - 0.5)
     cy = np.float32((win.y1 - y) * inv - 0.5)
-    return GroundMaps(win, gr, kx, ky, cx, cy, (*far_colour(tod), 255))
+    return GroundMaps(win, gr, kx, ky, cx, cy, (*FAR_COLOUR, 255), tod)
 
 
 def fill(cam, hits, runs: Runs, band, atlas, sky, ground, need_depth: bool, k=None):
@@ -133,6 +134,7 @@ def _draw_ground(cam, rgb, ground, g, g_min: int, r_bot: int) -> np.ndarray | No
         borderMode=cv2.BORDER_CONSTANT,
         borderValue=ground.border,
     )
+    light(img, ground.time_of_day)
     gmask = (cam.rows_col[g_min:] >= g[None, :]).view(np.uint8)
     if r_bot < H:
         rgb[r_bot:] = img[r_bot - g_min :]

@@ -6,13 +6,21 @@ walkable width minus two 2 m sidewalks, at least 3 m, with a dashed centre line 
 roads), footways and paths, and zebra crossings (network edges of kind ``crossing`` and
 ``crossing`` street objects, striped across the road they cross).
 
-Windows are ``WINDOW_M`` metres square at ``GROUND_MPP`` metres per pixel, centred on a
-grid of ``SNAP_M`` metres, and cached per (centre, time of day), so a viewer always has
-at least ``WINDOW_M / 2 - SNAP_M`` metres of detailed ground around them.
+The raster is painted at ``GROUND_MPP`` metres per pixel in daylight colours; the ray caster
+lights what it samples for the time of day (:func:`light`). Where the whole city (with a
+``WINDOW_M / 2`` margin) fits in :data:`CITY_RASTER_MAX_BYTES`, one raster covers it: it is
+painted once per machine, kept on disk and memory-mapped (:func:`city_raster`), so no
+process paints ground again. A larger city is painted in windows ``WINDOW_M`` metres square,
+centred on a grid of ``SNAP_M`` metres and cached per centre, so a viewer always has at
+least ``WINDOW_M / 2 - SNAP_M`` metres of detailed ground around them. Beyond the raster the
+ground has the plain :data:`FAR_COLOUR`.
 """
 
 from __future__ import annotations
 
+import hashlib
+import math
+import sys
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -42,12 +50,14 @@ COLOURS = {
 AMBIENT = {"day": (1.0, 1.0, 1.0), "dusk": (0.66, 0.58, 0.55), "night": (0.2, 0.21, 0.26)}
 #: the colour of the ground beyond a window (far away), before lighting
 FAR_COLOUR = (128, 126, 122)
+#: the largest whole-city raster (bytes, RGBA); a larger city is painted in windows
+CITY_RASTER_MAX_BYTES = 320 * 2**20
 
 
 @dataclass
 class GroundWindow:
-    """A raster of the ground (RGBA): ``image[row, col]`` covers world point
-    ``(x0 + (col + 0.5) * mpp, y1 - (row + 0.5) * mpp)``.
+    """A raster of the ground (RGBA, daylight colours): ``image[row, col]`` covers world
+    point ``(x0 + (col + 0.5) * mpp, y1 - (row + 0.5) * mpp)``.
     """
 
     image: np.ndarray
@@ -139,13 +149,32 @@ class GroundPainter:
         """The window centre used for a viewer at ``(x, y)``."""
         return (round(x / SNAP_M) * SNAP_M, round(y / SNAP_M) * SNAP_M)
 
-    def paint(self, cx: float, cy: float, time_of_day: str) -> GroundWindow:
-        """The window centred on ``(cx, cy)``, lit for ``time_of_day``."""
+    def paint(self, cx: float, cy: float) -> GroundWindow:
+        """The ``WINDOW_M`` square window centred on ``(cx, cy)`` (m)."""
+        n = int(round(WINDOW_M / GROUND_MPP))
+        return self.paint_rect(cx - WINDOW_M / 2, cy + WINDOW_M / 2, n, n)
+
+    def city_rect(self) -> tuple[float, float, int, int]:
+        """``(x0, y1, width px, height px)`` of the raster that covers the whole city with
+        a ``WINDOW_M / 2`` margin, on the pixel grid of the windows.
+        """
+        x0, y0, x1, y1 = drawn_bounds(self.city)
+        m = WINDOW_M / 2
+        g = SNAP_M  # corners on the windows' grid: the same pixels as a window's
+        gx0 = math.floor((x0 - m) / g) * g
+        gy1 = math.ceil((y1 + m) / g) * g
+        w = int(math.ceil((x1 + m - gx0) / GROUND_MPP))
+        h = int(math.ceil((gy1 - (y0 - m)) / GROUND_MPP))
+        return gx0, gy1, w, h
+
+    def paint_rect(self, x0: float, y1: float, w: int, h: int) -> GroundWindow:
+        """The ground of the ``w`` x ``h`` pixel rectangle whose top-left corner is world
+        point ``(x0, y1)`` (m), in daylight colours.
+        """
         mpp = GROUND_MPP
-        n = int(round(WINDOW_M / mpp))
-        x0, y1 = cx - WINDOW_M / 2, cy + WINDOW_M / 2
-        img = _blank(n).copy()  # RGBA, paved; drawn on directly (RGBA remaps faster)
-        win = box(x0, y1 - WINDOW_M, x0 + WINDOW_M, y1).buffer(20.0)
+        img = np.empty((h, w, 4), np.uint8)  # RGBA, paved; drawn on directly (RGBA remaps faster)
+        img[:] = (*COLOURS["paved"], 255)
+        win = box(x0, y1 - h * mpp, x0 + w * mpp, y1).buffer(20.0)
 
         def px(xy: np.ndarray) -> np.ndarray:
             out = np.empty(xy.shape, np.int32)
@@ -177,11 +206,59 @@ class GroundPainter:
         idx = np.sort(self._mark_tree.query(win))
         if len(idx):
             cv2.fillPoly(img, self._marks.get(idx, px), COLOURS["marking"], aa, _SHIFT)
-        cv2.add(img, _noise(n), dst=img)
-        if time_of_day != "day":
-            cv2.multiply(img, (*AMBIENT[time_of_day], 1.0), dst=img)
+        # the noise is anchored to the world's pixel grid, so windows and the city raster agree
+        c0 = int(round(x0 / mpp))
+        r0 = int(round(-y1 / mpp))
+        cv2.add(img, _noise_rect(r0, c0, h, w), dst=img)
         img.setflags(write=False)
         return GroundWindow(img, x0, y1, mpp)
+
+    def digest(self) -> str:
+        """A hash of everything this painter draws (names the city raster on disk)."""
+        h = hashlib.sha1()
+        for items in (self._areas, self._roads, self._paths, self._marks):
+            h.update(np.ascontiguousarray(items.xy).tobytes())
+            h.update(items.starts.tobytes())
+            h.update(items.first.tobytes())
+        for arr in (self._road_w, self._path_w):
+            h.update(np.ascontiguousarray(arr, np.float64).tobytes())
+        h.update("|".join(map(str, self._area_kind)).encode())
+        h.update(repr(self.city_rect()).encode())
+        return h.hexdigest()[:16]
+
+
+def city_raster(painter: GroundPainter) -> GroundWindow | None:
+    """The raster of the whole city (:meth:`GroundPainter.city_rect`), painted once per
+    machine and memory-mapped from the render cache
+    (:func:`urban_gym.render.diskcache.cached_array`), or None when it would be larger than
+    :data:`CITY_RASTER_MAX_BYTES` (the city is then painted in windows).
+    """
+    from urban_gym.render.diskcache import cached_array
+
+    x0, y1, w, h = painter.city_rect()
+    if w * h * 4 > CITY_RASTER_MAX_BYTES or w <= 0 or h <= 0:
+        return None
+    img = cached_array(
+        f"ground-{painter.digest()}",
+        lambda: painter.paint_rect(x0, y1, w, h).image,
+        sys.modules[__name__],
+    )
+    return GroundWindow(img, x0, y1, GROUND_MPP)
+
+
+def drawn_bounds(city: City) -> tuple[float, float, float, float]:
+    """``(x0, y0, x1, y1)`` (m) of everything the ground shows: the buildings' bounds
+    widened by the network's and the areas' extent.
+    """
+    boxes = [np.asarray(city.bounds, dtype=float)]
+    xy = [d for _, d in city.node_xy.items()]
+    if xy:
+        a = np.asarray(xy, dtype=float)
+        boxes.append(np.array([*a.min(0), *a.max(0)]))
+    for area in city.areas:
+        boxes.append(np.asarray(area.polygon.bounds, dtype=float))
+    b = np.vstack(boxes)
+    return float(b[:, 0].min()), float(b[:, 1].min()), float(b[:, 2].max()), float(b[:, 3].max())
 
 
 class _Items:
@@ -242,33 +319,39 @@ def _zebra(a, b, width: float) -> list[np.ndarray]:
     return quads
 
 
-@lru_cache(maxsize=2)
-def _noise(n: int) -> np.ndarray:
-    """Fixed fine-grained brightness noise (0..6) for an ``n x n`` RGBA window."""
+@lru_cache(maxsize=1)
+def _noise_tile() -> np.ndarray:
+    """Fixed fine-grained brightness noise (0..6), a 256 x 256 tile repeated over the world."""
     rng = np.random.default_rng(12345)
-    tile = rng.integers(0, 7, (256, 256), dtype=np.uint8)
-    reps = -(-n // 256)
-    full = np.tile(tile, (reps, reps))[:n, :n]
+    return rng.integers(0, 7, (256, 256), dtype=np.uint8)
+
+
+def _noise_rect(r0: int, c0: int, h: int, w: int) -> np.ndarray:
+    """The noise of world pixel rows ``r0 ..`` and columns ``c0 ..`` as RGBA (no alpha)."""
+    tile = _noise_tile()
+    rows = (np.arange(r0, r0 + h) % 256)[:, None]
+    cols = (np.arange(c0, c0 + w) % 256)[None, :]
+    full = tile[rows, cols]
     return cv2.merge([full, full, full, np.zeros_like(full)])
 
 
-@lru_cache(maxsize=2)
-def _blank(n: int) -> np.ndarray:
-    img = np.empty((n, n, 4), np.uint8)
-    cv2.rectangle(img, (0, 0), (n, n), (*COLOURS["paved"], 255), -1)
-    img.setflags(write=False)
-    return img
-
-
 def far_colour(time_of_day: str) -> tuple[float, float, float]:
-    """Colour of the ground beyond the detailed window."""
+    """Colour of the ground beyond the detailed raster, lit for ``time_of_day``."""
     amb = AMBIENT[time_of_day]
     return tuple(float(c * a) for c, a in zip(FAR_COLOUR, amb))  # type: ignore[return-value]
 
 
+def light(img: np.ndarray, time_of_day: str) -> np.ndarray:
+    """Ground pixels ``img`` (RGBA, daylight colours) lit for ``time_of_day``, in place."""
+    if time_of_day != "day":
+        cv2.multiply(img, (*AMBIENT[time_of_day], 1.0), dst=img)
+    return img
+
+
 def window_covers(win: GroundWindow, x: float, y: float, margin: float) -> bool:
     """Whether ``(x, y)`` lies at least ``margin`` metres inside the window."""
-    n = win.image.shape[0] * win.mpp
+    h, w = win.image.shape[:2]
     return (
-        win.x0 + margin <= x <= win.x0 + n - margin and win.y1 - n + margin <= y <= win.y1 - margin
+        win.x0 + margin <= x <= win.x0 + w * win.mpp - margin
+        and win.y1 - h * win.mpp + margin <= y <= win.y1 - margin
     )

@@ -386,7 +386,7 @@ def cast(
         band = (0, H)
     ground = None
     if W and int(g.min()) < H:
-        ground = ground_maps(cam, scene.ground_window(x, y, tod), x, y, eye, tod)
+        ground = ground_maps(cam, scene.ground_window(x, y), x, y, eye, tod)
     atlas = combined_atlas(tod, cond.weather)
     sky = _sky_rows(cam, tod, cond.weather) if band[0] > 0 else None
     out = None

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 from shapely.geometry.polygon import orient
 
-from urban_gym.render.ground import GroundPainter, GroundWindow
+from urban_gym.render.ground import GroundPainter, GroundWindow, city_raster
 from urban_gym.render.textures import (
     FASCIA_M,
     SHADES,
@@ -82,6 +82,7 @@ class Scene:
         self._signs_ready = False
         self.ground = GroundPainter(city)
         self._ground: OrderedDict[tuple, GroundWindow] = OrderedDict()
+        self._city_ground: GroundWindow | bool | None = None  # False: painted in windows
         self._build_objects()
 
     # ------------------------------------------------------------------ walls
@@ -352,16 +353,23 @@ class Scene:
         return sel
 
     # ------------------------------------------------------------------ ground
-    def ground_window(self, x: float, y: float, time_of_day: str) -> GroundWindow:
-        """The cached ground raster around ``(x, y)``."""
-        cx, cy = GroundPainter.snapped_centre(x, y)
-        key = (cx, cy, time_of_day)
+    def ground_window(self, x: float, y: float) -> GroundWindow:
+        """The ground raster around ``(x, y)`` in daylight colours: the whole city's
+        (:func:`~urban_gym.render.ground.city_raster`) where it fits, else a cached window.
+        """
+        if self._city_ground is None:
+            with self._lock:
+                if self._city_ground is None:
+                    self._city_ground = city_raster(self.ground) or False
+        if self._city_ground is not False:
+            return self._city_ground
+        key = GroundPainter.snapped_centre(x, y)
         with self._lock:
             win = self._ground.get(key)
             if win is not None:
                 self._ground.move_to_end(key)
                 return win
-        win = self.ground.paint(cx, cy, time_of_day)
+        win = self.ground.paint(*key)
         with self._lock:
             self._ground[key] = win
             while len(self._ground) > 6:
