@@ -114,7 +114,11 @@ def test_every_marker_kind_draws(maps):
     assert (img != base).any(axis=-1).mean() > 0.02
 
 
-def test_canvas_is_reused_when_centre_moves_a_little(tiny_city):
+def test_canvas_is_reused_when_centre_moves_a_little(tiny_city, monkeypatch):
+    from urban_gym.render import map as map_mod
+
+    monkeypatch.setattr(map_mod, "CITY_CANVAS_MAX_BYTES", 0)  # the windowed path
+    monkeypatch.setattr(map_mod, "_CITY_CANVASES", type(map_mod._CITY_CANVASES)())
     m = MapRenderer(tiny_city)
     a = m.render((0.0, 0.0), 1.0, 64)
     b = m.render((0.4, 0.0), 1.0, 64)
@@ -122,6 +126,33 @@ def test_canvas_is_reused_when_centre_moves_a_little(tiny_city):
     np.testing.assert_array_equal(a, b)  # shift under half a pixel
     c = m.render((5.0, 0.0), 1.0, 64)
     np.testing.assert_array_equal(a[:, 5:], c[:, :-5])
+
+
+@pytest.mark.parametrize("rotation", [0.0, 30.0])
+def test_whole_city_canvas_draws_what_the_windows_draw(tiny_city, monkeypatch, rotation):
+    """The static map drawn once for the whole city and the one drawn in windows around
+    each view are on the same pixel grid: every view is the same, the city's edge included.
+    """
+    from urban_gym.render import map as map_mod
+
+    whole = MapRenderer(tiny_city)
+    rng = np.random.default_rng(3)
+    x0, y0, x1, y1 = tiny_city.bounds
+    centres = [(0.0, 0.0), (x1 + 30.0, y0 - 10.0)]
+    centres += [tuple(p) for p in rng.uniform([x0, y0], [x1, y1], (4, 2))]
+    views = [whole.render(c, mpp, 96, rotation) for c in centres for mpp in (0.5, 1.0, 2.0)]
+    assert whole._city_canvas(1.0) is not None and len(whole._canvases) == 0
+    monkeypatch.setattr(map_mod, "CITY_CANVAS_MAX_BYTES", 0)
+    monkeypatch.setattr(map_mod, "_CITY_CANVASES", type(map_mod._CITY_CANVASES)())
+    windows = MapRenderer(tiny_city)
+    again = [windows.render(c, mpp, 96, rotation) for c in centres for mpp in (0.5, 1.0, 2.0)]
+    assert len(windows._canvases) > 0
+    for a, b in zip(views, again):
+        if rotation == 0.0:
+            np.testing.assert_array_equal(a, b)  # crops of the same pixels
+        else:  # warped from canvases of other sizes: the bilinear weights round apart
+            diff = np.abs(a.astype(int) - b.astype(int))
+            assert diff.max() <= 1 and (diff > 0).mean() < 0.02
 
 
 def test_labels_show_poi_names(tiny_city, maps):

@@ -34,6 +34,7 @@ from collections.abc import Sequence
 import cv2
 import numpy as np
 
+from urban_gym.caching import lru_cached
 from urban_gym.render.errors import RenderError
 
 #: Most remap grids kept in the cache, and most bytes they may take together.
@@ -137,10 +138,29 @@ def view_directions(
 def _build_maps(
     w: int, h: int, fov: float, pitch: float, rel_yaw: float, pw: int, ph: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    bearing, elev = view_directions(w, h, fov, pitch, rel_yaw)
-    mx = ((bearing / 360.0 + 0.5) * pw - 0.5) % pw
-    my = np.clip((90.0 - elev) / 180.0 * ph - 0.5, 0.0, ph - 1.0)
-    return cv2.convertMaps(mx.astype(np.float32), my.astype(np.float32), cv2.CV_16SC2)
+    """Fixed-point remap grids at ``rel_yaw``: the yaw-free grid of this camera shifted by
+    ``rel_yaw`` (turning about the vertical shifts every bearing by the same angle, so the
+    panorama columns by the same ``rel_yaw / 360 * pw`` pixels; elevations do not change).
+    """
+    mx0, my = _yaw_free_maps(w, h, fov, pitch, pw, ph)
+    mx = np.add(mx0, rel_yaw / 360.0 * pw)
+    np.mod(mx, pw, out=mx)
+    return cv2.convertMaps(mx.astype(np.float32), my, cv2.CV_16SC2)
+
+
+@lru_cached(max_items=64, max_bytes=128 * 2**20, name="render.camera.yaw_free_maps")
+def _yaw_free_maps(
+    w: int, h: int, fov: float, pitch: float, pw: int, ph: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Panorama column (float64, not wrapped) and row (float32) of every pixel of a
+    perspective view at relative yaw 0.
+    """
+    bearing, elev = view_directions(w, h, fov, pitch, 0.0)
+    mx = (bearing / 360.0 + 0.5) * pw - 0.5
+    my = np.clip((90.0 - elev) / 180.0 * ph - 0.5, 0.0, ph - 1.0).astype(np.float32)
+    mx.setflags(write=False)
+    my.setflags(write=False)
+    return mx, my
 
 
 def remap_maps(

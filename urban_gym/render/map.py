@@ -24,6 +24,7 @@ redrawn from the canvas with one ``cv2.warpAffine`` until the agent leaves the c
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,6 +40,7 @@ from urban_gym.caching import LRUCache, lru_cached
 from urban_gym.render.camera import image_size
 from urban_gym.render.errors import RenderError
 from urban_gym.render.fonts import load_font
+from urban_gym.render.ground import drawn_bounds
 from urban_gym.world.city import City
 from urban_gym.world.grid import GridOverlay
 
@@ -71,6 +73,14 @@ _SHIFT = 4  # cv2 sub-pixel bits
 _ONE = 1 << _SHIFT
 _SNAP_PX = 64  # canvas centres snap to a grid of this many pixels
 _CANVAS_CACHE = 8
+#: the largest static map of a whole city (bytes, RGB) drawn at one scale; beyond it the
+#: static map is drawn in windows around the view
+CITY_CANVAS_MAX_BYTES = 24 * 2**20
+#: bytes of whole-city static maps kept per city (over all scales)
+CITY_CANVAS_CACHE_BYTES = 96 * 2**20
+_MISSING = object()
+#: city -> scale (m per pixel) -> its whole-city static map (None: too large)
+_CITY_CANVASES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _xy(name: str, value: Any, n: int = 2) -> tuple[float, ...]:
@@ -386,22 +396,63 @@ class MapRenderer:
             cv2.polylines(img, [_fixed(roof)], True, STYLE["building_edge"], 1, aa, _SHIFT)
 
     def _canvas(self, cx: float, cy: float, mpp: float, half: int) -> _Canvas:
+        """The static map (areas, streets, buildings) around ``(cx, cy)`` at ``mpp``: the
+        whole city's where it fits in :data:`CITY_CANVAS_MAX_BYTES` (drawn once per city
+        and scale, shared by the renderers of the city), else a window of ``half`` pixels
+        around the view, snapped to a grid of :data:`_SNAP_PX` pixels. Both are drawn on
+        the same pixel grid, so the view is the same either way.
+        """
         step = _SNAP_PX * mpp
+        city = self._city_canvas(mpp)
+        if city is not None:
+            return city
         sx, sy = round(cx / step) * step, round(cy / step) * step
         size = 2 * (half + _SNAP_PX)
         return self._canvases.get_or_create(
-            (mpp, sx, sy, size), lambda: _Canvas(self._draw_static(sx, sy, mpp, size), sx, sy, mpp)
+            (mpp, sx, sy, size),
+            lambda: _Canvas(self._draw_static(sx, sy, mpp, size, size), sx, sy, mpp),
         )
 
-    def _draw_static(self, sx: float, sy: float, mpp: float, size: int) -> np.ndarray:
-        img = np.empty((size, size, 3), np.uint8)
+    def _city_canvas(self, mpp: float) -> _Canvas | None:
+        """The static map of the whole city at ``mpp`` (None where it would be larger than
+        :data:`CITY_CANVAS_MAX_BYTES`), centred on the snapping grid.
+        """
+        per_city = _CITY_CANVASES.get(self.city)
+        if per_city is None:
+            per_city = _CITY_CANVASES.setdefault(
+                self.city, LRUCache(max_bytes=CITY_CANVAS_CACHE_BYTES, lock=True)
+            )
+        hit = per_city.get(mpp, _MISSING)
+        if hit is not _MISSING:
+            return hit
+        step = _SNAP_PX * mpp
+        x0, y0, x1, y1 = drawn_bounds(self.city)
+        margin = 4 * _SNAP_PX * mpp
+        sx = round((x0 + x1) / 2 / step) * step
+        sy = round((y0 + y1) / 2 / step) * step
+        # whole snapping cells on each side, so the canvas pixels are the windows' pixels
+        half_w = math.ceil((max(x1 - sx, sx - x0) + margin) / step) * _SNAP_PX
+        half_h = math.ceil((max(y1 - sy, sy - y0) + margin) / step) * _SNAP_PX
+        canvas = None
+        if 2 * half_w * 2 * half_h * 3 <= CITY_CANVAS_MAX_BYTES:
+            img = self._draw_static(sx, sy, mpp, 2 * half_w, 2 * half_h)
+            img.setflags(write=False)
+            canvas = _Canvas(img, sx, sy, mpp)
+        per_city.put(mpp, canvas, canvas.nbytes if canvas is not None else 0)
+        return canvas
+
+    def _draw_static(self, sx: float, sy: float, mpp: float, w: int, h: int) -> np.ndarray:
+        """Areas, streets and buildings of a ``w`` x ``h`` pixel canvas centred on
+        ``(sx, sy)`` (m) at ``mpp``.
+        """
+        img = np.empty((h, w, 3), np.uint8)
         img[:] = STYLE["land"]
-        half_m = size / 2.0 * mpp
-        win = box(sx - half_m, sy - half_m, sx + half_m, sy + half_m)
+        hw, hh = w / 2.0 * mpp, h / 2.0 * mpp
+        win = box(sx - hw, sy - hh, sx + hw, sy + hh)
 
         def to_px(xy: np.ndarray) -> np.ndarray:
-            col = (xy[:, 0] - sx) / mpp + size / 2.0 - 0.5
-            row = (sy - xy[:, 1]) / mpp + size / 2.0 - 0.5
+            col = (xy[:, 0] - sx) / mpp + w / 2.0 - 0.5
+            row = (sy - xy[:, 1]) / mpp + h / 2.0 - 0.5
             out = np.empty((len(xy), 2), np.int32)
             np.rint(col * _ONE, out=out[:, 0], casting="unsafe")
             np.rint(row * _ONE, out=out[:, 1], casting="unsafe")
@@ -438,16 +489,23 @@ class MapRenderer:
         return img
 
     def _warp(self, canvas: _Canvas, cx: float, cy: float, w: int, h: int, rot: float):
-        size = canvas.image.shape[0]
+        ch, cw = canvas.image.shape[:2]
         th = math.radians(rot)
         c, s = math.cos(th), math.sin(th)
-        a = (cx - canvas.cx) / canvas.mpp + size / 2.0 - 0.5
-        b = (canvas.cy - cy) / canvas.mpp + size / 2.0 - 0.5
+        a = (cx - canvas.cx) / canvas.mpp + cw / 2.0 - 0.5
+        b = (canvas.cy - cy) / canvas.mpp + ch / 2.0 - 0.5
         u, v = 0.5 - w / 2.0, 0.5 - h / 2.0
         m = np.array([[c, -s, a + c * u - s * v], [s, c, b + s * u + c * v]], dtype=np.float64)
         if rot == 0.0:
             c0, r0 = int(round(m[0, 2])), int(round(m[1, 2]))
-            return canvas.image[r0 : r0 + h, c0 : c0 + w].copy()
+            if 0 <= r0 and r0 + h <= ch and 0 <= c0 and c0 + w <= cw:
+                return canvas.image[r0 : r0 + h, c0 : c0 + w].copy()
+            out = np.empty((h, w, 3), np.uint8)  # beyond the canvas: plain land
+            out[:] = STYLE["land"]
+            ra, rb, ca, cb = max(r0, 0), min(r0 + h, ch), max(c0, 0), min(c0 + w, cw)
+            if ra < rb and ca < cb:
+                out[ra - r0 : rb - r0, ca - c0 : cb - c0] = canvas.image[ra:rb, ca:cb]
+            return out
         return cv2.warpAffine(
             canvas.image,
             m,

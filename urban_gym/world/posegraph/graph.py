@@ -93,6 +93,9 @@ class PoseGraph:
         self.frame_index = np.concatenate(
             [np.arange(t.n_frames, dtype=np.int64) for t in self.trajectories]
         )
+        #: metres of each trajectory (``trajectories[k].length``, read in every search)
+        self.traj_length: list[float] = [t.length for t in self.trajectories]
+        self._fields = _field_cache()
 
     # ------------------------------------------------------------------ basics
     def __repr__(self) -> str:
@@ -103,7 +106,15 @@ class PoseGraph:
         )
 
     def __getstate__(self) -> dict[str, Any]:
-        return self.__dict__.copy()
+        state = self.__dict__.copy()
+        state.pop("_fields", None)  # a cache: rebuilt empty on the other side
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        if "traj_length" not in state:
+            self.traj_length = [t.length for t in self.trajectories]
+        self._fields = _field_cache()
 
     @property
     def n_frames(self) -> int:
@@ -249,9 +260,11 @@ class PoseGraph:
 
     def distance_field(self, goals: Iterable[State]) -> GoalDistances:
         """Shortest travel distances (metres along trajectories) to the nearest of
-        ``goals`` from every state (see :class:`GoalDistances`).
+        ``goals`` from every state (see :class:`GoalDistances`); the fields of the last
+        :data:`FIELD_CACHE_SIZE` goal sets are kept (tasks repeat in training).
         """
-        return GoalDistances(self, list(goals))
+        goals = list(goals)
+        return self._fields.get_or_create(tuple(goals), lambda: GoalDistances(self, goals))
 
     def shortest_route(self, start: State, goals: Iterable[State]) -> list[State]:
         """The states visited on a shortest route from ``start`` to the nearest goal frame:
@@ -392,6 +405,14 @@ def detect_junctions(
 
 
 # ---------------------------------------------------------------------------- distances
+#: Goal-distance fields kept per pose graph (each a few KB: one float per junction).
+FIELD_CACHE_SIZE = 512
+
+
+def _field_cache() -> LRUCache:
+    return LRUCache(max_items=FIELD_CACHE_SIZE, lock=True)
+
+
 class GoalDistances:
     """Shortest travel distances (metres) to a set of goal frames.
 
@@ -423,17 +444,19 @@ class GoalDistances:
         heap = [(d, j) for j, d in dist.items() if d < inf]
         heapq.heapify(heap)
         done: set[int] = set()
+        lengths = graph.traj_length
+        starts = [t.start for t in graph.trajectories]
         while heap:
             d, j = heapq.heappop(heap)
             if j in done:
                 continue
             done.add(j)
             for k in graph.into.get(j, []):
-                t = graph.trajectories[k]
-                nd = d + t.length
-                if nd < dist[t.start]:
-                    dist[t.start] = nd
-                    heapq.heappush(heap, (nd, t.start))
+                start = starts[k]
+                nd = d + lengths[k]
+                if nd < dist[start]:
+                    dist[start] = nd
+                    heapq.heappush(heap, (nd, start))
         self.junction = dist
 
     def distance(self, state: State) -> float:
