@@ -81,3 +81,22 @@ def test_embedded_data_and_notice():
     notice = (PKG.parent / "NOTICE").read_text()
     assert "© OpenStreetMap contributors" in notice and "ODbL" in notice
     assert (PKG / "py.typed").exists()
+
+
+def test_no_formatter_escapes():
+    """DESIGN.md: ``ruff format`` is run as it is, never dodged with the formatter's skip or
+    off comments (checked over the package, tests, benchmarks, examples, scripts).
+    """
+    root = PKG.parent
+    marker = "# fmt: " + "(skip|off)"  # split so this file does not match itself
+    import re
+
+    pattern = re.compile(marker)
+    found = [
+        f"{p.relative_to(root)}:{i}"
+        for folder in ("urban_gym", "tests", "benchmarks", "examples", "scripts")
+        for p in sorted((root / folder).rglob("*.py"))
+        for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if pattern.search(line)
+    ]
+    assert not found, found
