@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import hashlib
 import os
+import pickle
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 
@@ -32,6 +34,49 @@ def source_digest(*modules: ModuleType) -> str:
             h.update(Path(str(m.__file__)).read_bytes())
         hit = _digests[key] = h.hexdigest()[:12]
     return hit
+
+
+def _drop_stale(path: Path, name: str) -> None:
+    """Remove the files of ``name`` made by other versions of the drawing code (another
+    source digest) beside the fresh ``path``: each change of the code would otherwise leave
+    its arrays (some hundreds of MB) behind. Files in use stay readable where they are
+    mapped (POSIX keeps an unlinked file until it is closed).
+    """
+    digest_chars = "?" * 12
+    for old in path.parent.glob(f"{name}-{digest_chars}{path.suffix}"):
+        if old != path:
+            try:
+                old.unlink()
+            except OSError:
+                pass
+
+
+def cached_object(name: str, build: Callable[[], Any], *modules: ModuleType) -> Any:
+    """``build()`` (any picklable value), kept on disk as ``name`` for the sources of
+    ``modules``: the file holds a SHA-256 of its payload and a corrupt or unreadable one is
+    built again; an unwritable cache only costs the build.
+    """
+    from urban_gym.world.loader import cache_dir
+
+    path = cache_dir() / "render" / f"{name}-{source_digest(*modules)}.pkl"
+    try:
+        data = path.read_bytes()
+        if len(data) > 32 and hashlib.sha256(data[32:]).digest() == data[:32]:
+            return pickle.loads(data[32:])
+    except (OSError, pickle.UnpicklingError, EOFError, ValueError, AttributeError):
+        pass  # missing, unreadable or from other code: build it
+    value = build()
+    try:
+        payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".pkl.tmp")
+        with os.fdopen(fd, "wb") as f:
+            f.write(hashlib.sha256(payload).digest() + payload)
+        os.replace(tmp, path)
+        _drop_stale(path, name)
+    except OSError:
+        pass
+    return value
 
 
 def cached_array(name: str, build: Callable[[], np.ndarray], *modules: ModuleType) -> np.ndarray:
@@ -58,6 +103,7 @@ def cached_array(name: str, build: Callable[[], np.ndarray], *modules: ModuleTyp
         with os.fdopen(fd, "wb") as f:
             np.save(f, np.ascontiguousarray(arr), allow_pickle=False)
         os.replace(tmp, path)
+        _drop_stale(path, name)
         # from the file from now on: its pages are shared and can be dropped, the built
         # array's are neither
         return np.load(path, mmap_mode="r", allow_pickle=False)

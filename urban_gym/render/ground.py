@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import math
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -95,13 +96,13 @@ class GroundPainter:
         self._roads = _Items([[np.asarray(geoms[i].coords)] for i in road_idx])
         self._road_w = self._carriage[road_idx]
         self._road_tree = shapely.STRtree([geoms[i] for i in road_idx])
-        paths = [
-            i
-            for i, k in enumerate(kind)
-            if k in ("path", "footway")
-            and green_u is not None
-            and green_u.covers(geoms[i].interpolate(0.5, normalized=True))
-        ]
+        walk = [i for i, k in enumerate(kind) if k in ("path", "footway")]
+        paths: list[int] = []
+        if walk and green_u is not None:
+            mids = shapely.line_interpolate_point(
+                np.array([geoms[i] for i in walk], dtype=object), 0.5, normalized=True
+            )
+            paths = [i for i, ok in zip(walk, shapely.covers(green_u, mids)) if ok]
         self._paths = _Items([[np.asarray(geoms[i].coords)] for i in paths])
         self._path_w = np.minimum(width[paths], 3.0)
         self._path_tree = shapely.STRtree([geoms[i] for i in paths])
@@ -113,36 +114,41 @@ class GroundPainter:
             if k == "crossing":
                 c = np.asarray(geoms[i].coords)
                 marks.append(_zebra(c[0], c[-1], min(4.0, max(2.5, float(width[i])))))
-        if road_idx:
-            for o in city.objects:
-                if o.kind == "crossing":
-                    marks.append(self._zebra_object(o.position, geoms, road_idx))
+        crossings = [o.position for o in city.objects if o.kind == "crossing"]
+        if road_idx and crossings:
+            marks.extend(self._zebra_objects(np.asarray(crossings, float), geoms, road_idx))
         marks = [m for m in marks if m]
         self._marks = _Items(marks)
         centres = [np.concatenate(m).mean(0) for m in marks]
         self._mark_tree = shapely.STRtree(shapely.points(np.array(centres).reshape(-1, 2)))
 
-    def _zebra_object(self, p, geoms, road_idx) -> list[np.ndarray]:
-        """A zebra across the nearest road through a ``crossing`` object at ``p``."""
-        pt = shapely.Point(p)
-        k = int(self._road_tree.nearest(pt))
-        i = road_idx[k]
-        g = geoms[i]
-        if g.distance(pt) > self._carriage[i] / 2 + 3.0:
-            return []
-        s = g.project(pt)
-        q0, q1 = g.interpolate(max(s - 0.5, 0.0)), g.interpolate(min(s + 0.5, g.length))
-        along = np.array([q1.x - q0.x, q1.y - q0.y])
-        nrm = float(np.hypot(*along))
-        if nrm < 1e-9:
-            return []
-        along /= nrm
-        across = np.array([-along[1], along[0]])
-        half = self._carriage[i] / 2
-        f = g.interpolate(s)
-        foot = np.array([f.x, f.y])
-        centre = foot + along * float(np.dot(np.asarray(p) - foot, along))
-        return _zebra(centre - across * half, centre + across * half, width=3.0)
+    def _zebra_objects(self, pts: np.ndarray, geoms, road_idx) -> list[list[np.ndarray]]:
+        """A zebra across the nearest road through each ``crossing`` object at ``pts``
+        (``(n, 2)`` m): none where that road is more than 3 m beyond its kerb.
+        """
+        pp = shapely.points(pts)
+        k = np.asarray(self._road_tree.nearest(pp), dtype=np.int64)
+        idx = np.asarray(road_idx, dtype=np.int64)[k]
+        g = np.array([geoms[i] for i in idx], dtype=object)
+        near = shapely.distance(g, pp) <= self._carriage[idx] / 2 + 3.0
+        s = shapely.line_locate_point(g, pp)
+        length = shapely.length(g)
+        q0 = shapely.get_coordinates(shapely.line_interpolate_point(g, np.maximum(s - 0.5, 0.0)))
+        q1 = shapely.get_coordinates(shapely.line_interpolate_point(g, np.minimum(s + 0.5, length)))
+        foot = shapely.get_coordinates(shapely.line_interpolate_point(g, s))
+        along = q1 - q0
+        nrm = np.hypot(along[:, 0], along[:, 1])
+        out = []
+        for j in range(len(pts)):
+            if not near[j] or nrm[j] < 1e-9:
+                out.append([])
+                continue
+            a = along[j] / nrm[j]
+            across = np.array([-a[1], a[0]])
+            half = self._carriage[idx[j]] / 2
+            centre = foot[j] + a * float(np.dot(pts[j] - foot[j], a))
+            out.append(_zebra(centre - across * half, centre + across * half, width=3.0))
+        return out
 
     @staticmethod
     def snapped_centre(x: float, y: float) -> tuple[float, float]:
@@ -155,17 +161,8 @@ class GroundPainter:
         return self.paint_rect(cx - WINDOW_M / 2, cy + WINDOW_M / 2, n, n)
 
     def city_rect(self) -> tuple[float, float, int, int]:
-        """``(x0, y1, width px, height px)`` of the raster that covers the whole city with
-        a ``WINDOW_M / 2`` margin, on the pixel grid of the windows.
-        """
-        x0, y0, x1, y1 = drawn_bounds(self.city)
-        m = WINDOW_M / 2
-        g = SNAP_M  # corners on the windows' grid: the same pixels as a window's
-        gx0 = math.floor((x0 - m) / g) * g
-        gy1 = math.ceil((y1 + m) / g) * g
-        w = int(math.ceil((x1 + m - gx0) / GROUND_MPP))
-        h = int(math.ceil((gy1 - (y0 - m)) / GROUND_MPP))
-        return gx0, gy1, w, h
+        """:func:`raster_rect` of this painter's city."""
+        return raster_rect(self.city)
 
     def paint_rect(self, x0: float, y1: float, w: int, h: int) -> GroundWindow:
         """The ground of the ``w`` x ``h`` pixel rectangle whose top-left corner is world
@@ -227,20 +224,42 @@ class GroundPainter:
         return h.hexdigest()[:16]
 
 
-def city_raster(painter: GroundPainter) -> GroundWindow | None:
-    """The raster of the whole city (:meth:`GroundPainter.city_rect`), painted once per
-    machine and memory-mapped from the render cache
-    (:func:`urban_gym.render.diskcache.cached_array`), or None when it would be larger than
+def raster_rect(city: City) -> tuple[float, float, int, int]:
+    """``(x0, y1, width px, height px)`` of the raster that covers the whole of ``city``
+    (:func:`drawn_bounds`) with a ``WINDOW_M / 2`` margin, on the pixel grid of the windows.
+    """
+    x0, y0, x1, y1 = drawn_bounds(city)
+    m = WINDOW_M / 2
+    g = SNAP_M  # corners on the windows' grid: the same pixels as a window's
+    gx0 = math.floor((x0 - m) / g) * g
+    gy1 = math.ceil((y1 + m) / g) * g
+    w = int(math.ceil((x1 + m - gx0) / GROUND_MPP))
+    h = int(math.ceil((gy1 - (y0 - m)) / GROUND_MPP))
+    return gx0, gy1, w, h
+
+
+def city_raster(city: City, painter: Callable[[], GroundPainter]) -> GroundWindow | None:
+    """The raster of the whole city (:func:`raster_rect`), painted once per machine by
+    ``painter()`` and memory-mapped from the render cache
+    (:func:`urban_gym.render.diskcache.cached_array`; named by the city's fingerprint when
+    :func:`~urban_gym.world.loader.load_city` loaded it, so no painter is built then, else
+    by a hash of what the painter draws), or None when it would be larger than
     :data:`CITY_RASTER_MAX_BYTES` (the city is then painted in windows).
     """
     from urban_gym.render.diskcache import cached_array
+    from urban_gym.world.loader import city_fingerprint
 
-    x0, y1, w, h = painter.city_rect()
+    x0, y1, w, h = raster_rect(city)
     if w * h * 4 > CITY_RASTER_MAX_BYTES or w <= 0 or h <= 0:
         return None
+    fp = city_fingerprint(city)
+    if fp is not None:
+        key = hashlib.sha1(repr((fp, x0, y1, w, h)).encode()).hexdigest()[:16]
+    else:
+        key = painter().digest()
     img = cached_array(
-        f"ground-{painter.digest()}",
-        lambda: painter.paint_rect(x0, y1, w, h).image,
+        f"ground-{key}",
+        lambda: painter().paint_rect(x0, y1, w, h).image,
         sys.modules[__name__],
     )
     return GroundWindow(img, x0, y1, GROUND_MPP)
@@ -286,17 +305,19 @@ class _Items:
 
 def _dashes(geom) -> list[np.ndarray]:
     """Centre-line dashes (3 m long, 0.15 m wide, every 6 m) of a road, as quads."""
-    out = []
     L = geom.length
-    for s in np.arange(1.5, L - 1.5, 6.0):
-        a = geom.interpolate(s)
-        b = geom.interpolate(min(s + 3.0, L))
-        d = np.array([b.x - a.x, b.y - a.y])
-        n = float(np.hypot(*d))
-        if n < 1e-6:
+    starts = np.arange(1.5, L - 1.5, 6.0)
+    if not len(starts):
+        return []
+    a = shapely.get_coordinates(shapely.line_interpolate_point(geom, starts))
+    b = shapely.get_coordinates(shapely.line_interpolate_point(geom, np.minimum(starts + 3.0, L)))
+    d = b - a
+    n = np.hypot(d[:, 0], d[:, 1])
+    out = []
+    for pa, pb, dv, nv_len in zip(a, b, d, n):
+        if nv_len < 1e-6:
             continue
-        nv = np.array([-d[1], d[0]]) / n * 0.075
-        pa, pb = np.array([a.x, a.y]), np.array([b.x, b.y])
+        nv = np.array([-dv[1], dv[0]]) / nv_len * 0.075
         out.append(np.array([pa - nv, pb - nv, pb + nv, pa + nv]))
     return out
 
@@ -311,12 +332,11 @@ def _zebra(a, b, width: float) -> list[np.ndarray]:
         return []
     t = d / L
     n = np.array([-t[1], t[0]]) * width / 2
-    quads = []
-    for s in np.arange(0.25, L - 0.2, 1.0):
-        p0 = np.asarray(a, dtype=float) + t * s
-        p1 = p0 + t * 0.5
-        quads.append(np.array([p0 - n, p1 - n, p1 + n, p0 + n]))
-    return quads
+    s = np.arange(0.25, L - 0.2, 1.0)
+    p0 = np.asarray(a, dtype=float)[None, :] + t[None, :] * s[:, None]
+    p1 = p0 + t * 0.5
+    quads = np.stack([p0 - n, p1 - n, p1 + n, p0 + n], axis=1)  # (bars, 4, 2)
+    return list(quads)
 
 
 @lru_cache(maxsize=1)

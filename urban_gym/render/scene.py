@@ -18,7 +18,9 @@ panorama and first-person renderers.
 
 from __future__ import annotations
 
+import hashlib
 import math
+import sys
 import threading
 import weakref
 from collections import OrderedDict
@@ -27,6 +29,8 @@ from dataclasses import dataclass
 import numpy as np
 from shapely.geometry.polygon import orient
 
+from urban_gym.render import textures as textures_module
+from urban_gym.render.diskcache import cached_array, cached_object
 from urban_gym.render.ground import GroundPainter, GroundWindow, city_raster
 from urban_gym.render.textures import (
     FASCIA_M,
@@ -41,6 +45,7 @@ from urban_gym.render.textures import (
     tree_variants,
 )
 from urban_gym.world.city import City
+from urban_gym.world.loader import city_fingerprint
 
 CELL_M = 32.0
 #: bearing of the sun (degrees) used to shade walls
@@ -80,7 +85,7 @@ class Scene:
         self._cand: OrderedDict[tuple, tuple[np.ndarray, np.ndarray]] = OrderedDict()
         self._obj_cand: OrderedDict[tuple, np.ndarray] = OrderedDict()
         self._signs_ready = False
-        self.ground = GroundPainter(city)
+        self._painter: GroundPainter | None = None
         self._ground: OrderedDict[tuple, GroundWindow] = OrderedDict()
         self._city_ground: GroundWindow | bool | None = None  # False: painted in windows
         self._build_objects()
@@ -191,27 +196,65 @@ class Scene:
         return entry
 
     # ------------------------------------------------------------------ signs
+    @property
+    def ground(self) -> GroundPainter:
+        """The city's :class:`~urban_gym.render.ground.GroundPainter` (built on first use:
+        a city whose ground raster is on disk never needs one).
+        """
+        if self._painter is None:
+            self._painter = GroundPainter(self.city)
+        return self._painter
+
     def ensure_signs(self) -> None:
-        """Place and render every POI's board (done once, on first use)."""
+        """Place and render every POI's board (done once, on first use; for a city loaded
+        by :func:`~urban_gym.world.loader.load_city` the boards come from the render cache
+        on disk after the first time on a machine).
+        """
         with self._lock:
             if self._signs_ready:
                 return
-            self._build_signs()
+            fp = city_fingerprint(self.city)
+            if fp is None:
+                data = self._build_signs()
+            else:
+                data = self._cached_signs("signs-" + hashlib.sha256(fp.encode()).hexdigest()[:20])
+            self.__dict__.update(data)
             self._signs_ready = True
 
-    def _build_signs(self) -> None:
+    def _cached_signs(self, name: str) -> dict:
+        """The boards of :meth:`_build_signs` from the render cache: the atlas as a
+        memory-mapped array (shared by the processes of a machine), the rest pickled.
+        """
+        built: list[dict] = []
+
+        def build() -> dict:
+            if not built:
+                built.append(self._build_signs())
+            return built[0]
+
+        mods = (textures_module, _this_module())
+        atlas = cached_array(name + "-atlas", lambda: build()["sign_atlas"], *mods)
+        rest = cached_object(
+            name, lambda: {k: v for k, v in build().items() if k != "sign_atlas"}, *mods
+        )
+        return {**rest, "sign_atlas": atlas}
+
+    def _build_signs(self) -> dict:
+        """Every POI's board: placements, the packed atlas and the free-standing boards, as
+        the attributes they become (``sign_*``, ``free_sign*``, ``signs``, ``poi_sign``).
+        """
         city = self.city
         textures = []
         placements: list[tuple[int, int, float, float, float, float]] = []
         placed: dict[int, list[tuple[float, float, float, float]]] = {}
-        self.free_signs: list[tuple[int, Sprite]] = []
+        free_signs: list[tuple[int, Sprite]] = []
         for p in city.pois:
             if not p.name:
                 continue
             board, text = sign_colours(p.id, p.category)
             if p.building_id is None or p.facade is None:
                 tex = render_sign(p.name, board, text, 1, width_m=4.0)
-                self.free_signs.append((p.id, _post_sign(tex)))
+                free_signs.append((p.id, _post_sign(tex)))
                 continue
             seg = self._facade_segment(p.building_id, p.anchor, p.facing)
             L = float(self.length[seg])
@@ -243,28 +286,25 @@ class Scene:
             placed[seg].append((u0, u0 + tex.width_m, z0, z0 + tex.height_m))
             placements.append((p.id, seg, u0, u0 + tex.width_m, z0, z0 + tex.height_m))
             textures.append(tex.image)
-        self.free_sign_xy = np.array(
-            [city.pois[pid].anchor for pid, _ in self.free_signs], dtype=np.float64
+        out: dict = {"free_signs": free_signs}
+        out["free_sign_xy"] = np.array(
+            [city.pois[pid].anchor for pid, _ in free_signs], dtype=np.float64
         ).reshape(-1, 2)
-        self.free_sign_w = np.array([s.width_m for _, s in self.free_signs], dtype=np.float64)
-        self.free_sign_h = np.array([s.height_m for _, s in self.free_signs], dtype=np.float64)
-        self.sign_atlas, rects = _pack(textures)
+        out["free_sign_w"] = np.array([s.width_m for _, s in free_signs], dtype=np.float64)
+        out["free_sign_h"] = np.array([s.height_m for _, s in free_signs], dtype=np.float64)
+        atlas, rects = _pack(textures)
+        out["sign_atlas"] = atlas
         signs = [SignPlacement(*pl, *rc) for pl, rc in zip(placements, rects)]
         signs.sort(key=lambda s: (s.seg, s.u0))
-        self.signs = signs
+        out["signs"] = signs
         segs = np.array([s.seg for s in signs], dtype=np.int64)
-        self.sign_seg_start = np.searchsorted(segs, np.arange(self.n_segs + 1))
+        out["sign_seg_start"] = np.searchsorted(segs, np.arange(self.n_segs + 1))
         f = np.array
-        self.sign_poi = f([s.poi for s in signs], np.int64)
-        self.sign_u0 = f([s.u0 for s in signs], np.float64)
-        self.sign_u1 = f([s.u1 for s in signs], np.float64)
-        self.sign_z0 = f([s.z0 for s in signs], np.float64)
-        self.sign_z1 = f([s.z1 for s in signs], np.float64)
-        self.sign_ax = f([s.ax for s in signs], np.float64)
-        self.sign_ay = f([s.ay for s in signs], np.float64)
-        self.sign_w = f([s.w for s in signs], np.float64)
-        self.sign_h = f([s.h for s in signs], np.float64)
-        self.poi_sign = {s.poi: s for s in signs}
+        out["sign_poi"] = f([s.poi for s in signs], np.int64)
+        for key in ("u0", "u1", "z0", "z1", "ax", "ay", "w", "h"):
+            out["sign_" + key] = f([getattr(s, key) for s in signs], np.float64)
+        out["poi_sign"] = {s.poi: s for s in signs}
+        return out
 
     def poi_sign_placement(self, poi: int) -> tuple[float, float] | None:
         """``(z0, z1)``: the heights (metres) of the bottom and top of the facade board
@@ -360,7 +400,7 @@ class Scene:
         if self._city_ground is None:
             with self._lock:
                 if self._city_ground is None:
-                    self._city_ground = city_raster(self.ground) or False
+                    self._city_ground = city_raster(self.city, lambda: self.ground) or False
         if self._city_ground is not False:
             return self._city_ground
         key = GroundPainter.snapped_centre(x, y)
@@ -375,6 +415,10 @@ class Scene:
             while len(self._ground) > 6:
                 self._ground.popitem(last=False)
         return win
+
+
+def _this_module():
+    return sys.modules[__name__]
 
 
 def _post_sign(tex) -> Sprite:

@@ -164,6 +164,10 @@ class City:
         self.areas = areas
         self.network = network
         self.meta: dict[str, Any] = dict(meta or {})
+        #: what :func:`urban_gym.world.loader.load_city` loaded this city from (a file's hash
+        #: or a procedural spec), naming the caches of data derived from it; None for a city
+        #: built in code or from a bundle (not saved in bundles)
+        self.fingerprint: str | None = None
 
     # ------------------------------------------------------------------ pickling
     def __getstate__(self) -> dict[str, Any]:
@@ -174,6 +178,7 @@ class City:
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
+        state.setdefault("fingerprint", None)
         self.__dict__.update(state)
 
     def __repr__(self) -> str:

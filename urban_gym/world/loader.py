@@ -32,6 +32,7 @@ import tempfile
 import warnings
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from urban_gym.caching import LRUCache
 from urban_gym.errors import CityLoadError, CityLoadWarning
@@ -106,7 +107,9 @@ def load_city(spec: str | os.PathLike, bbox=None, cache: bool = True) -> City:
 
 
 def _load_procedural(spec: str, bbox, cache: bool) -> City:
-    """The procedural city of ``spec`` (memoised in this process when ``cache``)."""
+    """The procedural city of ``spec``: from this process's memo, else the disk cache,
+    else generated (and then cached), when ``cache``.
+    """
     from urban_gym.world.procedural import generate_city, parse_spec
 
     if bbox is not None:
@@ -115,7 +118,58 @@ def _load_procedural(spec: str, bbox, cache: bool) -> City:
     if not cache:
         return generate_city(**params)
     key = ("procedural", tuple(sorted(params.items())))
-    return _MEMO.get_or_create(key, lambda: generate_city(**params))
+    return _MEMO.get_or_create(key, lambda: _procedural_from_disk(params))
+
+
+def _procedural_from_disk(params: dict[str, Any]) -> City:
+    """The procedural city of ``params`` from the disk cache, else generated and cached
+    there; the cache file is named by the parameters and a hash of the world code (a
+    change to the generator makes new cities).
+    """
+    from urban_gym.world.procedural import generate_city
+
+    fp = (
+        "procedural:"
+        + hashlib.sha256(repr((sorted(params.items()), world_code_digest())).encode()).hexdigest()[
+            :24
+        ]
+    )
+    cfile = cache_dir() / f"city-{fp.replace(':', '-')}.pkl"
+    city = _read_cache(cfile)
+    if city is None:
+        city = generate_city(**params)
+        _write_cache(cfile, city)
+        city.meta["loaded_from"] = "generated"
+    else:
+        city.meta["loaded_from"] = "cache"
+    city.fingerprint = fp
+    return city
+
+
+_WORLD_DIGEST: list[str] = []
+
+
+def world_code_digest() -> str:
+    """A hash of the source of :mod:`urban_gym.world` (every ``.py`` file under it), which
+    decides what a generated city holds (computed once per process).
+    """
+    if not _WORLD_DIGEST:
+        h = hashlib.sha256()
+        root = Path(__file__).resolve().parent
+        for f in sorted(root.rglob("*.py")):
+            h.update(f.relative_to(root).as_posix().encode())
+            h.update(f.read_bytes())
+        _WORLD_DIGEST.append(h.hexdigest()[:16])
+    return _WORLD_DIGEST[0]
+
+
+def city_fingerprint(city: City) -> str | None:
+    """A name for the content of ``city`` that tells caches of derived data (rendered
+    ground, signs) apart: set by :func:`load_city` for OSM and procedural cities, None for
+    a city built in code or loaded from a bundle.
+    """
+    fp = getattr(city, "fingerprint", None)
+    return fp if isinstance(fp, str) and fp else None
 
 
 def _load_osm(path: Path, name: str | None, bbox, cache: bool) -> City:
@@ -139,6 +193,10 @@ def _load_osm(path: Path, name: str | None, bbox, cache: bool) -> City:
         city.meta["loaded_from"] = "import"
     else:
         city.meta["loaded_from"] = "cache"
+    city.fingerprint = (
+        "osm:"
+        + hashlib.sha256(repr((digest, bbox, name, IMPORTER_VERSION)).encode()).hexdigest()[:24]
+    )
     if cache:
         _MEMO.put(key, city)
     return city
