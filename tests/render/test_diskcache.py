@@ -34,3 +34,49 @@ def test_unwritable_cache_still_builds(tmp_path, monkeypatch):
     monkeypatch.setenv("URBAN_GYM_CACHE", str(blocker))
     a = diskcache.cached_array("probe", lambda: np.ones((2, 2), np.uint8), diskcache)
     assert a.sum() == 4
+
+
+def test_objects_are_kept_checked_and_older_versions_dropped(tmp_path, monkeypatch):
+    monkeypatch.setenv("URBAN_GYM_CACHE", str(tmp_path))
+    calls = []
+
+    def build():
+        calls.append(1)
+        return {"a": np.arange(3), "b": ["x", 2]}
+
+    first = diskcache.cached_object("thing", build, diskcache)
+    again = diskcache.cached_object("thing", build, diskcache)
+    assert len(calls) == 1 and again["b"] == ["x", 2]
+    np.testing.assert_array_equal(again["a"], first["a"])
+    (path,) = (tmp_path / "render").glob("thing-*.pkl")
+    data = bytearray(path.read_bytes())
+    data[-1] ^= 0xFF  # a flipped byte fails the checksum: built again
+    path.write_bytes(bytes(data))
+    diskcache.cached_object("thing", build, diskcache)
+    assert len(calls) == 2
+    # a file of the same name from other code (another source digest) goes when a new one
+    # is written; files of other names stay
+    stale = path.with_name("thing-000000000000.pkl")
+    stale.write_bytes(b"old")
+    keep = path.with_name("thing-else-000000000000.pkl")
+    keep.write_bytes(b"other")
+    path.unlink()
+    diskcache.cached_object("thing", build, diskcache)
+    assert not stale.exists() and keep.exists() and path.exists()
+
+
+def test_signs_from_the_cache_are_the_signs_built(tmp_path, monkeypatch):
+    monkeypatch.setenv("URBAN_GYM_CACHE", str(tmp_path))
+    from urban_gym.render.scene import Scene
+    from urban_gym.world import load_city
+
+    city = load_city("procedural:seed=4,blocks=2x2")
+    built = Scene(city)._build_signs()
+    cached = Scene(city)
+    cached.ensure_signs()  # builds and writes
+    again = Scene(city)
+    again.ensure_signs()  # reads
+    assert isinstance(again.sign_atlas, np.memmap)
+    np.testing.assert_array_equal(np.asarray(again.sign_atlas), built["sign_atlas"])
+    np.testing.assert_array_equal(again.sign_u0, built["sign_u0"])
+    assert again.poi_sign.keys() == built["poi_sign"].keys() and len(again.signs) > 0

@@ -77,3 +77,20 @@ def test_bad_procedural_specs(spec, match):
 def test_bbox_rejected_for_procedural():
     with pytest.raises(CityLoadError, match="bbox"):
         load_city("procedural:seed=1,blocks=2x2", bbox=(0, 0, 1, 1))
+
+
+def test_procedural_cities_come_from_the_disk_cache_with_a_fingerprint(tmp_path):
+    spec = "procedural:seed=5,blocks=2x3"
+    first = load_city(spec)
+    assert first.fingerprint and first.fingerprint.startswith("procedural:")
+    clear_memory_cache()
+    again = load_city(spec)
+    assert again is not first and again.meta["loaded_from"] == "cache"
+    assert again.summary() == first.summary() and again.fingerprint == first.fingerprint
+    other = load_city("procedural:seed=6,blocks=2x3")
+    assert other.fingerprint != first.fingerprint
+    # OSM cities are named by their file's hash; a bundle (files a user may edit) has none
+    town_path = town().write(tmp_path / "w.osm")
+    assert load_city(town_path).fingerprint.startswith("osm:")
+    first.save(tmp_path / "bundle")
+    assert load_city(tmp_path / "bundle").fingerprint is None
