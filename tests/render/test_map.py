@@ -140,6 +140,7 @@ def test_whole_city_canvas_draws_what_the_windows_draw(tiny_city, monkeypatch, r
     x0, y0, x1, y1 = tiny_city.bounds
     centres = [(0.0, 0.0), (x1 + 30.0, y0 - 10.0)]
     centres += [tuple(p) for p in rng.uniform([x0, y0], [x1, y1], (4, 2))]
+    monkeypatch.setattr(map_mod, "CITY_CANVAS_AFTER", 1)
     views = [whole.render(c, mpp, 96, rotation) for c in centres for mpp in (0.5, 1.0, 2.0)]
     assert whole._city_canvas(1.0) is not None and len(whole._canvases) == 0
     monkeypatch.setattr(map_mod, "CITY_CANVAS_MAX_BYTES", 0)

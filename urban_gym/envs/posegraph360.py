@@ -167,7 +167,7 @@ class PoseGraph360Env(UrbanEnv):
     ``poses`` (a folder of equirect images or a 360° video with its pose CSV, imported
     with junction detection); ``pano_width`` (rendered panorama width; default about
     ``4 * view width`` for a 90° view, what the view's centre pixels need: 2048 for 512),
-    ``time_of_day``, ``weather``, ``cache_mb`` (512: rendered-frame LRU);
+    ``time_of_day``, ``weather``, ``cache_mb`` (128: the LRU of rendered frames, MB);
     ``draw_branches`` (True); ``reward_shaping`` (False); ``answer_judge`` (the fuzzy
     name judge ``(prediction, candidate names) -> bool`` of relational answers; default:
     normalised names plus OSM aliases -- an LLM judge can be plugged in); ``render_mode``
@@ -223,7 +223,7 @@ class PoseGraph360Env(UrbanEnv):
         pano_width: int | None = None,
         time_of_day: str = "day",
         weather: str = "clear",
-        cache_mb: float = 512.0,
+        cache_mb: float = 128.0,
         draw_branches: bool = True,
         reward_shaping: bool = False,
         answer_judge: Callable[[str, Sequence[str]], bool] | None = None,

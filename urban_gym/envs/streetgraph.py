@@ -201,8 +201,6 @@ class StreetGraphEnv(UrbanEnv):
     """
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 2}
-
-    metadata = {"render_modes": ["rgb_array"], "render_fps": 2}
     family = "streetgraph"
     cache_attributes = (
         "_graphs",
@@ -315,8 +313,11 @@ class StreetGraphEnv(UrbanEnv):
         """The per-process caches (dropped when pickled, see :attr:`cache_attributes`)."""
         self._graphs: dict[str, StreetGraph] = {}
         self._views: LRUCache[tuple[str, int], np.ndarray] = LRUCache(self.view_cache_bytes)
-        self._node_caches: dict[str, dict[int, tuple[list[Street], np.ndarray]]] = {}
-        self._node_cache: dict[int, tuple[list[Street], np.ndarray]] = {}
+        self._node_caches: dict[str, dict[int, tuple[list[Street], np.ndarray, list[float]]]] = {}
+        self._node_cache: dict[int, tuple[list[Street], np.ndarray, list[float]]] = {}
+        self._masks: dict[tuple[int, bool], np.ndarray] = {}
+        self._clean_for: TaskSpec | None = None
+        self._clean_text = ""
         self._renderers: dict[str, Any] = {}
         self._dist_cache: LRUCache[
             tuple[str, tuple[int, ...]], tuple[np.ndarray, np.ndarray | None]
@@ -480,7 +481,7 @@ class StreetGraphEnv(UrbanEnv):
         return {
             "task": self.task,
             "node": self.graph.ids[self.node],
-            "option_bearings": [float(b) for b in self._bearings[: len(self.options)]],
+            "option_bearings": list(self._option_bearings),
             "decisions": self.decisions,
             "transitions": self.transitions,
         }
@@ -512,9 +513,11 @@ class StreetGraphEnv(UrbanEnv):
             bearings = np.zeros(self.max_degree, dtype=np.float32)
             for i, st in enumerate(opts):
                 bearings[i] = min(np.float32(st.heading % 360.0), np.float32(359.999))
-            got = (opts, bearings)
+            bearings.setflags(write=False)
+            got = (opts, bearings, [float(b) for b in bearings[: len(opts)]])
             self._node_cache[node] = got
         self._bearings = got[1]
+        self._option_bearings = got[2]
         return got[0]
 
     def _travel(self, street: Street) -> None:
@@ -554,22 +557,34 @@ class StreetGraphEnv(UrbanEnv):
         return reached(self.task, self.node, self.graph)
 
     def _mask(self) -> np.ndarray:
-        m = np.zeros(self.max_degree + 1, dtype=np.int8)
-        m[: len(self.options)] = 1
-        if self.task.type == "instruction":
-            m[-1] = 1
-        return m
+        key = (len(self.options), self.task.type == "instruction")
+        m = self._masks.get(key)
+        if m is None:
+            m = np.zeros(self.max_degree + 1, dtype=np.int8)
+            m[: key[0]] = 1
+            m[-1] = int(key[1])
+            m.setflags(write=False)
+            self._masks[key] = m
+        return m.copy()
 
     def _observe(self) -> dict[str, Any]:
         obs: dict[str, Any] = {
             "bearings": self._bearings.copy(),
             "heading": np.array([min(self.heading % 360.0, 359.999)], dtype=np.float32),
             "action_mask": self._mask(),
-            "instruction": clean_text(self.task.instruction, self._charset),
+            "instruction": self._instruction_text(),
         }
         if self.images:
             obs["views"] = self._option_views()
         return obs
+
+    def _instruction_text(self) -> str:
+        """The task's instruction in the observation's charset (cleaned once per task)."""
+        task = self.task
+        if self._clean_for is not task:
+            self._clean_text = clean_text(task.instruction, self._charset)
+            self._clean_for = task
+        return self._clean_text
 
     def _goal_visible(self) -> bool:
         """The goal place's sign in one of the option views (observations with images of a

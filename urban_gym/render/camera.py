@@ -39,7 +39,7 @@ from urban_gym.render.errors import RenderError
 
 #: Most remap grids kept in the cache, and most bytes they may take together.
 CACHE_MAX_ENTRIES = 256
-CACHE_MAX_BYTES = 192 * 1024 * 1024
+CACHE_MAX_BYTES = 32 * 1024 * 1024  # a miss costs a shift of the yaw-free grid
 
 _cache: OrderedDict[tuple, tuple[np.ndarray, np.ndarray]] = OrderedDict()
 _cache_bytes = 0

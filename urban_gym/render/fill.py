@@ -12,7 +12,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from urban_gym.render.ground import FAR_COLOUR, GroundWindow, light
+from urban_gym.render.ground import DETAIL_M, FAR_COLOUR, GroundWindow, light
 
 
 @dataclass
@@ -121,19 +121,27 @@ def _draw_ground(cam, rgb, ground, g, g_min: int, r_bot: int) -> np.ndarray | No
     if ground is None:
         return None
     H = cam.height
-    gr = ground.gr[g_min:, None]
-    gx = gr * ground.kx[None, :]
-    gx += ground.cx
-    gy = gr * ground.ky[None, :]
-    gy += ground.cy
-    img = cv2.remap(
-        ground.win.image,
-        gx,
-        gy,
-        cv2.INTER_LINEAR,
-        borderMode=cv2.BORDER_CONSTANT,
-        borderValue=ground.border,
-    )
+    # rows whose nearest ground (the column with the largest b) lies beyond DETAIL_M show
+    # the plain far colour, as beyond a window: a view never reads the raster far away
+    gr_all = ground.gr[g_min:]
+    far = int(np.count_nonzero(gr_all > DETAIL_M * float(cam.b.max()))) if len(gr_all) else 0
+    img = np.empty((H - g_min, cam.width, 4), np.uint8)
+    img[:far] = ground.border
+    if far < H - g_min:
+        gr = gr_all[far:, None]
+        gx = gr * ground.kx[None, :]
+        gx += ground.cx
+        gy = gr * ground.ky[None, :]
+        gy += ground.cy
+        cv2.remap(
+            ground.win.image,
+            gx,
+            gy,
+            cv2.INTER_LINEAR,
+            dst=img[far:],
+            borderMode=cv2.BORDER_CONSTANT,
+            borderValue=ground.border,
+        )
     light(img, ground.time_of_day)
     gmask = (cam.rows_col[g_min:] >= g[None, :]).view(np.uint8)
     if r_bot < H:

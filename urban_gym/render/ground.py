@@ -51,6 +51,10 @@ COLOURS = {
 AMBIENT = {"day": (1.0, 1.0, 1.0), "dusk": (0.66, 0.58, 0.55), "night": (0.2, 0.21, 0.26)}
 #: the colour of the ground beyond a window (far away), before lighting
 FAR_COLOUR = (128, 126, 122)
+#: ground farther than this (m, horizontally) from the viewer has the plain far colour, as
+#: beyond a window: the detail a window always gave, and a view reads only the raster near
+#: the viewer (the pages of a memory-mapped city raster it touches stay few)
+DETAIL_M = WINDOW_M / 2
 #: the largest whole-city raster (bytes, RGBA); a larger city is painted in windows
 CITY_RASTER_MAX_BYTES = 320 * 2**20
 

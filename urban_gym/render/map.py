@@ -77,7 +77,9 @@ _CANVAS_CACHE = 8
 #: static map is drawn in windows around the view
 CITY_CANVAS_MAX_BYTES = 24 * 2**20
 #: bytes of whole-city static maps kept per city (over all scales)
-CITY_CANVAS_CACHE_BYTES = 96 * 2**20
+CITY_CANVAS_CACHE_BYTES = 48 * 2**20
+#: the views at one scale after which the static map of the whole city is drawn at it
+CITY_CANVAS_AFTER = 3
 _MISSING = object()
 #: city -> scale (m per pixel) -> its whole-city static map (None: too large)
 _CITY_CANVASES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -172,6 +174,7 @@ class MapRenderer:
             raise RenderError(f"MapRenderer needs a City, got {type(city).__name__}")
         self.city = city
         self._canvases: LRUCache[tuple, _Canvas] = LRUCache(max_items=_CANVAS_CACHE, lock=True)
+        self._scale_uses: dict[float, int] = {}
         self._prepare()
 
     def __reduce__(self):
@@ -403,7 +406,10 @@ class MapRenderer:
         the same pixel grid, so the view is the same either way.
         """
         step = _SNAP_PX * mpp
-        city = self._city_canvas(mpp)
+        seen = self._scale_uses[mpp] = self._scale_uses.get(mpp, 0) + 1
+        # a scale asked for again and again (the zoom levels of an interactive map) is
+        # worth a whole-city canvas; a one-off scale (a task's reference map) is not
+        city = self._city_canvas(mpp) if seen >= CITY_CANVAS_AFTER else None
         if city is not None:
             return city
         sx, sy = round(cx / step) * step, round(cy / step) * step
