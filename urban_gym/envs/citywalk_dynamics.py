@@ -432,15 +432,17 @@ CROWD_CACHE_BYTES = 32 * 2**20
 
 
 class _RouteTable:
-    """A city's network as plain Python data for random walks: sorted neighbours of each
-    node, the oriented coordinates and length of each edge (built lazily, once per city).
+    """A city's network as plain Python data for random walks: for each step ``prev ->
+    cur`` the neighbours to choose from (sorted, never straight back unless at a dead end),
+    and for each oriented edge its coordinates after the first and its length (built lazily,
+    once per city).
     """
 
     def __init__(self, city: City) -> None:
         self.graph = city.network
         self.city = city
-        self._nbrs: dict[int, list[int]] = {}
-        self._coords: dict[tuple[int, int], list[tuple[float, float]]] = {}
+        self._choices: dict[tuple[int, int], list[int]] = {}
+        self._edges: dict[tuple[int, int], tuple[list[tuple[float, float]], float]] = {}
         self._all_edges: list[tuple[int, int]] | None = None
         #: the pedestrians of the last crowds built on this city (tasks repeat in
         #: training): their routes are read-only, so crowds of the same task share them
@@ -448,20 +450,31 @@ class _RouteTable:
             max_bytes=CROWD_CACHE_BYTES, size=_crowd_nbytes, lock=True
         )
 
-    def neighbours(self, n: int) -> list[int]:
-        hit = self._nbrs.get(n)
+    def choices(self, prev: int, cur: int) -> list[int]:
+        """Where a walker at ``cur`` coming from ``prev`` may turn."""
+        hit = self._choices.get((prev, cur))
         if hit is None:
-            hit = self._nbrs[n] = sorted(self.graph.neighbors(n))
+            nbrs = sorted(self.graph.neighbors(cur))
+            hit = self._choices[(prev, cur)] = [n for n in nbrs if n != prev] or nbrs
+        return hit
+
+    def edge(self, u: int, v: int) -> tuple[list[tuple[float, float]], float]:
+        """``(coordinates of u -> v after its first point, length m)``."""
+        hit = self._edges.get((u, v))
+        if hit is None:
+            coords = list(self.city.edge_geometry(u, v).coords)
+            hit = self._edges[(u, v)] = (coords[1:], self.graph.edges[u, v]["length"])
+            self._edges.setdefault((u, v, "head"), coords[:1])  # type: ignore[arg-type]
         return hit
 
     def coords(self, u: int, v: int) -> list[tuple[float, float]]:
-        hit = self._coords.get((u, v))
-        if hit is None:
-            hit = self._coords[(u, v)] = list(self.city.edge_geometry(u, v).coords)
-        return hit
+        """Every coordinate of edge ``u -> v``."""
+        tail, _ = self.edge(u, v)
+        return self._edges[(u, v, "head")] + tail  # type: ignore[index, operator]
 
     def length(self, u: int, v: int) -> float:
-        return self.graph.edges[u, v]["length"]
+        """Length (m) of edge ``u -> v``."""
+        return self.edge(u, v)[1]
 
     def edges_around(self, around: Sequence[int] | None) -> list[tuple[int, int]]:
         """The edges (each once, ``(low id, high id)``, sorted) at the nodes ``around``
@@ -488,15 +501,17 @@ def _route_table(city: City) -> _RouteTable:
 def _random_route(city: City, u: int, v: int, length: float, rng: np.random.Generator):
     """Polyline (list of (x, y)) of a random walk starting on edge ``u -> v``."""
     table = _route_table(city)
-    pts: list[tuple[float, float]] = list(table.coords(u, v))
+    pts: list[tuple[float, float]] = table.coords(u, v)
     total = table.length(u, v)
     prev, cur = u, v
+    choices, edge = table.choices, table.edge
+    integers = rng.integers
     while total < length:
-        nbrs = table.neighbours(cur)
-        choices = [n for n in nbrs if n != prev] or nbrs
-        nxt = choices[int(rng.integers(len(choices)))]
-        pts.extend(table.coords(cur, nxt)[1:])
-        total += table.length(cur, nxt)
+        ch = choices(prev, cur)
+        nxt = ch[int(integers(len(ch)))]
+        tail, d = edge(cur, nxt)
+        pts.extend(tail)
+        total += d
         prev, cur = cur, nxt
     return pts
 
