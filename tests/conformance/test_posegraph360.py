@@ -411,8 +411,7 @@ def test_landmark_bbox_truth_is_where_the_env_sees_the_sign_and_a_reply_answers_
         _, info = lm.reset(options={"task_index": i})
         assert info["goal_visible"] is True, t.id  # the renderer's ids show the sign
         box = t.goal["bbox"]
-        reply = {"thought": "", "action": "ANSWER", "memory": "",
-                 "answer": {"bbox_xyxy_norm": box}}  # fmt: skip
+        reply = {"thought": "", "action": "ANSWER", "memory": "", "answer": {"bbox_xyxy_norm": box}}
         _, _, term, _, info = lm.step(json.dumps(reply))
         assert term and info["is_success"] and info["metrics"]["bbox_iou"] == 1.0
 

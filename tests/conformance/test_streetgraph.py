@@ -159,9 +159,13 @@ def test_origin_destination_destinations_from_osm_pois(tmp_path):
     spec = load_suite(suite_path("helsinki"))[0].start["graph"]
     _as_touchdown(spec, tmp_path / "td")
     made = touchdown_od_suite(
-        tmp_path / "td", tmp_path / "od.jsonl", osm="helsinki", n=3, min_route_m=800,
+        tmp_path / "td",
+        tmp_path / "od.jsonl",
+        osm="helsinki",
+        n=3,
+        min_route_m=800,
         min_decisions=8,
-    )  # fmt: skip
+    )
     city = load_city("helsinki")
     assert len(made.tasks) == 3
     for t in made.tasks:

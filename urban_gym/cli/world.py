@@ -162,9 +162,14 @@ def run_streetgraph_routes(args: argparse.Namespace) -> int:
     if args.od is not None:
         kw = {"images": args.images, "osm": args.osm, "named_nodes": args.named_nodes}
         made = touchdown_od_suite(
-            args.graph, args.out, n=args.od, seed=args.seed, min_route_m=args.min_route_m,
-            min_decisions=args.min_decisions, **kw,
-        )  # fmt: skip
+            args.graph,
+            args.out,
+            n=args.od,
+            seed=args.seed,
+            min_route_m=args.min_route_m,
+            min_decisions=args.min_decisions,
+            **kw,
+        )
         print(f"wrote {len(made.tasks)} origin-destination tasks to {made.path}")
         print(made.report.format())
         return 0
