@@ -115,3 +115,20 @@ def test_eval_with_the_model_judge(server, tmp_path):
     assert res.successes == 3
     assert RunDir(tmp_path).read_manifest()["judge"]["base_url"] == server.url
     assert len((tmp_path / "j.jsonl").read_text().splitlines()) == 3
+
+
+def test_serve_scripted_judges_by_the_served_city_before_any_episode():
+    """``urban-gym serve-scripted`` answers judge calls from the served env's POI names even
+    when no episode has started (``urban-gym judge-agreement`` against it)."""
+    from urban_gym.baselines.lmm.judge import server_judge_responder
+
+    server = ScriptedServer(
+        env_id="UrbanGym/PoseGraph360-v0", env_kwargs={"view_size": 16, "pano_width": 64}
+    )
+    server.responders.append(server_judge_responder(server))
+    with server:
+        assert server.env is None and not server.sessions
+        j = judge_for(server)
+        assert j("It is Cafe Esplanad.", ["Cafe Esplanad"])  # a sentence's filler aside
+        assert j("Hilton", ["Hilton Helsinki Strand"])  # an OSM alias
+        assert not j("Hilton", ["Ravintola La Mer"])

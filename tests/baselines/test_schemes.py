@@ -69,6 +69,15 @@ def test_the_table_covers_every_scheme():
     assert set(WHERE) == set(SCHEMES)
 
 
+def test_the_eval_help_names_every_scheme():
+    from urban_gym.cli import build_parser
+
+    sub = build_parser()._subparsers._group_actions[0].choices["eval"]
+    (opt,) = [a for a in sub._actions if "--scheme" in a.option_strings]
+    named = {w.strip(" ,:") for w in opt.help.split()}
+    assert set(SCHEMES) <= named, set(SCHEMES) - named
+
+
 @pytest.mark.parametrize("scheme,family", CASES)
 def test_scheme_runs_end_to_end(tmp_path, scheme, family):
     res, d, server = run_scheme(tmp_path, family, scheme)

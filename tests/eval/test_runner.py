@@ -182,3 +182,12 @@ def test_the_eval_command(tmp_path, capsys):
     assert "126/126 episodes recorded (0 now, 126 before)" in capsys.readouterr().out
     assert main([*args[:-1], "oracle"]) == 2  # a different agent into the same folder
     assert "holds a different run" in capsys.readouterr().err
+
+
+def test_the_progress_bar_shows_eta_successes_and_tokens(tmp_path, capsys):
+    run(SG, tmp_path, agent="oracle", env_kwargs=SYMBOLIC, task_ids=IDS, progress=True)
+    err = capsys.readouterr().err
+    final = err.replace("\r", "\n").strip().splitlines()[-1]
+    # tqdm's "n/total [elapsed<remaining, rate]" and the run's postfix
+    assert "4/4 [" in final and "<00:00" in final, final
+    assert "success=4/4 (100%)" in final and "tokens=0" in final and "errors=0" in final

@@ -57,7 +57,8 @@ def _type_info(task: Any) -> dict[str, Any]:
 def task_facts(task: Any) -> dict[str, Any]:
     """What the report's analyses need of a task: ``goal_radius_m``, ``shortest_m`` (the
     shortest route's length, metres), ``straight_m`` (start to goal, metres),
-    ``decision_points`` and ``variant`` (None when the task lacks it).
+    ``decision_points`` and ``variant`` (None when the task lacks it); ``bbox``, the true
+    box of a grounded task (normalised ``[x0, y0, x1, y1]``), only when it has one.
     """
     g, meta = task.goal or {}, task.meta or {}
     radius = g.get("radius")
@@ -70,13 +71,16 @@ def task_facts(task: Any) -> dict[str, Any]:
         straight = math.dist((float(task.start["x"]), float(task.start["y"])), (gx, gy))
     except (KeyError, TypeError, ValueError):
         pass
-    return {
+    facts = {
         "goal_radius_m": _num(radius),
         "shortest_m": _num(shortest),
         "straight_m": _num(straight),
         "decision_points": _num(meta.get("decision_points")),
         "variant": meta.get("variant"),
     }
+    if g.get("bbox") is not None:
+        facts["bbox"] = [float(v) for v in g["bbox"]]
+    return facts
 
 
 def _num(v: Any) -> float | None:

@@ -17,6 +17,9 @@ the GIFs. What the report holds per run:
   distance, as UrbanGround bins them) with success and the share of episodes that ended
   closer to the goal than they began;
 * StreetGraph: 4 equal-count bins of decision points with success and SPL;
+* PoseGraph360 ``landmark_bbox`` episodes: the strict-JSON protocol's stage 5, the boxes'
+  coordinate scale decided once for the run, original and compatible results
+  (:mod:`urban_gym.eval.grounded`);
 * failure causes (:mod:`urban_gym.eval.failures`): the dominant cause of every failed
   episode by category and type, with the rules written out; optionally a model's labels
   and their agreement with the rules (Cohen's kappa).
@@ -44,6 +47,7 @@ import numpy as np
 from urban_gym.errors import UrbanGymError
 from urban_gym.eval import stats
 from urban_gym.eval.failures import ERROR, ORDER, OTHER, RULES, classify
+from urban_gym.eval.grounded import box_section, run_box_scores, view_frame
 from urban_gym.eval.records import RunDir
 
 #: Metrics reported (when a family has them), in order.
@@ -241,6 +245,11 @@ def run_results(run: Run, resamples: int = stats.RESAMPLES, seed: int = 0) -> di
         out["distance_bins"] = distance_bins(table, recs, resamples, seed)
     if run.family == "streetgraph":
         out["decision_bins"] = decision_bins(table, recs, resamples, seed)
+    if run.family == "posegraph360":
+        frame = view_frame(run.manifest.get("env_kwargs") or {})
+        boxes = run_box_scores(recs, frame)
+        if boxes is not None:
+            out["grounded_boxes"] = boxes
     return out
 
 
@@ -759,6 +768,8 @@ def _run_section(r: dict[str, Any], res: dict[str, Any]) -> list[str]:
                 f"{fmt_ci(b['metrics'].get('spl'), 'spl')} |"
             )
         L.append("")
+    if res.get("grounded_boxes"):
+        L += box_section(res["grounded_boxes"])
     f = res.get("failures")
     if f:
         L += _failure_section(f)

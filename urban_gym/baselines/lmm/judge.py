@@ -293,15 +293,29 @@ def judge_responder(truth: Callable[[str, str], bool]) -> Callable[[list], str |
 
 def server_judge_responder(server: Any) -> Callable[[list], str | None]:
     """The scripted server's answer to judge requests: the POI-name ground truth of the
-    served env's city (:func:`~urban_gym.baselines.lmm.judge.poi_name_truth`).
+    served env's city (:func:`~urban_gym.baselines.lmm.judge.poi_name_truth`), also before
+    the first episode and after the last one (an env of the served id is made for its
+    city); a plain case-insensitive comparison only when the server serves no env id.
     """
     from urban_gym.baselines.lmm.judge import judge_responder, poi_name_truth
 
     truths: dict[int, object] = {}
+    served: list[Any] = []  # the city of an env made for judging, before any episode
+
+    def served_city() -> Any:
+        envs = [server.env, *(s.env for s in list(server.sessions.values())), *server._pool]
+        for env in envs:
+            city = getattr(getattr(env, "unwrapped", None), "city", None)
+            if city is not None:
+                return city
+        if not served and server.env_id is not None:
+            env = server.env_factory(server.env_id, server.env_kwargs)
+            served.append(getattr(env.unwrapped, "city", None))
+            env.close()
+        return served[0] if served else None
 
     def truth(answer: str, expected: str) -> bool:
-        env = server.env or next((s.env for s in server.sessions.values()), None)
-        city = getattr(getattr(env, "unwrapped", None), "city", None)
+        city = served_city()
         if city is None:
             return answer.strip().casefold() == expected.strip().casefold()
         if id(city) not in truths:

@@ -62,7 +62,8 @@ def add_lmm_options(p: argparse.ArgumentParser, json_arg: Any, prefix: str = "")
         "--scheme",
         default=None,
         help="a paper's agent or a reasoning baseline: react-reflection, agentnav, "
-        "urbanground-react, cot, reflexion",
+        "urbanground-react, cot, reflexion, gepa (its prompt from urban-gym gepa's best.yaml "
+        "via --scheme-config)",
     )
     g.add_argument("--scheme-config", default=None, help="YAML/JSON config of the scheme")
     g.add_argument("--prompts", default=None, help="YAML/JSON prompt texts replacing ours")

@@ -1,0 +1,81 @@
+"""Stage 5 of the strict-JSON protocol (seed 004) over a run: the boxes of a run's
+``landmark_bbox`` episodes normalised once for the whole run, with both results kept.
+
+The env scores each episode's box on its own, as given (``bbox_iou`` / ``bbox_acc50`` in
+the episode's metrics: a box that is not normalised to [0, 1] scores 0). The protocol's
+stage 5 decides the coordinate scale of a model's boxes once per *run* -- [0, 1], [0, 1000]
+or pixels (:func:`urban_gym.tasks.grounding.resolve_scale`) -- and reports the original
+result beside the compatible one. Pixel boxes are read against the view the env rendered
+(``view_size`` of the run's env, before any downscaling of the request's images).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+BOX_TASK_TYPE = "landmark_bbox"
+
+
+def view_frame(env_kwargs: Mapping[str, Any]) -> tuple[int, int]:
+    """``(width, height)`` in pixels of the PoseGraph360 view of a run's env kwargs
+    (the env's default ``view_size`` when the run did not set one).
+    """
+    size = env_kwargs.get("view_size")
+    if size is None:
+        from urban_gym.envs.posegraph360 import PoseGraph360Env
+
+        size = inspect.signature(PoseGraph360Env.__init__).parameters["view_size"].default
+    if isinstance(size, (list, tuple)):
+        return int(size[0]), int(size[1])
+    return int(size), int(size)
+
+
+def run_box_scores(
+    records: Sequence[Mapping[str, Any]], frame: tuple[int, int]
+) -> dict[str, Any] | None:
+    """BBox Acc@0.5IoU and mean IoU of a run's ``landmark_bbox`` episodes, as given
+    (``original``) and after the run-level normalisation (``compatible``), with the scale
+    decided for the run: ``{"episodes", "answered", "scale", "frame", "original":
+    {"acc50", "mean_iou"}, "compatible": {...}}``. None when the run has no such episode
+    with its true box in ``task_info``.
+    """
+    from urban_gym.tasks.grounding import score_run_boxes
+    from urban_gym.tasks.posegraph360.grounded import read_box
+
+    recs = [r for r in records if r.get("task_type") == BOX_TASK_TYPE]
+    truth = [(r.get("task_info") or {}).get("bbox") for r in recs]
+    if not recs or any(t is None for t in truth):
+        return None
+    boxes = [read_box(r.get("answer")) if r.get("answer") is not None else None for r in recs]
+    s = score_run_boxes(boxes, truth, image_size=frame)
+    return {
+        "episodes": len(recs),
+        "answered": sum(b is not None for b in boxes),
+        "scale": s["scale"],
+        "frame": list(frame),
+        "original": s["original"],
+        "compatible": s["compatible"],
+    }
+
+
+def box_section(g: Mapping[str, Any]) -> list[str]:
+    """The Markdown lines of a :func:`run_box_scores` result."""
+    o, c = g["original"], g["compatible"]
+    return [
+        "#### Grounded boxes (strict-JSON stage 5: one coordinate scale for the run)",
+        "",
+        f"{g['episodes']} landmark_bbox episodes, {g['answered']} with a box; scale of the "
+        f"run: {g['scale']} (pixel coordinates refer to the {g['frame'][0]}x{g['frame'][1]} "
+        "view).",
+        "",
+        "| result | Acc@0.5IoU | mean IoU |",
+        "|---|---:|---:|",
+        f"| original (boxes as given) | {100 * o['acc50']:.1f}% | {o['mean_iou']:.3f} |",
+        f"| compatible (run-level scale) | {100 * c['acc50']:.1f}% | {c['mean_iou']:.3f} |",
+        "",
+    ]
+
+
+__all__ = ["BOX_TASK_TYPE", "box_section", "run_box_scores", "view_frame"]
