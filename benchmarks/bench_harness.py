@@ -427,11 +427,12 @@ def parallel_rows(
 def replicate_run(src: Path, dest: Path, copies: int) -> int:
     """A run folder at ``dest`` holding ``copies`` copies of the run at ``src``: copy ``c``
     of every record gets repeat ``repeat + c * R`` (``R``: the source's repeats), its own
-    key and a hard link to the source's trace (same steps). Returns the episodes."""
+    key and a trace line of its own (the same steps under its key). Returns the
+    episodes."""
     import json
-    import os
 
     from urban_gym.eval.records import RunDir, episode_name, strict_line
+    from urban_gym.eval.tracefile import TraceAppender
 
     s, d = RunDir(src), RunDir(dest)
     manifest = s.read_manifest()
@@ -440,18 +441,22 @@ def replicate_run(src: Path, dest: Path, copies: int) -> int:
     manifest["seeds"] = reps * copies
     manifest["episodes"] = len(recs) * copies
     d.write_manifest(manifest)
-    d.traces_dir.mkdir(parents=True, exist_ok=True)
+    traces = TraceAppender(d.traces_dir)
     lines = []
+    for r in recs:
+        where = r["trace"]
+        with open(s.path / where["file"], "rb") as f:
+            f.seek(where["offset"])
+            r["trace"] = json.loads(f.read(where["length"]))
     for c in range(copies):
         for r in recs:
-            r = json.loads(json.dumps(r))
+            r = dict(r)
             r["repeat"] = int(r["repeat"]) + c * reps
             r["key"] = episode_name(r["task_id"], r["seed"], r["repeat"])
-            trace = f"traces/{r['key']}.jsonl"
-            src_trace = s.path / r.pop("trace")
-            os.link(src_trace, d.path / trace)
-            r["trace"] = trace
+            line = strict_line({**r["trace"], "key": r["key"]}, small_ints=True) + "\n"
+            r["trace"] = traces.write(line.encode("utf-8"))
             lines.append(strict_line(r))
+    traces.close()
     d.episodes_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return len(lines)
 
@@ -460,7 +465,7 @@ def report_rows(tmp: Path, episodes: int, real: int) -> list[tuple[str, str, str
     """The report of an ``episodes``-episode run of the random agent on the symbolic
     StreetGraph suite (100 tasks; mostly failures, so every trace is read for the failure
     causes). ``real`` episodes come from the runner (``real / 100`` repeats); the rest
-    repeat their records (new repeat numbers, the same traces: hard links), so the report
+    repeat their records (new repeat numbers, the same steps in traces of their own), so the report
     sees ``episodes / 100`` repeats of each of the 100 tasks -- what a run with that many
     seeds would give it. ``real == episodes``: the runner makes them all."""
     from urban_gym.eval.report import build_report, write_report

@@ -66,8 +66,9 @@ def test_episode_names_are_safe_and_distinct():
     assert "/" not in a and a != b
 
 
-def test_comparable_drops_only_wall_clock_fields():
-    r = rec("a", metrics={"x": float("nan")}, timing={"wall_s": 1.0})
+def test_comparable_drops_the_wall_clock_fields_and_the_trace_place():
+    where = {"file": "traces/part-0002.jsonl", "offset": 4096, "length": 512}
+    r = rec("a", metrics={"x": float("nan")}, timing={"wall_s": 1.0}, trace=where)
     assert comparable(r) == {"task_id": "a", "seed": 0, "repeat": 0, "metrics": {"x": None}}
     assert json.loads(json.dumps(comparable(r))) == comparable(r)
 
@@ -98,12 +99,15 @@ def test_fast_record_lines_are_those_of_strict_json():
         assert strict_line(value) == dumps(value)
 
 
-def test_traces_read_back_as_written_and_a_bad_line_is_named(tmp_path):
+def test_format_1_traces_still_read_and_a_bad_line_is_named(tmp_path):
+    """Records written before trace format 2 point at a file per episode by its path."""
     d = RunDir(tmp_path)
     steps = [{"t": 0, "pose": {"x": 1.5, "y": -2.0, "heading": 90.0}}, {"t": 1, "action": 3}]
-    rel = d.write_trace("k", steps, small_ints=True)
-    assert rel == "traces/k.jsonl"
+    rel = "traces/k.jsonl"
+    (tmp_path / "traces").mkdir()
+    (tmp_path / rel).write_text("".join(json.dumps(s) + "\n" for s in steps))
     assert d.read_trace(rel) == steps
+    assert d.read_trace(rec("k", trace=rel, key="k__s0__r0")) == steps
     p = tmp_path / rel
     # two halves of one object on two lines: valid JSON only when the lines are joined
     p.write_text('{"t": 0}\n{"t": 1, "a": [1\n2]}\n')

@@ -19,6 +19,15 @@ def sorted_records(path) -> list[dict]:
     return sorted(recs, key=lambda r: (r["task_id"], r["seed"], r["repeat"]))
 
 
+def traces_by_key(path) -> dict[str, list[dict]]:
+    """Every record's trace, by key, without its wall-clock entries."""
+    d = RunDir(path)
+    return {
+        r["key"]: [{k: v for k, v in s.items() if k != "timing"} for s in d.read_trace(r)]
+        for r in d.read_episodes()
+    }
+
+
 def test_oracle_records_traces_and_manifest(tmp_path):
     res = run(
         SG,
@@ -95,6 +104,12 @@ def test_resume_completes_with_one_record_per_key(tmp_path):
     second = run(SG, part, **kw)
     assert (second.done_before, second.ran) == (3, 5)
     assert sorted_records(part) == sorted_records(full)
+    assert traces_by_key(part) == traces_by_key(full)
+    # the rerun's traces are in a part file of its own
+    assert sorted(p.name for p in (part / "traces").iterdir()) == [
+        "part-0001.jsonl",
+        "part-0002.jsonl",
+    ]
     assert len(RunDir(part).read_manifest()["runs"]) == 2
     with pytest.raises(ManifestMismatch, match="seeds: 2 -> 3"):
         run(SG, part, **{**kw, "seeds": 3})
@@ -106,6 +121,9 @@ def test_two_workers_write_the_records_of_one(tmp_path):
     res = run(SG, tmp_path / "two", workers=2, **kw)
     assert res.ran == 12
     assert sorted_records(tmp_path / "two") == sorted_records(tmp_path / "one")
+    assert traces_by_key(tmp_path / "two") == traces_by_key(tmp_path / "one")
+    # each worker process wrote its traces into a part file of its own
+    assert len(list((tmp_path / "two" / "traces").iterdir())) == 2
 
 
 class Crashy:
@@ -147,8 +165,11 @@ def test_bad_agent_specs_are_named(tmp_path):
 
 
 def test_every_line_is_strict_json(tmp_path):
-    run(SG, tmp_path, agent="oracle", env_kwargs=SYMBOLIC, task_ids=IDS[:1], progress=False)
-    for line in (tmp_path / "episodes.jsonl").read_text().splitlines():
+    run(SG, tmp_path, agent="oracle", env_kwargs=SYMBOLIC, task_ids=IDS[:2], progress=False)
+    files = [tmp_path / "episodes.jsonl", *(tmp_path / "traces").iterdir()]
+    lines = [line for f in files for line in f.read_text(encoding="utf-8").splitlines()]
+    assert len(lines) == 4  # two records, two traces
+    for line in lines:
         json.loads(line, parse_constant=lambda c: pytest.fail(f"non-strict constant {c}"))
 
 

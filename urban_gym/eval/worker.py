@@ -14,6 +14,7 @@ import gymnasium as gym
 
 from urban_gym.eval.records import RunDir, episode_name
 from urban_gym.eval.trace import TraceRecorder, run_episode, task_summary
+from urban_gym.eval.tracefile import EpisodeTrace
 
 
 @dataclass(frozen=True)
@@ -136,7 +137,7 @@ class EpisodeWorker:
         self.tasks = {t.id: t for t in self.core.unwrapped.tasks}
         self._summaries: dict[str, dict[str, Any]] = {}
 
-    def _episode(self, key: EpisodeKey) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    def _episode(self, key: EpisodeKey) -> tuple[dict[str, Any], EpisodeTrace]:
         task = self.tasks[key.task_id]
         summary = self._summaries.get(key.task_id)
         if summary is None:
@@ -144,9 +145,11 @@ class EpisodeWorker:
         return run_episode(self.face, self.recorder, self.agent, key, task, summary)
 
     def run(self, key: EpisodeKey) -> dict[str, Any]:
-        """Run the episode of ``key``; returns its record (its trace is on disk)."""
-        record, steps = self._episode(key)
-        record["trace"] = self.run_dir.write_trace(key.name, steps, small_ints=True)
+        """Run the episode of ``key``; returns its record (its trace is on disk, in this
+        worker's part file).
+        """
+        record, trace = self._episode(key)
+        record["trace"] = self.run_dir.write_trace(record["key"], trace, small_ints=True)
         return record
 
     def run_many(self, keys: Sequence[EpisodeKey]) -> list[dict[str, Any]]:
@@ -154,8 +157,9 @@ class EpisodeWorker:
         return [self.run(k) for k in keys]
 
     def close(self) -> None:
-        """Close the agent, then the env."""
+        """Close the trace part file, the agent, then the env."""
         try:
+            self.run_dir.close()
             self.agent.close()
         finally:
             self.core.close()
