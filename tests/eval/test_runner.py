@@ -173,6 +173,34 @@ def test_every_line_is_strict_json(tmp_path):
         json.loads(line, parse_constant=lambda c: pytest.fail(f"non-strict constant {c}"))
 
 
+def test_the_set_up_is_frozen_for_the_episodes_and_thawed_after(tmp_path):
+    """The world, env and agent are kept out of the collector's full passes during the
+    episodes (gc.freeze), and given back at the end."""
+    import gc
+
+    before = gc.get_freeze_count()
+    agent = "tests.eval.test_runner:FreezeWatcher"
+    run(SG, tmp_path, agent=agent, env_kwargs=SYMBOLIC, task_ids=IDS[:1], progress=False)
+    seen = FreezeWatcher.seen
+    assert before == 0 and gc.get_freeze_count() == 0
+    assert seen and min(seen) > 1000  # the set-up's objects were frozen while it acted
+
+
+class FreezeWatcher:
+    """An agent that notes how many objects the collector keeps frozen at each step."""
+
+    seen: list[int] = []
+
+    def reset(self, env, task):
+        pass
+
+    def act(self, obs, info):
+        import gc
+
+        FreezeWatcher.seen.append(gc.get_freeze_count())
+        return 0
+
+
 def test_the_eval_command(tmp_path, capsys):
     from urban_gym.cli import main
 
