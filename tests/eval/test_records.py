@@ -95,8 +95,20 @@ def test_fast_record_lines_are_those_of_strict_json():
         {"nan": float("nan"), "inf": float("inf")},  # -> null
         {"s": "line\u2028break", "lone": "\ud800"},
         {"big": 2**70},  # -> a string of digits
+        {"small": 0.00014285714286188522, "big": -(2**64)},
     ):
         assert strict_line(value) == dumps(value)
+
+
+def test_a_long_integer_is_told_from_a_float_with_many_digits():
+    from urban_gym.eval.jsonlines import has_long_int
+
+    # a float's repr has a point or an exponent next to its digits: no integer
+    assert not has_long_int('{"d": 0.00014285714286188522, "e": 1.2345678901234567e+19}')
+    assert not has_long_int("[123456789012345678]")  # 18 digits
+    assert has_long_int("[9223372036854775807]")  # 19: may not fit (the slow path decides)
+    assert has_long_int('{"n": -123456789012345678901}')
+    assert has_long_int('"a string 12345678901234567890"')  # a false alarm: only slower
 
 
 def test_format_1_traces_still_read_and_a_bad_line_is_named(tmp_path):
