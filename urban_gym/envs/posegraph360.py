@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from urban_gym.caching import LRUCache
 from urban_gym.envs.actions import (
     InvalidAction,
     describe_value,
@@ -24,6 +25,7 @@ from urban_gym.envs.posegraph360_actions import (
     N_ANSWER_HEADS,
     make_action_set,
 )
+from urban_gym.envs.posegraph360_reference import REFERENCE_CACHE_BYTES, reference_image
 from urban_gym.envs.spaces import SharedMemoryText
 from urban_gym.envs.text import clean_text, task_charset
 from urban_gym.errors import UrbanGymError
@@ -198,6 +200,7 @@ class PoseGraph360Env(UrbanEnv):
         "_branch_cache",
         "_text_cache",
         "_prior_cache",
+        "_reference_cache",
     )
 
     def __init__(
@@ -368,6 +371,8 @@ class PoseGraph360Env(UrbanEnv):
         self._branch_cache: tuple[Any, Any] = (None, None)
         self._text_cache: tuple[Any, str] = (None, "")
         self._prior_cache: tuple[Any, Any] = (None, None)
+        # a task's reference image never changes: kept for the tasks that come back
+        self._reference_cache: LRUCache[tuple, np.ndarray] = LRUCache(REFERENCE_CACHE_BYTES)
         self._field: Any = None
         task = getattr(self, "task", None)
         if task is not None and task.type in T.NAVIGATION_TYPES:
@@ -416,7 +421,9 @@ class PoseGraph360Env(UrbanEnv):
 
                 self._ref_path = route_points(self.graph, self._field.route(self.state))
             self._shortest = float(self._dist)
-        self._reference = self._render_reference(task)
+        key = (task.id, self.ref_size, *map(repr, (task.reference_images, task.goal, task.start)))
+        ref = self._reference_cache.get_or_create(key, lambda: self._reference_image(task))
+        self._reference = ref  # read-only; the observation gets a copy
 
     def _begin_step(self) -> None:
         self._message = ""
@@ -673,52 +680,10 @@ class PoseGraph360Env(UrbanEnv):
             self._map_renderer = MapRenderer(self.city)
         return self._map_renderer
 
-    def _render_reference(self, task: TaskSpec) -> np.ndarray:
-        size = self.ref_size
-        if not task.reference_images:
-            return np.zeros((size, size, 3), np.uint8)
-        kind = task.reference_images[0]
-        if kind == "grid_map":
-            from urban_gym.render import MapMarkers
-
-            x0, y0, x1, y1 = (float(v) for v in task.goal["grid"])
-            grid = GridOverlay(
-                (x0, y0, x1, y1), int(task.goal.get("nx", 5)), int(task.goal.get("ny", 5))
-            )
-            mpp = max(x1 - x0, y1 - y0) / (size - 4)
-            return self._maps().render(
-                ((x0 + x1) / 2, (y0 + y1) / 2), mpp, size, markers=MapMarkers(grid=grid)
-            )
-        if kind == "route_map":
-            from urban_gym.render import MapMarkers
-
-            m = task.goal["map"]
-            mpp = float(m["extent"]) / size
-            mk = MapMarkers(
-                start=(float(task.start["x"]), float(task.start["y"])),
-                goal=(float(task.goal["x"]), float(task.goal["y"])),
-            )
-            return self._maps().render(tuple(m["center"]), mpp, size, markers=mk)
-        if kind == "landmark":
-            v = task.goal["view"]
-            s = State(int(v["trajectory"]), int(v["frame"]))
-            try:
-                self.graph.check_state(s)
-                ok = math.dist(self.graph.position(s), (task.goal["x"], task.goal["y"])) <= 1.0
-            except UrbanGymError:
-                ok = False
-            if not ok:
-                s = self.graph.nearest_state(float(task.goal["x"]), float(task.goal["y"]))
-            pano, ph = self.graph.panorama(s)
-            return perspective(
-                pano,
-                float(v["bearing"]),
-                float(v.get("pitch", 10.0)),
-                float(v.get("fov", 60.0)),
-                size,
-                pano_heading=ph,
-            )
-        raise TaskError(f"task {task.id!r}: unknown reference image {kind!r}")
+    def _reference_image(self, task: TaskSpec) -> np.ndarray:
+        img = reference_image(task, self.ref_size, self.graph, self._maps)
+        img.setflags(write=False)
+        return img
 
     def map_markers(self) -> Any:
         """The task markers the agent may see on a map: the blue start and red goal of a
