@@ -446,3 +446,44 @@ def test_rendered_panoramas_are_as_wide_as_the_view_needs():
     env.reset(seed=0)
     assert env.graph.source.panorama(("t", 0), 0.0, 0.0)[0].shape == (168, 336, 3)
     assert PoseGraph360Env(city=city, view_size=84, pano_width=512)._world["pano_width"] == 512
+
+
+def test_a_suite_of_several_cities_runs_each_task_in_its_own_world(tiny_city, graph):
+    """Tasks of two procedural cities in one suite (what a held-out procedural split
+    is): each episode runs in its task's city, a city seen before is not loaded again,
+    and a pickled env comes back in the world of its current task."""
+    other = "procedural:seed=4,blocks=2x2"
+    a = T.PoseGraphTaskGenerator(TINY, seed=0).generate("map_navigation", 6)[:2]
+    b = [
+        t.replace(id=f"other-{t.id}")
+        for t in T.PoseGraphTaskGenerator(other, seed=0).generate("map_navigation", 6)[:2]
+    ]
+    env = gym.make("UrbanGym/PoseGraph360-v0", tasks=a + b, view_size=16, pano_width=64)
+    u = env.unwrapped
+    oracle = PoseGraphOracle()
+    views, graphs = {}, {}
+    for t in (a[0], b[0], a[1], b[1]):
+        obs, info = env.reset(seed=0, options={"task_id": t.id})
+        assert u.city_spec == t.city and u.graph.meta["city_spec"] == t.city
+        assert (info["pose"]["x"], info["pose"]["y"]) == pytest.approx(
+            (t.start["x"], t.start["y"]), abs=0.01
+        )
+        views[t.id], graphs[t.city] = obs["view"], u.graph
+        oracle.reset(env)
+        while True:
+            obs, _, term, trunc, info = env.step(u.action_index(oracle.act(env)))
+            if term or trunc:
+                break
+        assert info["termination"] == "answered" and info["is_success"], t.id
+    assert graphs[TINY] is not graphs[other]
+    obs, _ = env.reset(seed=0, options={"task_id": a[0].id})
+    assert u.graph is graphs[TINY] and np.array_equal(obs["view"], views[a[0].id])
+    env.reset(seed=0, options={"task_id": b[1].id})
+    clone = pickle.loads(pickle.dumps(u))
+    assert clone.city_spec == other and clone.graph.meta["city_spec"] == other
+    assert np.array_equal(clone._observation()["view"], u._observation()["view"])
+    with pytest.raises(TaskError, match="city='procedural:seed=3,blocks=2x2', but the tasks"):
+        gym.make("UrbanGym/PoseGraph360-v0", city=TINY, tasks=a + b, view_size=16)
+    fixed = make(graph, a)  # a given pose graph is one world: it runs its own city's tasks
+    with pytest.raises(TaskError, match="runs the given pose graph"):
+        fixed.reset(options={"task": b[0]})

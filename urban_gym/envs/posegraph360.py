@@ -24,6 +24,12 @@ from urban_gym.envs.posegraph360_actions import (
     N_ANSWER_HEADS,
     make_action_set,
 )
+from urban_gym.envs.posegraph360_world import (
+    reference_image,
+    rendered_source,
+    rendered_world,
+    view_pano_width,
+)
 from urban_gym.envs.spaces import SharedMemoryText
 from urban_gym.envs.text import clean_text, task_charset
 from urban_gym.errors import UrbanGymError
@@ -33,13 +39,7 @@ from urban_gym.tasks import posegraph360 as T
 from urban_gym.tasks.spec import TaskError, TaskSpec
 from urban_gym.tasks.suite import load_suite
 from urban_gym.world.grid import GridOverlay
-from urban_gym.world.posegraph import (
-    DEFAULT_SPACING_M,
-    PoseGraph,
-    RenderedFrames,
-    State,
-    load_posegraph,
-)
+from urban_gym.world.posegraph import DEFAULT_SPACING_M, PoseGraph, State
 
 #: Max length of the instruction text.
 MAX_INSTRUCTION = 2048
@@ -153,13 +153,17 @@ class PoseGraph360Env(UrbanEnv):
 
     ## Arguments
 
-    ``city`` (load_city spec; default: the tasks' city, ``"helsinki"`` for the default
-    suite; tasks that name another city are an error -- a task's world is its
-    ``task.city``, its graph parameters ``meta["posegraph"]``); ``suite`` (None or
-    ``"default"`` = the committed suite of the city, or a JSONL path; a procedural city
-    without one gets 3 generated tasks per type); ``tasks`` (TaskSpecs or dicts, instead of
-    a suite); ``task_types``/``difficulties`` (filters); ``view_size`` (512; int or (w, h)),
-    ``fov`` (90); ``reference_size`` (default: the view's height); ``location_prior``
+    ``city`` (load_city spec; default: the tasks' cities, ``"helsinki"`` for the default
+    suite; when given, tasks that name another city are an error -- a task's world is its
+    ``task.city``, its graph parameters ``meta["posegraph"]``; tasks of several cities
+    each run in their own, loaded when their episode starts and cached per process:
+    :mod:`urban_gym.envs.posegraph360_world`); ``suite`` (None or ``"default"`` = the
+    committed suite of the city, or a JSONL path; a procedural city without one gets 3
+    generated tasks per type; ``"procedural:blocks=2x2-6x6,split=train"`` draws a new
+    task on a procedural city of the split at every reset,
+    :mod:`urban_gym.tasks.posegraph360.procedural`); ``tasks`` (TaskSpecs or dicts,
+    instead of a suite); ``task_types``/``difficulties`` (filters); ``view_size`` (512;
+    int or (w, h)), ``fov`` (90); ``reference_size`` (default: the view's height); ``location_prior``
     (False) and ``map_size``; ``step_limit`` (50), ``stagnation_limit`` (20),
     ``away_limit`` (5); ``forward_frames`` ((1, 3, 5)); ``spacing`` (frame spacing, m;
     default: the tasks' ``meta["posegraph"]["spacing"]``, 3 m);
@@ -181,10 +185,10 @@ class PoseGraph360Env(UrbanEnv):
       ``distance_to_goal_m`` and ``travel_heading`` replace ``position``, ``yaw``,
       ``distance_to_goal`` and ``heading``). Issue 15 (360CityArena's reply format): the
       size may be given in ``"answer"``, ``Q``/``E`` take sizes and tilt 24° by default
-      (was 15°), an empty ``ANSWER`` confirms arrival in navigation tasks.
+      (was 15°), an empty ``ANSWER`` confirms arrival in navigation tasks. Issue 14:
+      suites of several cities (each task runs in its own world) and on-the-fly
+      procedural suites (``suite="procedural:..."``); nothing changes for one city.
     """
-
-    metadata = {"render_modes": ["rgb_array"], "render_fps": 4}
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 4}
     family = "posegraph360"
@@ -244,7 +248,8 @@ class PoseGraph360Env(UrbanEnv):
         self._spacing_arg = None if spacing is None else float(spacing)
         self.spacing = float(spacing) if spacing is not None else DEFAULT_SPACING_M
         self.tasks = self._load_tasks(suite, tasks, task_types, difficulties, city)
-        self.city_spec = self._one_city(city)
+        fixed = posegraph is not None or capture is not None
+        self.city_spec = self._one_city(city) if fixed else str(city or self.tasks[0].city)
         self.spacing = T.tasks_spacing(self.tasks, self._spacing_arg)
         self._world = {
             "posegraph": posegraph,
@@ -347,21 +352,19 @@ class PoseGraph360Env(UrbanEnv):
         from urban_gym.world.loader import load_city
 
         w = self._world
-        self.city = load_city(self.city_spec)
-        if w["posegraph"] is not None:
-            self.graph = w["posegraph"]
-        elif w["capture"] is not None:
-            self.graph = PoseGraph.from_capture(
-                w["capture"], w["poses"], geo=self.city.frame, cache_mb=w["cache_mb"]
-            )
+        look = (w["pano_width"], w["time_of_day"], w["weather"], w["cache_mb"])
+        if w["posegraph"] is None and w["capture"] is None:
+            self.city, self.graph = rendered_world(self.city_spec, self.spacing, *look)
         else:
-            self.graph = load_posegraph(self.city_spec, spacing=self.spacing)
-        if self.graph.source is None:
-            self.graph = self.graph.with_source(
-                _rendered_source(
-                    self.city, w["pano_width"], w["time_of_day"], w["weather"], w["cache_mb"]
+            self.city = load_city(self.city_spec)
+            if w["posegraph"] is not None:
+                self.graph = w["posegraph"]
+            else:
+                self.graph = PoseGraph.from_capture(
+                    w["capture"], w["poses"], geo=self.city.frame, cache_mb=w["cache_mb"]
                 )
-            )
+            if self.graph.source is None:
+                self.graph = self.graph.with_source(rendered_source(self.city, *look))
         self._map_renderer: Any = None
         self._table_cache: tuple[Any, Any] = (None, None)
         self._mask_cache: tuple[Any, Any] = (None, None)
@@ -395,7 +398,21 @@ class PoseGraph360Env(UrbanEnv):
         self._task_limits = dict(self.limits)
 
     # ------------------------------------------------------------------ episode
+    def _accept_task(self, task: TaskSpec) -> TaskSpec:
+        T.tasks_spacing([task], self.spacing)  # a graph of other spacing is an error
+        w = self._world
+        fixed = w["posegraph"] is not None or w["capture"] is not None
+        if task.city != self.city_spec and fixed:
+            raise TaskError(
+                f"task {task.id!r} names the city {task.city!r}, but this env runs the given "
+                f"pose graph of {self.city_spec!r} (posegraph= / capture=)"
+            )
+        return task
+
     def _start_episode(self, task: TaskSpec) -> None:
+        if task.city != self.city_spec:  # the task's own world (:mod:`.posegraph360_world`)
+            self.city_spec = str(task.city)
+            self._restore_caches()
         self._reset_episode_state()
         for k in self._task_limits:
             if k in task.limits:
@@ -674,51 +691,7 @@ class PoseGraph360Env(UrbanEnv):
         return self._map_renderer
 
     def _render_reference(self, task: TaskSpec) -> np.ndarray:
-        size = self.ref_size
-        if not task.reference_images:
-            return np.zeros((size, size, 3), np.uint8)
-        kind = task.reference_images[0]
-        if kind == "grid_map":
-            from urban_gym.render import MapMarkers
-
-            x0, y0, x1, y1 = (float(v) for v in task.goal["grid"])
-            grid = GridOverlay(
-                (x0, y0, x1, y1), int(task.goal.get("nx", 5)), int(task.goal.get("ny", 5))
-            )
-            mpp = max(x1 - x0, y1 - y0) / (size - 4)
-            return self._maps().render(
-                ((x0 + x1) / 2, (y0 + y1) / 2), mpp, size, markers=MapMarkers(grid=grid)
-            )
-        if kind == "route_map":
-            from urban_gym.render import MapMarkers
-
-            m = task.goal["map"]
-            mpp = float(m["extent"]) / size
-            mk = MapMarkers(
-                start=(float(task.start["x"]), float(task.start["y"])),
-                goal=(float(task.goal["x"]), float(task.goal["y"])),
-            )
-            return self._maps().render(tuple(m["center"]), mpp, size, markers=mk)
-        if kind == "landmark":
-            v = task.goal["view"]
-            s = State(int(v["trajectory"]), int(v["frame"]))
-            try:
-                self.graph.check_state(s)
-                ok = math.dist(self.graph.position(s), (task.goal["x"], task.goal["y"])) <= 1.0
-            except UrbanGymError:
-                ok = False
-            if not ok:
-                s = self.graph.nearest_state(float(task.goal["x"]), float(task.goal["y"]))
-            pano, ph = self.graph.panorama(s)
-            return perspective(
-                pano,
-                float(v["bearing"]),
-                float(v.get("pitch", 10.0)),
-                float(v.get("fov", 60.0)),
-                size,
-                pano_heading=ph,
-            )
-        raise TaskError(f"task {task.id!r}: unknown reference image {kind!r}")
+        return reference_image(task, self.graph, self._maps, self.ref_size)
 
     def map_markers(self) -> Any:
         """The task markers the agent may see on a map: the blue start and red goal of a
@@ -854,33 +827,3 @@ def _junction_id(junction: int | None) -> int:
     every step, so that vector envs can batch it).
     """
     return -1 if junction is None else int(junction)
-
-
-def _rendered_source(
-    city: Any, width: int, time_of_day: str, weather: str, cache_mb: float
-) -> RenderedFrames:
-    """Frames rendered by :class:`urban_gym.render.PanoramaRenderer` (lazy import)."""
-    from urban_gym.render import Conditions
-
-    try:
-        from urban_gym.render import PanoramaRenderer  # type: ignore[attr-defined]
-    except ImportError:
-        from urban_gym.render.panorama import PanoramaRenderer
-    if width < 64 or width % 2:
-        raise UrbanGymError(f"pano_width={width!r} must be an even number >= 64")
-    renderer = PanoramaRenderer(city, width=width, height=width // 2)
-    cond = Conditions(time_of_day=time_of_day, weather=weather)
-
-    def render(x: float, y: float) -> np.ndarray:
-        return renderer.render(x, y, conditions=cond).rgb
-
-    return RenderedFrames(render, cache_mb)
-
-
-def view_pano_width(width: int, fov: float) -> int:
-    """Width of rendered panoramas for a ``width``-pixel view of ``fov`` degrees: as many
-    pixels per degree as the view has at its centre, times about 1.27 (``4 * width`` at
-    90 degrees); even, at least 256.
-    """
-    w = 4.0 * width / math.tan(math.radians(fov) / 2.0)
-    return max(256, 2 * math.ceil(round(w, 6) / 2.0))
