@@ -33,6 +33,9 @@ def test_train_and_test_cities_differ():
     assert seeds(a) <= set(seeds_of("train", 4)) and seeds(b) <= set(seeds_of("test", 4))
     assert len(seeds(a)) > 1 and not seeds(a) & seeds(b)
     assert not {t.city for t in a} & {t.city for t in b}
+    # cities of one size share their street grid: the tasks still differ between splits
+    where = lambda ts: {(t.city.split(",")[1], t.start["x"], t.start["y"], t.goal["x"]) for t in ts}  # noqa: E731
+    assert not where(a) & where(b)
     for t in a + b:
         assert t.type == "map_navigation" and t.reference_images == ("route_map",)
         assert t.id.startswith(f"posegraph360-proc-{t.meta['split']}-s{t.meta['seed']}-b")

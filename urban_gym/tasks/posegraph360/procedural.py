@@ -7,7 +7,10 @@ spec's ``types`` (default ``map_navigation``; any of 360CityArena's seven, joine
 ``+``) and a difficulty, and asks the city's :class:`PoseGraphTaskGenerator` (made once
 per city, seeded by the city seed) for one task with the draw's generator
 (:meth:`PoseGraphTaskGenerator.make_one`); a difficulty the draw cannot make (a 2x2 city
-has no route with 8 decision points) gives way to the others. So the tasks are unlimited
+has no route with 8 decision points) gives way to the others. Procedural cities of one
+size share their street grid -- a seed changes the buildings, places and parks, not the
+streets -- so the draw's generator is mixed with the city seed: the same draw in two
+cities of one size gives different starts and goals. So the tasks are unlimited
 -- a new start and goal at every reset -- and each one passed the generator's oracle
 check: the oracle's plan fits the step limit and never makes
 :data:`~urban_gym.tasks.posegraph360.types.AWAY_LIMIT` moves in a row away from the goal.
@@ -57,6 +60,9 @@ class PoseGraph360ProceduralTasks(P.ProceduralTasks):
     def draw_in(self, city: str, seed: int, n: int, rng: np.random.Generator) -> TaskSpec | None:
         """A task of a drawn type in ``city`` (None when no difficulty could be made)."""
         gen = self._generator(city, seed)
+        # the city seed joins the draw: cities of one size share their street grid (a seed
+        # changes buildings and places), so the same draw must not give the same task
+        rng = np.random.default_rng([int(rng.integers(2**32)), seed, n])
         task_type = self.types[int(rng.integers(len(self.types)))]
         for k in rng.permutation(len(DIFFICULTY_LEVELS)):
             t = gen.make_one(task_type, DIFFICULTY_LEVELS[int(k)], rng)
