@@ -193,6 +193,39 @@ def test_end_of_street_and_branches(graph):
     assert info["branches"]["UP"] == spoke(graph, (0, 0), (106, 0)).id
 
 
+def test_mask_noops_masks_what_would_not_change_the_state(graph):
+    """``mask_noops=True``: W at the end of a street, the branch the agent stands on and S
+    with the camera along the street are masked (so the end of one street and the start of
+    the next, the same place seen the same way, differ in the mask); by default they are
+    valid and do nothing."""
+    south = spoke(graph, (0, -106), (0, 0))
+    west = spoke(graph, (0, 0), (-106, 0))
+    task = nav(graph, south.id, 30, (0.0, 106.0))
+    env = make(graph, [task], mask_noops=True)
+    obs, _ = env.reset(seed=0)
+    assert obs["action_mask"][:3].tolist() == [1, 1, 1] and obs["action_mask"][13] == 0
+    obs, _, _, _, info = env.step(2)  # to the end of the south spoke, the centre junction
+    end = obs["action_mask"]
+    assert info["state"]["frame"] == 35 and end[:3].tolist() == [0, 0, 0]
+    assert end[14:17].tolist() == [1, 1, 1]
+    _, r, _, _, info = env.step(0)
+    assert info["action_valid"] is False and "W would not move" in info["invalid_action"]
+    assert r == pytest.approx(-0.01)
+    obs, _, _, _, info = env.step(14)  # LEFT: frame 0 of the west spoke, looking west
+    assert info["state"] == {"trajectory": west.id, "frame": 0}
+    start = obs["action_mask"]
+    assert start[:3].tolist() == [1, 1, 1] and start[15] == 0  # UP is the west spoke itself
+    assert info["branches"]["UP"] == west.id
+    _, _, _, _, info = env.step(15)
+    assert info["action_valid"] is False and "already on that street" in info["invalid_action"]
+    obs, _, _, _, info = env.step(4)  # A SMALL: S now resets the camera
+    assert obs["action_mask"][13] == 1
+    default = make(graph, [task])
+    obs, _ = default.reset(seed=0)
+    obs, *_ = default.step(2)
+    assert obs["action_mask"][:3].tolist() == [1, 1, 1] and obs["action_mask"][13] == 1
+
+
 def test_bad_actions_are_invalid_steps(graph):
     south = spoke(graph, (0, -106), (0, 0))
     env = make(graph, [nav(graph, south.id, 3, (0.0, 106.0))])
@@ -246,6 +279,31 @@ def test_stopping_conditions(graph):
     assert info["is_success"] and r == 1.0 and info["metrics"]["spl"] == 1.0
     with pytest.raises(Exception, match="after the episode ended"):
         env.step(0)
+
+
+def test_reward_shaping_progress_and_charged(graph):
+    """Start on the south spoke at frame 3, goal at the north junction (0, 106): the route
+    is 106 - 3 D m to the centre plus 106 m up the north spoke. W LARGE earns 5 D / 100
+    with either shaping; a wrong ANSWER then ends with 0, or, charged, with minus the
+    distance left / 100."""
+    south = spoke(graph, (0, -106), (0, 0))
+    task = nav(graph, south.id, 3, (0.0, 106.0))
+    left = 212.0 - 3 * D
+    for shaping, end in ((False, 0.0), (True, 0.0), ("progress", 0.0), ("charged", -1.0)):
+        env = make(graph, [task], reward_shaping=shaping)
+        env.reset(seed=0)
+        _, r, *_ = env.step(2)
+        assert r == pytest.approx(0.0 if shaping is False else 5 * D / 100)
+        _, r, term, _, info = env.step(ANSWER_BASE)
+        assert term and not info["is_success"]
+        assert r == pytest.approx(end * (left - 5 * D) / 100), shaping
+    # a successful answer is never charged
+    env = make(graph, [nav(graph, south.id, 32, (0.0, 0.0))], reward_shaping="charged")
+    env.reset(seed=0)
+    _, r, _, _, info = env.step(ANSWER_BASE)
+    assert info["is_success"] and r == 1.0
+    with pytest.raises(Exception, match="reward_shaping='always'"):
+        make(graph, [task], reward_shaping="always")
 
 
 def test_same_seed_same_observations_and_pickle(graph, suite):
@@ -487,3 +545,45 @@ def test_a_suite_of_several_cities_runs_each_task_in_its_own_world(tiny_city, gr
     fixed = make(graph, a)  # a given pose graph is one world: it runs its own city's tasks
     with pytest.raises(TaskError, match="runs the given pose graph"):
         fixed.reset(options={"task": b[0]})
+
+
+def test_symbolic_observation_shows_where_the_streets_go(graph, suite):
+    """``observation="symbolic"``: no pixels; at the centre junction, looking north from
+    the end of the south spoke, LEFT / UP / RIGHT lead west / north / east (270 / 0 /
+    90 degrees); in the middle of a street there are no branches."""
+    from urban_gym.envs.goals import GoalModeError
+
+    env = gym.make(
+        "UrbanGym/PoseGraph360-Procedural-v0",
+        tasks=suite,
+        posegraph=graph,
+        observation="symbolic",
+        goal="vector",
+    )
+    assert sorted(env.observation_space.spaces) == [
+        "action_mask",
+        "branch_bearings",
+        "goal_vector",
+        "heading",
+        "instruction",
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_env(env.unwrapped)
+    south = spoke(graph, (0, -106), (0, 0))
+    env = make(graph, [nav(graph, south.id, 30, (0.0, 106.0))], observation="symbolic")
+    obs, _ = env.reset(seed=0)
+    assert obs["branch_bearings"].tolist() == [0.0, 0.0, 0.0]
+    assert obs["heading"][0] == pytest.approx(0.0, abs=1e-4)
+    obs, *_ = env.step(2)  # to the centre junction
+    assert obs["branch_bearings"] == pytest.approx([270.0, 0.0, 90.0], abs=1e-3)
+    obs, *_ = env.step(7)  # D: camera +24 degrees; the sectors turn with it
+    assert obs["heading"][0] == pytest.approx(24.0)
+    assert obs["branch_bearings"] == pytest.approx([270.0, 0.0, 90.0], abs=1e-3)
+    assert env.render_mode is None and env._frame().shape[0] > 32  # frames still drawn
+    with pytest.raises(GoalModeError, match="observation='symbolic' renders no views"):
+        make(graph, suite, observation="symbolic", goal="image")
+    with pytest.raises(Exception, match="observation='pixels'"):
+        make(graph, suite, observation="pixels")
+    with pytest.raises(Exception, match="location_prior"):
+        make(graph, suite, observation="symbolic", location_prior=True)

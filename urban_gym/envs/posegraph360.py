@@ -25,9 +25,11 @@ from urban_gym.envs.posegraph360_actions import (
     make_action_set,
 )
 from urban_gym.envs.posegraph360_world import (
+    compose_frame,
     reference_image,
     rendered_source,
     rendered_world,
+    task_markers,
     view_pano_width,
 )
 from urban_gym.envs.spaces import SharedMemoryText
@@ -38,7 +40,6 @@ from urban_gym.render.overlays import draw_branch_arrows
 from urban_gym.tasks import posegraph360 as T
 from urban_gym.tasks.spec import TaskError, TaskSpec
 from urban_gym.tasks.suite import load_suite
-from urban_gym.world.grid import GridOverlay
 from urban_gym.world.posegraph import DEFAULT_SPACING_M, PoseGraph, State
 
 #: Max length of the instruction text.
@@ -97,7 +98,12 @@ class PoseGraph360Env(UrbanEnv):
     ``ANSWER`` with no or empty text confirms arrival in a navigation task. An unknown
     action or size, a branch where none exists, ``ANSWER`` without text in a question task,
     or a masked index is an invalid-action step (state unchanged, reward ``INVALID_ACTION_REWARD``, message in
-    ``info["invalid_action"]``).
+    ``info["invalid_action"]``). With ``mask_noops=True`` the mask also hides the actions
+    that would leave the state as it is -- W at the end of a street, the branch the agent
+    already stands on (frame 0 of a street) and S with the camera along the street -- so
+    that a policy without memory can tell the end of one street from the start of the
+    next (the same place seen the same way: same view, same goal vector); their indices
+    are then invalid-action steps.
 
     ## Observation Space
 
@@ -112,6 +118,14 @@ class PoseGraph360Env(UrbanEnv):
     the goal frame) / ``goal_text``, the goal a policy conditions on
     (:mod:`urban_gym.envs.goals`).
 
+    ``observation="symbolic"`` renders no pixels: ``view``, ``reference`` (and ``map``)
+    give way to ``branch_bearings`` ``Box(0, 360, (3,), float32)`` -- the compass bearings
+    (degrees) of the streets LEFT / UP / RIGHT would take, 0 where there is none (the
+    mask says which exist), what the red arrows of the view show -- and ``heading``
+    ``Box(0, 360, (1,), float32)``, the camera's compass bearing; a low-dimensional
+    observation for RL (no ``goal="image"``, no ``location_prior``). ``render()`` still
+    draws the frames.
+
     ## Starting State
 
     The task's start frame and camera (``yaw`` offset from the travel direction,
@@ -123,8 +137,11 @@ class PoseGraph360Env(UrbanEnv):
 
     At the end of an answered episode: the task's score (success 1/0; MRA for counts).
     ``INVALID_ACTION_REWARD`` (-0.01) for an invalid action; 0 otherwise. With
-    ``reward_shaping=True`` a navigation step also earns (route distance before - after)
-    / 100.
+    ``reward_shaping=True`` (or ``"progress"``) a navigation step also earns (route
+    distance before - after) / 100; ``reward_shaping="charged"`` adds to that, when a
+    navigation episode ends without success (a wrong ANSWER, ``away_from_goal``,
+    ``stagnation``, ``step_limit``), -(route distance left) / 100 -- so stopping short
+    never pays: an episode's shaping is then (start distance - 2 x distance left) / 100.
 
     ## Episode End
 
@@ -172,9 +189,11 @@ class PoseGraph360Env(UrbanEnv):
     with junction detection); ``pano_width`` (rendered panorama width; default about
     ``4 * view width`` for a 90° view, what the view's centre pixels need: 2048 for 512),
     ``time_of_day``, ``weather``, ``cache_mb`` (512: rendered-frame LRU);
-    ``draw_branches`` (True); ``reward_shaping`` (False); ``answer_judge`` (the fuzzy
-    name judge ``(prediction, candidate names) -> bool`` of relational answers; default:
-    normalised names plus OSM aliases -- an LLM judge can be plugged in); ``render_mode``
+    ``draw_branches`` (True); ``reward_shaping`` (False: see Rewards); ``mask_noops``
+    (False: see Action Space); ``observation`` (``"images"``, or ``"symbolic"``: see
+    Observation Space); ``answer_judge`` (the fuzzy name judge ``(prediction,
+    candidate names) -> bool`` of relational answers; default: normalised names plus OSM
+    aliases -- an LLM judge can be plugged in); ``render_mode``
     (``"rgb_array"``); ``track_visibility`` (False: True adds ``info["goal_visible"]``,
     :mod:`urban_gym.envs.visibility`); ``goal`` (``"none"``, the default, ``"vector"``,
     ``"landmarks"``, ``"image"`` or ``"text"``: :mod:`urban_gym.envs.goals`).
@@ -188,6 +207,8 @@ class PoseGraph360Env(UrbanEnv):
       (was 15°), an empty ``ANSWER`` confirms arrival in navigation tasks. Issue 14:
       suites of several cities (each task runs in its own world) and on-the-fly
       procedural suites (``suite="procedural:..."``); nothing changes for one city.
+      ``mask_noops``, ``reward_shaping="charged"`` and ``observation="symbolic"`` (all
+      off by default: the default mask, rewards and observation are as before).
     """
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 4}
@@ -229,12 +250,19 @@ class PoseGraph360Env(UrbanEnv):
         weather: str = "clear",
         cache_mb: float = 512.0,
         draw_branches: bool = True,
-        reward_shaping: bool = False,
+        reward_shaping: bool | str = False,
+        mask_noops: bool = False,
+        observation: str = "images",
         answer_judge: Callable[[str, Sequence[str]], bool] | None = None,
         render_mode: str | None = None,
         track_visibility: bool = False,
         goal: str = "none",
     ) -> None:
+        if observation not in ("images", "symbolic"):
+            raise UrbanGymError(f"observation={observation!r} must be 'images' or 'symbolic'")
+        if observation == "symbolic" and location_prior:
+            raise UrbanGymError("location_prior=True adds a map image: not with 'symbolic'")
+        self.images = observation == "images"
         self._init_base(render_mode, track_visibility, goal)
         if city is not None:
             from urban_gym.world.loader import load_city
@@ -243,7 +271,16 @@ class PoseGraph360Env(UrbanEnv):
         self._set_camera(view_size, fov, reference_size, location_prior, map_size)
         self._set_limits(step_limit, stagnation_limit, away_limit, forward_frames)
         self.draw_branches = bool(draw_branches)
-        self.reward_shaping = bool(reward_shaping)
+        shaping = reward_shaping
+        if isinstance(shaping, (bool, np.bool_)):
+            shaping = "progress" if shaping else "none"
+        if shaping not in ("none", "progress", "charged"):
+            raise UrbanGymError(
+                f"reward_shaping={reward_shaping!r} must be False, True, 'progress' or 'charged'"
+            )
+        self.reward_shaping = shaping != "none"
+        self.charge_failures = shaping == "charged"
+        self.mask_noops = bool(mask_noops)
         self.answer_judge = answer_judge
         self._spacing_arg = None if spacing is None else float(spacing)
         self.spacing = float(spacing) if spacing is not None else DEFAULT_SPACING_M
@@ -321,6 +358,11 @@ class PoseGraph360Env(UrbanEnv):
             "view": spaces.Box(0, 255, (h, w, 3), np.uint8),
             "reference": spaces.Box(0, 255, (self.ref_size, self.ref_size, 3), np.uint8),
         }
+        if not self.images:
+            obs = {
+                "branch_bearings": spaces.Box(0.0, 360.0, (3,), np.float32),
+                "heading": spaces.Box(0.0, 360.0, (1,), np.float32),
+            }
         if self.location_prior:
             obs["map"] = spaces.Box(0, 255, (self.map_size, self.map_size, 3), np.uint8)
         self._charset = task_charset(self.tasks)
@@ -433,7 +475,8 @@ class PoseGraph360Env(UrbanEnv):
 
                 self._ref_path = route_points(self.graph, self._field.route(self.state))
             self._shortest = float(self._dist)
-        self._reference = self._render_reference(task)
+        if self.images:  # symbolic: drawn only for render()
+            self._reference = self._render_reference(task)
 
     def _begin_step(self) -> None:
         self._message = ""
@@ -487,7 +530,11 @@ class PoseGraph360Env(UrbanEnv):
         return None, False
 
     def _end_reward(self, metrics: dict[str, Any], valid: bool) -> float:
-        return float(metrics["score"]) if self.answer is not None else 0.0
+        score = float(metrics["score"]) if self.answer is not None else 0.0
+        left = self._dist  # reward_shaping="charged": a failed navigation pays what is left
+        if self.charge_failures and not metrics.get("success") and math.isfinite(left):
+            return score - left / 100.0
+        return score
 
     def render(self) -> np.ndarray | None:
         """The frame a person watches (``rgb_array`` mode), else None."""
@@ -560,13 +607,29 @@ class PoseGraph360Env(UrbanEnv):
         choices = self._branch_choices()
         for i, name in enumerate(BRANCH_ACTIONS):
             m[14 + i] = 1 if name in choices else 0
+        if self.mask_noops:  # actions that would leave the state as it is
+            s = self.state
+            if s.frame >= self.graph.trajectories[s.trajectory].last:
+                m[0:3] = 0  # W at the end of a street
+            for i, name in enumerate(BRANCH_ACTIONS):
+                if s.frame == 0 and choices.get(name) == s.trajectory:
+                    m[14 + i] = 0  # the branch the agent is already on
+            if self.yaw == 0.0 and self.pitch == 0.0:
+                m[13] = 0  # S with the camera already along the street
         m[ANSWER_BASE : ANSWER_BASE + len(self._answer_options())] = 1
         self._mask_cache = (key, m)
         return m
 
     def _masked_message(self, i: int) -> str:
+        if i < 3:  # only with mask_noops
+            return "W: you are at the end of this street, W would not move; choose a branch"
+        if i == 13:
+            return "S: the camera already looks along the street, S would change nothing"
         if 14 <= i < 17:
-            return self._branch_error(BRANCH_ACTIONS[i - 14])
+            name = BRANCH_ACTIONS[i - 14]
+            if self._branch_choices().get(name) == self.state.trajectory:
+                return f"{name}: you are already on that street; W moves along it"
+            return self._branch_error(name)
         if i == 11:
             return f"Q: the camera pitch is already {self.pitch:+.0f}° (limit +{self.pitch_limit:.0f}°)"
         if i == 12:
@@ -661,7 +724,10 @@ class PoseGraph360Env(UrbanEnv):
         return float((self.graph.heading(self.state) + self.yaw) % 360.0)
 
     def _observe(self) -> dict[str, Any]:
-        obs: dict[str, Any] = {"view": self._view(), "reference": self._reference.copy()}
+        if self.images:
+            obs: dict[str, Any] = {"view": self._view(), "reference": self._reference.copy()}
+        else:
+            obs = self._symbolic()
         if self.location_prior:
             obs["map"] = self._prior_map()
         if self._text_cache[0] != self.task.id:
@@ -670,6 +736,18 @@ class PoseGraph360Env(UrbanEnv):
         obs["instruction"] = self._text_cache[1]
         obs["action_mask"] = self._mask()
         return obs
+
+    def _symbolic(self) -> dict[str, np.ndarray]:
+        """``branch_bearings`` (compass bearings of the LEFT / UP / RIGHT choices, 0 where
+        there is none) and ``heading`` (the camera's bearing): what the view shows of where
+        the streets go.
+        """
+        bearings = np.zeros(3, np.float32)
+        choices = self._branch_choices()
+        for i, name in enumerate(BRANCH_ACTIONS):
+            if name in choices:
+                bearings[i] = self.graph.trajectories[choices[name]].departure % 360.0
+        return {"branch_bearings": bearings, "heading": np.array([self.camera_bearing], np.float32)}
 
     def _view(self) -> np.ndarray:
         pano, ph = self.graph.panorama(self.state)
@@ -694,27 +772,10 @@ class PoseGraph360Env(UrbanEnv):
         return reference_image(task, self.graph, self._maps, self.ref_size)
 
     def map_markers(self) -> Any:
-        """The task markers the agent may see on a map: the blue start and red goal of a
-        map-navigation task, the grid of a localization task, nothing otherwise (the goal
-        of a landmark or VLN task is what the agent must find). The agent's own marker is
-        not included: whether the position is shown is the location-prior choice.
+        """The task markers the agent may see on a map
+        (:func:`~urban_gym.envs.posegraph360_world.task_markers`).
         """
-        from urban_gym.render import MapMarkers
-
-        task = self.task
-        if task.reference_images and task.reference_images[0] == "route_map":
-            return MapMarkers(
-                start=(float(task.start["x"]), float(task.start["y"])),
-                goal=(float(task.goal["x"]), float(task.goal["y"])),
-            )
-        if task.reference_images and task.reference_images[0] == "grid_map":
-            x0, y0, x1, y1 = (float(v) for v in task.goal["grid"])
-            return MapMarkers(
-                grid=GridOverlay(
-                    (x0, y0, x1, y1), int(task.goal.get("nx", 5)), int(task.goal.get("ny", 5))
-                )
-            )
-        return MapMarkers()
+        return task_markers(self.task)
 
     def location_map(self, size: int | None = None) -> np.ndarray:
         """The north-up map of the whole graph with the agent's marker (the ``map`` entry of
@@ -798,28 +859,16 @@ class PoseGraph360Env(UrbanEnv):
 
     # ------------------------------------------------------------------ rendering
     def _frame(self) -> np.ndarray:
-        """The ``rgb_array`` frame: the view, beside it the location-prior map (or, when
-        the task has one and there is no prior, its reference image) scaled to the view's
-        height, and under both the step count and the instruction.
+        """The ``rgb_array`` frame (:func:`~urban_gym.envs.posegraph360_world.compose_frame`):
+        the view and beside it the location-prior map, or the task's reference image.
         """
-        from urban_gym.render import frame as F
-
         view = self._view()
         h = view.shape[0]
         if self.location_prior or not self.task.reference_images:
             side = self._prior_map(size=h)  # the map shows the person where the agent is
         else:
-            side = self._reference
-        top = F.hstack([view, F.resize(side, h, h)])
-        th = max(48, h // 4)
-        text = F.text_panel(
-            f"[step {self.steps}] {self.task.instruction}",
-            top.shape[1],
-            th,
-            font_size=max(10, th // 8),
-            colour=(0, 0, 0),
-        )
-        return F.vstack([top, text])
+            side = self._reference if self.images else self._render_reference(self.task)
+        return compose_frame(view, side, f"[step {self.steps}] {self.task.instruction}")
 
 
 def _junction_id(junction: int | None) -> int:

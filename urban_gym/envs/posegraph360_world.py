@@ -79,11 +79,33 @@ def rendered_world(
     return _WORLDS.get_or_create(key, build)
 
 
+def task_markers(task: TaskSpec) -> Any:
+    """The markers of ``task`` the agent may see on a map (a
+    :class:`~urban_gym.render.MapMarkers`): the blue start and red goal of a
+    map-navigation task, the grid of a localization task, nothing otherwise (the goal of a
+    landmark or VLN task is what the agent must find). The agent's own marker is not
+    included: whether the position is shown is the location-prior choice.
+    """
+    from urban_gym.render import MapMarkers
+
+    kind = task.reference_images[0] if task.reference_images else None
+    if kind == "route_map":
+        return MapMarkers(
+            start=(float(task.start["x"]), float(task.start["y"])),
+            goal=(float(task.goal["x"]), float(task.goal["y"])),
+        )
+    if kind == "grid_map":
+        x0, y0, x1, y1 = (float(v) for v in task.goal["grid"])
+        nx, ny = int(task.goal.get("nx", 5)), int(task.goal.get("ny", 5))
+        return MapMarkers(grid=GridOverlay((x0, y0, x1, y1), nx, ny))
+    return MapMarkers()
+
+
 def reference_image(
     task: TaskSpec, graph: PoseGraph, maps: Callable[[], Any], size: int
 ) -> np.ndarray:
     """The ``size`` x ``size`` reference image of ``task`` (the ``reference`` entry of the
-    observation): its grid map or route map drawn by ``maps()`` (a
+    observation): its grid map or route map (:func:`task_markers`) drawn by ``maps()`` (a
     :class:`~urban_gym.render.MapRenderer` of the task's city), the photo of a landmark
     taken on ``graph``, or zeros when the task has none.
     """
@@ -91,26 +113,13 @@ def reference_image(
         return np.zeros((size, size, 3), np.uint8)
     kind = task.reference_images[0]
     if kind == "grid_map":
-        from urban_gym.render import MapMarkers
-
         x0, y0, x1, y1 = (float(v) for v in task.goal["grid"])
-        grid = GridOverlay(
-            (x0, y0, x1, y1), int(task.goal.get("nx", 5)), int(task.goal.get("ny", 5))
-        )
         mpp = max(x1 - x0, y1 - y0) / (size - 4)
-        return maps().render(
-            ((x0 + x1) / 2, (y0 + y1) / 2), mpp, size, markers=MapMarkers(grid=grid)
-        )
+        return maps().render(((x0 + x1) / 2, (y0 + y1) / 2), mpp, size, markers=task_markers(task))
     if kind == "route_map":
-        from urban_gym.render import MapMarkers
-
         m = task.goal["map"]
         mpp = float(m["extent"]) / size
-        mk = MapMarkers(
-            start=(float(task.start["x"]), float(task.start["y"])),
-            goal=(float(task.goal["x"]), float(task.goal["y"])),
-        )
-        return maps().render(tuple(m["center"]), mpp, size, markers=mk)
+        return maps().render(tuple(m["center"]), mpp, size, markers=task_markers(task))
     if kind == "landmark":
         from urban_gym.render import perspective
 
@@ -135,6 +144,19 @@ def reference_image(
     raise TaskError(f"task {task.id!r}: unknown reference image {kind!r}")
 
 
+def compose_frame(view: np.ndarray, side: np.ndarray, text: str) -> np.ndarray:
+    """The ``rgb_array`` frame of a PoseGraph360 env: ``view``, beside it ``side`` (a map
+    or the reference image) scaled to the view's height, and under both ``text``.
+    """
+    from urban_gym.render import frame as F
+
+    h = view.shape[0]
+    top = F.hstack([view, F.resize(side, h, h)])
+    th = max(48, h // 4)
+    panel = F.text_panel(text, top.shape[1], th, font_size=max(10, th // 8), colour=(0, 0, 0))
+    return F.vstack([top, panel])
+
+
 def view_pano_width(width: int, fov: float) -> int:
     """Width of rendered panoramas for a ``width``-pixel view of ``fov`` degrees: as many
     pixels per degree as the view has at its centre, times about 1.27 (``4 * width`` at
@@ -146,8 +168,10 @@ def view_pano_width(width: int, fov: float) -> int:
 
 __all__ = [
     "WORLD_CACHE_ITEMS",
+    "compose_frame",
     "reference_image",
     "rendered_source",
     "rendered_world",
+    "task_markers",
     "view_pano_width",
 ]
