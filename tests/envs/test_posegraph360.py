@@ -446,9 +446,12 @@ def test_real_capture_round_trip(helsinki, tmp_path):
 def test_frames_rendered_on_demand_and_cached(suite):
     from urban_gym.world.posegraph import RenderedFrames
 
-    env = gym.make("UrbanGym/PoseGraph360-Procedural-v0", tasks=suite, view_size=32, pano_width=128)
+    # worlds are shared per process by their settings: cache_mb=16 gives this test its own
+    kw = {"tasks": suite, "view_size": 32, "pano_width": 128, "cache_mb": 16}
+    env = gym.make("UrbanGym/PoseGraph360-Procedural-v0", **kw)
     src = env.unwrapped.graph.source
     assert isinstance(src, RenderedFrames)
+    assert gym.make("UrbanGym/PoseGraph360-Procedural-v0", **kw).unwrapped.graph.source is src
     obs, _ = env.reset(seed=0, options={"task_index": 3})
     assert obs["view"].std() > 5  # the panorama renderer drew a street
     n = len(src.cache)
