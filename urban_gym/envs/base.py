@@ -258,7 +258,7 @@ class UrbanEnv(gym.Env):
         if make is None:
             raise TaskError(
                 f"suite={suite!r}: the {self.family} family makes no tasks on the fly "
-                "(StreetGraph and CityWalk do); pass a suite file"
+                "(its task package has no procedural_source); pass a suite file"
             )
         self.task_source = make(suite)
         return self.task_source.sample()
