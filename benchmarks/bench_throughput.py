@@ -7,13 +7,17 @@ and the resets are counted in the time; nothing is pre-rendered or pre-cached (e
 builds a fresh env; process-wide caches that a real run would also share, such as the
 loaded city, stay warm). The reference rows -- ``MiniGrid-Empty-8x8-v0`` and
 ``CartPole-v1`` -- run the same loop in the same process, and every row prints its ratio
-to MiniGrid. Secondary rows, labelled as such, repeat a row with its frame caches warm
-(what the older per-family benchmarks report).
+to MiniGrid. Secondary rows, labelled as such, repeat a row with the same seeds in the same
+env: for PoseGraph360 and StreetGraph with their frame caches warm (what the older
+per-family benchmarks report), for CityWalk with the distance fields and pedestrian crowds of
+the tasks already seen (what a long training run has after its first minutes: the primary
+row's few seconds see mostly new tasks of the 970).
 
 Also measured: the panorama 2048x1024 render time (absolute), the wall time of a fresh
 Python process from start to its first ``step`` on each id, the peak RSS of one process
 holding the three Helsinki envs, and the steps/s of ``gym.make_vec(...,
-vectorization_mode="async")`` with 2 workers over 1 worker.
+vectorization_mode="async")`` with 2 workers over 1 worker, with the CPU the workers got
+(on a machine other jobs share, 2 workers cannot scale past the cores left to them).
 
 Run: ``python benchmarks/bench_throughput.py`` (about 5 minutes) or ``--quick`` (about a
 minute, noisier). ``--only SUBSTRING`` limits the rows to labels containing it;
@@ -57,8 +61,15 @@ ROWS: list[tuple[str, str, dict, str]] = [
     ("PoseGraph360-v0 512x512", "UrbanGym/PoseGraph360-v0", {}, ">= 0.1x"),
     ("PoseGraph360-Procedural-v0", "UrbanGym/PoseGraph360-Procedural-v0", {}, ""),
 ]
-#: rows repeated with warm frame caches (secondary, as the older benchmarks measure)
-CACHED_ROWS = ("PoseGraph360 84x84", "StreetGraph 4 views 84x84")
+#: rows repeated with warm caches (secondary): the frames of PoseGraph360 and StreetGraph
+#: (as the older benchmarks measure), the per-task distance fields and crowds of CityWalk
+#: (what a long training run has after its first minutes)
+CACHED_ROWS = (
+    "PoseGraph360 84x84",
+    "StreetGraph 4 views 84x84",
+    "CityWalk-NoView-v0",
+    "CityWalk first-person 84x84",
+)
 #: ids whose 2-worker async scaling is measured, with their kwargs
 VECTOR_ROWS = [
     ("CityWalk first-person 84x84", "UrbanGym/CityWalk-v0", {"view_size": 84}),
@@ -170,7 +181,7 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
 """
 
 VEC = """
-import time, gymnasium as gym, numpy as np
+import time, gymnasium as gym, numpy as np, psutil
 import urban_gym
 def run(n, seconds):
     v = gym.make_vec({env_id!r}, num_envs=n, vectorization_mode="async", **{kwargs!r})
@@ -178,18 +189,20 @@ def run(n, seconds):
     obs, _ = v.reset(seed=0)
     def act(obs):
         return np.array([int(rng.choice(np.flatnonzero(m))) for m in obs["action_mask"]])
-    for _ in range(5):
+    for _ in range(30):
         obs, *_ = v.step(act(obs))
+    kids = psutil.Process().children()
+    c0 = sum(k.cpu_times().user + k.cpu_times().system for k in kids)
     t0, steps = time.perf_counter(), 0
     while time.perf_counter() - t0 < seconds:
         obs, *_ = v.step(act(obs))
         steps += n
-    rate = steps / (time.perf_counter() - t0)
+    wall = time.perf_counter() - t0
+    c1 = sum(k.cpu_times().user + k.cpu_times().system for k in kids)
     v.close()
-    return rate
-one = run(1, {seconds})
-two = run(2, {seconds})
-print(one, two)
+    return steps / wall, (c1 - c0) / wall
+(one, c1), (two, c2) = run(1, {seconds}), run(2, {seconds})
+print(one, two, c1, c2)
 """
 
 
@@ -239,9 +252,10 @@ def main() -> None:
         if label in CACHED_ROWS:
             rate2, _ = rollout_rate(env, seconds)
             figures["rows"][label + " (cached)"] = rate2
+            what = "tasks' caches warm" if "CityWalk" in label else "frames cached"
             table.append(
                 (
-                    f"{label} -- secondary: same seeds again, frames cached",
+                    f"{label} -- secondary: same seeds again, {what}",
                     fmt_rate(rate2),
                     f"{rate2 / mg:.3f}x",
                     "",
@@ -283,15 +297,16 @@ def process_sections(args, figures: dict) -> None:
         f"{rss / 2**30:.2f} GiB (goal <= 1 GiB)"
     )
     print("\n### gym.make_vec async: 2 workers over 1 (goal >= 1.7x on 2 cores)\n")
-    print("| env | 1 worker steps/s | 2 workers steps/s | scaling |")
-    print("|---|---|---|---|")
+    print("(cores busy: the workers' CPU seconds per second of the loop, out of 1 and 2)\n")
+    print("| env | 1 worker steps/s | 2 workers steps/s | scaling | cores busy (1 / 2 workers) |")
+    print("|---|---|---|---|---|")
     sec = 3.0 if args.quick else 8.0
     for label, env_id, kwargs in VECTOR_ROWS:
-        one, two = map(
+        one, two, c1, c2 = map(
             float, python_cmd(VEC.format(env_id=env_id, kwargs=kwargs, seconds=sec)).split()
         )
-        figures.setdefault("vector", {})[label] = (one, two)
-        print(f"| {label} | {one:,.0f} | {two:,.0f} | {two / one:.2f}x |")
+        figures.setdefault("vector", {})[label] = (one, two, c1, c2)
+        print(f"| {label} | {one:,.0f} | {two:,.0f} | {two / one:.2f}x | {c1:.2f} / {c2:.2f} |")
 
 
 if __name__ == "__main__":

@@ -13,6 +13,11 @@ the same as ``urban-gym report``), with the command and wall time from a rows fi
     python scripts/rl_results.py curves --out docs/images/rl_streetgraph.png
         --title "StreetGraph procedural" --group "goal=vector@RUN_s0,RUN_s1,RUN_s2"
     python scripts/rl_results.py table ROWS.jsonl
+    python scripts/rl_results.py breakdown HARNESS_RUN SUITE.jsonl --by size
+
+Breakdowns (``breakdown``): one harness run's successes and failures by the tasks' city
+size (``blocks=NxN`` of a procedural city) or difficulty, with each failure's termination,
+final distance to the goal (m) and the length of the oracle's plan.
 """
 
 from __future__ import annotations
@@ -107,6 +112,36 @@ def table(args: argparse.Namespace) -> None:
         )
 
 
+def _group(task: dict, by: str) -> str:
+    if by == "size":
+        return task["city"].split("blocks=")[1].split(",")[0]
+    return task["difficulty"]
+
+
+def breakdown(args: argparse.Namespace) -> None:
+    """Print one harness run's success by city size or difficulty, and its failures."""
+    tasks = {}
+    for line in Path(args.suite).read_text().splitlines():
+        if line:
+            t = json.loads(line)
+            tasks[t["id"]] = t
+    eps = [json.loads(x) for x in (Path(args.run) / "episodes.jsonl").read_text().split("\n") if x]
+    groups: dict[str, list[bool]] = {}
+    for e in eps:
+        groups.setdefault(_group(tasks[e["task_id"]], args.by), []).append(bool(e["is_success"]))
+    for name in sorted(groups):
+        print(f"{args.by} {name}: {sum(groups[name])} of {len(groups[name])}")
+    for e in eps:
+        if not e["is_success"]:
+            d = e["metrics"].get("distance_to_goal")
+            where = f"{d:.1f} m from the goal" if d is not None else ""
+            steps = tasks[e["task_id"]].get("meta", {}).get("oracle_steps")
+            where += f" (the oracle's plan: {steps} steps)" if steps is not None else ""
+            print(
+                f"failed {e['task_id']} ({_group(tasks[e['task_id']], args.by)}): {e['termination']} {where}"
+            )
+
+
 def main() -> None:
     """The command line (see the module docstring)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -118,8 +153,12 @@ def main() -> None:
     c.add_argument("--group", action="append", required=True, help="LABEL@run1,run2,...")
     t = sub.add_parser("table")
     t.add_argument("rows")
+    b = sub.add_parser("breakdown")
+    b.add_argument("run", help="a harness run folder (urban-gym eval --out)")
+    b.add_argument("suite", help="the suite it ran")
+    b.add_argument("--by", choices=("size", "difficulty"), default="size")
     args = ap.parse_args()
-    curves(args) if args.cmd == "curves" else table(args)
+    {"curves": curves, "table": table, "breakdown": breakdown}[args.cmd](args)
 
 
 if __name__ == "__main__":

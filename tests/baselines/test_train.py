@@ -96,6 +96,37 @@ def test_tiny_run_writes_checkpoints_the_harness_loads(tmp_path):
     assert sum(e["is_success"] for e in eps) == round(mine["success"] * 4)
 
 
+def test_posegraph360_config_trains_and_the_harness_agrees(tmp_path):
+    """The shipped PoseGraph360 config, shrunk to a few hundred steps: held-out val and
+    test cities, a checkpoint the harness runs episode by episode as the trainer did."""
+    cfg = TrainConfig.load("posegraph360_procedural_vector.json")
+    small = {
+        **cfg.to_dict(),
+        "eval_tasks": 4,
+        "total_timesteps": 256,
+        "eval_every": 256,
+        "ppo": {"n_steps": 128, "batch_size": 64, "n_epochs": 1},
+    }
+    res = train(TrainConfig.from_dict(small), tmp_path / "run", progress=None)
+    run = tmp_path / "run"
+    splits = {
+        s: [json.loads(x) for x in (run / f"{s}.jsonl").read_text().splitlines()]
+        for s in ("train", "test")
+    }
+    assert all(
+        t["id"].startswith(f"posegraph360-proc-{s}-") for s, ts in splits.items() for t in ts
+    )
+    assert not {t["city"] for t in splits["train"]} & {t["city"] for t in splits["test"]}
+    out = tmp_path / "eval"
+    args = ["eval", cfg.env_id, "--agent", f"sb3:{res.model}", "--suite", str(run / "test.jsonl")]
+    kw = ["--env-kwargs", json.dumps(cfg.env_kwargs), "--out", str(out), "--no-progress"]
+    assert main([*args, *kw, "--no-visibility"]) == 0
+    eps = [json.loads(x) for x in (out / "episodes.jsonl").read_text().splitlines()]
+    mine = [json.loads(x) for x in (run / "evals.jsonl").read_text().splitlines()][-1]
+    assert mine["split"] == "test" and len(eps) == 4
+    assert sum(e["is_success"] for e in eps) == round(mine["success"] * 4)
+
+
 def test_train_cli_overrides_and_errors(tmp_path, capsys):
     cfg = tmp_path / "tiny.json"
     cfg.write_text(json.dumps(TINY))

@@ -157,3 +157,33 @@ def test_step_before_reset_names_the_class():
 def test_render_mode_is_checked_by_the_base():
     with pytest.raises(UrbanGymError, match="render_mode='human'"):
         StreetGraphEnv(suite="procedural", observation="symbolic", render_mode="human")
+
+
+def _threads_in_child(env_id: str, conn) -> None:
+    import cv2
+    import gymnasium as gym
+
+    import urban_gym  # noqa: F401
+
+    gym.make(env_id)
+    conn.send(cv2.getNumThreads())
+
+
+def test_opencv_draws_on_one_thread_in_a_vector_env_worker():
+    """A worker process (as gym.make_vec's async mode starts) sets OpenCV to one thread when
+    it makes an env; the parent process keeps OpenCV's default."""
+    import multiprocessing
+
+    import cv2
+    import gymnasium as gym
+
+    before = cv2.getNumThreads()
+    gym.make("UrbanGym/CityWalk-NoView-v0")
+    assert cv2.getNumThreads() == before
+    ctx = multiprocessing.get_context("spawn")
+    parent, child = ctx.Pipe()
+    p = ctx.Process(target=_threads_in_child, args=("UrbanGym/CityWalk-NoView-v0", child))
+    p.start()
+    got = parent.recv()
+    p.join(timeout=60)
+    assert got == 1

@@ -193,6 +193,39 @@ def test_end_of_street_and_branches(graph):
     assert info["branches"]["UP"] == spoke(graph, (0, 0), (106, 0)).id
 
 
+def test_mask_noops_masks_what_would_not_change_the_state(graph):
+    """``mask_noops=True``: W at the end of a street, the branch the agent stands on and S
+    with the camera along the street are masked (so the end of one street and the start of
+    the next, the same place seen the same way, differ in the mask); by default they are
+    valid and do nothing."""
+    south = spoke(graph, (0, -106), (0, 0))
+    west = spoke(graph, (0, 0), (-106, 0))
+    task = nav(graph, south.id, 30, (0.0, 106.0))
+    env = make(graph, [task], mask_noops=True)
+    obs, _ = env.reset(seed=0)
+    assert obs["action_mask"][:3].tolist() == [1, 1, 1] and obs["action_mask"][13] == 0
+    obs, _, _, _, info = env.step(2)  # to the end of the south spoke, the centre junction
+    end = obs["action_mask"]
+    assert info["state"]["frame"] == 35 and end[:3].tolist() == [0, 0, 0]
+    assert end[14:17].tolist() == [1, 1, 1]
+    _, r, _, _, info = env.step(0)
+    assert info["action_valid"] is False and "W would not move" in info["invalid_action"]
+    assert r == pytest.approx(-0.01)
+    obs, _, _, _, info = env.step(14)  # LEFT: frame 0 of the west spoke, looking west
+    assert info["state"] == {"trajectory": west.id, "frame": 0}
+    start = obs["action_mask"]
+    assert start[:3].tolist() == [1, 1, 1] and start[15] == 0  # UP is the west spoke itself
+    assert info["branches"]["UP"] == west.id
+    _, _, _, _, info = env.step(15)
+    assert info["action_valid"] is False and "already on that street" in info["invalid_action"]
+    obs, _, _, _, info = env.step(4)  # A SMALL: S now resets the camera
+    assert obs["action_mask"][13] == 1
+    default = make(graph, [task])
+    obs, _ = default.reset(seed=0)
+    obs, *_ = default.step(2)
+    assert obs["action_mask"][:3].tolist() == [1, 1, 1] and obs["action_mask"][13] == 1
+
+
 def test_bad_actions_are_invalid_steps(graph):
     south = spoke(graph, (0, -106), (0, 0))
     env = make(graph, [nav(graph, south.id, 3, (0.0, 106.0))])
@@ -246,6 +279,31 @@ def test_stopping_conditions(graph):
     assert info["is_success"] and r == 1.0 and info["metrics"]["spl"] == 1.0
     with pytest.raises(Exception, match="after the episode ended"):
         env.step(0)
+
+
+def test_reward_shaping_progress_and_charged(graph):
+    """Start on the south spoke at frame 3, goal at the north junction (0, 106): the route
+    is 106 - 3 D m to the centre plus 106 m up the north spoke. W LARGE earns 5 D / 100
+    with either shaping; a wrong ANSWER then ends with 0, or, charged, with minus the
+    distance left / 100."""
+    south = spoke(graph, (0, -106), (0, 0))
+    task = nav(graph, south.id, 3, (0.0, 106.0))
+    left = 212.0 - 3 * D
+    for shaping, end in ((False, 0.0), (True, 0.0), ("progress", 0.0), ("charged", -1.0)):
+        env = make(graph, [task], reward_shaping=shaping)
+        env.reset(seed=0)
+        _, r, *_ = env.step(2)
+        assert r == pytest.approx(0.0 if shaping is False else 5 * D / 100)
+        _, r, term, _, info = env.step(ANSWER_BASE)
+        assert term and not info["is_success"]
+        assert r == pytest.approx(end * (left - 5 * D) / 100), shaping
+    # a successful answer is never charged
+    env = make(graph, [nav(graph, south.id, 32, (0.0, 0.0))], reward_shaping="charged")
+    env.reset(seed=0)
+    _, r, _, _, info = env.step(ANSWER_BASE)
+    assert info["is_success"] and r == 1.0
+    with pytest.raises(Exception, match="reward_shaping='always'"):
+        make(graph, [task], reward_shaping="always")
 
 
 def test_same_seed_same_observations_and_pickle(graph, suite):
@@ -388,9 +446,12 @@ def test_real_capture_round_trip(helsinki, tmp_path):
 def test_frames_rendered_on_demand_and_cached(suite):
     from urban_gym.world.posegraph import RenderedFrames
 
-    env = gym.make("UrbanGym/PoseGraph360-Procedural-v0", tasks=suite, view_size=32, pano_width=128)
+    # worlds are shared per process by their settings: cache_mb=16 gives this test its own
+    kw = {"tasks": suite, "view_size": 32, "pano_width": 128, "cache_mb": 16}
+    env = gym.make("UrbanGym/PoseGraph360-Procedural-v0", **kw)
     src = env.unwrapped.graph.source
     assert isinstance(src, RenderedFrames)
+    assert gym.make("UrbanGym/PoseGraph360-Procedural-v0", **kw).unwrapped.graph.source is src
     obs, _ = env.reset(seed=0, options={"task_index": 3})
     assert obs["view"].std() > 5  # the panorama renderer drew a street
     n = len(src.cache)
@@ -446,3 +507,144 @@ def test_rendered_panoramas_are_as_wide_as_the_view_needs():
     env.reset(seed=0)
     assert env.graph.source.panorama(("t", 0), 0.0, 0.0)[0].shape == (168, 336, 3)
     assert PoseGraph360Env(city=city, view_size=84, pano_width=512)._world["pano_width"] == 512
+
+
+def test_a_suite_of_several_cities_runs_each_task_in_its_own_world(tiny_city, graph):
+    """Tasks of two procedural cities in one suite (what a held-out procedural split
+    is): each episode runs in its task's city, a city seen before is not loaded again,
+    and a pickled env comes back in the world of its current task."""
+    other = "procedural:seed=4,blocks=2x2"
+    a = T.PoseGraphTaskGenerator(TINY, seed=0).generate("map_navigation", 6)[:2]
+    b = [
+        t.replace(id=f"other-{t.id}")
+        for t in T.PoseGraphTaskGenerator(other, seed=0).generate("map_navigation", 6)[:2]
+    ]
+    env = gym.make("UrbanGym/PoseGraph360-v0", tasks=a + b, view_size=16, pano_width=64)
+    u = env.unwrapped
+    oracle = PoseGraphOracle()
+    views, graphs = {}, {}
+    for t in (a[0], b[0], a[1], b[1]):
+        obs, info = env.reset(seed=0, options={"task_id": t.id})
+        assert u.city_spec == t.city and u.graph.meta["city_spec"] == t.city
+        assert (info["pose"]["x"], info["pose"]["y"]) == pytest.approx(
+            (t.start["x"], t.start["y"]), abs=0.01
+        )
+        views[t.id], graphs[t.city] = obs["view"], u.graph
+        oracle.reset(env)
+        while True:
+            obs, _, term, trunc, info = env.step(u.action_index(oracle.act(env)))
+            if term or trunc:
+                break
+        assert info["termination"] == "answered" and info["is_success"], t.id
+    assert graphs[TINY] is not graphs[other]
+    obs, _ = env.reset(seed=0, options={"task_id": a[0].id})
+    assert u.graph is graphs[TINY] and np.array_equal(obs["view"], views[a[0].id])
+    env.reset(seed=0, options={"task_id": b[1].id})
+    clone = pickle.loads(pickle.dumps(u))
+    assert clone.city_spec == other and clone.graph.meta["city_spec"] == other
+    assert np.array_equal(clone._observation()["view"], u._observation()["view"])
+    with pytest.raises(TaskError, match="city='procedural:seed=3,blocks=2x2', but the tasks"):
+        gym.make("UrbanGym/PoseGraph360-v0", city=TINY, tasks=a + b, view_size=16)
+    fixed = make(graph, a)  # a given pose graph is one world: it runs its own city's tasks
+    with pytest.raises(TaskError, match="runs the given pose graph"):
+        fixed.reset(options={"task": b[0]})
+
+
+def test_symbolic_observation_shows_where_the_streets_go(graph, suite):
+    """``observation="symbolic"``: no pixels; at the centre junction, looking north from
+    the end of the south spoke, LEFT / UP / RIGHT lead west / north / east (270 / 0 /
+    90 degrees); in the middle of a street there are no branches."""
+    from urban_gym.envs.goals import GoalModeError
+
+    env = gym.make(
+        "UrbanGym/PoseGraph360-Procedural-v0",
+        tasks=suite,
+        posegraph=graph,
+        observation="symbolic",
+        goal="vector",
+    )
+    assert sorted(env.observation_space.spaces) == [
+        "action_mask",
+        "branch_bearings",
+        "goal_vector",
+        "heading",
+        "instruction",
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_env(env.unwrapped)
+    south = spoke(graph, (0, -106), (0, 0))
+    env = make(graph, [nav(graph, south.id, 30, (0.0, 106.0))], observation="symbolic")
+    obs, _ = env.reset(seed=0)
+    assert obs["branch_bearings"].tolist() == [0.0, 0.0, 0.0]
+    assert obs["heading"][0] == pytest.approx(0.0, abs=1e-4)
+    obs, *_ = env.step(2)  # to the centre junction
+    assert obs["branch_bearings"] == pytest.approx([270.0, 0.0, 90.0], abs=1e-3)
+    obs, *_ = env.step(7)  # D: camera +24 degrees; the sectors turn with it
+    assert obs["heading"][0] == pytest.approx(24.0)
+    assert obs["branch_bearings"] == pytest.approx([270.0, 0.0, 90.0], abs=1e-3)
+    assert env.render_mode is None and env._frame().shape[0] > 32  # frames still drawn
+    with pytest.raises(GoalModeError, match="observation='symbolic' renders no views"):
+        make(graph, suite, observation="symbolic", goal="image")
+    with pytest.raises(Exception, match="observation='pixels'"):
+        make(graph, suite, observation="pixels")
+    with pytest.raises(Exception, match="location_prior"):
+        make(graph, suite, observation="symbolic", location_prior=True)
+
+
+def _obs_equal(a, b):
+    return a.keys() == b.keys() and all(
+        a[k] == b[k] if k == "instruction" else np.array_equal(a[k], b[k]) for k in a
+    )
+
+
+@pytest.mark.parametrize("observation", ["images", "symbolic"])
+def test_the_end_of_a_street_and_the_start_of_the_next_look_the_same(graph, observation):
+    """At the centre junction, looking north: at the last frame of the south spoke (W does
+    nothing, UP takes the north spoke) and at frame 0 of the north spoke (W walks, UP does
+    nothing) the observation is the same -- unless ``mask_noops`` masks what does nothing."""
+    south = spoke(graph, (0, -106), (0, 0))
+    north = spoke(graph, (0, 0), (0, 106))
+    for noops in (False, True):
+        kw = {"observation": observation, "goal": "vector", "mask_noops": noops}
+        env = make(graph, [nav(graph, south.id, 35, (0.0, 106.0))], **kw)
+        end, _ = env.reset(seed=0)
+        start, *_, info = env.step(15)  # UP
+        assert info["state"] == {"trajectory": north.id, "frame": 0}
+        assert _obs_equal(end, start) != noops
+        if noops:
+            assert end["action_mask"][2] == 0 and start["action_mask"][2] == 1
+
+
+def greedy(obs):
+    """A memoryless rule on the goal vector and the mask: ANSWER under 18 m; W LARGE while
+    W moves; at the end of a street the branch nearest the goal's bearing, or turn round."""
+    gv, m = obs["goal_vector"], obs["action_mask"]
+    rel = np.degrees(np.arctan2(gv[0], gv[1]))  # goal bearing relative to the camera
+    if 10 * np.expm1(gv[2] * np.log1p(200.0)) < 18.0:
+        return ANSWER_BASE
+    if m[2]:
+        return 2
+    branches = {14: -90.0, 15: 0.0, 16: 90.0}
+    best = min((a for a in branches if m[a]), key=lambda a: abs(rel - branches[a]), default=None)
+    if best is None or (abs(rel - branches[best]) > 60 and abs(rel) > 100):
+        return 6  # A LARGE: look for the branch behind
+    return best
+
+
+def test_a_greedy_rule_on_the_goal_vector_solves_held_out_tasks_with_mask_noops():
+    """With ``mask_noops`` the symbolic observation and the goal vector are enough for a
+    memoryless rule: it solves every drawn held-out task (without it, it stagnates)."""
+    spec = "procedural:blocks=3x3-5x5,split=test,cities=4,block_size=45"
+    kw = {"suite": spec, "observation": "symbolic", "goal": "vector"}
+    for noops, want in ((True, {"answered"}), (False, {"stagnation"})):
+        env = gym.make("UrbanGym/PoseGraph360-v0", mask_noops=noops, **kw)
+        ends = []
+        for s in range(10):
+            obs, _ = env.reset(seed=s)
+            while True:
+                obs, _, term, trunc, info = env.step(greedy(obs))
+                if term or trunc:
+                    break
+            ends.append((info["termination"], info["is_success"]))
+        assert {t for t, _ in ends} == want and all(ok for _, ok in ends) == noops, ends

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import cv2
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -149,3 +150,25 @@ def test_bad_camera_arguments_are_named(kwargs, match):
     args = {"yaw": 0.0, **kwargs}
     with pytest.raises(RenderError, match=match):
         perspective(bearing_pano(h=16), **args)
+
+
+@pytest.mark.parametrize("pitch", [0.0, 25.0, -60.0])
+def test_a_turned_view_is_the_yaw_free_grid_shifted(pitch):
+    """Turning the camera about the vertical shifts every bearing by the same angle: the
+    remap grid of any yaw equals the grid built from that yaw's own directions.
+    """
+    from urban_gym.render import camera as cam
+
+    w, h, pw, ph = 64, 48, 512, 256
+    for yaw in (0.0, 0.3, 123.4, 359.9):
+        bearing, elev = cam.view_directions(w, h, 90.0, pitch, yaw)
+        mx = ((bearing / 360.0 + 0.5) * pw - 0.5) % pw
+        want_x = mx.astype(np.float32)
+        got = cam._build_maps(w, h, 90.0, pitch, yaw, pw, ph)
+        fx, fy = cv2.convertMaps(got[0], got[1], cv2.CV_32FC1)
+        # fixed-point grids hold 1/32 of a pixel; wrap-around columns may read pw - e as -e
+        dx = np.abs(fx - want_x)
+        dx = np.minimum(dx, pw - dx)
+        assert dx.max() <= 1 / 32 + 1e-3
+        want_y = np.clip((90.0 - elev) / 180.0 * ph - 0.5, 0.0, ph - 1.0)
+        assert np.abs(fy - want_y).max() <= 1 / 32 + 1e-3

@@ -1,6 +1,6 @@
 """Held-out splits: by area (no shared destination, no train start in a held-out area)
 and by seed (procedural train and test cities differ), and the on-the-fly procedural
-StreetGraph suite."""
+suites of every family."""
 
 from types import SimpleNamespace
 
@@ -177,6 +177,25 @@ def test_citywalk_procedural_suite_holds_out_cities():
     assert len({t.id for t in a}) > 1
 
 
-def test_posegraph360_refuses_procedural_suites():
-    with pytest.raises(TaskError, match="posegraph360 family makes no tasks on the fly"):
-        gym.make("UrbanGym/PoseGraph360-Procedural-v0", suite="procedural:blocks=2x2")
+def test_posegraph360_procedural_suite_holds_out_cities():
+    kw = {"goal": "vector", "view_size": 16, "pano_width": 64}
+    spec = "procedural:blocks=2x2-3x3,cities=2"
+    train = gym.make("UrbanGym/PoseGraph360-v0", suite=spec, **kw)
+    test = gym.make("UrbanGym/PoseGraph360-v0", suite=spec + ",split=test", **kw)
+    a = [train.reset(seed=s)[1]["task"] for s in range(6)]
+    b = [test.reset(seed=s)[1]["task"] for s in range(6)]
+    assert {t.type for t in a + b} == {"map_navigation"}
+    assert all(t.id.startswith("posegraph360-proc-train-s") for t in a)
+    assert not {t.city for t in a} & {t.city for t in b}
+    assert len({t.id for t in a}) == 6
+
+
+def test_a_family_without_a_source_refuses_procedural_suites():
+    from tests import toy_family as toy
+
+    toy.register()
+    try:
+        with pytest.raises(TaskError, match="toy_corridor family makes no tasks on the fly"):
+            gym.make(toy.ENV_ID, suite="procedural:blocks=2x2")
+    finally:
+        toy.unregister()

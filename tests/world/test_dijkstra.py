@@ -78,3 +78,22 @@ def test_square_with_a_closed_side():
     assert dist[3] == 290.0 and pred[3] == 2 and pred[2] == 1
     py = dijkstra.shortest_from_python(net, shut, 0, 10.0, 1, 90.0)
     assert (dict(dist), dict(pred)) == py
+
+
+def test_without_numba_routes_come_from_python_with_one_warning(monkeypatch, small_city):
+    def broken():
+        raise ImportError("no numba here")
+
+    monkeypatch.setattr(dijkstra, "_state", {"kernel": None, "failed": False})
+    monkeypatch.setattr(dijkstra, "_compile", broken)
+    router = Router(small_city)
+    loc = router.locate(*small_city.node_xy[next(iter(small_city.network.nodes))])
+    with pytest.warns(RuntimeWarning, match="compiled Dijkstra is not available"):
+        fld = router.field(loc)
+    assert isinstance(fld.dist, dict) and len(fld.dist) == small_city.network.number_of_nodes()
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # warned once, not on every call
+        again = router.field(loc)
+    assert again.dist == fld.dist

@@ -112,6 +112,29 @@ def invalid_step_info(message: str, count: int) -> dict[str, Any]:
     return {"action_valid": False, "invalid_action": message, "invalid_actions": count}
 
 
+_THREADS: dict[str, bool] = {"set": False}
+
+
+def one_thread_in_workers() -> None:
+    """In a child process -- a worker of ``gym.make_vec(..., vectorization_mode="async")``,
+    of stable-baselines3's ``SubprocVecEnv`` or of the harness -- let OpenCV draw on one
+    thread (``URBAN_GYM_CV2_THREADS`` sets another number): the workers already use the
+    cores, and OpenCV's own threads would make them fight over them (a single process keeps
+    OpenCV's default; the small images of these envs gain nothing from it either).
+    """
+    if _THREADS["set"]:
+        return
+    _THREADS["set"] = True
+    import multiprocessing
+
+    if multiprocessing.parent_process() is None:
+        return
+    import cv2
+
+    n = os.environ.get("URBAN_GYM_CV2_THREADS", "")
+    cv2.setNumThreads(int(n) if n.strip().isdigit() else 1)
+
+
 def is_success(metrics: dict[str, Any]) -> bool:
     """``info["is_success"]`` of an episode with ``metrics``: its ``success`` is 1."""
     return bool(metrics.get("success", 0.0) >= 1.0)
@@ -180,6 +203,7 @@ class UrbanEnv(gym.Env):
         #: ``last_action_error``, shown to the agent by families that have a notice text.
         self.last_action_error = ""
         self._done = True  # no episode until reset()
+        one_thread_in_workers()
 
     @property
     def task_family(self) -> ModuleType:
@@ -258,7 +282,7 @@ class UrbanEnv(gym.Env):
         if make is None:
             raise TaskError(
                 f"suite={suite!r}: the {self.family} family makes no tasks on the fly "
-                "(StreetGraph and CityWalk do); pass a suite file"
+                "(its task package has no procedural_source); pass a suite file"
             )
         self.task_source = make(suite)
         return self.task_source.sample()

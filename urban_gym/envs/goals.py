@@ -232,7 +232,7 @@ def image_shape(env: Any) -> tuple[int, int] | None:
     if env.family == "streetgraph":
         return (env.image_wh[1], env.image_wh[0]) if env.images else None
     if env.family == "posegraph360":
-        return env.view_wh[1], env.view_wh[0]
+        return (env.view_wh[1], env.view_wh[0]) if getattr(env, "images", True) else None
     if env.family == "citywalk":
         return (env.view_size, env.view_size) if env.view_size is not None else None
     return None
@@ -301,6 +301,7 @@ class GoalObservation:
         if self.mode == "image" and image_shape(env) is None:
             why = {
                 "streetgraph": "observation='symbolic' renders no views",
+                "posegraph360": "observation='symbolic' renders no views",
                 "citywalk": "view_size=None renders no view",
             }.get(env.family, "this env renders no views")
             raise GoalModeError(

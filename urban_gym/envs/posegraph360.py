@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from urban_gym.caching import LRUCache
 from urban_gym.envs.actions import (
     InvalidAction,
     describe_value,
@@ -24,6 +25,15 @@ from urban_gym.envs.posegraph360_actions import (
     N_ANSWER_HEADS,
     make_action_set,
 )
+from urban_gym.envs.posegraph360_world import (
+    REFERENCE_CACHE_BYTES,
+    compose_frame,
+    reference_image,
+    rendered_source,
+    rendered_world,
+    task_markers,
+    view_pano_width,
+)
 from urban_gym.envs.spaces import SharedMemoryText
 from urban_gym.envs.text import clean_text, task_charset
 from urban_gym.errors import UrbanGymError
@@ -32,14 +42,7 @@ from urban_gym.render.overlays import draw_branch_arrows
 from urban_gym.tasks import posegraph360 as T
 from urban_gym.tasks.spec import TaskError, TaskSpec
 from urban_gym.tasks.suite import load_suite
-from urban_gym.world.grid import GridOverlay
-from urban_gym.world.posegraph import (
-    DEFAULT_SPACING_M,
-    PoseGraph,
-    RenderedFrames,
-    State,
-    load_posegraph,
-)
+from urban_gym.world.posegraph import DEFAULT_SPACING_M, PoseGraph, State
 
 #: Max length of the instruction text.
 MAX_INSTRUCTION = 2048
@@ -97,7 +100,12 @@ class PoseGraph360Env(UrbanEnv):
     ``ANSWER`` with no or empty text confirms arrival in a navigation task. An unknown
     action or size, a branch where none exists, ``ANSWER`` without text in a question task,
     or a masked index is an invalid-action step (state unchanged, reward ``INVALID_ACTION_REWARD``, message in
-    ``info["invalid_action"]``).
+    ``info["invalid_action"]``). With ``mask_noops=True`` the mask also hides the actions
+    that would leave the state as it is -- W at the end of a street, the branch the agent
+    already stands on (frame 0 of a street) and S with the camera along the street -- so
+    that a policy without memory can tell the end of one street from the start of the
+    next (the same place seen the same way: same view, same goal vector); their indices
+    are then invalid-action steps.
 
     ## Observation Space
 
@@ -112,6 +120,14 @@ class PoseGraph360Env(UrbanEnv):
     the goal frame) / ``goal_text``, the goal a policy conditions on
     (:mod:`urban_gym.envs.goals`).
 
+    ``observation="symbolic"`` renders no pixels: ``view``, ``reference`` (and ``map``)
+    give way to ``branch_bearings`` ``Box(0, 360, (3,), float32)`` -- the compass bearings
+    (degrees) of the streets LEFT / UP / RIGHT would take, 0 where there is none (the
+    mask says which exist), what the red arrows of the view show -- and ``heading``
+    ``Box(0, 360, (1,), float32)``, the camera's compass bearing; a low-dimensional
+    observation for RL (no ``goal="image"``, no ``location_prior``). ``render()`` still
+    draws the frames.
+
     ## Starting State
 
     The task's start frame and camera (``yaw`` offset from the travel direction,
@@ -123,8 +139,11 @@ class PoseGraph360Env(UrbanEnv):
 
     At the end of an answered episode: the task's score (success 1/0; MRA for counts).
     ``INVALID_ACTION_REWARD`` (-0.01) for an invalid action; 0 otherwise. With
-    ``reward_shaping=True`` a navigation step also earns (route distance before - after)
-    / 100.
+    ``reward_shaping=True`` (or ``"progress"``) a navigation step also earns (route
+    distance before - after) / 100; ``reward_shaping="charged"`` adds to that, when a
+    navigation episode ends without success (a wrong ANSWER, ``away_from_goal``,
+    ``stagnation``, ``step_limit``), -(route distance left) / 100 -- so stopping short
+    never pays: an episode's shaping is then (start distance - 2 x distance left) / 100.
 
     ## Episode End
 
@@ -153,13 +172,17 @@ class PoseGraph360Env(UrbanEnv):
 
     ## Arguments
 
-    ``city`` (load_city spec; default: the tasks' city, ``"helsinki"`` for the default
-    suite; tasks that name another city are an error -- a task's world is its
-    ``task.city``, its graph parameters ``meta["posegraph"]``); ``suite`` (None or
-    ``"default"`` = the committed suite of the city, or a JSONL path; a procedural city
-    without one gets 3 generated tasks per type); ``tasks`` (TaskSpecs or dicts, instead of
-    a suite); ``task_types``/``difficulties`` (filters); ``view_size`` (512; int or (w, h)),
-    ``fov`` (90); ``reference_size`` (default: the view's height); ``location_prior``
+    ``city`` (load_city spec; default: the tasks' cities, ``"helsinki"`` for the default
+    suite; when given, tasks that name another city are an error -- a task's world is its
+    ``task.city``, its graph parameters ``meta["posegraph"]``; tasks of several cities
+    each run in their own, loaded when their episode starts and cached per process:
+    :mod:`urban_gym.envs.posegraph360_world`); ``suite`` (None or ``"default"`` = the
+    committed suite of the city, or a JSONL path; a procedural city without one gets 3
+    generated tasks per type; ``"procedural:blocks=2x2-6x6,split=train"`` draws a new
+    task on a procedural city of the split at every reset,
+    :mod:`urban_gym.tasks.posegraph360.procedural`); ``tasks`` (TaskSpecs or dicts,
+    instead of a suite); ``task_types``/``difficulties`` (filters); ``view_size`` (512;
+    int or (w, h)), ``fov`` (90); ``reference_size`` (default: the view's height); ``location_prior``
     (False) and ``map_size``; ``step_limit`` (50), ``stagnation_limit`` (20),
     ``away_limit`` (5); ``forward_frames`` ((1, 3, 5)); ``spacing`` (frame spacing, m;
     default: the tasks' ``meta["posegraph"]["spacing"]``, 3 m);
@@ -168,9 +191,11 @@ class PoseGraph360Env(UrbanEnv):
     with junction detection); ``pano_width`` (rendered panorama width; default about
     ``4 * view width`` for a 90° view, what the view's centre pixels need: 2048 for 512),
     ``time_of_day``, ``weather``, ``cache_mb`` (128: the LRU of rendered frames, MB);
-    ``draw_branches`` (True); ``reward_shaping`` (False); ``answer_judge`` (the fuzzy
-    name judge ``(prediction, candidate names) -> bool`` of relational answers; default:
-    normalised names plus OSM aliases -- an LLM judge can be plugged in); ``render_mode``
+    ``draw_branches`` (True); ``reward_shaping`` (False: see Rewards); ``mask_noops``
+    (False: see Action Space); ``observation`` (``"images"``, or ``"symbolic"``: see
+    Observation Space); ``answer_judge`` (the fuzzy name judge ``(prediction,
+    candidate names) -> bool`` of relational answers; default: normalised names plus OSM
+    aliases -- an LLM judge can be plugged in); ``render_mode``
     (``"rgb_array"``); ``track_visibility`` (False: True adds ``info["goal_visible"]``,
     :mod:`urban_gym.envs.visibility`); ``goal`` (``"none"``, the default, ``"vector"``,
     ``"landmarks"``, ``"image"`` or ``"text"``: :mod:`urban_gym.envs.goals`).
@@ -181,10 +206,12 @@ class PoseGraph360Env(UrbanEnv):
       ``distance_to_goal_m`` and ``travel_heading`` replace ``position``, ``yaw``,
       ``distance_to_goal`` and ``heading``). Issue 15 (360CityArena's reply format): the
       size may be given in ``"answer"``, ``Q``/``E`` take sizes and tilt 24° by default
-      (was 15°), an empty ``ANSWER`` confirms arrival in navigation tasks.
+      (was 15°), an empty ``ANSWER`` confirms arrival in navigation tasks. Issue 14:
+      suites of several cities (each task runs in its own world) and on-the-fly
+      procedural suites (``suite="procedural:..."``); nothing changes for one city.
+      ``mask_noops``, ``reward_shaping="charged"`` and ``observation="symbolic"`` (all
+      off by default: the default mask, rewards and observation are as before).
     """
-
-    metadata = {"render_modes": ["rgb_array"], "render_fps": 4}
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 4}
     family = "posegraph360"
@@ -198,6 +225,7 @@ class PoseGraph360Env(UrbanEnv):
         "_branch_cache",
         "_text_cache",
         "_prior_cache",
+        "_reference_cache",
     )
 
     def __init__(
@@ -225,12 +253,19 @@ class PoseGraph360Env(UrbanEnv):
         weather: str = "clear",
         cache_mb: float = 128.0,
         draw_branches: bool = True,
-        reward_shaping: bool = False,
+        reward_shaping: bool | str = False,
+        mask_noops: bool = False,
+        observation: str = "images",
         answer_judge: Callable[[str, Sequence[str]], bool] | None = None,
         render_mode: str | None = None,
         track_visibility: bool = False,
         goal: str = "none",
     ) -> None:
+        if observation not in ("images", "symbolic"):
+            raise UrbanGymError(f"observation={observation!r} must be 'images' or 'symbolic'")
+        if observation == "symbolic" and location_prior:
+            raise UrbanGymError("location_prior=True adds a map image: not with 'symbolic'")
+        self.images = observation == "images"
         self._init_base(render_mode, track_visibility, goal)
         if city is not None:
             from urban_gym.world.loader import load_city
@@ -239,12 +274,22 @@ class PoseGraph360Env(UrbanEnv):
         self._set_camera(view_size, fov, reference_size, location_prior, map_size)
         self._set_limits(step_limit, stagnation_limit, away_limit, forward_frames)
         self.draw_branches = bool(draw_branches)
-        self.reward_shaping = bool(reward_shaping)
+        shaping = reward_shaping
+        if isinstance(shaping, (bool, np.bool_)):
+            shaping = "progress" if shaping else "none"
+        if shaping not in ("none", "progress", "charged"):
+            raise UrbanGymError(
+                f"reward_shaping={reward_shaping!r} must be False, True, 'progress' or 'charged'"
+            )
+        self.reward_shaping = shaping != "none"
+        self.charge_failures = shaping == "charged"
+        self.mask_noops = bool(mask_noops)
         self.answer_judge = answer_judge
         self._spacing_arg = None if spacing is None else float(spacing)
         self.spacing = float(spacing) if spacing is not None else DEFAULT_SPACING_M
         self.tasks = self._load_tasks(suite, tasks, task_types, difficulties, city)
-        self.city_spec = self._one_city(city)
+        fixed = posegraph is not None or capture is not None
+        self.city_spec = self._one_city(city) if fixed else str(city or self.tasks[0].city)
         self.spacing = T.tasks_spacing(self.tasks, self._spacing_arg)
         self._world = {
             "posegraph": posegraph,
@@ -316,6 +361,11 @@ class PoseGraph360Env(UrbanEnv):
             "view": spaces.Box(0, 255, (h, w, 3), np.uint8),
             "reference": spaces.Box(0, 255, (self.ref_size, self.ref_size, 3), np.uint8),
         }
+        if not self.images:
+            obs = {
+                "branch_bearings": spaces.Box(0.0, 360.0, (3,), np.float32),
+                "heading": spaces.Box(0.0, 360.0, (1,), np.float32),
+            }
         if self.location_prior:
             obs["map"] = spaces.Box(0, 255, (self.map_size, self.map_size, 3), np.uint8)
         self._charset = task_charset(self.tasks)
@@ -347,27 +397,27 @@ class PoseGraph360Env(UrbanEnv):
         from urban_gym.world.loader import load_city
 
         w = self._world
-        self.city = load_city(self.city_spec)
-        if w["posegraph"] is not None:
-            self.graph = w["posegraph"]
-        elif w["capture"] is not None:
-            self.graph = PoseGraph.from_capture(
-                w["capture"], w["poses"], geo=self.city.frame, cache_mb=w["cache_mb"]
-            )
+        look = (w["pano_width"], w["time_of_day"], w["weather"], w["cache_mb"])
+        if w["posegraph"] is None and w["capture"] is None:
+            self.city, self.graph = rendered_world(self.city_spec, self.spacing, *look)
         else:
-            self.graph = load_posegraph(self.city_spec, spacing=self.spacing)
-        if self.graph.source is None:
-            self.graph = self.graph.with_source(
-                _rendered_source(
-                    self.city, w["pano_width"], w["time_of_day"], w["weather"], w["cache_mb"]
+            self.city = load_city(self.city_spec)
+            if w["posegraph"] is not None:
+                self.graph = w["posegraph"]
+            else:
+                self.graph = PoseGraph.from_capture(
+                    w["capture"], w["poses"], geo=self.city.frame, cache_mb=w["cache_mb"]
                 )
-            )
+            if self.graph.source is None:
+                self.graph = self.graph.with_source(rendered_source(self.city, *look))
         self._map_renderer: Any = None
         self._table_cache: tuple[Any, Any] = (None, None)
         self._mask_cache: tuple[Any, Any] = (None, None)
         self._branch_cache: tuple[Any, Any] = (None, None)
         self._text_cache: tuple[Any, str] = (None, "")
         self._prior_cache: tuple[Any, Any] = (None, None)
+        # a task's reference image never changes: kept for the tasks that come back
+        self._reference_cache: LRUCache[tuple, np.ndarray] = LRUCache(REFERENCE_CACHE_BYTES)
         self._field: Any = None
         task = getattr(self, "task", None)
         if task is not None and task.type in T.NAVIGATION_TYPES:
@@ -395,7 +445,21 @@ class PoseGraph360Env(UrbanEnv):
         self._task_limits = dict(self.limits)
 
     # ------------------------------------------------------------------ episode
+    def _accept_task(self, task: TaskSpec) -> TaskSpec:
+        T.tasks_spacing([task], self.spacing)  # a graph of other spacing is an error
+        w = self._world
+        fixed = w["posegraph"] is not None or w["capture"] is not None
+        if task.city != self.city_spec and fixed:
+            raise TaskError(
+                f"task {task.id!r} names the city {task.city!r}, but this env runs the given "
+                f"pose graph of {self.city_spec!r} (posegraph= / capture=)"
+            )
+        return task
+
     def _start_episode(self, task: TaskSpec) -> None:
+        if task.city != self.city_spec:  # the task's own world (:mod:`.posegraph360_world`)
+            self.city_spec = str(task.city)
+            self._restore_caches()
         self._reset_episode_state()
         for k in self._task_limits:
             if k in task.limits:
@@ -416,7 +480,8 @@ class PoseGraph360Env(UrbanEnv):
 
                 self._ref_path = route_points(self.graph, self._field.route(self.state))
             self._shortest = float(self._dist)
-        self._reference = self._render_reference(task)
+        if self.images:  # symbolic: drawn only for render()
+            self._reference = self._render_reference(task)  # read-only; obs gets a copy
 
     def _begin_step(self) -> None:
         self._message = ""
@@ -470,7 +535,11 @@ class PoseGraph360Env(UrbanEnv):
         return None, False
 
     def _end_reward(self, metrics: dict[str, Any], valid: bool) -> float:
-        return float(metrics["score"]) if self.answer is not None else 0.0
+        score = float(metrics["score"]) if self.answer is not None else 0.0
+        left = self._dist  # reward_shaping="charged": a failed navigation pays what is left
+        if self.charge_failures and not metrics.get("success") and math.isfinite(left):
+            return score - left / 100.0
+        return score
 
     def render(self) -> np.ndarray | None:
         """The frame a person watches (``rgb_array`` mode), else None."""
@@ -543,13 +612,29 @@ class PoseGraph360Env(UrbanEnv):
         choices = self._branch_choices()
         for i, name in enumerate(BRANCH_ACTIONS):
             m[14 + i] = 1 if name in choices else 0
+        if self.mask_noops:  # actions that would leave the state as it is
+            s = self.state
+            if s.frame >= self.graph.trajectories[s.trajectory].last:
+                m[0:3] = 0  # W at the end of a street
+            for i, name in enumerate(BRANCH_ACTIONS):
+                if s.frame == 0 and choices.get(name) == s.trajectory:
+                    m[14 + i] = 0  # the branch the agent is already on
+            if self.yaw == 0.0 and self.pitch == 0.0:
+                m[13] = 0  # S with the camera already along the street
         m[ANSWER_BASE : ANSWER_BASE + len(self._answer_options())] = 1
         self._mask_cache = (key, m)
         return m
 
     def _masked_message(self, i: int) -> str:
+        if i < 3:  # only with mask_noops
+            return "W: you are at the end of this street, W would not move; choose a branch"
+        if i == 13:
+            return "S: the camera already looks along the street, S would change nothing"
         if 14 <= i < 17:
-            return self._branch_error(BRANCH_ACTIONS[i - 14])
+            name = BRANCH_ACTIONS[i - 14]
+            if self._branch_choices().get(name) == self.state.trajectory:
+                return f"{name}: you are already on that street; W moves along it"
+            return self._branch_error(name)
         if i == 11:
             return f"Q: the camera pitch is already {self.pitch:+.0f}° (limit +{self.pitch_limit:.0f}°)"
         if i == 12:
@@ -644,7 +729,10 @@ class PoseGraph360Env(UrbanEnv):
         return float((self.graph.heading(self.state) + self.yaw) % 360.0)
 
     def _observe(self) -> dict[str, Any]:
-        obs: dict[str, Any] = {"view": self._view(), "reference": self._reference.copy()}
+        if self.images:
+            obs: dict[str, Any] = {"view": self._view(), "reference": self._reference.copy()}
+        else:
+            obs = self._symbolic()
         if self.location_prior:
             obs["map"] = self._prior_map()
         if self._text_cache[0] != self.task.id:
@@ -653,6 +741,18 @@ class PoseGraph360Env(UrbanEnv):
         obs["instruction"] = self._text_cache[1]
         obs["action_mask"] = self._mask()
         return obs
+
+    def _symbolic(self) -> dict[str, np.ndarray]:
+        """``branch_bearings`` (compass bearings of the LEFT / UP / RIGHT choices, 0 where
+        there is none) and ``heading`` (the camera's bearing): what the view shows of where
+        the streets go.
+        """
+        bearings = np.zeros(3, np.float32)
+        choices = self._branch_choices()
+        for i, name in enumerate(BRANCH_ACTIONS):
+            if name in choices:
+                bearings[i] = self.graph.trajectories[choices[name]].departure % 360.0
+        return {"branch_bearings": bearings, "heading": np.array([self.camera_bearing], np.float32)}
 
     def _view(self) -> np.ndarray:
         pano, ph = self.graph.panorama(self.state)
@@ -674,74 +774,24 @@ class PoseGraph360Env(UrbanEnv):
         return self._map_renderer
 
     def _render_reference(self, task: TaskSpec) -> np.ndarray:
-        size = self.ref_size
-        if not task.reference_images:
-            return np.zeros((size, size, 3), np.uint8)
-        kind = task.reference_images[0]
-        if kind == "grid_map":
-            from urban_gym.render import MapMarkers
+        """The task's reference image, drawn once per env and kept (read-only) for the
+        tasks that come back (:data:`~.posegraph360_world.REFERENCE_CACHE_BYTES`).
+        """
+        key = (task.city, task.id, self.ref_size)
+        key += tuple(map(repr, (task.reference_images, task.goal, task.start)))
 
-            x0, y0, x1, y1 = (float(v) for v in task.goal["grid"])
-            grid = GridOverlay(
-                (x0, y0, x1, y1), int(task.goal.get("nx", 5)), int(task.goal.get("ny", 5))
-            )
-            mpp = max(x1 - x0, y1 - y0) / (size - 4)
-            return self._maps().render(
-                ((x0 + x1) / 2, (y0 + y1) / 2), mpp, size, markers=MapMarkers(grid=grid)
-            )
-        if kind == "route_map":
-            from urban_gym.render import MapMarkers
+        def draw() -> np.ndarray:
+            img = reference_image(task, self.graph, self._maps, self.ref_size)
+            img.setflags(write=False)
+            return img
 
-            m = task.goal["map"]
-            mpp = float(m["extent"]) / size
-            mk = MapMarkers(
-                start=(float(task.start["x"]), float(task.start["y"])),
-                goal=(float(task.goal["x"]), float(task.goal["y"])),
-            )
-            return self._maps().render(tuple(m["center"]), mpp, size, markers=mk)
-        if kind == "landmark":
-            v = task.goal["view"]
-            s = State(int(v["trajectory"]), int(v["frame"]))
-            try:
-                self.graph.check_state(s)
-                ok = math.dist(self.graph.position(s), (task.goal["x"], task.goal["y"])) <= 1.0
-            except UrbanGymError:
-                ok = False
-            if not ok:
-                s = self.graph.nearest_state(float(task.goal["x"]), float(task.goal["y"]))
-            pano, ph = self.graph.panorama(s)
-            return perspective(
-                pano,
-                float(v["bearing"]),
-                float(v.get("pitch", 10.0)),
-                float(v.get("fov", 60.0)),
-                size,
-                pano_heading=ph,
-            )
-        raise TaskError(f"task {task.id!r}: unknown reference image {kind!r}")
+        return self._reference_cache.get_or_create(key, draw)
 
     def map_markers(self) -> Any:
-        """The task markers the agent may see on a map: the blue start and red goal of a
-        map-navigation task, the grid of a localization task, nothing otherwise (the goal
-        of a landmark or VLN task is what the agent must find). The agent's own marker is
-        not included: whether the position is shown is the location-prior choice.
+        """The task markers the agent may see on a map
+        (:func:`~urban_gym.envs.posegraph360_world.task_markers`).
         """
-        from urban_gym.render import MapMarkers
-
-        task = self.task
-        if task.reference_images and task.reference_images[0] == "route_map":
-            return MapMarkers(
-                start=(float(task.start["x"]), float(task.start["y"])),
-                goal=(float(task.goal["x"]), float(task.goal["y"])),
-            )
-        if task.reference_images and task.reference_images[0] == "grid_map":
-            x0, y0, x1, y1 = (float(v) for v in task.goal["grid"])
-            return MapMarkers(
-                grid=GridOverlay(
-                    (x0, y0, x1, y1), int(task.goal.get("nx", 5)), int(task.goal.get("ny", 5))
-                )
-            )
-        return MapMarkers()
+        return task_markers(self.task)
 
     def location_map(self, size: int | None = None) -> np.ndarray:
         """The north-up map of the whole graph with the agent's marker (the ``map`` entry of
@@ -825,28 +875,16 @@ class PoseGraph360Env(UrbanEnv):
 
     # ------------------------------------------------------------------ rendering
     def _frame(self) -> np.ndarray:
-        """The ``rgb_array`` frame: the view, beside it the location-prior map (or, when
-        the task has one and there is no prior, its reference image) scaled to the view's
-        height, and under both the step count and the instruction.
+        """The ``rgb_array`` frame (:func:`~urban_gym.envs.posegraph360_world.compose_frame`):
+        the view and beside it the location-prior map, or the task's reference image.
         """
-        from urban_gym.render import frame as F
-
         view = self._view()
         h = view.shape[0]
         if self.location_prior or not self.task.reference_images:
             side = self._prior_map(size=h)  # the map shows the person where the agent is
         else:
-            side = self._reference
-        top = F.hstack([view, F.resize(side, h, h)])
-        th = max(48, h // 4)
-        text = F.text_panel(
-            f"[step {self.steps}] {self.task.instruction}",
-            top.shape[1],
-            th,
-            font_size=max(10, th // 8),
-            colour=(0, 0, 0),
-        )
-        return F.vstack([top, text])
+            side = self._reference if self.images else self._render_reference(self.task)
+        return compose_frame(view, side, f"[step {self.steps}] {self.task.instruction}")
 
 
 def _junction_id(junction: int | None) -> int:
@@ -854,33 +892,3 @@ def _junction_id(junction: int | None) -> int:
     every step, so that vector envs can batch it).
     """
     return -1 if junction is None else int(junction)
-
-
-def _rendered_source(
-    city: Any, width: int, time_of_day: str, weather: str, cache_mb: float
-) -> RenderedFrames:
-    """Frames rendered by :class:`urban_gym.render.PanoramaRenderer` (lazy import)."""
-    from urban_gym.render import Conditions
-
-    try:
-        from urban_gym.render import PanoramaRenderer  # type: ignore[attr-defined]
-    except ImportError:
-        from urban_gym.render.panorama import PanoramaRenderer
-    if width < 64 or width % 2:
-        raise UrbanGymError(f"pano_width={width!r} must be an even number >= 64")
-    renderer = PanoramaRenderer(city, width=width, height=width // 2)
-    cond = Conditions(time_of_day=time_of_day, weather=weather)
-
-    def render(x: float, y: float) -> np.ndarray:
-        return renderer.render(x, y, conditions=cond).rgb
-
-    return RenderedFrames(render, cache_mb)
-
-
-def view_pano_width(width: int, fov: float) -> int:
-    """Width of rendered panoramas for a ``width``-pixel view of ``fov`` degrees: as many
-    pixels per degree as the view has at its centre, times about 1.27 (``4 * width`` at
-    90 degrees); even, at least 256.
-    """
-    w = 4.0 * width / math.tan(math.radians(fov) / 2.0)
-    return max(256, 2 * math.ceil(round(w, 6) / 2.0))

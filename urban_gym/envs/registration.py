@@ -14,10 +14,9 @@ from gymnasium.envs.registration import register, registry
 #: id -> (entry point, kwargs). Each environment family adds its ids below.
 ENV_SPECS: dict[str, tuple[str, dict[str, Any]]] = {
     # --- PoseGraph360 (issue 4) ---
-    "UrbanGym/PoseGraph360-v0": (
-        "urban_gym.envs.posegraph360:PoseGraph360Env",
-        {"city": "helsinki"},
-    ),
+    # no city pinned: the default suite is Helsinki's, and a suite of other cities (a
+    # procedural one, say) runs each task in its own city
+    "UrbanGym/PoseGraph360-v0": ("urban_gym.envs.posegraph360:PoseGraph360Env", {}),
     "UrbanGym/PoseGraph360-Procedural-v0": (
         "urban_gym.envs.posegraph360:PoseGraph360Env",
         {"city": "procedural:seed=3,blocks=2x2", "view_size": 128, "pano_width": 512},

@@ -144,7 +144,9 @@ def _build_maps(
     """
     mx0, my = _yaw_free_maps(w, h, fov, pitch, pw, ph)
     mx = np.add(mx0, rel_yaw / 360.0 * pw)
-    np.mod(mx, pw, out=mx)
+    # into [0, pw) as np.mod would (columns lie in [-0.5, 2 pw)), six times faster
+    np.subtract(mx, pw, out=mx, where=mx >= pw)
+    np.add(mx, pw, out=mx, where=mx < 0.0)
     return cv2.convertMaps(mx.astype(np.float32), my, cv2.CV_16SC2)
 
 

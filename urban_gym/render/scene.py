@@ -146,13 +146,12 @@ class Scene:
         i1 = np.clip(((x1 - self.gx0) // CELL_M).astype(int), 0, self.gnx - 1)
         j0 = np.clip(((y0 - self.gy0) // CELL_M).astype(int), 0, self.gny - 1)
         j1 = np.clip(((y1 - self.gy0) // CELL_M).astype(int), 0, self.gny - 1)
-        cells, segs = [], []
-        for s in range(self.n_segs):
-            ii, jj = np.meshgrid(np.arange(i0[s], i1[s] + 1), np.arange(j0[s], j1[s] + 1))
-            cells.append((jj * self.gnx + ii).ravel())
-            segs.append(np.full(ii.size, s))
-        cells_a = np.concatenate(cells) if cells else np.zeros(0, int)
-        segs_a = np.concatenate(segs) if segs else np.zeros(0, int)
+        # every (wall, cell) pair of each wall's bounding box of cells, row by row
+        n_i = i1 - i0 + 1
+        cnt = n_i * (j1 - j0 + 1)
+        segs_a = np.repeat(np.arange(self.n_segs), cnt)
+        k = np.arange(int(cnt.sum())) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+        cells_a = (j0[segs_a] + k // n_i[segs_a]) * self.gnx + i0[segs_a] + k % n_i[segs_a]
         order = np.argsort(cells_a, kind="stable")
         self.grid_segs = segs_a[order].astype(np.int32)
         self.grid_start = np.searchsorted(cells_a[order], np.arange(self.gnx * self.gny + 1))

@@ -37,6 +37,9 @@ Places: landmark, VLN and relational targets are POIs on a building facade with 
 unique name whose sign is within 20 m of a frame; landmark and VLN targets also have no
 other sign within 6 m (so the name and the photo pick out one sign).
 
+On-the-fly tasks on held-out procedural cities (``suite="procedural:..."``, train / val /
+test cities by seed): :mod:`urban_gym.tasks.posegraph360.procedural`.
+
 Every navigation task is feasible for the oracle: its planned action count (answer
 included) is at most the step limit (50) and it never makes 5 consecutive moves away from
 the goal (checked at generation; ``meta["oracle_steps"]``).
@@ -67,6 +70,10 @@ from urban_gym.tasks.posegraph360.places import (
     places,
     relation_of,
     relation_phrase,
+)
+from urban_gym.tasks.posegraph360.procedural import (
+    PoseGraph360ProceduralTasks,
+    procedural_source,
 )
 from urban_gym.tasks.posegraph360.routes import (
     RouteInfo,
@@ -143,6 +150,7 @@ __all__ = [
     "EpisodeOutcome",
     "Place",
     "PoseGraphTaskGenerator",
+    "PoseGraph360ProceduralTasks",
     "RouteInfo",
     "away_moves",
     "check_task",
@@ -155,6 +163,7 @@ __all__ = [
     "graph_params",
     "localization_grid",
     "places",
+    "procedural_source",
     "plan_actions",
     "plan_route",
     "relation_of",

@@ -188,6 +188,30 @@ class PoseGraphTaskGenerator:
             self.report.add(self.rows[tt])
         return out
 
+    def make_one(
+        self, task_type: str, difficulty: str, rng: np.random.Generator
+    ) -> TaskSpec | None:
+        """One task of ``task_type`` at ``difficulty`` drawn with ``rng``, or None when
+        this draw found none (the on-the-fly source of
+        :mod:`urban_gym.tasks.posegraph360.procedural`). Its id is ``"tmp"`` and
+        ``meta["key"]`` names what makes it distinct; a navigation task has passed the
+        oracle check of :meth:`generate`'s tasks (within the step limit, never
+        :data:`AWAY_LIMIT` moves in a row away from the goal).
+        """
+        if task_type not in PAPER_TASK_TYPES or difficulty not in DIFFICULTY_LEVELS:
+            raise TaskError(
+                f"make_one({task_type!r}, {difficulty!r}): the type must be one of "
+                f"{', '.join(PAPER_TASK_TYPES)} and the difficulty one of "
+                f"{', '.join(DIFFICULTY_LEVELS)}"
+            )
+        if task_type == "landmark_image":
+            t = self.make_one("landmark_name", difficulty, rng)
+            return None if t is None else self._as_image(t)
+        if self.type_lacks(task_type) is not None:
+            return None
+        t = getattr(self, f"_gen_{task_type}")(rng, difficulty)
+        return t if t is not None and t.difficulty == difficulty else None
+
     def type_lacks(self, task_type: str) -> str | None:
         """What the city lacks for ``task_type`` before any attempt (None: nothing
         obvious; the attempts may still fail). Draws no random numbers.
