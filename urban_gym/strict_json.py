@@ -43,8 +43,7 @@ import os
 import signal
 import threading
 from collections import deque
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -156,7 +155,7 @@ class LineAppender:
             raise ValueError(f"LineAppender of {self.path} is closed")
         data = (line + "\n").encode("utf-8")
         fd = self._fd
-        with _signals_held():
+        with signals_held():
             if not self._checked:
                 size = os.fstat(fd).st_size
                 if size:  # (writes go to the end whatever the read position)
@@ -181,20 +180,34 @@ class LineAppender:
         self.close()
 
 
-@contextmanager
-def _signals_held() -> Iterator[None]:
-    """Hold back SIGINT and SIGTERM for the duration (main thread, POSIX only)."""
-    can = (
-        hasattr(signal, "pthread_sigmask") and threading.current_thread() is threading.main_thread()
-    )
-    if not can:
-        yield
-        return
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+try:  # the C function: signal.pthread_sigmask wraps it and turns its ints into enums
+    from _signal import pthread_sigmask as _sigmask
+except ImportError:  # pragma: no cover - not CPython, or no pthread_sigmask
+    _sigmask = getattr(signal, "pthread_sigmask", None)
+_HELD_SIGNALS = {int(signal.SIGINT), int(signal.SIGTERM)}
+
+
+class _SignalsHeld:
+    """The context manager of :func:`signals_held` (a class: cheaper than a generator's)."""
+
+    __slots__ = ("old",)
+
+    def __enter__(self) -> _SignalsHeld:
+        self.old = None
+        if _sigmask is not None and threading.current_thread() is threading.main_thread():
+            self.old = _sigmask(signal.SIG_BLOCK, _HELD_SIGNALS)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.old is not None:
+            _sigmask(signal.SIG_SETMASK, self.old)
+
+
+def signals_held() -> _SignalsHeld:
+    """Hold back SIGINT and SIGTERM for the duration of a ``with`` block (main thread,
+    POSIX only): a signal that arrives meanwhile is delivered at its end.
+    """
+    return _SignalsHeld()
 
 
 class _Converter:

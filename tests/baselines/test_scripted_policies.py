@@ -73,6 +73,12 @@ def test_replay_repeats_a_recorded_run(tmp_path):
     assert [(r["task_id"], r["steps"], r["metrics"]) for r in again] == [
         (r["task_id"], r["steps"], r["metrics"]) for r in first
     ]
+    # the run's own trace file (one line per episode) replays it as well
+    (part,) = (tmp_path / "first" / "traces").iterdir()
+    _, third, _ = run_policy(tmp_path, f"replay:{part}", "third")
+    assert [(r["task_id"], r["steps"], r["metrics"]) for r in third] == [
+        (r["task_id"], r["steps"], r["metrics"]) for r in first
+    ]
 
 
 @pytest.mark.parametrize(

@@ -4,6 +4,7 @@ run's records."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import time
@@ -11,6 +12,7 @@ import time
 import pytest
 
 from tests.eval.conftest import SG, cli
+from tests.eval.test_runner import traces_by_key
 from urban_gym.eval.records import RunDir, comparable
 from urban_gym.eval.runner import run
 
@@ -81,3 +83,12 @@ def test_kill_twice_then_resume(tmp_path):
     assert sorted(map(comparable, recs), key=key) == sorted(
         map(comparable, RunDir(clean).read_episodes()), key=key
     )
+    assert traces_by_key(out) == traces_by_key(clean)
+    # each of the three invocations wrote its own part file; a killed one may end in a
+    # torn line (no record points at it), every other line is a whole trace
+    parts = sorted((out / "traces").iterdir())
+    assert [p.name for p in parts] == [f"part-000{i}.jsonl" for i in (1, 2, 3)]
+    for p in parts:
+        lines = p.read_bytes().split(b"\n")
+        for line in lines[:-1]:
+            assert json.loads(line)["format"] == 2

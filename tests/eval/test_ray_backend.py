@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.eval.conftest import SG, SYMBOLIC
-from tests.eval.test_runner import IDS, sorted_records
+from tests.eval.test_runner import IDS, sorted_records, traces_by_key
 from urban_gym.eval.runner import run
 
 pytest.importorskip("ray")
@@ -18,3 +18,4 @@ def test_ray_and_local_records_are_identical(tmp_path):
     res = run(SG, tmp_path / "ray", backend="ray", workers=2, **kw)
     assert res.ran == 12
     assert sorted_records(tmp_path / "ray") == sorted_records(tmp_path / "local")
+    assert traces_by_key(tmp_path / "ray") == traces_by_key(tmp_path / "local")

@@ -66,8 +66,9 @@ def test_episode_names_are_safe_and_distinct():
     assert "/" not in a and a != b
 
 
-def test_comparable_drops_only_wall_clock_fields():
-    r = rec("a", metrics={"x": float("nan")}, timing={"wall_s": 1.0})
+def test_comparable_drops_the_wall_clock_fields_and_the_trace_place():
+    where = {"file": "traces/part-0002.jsonl", "offset": 4096, "length": 512}
+    r = rec("a", metrics={"x": float("nan")}, timing={"wall_s": 1.0}, trace=where)
     assert comparable(r) == {"task_id": "a", "seed": 0, "repeat": 0, "metrics": {"x": None}}
     assert json.loads(json.dumps(comparable(r))) == comparable(r)
 
@@ -94,16 +95,31 @@ def test_fast_record_lines_are_those_of_strict_json():
         {"nan": float("nan"), "inf": float("inf")},  # -> null
         {"s": "line\u2028break", "lone": "\ud800"},
         {"big": 2**70},  # -> a string of digits
+        {"small": 0.00014285714286188522, "big": -(2**64)},
     ):
         assert strict_line(value) == dumps(value)
 
 
-def test_traces_read_back_as_written_and_a_bad_line_is_named(tmp_path):
+def test_a_long_integer_is_told_from_a_float_with_many_digits():
+    from urban_gym.eval.jsonlines import has_long_int
+
+    # a float's repr has a point or an exponent next to its digits: no integer
+    assert not has_long_int('{"d": 0.00014285714286188522, "e": 1.2345678901234567e+19}')
+    assert not has_long_int("[123456789012345678]")  # 18 digits
+    assert has_long_int("[9223372036854775807]")  # 19: may not fit (the slow path decides)
+    assert has_long_int('{"n": -123456789012345678901}')
+    assert has_long_int('"a string 12345678901234567890"')  # a false alarm: only slower
+
+
+def test_format_1_traces_still_read_and_a_bad_line_is_named(tmp_path):
+    """Records written before trace format 2 point at a file per episode by its path."""
     d = RunDir(tmp_path)
     steps = [{"t": 0, "pose": {"x": 1.5, "y": -2.0, "heading": 90.0}}, {"t": 1, "action": 3}]
-    rel = d.write_trace("k", steps, small_ints=True)
-    assert rel == "traces/k.jsonl"
+    rel = "traces/k.jsonl"
+    (tmp_path / "traces").mkdir()
+    (tmp_path / rel).write_text("".join(json.dumps(s) + "\n" for s in steps))
     assert d.read_trace(rel) == steps
+    assert d.read_trace(rec("k", trace=rel, key="k__s0__r0")) == steps
     p = tmp_path / rel
     # two halves of one object on two lines: valid JSON only when the lines are joined
     p.write_text('{"t": 0}\n{"t": 1, "a": [1\n2]}\n')

@@ -19,6 +19,15 @@ def sorted_records(path) -> list[dict]:
     return sorted(recs, key=lambda r: (r["task_id"], r["seed"], r["repeat"]))
 
 
+def traces_by_key(path) -> dict[str, list[dict]]:
+    """Every record's trace, by key, without its wall-clock entries."""
+    d = RunDir(path)
+    return {
+        r["key"]: [{k: v for k, v in s.items() if k != "timing"} for s in d.read_trace(r)]
+        for r in d.read_episodes()
+    }
+
+
 def test_oracle_records_traces_and_manifest(tmp_path):
     res = run(
         SG,
@@ -95,6 +104,12 @@ def test_resume_completes_with_one_record_per_key(tmp_path):
     second = run(SG, part, **kw)
     assert (second.done_before, second.ran) == (3, 5)
     assert sorted_records(part) == sorted_records(full)
+    assert traces_by_key(part) == traces_by_key(full)
+    # the rerun's traces are in a part file of its own
+    assert sorted(p.name for p in (part / "traces").iterdir()) == [
+        "part-0001.jsonl",
+        "part-0002.jsonl",
+    ]
     assert len(RunDir(part).read_manifest()["runs"]) == 2
     with pytest.raises(ManifestMismatch, match="seeds: 2 -> 3"):
         run(SG, part, **{**kw, "seeds": 3})
@@ -106,6 +121,9 @@ def test_two_workers_write_the_records_of_one(tmp_path):
     res = run(SG, tmp_path / "two", workers=2, **kw)
     assert res.ran == 12
     assert sorted_records(tmp_path / "two") == sorted_records(tmp_path / "one")
+    assert traces_by_key(tmp_path / "two") == traces_by_key(tmp_path / "one")
+    # each worker process wrote its traces into a part file of its own
+    assert len(list((tmp_path / "two" / "traces").iterdir())) == 2
 
 
 class Crashy:
@@ -147,9 +165,40 @@ def test_bad_agent_specs_are_named(tmp_path):
 
 
 def test_every_line_is_strict_json(tmp_path):
-    run(SG, tmp_path, agent="oracle", env_kwargs=SYMBOLIC, task_ids=IDS[:1], progress=False)
-    for line in (tmp_path / "episodes.jsonl").read_text().splitlines():
+    run(SG, tmp_path, agent="oracle", env_kwargs=SYMBOLIC, task_ids=IDS[:2], progress=False)
+    files = [tmp_path / "episodes.jsonl", *(tmp_path / "traces").iterdir()]
+    lines = [line for f in files for line in f.read_text(encoding="utf-8").splitlines()]
+    assert len(lines) == 4  # two records, two traces
+    for line in lines:
         json.loads(line, parse_constant=lambda c: pytest.fail(f"non-strict constant {c}"))
+
+
+def test_the_set_up_is_frozen_for_the_episodes_and_thawed_after(tmp_path):
+    """The world, env and agent are kept out of the collector's full passes during the
+    episodes (gc.freeze), and given back at the end."""
+    import gc
+
+    before = gc.get_freeze_count()
+    agent = "tests.eval.test_runner:FreezeWatcher"
+    run(SG, tmp_path, agent=agent, env_kwargs=SYMBOLIC, task_ids=IDS[:1], progress=False)
+    seen = FreezeWatcher.seen
+    assert before == 0 and gc.get_freeze_count() == 0
+    assert seen and min(seen) > 1000  # the set-up's objects were frozen while it acted
+
+
+class FreezeWatcher:
+    """An agent that notes how many objects the collector keeps frozen at each step."""
+
+    seen: list[int] = []
+
+    def reset(self, env, task):
+        pass
+
+    def act(self, obs, info):
+        import gc
+
+        FreezeWatcher.seen.append(gc.get_freeze_count())
+        return 0
 
 
 def test_the_eval_command(tmp_path, capsys):

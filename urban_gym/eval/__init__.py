@@ -8,6 +8,8 @@ module                 its one job
 ``backends``           episodes in local worker processes or on Ray
 ``trace``              one episode of any agent: the per-step trace and the record; replays
 ``records``            the run folder: manifest, whole-line records, torn-line repair, traces
+``tracefile``          trace format 2: an episode's steps as one line of a part file
+``jsonlines``          strict JSON lines, fast (the C encoder, checked)
 ``categories``         each task's category and the facts the analyses need
 ``stats``              bootstrap CIs over tasks, paired bootstrap, exact McNemar, kappa
 ``failures``           the five failure causes of 360CityArena as rules over a trace

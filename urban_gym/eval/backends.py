@@ -37,6 +37,7 @@ from urban_gym.eval.worker import (
     EpisodeKey,
     EpisodeWorker,
     RunSpec,
+    freeze_heap,
     restore_world,
     world_snapshot,
 )
@@ -153,6 +154,7 @@ class _ChunkRunner:
         if world:  # the driver's loaded worlds (see _shared_world)
             restore_world(world)
         self.worker = EpisodeWorker(spec)
+        freeze_heap()  # this process's world, env and agent: kept to its end
         self.stats = WorkerStats(
             pid=os.getpid(),
             host=platform.node(),

@@ -7,7 +7,8 @@
                                suite file and its SHA-256, the selected tasks' SHA-256, agent
                                spec and config, seeds; one entry per invocation in "runs"
       episodes.jsonl           one strict-JSON line per finished episode (see below)
-      traces/<key>.jsonl       one line per step of that episode (t = 0 is the reset)
+      traces/part-0001.jsonl   the per-step traces: one strict-JSON line per episode (see
+                               below), appended by one writer (a process) per part file
 
 **Episode records** (one line each, written whole with
 :func:`urban_gym.strict_json.append_line`): ``task_id``, ``seed``, ``repeat`` (the key),
@@ -15,16 +16,31 @@
 ``difficulty``, ``category``, ``kind``, ``termination``, ``is_success``, ``metrics`` (the
 family's ``evaluate``), ``steps``, ``invalid_actions``, ``answer``, ``tokens``,
 ``goal_seen``, ``start``/``end`` (pose and distance to the goal), ``task_info`` (goal
-radius, shortest route length, decision points), ``trace`` (its path relative to the run
-folder), ``error`` (when the agent or env failed) and ``timing`` -- the only wall-clock
-fields (``wall_s``, ``model_latency_s``, ``finished_at``): records of the same run on
-different machines or backends are equal once ``timing`` is dropped (:func:`comparable`).
+radius, shortest route length, decision points), ``trace`` (where its trace is: ``file``
+relative to the run folder, the ``offset`` of its line in bytes and the line's
+``length``), ``error`` (when the agent or env failed) and ``timing`` -- the wall-clock
+fields (``wall_s``, ``model_latency_s``, ``finished_at``). Records of the same run on
+different machines or backends are equal once ``timing`` and the trace's place (which
+part file, at which byte) are dropped (:func:`comparable`).
 
-**Resume.** A killed run leaves at most one torn last line (a line is one ``write`` call);
-:meth:`RunDir.read_episodes` drops it -- and cuts it off the file -- so a rerun appends
-after the last whole record and skips every key already recorded: nothing is lost or
-doubled. A trace is written completely before its record is appended, so every
-record's trace is complete (a trace without a record is rewritten by the rerun).
+**Traces** (format 2, :mod:`urban_gym.eval.tracefile`): an episode's trace is one line of
+a part file -- its rows (action, validity, goal visibility, the step's other entries) and
+its numbers (reward, pose, distance to the goal) -- written by :meth:`RunDir.write_trace`;
+:meth:`RunDir.read_trace` gives it back as the step objects :mod:`urban_gym.eval.trace`
+describes. It also reads the per-episode trace files of format 1 (``traces/<key>.jsonl``,
+one step object per line) that records written before format 2 point at with a plain path.
+Why one line per episode in a few shared files: a file per episode cost about as much as
+the rest of the harness together (creating a file takes up to a millisecond on a disk),
+and one call of the C encoder per episode costs a fraction of one object per step.
+
+**Resume.** A killed run leaves at most one torn last line per file (a line is one
+``write`` call); :meth:`RunDir.read_episodes` drops it -- and cuts it off the file -- so a
+rerun appends after the last whole record and skips every key already recorded: nothing
+is lost or doubled. An episode's trace line is written completely before its record is
+appended, so every record's trace is complete. A trace without a record (the process was
+killed between the two) or a torn last trace line stays where it is, unread: a rerun runs
+that episode again and writes its trace into a part file of its own (a writer never
+appends to a part file it did not create).
 """
 
 from __future__ import annotations
@@ -34,18 +50,26 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from urban_gym.errors import UrbanGymError
+from urban_gym.eval.jsonlines import strict_line
+from urban_gym.eval.tracefile import (
+    TRACE_FORMAT,
+    EpisodeTrace,
+    TraceAppender,
+    TraceFormatError,
+    trace_line,
+    trace_steps,
+)
 from urban_gym.strict_json import LineAppender, dumps, json_safe
 
 MANIFEST = "manifest.json"
 EPISODES = "episodes.jsonl"
 TRACES = "traces"
 MANIFEST_FORMAT = 1
-
 #: Manifest entries that say *what* is run: a rerun into the same folder must match them.
 IDENTITY_KEYS: tuple[str, ...] = (
     "env_id",
@@ -60,6 +84,9 @@ IDENTITY_KEYS: tuple[str, ...] = (
 )
 #: Record fields that hold wall-clock values (left out by :func:`comparable`).
 TIMING_FIELD = "timing"
+#: The record field that says where the episode's trace is (left out by :func:`comparable`:
+#: which part file and byte depend on the process that wrote it and on the order).
+TRACE_FIELD = "trace"
 
 
 class ManifestMismatch(UrbanGymError):
@@ -87,8 +114,11 @@ def record_key(record: Mapping[str, Any]) -> tuple[str, int, int]:
 
 
 def comparable(record: Mapping[str, Any]) -> dict[str, Any]:
-    """``record`` without its wall-clock fields (``timing``), as JSON would read it back."""
-    out = {k: v for k, v in record.items() if k != TIMING_FIELD}
+    """``record`` without its wall-clock fields (``timing``) and its trace's place
+    (``trace``), as JSON would read it back; compare the traces themselves with
+    :meth:`RunDir.read_trace`.
+    """
+    out = {k: v for k, v in record.items() if k != TIMING_FIELD and k != TRACE_FIELD}
     return json.loads(dumps(out))
 
 
@@ -113,6 +143,7 @@ class RunDir:
     def __init__(self, path: str | os.PathLike) -> None:
         self.path = Path(path)
         self._appender: LineAppender | None = None
+        self._traces: TraceAppender | None = None
 
     @property
     def manifest_path(self) -> Path:
@@ -246,44 +277,84 @@ class RunDir:
         self._appender.write(strict_line(record))
 
     def close(self) -> None:
-        """Close the episodes file (reopened by the next :meth:`append`)."""
+        """Close the episodes file and the trace part (reopened by the next
+        :meth:`append` / :meth:`write_trace`; a trace goes to a new part then).
+        """
         if self._appender is not None:
             self._appender.close()
             self._appender = None
+        if self._traces is not None:
+            self._traces.close()
+            self._traces = None
 
     # ------------------------------------------------------------------ traces
     def trace_path(self, name: str) -> Path:
-        """The trace file of the episode named ``name``."""
+        """The format-1 trace file of the episode named ``name`` (read, no longer written)."""
         return self.traces_dir / f"{name}.jsonl"
 
     def write_trace(
-        self, name: str, steps: Iterable[Mapping[str, Any]], small_ints: bool = False
-    ) -> str:
-        """Write an episode's steps (one strict-JSON line each); returns the path relative
-        to the run folder. ``small_ints``: the steps hold no integer beyond 64 bits (the
-        harness's own traces: :func:`urban_gym.eval.trace.core_action` converts them).
+        self,
+        name: str,
+        steps: EpisodeTrace | Iterable[Mapping[str, Any]],
+        small_ints: bool = False,
+    ) -> dict[str, Any]:
+        """Append the trace of the episode named ``name`` -- an :class:`EpisodeTrace` (the
+        harness's rows) or its step objects -- as one line of this writer's part file;
+        returns where it is (the record's ``trace``: ``file``, ``offset``, ``length``).
+        ``small_ints``: the trace holds no integer beyond 64 bits (the harness's own:
+        :func:`urban_gym.eval.trace.core_action` converts them).
         """
-        data = jsonl_bytes(steps, small_ints)
-        # written in place: the record that points at a trace is appended only after the
-        # trace is complete, and a rerun rewrites the trace of a key without a record
-        path = os.path.join(self.traces_dir, f"{name}.jsonl")
-        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0)
-        try:
-            fd = os.open(path, flags, 0o644)
-        except FileNotFoundError:
-            self.traces_dir.mkdir(parents=True, exist_ok=True)
-            fd = os.open(path, flags, 0o644)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-        finally:
-            os.close(fd)
-        return f"{TRACES}/{name}.jsonl"
+        data = trace_line(name, steps, small_ints)
+        if self._traces is None:
+            self._traces = TraceAppender(self.traces_dir)
+        return self._traces.write(data)
 
     def read_trace(self, record_or_path: Mapping[str, Any] | str) -> list[dict[str, Any]]:
-        """The steps of an episode (from its record or the relative trace path)."""
-        rel = record_or_path if isinstance(record_or_path, str) else record_or_path["trace"]
+        """The steps of an episode (see :mod:`urban_gym.eval.trace`): from its record, or
+        from its record's ``trace`` (a place in a part file, or the relative path of a
+        format-1 trace file). :class:`RecordsError` when the trace is missing, cut off,
+        not JSON, or the trace of another episode.
+        """
+        where = record_or_path
+        key = None
+        if isinstance(where, Mapping) and TRACE_FIELD in where:
+            key = where.get("key")
+            where = where[TRACE_FIELD]
+        if isinstance(where, str):
+            return self._read_trace_file(where)
+        if not isinstance(where, Mapping) or "file" not in where:
+            raise RecordsError(f"{self.path}: {where!r} does not say where a trace is")
+        obj = self._read_trace_line(where, key)
+        try:
+            return trace_steps(obj)
+        except TraceFormatError as exc:
+            raise RecordsError(
+                f"{self.path / str(where['file'])}: trace of {key!r}: {exc}"
+            ) from None
+
+    def _read_trace_line(self, where: Mapping[str, Any], key: Any) -> dict[str, Any]:
+        p = self.path / str(where["file"])
+        try:
+            offset, length = int(where["offset"]), int(where["length"])
+            with open(p, "rb") as f:
+                f.seek(offset)
+                data = f.read(length)
+        except FileNotFoundError:
+            raise RecordsError(f"trace {p} is missing") from None
+        except (KeyError, TypeError, ValueError, OSError) as exc:
+            raise RecordsError(f"trace {p}, place {dict(where)!r}: {exc}") from None
+        at = f"{p}, byte {offset}"
+        if len(data) < length or not data.endswith(b"\n"):
+            raise RecordsError(f"{at}: the trace is cut off ({len(data)} of {length} bytes)")
+        obj = _parse_line(data)
+        if obj is None:
+            raise RecordsError(f"{at}: not a JSON object: {data[:120]!r}")
+        if key is not None and obj.get("key") != key:
+            raise RecordsError(f"{at}: the trace of {obj.get('key')!r}, not of {key!r}")
+        return obj
+
+    def _read_trace_file(self, rel: str) -> list[dict[str, Any]]:
+        """A format-1 trace: one step object per line."""
         p = self.path / rel
         try:
             text = p.read_text(encoding="utf-8")
@@ -306,98 +377,6 @@ class RunDir:
                 except json.JSONDecodeError as exc:
                     raise RecordsError(f"{p}, line {i}: not JSON ({exc})") from None
         return out
-
-
-_LINE_BREAKS = ("\u2028", "\u2029", "\x85")
-_LONG_DIGITS = re.compile(r"\d{19}")  # an integer that may exceed 64 bits (strict: a string)
-
-
-def _no_default(value: Any) -> Any:
-    raise TypeError(f"{type(value).__name__} is not a JSON type")
-
-
-def _make_encoder() -> Callable[[Any], str]:
-    """``item -> JSON text`` as ``json.JSONEncoder(ensure_ascii=False, allow_nan=False)``
-    writes it, with the C encoder built once (``JSONEncoder.encode`` builds one per call,
-    which is a third of the cost of a trace line). Values that are not JSON types raise
-    ``TypeError``, NaN and the infinities ``ValueError``, cycles ``RecursionError``.
-    """
-    try:
-        from json import encoder as _json_encoder
-
-        make = _json_encoder.c_make_encoder
-        if make is None:
-            raise ImportError
-        c_encode = make(
-            None,
-            _no_default,
-            _json_encoder.encode_basestring,
-            None,
-            ": ",
-            ", ",
-            False,
-            False,
-            False,
-        )
-    except (ImportError, AttributeError, TypeError):  # pragma: no cover - no C accelerator
-        return json.JSONEncoder(ensure_ascii=False, allow_nan=False, default=_no_default).encode
-
-    join = "".join
-
-    def encode(item: Any) -> str:
-        return join(c_encode(item, 0))
-
-    return encode
-
-
-_encode = _make_encoder()
-
-
-def _strict_text(text: str, small_ints: bool) -> bool:
-    """Whether ``text`` (output of the C encoder) is what :func:`urban_gym.strict_json.
-    dumps` would write for the same value: no run of 19 digits (unless ``small_ints``),
-    and, when not ASCII, UTF-8 encodable (no lone surrogate) and without line separators.
-    """
-    if not small_ints and _LONG_DIGITS.search(text):
-        return False
-    if not text.isascii():
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            return False
-        if any(c in text for c in _LINE_BREAKS):
-            return False
-    return True
-
-
-def strict_line(item: Any, small_ints: bool = False) -> str:
-    """``item`` as one line of strict JSON, as :func:`urban_gym.strict_json.dumps` writes
-    it, for the records this package builds (plain dicts of JSON values, shallow). Fast
-    path: the C encoder, kept when its text is strict JSON (no NaN or infinity, only JSON
-    types, no lone surrogates, no line-separator characters); anything else (and any line
-    with a run of 19 digits, unless ``small_ints`` says the item holds no integer beyond 64
-    bits) goes through ``strict_json.dumps``.
-    """
-    try:
-        text = _encode(item)
-    except (TypeError, ValueError, RecursionError):
-        return dumps(item)
-    return text if _strict_text(text, small_ints) else dumps(item)
-
-
-def jsonl_bytes(items: Iterable[Mapping[str, Any]], small_ints: bool = False) -> bytes:
-    """``items`` as UTF-8 JSON lines (:func:`strict_line` each). The checks of the fast
-    path run once over the whole text; only when they fail is every line checked alone.
-    """
-    items = items if isinstance(items, list) else list(items)
-    try:
-        lines = [_encode(item) for item in items]
-    except (TypeError, ValueError, RecursionError):
-        lines = None
-    if lines is None or not _strict_text(text := "\n".join(lines), small_ints):
-        lines = [strict_line(item, small_ints) for item in items]
-        text = "\n".join(lines)
-    return (text + "\n").encode("utf-8") if lines else b""
 
 
 def _parse_line(chunk: bytes) -> dict[str, Any] | None:
@@ -444,6 +423,8 @@ __all__ = [
     "IDENTITY_KEYS",
     "MANIFEST",
     "TRACES",
+    "TRACE_FORMAT",
+    "EpisodeTrace",
     "ManifestMismatch",
     "RecordsError",
     "RunDir",
@@ -453,4 +434,5 @@ __all__ = [
     "record_key",
     "sha256_file",
     "sha256_json",
+    "strict_line",
 ]

@@ -18,6 +18,7 @@ and ``seed`` under ``task``. Both are in the record.
 from __future__ import annotations
 
 import datetime as _dt
+import gc
 import os
 import platform
 import subprocess
@@ -38,7 +39,7 @@ from urban_gym.eval.records import (
     sha256_file,
     sha256_json,
 )
-from urban_gym.eval.worker import EpisodeKey, EpisodeWorker, RunSpec, make_env
+from urban_gym.eval.worker import EpisodeKey, EpisodeWorker, RunSpec, freeze_heap, make_env
 
 SEEDINGS: tuple[str, ...] = ("repeat", "task")
 
@@ -349,10 +350,13 @@ def run(
             pass
         elif workers == 1 and backend == "local":
             worker = EpisodeWorker(spec, env=env, agent=the_agent)
+            froze = freeze_heap()  # the set-up's objects: kept to the end, not walked again
             try:
                 for k in todo:
                     sink(worker.run(k))
             finally:
+                if froze:
+                    gc.unfreeze()
                 worker.close()
         else:
             the_agent.close()

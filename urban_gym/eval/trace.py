@@ -5,7 +5,12 @@ on, and keeps the action the core env received on each step (an action-table ind
 structured action, or ``{"unreadable": message}`` for a reply no action could be read
 from). Those are exactly what :func:`replay` feeds a fresh env to re-run an episode.
 
-:func:`run_episode` drives one episode and returns ``(record, steps)``. A step entry:
+:func:`run_episode` drives one episode and returns ``(record, trace)``: the trace
+(:class:`~urban_gym.eval.tracefile.EpisodeTrace`) keeps the steps column by column, plain
+values and the numbers in one flat list (:func:`add_step`), cheap to keep and written as
+one line (:meth:`urban_gym.eval.records.RunDir.write_trace`,
+:mod:`urban_gym.eval.tracefile`); ``trace.steps()`` and
+:meth:`~urban_gym.eval.records.RunDir.read_trace` give each step as an entry:
 
 =====================  ===================================================================
 ``t``                  step number (0: the state after ``reset``)
@@ -34,6 +39,7 @@ import gymnasium as gym
 import numpy as np
 
 from urban_gym.envs.actions import UnreadableReply
+from urban_gym.eval.tracefile import EpisodeTrace
 from urban_gym.strict_json import json_safe
 
 #: Bounds on what a trace keeps of an action or a reply (strict_json.json_safe).
@@ -41,6 +47,7 @@ LIMITS: dict[str, int] = {"max_depth": 16, "max_items": 100, "max_chars": 20_000
 
 
 _INT_MIN, _INT_MAX = -(2**63), 2**63
+_BOOLISH = frozenset(map(id, (None, True, False)))
 _MAX_CHARS = LIMITS["max_chars"]
 _INF = math.inf
 
@@ -48,13 +55,10 @@ _INF = math.inf
 def core_action(action: Any) -> Any:
     """The JSON form of an action the core env received (see the module docstring)."""
     t = type(action)
+    if t is dict:  # the usual structured action: a copy, when its values are JSON already
+        return action.copy() if _plain_items(action) else json_safe(action, **LIMITS)
     if t is int and _INT_MIN < action < _INT_MAX:
         return action
-    if t is dict:  # the usual structured action: a copy, when its values are JSON already
-        for k, v in action.items():
-            if type(k) is not str or not _plain(v):
-                return json_safe(action, **LIMITS)
-        return action.copy()
     if isinstance(action, UnreadableReply):
         return {"unreadable": action.message}
     if isinstance(action, (bool, np.bool_)):
@@ -68,6 +72,62 @@ def core_action(action: Any) -> Any:
                 return json_safe(flat, **LIMITS)
         return flat
     return json_safe(action, **LIMITS)
+
+
+def _plain_items(d: dict) -> bool:
+    """Whether every key of ``d`` is a str and every value :func:`_plain` (inlined: this
+    runs on every step).
+    """
+    for k, v in d.items():
+        tv = type(v)
+        if type(k) is not str:
+            return False
+        if tv is str:
+            if len(v) > _MAX_CHARS:
+                return False
+        elif tv is int:
+            if not _INT_MIN < v < _INT_MAX:
+                return False
+        elif tv is float:
+            if not -_INF < v < _INF:
+                return False
+        elif v is not None and tv is not bool:
+            return False
+    return True
+
+
+def action_key(action: dict) -> tuple:
+    """What tells two dict actions apart in :attr:`EpisodeTrace.distinct
+    <urban_gym.eval.tracefile.EpisodeTrace.distinct>`: their items, then the types of
+    their values (``1 == 1.0 == True`` and ``0.0 == -0.0``, which JSON tells apart).
+    """
+    return (*action.items(), *map(type, action.values()))
+
+
+def _distinct_action(action: dict, table: dict) -> dict | None:
+    """The trace's copy of a dict action of str keys and str or int values -- one copy per
+    distinct action of an episode, kept in ``table`` by :func:`action_key` (an action the
+    agent gives again costs no new object, and its JSON is written once:
+    :func:`~urban_gym.eval.tracefile.trace_line`) -- or None for any other dict.
+    """
+    try:
+        key = action_key(action)
+        a = table.get(key)
+    except TypeError:  # a value that does not hash (a list): not a plain action
+        return None
+    if a is not None:
+        return a
+    for k, v in action.items():
+        tv = type(v)
+        if type(k) is not str:
+            return None
+        if tv is str:
+            if len(v) > _MAX_CHARS:
+                return None
+        elif tv is not int or not _INT_MIN < v < _INT_MAX:
+            return None
+    a = table[key] = action.copy()
+    return a
 
 
 def _plain(v: Any) -> bool:
@@ -107,52 +167,53 @@ class TraceRecorder(gym.Wrapper):
         return self.env.step(action)
 
 
-def _distance(info: Mapping[str, Any]) -> float | None:
-    d = info.get("distance_to_goal_m")
-    if type(d) is not float:
-        try:
-            d = float(d)
-        except (TypeError, ValueError):
-            return None
-    return d if -_INF < d < _INF else None
-
-
 def _pose(info: Mapping[str, Any]) -> dict[str, float] | None:
+    """The pose of an info that lacks one of the three numbers (None without a mapping)."""
     p = info.get("pose")
-    if type(p) is dict and len(p) == 3:
-        return {"x": p["x"], "y": p["y"], "heading": p["heading"]}
     if not isinstance(p, Mapping):
         return None
     return {k: float(p[k]) for k in ("x", "y", "heading") if k in p}
 
 
-def step_entry(t: int, info: Mapping[str, Any], action: Any = None, reward: Any = 0.0) -> dict:
-    """The trace entry of step ``t`` from its ``info`` (module docstring); values as the
-    env gave them (metres and degrees, not rounded).
+def add_step(
+    trace: EpisodeTrace, info: Mapping[str, Any], action: Any, reward: Any, more: dict | None
+) -> None:
+    """Add a step to ``trace`` from its ``info``: the action the core env received (its
+    JSON form), validity, goal visibility, the step's other entries (``more``: None or a
+    dict) and its numbers (reward, pose, distance to the goal:
+    :data:`~urban_gym.eval.tracefile.FLOAT_FIELDS`), as the env gave them (metres and
+    degrees, not rounded).
     """
     get = info.get
-    e: dict[str, Any] = {"t": t}
-    if t:
-        e["action"] = action
-        valid = get("action_valid", True)
-        if valid is True:
-            e["valid"] = True
-        else:
-            e["valid"] = bool(valid)
-            if not e["valid"]:
-                e["invalid_action"] = json_safe(str(get("invalid_action", "")), max_chars=500)
-        r = reward if type(reward) is float else float(reward)
-        e["reward"] = r if -_INF < r < _INF else None
     p = get("pose")
-    if type(p) is dict and len(p) == 3:
-        e["pose"] = {"x": p["x"], "y": p["y"], "heading": p["heading"]}
-    else:
-        e["pose"] = _pose(info)
-    d = get("distance_to_goal_m")
-    e["distance_to_goal_m"] = d if type(d) is float and -_INF < d < _INF else _distance(info)
+    try:
+        nums = (reward, p["x"], p["y"], p["heading"], get("distance_to_goal_m"))
+    except (TypeError, KeyError, IndexError):  # no pose, or not the three numbers
+        more = {**(more or {}), "pose": _pose(info)}
+        nums = (reward, None, None, None, get("distance_to_goal_m"))
+    valid = get("action_valid", True)
+    if valid is not True:
+        valid = bool(valid)
+        if not valid:
+            why = json_safe(str(get("invalid_action", "")), max_chars=500)
+            more = {"invalid_action": why, **(more or {})}
     gv = get("goal_visible")
-    e["goal_visible"] = gv if gv is None or gv is True or gv is False else bool(gv)
-    return e
+    if gv is not None and gv is not True and gv is not False:
+        gv = bool(gv)
+    if more:
+        trace.more[len(trace.actions)] = more
+    trace.actions.append(action)
+    trace.valid.append(valid)
+    trace.visible.append(gv)
+    trace.floats += nums
+
+
+def start_trace(info: Mapping[str, Any]) -> EpisodeTrace:
+    """A trace holding step 0: the state after ``reset`` (no action, validity or reward)."""
+    trace = EpisodeTrace()
+    add_step(trace, {**info, "action_valid": True}, None, math.nan, None)
+    trace.valid[0] = None
+    return trace
 
 
 def _reply_entry(text: Any, info: Mapping[str, Any]) -> dict[str, Any]:
@@ -166,14 +227,44 @@ def _reply_entry(text: Any, info: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _answer(steps: Sequence[Mapping[str, Any]]) -> str | None:
+def _more(action: Any, info: Mapping[str, Any], notes: Mapping[str, Any] | None) -> tuple:
+    """A step's entries beyond the fixed ones (reply, tokens, timing, a scheme's calls and
+    notes) and the model's latency in seconds.
+    """
+    more: dict[str, Any] = {}
+    if type(action) is str:
+        more["reply"] = _reply_entry(action, info)
+    lat = 0.0
+    if notes:
+        if notes.get("usage"):
+            more["tokens"] = json_safe(notes["usage"])
+        lat = float(notes.get("latency_s", 0.0) or 0.0)
+        more["timing"] = {"latency_s": round(lat, 4)}
+        for k in ("calls", "scheme"):  # a scheme's extra calls and its notes
+            if notes.get(k):
+                more[k] = json_safe(notes[k])
+    return more or None, lat
+
+
+def _answer(trace: EpisodeTrace) -> str | None:
     """The answer of the last valid action that carried one (``text`` / ``answer``)."""
-    for s in reversed(steps):
-        a = s.get("action")
-        if s.get("valid") and isinstance(a, Mapping):
-            for k in ("text", "answer"):
-                if a.get(k) is not None:
-                    return str(a[k])
+    shared = list(trace.distinct.values())
+    if shared and not any("text" in a or "answer" in a for a in shared):
+        ids = {id(a) for a in shared}
+        ids.add(id(None))
+        if ids.issuperset(map(id, trace.actions)):  # every action one of them: none
+            return None
+    seen = None  # the last action looked at (steps often share one: _distinct_action)
+    for a, valid in zip(reversed(trace.actions), reversed(trace.valid)):
+        if a is seen or not valid:
+            continue
+        seen = a
+        if (type(a) is dict or isinstance(a, Mapping)) and ("text" in a or "answer" in a):
+            v = a.get("text")
+            if v is None:
+                v = a.get("answer")
+            if v is not None:
+                return str(v)
     return None
 
 
@@ -193,6 +284,101 @@ def task_summary(task: Any) -> dict[str, Any]:
     }
 
 
+def _steps(
+    face: gym.Env,
+    recorder: TraceRecorder | None,
+    agent: Any,
+    obs: Any,
+    info: Any,
+    trace: EpisodeTrace,
+) -> tuple[str | None, str | None, float, Any]:
+    """The steps of an episode after its reset, added to ``trace``; returns the
+    termination (None: the env's own), the error, the model's latency and the last info.
+    An agent that acts on the core env and has no step notes (a language model's tokens)
+    runs in :func:`_plain_steps`.
+    """
+    from urban_gym.baselines.agents import AgentGaveUp
+
+    step_info = getattr(agent, "step_info", None)
+    if not callable(step_info):
+        step_info = None
+    if recorder is None and step_info is None:
+        return _plain_steps(face, agent, obs, info, trace)
+    act, step = agent.act, face.step
+    latency = 0.0
+    while True:
+        try:
+            action = act(obs, info)
+        except AgentGaveUp as exc:
+            return None, str(exc), latency, face.unwrapped.end_episode(exc.termination)
+        except Exception as exc:
+            return "agent_error", f"{type(exc).__name__}: {exc}", latency, info
+        notes = step_info() if step_info is not None else None
+        try:
+            obs, reward, terminated, truncated, info = step(action)
+        except Exception as exc:
+            return "env_error", f"{type(exc).__name__}: {exc}", latency, info
+        more = None
+        if notes or type(action) is str:
+            more, lat = _more(action, info, notes)
+            latency += lat
+        a = core_action(action) if recorder is None else recorder.last_action
+        add_step(trace, info, a, reward, more)
+        if terminated or truncated:
+            return None, None, latency, info
+
+
+def _plain_steps(
+    face: gym.Env, agent: Any, obs: Any, info: Any, trace: EpisodeTrace
+) -> tuple[str | None, str | None, float, Any]:
+    """:func:`_steps` of an agent acting on the core env, without step notes -- the
+    oracle, the random agent, a trained policy -- with the usual step (a valid action of
+    JSON values; pose, distance and visibility as the info schema has them) added inline:
+    this runs on every step, and a function call costs about as much as the rest.
+    """
+    from urban_gym.baselines.agents import AgentGaveUp
+
+    act, step = agent.act, face.step
+    actions, valid, visible = trace.actions.append, trace.valid.append, trace.visible.append
+    floats, table = trace.floats, trace.distinct
+    while True:
+        try:
+            action = act(obs, info)
+        except AgentGaveUp as exc:
+            return None, str(exc), 0.0, face.unwrapped.end_episode(exc.termination)
+        except Exception as exc:
+            return "agent_error", f"{type(exc).__name__}: {exc}", 0.0, info
+        try:
+            obs, reward, terminated, truncated, info = step(action)
+        except Exception as exc:
+            return "env_error", f"{type(exc).__name__}: {exc}", 0.0, info
+        a = None
+        if type(action) is dict:  # the action a step before gave, or a new one
+            try:
+                a = table.get((*action.items(), *map(type, action.values())))  # action_key
+            except TypeError:
+                pass
+            if a is None:
+                a = _distinct_action(action, table)
+        if a is None:
+            a = core_action(action)
+        try:
+            p = info["pose"]
+            nums = (reward, p["x"], p["y"], p["heading"], info["distance_to_goal_m"])
+            usual = info["action_valid"] is True
+        except (TypeError, KeyError, IndexError):
+            usual = False
+        if usual:  # (goal visibility: None, True or False, else made one by run_episode)
+            actions(a)
+            valid(True)
+            visible(info.get("goal_visible"))
+            floats += nums
+        else:
+            add_step(trace, info, a, reward, None)
+        if terminated or truncated:
+            return None, None, 0.0, info
+
+
 def run_episode(
     face: gym.Env,
     recorder: TraceRecorder | None,
@@ -200,11 +386,13 @@ def run_episode(
     key: Any,
     task: Any,
     summary: Mapping[str, Any] | None = None,
-) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+) -> tuple[dict[str, Any], EpisodeTrace]:
     """Run the episode of ``key`` (an :class:`~urban_gym.eval.worker.EpisodeKey`) with
-    ``agent`` on its ``face``; returns ``(record, steps)``. ``recorder`` is the
-    :class:`TraceRecorder` at the bottom of a face of wrappers, or None when the agent acts
-    on the core env itself (its actions are then what the core env received).
+    ``agent`` on its ``face``; returns ``(record, trace)`` (an
+    :class:`~urban_gym.eval.tracefile.EpisodeTrace`; ``trace.steps()`` gives the
+    step entries). ``recorder`` is the :class:`TraceRecorder` at the bottom of a face of
+    wrappers, or None when the agent acts on the core env itself (its actions are then
+    what the core env received).
 
     The agent giving up (:class:`~urban_gym.baselines.agents.AgentGaveUp`, e.g. the model
     client) ends the episode with its termination (``model_error``) and the family's
@@ -212,84 +400,50 @@ def run_episode(
     with ``agent_error`` / ``env_error``, ``is_success`` False and the error's text, and
     the run goes on. Ctrl-C (``KeyboardInterrupt``) stops the run.
     """
-    from urban_gym.baselines.agents import AgentGaveUp
-
     t0 = time.perf_counter()
     usage0 = agent.usage()
     obs, info = face.reset(seed=key.seed, options={"task_id": key.task_id})
     agent.reset(face, task, seed=key.agent_seed)
-    steps = [step_entry(0, info)]
-    termination: str | None = None
-    error: str | None = None
-    latency = 0.0
-    step_info = getattr(agent, "step_info", None)
-    if not callable(step_info):
-        step_info = None
-    act, step, append = agent.act, face.step, steps.append
-    t = 0
-    while True:
-        try:
-            action = act(obs, info)
-        except AgentGaveUp as exc:
-            info = face.unwrapped.end_episode(exc.termination)
-            error = str(exc)
-            break
-        except Exception as exc:
-            termination, error = "agent_error", f"{type(exc).__name__}: {exc}"
-            break
-        notes = step_info() if step_info is not None else None
-        try:
-            obs, reward, terminated, truncated, info = step(action)
-        except Exception as exc:
-            termination, error = "env_error", f"{type(exc).__name__}: {exc}"
-            break
-        t += 1
-        e = step_entry(
-            t, info, core_action(action) if recorder is None else recorder.last_action, reward
-        )
-        if type(action) is str:
-            e["reply"] = _reply_entry(action, info)
-        if notes:
-            if notes.get("usage"):
-                e["tokens"] = json_safe(notes["usage"])
-            lat = float(notes.get("latency_s", 0.0) or 0.0)
-            latency += lat
-            e["timing"] = {"latency_s": round(lat, 4)}
-            for k in ("calls", "scheme"):  # a scheme's extra calls and its notes
-                if notes.get(k):
-                    e[k] = json_safe(notes[k])
-        append(e)
-        if terminated or truncated:
-            break
+    trace = start_trace(info)
+    termination, error, latency, info = _steps(face, recorder, agent, obs, info, trace)
+    if not _BOOLISH.issuperset(map(id, trace.visible)):  # not None, True or False: a bool
+        trace.visible[:] = [v if v is None else bool(v) for v in trace.visible]
     usage1 = agent.usage()
-    tokens = {k: int(usage1.get(k, 0)) - int(usage0.get(k, 0)) for k in usage1}
+    if usage1 == usage0:
+        tokens = dict.fromkeys(usage1, 0)
+    else:
+        tokens = {k: int(usage1.get(k, 0)) - int(usage0.get(k, 0)) for k in usage1}
     if termination is None:
         termination = str(info.get("termination", "unfinished"))
-        metrics = json_safe(info.get("metrics") or {})
+        metrics = info.get("metrics") or {}
+        metrics = (
+            metrics.copy()
+            if type(metrics) is dict and _plain_items(metrics)
+            else json_safe(metrics)
+        )
         success = bool(info.get("is_success", False))
     else:
         metrics, success = {"success": 0.0}, False
-    last = steps[-1]
+    summary = dict(summary or task_summary(task))
+    task_info = summary.pop("task_info")
     record: dict[str, Any] = {
         "task_id": key.task_id,
         "seed": key.seed,
         "repeat": key.repeat,
         "key": key.name,
         "agent_seed": key.agent_seed,
-        **{k: v for k, v in (summary or task_summary(task)).items() if k != "task_info"},
+        **summary,
         "termination": termination,
         "is_success": success,
         "metrics": metrics,
-        "steps": len(steps) - 1,
-        "invalid_actions": sum(1 for s in steps[1:] if not s.get("valid", True)),
-        "answer": _answer(steps),
+        "steps": len(trace) - 1,
+        "invalid_actions": trace.valid.count(False),
+        "answer": _answer(trace),
         "tokens": tokens,
-        "goal_seen": any(s.get("goal_visible") for s in steps)
-        if steps[0].get("goal_visible") is not None
-        else None,
-        "start": {"pose": steps[0]["pose"], "distance_to_goal_m": steps[0]["distance_to_goal_m"]},
-        "end": {"pose": last["pose"], "distance_to_goal_m": last["distance_to_goal_m"]},
-        "task_info": dict((summary or task_summary(task))["task_info"]),
+        "goal_seen": (True in trace.visible) if trace.visible[0] is not None else None,
+        "start": {"pose": trace.pose(0), "distance_to_goal_m": trace.distance(0)},
+        "end": {"pose": trace.pose(-1), "distance_to_goal_m": trace.distance(-1)},
+        "task_info": dict(task_info),
     }
     if error is not None:
         record["error"] = json_safe(error, max_chars=2000)
@@ -298,7 +452,7 @@ def run_episode(
         "model_latency_s": round(latency, 4),
         "finished_at": time.time(),
     }
-    return record, steps
+    return record, trace
 
 
 def replay(
@@ -347,7 +501,8 @@ __all__ = [
     "core_action",
     "replay",
     "replay_action",
+    "add_step",
     "run_episode",
-    "step_entry",
+    "start_trace",
     "task_summary",
 ]

@@ -10,8 +10,10 @@ A policy is named by a spec string (``urban-gym serve-scripted --policy SPEC``):
                        episode, so a rerun gives the same replies
 ``random``             a uniformly random valid action table entry (seeded per episode)
 ``replay:FILE``        recorded replies, in order: a JSONL file whose lines are reply
-                       strings, objects with ``"text"``, or the harness's trace steps
-                       (``{"reply": {"text": ...}}``; steps without a reply are skipped)
+                       strings, objects with ``"text"``, the harness's trace steps
+                       (``{"reply": {"text": ...}}``; steps without a reply are skipped),
+                       or whole episodes' trace lines (a part file of a run's
+                       ``traces/``: the replies of its steps, in order)
 =====================  ==============================================================
 
 Every policy but ``replay`` chooses a structured action that the server writes as a reply
@@ -137,12 +139,23 @@ def read_replies(path: Path) -> list[str]:
             value = json.loads(line)
         except json.JSONDecodeError as exc:
             raise UrbanGymError(f"replay file {str(path)!r} line {n} is not JSON: {exc}") from exc
-        text = _reply_text(value)
-        if text is not None:
-            texts.append(text)
+        texts += _reply_texts(value)
     if not texts:
         raise UrbanGymError(f"replay file {str(path)!r} holds no reply")
     return texts
+
+
+def _reply_texts(value: Any) -> list[str]:
+    """The replies of one line of a replay file: one, or none, or the replies of the
+    steps of an episode's trace line (format 2 of :mod:`urban_gym.eval.tracefile`: the
+    step's other entries, ``reply`` among them, are in ``more`` by step number).
+    """
+    more = value.get("more") if isinstance(value, Mapping) and value.get("format") == 2 else None
+    if not isinstance(more, Mapping):
+        text = _reply_text(value)
+        return [] if text is None else [text]
+    steps = sorted((int(t), m) for t, m in more.items() if str(t).isdigit())
+    return [text for _, m in steps if (text := _reply_text(m)) is not None]
 
 
 def _reply_text(value: Any) -> str | None:
