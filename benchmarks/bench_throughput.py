@@ -177,7 +177,19 @@ for e in envs:
         obs, r, te, tr, _ = e.step(int(rng.choice(np.flatnonzero(m))))
         if te or tr:
             obs, _ = e.reset()
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+def peak_rss():
+    # VmHWM: the peak of this process's own memory map. ru_maxrss is not: on Linux it
+    # keeps the parent's peak across fork and exec, so a child of a large benchmark
+    # process would report the parent's memory.
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+print(peak_rss())
 """
 
 VEC = """
