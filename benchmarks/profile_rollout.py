@@ -1,0 +1,73 @@
+"""Where a rollout's time goes: cProfile over the loop ``bench_throughput.py`` times.
+
+Seeded random masked actions with resets counted, on one env, for about ``--seconds``
+after a warm-up of ``--warmup`` steps; prints the steps, resets and steps/s of the
+profiled loop (slower than unprofiled: cProfile's own cost) and the functions by their own
+time. ``--out FILE`` also writes the raw profile (``python -m pstats FILE``, snakeviz).
+
+    .venv/bin/python benchmarks/profile_rollout.py UrbanGym/CityWalk-v0 --env-kwargs '{"view_size": 84}'
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import json
+import pstats
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.bench_throughput import make, masked_choice  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("env_id")
+    p.add_argument("--env-kwargs", default="{}", help="JSON object of gym.make keyword arguments")
+    p.add_argument("--seconds", type=float, default=15.0)
+    p.add_argument("--warmup", type=int, default=200, help="steps before profiling")
+    p.add_argument("--top", type=int, default=25, help="functions to print")
+    p.add_argument("--out", type=Path, help="write the raw profile here")
+    args = p.parse_args(argv)
+    import numpy as np
+
+    kwargs = json.loads(args.env_kwargs)
+    if not isinstance(kwargs, dict):
+        p.error(f"--env-kwargs must be a JSON object, got {args.env_kwargs!r}")
+    env = make(args.env_id, kwargs)
+    rng = np.random.default_rng(0)
+    n = env.action_space.n
+    obs, _ = env.reset(seed=0)
+    episode = 0
+    for _ in range(args.warmup):
+        obs, _, term, trunc, _ = env.step(masked_choice(rng, obs, n))
+        if term or trunc:
+            episode += 1
+            obs, _ = env.reset(seed=1000 * episode)
+    prof = cProfile.Profile()
+    steps = resets = 0
+    t0 = time.perf_counter()
+    prof.enable()
+    while time.perf_counter() - t0 < args.seconds:
+        obs, _, term, trunc, _ = env.step(masked_choice(rng, obs, n))
+        steps += 1
+        if term or trunc:
+            episode += 1
+            resets += 1
+            obs, _ = env.reset(seed=1000 * episode)
+    prof.disable()
+    wall = time.perf_counter() - t0
+    print(
+        f"{args.env_id} {kwargs}: {steps} steps, {resets} resets, {steps / wall:,.0f} steps/s (profiled)"
+    )
+    if args.out:
+        prof.dump_stats(str(args.out))
+    pstats.Stats(prof).sort_stats("tottime").print_stats(args.top)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
