@@ -243,12 +243,12 @@ def raster_rect(city: City) -> tuple[float, float, int, int]:
 def city_raster(city: City, painter: Callable[[], GroundPainter]) -> GroundWindow | None:
     """The raster of the whole city (:func:`raster_rect`), painted once per machine by
     ``painter()`` and memory-mapped from the render cache
-    (:func:`urban_gym.render.diskcache.cached_array`; named by the city's fingerprint when
+    (:func:`urban_gym.world.diskcache.cached_array`; named by the city's fingerprint when
     :func:`~urban_gym.world.loader.load_city` loaded it, so no painter is built then, else
     by a hash of what the painter draws), or None when it would be larger than
     :data:`CITY_RASTER_MAX_BYTES` (the city is then painted in windows).
     """
-    from urban_gym.render.diskcache import cached_array
+    from urban_gym.world.diskcache import cached_array
     from urban_gym.world.loader import city_fingerprint
 
     x0, y1, w, h = raster_rect(city)

@@ -30,7 +30,6 @@ import numpy as np
 
 from urban_gym.render import kernels, textures
 from urban_gym.render.conditions import Conditions
-from urban_gym.render.diskcache import cached_array
 from urban_gym.render.fill import Runs, fill, ground_maps
 from urban_gym.render.ids import BUILDING_BASE, GROUND_ID, OBJECT_BASE, PEDESTRIAN_BASE, SIGN_BASE
 from urban_gym.render.scene import Scene
@@ -46,6 +45,7 @@ from urban_gym.render.textures import (
     facade_atlas,
     pedestrian_sprite,
 )
+from urban_gym.world.diskcache import cached_array
 
 #: most wall hits kept per column
 K_HITS = 6
@@ -503,7 +503,7 @@ def combined_atlas(time_of_day: str, weather: str) -> np.ndarray:
     stacked on axis 1) followed on axis 1 by a ceiling band and a sky strip whose column
     ``SKY_X0 + SKY_SCALE * tan(elevation)`` holds the sky colour at that elevation.
 
-    Built once per machine (:func:`urban_gym.render.diskcache.cached_array`) and shared,
+    Built once per machine (:func:`urban_gym.world.diskcache.cached_array`) and shared,
     memory-mapped, by the processes that use it.
     """
     return cached_array(

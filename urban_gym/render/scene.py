@@ -30,7 +30,6 @@ import numpy as np
 from shapely.geometry.polygon import orient
 
 from urban_gym.render import textures as textures_module
-from urban_gym.render.diskcache import cached_array, cached_object
 from urban_gym.render.ground import GroundPainter, GroundWindow, city_raster
 from urban_gym.render.textures import (
     FASCIA_M,
@@ -45,6 +44,7 @@ from urban_gym.render.textures import (
     tree_variants,
 )
 from urban_gym.world.city import City
+from urban_gym.world.diskcache import cached_array, cached_object
 from urban_gym.world.loader import city_fingerprint
 
 CELL_M = 32.0

@@ -21,7 +21,9 @@ The CityWalk dynamics (:mod:`urban_gym.envs.citywalk_dynamics`) build on this.
 
 from __future__ import annotations
 
+import hashlib
 import math
+import sys
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -152,12 +154,39 @@ class WalkGeometry:
 
     @classmethod
     def for_city(cls, city: City) -> WalkGeometry:
-        """The (memoised) walking geometry of ``city``."""
+        """The (memoised) walking geometry of ``city``. For a city with a fingerprint (one
+        :func:`~urban_gym.world.loader.load_city` loaded) it is built once per machine and
+        read from the world cache after that (:func:`urban_gym.world.diskcache.cached_object`,
+        named by the fingerprint and this module's source): about 0.4 s for Helsinki
+        instead of building it in every process.
+        """
         g = _GEOMETRY_CACHE.get(city)
         if g is None:
-            g = cls.build(city)
+            from urban_gym.world.diskcache import cached_object
+            from urban_gym.world.loader import city_fingerprint
+
+            fp = city_fingerprint(city)
+            if fp is None:
+                g = cls.build(city)
+            else:
+                name = "walk-" + hashlib.sha256(fp.encode()).hexdigest()[:20]
+                g = cached_object(name, lambda: cls.build(city), sys.modules[__name__])
             _GEOMETRY_CACHE[city] = g
         return g
+
+    @staticmethod
+    def memoised(city: City) -> WalkGeometry | None:
+        """The geometry :meth:`for_city` has given for ``city`` in this process, or None."""
+        return _GEOMETRY_CACHE.get(city)
+
+    def __getstate__(self) -> dict:
+        # a prepared geometry does not pickle: the plain one travels, prepared on arrival
+        return {**self.__dict__, "shelter": None}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        if self._shelter_geom is not None:
+            self.shelter = prep(self._shelter_geom)
 
     @classmethod
     def build(cls, city: City) -> WalkGeometry:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from urban_gym.render import diskcache
+from urban_gym.world import diskcache
 
 
 def test_built_once_then_read_back(tmp_path, monkeypatch):

@@ -1,11 +1,12 @@
-"""Arrays built once per machine: textures that every process would otherwise draw again.
+"""Values built once per machine: what every process would otherwise compute again.
 
-:func:`cached_array` keeps an array as a ``.npy`` file under the world cache
-(:func:`urban_gym.world.loader.cache_dir` ``/render``), named by what it is and a hash of
-the source files that draw it (so a change to the drawing code builds it anew), and opens
-it memory-mapped and read-only: processes on one machine (the workers of a vector env)
-share its pages. Where the folder cannot be written or a file cannot be read, the array is
-built in memory as before.
+:func:`cached_array` keeps an array (a texture atlas, a city's ground raster) as a ``.npy``
+file under the world cache (:func:`urban_gym.world.loader.cache_dir` ``/render``), named
+by what it is and a hash of the source files that build it (so a change to that code
+builds it anew), and opens it memory-mapped and read-only: processes on one machine (the
+workers of a vector env) share its pages. :func:`cached_object` does the same for any
+picklable value (a city's walking geometry, sign boards). Where the folder cannot be
+written or a file cannot be read, the value is built in memory as before.
 """
 
 from __future__ import annotations
