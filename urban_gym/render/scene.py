@@ -73,6 +73,35 @@ class SignPlacement:
     h: int
 
 
+#: What :meth:`Scene._build_walls` and :meth:`Scene._build_grid` compute from the city's
+#: buildings (kept in the world cache for a loaded city).
+_WALL_KEYS = (
+    "building_segs",
+    "ax",
+    "ay",
+    "bx",
+    "by",
+    "dx",
+    "dy",
+    "length",
+    "nx",
+    "ny",
+    "bid",
+    "uoff",
+    "height",
+    "style",
+    "n_segs",
+    "seg_xy",
+    "seg_shade",
+    "gx0",
+    "gy0",
+    "gnx",
+    "gny",
+    "grid_segs",
+    "grid_start",
+)
+
+
 class Scene:
     """Everything the ray caster needs to know about ``city`` (see the module docstring)."""
 
@@ -80,8 +109,19 @@ class Scene:
         self.city = city
         self.max_distance = float(max_distance)
         self._lock = threading.Lock()
-        self._build_walls()
-        self._build_grid()
+        fp = city_fingerprint(city)
+        if fp is None:
+            self._build_walls()
+            self._build_grid()
+        else:  # a loaded city: its walls and wall grid once per machine, from the world cache
+
+            def build() -> dict:
+                self._build_walls()
+                self._build_grid()
+                return {k: self.__dict__[k] for k in _WALL_KEYS}
+
+            name = "scene-walls-" + hashlib.sha256(fp.encode()).hexdigest()[:20]
+            self.__dict__.update(cached_object(name, build, textures_module, _this_module()))
         self._cand: OrderedDict[tuple, tuple[np.ndarray, np.ndarray]] = OrderedDict()
         self._obj_cand: OrderedDict[tuple, np.ndarray] = OrderedDict()
         self._signs_ready = False
@@ -201,7 +241,7 @@ class Scene:
         a city whose ground raster is on disk never needs one).
         """
         if self._painter is None:
-            self._painter = GroundPainter(self.city)
+            self._painter = GroundPainter.for_city(self.city)
         return self._painter
 
     def ensure_signs(self) -> None:

@@ -7,10 +7,14 @@ rebuild the same graph in any process.
 
 from __future__ import annotations
 
+import hashlib
+import importlib
 import json
 from typing import Any
 
 from urban_gym.caching import LRUCache
+from urban_gym.world.diskcache import cached_object
+from urban_gym.world.loader import city_fingerprint
 from urban_gym.world.streetgraph.elements import (
     DEFAULT_SPACING_M,
     DEFAULT_STREET_KINDS,
@@ -22,6 +26,14 @@ from urban_gym.world.streetgraph.touchdown import read_touchdown
 
 #: The graphs built in this process, by :func:`graph_key` (never evicted).
 _MEMO: LRUCache[str, StreetGraph] = LRUCache(lock=True, name="world.streetgraphs")
+
+
+def _build_modules() -> tuple:
+    """The modules whose code makes a graph from a city (their source names the cached
+    graph, so a change to them builds it anew).
+    """
+    names = ("elements", "from_city", "graph", "preprocess", "distances", "loading")
+    return tuple(importlib.import_module(f"urban_gym.world.streetgraph.{n}") for n in names)
 
 
 def graph_key(spec: dict[str, Any]) -> str:
@@ -57,27 +69,39 @@ def load_streetgraph(spec: dict[str, Any]) -> StreetGraph:
         raise StreetGraphError(
             f"graph spec: unknown keys {unknown}; valid keys: {', '.join(sorted(valid[source]))}"
         )
+    city = None
     if source == "city":
         from urban_gym.world.loader import load_city
 
         city = load_city(spec["city"])
-        raw = StreetGraph.from_city(
-            city,
-            spacing=float(spec.get("spacing", DEFAULT_SPACING_M)),
-            kinds=spec.get("kinds", list(DEFAULT_STREET_KINDS)),
-            city_spec=spec["city"],
+
+    def build() -> StreetGraph:
+        if city is not None:
+            raw = StreetGraph.from_city(
+                city,
+                spacing=float(spec.get("spacing", DEFAULT_SPACING_M)),
+                kinds=spec.get("kinds", list(DEFAULT_STREET_KINDS)),
+                city_spec=spec["city"],
+            )
+        else:
+            raw = read_touchdown(spec["path"], images=spec.get("images"))
+        g, _ = preprocess(
+            raw,
+            reverse_links=spec.get("reverse_links", True),
+            prune=spec.get("prune", True),
+            largest_component=spec.get("largest_component", True),
+            merge_parallel=spec.get("merge_parallel", True),
+            keep=spec.get("keep", ()),
         )
-    else:
-        raw = read_touchdown(spec["path"], images=spec.get("images"))
-    g, _ = preprocess(
-        raw,
-        reverse_links=spec.get("reverse_links", True),
-        prune=spec.get("prune", True),
-        largest_component=spec.get("largest_component", True),
-        merge_parallel=spec.get("merge_parallel", True),
-        keep=spec.get("keep", ()),
-    )
-    g.meta["spec"] = dict(spec)
+        g.meta["spec"] = dict(spec)
+        return g
+
+    fp = None if city is None else city_fingerprint(city)
+    if fp is None:
+        g = build()
+    else:  # a graph of a loaded city: built once per machine, then read from the world cache
+        name = "streetgraph-" + hashlib.sha256((fp + key).encode()).hexdigest()[:20]
+        g = cached_object(name, build, *_build_modules())
     _MEMO.put(key, g)
     return g
 
