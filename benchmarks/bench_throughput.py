@@ -238,7 +238,17 @@ def main() -> None:
     ap.add_argument("--only", default="", help="run only rows whose label contains this")
     ap.add_argument("--skip-process", action="store_true", help="skip subprocess sections")
     ap.add_argument("--json", default="", help="also write the figures to this JSON file")
+    ap.add_argument(
+        "--first-step",
+        type=int,
+        default=0,
+        metavar="N",
+        help="only the first-step table, N fresh processes per id (the first may build caches)",
+    )
     args = ap.parse_args()
+    if args.first_step:
+        first_step_table(args.first_step)
+        return
     seconds = 1.5 if args.quick else 5.0
     load = os.getloadavg()[0]
     from tqdm import tqdm
@@ -289,6 +299,18 @@ def main() -> None:
         process_sections(args, figures)
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=1))
+
+
+def first_step_table(runs: int) -> None:
+    """Seconds from start to first step of ``runs`` fresh processes per id, in order."""
+    from urban_gym.envs.registration import ENV_SPECS
+
+    print(f"\n### A fresh process: start to first step, {runs} runs per id (goal <= 2 s)\n")
+    print("| id | seconds, run by run |")
+    print("|---|---|")
+    for env_id in ENV_SPECS:
+        times = [float(python_cmd(FIRST_STEP.format(env_id=env_id))) for _ in range(runs)]
+        print(f"| {env_id} | {' / '.join(f'{t:.2f}' for t in times)} |")
 
 
 def process_sections(args, figures: dict) -> None:

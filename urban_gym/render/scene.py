@@ -218,7 +218,9 @@ class Scene:
             counts = ends - starts
             tot = int(counts.sum())
             idx = np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(tot)
-            segs = np.unique(self.grid_segs[idx])
+            seen = np.zeros(self.n_segs, bool)  # the distinct walls, in order (as np.unique)
+            seen[self.grid_segs[idx]] = True
+            segs = np.flatnonzero(seen).astype(np.int32)
         else:
             segs = np.zeros(0, np.int32)
         cx, cy = self.gx0 + (ci + 0.5) * CELL_M, self.gy0 + (cj + 0.5) * CELL_M
