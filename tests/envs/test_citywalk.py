@@ -439,3 +439,27 @@ def test_make_vec_sync_and_async(tiny_tasks):
             assert obs["action_mask"].shape == (2, 26)
         finally:
             v.close()
+
+
+def test_the_distance_to_the_goal_is_walked_again_only_after_a_move(monkeypatch):
+    """A step that does not move the walker (a look) keeps the walking distance it had;
+    a move computes it again -- and both equal the distance computed from scratch."""
+    import urban_gym.envs.citywalk as cw
+
+    env = make([nav_task()])
+    calls = []
+    real = cw.walking_distance
+
+    def counted(*a):
+        calls.append(a[-2:])
+        return real(*a)
+
+    monkeypatch.setattr(cw, "walking_distance", counted)
+    _, _, _, _, before = env.step({"action": "look", "yaw": 0.0, "pitch": 10.0})
+    assert calls == []  # same place as after reset: not walked again
+    _, _, _, _, after = env.step(move("forward", 2.0))
+    assert len(calls) == 1 and calls[0] == pytest.approx((0.0, 2.8))
+    assert after["distance_to_goal_m"] == pytest.approx(before["distance_to_goal_m"] - 2.8)
+    fld = env._fields[hash(env.current_target())]
+    scratch = real(env.city, env.geometry, env.router, fld, env.walker.x, env.walker.y)
+    assert after["distance_to_goal_m"] == scratch

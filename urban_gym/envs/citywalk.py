@@ -215,6 +215,7 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
         "_fields",
         "_renderers",
         "_last_view",
+        "_remaining_memo",
     )
 
     def __init__(
@@ -571,7 +572,12 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
             fld = self._distance_field(target)
             self._fields = {key: fld}
         w = self.walker
-        return walking_distance(self.city, self.geometry, self.router, fld, w.x, w.y)
+        memo = self.__dict__.get("_remaining_memo")
+        if memo is not None and memo[0] is fld and memo[1] == w.x and memo[2] == w.y:
+            return memo[3]  # not moved (a look, a map action, blocked): the same distance
+        d = walking_distance(self.city, self.geometry, self.router, fld, w.x, w.y)
+        self._remaining_memo = (fld, w.x, w.y, d)
+        return d
 
     # ------------------------------------------------------------------ observation
     def _mask(self) -> np.ndarray:
