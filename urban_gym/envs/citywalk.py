@@ -339,6 +339,7 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
         self.record.arrivals = [None] * len(self.stops)
         self._router_cache: Router | None = None
         self._fields: dict[int, DistanceField] = {}
+        self._remaining_memo: tuple | None = None  # (field, x, y, walking distance)
         self.distance_to_goal = self._remaining()
         self.record.start_distance = self.distance_to_goal
         self._last_notice = ""
@@ -365,6 +366,7 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
         self._last_view = {}
         self._router_cache = None
         self._fields = {}
+        self._remaining_memo = None
         self.city = load_city(self._city_spec)
         self.geometry = WalkGeometry.for_city(self.city)
         self.ground = low_obstacles(self.city, self.geometry)
@@ -572,7 +574,7 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
             fld = self._distance_field(target)
             self._fields = {key: fld}
         w = self.walker
-        memo = self.__dict__.get("_remaining_memo")
+        memo = self._remaining_memo
         if memo is not None and memo[0] is fld and memo[1] == w.x and memo[2] == w.y:
             return memo[3]  # not moved (a look, a map action, blocked): the same distance
         d = walking_distance(self.city, self.geometry, self.router, fld, w.x, w.y)
