@@ -33,7 +33,8 @@ def _build_modules() -> tuple:
     graph, so a change to them builds it anew).
     """
     names = ("elements", "from_city", "graph", "preprocess", "distances", "loading")
-    return tuple(importlib.import_module(f"urban_gym.world.streetgraph.{n}") for n in names)
+    mods = [importlib.import_module(f"urban_gym.world.streetgraph.{n}") for n in names]
+    return (*mods, importlib.import_module("urban_gym.world.geo"))  # the graph's GeoFrame
 
 
 def graph_key(spec: dict[str, Any]) -> str:
