@@ -80,3 +80,24 @@ def test_signs_from_the_cache_are_the_signs_built(tmp_path, monkeypatch):
     np.testing.assert_array_equal(np.asarray(again.sign_atlas), built["sign_atlas"])
     np.testing.assert_array_equal(again.sign_u0, built["sign_u0"])
     assert again.poi_sign.keys() == built["poi_sign"].keys() and len(again.signs) > 0
+
+
+def test_a_value_for_a_city_is_kept_by_its_fingerprint_and_key(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    monkeypatch.setenv("URBAN_GYM_CACHE", str(tmp_path))
+    calls = []
+
+    def build():
+        calls.append(1)
+        return {"n": len(calls)}
+
+    loaded = SimpleNamespace(fingerprint="osm:abc")
+    assert diskcache.cached_for_city("probe", loaded, build, diskcache) == {"n": 1}
+    assert diskcache.cached_for_city("probe", loaded, build, diskcache) == {"n": 1}  # read
+    assert diskcache.cached_for_city("probe", loaded, build, diskcache, key="x") == {"n": 2}
+    other = SimpleNamespace(fingerprint="osm:def")
+    assert diskcache.cached_for_city("probe", other, build, diskcache) == {"n": 3}
+    in_code = SimpleNamespace(fingerprint=None)  # a city built in code: never kept
+    assert diskcache.cached_for_city("probe", in_code, build, diskcache) == {"n": 4}
+    assert diskcache.cached_for_city("probe", in_code, build, diskcache) == {"n": 5}

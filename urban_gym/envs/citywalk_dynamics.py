@@ -162,12 +162,10 @@ def low_obstacles(city: City, geometry: WalkGeometry) -> WalkGeometry:
     if hit is not None and hit[0] is geometry:
         return hit[1]
     import dataclasses
-    import hashlib
     import sys
 
     from urban_gym.world import walkable as walkable_module
-    from urban_gym.world.diskcache import cached_object
-    from urban_gym.world.loader import city_fingerprint
+    from urban_gym.world.diskcache import cached_for_city
     from urban_gym.world.walkable import WALKER_RADIUS, SegmentGrid
 
     w = geometry.walls
@@ -187,12 +185,10 @@ def low_obstacles(city: City, geometry: WalkGeometry) -> WalkGeometry:
             segs = np.vstack([old, np.array(squares, dtype=float)])
             return SegmentGrid(segs, WALKER_RADIUS, cell=4.0)
 
-        fp = city_fingerprint(city)
-        if fp is None or geometry is not WalkGeometry.memoised(city):
+        if geometry is not WalkGeometry.memoised(city):
             grid = walls()
         else:  # the city's own geometry: its walls with the obstacles, once per machine
-            name = "walk-low-" + hashlib.sha256(fp.encode()).hexdigest()[:20]
-            grid = cached_object(name, walls, walkable_module, sys.modules[__name__])
+            grid = cached_for_city("walk-low", city, walls, walkable_module, sys.modules[__name__])
         out = dataclasses.replace(geometry, walls=grid)
     _LOW_CACHE[city] = (geometry, out)
     return out

@@ -158,23 +158,19 @@ class GroundPainter:
         :func:`~urban_gym.world.loader.load_city` loaded) its prepared items come from the
         world cache after the first time on a machine
         (:func:`urban_gym.world.diskcache.cached_object`, named by the fingerprint and this
-        module's source; 0.7 s -> 0.1 s for a 40x40-block city), else it is built.
+        module's source), else it is built.
         """
-        from urban_gym.world.diskcache import cached_object
-        from urban_gym.world.loader import city_fingerprint
-
-        fp = city_fingerprint(city)
-        if fp is None:
-            return cls(city)
+        from urban_gym.world.diskcache import cached_for_city
 
         def build() -> dict:
             state = dict(vars(cls(city)))
             del state["city"]  # the city is the caller's, not a copy from the cache
             return state
 
-        name = "ground-painter-" + hashlib.sha256(fp.encode()).hexdigest()[:20]
         painter = cls.__new__(cls)
-        painter.__dict__.update(cached_object(name, build, sys.modules[__name__]))
+        painter.__dict__.update(
+            cached_for_city("ground-painter", city, build, sys.modules[__name__])
+        )
         painter.city = city
         return painter
 

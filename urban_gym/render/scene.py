@@ -44,7 +44,7 @@ from urban_gym.render.textures import (
     tree_variants,
 )
 from urban_gym.world.city import City
-from urban_gym.world.diskcache import cached_array, cached_object
+from urban_gym.world.diskcache import cached_array, cached_for_city, cached_object
 from urban_gym.world.loader import city_fingerprint
 
 CELL_M = 32.0
@@ -73,35 +73,6 @@ class SignPlacement:
     h: int
 
 
-#: What :meth:`Scene._build_walls` and :meth:`Scene._build_grid` compute from the city's
-#: buildings (kept in the world cache for a loaded city).
-_WALL_KEYS = (
-    "building_segs",
-    "ax",
-    "ay",
-    "bx",
-    "by",
-    "dx",
-    "dy",
-    "length",
-    "nx",
-    "ny",
-    "bid",
-    "uoff",
-    "height",
-    "style",
-    "n_segs",
-    "seg_xy",
-    "seg_shade",
-    "gx0",
-    "gy0",
-    "gnx",
-    "gny",
-    "grid_segs",
-    "grid_start",
-)
-
-
 class Scene:
     """Everything the ray caster needs to know about ``city`` (see the module docstring)."""
 
@@ -109,19 +80,12 @@ class Scene:
         self.city = city
         self.max_distance = float(max_distance)
         self._lock = threading.Lock()
-        fp = city_fingerprint(city)
-        if fp is None:
-            self._build_walls()
-            self._build_grid()
-        else:  # a loaded city: its walls and wall grid once per machine, from the world cache
-
-            def build() -> dict:
-                self._build_walls()
-                self._build_grid()
-                return {k: self.__dict__[k] for k in _WALL_KEYS}
-
-            name = "scene-walls-" + hashlib.sha256(fp.encode()).hexdigest()[:20]
-            self.__dict__.update(cached_object(name, build, textures_module, _this_module()))
+        # the walls and wall grid: for a loaded city once per machine, from the world cache
+        self.__dict__.update(
+            cached_for_city(
+                "scene-walls", city, self._walls_and_grid, textures_module, _this_module()
+            )
+        )
         self._cand: OrderedDict[tuple, tuple[np.ndarray, np.ndarray]] = OrderedDict()
         self._obj_cand: OrderedDict[tuple, np.ndarray] = OrderedDict()
         self._signs_ready = False
@@ -131,6 +95,13 @@ class Scene:
         self._build_objects()
 
     # ------------------------------------------------------------------ walls
+    def _walls_and_grid(self) -> dict:
+        """What :meth:`_build_walls` and :meth:`_build_grid` set, by attribute name."""
+        before = set(self.__dict__)
+        self._build_walls()
+        self._build_grid()
+        return {k: v for k, v in self.__dict__.items() if k not in before}
+
     def _build_walls(self) -> None:
         ax, ay, bx, by, bid, uoff = [], [], [], [], [], []
         self.building_segs: list[np.ndarray] = []

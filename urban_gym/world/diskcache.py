@@ -52,6 +52,23 @@ def _drop_stale(path: Path, name: str) -> None:
                 pass
 
 
+def cached_for_city(
+    kind: str, city: Any, build: Callable[[], Any], *modules: ModuleType, key: str = ""
+) -> Any:
+    """``build()`` for ``city``, kept on disk by :func:`cached_object` when the city has a
+    fingerprint (:func:`urban_gym.world.loader.city_fingerprint`: one ``load_city``
+    loaded), named ``kind``, the fingerprint and ``key`` (what else the value depends on);
+    built in memory for a city without one.
+    """
+    from urban_gym.world.loader import city_fingerprint
+
+    fp = city_fingerprint(city)
+    if fp is None:
+        return build()
+    digest = hashlib.sha256((fp + key).encode()).hexdigest()[:20]
+    return cached_object(f"{kind}-{digest}", build, *modules)
+
+
 def cached_object(name: str, build: Callable[[], Any], *modules: ModuleType) -> Any:
     """``build()`` (any picklable value), kept on disk as ``name`` for the sources of
     ``modules``: the file holds a SHA-256 of its payload and a corrupt or unreadable one is

@@ -21,7 +21,6 @@ The CityWalk dynamics (:mod:`urban_gym.envs.citywalk_dynamics`) build on this.
 
 from __future__ import annotations
 
-import hashlib
 import math
 import sys
 import weakref
@@ -157,20 +156,14 @@ class WalkGeometry:
         """The (memoised) walking geometry of ``city``. For a city with a fingerprint (one
         :func:`~urban_gym.world.loader.load_city` loaded) it is built once per machine and
         read from the world cache after that (:func:`urban_gym.world.diskcache.cached_object`,
-        named by the fingerprint and this module's source): about 0.4 s for Helsinki
-        instead of building it in every process.
+        named by the fingerprint and this module's source) instead of built in every
+        process.
         """
         g = _GEOMETRY_CACHE.get(city)
         if g is None:
-            from urban_gym.world.diskcache import cached_object
-            from urban_gym.world.loader import city_fingerprint
+            from urban_gym.world.diskcache import cached_for_city
 
-            fp = city_fingerprint(city)
-            if fp is None:
-                g = cls.build(city)
-            else:
-                name = "walk-" + hashlib.sha256(fp.encode()).hexdigest()[:20]
-                g = cached_object(name, lambda: cls.build(city), sys.modules[__name__])
+            g = cached_for_city("walk", city, lambda: cls.build(city), sys.modules[__name__])
             _GEOMETRY_CACHE[city] = g
         return g
 

@@ -7,14 +7,12 @@ rebuild the same graph in any process.
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import json
 from typing import Any
 
 from urban_gym.caching import LRUCache
-from urban_gym.world.diskcache import cached_object
-from urban_gym.world.loader import city_fingerprint
+from urban_gym.world.diskcache import cached_for_city
 from urban_gym.world.streetgraph.elements import (
     DEFAULT_SPACING_M,
     DEFAULT_STREET_KINDS,
@@ -97,12 +95,10 @@ def load_streetgraph(spec: dict[str, Any]) -> StreetGraph:
         g.meta["spec"] = dict(spec)
         return g
 
-    fp = None if city is None else city_fingerprint(city)
-    if fp is None:
+    if city is None:
         g = build()
     else:  # a graph of a loaded city: built once per machine, then read from the world cache
-        name = "streetgraph-" + hashlib.sha256((fp + key).encode()).hexdigest()[:20]
-        g = cached_object(name, build, *_build_modules())
+        g = cached_for_city("streetgraph", city, build, *_build_modules(), key=key)
     _MEMO.put(key, g)
     return g
 
