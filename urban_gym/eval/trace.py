@@ -74,9 +74,9 @@ def core_action(action: Any) -> Any:
     return json_safe(action, **LIMITS)
 
 
-def _plain_items(d: dict) -> bool:
+def _plain_items(d: dict, str_int_only: bool = False) -> bool:
     """Whether every key of ``d`` is a str and every value :func:`_plain` (inlined: this
-    runs on every step).
+    runs on every step) -- with ``str_int_only``, a str or an int.
     """
     for k, v in d.items():
         tv = type(v)
@@ -88,6 +88,8 @@ def _plain_items(d: dict) -> bool:
         elif tv is int:
             if not _INT_MIN < v < _INT_MAX:
                 return False
+        elif str_int_only:
+            return False
         elif tv is float:
             if not -_INF < v < _INF:
                 return False
@@ -117,15 +119,8 @@ def _distinct_action(action: dict, table: dict) -> dict | None:
         return None
     if a is not None:
         return a
-    for k, v in action.items():
-        tv = type(v)
-        if type(k) is not str:
-            return None
-        if tv is str:
-            if len(v) > _MAX_CHARS:
-                return None
-        elif tv is not int or not _INT_MIN < v < _INT_MAX:
-            return None
+    if not _plain_items(action, str_int_only=True):
+        return None
     a = table[key] = action.copy()
     return a
 
