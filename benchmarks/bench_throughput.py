@@ -301,28 +301,25 @@ def main() -> None:
         Path(args.json).write_text(json.dumps(figures, indent=1))
 
 
-def first_step_table(runs: int) -> None:
-    """Seconds from start to first step of ``runs`` fresh processes per id, in order."""
+def first_step_table(runs: int) -> dict[str, list[float]]:
+    """Seconds from start to first step of ``runs`` fresh processes per id, in order,
+    printed as a table and returned by id."""
     from urban_gym.envs.registration import ENV_SPECS
 
-    print(f"\n### A fresh process: start to first step, {runs} runs per id (goal <= 2 s)\n")
+    print(f"\n### A fresh process: start to first step, {runs} run(s) per id (goal <= 2 s)\n")
     print("| id | seconds, run by run |")
     print("|---|---|")
+    out = {}
     for env_id in ENV_SPECS:
         times = [float(python_cmd(FIRST_STEP.format(env_id=env_id))) for _ in range(runs)]
+        out[env_id] = times
         print(f"| {env_id} | {' / '.join(f'{t:.2f}' for t in times)} |")
+    return out
 
 
 def process_sections(args, figures: dict) -> None:
-    from urban_gym.envs.registration import ENV_SPECS
-
-    print("\n### A fresh process: start to first step (goal <= 2 s)\n")
-    print("| id | seconds |")
-    print("|---|---|")
-    for env_id in ENV_SPECS:
-        s = float(python_cmd(FIRST_STEP.format(env_id=env_id)))
-        figures.setdefault("first_step_s", {})[env_id] = s
-        print(f"| {env_id} | {s:.2f} |")
+    first = first_step_table(1)
+    figures["first_step_s"] = {env_id: times[0] for env_id, times in first.items()}
     steps = 50 if args.quick else 200
     rss = int(python_cmd(RSS.format(ids=HELSINKI_IDS, steps=steps)))
     figures["rss_bytes"] = rss

@@ -6,6 +6,8 @@ profiled loop (slower than unprofiled: cProfile's own cost) and the functions by
 time. ``--out FILE`` also writes the raw profile (``python -m pstats FILE``, snakeviz).
 
     .venv/bin/python benchmarks/profile_rollout.py UrbanGym/CityWalk-v0 --env-kwargs '{"view_size": 84}'
+
+``--timing S`` first times S seconds of the same loop without the profiler, step by step.
 """
 
 from __future__ import annotations
@@ -23,6 +25,35 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.bench_throughput import make, masked_choice  # noqa: E402
 
 
+def step_times(env, obs, rng, n: int, episode: int, seconds: float):
+    """Time each step and reset of ``seconds`` of the loop (no profiler) and print the step
+    percentiles, the mean reset and the resets' share of the time; returns the loop's
+    ``(obs, episode)`` to go on from."""
+    import numpy as np
+
+    steps, resets = [], []
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        a = masked_choice(rng, obs, n)
+        t = time.perf_counter()
+        obs, _, term, trunc, _ = env.step(a)
+        steps.append(time.perf_counter() - t)
+        if term or trunc:
+            episode += 1
+            t = time.perf_counter()
+            obs, _ = env.reset(seed=1000 * episode)
+            resets.append(time.perf_counter() - t)
+    st = np.array(steps) * 1e3
+    total = st.sum() + 1e3 * sum(resets)
+    print(
+        f"unprofiled, {len(st)} steps: step ms p50 {np.percentile(st, 50):.2f}, "
+        f"p90 {np.percentile(st, 90):.2f}, p99 {np.percentile(st, 99):.2f}; "
+        f"{len(resets)} resets, mean {1e3 * np.mean(resets or [0]):.2f} ms, "
+        f"{100 * 1e3 * sum(resets) / total:.0f}% of the time"
+    )
+    return obs, episode
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("env_id")
@@ -31,6 +62,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--warmup", type=int, default=200, help="steps before profiling")
     p.add_argument("--top", type=int, default=25, help="functions to print")
     p.add_argument("--out", type=Path, help="write the raw profile here")
+    p.add_argument(
+        "--timing",
+        type=float,
+        default=0.0,
+        metavar="S",
+        help="first time S seconds of the loop unprofiled, step by step: percentiles and resets",
+    )
     args = p.parse_args(argv)
     import numpy as np
 
@@ -47,6 +85,8 @@ def main(argv: list[str] | None = None) -> int:
         if term or trunc:
             episode += 1
             obs, _ = env.reset(seed=1000 * episode)
+    if args.timing:
+        obs, episode = step_times(env, obs, rng, n, episode, args.timing)
     prof = cProfile.Profile()
     steps = resets = 0
     t0 = time.perf_counter()
