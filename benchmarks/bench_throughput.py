@@ -246,6 +246,8 @@ def main() -> None:
         help="only the first-step table, N fresh processes per id (the first may build caches)",
     )
     args = ap.parse_args()
+    if args.first_step < 0:
+        ap.error(f"--first-step {args.first_step}: the runs per id must be 1 or more")
     if args.first_step:
         first_step_table(args.first_step)
         return
