@@ -37,6 +37,7 @@ from shapely.geometry import box
 from shapely.geometry.polygon import orient
 
 from urban_gym.caching import LRUCache, lru_cached
+from urban_gym.render import kernels
 from urban_gym.render.camera import image_size
 from urban_gym.render.errors import RenderError
 from urban_gym.render.fonts import load_font
@@ -208,7 +209,7 @@ class MapRenderer:
         self._e_width = np.array([float(d.get("width") or 3.0) for _, _, d in edges])
         self._e_tree = shapely.STRtree([d["geometry"] for _, _, d in edges])
         self._poi_xy = np.array([p.anchor for p in city.pois], dtype=float).reshape(-1, 2)
-        self._label_w: dict[int, float] = {}
+        self._label_w: np.ndarray | None = None
 
     # ------------------------------------------------------------------ transforms
     @staticmethod
@@ -551,6 +552,10 @@ class MapRenderer:
         return out
 
     def _draw_labels(self, img: np.ndarray, view, reserved=()) -> None:
+        """POI names, nearest to the centre first, each where it fits without overlapping
+        a placed one or a reserved box; the rest (and every POI) get a dot. The dots are
+        drawn first, the labels over them.
+        """
         if not len(self._poi_xy):
             return
         cx, cy, mpp, w, h, rot = view
@@ -558,26 +563,55 @@ class MapRenderer:
         inside = (px[:, 0] >= 0) & (px[:, 0] < w) & (px[:, 1] >= 0) & (px[:, 1] < h)
         idx = np.flatnonzero(inside)
         d = np.hypot(px[idx, 0] - w / 2, px[idx, 1] - h / 2)
+        idx = idx[np.argsort(d, kind="stable")][:300]
         taken = np.zeros((h // 4 + 2, w // 4 + 2), bool)  # occupancy in 4x4 pixel cells
         for c0, r0, c1, r1 in reserved:
             taken[
                 max(int(r0) // 4, 0) : max(int(r1) // 4 + 1, 0),
                 max(int(c0) // 4, 0) : max(int(c1) // 4 + 1, 0),
             ] = True
+        cols, rows = px[idx, 0], px[idx, 1]
+        placed = self._label_layout(cols, rows, self._label_widths(idx), taken, w)
         dot = STYLE["label"]
-        for i in idx[np.argsort(d, kind="stable")][:300]:
-            c, r = px[i]
-            sprite = text_sprite(self.city.pois[i].name, 11)
-            tw = sprite.shape[1]
+        dots = placed == 0
+        pc, pr = (cols[dots] - 0.5).astype(int), (rows[dots] - 0.5).astype(int)
+        # a 2x2 dot whose bottom-right pixel is (pr, pc), clipped at the top and left
+        rr = np.maximum(np.stack([pr - 1, pr - 1, pr, pr]), 0)
+        cc = np.maximum(np.stack([pc - 1, pc, pc - 1, pc]), 0)
+        img[rr, cc] = dot
+        for i, c, r in zip(idx[~dots], cols[~dots], rows[~dots]):
+            cv2.circle(img, (int(c - 0.5), int(r - 0.5)), 2, dot, -1, cv2.LINE_AA)
+            blit_text(img, text_sprite(self.city.pois[i].name, 11), c + 5, r, dot, anchor="lm")
+
+    def _label_widths(self, idx: np.ndarray) -> np.ndarray:
+        """Widths (px) of the label sprites of POIs ``idx`` (measured once per POI)."""
+        lw = self._label_w
+        if lw is None or len(lw) != len(self._poi_xy):
+            lw = self._label_w = np.full(len(self._poi_xy), -1, np.int64)
+        for i in idx[lw[idx] < 0]:
+            lw[i] = text_sprite(self.city.pois[i].name, 11).shape[1]
+        return lw[idx]
+
+    @staticmethod
+    def _label_layout(cols, rows, widths, taken, w: int) -> np.ndarray:
+        """1 where POI ``k`` (in order) gets its label, 0 where a dot; ``taken`` updated
+        (compiled when available; this loop is the reference).
+        """
+        k = kernels.compiled()
+        if k is not None:
+            try:
+                return k.label_layout(cols, rows, widths, taken, w)
+            except kernels.compile_errors() as exc:
+                kernels.disable(exc)
+        out = np.zeros(len(cols), np.int8)
+        for k, (c, r, tw) in enumerate(zip(cols, rows, widths)):
             c0, c1 = int(c + 3) // 4, int(c + 5 + tw) // 4 + 1
             r0, r1 = int(r - 7) // 4, int(r + 7) // 4 + 1
-            pc, pr = int(c - 0.5), int(r - 0.5)
             if c + 5 + tw > w or r0 < 0 or taken[r0:r1, c0:c1].any():
-                img[max(pr - 1, 0) : pr + 1, max(pc - 1, 0) : pc + 1] = dot
                 continue
             taken[r0:r1, c0:c1] = True
-            cv2.circle(img, (pc, pr), 2, dot, -1, cv2.LINE_AA)
-            blit_text(img, sprite, c + 5, r, STYLE["label"], anchor="lm")
+            out[k] = 1
+        return out
 
     # ------------------------------------------------------------------ markers
     def _draw_grid(self, img: np.ndarray, mk: MapMarkers, view) -> None:

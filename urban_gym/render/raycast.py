@@ -22,6 +22,8 @@ from __future__ import annotations
 import copy
 import math
 import sys
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -231,9 +233,36 @@ def wall_candidates(
     scene: Scene, cam: ColumnCamera, x: float, y: float, room: int | None
 ) -> Candidates:
     """The walls near ``(x, y)`` facing the viewer (or, from inside ``room``, its walls)
-    that lie in the camera's columns.
+    that lie in the camera's columns (compiled when available).
     """
     segs, data = scene.candidate_data(x, y)
+    k = kernels.compiled()
+    if k is not None:
+        cull = cam.kind == "perspective" and cam.fov_deg <= 120.0
+        try:
+            out = k.wall_candidates(
+                data,
+                segs,
+                scene.bid,
+                float(x),
+                float(y),
+                cull,
+                math.sin(cam.yaw),
+                math.cos(cam.yaw),
+                -1 if room is None else int(room),
+                float(cam.ang0),
+                cam.relx,
+            )
+        except kernels.compile_errors() as exc:
+            kernels.disable(exc)
+        else:
+            c_segs, ax, ay, bx, by, inner, i0, cnt = out
+            return Candidates(c_segs, ax, ay, bx, by, inner if room is not None else None, i0, cnt)
+    return wall_candidates_numpy(scene, cam, segs, data, x, y, room)
+
+
+def wall_candidates_numpy(scene, cam, segs, data, x: float, y: float, room) -> Candidates:
+    """:func:`wall_candidates` in numpy (the reference of the compiled kernel)."""
     ax, ay, bx, by, nx_, ny_ = data
     rx, ry = x - ax, y - ay
     front = nx_ * rx + ny_ * ry > 1e-9
@@ -639,12 +668,32 @@ def _pyramid(spr: Sprite, light: float) -> list[np.ndarray]:
     return levels
 
 
+_resized_cache: OrderedDict[tuple, tuple[Sprite, np.ndarray]] = OrderedDict()
+_resized_lock = threading.Lock()
+
+
 def _resized(spr: Sprite, bw: int, bh: int, light: float = 1.0) -> np.ndarray:
+    """The sprite at ``bw`` x ``bh`` pixels, from the nearest larger pyramid level; the
+    last few hundred sizes are kept (a walker's next frame mostly shows the same things at
+    the same sizes). Read-only: blitting copies from it.
+    """
+    key = (id(spr), bw, bh, light)
+    with _resized_lock:
+        hit = _resized_cache.get(key)
+        if hit is not None and hit[0] is spr:
+            _resized_cache.move_to_end(key)
+            return hit[1]
     levels = _pyramid(spr, light)
     k = 0
     while k + 1 < len(levels) and levels[k + 1].shape[1] >= bw and levels[k + 1].shape[0] >= bh:
         k += 1
-    return cv2.resize(levels[k], (bw, bh), interpolation=cv2.INTER_LINEAR)
+    img = cv2.resize(levels[k], (bw, bh), interpolation=cv2.INTER_LINEAR)
+    img.setflags(write=False)
+    with _resized_lock:
+        _resized_cache[key] = (spr, img)
+        if len(_resized_cache) > 512:
+            _resized_cache.popitem(last=False)
+    return img
 
 
 def _t_box(frame: Frame, a0: int, a1: int, ra: int, rb: int) -> np.ndarray:
@@ -762,6 +811,10 @@ def _sprite_of(scene, it: SpriteItems, k: int) -> tuple[Sprite, int]:
     return pedestrian_sprite(i), PEDESTRIAN_BASE + i
 
 
+_NO_IDS = np.zeros((0, 0), np.int32)
+_NO_DEPTH = np.zeros((0, 0), np.float32)
+
+
 def _draw_sprites(scene, cam, frame, x, y, eye, cond, pedestrians, hits: Hits) -> None:
     """Upright billboards, far to near, hidden behind nearer walls."""
     scene.ensure_signs()
@@ -779,6 +832,15 @@ def _draw_sprites(scene, cam, frame, x, y, eye, cond, pedestrians, hits: Hits) -
     t0[hits.col[first]] = hits.t[first]
     n0 = hits.bounds[:, K_HITS]
     dist = it.dist
+    k_mod = kernels.compiled()
+    blit = k_mod.blit_sprite if k_mod is not None else None
+    if blit is not None:  # the frame's arrays, empty where not drawn
+        targets = (
+            frame.rgb,
+            frame.ids if frame.ids is not None else _NO_IDS,
+            frame.depth if frame.depth is not None else _NO_DEPTH,
+            cam.secant() if frame.depth is not None else _NO_DEPTH,
+        )
     for k in np.flatnonzero(ok)[np.argsort(-dist[ok], kind="stable")]:
         c0, c1, r0, r1 = int(c0s[k]), int(c1s[k]), int(r0s[k]), int(r1s[k])
         bw, bh = c1 - c0, r1 - r0
@@ -801,7 +863,15 @@ def _draw_sprites(scene, cam, frame, x, y, eye, cond, pedestrians, hits: Hits) -
                 spr, iid = _sprite_of(scene, it, k)
                 img = _resized(spr, bw, bh, amb)
             box = (c0 + sh, r0, bw, bh)
-            _blit_sprite(cam, frame, img, box, dist[k], iid, spr.glow if glow else (), spr)
+            glows = spr.glow if glow else ()
+            if blit is not None and not glows:
+                try:
+                    blit(*targets, frame.t_cols, frame.r_top, img, c0 + sh, r0, dist[k], iid)
+                    continue
+                except kernels.compile_errors() as exc:
+                    kernels.disable(exc)
+                    blit = None
+            _blit_sprite(cam, frame, img, box, dist[k], iid, glows, spr)
 
 
 def _blit_sprite(cam, frame, img, box, dist: np.float64, iid: int, glows, spr: Sprite) -> None:

@@ -1,9 +1,11 @@
 """The compiled path of the ray caster and the switch between it and the numpy reference.
 
-The column caster's two hot passes -- wall hits per column and the per-pixel fill of
-walls, sky and ground with depth and ids -- have a numba version
-(:mod:`urban_gym.render.kernels.columns`) that gives what the numpy reference in
-:mod:`urban_gym.render.raycast` gives (same hits, depth and ids; images equal but for
+The column caster's hot passes -- the candidate walls of a view, wall hits per column,
+the per-pixel fill of walls, sky and ground with depth and ids, and the sprite blit --
+and the map's label layout have a numba version (:mod:`urban_gym.render.kernels.columns`,
+:mod:`urban_gym.render.kernels.maps`, gathered in :mod:`urban_gym.render.kernels.jit`)
+that gives what the numpy reference in :mod:`urban_gym.render.raycast` and
+:mod:`urban_gym.render.map` gives (same walls, hits, depth and ids; images equal but for
 rare one-level roundings), several times faster. It is the default. Where numba is not
 installed, or a kernel fails to compile or to load its cache, a :class:`RuntimeWarning`
 says so once and the numpy path draws instead; nothing else changes.
@@ -61,9 +63,9 @@ def compiled() -> ModuleType | None:
         with _lock:
             if _state["module"] is None and not _state["warned"]:
                 try:
-                    from urban_gym.render.kernels import columns
+                    from urban_gym.render.kernels import jit
 
-                    _state["module"] = columns
+                    _state["module"] = jit
                 except Exception as exc:  # noqa: BLE001 - any failure means the numpy path
                     disable(exc)
         mod = _state["module"]

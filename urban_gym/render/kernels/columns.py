@@ -198,3 +198,115 @@ def run_ids(bounds, id_run):
             for r in range(bounds[c, j], bounds[c, j + 1]):
                 out[c, r] = v
     return out
+
+
+@numba.njit(**_JIT)
+def _search_left(a: np.ndarray, v: float) -> int:
+    """``np.searchsorted(a, v, side="left")`` for increasing ``a``."""
+    lo, hi = 0, len(a)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if a[mid] < v:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@numba.njit(**_JIT)
+def _search_right(a: np.ndarray, v: float) -> int:
+    """``np.searchsorted(a, v, side="right")`` for increasing ``a``."""
+    lo, hi = 0, len(a)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if a[mid] <= v:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@numba.njit(**_JIT)
+def wall_candidates(data, segs, bid, x, y, cull, fx, fy, room, ang0, relx):
+    """The walls of ``segs`` (rows ``ax, ay, bx, by, nx, ny`` of ``data``) facing the
+    viewer at ``(x, y)`` -- ahead of it too when ``cull`` (a view narrower than 180
+    degrees), or walls of building ``room`` (>= 0) seen from inside -- as
+    :func:`~urban_gym.render.raycast.wall_candidates`: ``(kept segs, ax, ay, bx, by
+    relative to the eye, inner?, first column, columns)``.
+    """
+    n = len(segs)
+    two_pi = 2 * math.pi
+    take = np.zeros(n, np.bool_)
+    inner = np.zeros(n, np.bool_)
+    m = 0
+    for k in range(n):
+        ax, ay, bx, by = data[0, k], data[1, k], data[2, k], data[3, k]
+        front = data[4, k] * (x - ax) + data[5, k] * (y - ay) > 1e-9
+        if cull and room < 0:
+            ahead = (ax - x) * fx + (ay - y) * fy > 0 or (bx - x) * fx + (by - y) * fy > 0
+            front = front and ahead
+        if front or (room >= 0 and bid[segs[k]] == room):
+            take[k] = True
+            inner[k] = not front
+            m += 1
+    o_segs = np.empty(m, np.int64)
+    o_ax = np.empty(m, np.float64)
+    o_ay = np.empty(m, np.float64)
+    o_bx = np.empty(m, np.float64)
+    o_by = np.empty(m, np.float64)
+    o_in = np.empty(m, np.bool_)
+    i0 = np.empty(m, np.int64)
+    cnt = np.empty(m, np.int64)
+    j = 0
+    for k in range(n):
+        if not take[k]:
+            continue
+        ax, ay = data[0, k] - x, data[1, k] - y
+        bx, by = data[2, k] - x, data[3, k] - y
+        ba = math.atan2(ax, ay)
+        bb = math.atan2(bx, by)
+        if inner[k]:
+            start, span = bb, (ba - bb) % two_pi
+        else:
+            start, span = ba, (bb - ba) % two_pi
+        rs = (start - ang0) % two_pi
+        lo = _search_left(relx, rs)
+        o_segs[j], o_ax[j], o_ay[j], o_bx[j], o_by[j] = segs[k], ax, ay, bx, by
+        o_in[j] = inner[k]
+        i0[j] = lo
+        cnt[j] = max(_search_right(relx, rs + span) - lo, 0)
+        j += 1
+    return o_segs, o_ax, o_ay, o_bx, o_by, o_in, i0, cnt
+
+
+@numba.njit(**_JIT)
+def blit_sprite(rgb, ids, depth, sec, t_cols, r_top, img, c0, r0, dist, iid):
+    """Paint the resized RGBA sprite ``img`` with its top-left pixel at ``(r0, c0)`` into
+    the RGBA frame ``rgb`` where its alpha is over half and the frame's horizontal
+    distance (``t_cols``, ``(W, Hb)`` from row ``r_top``; infinite outside) is beyond
+    ``dist``; ids and depth (``dist`` times the secant) too where given (non-empty).
+    Returns the number of pixels painted. As ``raycast._blit_sprite`` without glows.
+    """
+    n_h, n_w = rgb.shape[0], rgb.shape[1]
+    bh, bw = img.shape[0], img.shape[1]
+    hb = t_cols.shape[1]
+    has_ids = ids.shape[0] > 0
+    has_depth = depth.shape[0] > 0
+    painted = 0
+    for r in range(max(r0, 0), min(r0 + bh, n_h)):
+        rr = r - r_top
+        for c in range(max(c0, 0), min(c0 + bw, n_w)):
+            px = img[r - r0, c - c0]
+            if px[3] <= 127:
+                continue
+            if 0 <= rr < hb and not t_cols[c, rr] > dist:
+                continue
+            rgb[r, c, 0] = px[0]
+            rgb[r, c, 1] = px[1]
+            rgb[r, c, 2] = px[2]
+            if has_ids:
+                ids[r, c] = iid
+            if has_depth:
+                depth[r, c] = dist * sec[r, c]
+            painted += 1
+    return painted

@@ -1,0 +1,15 @@
+"""Every compiled kernel in one namespace: what :func:`urban_gym.render.kernels.compiled`
+returns. Importing it compiles (or loads from numba's cache) nothing yet: each kernel
+compiles on its first call.
+"""
+
+from urban_gym.render.kernels.columns import (
+    band_maps,
+    blit_sprite,
+    run_ids,
+    wall_candidates,
+    wall_hits,
+)
+from urban_gym.render.kernels.maps import label_layout
+
+__all__ = ["band_maps", "blit_sprite", "label_layout", "run_ids", "wall_candidates", "wall_hits"]
