@@ -64,6 +64,18 @@ def test_ndtw_published_worked_example():
     assert m.ndtw(ref, ref, 3.0) == 1.0
 
 
+def test_dtw_by_hand_and_unequal_lengths():
+    # query 3 points along x, reference its two ends: the cost matrix is
+    # [[0, 2], [1, 1], [2, 0]]; the cheapest warp 0 -> (1, 1)'s 1 via (0, 0) -> 0 is 1
+    q, ref = [(0, 0), (1, 0), (2, 0)], [(0, 0), (2, 0)]
+    assert m.dtw(q, ref) == 1.0
+    # the reverse warp costs the same (DTW is symmetric); one point against many sums
+    # its distances; an empty sequence is infinitely far
+    assert m.dtw(ref, q) == 1.0
+    assert m.dtw([(0, 0)], [(3, 4), (0, 0), (6, 8)]) == 5.0 + 0.0 + 10.0
+    assert m.dtw([], ref) == float("inf")
+
+
 def test_spl_worked_examples():
     assert m.spl(1, shortest=100.0, taken=200.0) == pytest.approx(0.5)
     assert m.spl(1, shortest=100.0, taken=80.0) == pytest.approx(1.0)  # can't beat 1

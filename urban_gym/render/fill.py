@@ -6,6 +6,7 @@ ids -- in numpy with ``cv2.remap`` (the reference) or by the compiled kernel
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,6 +14,25 @@ import cv2
 import numpy as np
 
 from urban_gym.render.ground import DETAIL_M, FAR_COLOUR, GroundWindow, light
+
+_tls = threading.local()
+
+
+def scratch(name: str, shape: tuple[int, ...], dtype=np.float32) -> np.ndarray:
+    """This thread's reusable buffer ``name`` of ``shape`` (contents undefined): a frame's
+    large temporaries are not allocated anew -- for a panorama, fresh pages cost more than
+    the arithmetic done in them. Only for arrays that do not leave the frame's drawing.
+    """
+    bufs = getattr(_tls, "bufs", None)
+    if bufs is None:
+        bufs = _tls.bufs = {}
+    key = (name, shape, np.dtype(dtype).str)
+    buf = bufs.get(key)
+    if buf is None:
+        if len(bufs) > 64:
+            bufs.clear()
+        buf = bufs[key] = np.empty(shape, dtype)
+    return buf
 
 
 @dataclass
@@ -43,6 +63,9 @@ class GroundMaps:
     cy: np.float32
     border: tuple
     time_of_day: str
+    #: ``(gr[:, None] * kx, gr[:, None] * ky)`` of every row, kept by a full-circle
+    #: camera (its columns never turn), else None: computed per frame
+    products: tuple[np.ndarray, np.ndarray] | None = None
 
 
 def ground_maps(
@@ -57,12 +80,22 @@ def ground_maps(
     ky = (-cam.diry / b * inv).astype(np.float32)
     cx = np.float32((x - win.x0) * inv - 0.5)
     cy = np.float32((win.y1 - y) * inv - 0.5)
-    return GroundMaps(win, gr, kx, ky, cx, cy, (*FAR_COLOUR, 255), tod)
+    products = None
+    if cam.kind == "equirect":  # a panorama's columns are fixed: the products are too
+        key = f"ground-products-{eye!r}-{win.mpp!r}"
+        products = cam.shared.get(key)
+        if products is None:
+            products = (gr[:, None] * kx[None, :], gr[:, None] * ky[None, :])
+            for k in [k for k in cam.shared if k.startswith("ground-products-")]:
+                del cam.shared[k]
+            cam.shared[key] = products
+    return GroundMaps(win, gr, kx, ky, cx, cy, (*FAR_COLOUR, 255), tod, products)
 
 
 def fill(cam, hits, runs: Runs, band, atlas, sky, ground, need_depth: bool, k=None):
     """Walls, sky and ground of every pixel with ``cv2.remap``: ``(rgb (H, W, 4), t_cols
-    (W, Hb), depth or None, ids or None)``. The per-pixel texture coordinates and ids come
+    (W, Hb), depth or None, ids or None)`` -- ``rgb`` and ``t_cols`` are this thread's
+    scratch buffers (:func:`scratch`), valid until its next frame. The per-pixel texture coordinates and ids come
     from the compiled kernels ``k`` (:mod:`urban_gym.render.kernels`) or, when None, from
     numpy (the reference path).
     """
@@ -71,10 +104,12 @@ def fill(cam, hits, runs: Runs, band, atlas, sky, ground, need_depth: bool, k=No
     r_top, r_bot = band
     g = hits.bounds[:, K + 1]
     hb = r_bot - r_top
-    rgb = np.empty((H, W, 4), np.uint8)
+    rgb = scratch("rgb", (H, W, 4), np.uint8)
     if k is not None:
-        mapx, mapy, t_cols = k.band_maps(
-            hits.bounds, runs.P, runs.D, runs.S, runs.t, cam.a32, r_top, r_bot
+        hz = max(hb, 0)
+        mapx, mapy, t_cols = (scratch(n, (W * H,))[: W * hz].reshape(W, hz) for n in "xyt")
+        k.band_maps(
+            hits.bounds, runs.P, runs.D, runs.S, runs.t, cam.a32, r_top, r_bot, mapx, mapy, t_cols
         )
     else:
         band_len = np.diff(np.clip(hits.bounds, r_top, r_bot), axis=1).ravel()
@@ -125,14 +160,20 @@ def _draw_ground(cam, rgb, ground, g, g_min: int, r_bot: int) -> np.ndarray | No
     # the plain far colour, as beyond a window: a view never reads the raster far away
     gr_all = ground.gr[g_min:]
     far = int(np.count_nonzero(gr_all > DETAIL_M * float(cam.b.max()))) if len(gr_all) else 0
-    img = np.empty((H - g_min, cam.width, 4), np.uint8)
+    W = cam.width
+    img = scratch("ground", (H, W, 4), np.uint8)[: H - g_min]
     img[:far] = ground.border
     if far < H - g_min:
-        gr = gr_all[far:, None]
-        gx = gr * ground.kx[None, :]
-        gx += ground.cx
-        gy = gr * ground.ky[None, :]
-        gy += ground.cy
+        if ground.products is not None:
+            px, py = ground.products
+            gx = np.add(px[g_min + far :], ground.cx, out=scratch("gx", (H, W))[g_min + far :])
+            gy = np.add(py[g_min + far :], ground.cy, out=scratch("gy", (H, W))[g_min + far :])
+        else:
+            gr = gr_all[far:, None]
+            gx = gr * ground.kx[None, :]
+            gx += ground.cx
+            gy = gr * ground.ky[None, :]
+            gy += ground.cy
         cv2.remap(
             ground.win.image,
             gx,
@@ -143,7 +184,9 @@ def _draw_ground(cam, rgb, ground, g, g_min: int, r_bot: int) -> np.ndarray | No
             borderValue=ground.border,
         )
     light(img, ground.time_of_day)
-    gmask = (cam.rows_col[g_min:] >= g[None, :]).view(np.uint8)
+    gmask = np.greater_equal(
+        cam.rows_col[g_min:], g[None, :], out=scratch("gmask", (H, W), np.bool_)[g_min:]
+    ).view(np.uint8)
     if r_bot < H:
         rgb[r_bot:] = img[r_bot - g_min :]
     if r_bot > g_min:

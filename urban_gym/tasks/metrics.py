@@ -162,13 +162,19 @@ def dtw(query: Sequence[Point], reference: Sequence[Point]) -> float:
     r = np.asarray(reference, dtype=float).reshape(-1, 2)
     if len(q) == 0 or len(r) == 0:
         return float("inf")
-    cost = np.hypot(q[:, None, 0] - r[None, :, 0], q[:, None, 1] - r[None, :, 1])
-    acc = np.full((len(q) + 1, len(r) + 1), np.inf)
-    acc[0, 0] = 0.0
-    for i in range(1, len(q) + 1):
-        for j in range(1, len(r) + 1):
-            acc[i, j] = cost[i - 1, j - 1] + min(acc[i - 1, j], acc[i, j - 1], acc[i - 1, j - 1])
-    return float(acc[-1, -1])
+    cost = np.hypot(q[:, None, 0] - r[None, :, 0], q[:, None, 1] - r[None, :, 1]).tolist()
+    # the accumulated cost row by row, in Python floats (the same doubles as numpy's,
+    # without its per-element indexing cost)
+    inf = math.inf
+    prev = [0.0] + [inf] * len(r)
+    for row in cost:
+        cur = [inf]
+        left = inf
+        for j, c in enumerate(row):
+            left = c + min(prev[j + 1], left, prev[j])
+            cur.append(left)
+        prev = cur
+    return float(prev[-1])
 
 
 def ndtw(query: Sequence[Point], reference: Sequence[Point], d_th: float) -> float:

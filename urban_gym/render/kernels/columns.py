@@ -164,17 +164,13 @@ def _bounds(nb, t0, a, b, eye):
 
 
 @numba.njit(**_JIT)
-def band_maps(bounds, pp, dd, ss, t_run, a32, r_top, r_bot):
+def band_maps(bounds, pp, dd, ss, t_run, a32, r_top, r_bot, mapx, mapy, t_cols):
     """The atlas coordinates of the rows ``r_top .. r_bot`` of every column,
-    ``x = P - D * a[r]`` and ``y = S`` of the pixel's run, and its horizontal distance:
-    ``(mapx, mapy, t_cols)``, each ``(W, r_bot - r_top)`` float32.
+    ``x = P - D * a[r]`` and ``y = S`` of the pixel's run, and its horizontal distance,
+    written into ``(mapx, mapy, t_cols)``, each ``(W, r_bot - r_top)`` float32.
     """
     n_w = bounds.shape[0]
     n_r = bounds.shape[1] - 1
-    hb = max(r_bot - r_top, 0)
-    mapx = np.empty((n_w, hb), np.float32)
-    mapy = np.empty((n_w, hb), np.float32)
-    t_cols = np.empty((n_w, hb), np.float32)
     for c in range(n_w):
         for j in range(n_r):
             run = c * n_r + j
@@ -183,7 +179,6 @@ def band_maps(bounds, pp, dd, ss, t_run, a32, r_top, r_bot):
                 mapx[c, r - r_top] = p - d * a32[r]
                 mapy[c, r - r_top] = s
                 t_cols[c, r - r_top] = t
-    return mapx, mapy, t_cols
 
 
 @numba.njit(**_JIT)
