@@ -428,9 +428,13 @@ class UrbanEnv(gym.Env):
 
     def _decode(self, action: Any) -> dict[str, Any]:
         """The structured action of ``action`` (normalised once), or ``InvalidAction``."""
-        if isinstance(action, UnreadableReply):
-            raise InvalidAction(action.message)
-        i = table_index(action)
+        t = type(action)
+        # a Python or numpy int (what an RL loop passes) goes straight to the table
+        i = action if t is int else int(action) if t is np.int64 else None
+        if i is None:
+            if isinstance(action, UnreadableReply):
+                raise InvalidAction(action.message)
+            i = table_index(action)
         if i is not None:
             n = int(self.action_space.n)
             if not 0 <= i < n:

@@ -18,7 +18,6 @@ from urban_gym.envs.text import clean_text, task_charset
 from urban_gym.errors import UrbanGymError
 from urban_gym.tasks.spec import TaskError, TaskSpec
 from urban_gym.tasks.streetgraph import EpisodeOutcome, graph_spec, reached
-from urban_gym.world.geo import bearing
 from urban_gym.world.streetgraph import (
     Street,
     StreetGraph,
@@ -320,7 +319,7 @@ class StreetGraphEnv(UrbanEnv):
         self._clean_text = ""
         self._renderers: dict[str, Any] = {}
         self._dist_cache: LRUCache[
-            tuple[str, tuple[int, ...]], tuple[np.ndarray, np.ndarray | None]
+            tuple[str, tuple[int, ...]], tuple[np.ndarray, np.ndarray | None, list[float]]
         ] = LRUCache(max_items=DISTANCE_CACHE)
 
     def _restore_caches(self) -> None:
@@ -395,11 +394,11 @@ class StreetGraphEnv(UrbanEnv):
             self.route = [g.index[n] for n in task.goal["route"]]
             goal = (self.route[-1],)
         self.goal_nodes = frozenset(goal)
-        self.goal_distances, self.goal_hops = self._distances(task, goal)
+        self.goal_distances, self.goal_hops, self._goal_d = self._distances(task, goal)
         self.link_travel = self.travel == "link" or (
             self.travel == "auto" and task.type == "instruction"
         )
-        self.shortest_m = float(self.goal_distances[self.node])
+        self.shortest_m = self._goal_d[self.node]
         self.distance_m = 0.0
         self.decisions = 0
         self.transitions = 0
@@ -411,7 +410,7 @@ class StreetGraphEnv(UrbanEnv):
 
     def _begin_step(self) -> None:
         self._reason = None
-        self._step_before = float(self.goal_distances[self.node])
+        self._step_before = self._goal_d[self.node]
 
     def _apply(self, action: dict[str, Any]) -> None:
         if action["action"] == "stop":
@@ -429,7 +428,7 @@ class StreetGraphEnv(UrbanEnv):
         before = self._step_before
         self._travel(self.options[option])
         self.decisions += 1
-        now = float(self.goal_distances[self.node])
+        now = self._goal_d[self.node]
         self._before.append(before)
         # a change under 1 mm is float noise (positions from lat/lon), not progress
         self._after.append(before if abs(now - before) <= 1e-3 else now)
@@ -438,9 +437,7 @@ class StreetGraphEnv(UrbanEnv):
         self.options = self._options_at(self.node)
 
     def _reward(self) -> float:
-        return self.progress_reward * _finite(
-            self._step_before - float(self.goal_distances[self.node])
-        )
+        return self.progress_reward * _finite(self._step_before - self._goal_d[self.node])
 
     def _check_end(self, valid: bool) -> tuple[str | None, bool]:
         if valid and self._reason is not None:
@@ -460,7 +457,7 @@ class StreetGraphEnv(UrbanEnv):
             trajectory=self.trajectory,
             distance_m=self.distance_m,
             shortest_m=self.shortest_m,
-            remaining_m=float(self.goal_distances[self.node]),
+            remaining_m=self._goal_d[self.node],
             remaining_hops=-1 if self.goal_hops is None else int(self.goal_hops[self.node]),
             before=self._before,
             after=self._after,
@@ -475,7 +472,7 @@ class StreetGraphEnv(UrbanEnv):
         return x, y, self.heading
 
     def _distance_to_goal(self) -> float:
-        return float(self.goal_distances[self.node])
+        return self._goal_d[self.node]
 
     def _extra_info(self) -> dict[str, Any]:
         return {
@@ -489,15 +486,18 @@ class StreetGraphEnv(UrbanEnv):
     # ------------------------------------------------------------------ dynamics
     def _distances(
         self, t: TaskSpec, goal: tuple[int, ...]
-    ) -> tuple[np.ndarray, np.ndarray | None]:
+    ) -> tuple[np.ndarray, np.ndarray | None, list[float]]:
         """Shortest distances (m) to the goal from every node, and for instruction tasks
-        the hop counts, computed once per goal (LRU of :data:`DISTANCE_CACHE` goals).
+        the hop counts, computed once per goal (LRU of :data:`DISTANCE_CACHE` goals); the
+        distances also as a list of Python floats (what a step reads, without numpy's
+        per-element cost).
         """
 
-        def compute() -> tuple[np.ndarray, np.ndarray | None]:
+        def compute() -> tuple[np.ndarray, np.ndarray | None, list[float]]:
             g = self._graph_of(t)
             hops = g.hops_to(goal) if t.type == "instruction" else None
-            return g.distances_to(goal), hops
+            d = g.distances_to(goal)
+            return d, hops, d.tolist()
 
         return self._dist_cache.get_or_create((self._graph_key, goal), compute)
 
@@ -523,16 +523,17 @@ class StreetGraphEnv(UrbanEnv):
     def _travel(self, street: Street) -> None:
         xy = self.graph._xy_list
         nodes = street.nodes
+        hops = len(nodes) - 1
         moved_from = self.transitions
         od = self.task.type == "origin_destination"
         if (
             not self.link_travel
-            and self.transitions + street.hops <= self.max_transitions
+            and moved_from + hops <= self.max_transitions
             and (not od or self.goal_nodes.isdisjoint(nodes))
         ):
             # the whole street: its length and node list are known
             self.distance_m += street.length
-            self.transitions += street.hops
+            self.transitions = moved_from + hops
             self.trajectory.extend(nodes[1:])
             last, prev = nodes[-1], nodes[-2]
         else:
@@ -550,7 +551,8 @@ class StreetGraphEnv(UrbanEnv):
         if self.transitions > moved_from:
             (x0, y0), (x1, y1) = xy[prev], xy[last]
             if (x0, y0) != (x1, y1):
-                self.heading = bearing(x1 - x0, y1 - y0)
+                # geo.bearing of two floats, inline (the hottest line of a symbolic step)
+                self.heading = math.degrees(math.atan2(x1 - x0, y1 - y0)) % 360.0
         self.node = last
 
     def _instruction_success(self) -> bool:
