@@ -288,3 +288,31 @@ def test_crowds_of_one_task_share_their_routes_but_not_their_contacts(square_cit
     assert second.contacts == 0 and not second.in_contact.any()
     other = Crowd(square_city, 4, seed=12, duration=60.0, avoid=(0.0, 0.0))
     assert not np.array_equal(other.positions(0.0), first.positions(0.0))
+
+
+def test_a_loaded_citys_crowds_come_back_from_the_world_cache(helsinki):
+    # a crowd of a loaded city is walked out once per machine: a process that has lost
+    # its in-memory routes (here: the route table dropped) reads the same people back
+    # from the world cache, read-only, instead of walking them out again
+    from urban_gym.envs import citywalk_dynamics as cd
+
+    built = []
+    real = cd._walk_people
+
+    def counting(*a):
+        built.append(a)
+        return real(*a)
+
+    cd._walk_people = counting
+    try:
+        first = Crowd(helsinki, 6, seed=4242, duration=90.0)
+        cd._ROUTE_TABLES.pop(helsinki, None)
+        again = Crowd(helsinki, 6, seed=4242, duration=90.0)
+    finally:
+        cd._walk_people = real
+    assert len(built) == 1  # the second came from disk
+    assert again.people[0] is not first.people[0]
+    for a, b in zip(first.people, again.people):
+        assert np.array_equal(a.xs, b.xs) and np.array_equal(a.cum, b.cum)
+        assert (a.s0, a.speed) == (b.s0, b.speed) and not b.xs.flags.writeable
+    np.testing.assert_array_equal(first.positions(12.5), again.positions(12.5))

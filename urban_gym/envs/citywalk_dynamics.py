@@ -25,6 +25,7 @@ clockwise); pitch is positive up.
 from __future__ import annotations
 
 import math
+import sys
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ import numpy as np
 
 from urban_gym.caching import LRUCache
 from urban_gym.world.city import City
+from urban_gym.world.diskcache import cached_for_city
 from urban_gym.world.walkable import WalkGeometry
 
 WALK_SPEED = 1.4  # m/s
@@ -311,12 +313,11 @@ class Crowd:
             None if avoid is None else (float(avoid[0]), float(avoid[1])),
             float(clearance),
         )
-        people = _route_table(city).crowds.get_or_create(
-            key,
-            lambda: _walk_people(
-                city, count, seed, around, duration, speed_range, avoid, clearance
-            ),
-        )
+
+        def build() -> tuple[Pedestrian, ...]:
+            return _walk_people(city, count, seed, around, duration, speed_range, avoid, clearance)
+
+        people = _route_table(city).crowds.get_or_create(key, lambda: _stored(city, key, build))
         # the routes are read-only and shared; the contact state is this crowd's own
         self.people: list[Pedestrian] = list(people)
         self.in_contact = np.zeros(len(self.people), dtype=bool)
@@ -432,6 +433,18 @@ def _walk_people(
                 break
         people.append(person)
     return tuple(people)
+
+
+def _stored(city: City, key: tuple, build) -> tuple[Pedestrian, ...]:
+    """The pedestrians of crowd ``key``, kept in the world cache for a loaded city (a
+    task's crowd takes 10-30 ms to walk out and is the same in every process; read back,
+    well under a millisecond), built in memory for another.
+    """
+    people = cached_for_city("crowd", city, build, sys.modules[__name__], key=repr(key))
+    for p in people:
+        for arr in (p.xs, p.ys, p.cum):  # shared by every crowd of this task: read-only
+            arr.setflags(write=False)
+    return people
 
 
 def _crowd_nbytes(people: tuple[Pedestrian, ...]) -> int:
