@@ -194,3 +194,13 @@ def test_bad_map_arguments_are_named(maps, kwargs, match):
 def test_bad_markers_are_named(kwargs, match):
     with pytest.raises(RenderError, match=match):
         MapMarkers(**kwargs)
+
+
+def test_text_width_is_the_sprites_width_without_drawing_it():
+    from urban_gym.render.map import text_sprite, text_width
+
+    for text in ("Kamppi", "Mannerheimintie 5", "Ä", "", "Café Ekberg"):
+        for size, bold, halo in ((11, False, 2), (12, True, 2), (14, False, 0)):
+            assert (
+                text_width(text, size, bold, halo) == text_sprite(text, size, bold, halo).shape[1]
+            )

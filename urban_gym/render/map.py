@@ -589,7 +589,7 @@ class MapRenderer:
         if lw is None or len(lw) != len(self._poi_xy):
             lw = self._label_w = np.full(len(self._poi_xy), -1, np.int64)
         for i in idx[lw[idx] < 0]:
-            lw[i] = text_sprite(self.city.pois[i].name, 11).shape[1]
+            lw[i] = text_width(self.city.pois[i].name, 11)
         return lw[idx]
 
     @staticmethod
@@ -701,7 +701,7 @@ def text_sprite(text: str, size: int, bold: bool = False, halo: int = 2) -> np.n
     """
     font = load_font(size, bold)
     asc, desc = font.getmetrics()
-    tw = int(math.ceil(font.getlength(text))) + 2 * halo + 2
+    tw = text_width(text, size, bold, halo)
     th = asc + desc + 2 * halo
     out = np.zeros((th, tw, 2), np.uint8)
     for ch, stroke in ((1, halo), (0, 0)):
@@ -714,6 +714,12 @@ def text_sprite(text: str, size: int, bold: bool = False, halo: int = 2) -> np.n
         out[..., ch] = np.asarray(im)
     out.setflags(write=False)
     return out
+
+
+@lru_cached(max_items=16384, name="render.map.text_widths")
+def text_width(text: str, size: int, bold: bool = False, halo: int = 2) -> int:
+    """The width (px) of :func:`text_sprite` of the same arguments, without drawing it."""
+    return int(math.ceil(load_font(size, bold).getlength(text))) + 2 * halo + 2
 
 
 def blit_text(

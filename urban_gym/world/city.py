@@ -277,9 +277,16 @@ class City:
         return snapped, np.hypot(*(snapped - xy).T)
 
     def building_at(self, x: float, y: float) -> int | None:
-        """Id of the building whose footprint contains ``(x, y)``, else None."""
+        """Id of the building whose footprint contains ``(x, y)``, else None (the last
+        answer is kept: a viewer turning on the spot asks the same point again).
+        """
+        last = self.__dict__.get("_idx_building_at_last")
+        if last is not None and last[0] == x and last[1] == y:
+            return last[2]
         hits = self._idx_buildings.query(Point(x, y), predicate="within")
-        return int(hits[0]) if len(hits) else None
+        found = int(hits[0]) if len(hits) else None
+        self._idx_building_at_last = (x, y, found)  # one tuple: safe to read from threads
+        return found
 
     def buildings_within(self, x: float, y: float, radius: float) -> list[int]:
         """Ids of buildings whose footprint comes within ``radius`` metres of ``(x, y)``."""
