@@ -280,7 +280,7 @@ def blit_sprite(rgb, ids, depth, sec, t_cols, r_top, img, c0, r0, dist, iid):
     the RGBA frame ``rgb`` where its alpha is over half and the frame's horizontal
     distance (``t_cols``, ``(W, Hb)`` from row ``r_top``; infinite outside) is beyond
     ``dist``; ids and depth (``dist`` times the secant) too where given (non-empty).
-    Returns the number of pixels painted. As ``raycast._blit_sprite`` without glows.
+    Returns the number of pixels painted. As ``sprites._blit_sprite`` without glows.
     """
     n_h, n_w = rgb.shape[0], rgb.shape[1]
     bh, bw = img.shape[0], img.shape[1]

@@ -1,0 +1,285 @@
+"""The sprite pass of the column caster: upright billboards -- street objects, free-standing
+signs, pedestrians -- drawn far to near over a cast frame, hidden behind nearer walls
+(the blit compiled where :mod:`urban_gym.render.kernels` can, else in numpy). Used by
+:func:`urban_gym.render.raycast.cast`.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+import cv2
+import numpy as np
+
+from urban_gym.render import kernels
+from urban_gym.render.ids import OBJECT_BASE, PEDESTRIAN_BASE, SIGN_BASE
+from urban_gym.render.textures import Sprite, pedestrian_sprite
+
+#: street objects, signs and people farther than this (m) are not drawn
+OBJECT_RANGE_M = 90.0
+
+_AMBIENT = {"day": 1.0, "dusk": 0.68, "night": 0.3}
+
+
+_pyramids: dict[tuple[int, float], tuple[Sprite, list[np.ndarray]]] = {}
+
+
+def _pyramid(spr: Sprite, light: float) -> list[np.ndarray]:
+    """The sprite's RGBA image, its colours scaled by ``light``, halved repeatedly."""
+    key = (id(spr), light)
+    hit = _pyramids.get(key)
+    if hit is not None and hit[0] is spr:
+        return hit[1]
+    base = spr.rgba
+    if light != 1.0:
+        base = base.copy()
+        base[..., :3] = np.clip(base[..., :3] * light, 0, 255).astype(np.uint8)
+    levels = [base]
+    while min(levels[-1].shape[:2]) > 8:
+        levels.append(cv2.resize(levels[-1], None, fx=0.5, fy=0.5, interpolation=cv2.INTER_AREA))
+    if len(_pyramids) > 4096:
+        _pyramids.clear()
+    _pyramids[key] = (spr, levels)
+    return levels
+
+
+_resized_cache: OrderedDict[tuple, tuple[Sprite, np.ndarray]] = OrderedDict()
+_resized_lock = threading.Lock()
+
+
+def _resized(spr: Sprite, bw: int, bh: int, light: float = 1.0) -> np.ndarray:
+    """The sprite at ``bw`` x ``bh`` pixels, from the nearest larger pyramid level; the
+    last few hundred sizes are kept (a walker's next frame mostly shows the same things at
+    the same sizes). Read-only: blitting copies from it.
+    """
+    key = (id(spr), bw, bh, light)
+    with _resized_lock:
+        hit = _resized_cache.get(key)
+        if hit is not None and hit[0] is spr:
+            _resized_cache.move_to_end(key)
+            return hit[1]
+    levels = _pyramid(spr, light)
+    k = 0
+    while k + 1 < len(levels) and levels[k + 1].shape[1] >= bw and levels[k + 1].shape[0] >= bh:
+        k += 1
+    img = cv2.resize(levels[k], (bw, bh), interpolation=cv2.INTER_LINEAR)
+    img.setflags(write=False)
+    with _resized_lock:
+        _resized_cache[key] = (spr, img)
+        if len(_resized_cache) > 512:
+            _resized_cache.popitem(last=False)
+    return img
+
+
+def _t_box(frame: Any, a0: int, a1: int, ra: int, rb: int) -> np.ndarray:
+    """Horizontal distance of pixels ``[ra:rb, a0:a1]`` (inf outside the cast band)."""
+    lo, hi = max(ra, frame.r_top), min(rb, frame.r_top + frame.t_cols.shape[1])
+    if lo <= ra and hi >= rb:
+        return frame.t_cols[a0:a1, ra - frame.r_top : rb - frame.r_top].T
+    out = np.full((rb - ra, a1 - a0), np.inf, np.float32)
+    if hi > lo:
+        out[lo - ra : hi - ra] = frame.t_cols[a0:a1, lo - frame.r_top : hi - frame.r_top].T
+    return out
+
+
+@dataclass
+class SpriteItems:
+    """Billboards near the viewer: offsets (m), distance (m), width (m), base and top
+    heights (m), source (0 street object, 1 free-standing sign, 2 pedestrian) and index.
+    """
+
+    dx: np.ndarray
+    dy: np.ndarray
+    dist: np.ndarray
+    wid: np.ndarray
+    z0: np.ndarray
+    z1: np.ndarray
+    src: np.ndarray
+    idx: np.ndarray
+
+
+def _sprite_items(scene, cam, x: float, y: float, pedestrians) -> SpriteItems | None:
+    """The street objects, free-standing signs and pedestrians in range (and, for a
+    perspective view, not behind the camera), or None.
+    """
+    persp = cam.kind == "perspective"
+    fwd = (math.sin(cam.yaw), math.cos(cam.yaw))
+    parts = []  # (dx, dy, dist, width, base, height, kind code, index)
+
+    def add(xy, wid, base, height, code, index, min_d):
+        dx, dy = xy[:, 0] - x, xy[:, 1] - y
+        d = np.hypot(dx, dy)
+        keep = (d < OBJECT_RANGE_M) & (d > min_d)
+        if persp:  # drop what lies behind the camera (at least a metre behind)
+            keep &= dx * fwd[0] + dy * fwd[1] > -1.0 - wid / 2
+        if keep.any():
+            cols = (dx, dy, d, wid, base, height)
+            parts.append(tuple(v[keep] for v in cols) + (code, index[keep]))
+
+    cand = scene.object_candidates(x, y, OBJECT_RANGE_M)
+    if len(cand):
+        o = (scene.obj_xy, scene.obj_w, scene.obj_z0, scene.obj_h)
+        add(*(v[cand] for v in o), 0, cand, 0.4)
+    nf = len(scene.free_signs)
+    if nf:
+        zero = np.zeros(nf)
+        add(scene.free_sign_xy, scene.free_sign_w, zero, scene.free_sign_h, 1, np.arange(nf), 0.4)
+    if pedestrians is not None and len(pedestrians):
+        n = len(pedestrians)
+        add(pedestrians, np.full(n, 0.6), np.zeros(n), np.full(n, 1.75), 2, np.arange(n), 0.3)
+    if not parts:
+        return None
+    if len(parts) == 1:
+        dx, dy, dist, wid, z0, z1, code, idx = parts[0]
+        src = np.full(len(idx), code)
+    else:
+        dx, dy, dist, wid, z0, z1 = (np.concatenate([p[i] for p in parts]) for i in range(6))
+        src = np.concatenate([np.full(len(p[7]), p[6]) for p in parts])
+        idx = np.concatenate([p[7] for p in parts])
+    return SpriteItems(dx, dy, dist, wid, z0, z0 + z1, src, idx)
+
+
+def _sprite_boxes(cam, it: SpriteItems, eye: float) -> tuple[np.ndarray, ...]:
+    """Screen boxes ``(c0, c1, r0, r1)`` (int arrays, end exclusive) of the items and
+    whether each may show.
+    """
+    W, H = cam.width, cam.height
+    bear = np.arctan2(it.dx, it.dy)
+    half = np.arctan2(it.wid / 2, it.dist)
+    if cam.kind == "perspective":
+        rel = (bear - cam.yaw + math.pi) % (2 * math.pi) - math.pi
+        lim = math.radians(min(cam.fov_deg / 2.0 + 5.0, 80.0))
+        vis = (np.abs(rel) - half < lim) & (np.abs(rel) + half < math.radians(88.0))
+        rel = np.where(vis, rel, 0.0)
+        cl = W / 2.0 + cam.focal * np.tan(rel - half)
+        cr = W / 2.0 + cam.focal * np.tan(rel + half)
+        cm = W / 2.0 + cam.focal * np.tan(rel)
+        ok = vis
+    else:
+        cl, cr, cm = cam.col_of(bear - half), cam.col_of(bear + half), cam.col_of(bear)
+        cr = np.where(cr < cl, cr + W * (2 * math.pi / cam.span), cr)
+        ok = np.ones(len(it.dist), bool)
+    bcol = cam.b[np.clip(cm, 0, W - 1).astype(int)]
+    rt = cam.row_of((it.z1 - eye) / it.dist / bcol)
+    rb = cam.row_of((it.z0 - eye) / it.dist / bcol)
+    c0s = np.floor(cl).astype(int)
+    c1s = np.ceil(cr).astype(int)
+    r0s, r1s = np.floor(rt).astype(int), np.ceil(rb).astype(int)
+    ok &= (r1s - r0s >= 2) & (c1s > c0s) & (r1s > 0) & (r0s < H)
+    if not _full_circle(cam):
+        ok &= (c1s > 0) & (c0s < W)
+    return c0s, c1s, r0s, r1s, ok
+
+
+def _full_circle(cam) -> bool:
+    return cam.kind == "equirect" and cam.span >= 2 * math.pi - 1e-9
+
+
+def _sprite_of(scene, it: SpriteItems, k: int) -> tuple[Sprite, int]:
+    """The sprite of item ``k`` and its instance id."""
+    i = int(it.idx[k])
+    if it.src[k] == 0:
+        return scene.obj_sprite[i], OBJECT_BASE + int(scene.obj_ids[i])
+    if it.src[k] == 1:
+        pid, spr = scene.free_signs[i]
+        return spr, SIGN_BASE + pid
+    return pedestrian_sprite(i), PEDESTRIAN_BASE + i
+
+
+_NO_IDS = np.zeros((0, 0), np.int32)
+_NO_DEPTH = np.zeros((0, 0), np.float32)
+
+
+def draw_sprites(scene, cam, frame, x, y, eye, cond, pedestrians, hits: Any) -> None:
+    """Upright billboards, far to near, hidden behind nearer walls."""
+    scene.ensure_signs()
+    it = _sprite_items(scene, cam, x, y, pedestrians)
+    if it is None:
+        return
+    W, H = cam.width, cam.height
+    full = _full_circle(cam)
+    c0s, c1s, r0s, r1s, ok = _sprite_boxes(cam, it, eye)
+    amb = _AMBIENT[cond.time_of_day]
+    glow = cond.time_of_day != "day"
+    # nearest wall per column and the row of its top: sprites behind it are skipped
+    t0 = np.full(W, np.inf)
+    first = hits.rank == 0
+    t0[hits.col[first]] = hits.t[first]
+    n0 = hits.bounds[:, hits.bounds.shape[1] - 3]  # the top row of the nearest wall
+    dist = it.dist
+    k_mod = kernels.compiled()
+    blit = k_mod.blit_sprite if k_mod is not None else None
+    if blit is not None:  # the frame's arrays, empty where not drawn
+        targets = (
+            frame.rgb,
+            frame.ids if frame.ids is not None else _NO_IDS,
+            frame.depth if frame.depth is not None else _NO_DEPTH,
+            cam.secant() if frame.depth is not None else _NO_DEPTH,
+        )
+    for k in np.flatnonzero(ok)[np.argsort(-dist[ok], kind="stable")]:
+        c0, c1, r0, r1 = int(c0s[k]), int(c1s[k]), int(r0s[k]), int(r1s[k])
+        bw, bh = c1 - c0, r1 - r0
+        if bw > 2 * W or bh > 3 * H:
+            continue
+        if not full or (c0 >= 0 and c1 <= W):
+            a0, a1 = max(c0, 0), min(c1, W)
+            if (t0[a0:a1] < dist[k]).all() and (n0[a0:a1] <= max(r0, 0)).all():
+                continue
+        shifts = [0]
+        if full and c0 < 0:
+            shifts.append(W)
+        if full and c1 > W:
+            shifts.append(-W)
+        img = None
+        for sh in shifts:
+            if max(c0 + sh, 0) >= min(c1 + sh, W):
+                continue
+            if img is None:
+                spr, iid = _sprite_of(scene, it, k)
+                img = _resized(spr, bw, bh, amb)
+            box = (c0 + sh, r0, bw, bh)
+            glows = spr.glow if glow else ()
+            if blit is not None and not glows:
+                try:
+                    blit(*targets, frame.t_cols, frame.r_top, img, c0 + sh, r0, dist[k], iid)
+                    continue
+                except kernels.compile_errors() as exc:
+                    kernels.disable(exc)
+                    blit = None
+            _blit_sprite(cam, frame, img, box, dist[k], iid, glows, spr)
+
+
+def _blit_sprite(cam, frame, img, box, dist: np.float64, iid: int, glows, spr: Sprite) -> None:
+    """Paint the resized sprite ``img`` at ``box = (c0, r0, w, h)`` where it is opaque and
+    nothing nearer than ``dist`` metres is in front; lamps glow at night.
+    """
+    W, H = cam.width, cam.height
+    c0, r0, bw, bh = box
+    a0, a1 = max(c0, 0), min(c0 + bw, W)
+    ra, rb_ = max(r0, 0), min(r0 + bh, H)
+    sub = img[ra - r0 : rb_ - r0, a0 - c0 : a1 - c0]
+    # opaque where the resampled alpha is over half and nothing nearer is in front
+    solid = sub[..., 3] > 127
+    solid &= _t_box(frame, a0, a1, ra, rb_) > dist
+    if not solid.any():
+        return
+    dst = frame.rgb[ra:rb_, a0:a1, :3]
+    np.copyto(dst, sub[..., :3], where=solid[..., None])
+    if glows:
+        cols = np.arange(a0, a1) - c0
+        rows = np.arange(ra, rb_) - r0
+        region = dst.astype(np.float32)
+        for gx, gy, gr in glows:
+            rad = max(1.5, gr / spr.height_m * bh)
+            d2 = (cols[None, :] - gx * bw) ** 2 + (rows[:, None] - (1 - gy) * bh) ** 2
+            region += np.exp(-d2 / rad**2)[..., None] * np.array([200, 170, 90], np.float32)
+        dst[...] = np.clip(region, 0, 255).astype(np.uint8)
+    if frame.ids is not None:
+        frame.ids[ra:rb_, a0:a1][solid] = iid
+    if frame.depth is not None:
+        sec = cam.secant()[ra:rb_, a0:a1]
+        frame.depth[ra:rb_, a0:a1][solid] = (dist * sec)[solid]
