@@ -4,9 +4,9 @@ The column caster's hot passes -- the candidate walls of a view, wall hits per c
 the per-pixel fill of walls, sky and ground with depth and ids, and the sprite blit --
 and the map's label layout have a numba version (:mod:`urban_gym.render.kernels.columns`,
 :mod:`urban_gym.render.kernels.maps`, gathered in :mod:`urban_gym.render.kernels.jit`)
-that gives what the numpy reference in :mod:`urban_gym.render.raycast`, :mod:`~urban_gym.render.sprites` and
-:mod:`urban_gym.render.map` gives (same walls, hits, depth and ids; images equal but for
-rare one-level roundings), several times faster. It is the default. Where numba is not
+that gives what the numpy reference in :mod:`urban_gym.render.raycast`,
+:mod:`urban_gym.render.sprites` and :mod:`urban_gym.render.map` gives (same walls, hits,
+depth and ids; images equal but for rare one-level roundings), several times faster. It is the default. Where numba is not
 installed, or a kernel fails to compile or to load its cache, a :class:`RuntimeWarning`
 says so once and the numpy path draws instead; nothing else changes.
 
