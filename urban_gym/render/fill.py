@@ -6,6 +6,7 @@ ids -- in numpy with ``cv2.remap`` (the reference) or by the compiled kernel
 
 from __future__ import annotations
 
+import math
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -19,20 +20,28 @@ _tls = threading.local()
 
 
 def scratch(name: str, shape: tuple[int, ...], dtype=np.float32) -> np.ndarray:
-    """This thread's reusable buffer ``name`` of ``shape`` (contents undefined): a frame's
-    large temporaries are not allocated anew -- for a panorama, fresh pages cost more than
-    the arithmetic done in them. Only for arrays that do not leave the frame's drawing.
+    """This thread's reusable buffer ``name`` viewed as ``shape`` (contents undefined): a
+    frame's large temporaries are not allocated anew -- for a panorama, fresh pages cost
+    more than the arithmetic done in them. One flat buffer per name and dtype, grown to the
+    largest request; only for arrays that do not leave the frame's drawing.
     """
     bufs = getattr(_tls, "bufs", None)
     if bufs is None:
         bufs = _tls.bufs = {}
-    key = (name, shape, np.dtype(dtype).str)
+    n = math.prod(shape)
+    key = (name, np.dtype(dtype).str)
     buf = bufs.get(key)
-    if buf is None:
-        if len(bufs) > 64:
-            bufs.clear()
-        buf = bufs[key] = np.empty(shape, dtype)
-    return buf
+    if buf is None or len(buf) < n:
+        bufs.pop(key, None)
+        buf = np.empty(n, dtype)
+        if sum(b.nbytes for b in bufs.values()) + buf.nbytes > SCRATCH_BYTES:
+            bufs.clear()  # another camera's frames now: its buffers go
+        bufs[key] = buf
+    return buf[:n].reshape(shape)
+
+
+#: the most bytes of scratch buffers a thread keeps (a 2048x1024 panorama needs about 25 MB)
+SCRATCH_BYTES = 64 * 2**20
 
 
 @dataclass
@@ -63,9 +72,6 @@ class GroundMaps:
     cy: np.float32
     border: tuple
     time_of_day: str
-    #: ``(gr[:, None] * kx, gr[:, None] * ky)`` of every row, kept by a full-circle
-    #: camera (its columns never turn), else None: computed per frame
-    products: tuple[np.ndarray, np.ndarray] | None = None
 
 
 def ground_maps(
@@ -80,16 +86,7 @@ def ground_maps(
     ky = (-cam.diry / b * inv).astype(np.float32)
     cx = np.float32((x - win.x0) * inv - 0.5)
     cy = np.float32((win.y1 - y) * inv - 0.5)
-    products = None
-    if cam.kind == "equirect":  # a panorama's columns are fixed: the products are too
-        key = f"ground-products-{eye!r}-{win.mpp!r}"
-        products = cam.shared.get(key)
-        if products is None:
-            products = (gr[:, None] * kx[None, :], gr[:, None] * ky[None, :])
-            for k in [k for k in cam.shared if k.startswith("ground-products-")]:
-                del cam.shared[k]
-            cam.shared[key] = products
-    return GroundMaps(win, gr, kx, ky, cx, cy, (*FAR_COLOUR, 255), tod, products)
+    return GroundMaps(win, gr, kx, ky, cx, cy, (*FAR_COLOUR, 255), tod)
 
 
 def fill(cam, hits, runs: Runs, band, atlas, sky, ground, need_depth: bool, k=None):
@@ -107,7 +104,7 @@ def fill(cam, hits, runs: Runs, band, atlas, sky, ground, need_depth: bool, k=No
     rgb = scratch("rgb", (H, W, 4), np.uint8)
     if k is not None:
         hz = max(hb, 0)
-        mapx, mapy, t_cols = (scratch(n, (W * H,))[: W * hz].reshape(W, hz) for n in "xyt")
+        mapx, mapy, t_cols = (scratch(n, (W, hz)) for n in "xyt")
         k.band_maps(
             hits.bounds, runs.P, runs.D, runs.S, runs.t, cam.a32, r_top, r_bot, mapx, mapy, t_cols
         )
@@ -161,19 +158,16 @@ def _draw_ground(cam, rgb, ground, g, g_min: int, r_bot: int) -> np.ndarray | No
     gr_all = ground.gr[g_min:]
     far = int(np.count_nonzero(gr_all > DETAIL_M * float(cam.b.max()))) if len(gr_all) else 0
     W = cam.width
-    img = scratch("ground", (H, W, 4), np.uint8)[: H - g_min]
+    img = scratch("ground", (H - g_min, W, 4), np.uint8)
     img[:far] = ground.border
     if far < H - g_min:
-        if ground.products is not None:
-            px, py = ground.products
-            gx = np.add(px[g_min + far :], ground.cx, out=scratch("gx", (H, W))[g_min + far :])
-            gy = np.add(py[g_min + far :], ground.cy, out=scratch("gy", (H, W))[g_min + far :])
-        else:
-            gr = gr_all[far:, None]
-            gx = gr * ground.kx[None, :]
-            gx += ground.cx
-            gy = gr * ground.ky[None, :]
-            gy += ground.cy
+        # the band's texture maps are spent by now: their buffers take the ground's
+        n = H - g_min - far
+        gr = gr_all[far:, None]
+        gx = np.multiply(gr, ground.kx[None, :], out=scratch("x", (n, W)))
+        gx += ground.cx
+        gy = np.multiply(gr, ground.ky[None, :], out=scratch("y", (n, W)))
+        gy += ground.cy
         cv2.remap(
             ground.win.image,
             gx,
@@ -185,7 +179,7 @@ def _draw_ground(cam, rgb, ground, g, g_min: int, r_bot: int) -> np.ndarray | No
         )
     light(img, ground.time_of_day)
     gmask = np.greater_equal(
-        cam.rows_col[g_min:], g[None, :], out=scratch("gmask", (H, W), np.bool_)[g_min:]
+        cam.rows_col[g_min:], g[None, :], out=scratch("gmask", (H - g_min, W), np.bool_)
     ).view(np.uint8)
     if r_bot < H:
         rgb[r_bot:] = img[r_bot - g_min :]

@@ -7,14 +7,13 @@ signs, pedestrians -- drawn far to near over a cast frame, hidden behind nearer 
 from __future__ import annotations
 
 import math
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
 import cv2
 import numpy as np
 
+from urban_gym.caching import LRUCache
 from urban_gym.render import kernels
 from urban_gym.render.ids import OBJECT_BASE, PEDESTRIAN_BASE, SIGN_BASE
 from urban_gym.render.textures import Sprite, pedestrian_sprite
@@ -47,31 +46,29 @@ def _pyramid(spr: Sprite, light: float) -> list[np.ndarray]:
     return levels
 
 
-_resized_cache: OrderedDict[tuple, tuple[Sprite, np.ndarray]] = OrderedDict()
-_resized_lock = threading.Lock()
+#: resized sprites kept (a walker's next frame mostly shows the same things at the same
+#: sizes), bounded by bytes: a billboard close to a 512-pixel camera is megabytes
+_resized_cache: LRUCache[tuple, tuple[Sprite, np.ndarray]] = LRUCache(
+    max_bytes=4 * 2**20, size=lambda v: v[1].nbytes, lock=True, name="render.sprites.resized"
+)
 
 
 def _resized(spr: Sprite, bw: int, bh: int, light: float = 1.0) -> np.ndarray:
-    """The sprite at ``bw`` x ``bh`` pixels, from the nearest larger pyramid level; the
-    last few hundred sizes are kept (a walker's next frame mostly shows the same things at
-    the same sizes). Read-only: blitting copies from it.
+    """The sprite at ``bw`` x ``bh`` pixels, from the nearest larger pyramid level (kept
+    in a small cache; read-only: blitting copies from it).
     """
     key = (id(spr), bw, bh, light)
-    with _resized_lock:
-        hit = _resized_cache.get(key)
-        if hit is not None and hit[0] is spr:
-            _resized_cache.move_to_end(key)
-            return hit[1]
+    hit = _resized_cache.get(key)
+    if hit is not None and hit[0] is spr:
+        return hit[1]
     levels = _pyramid(spr, light)
     k = 0
     while k + 1 < len(levels) and levels[k + 1].shape[1] >= bw and levels[k + 1].shape[0] >= bh:
         k += 1
     img = cv2.resize(levels[k], (bw, bh), interpolation=cv2.INTER_LINEAR)
     img.setflags(write=False)
-    with _resized_lock:
-        _resized_cache[key] = (spr, img)
-        if len(_resized_cache) > 512:
-            _resized_cache.popitem(last=False)
+    if img.nbytes <= 2**18:
+        _resized_cache.put(key, (spr, img))
     return img
 
 
