@@ -659,7 +659,11 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
         obs: dict[str, Any] = {}
         if self.view_wh is not None:
             obs["view"] = self._map_image(self.view_wh) if self.map_mode else self._view()
-        obs["instruction"] = self._clean(self.task.instruction)
+        task = self.task
+        if self.__dict__.get("_clean_for") is not task:  # cleaned once per task
+            self._clean_instruction = self._clean(task.instruction)
+            self._clean_for = task
+        obs["instruction"] = self._clean_instruction
         obs["status"] = self._status()
         obs["notice"] = self._clean(" ".join(notice))
         obs["action_mask"] = self._mask()

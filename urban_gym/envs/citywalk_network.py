@@ -81,7 +81,17 @@ class PedestrianNetwork:
         return net
 
     def contains(self, x: float, y: float) -> bool:
-        """Whether ``(x, y)`` (m) lies on the pedestrian network."""
+        """Whether ``(x, y)`` (m) lies on the pedestrian network (the last answer is kept:
+        a walker that turned, looked or used the map asks the same point again).
+        """
+        last = self.__dict__.get("_last")
+        if last is not None and last[0] == x and last[1] == y:
+            return last[2]
+        found = self._contains(x, y)
+        self._last = (x, y, found)  # one tuple: safe to read from threads
+        return found
+
+    def _contains(self, x: float, y: float) -> bool:
         g = self.grid
         for i in g.at(x, y):
             ax, ay, bx, by = g.ax[i], g.ay[i], g.bx[i], g.by[i]
