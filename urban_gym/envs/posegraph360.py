@@ -55,10 +55,6 @@ def default_suite_path(city: str) -> Path:
     return T.suite_path(city)
 
 
-#: task starts kept per env (a goal field is a few KB: one float per junction)
-START_CACHE = 1024
-
-
 class PoseGraph360Env(UrbanEnv):
     """Walk a city recorded as 360° video: move along streets, look around, choose branches
     at junctions, and answer.
@@ -425,7 +421,7 @@ class PoseGraph360Env(UrbanEnv):
         self._reference_cache: LRUCache[tuple, np.ndarray] = LRUCache(REFERENCE_CACHE_BYTES)
         # a task's start (its start state, goal field, distances and reference route)
         # never changes on one graph either: kept for the tasks that come back
-        self._start_cache: LRUCache[tuple, tuple] = LRUCache(max_items=START_CACHE)
+        self._start_cache: LRUCache[tuple, tuple] = LRUCache(max_items=1024)
         self._field: Any = None
         task = getattr(self, "task", None)
         if task is not None and task.type in T.NAVIGATION_TYPES:
@@ -473,7 +469,7 @@ class PoseGraph360Env(UrbanEnv):
             if k in task.limits:
                 self._task_limits[k] = int(task.limits[k])
         key = (task.id, repr(task.start), repr(task.goal), task.type)
-        start = self._start_cache.get_or_create(key, lambda: self._task_start(task))
+        start = self._start_cache.get_or_create(key, lambda: T.task_start(self.graph, task))
         self.state, field_, dist, geo, ref_path = start
         self.yaw = float(task.start.get("yaw", 0.0))
         self.pitch = float(
@@ -486,22 +482,6 @@ class PoseGraph360Env(UrbanEnv):
             self._shortest = float(self._dist)
         if self.images:  # symbolic: drawn only for render()
             self._reference = self._render_reference(task)  # read-only; obs gets a copy
-
-    def _task_start(self, task: TaskSpec) -> tuple:
-        """``(start state, goal field, distance, geodesic, reference route)`` of ``task``
-        on this env's graph (the last four None, nan, nan, () but for navigation tasks).
-        """
-        state = T.start_state(self.graph, task)
-        if task.type not in T.NAVIGATION_TYPES:
-            return state, None, math.nan, math.nan, ()
-        field_ = self.graph.distance_field(T.goal_states(self.graph, task))
-        dist = field_.distance(state)
-        ref: tuple = ()
-        if math.isfinite(dist):
-            from urban_gym.world.posegraph import route_points
-
-            ref = tuple(route_points(self.graph, field_.route(state)))
-        return state, field_, dist, field_.geodesic(state), ref
 
     def _begin_step(self) -> None:
         self._message = ""

@@ -86,6 +86,7 @@ from urban_gym.tasks.posegraph360.routes import (
     plan_route,
     route_info,
     start_state,
+    task_start,
     tasks_spacing,
 )
 from urban_gym.tasks.posegraph360.suites import (
@@ -171,6 +172,7 @@ __all__ = [
     "RELATIONS",
     "route_info",
     "start_state",
+    "task_start",
     "suite_path",
     "suite_statistics",
     "generate_grounded",

@@ -11,11 +11,17 @@ from typing import Any
 
 import numpy as np
 
-from urban_gym.tasks.posegraph360.types import DEFAULT_FORWARD_FRAMES, ROTATIONS
+from urban_gym.tasks.posegraph360.types import DEFAULT_FORWARD_FRAMES, NAVIGATION_TYPES, ROTATIONS
 from urban_gym.tasks.spec import TaskError, TaskSpec
 from urban_gym.world.geo import angle_diff
 from urban_gym.world.grid import GridOverlay
-from urban_gym.world.posegraph import DEFAULT_SPACING_M, PoseGraph, State, load_posegraph
+from urban_gym.world.posegraph import (
+    DEFAULT_SPACING_M,
+    PoseGraph,
+    State,
+    load_posegraph,
+    route_points,
+)
 
 
 def graph_params(task: TaskSpec) -> dict[str, Any]:
@@ -64,6 +70,20 @@ def start_state(graph: PoseGraph, task: TaskSpec) -> State:
         if 0 <= f < tr.n_frames and math.dist(tr.xy[f], (x, y)) <= 1.0:
             return State(t, f)
     return graph.nearest_state(x, y, st.get("heading"))
+
+
+def task_start(graph: PoseGraph, task: TaskSpec) -> tuple:
+    """``(start state, goal field, distance, geodesic, reference route points)`` of
+    ``task`` on ``graph``: what an episode starts from (the last four ``None, nan, nan,
+    ()`` but for navigation tasks; the route empty when the goal is unreachable).
+    """
+    state = start_state(graph, task)
+    if task.type not in NAVIGATION_TYPES:
+        return state, None, math.nan, math.nan, ()
+    field_ = graph.distance_field(goal_states(graph, task))
+    dist = field_.distance(state)
+    ref = tuple(route_points(graph, field_.route(state))) if math.isfinite(dist) else ()
+    return state, field_, dist, field_.geodesic(state), ref
 
 
 def goal_states(graph: PoseGraph, task: TaskSpec) -> list[State]:
