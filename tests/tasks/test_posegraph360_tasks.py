@@ -295,3 +295,27 @@ def test_statistics_table(tiny_suite):
     assert text.splitlines()[0].startswith("| type | difficulty | tasks |")
     assert len(text.splitlines()) == 3 + len(rows)  # header, rule, rows, the legend
     assert " [3.5] |" in text
+
+
+def test_task_start_is_the_episode_start(tiny_suite):
+    # what an episode starts from: the start state, and for a navigation task its goal
+    # field, the distance and geodesic from the start and the reference route, which
+    # runs from the start along the recorded route's length
+    import math
+
+    g = load_posegraph(TINY)
+    kinds = set()
+    for t in tiny_suite:
+        state, field_, dist, geo, ref = T.task_start(g, t)
+        assert state == T.start_state(g, t)
+        if t.type not in T.NAVIGATION_TYPES:
+            assert (field_, ref) == (None, ()) and math.isnan(dist) and math.isnan(geo)
+            kinds.add("question")
+            continue
+        kinds.add("navigation")
+        assert dist == g.distance_field(T.goal_states(g, t)).distance(state)
+        assert dist == pytest.approx(t.meta["route_length"], abs=0.06) and geo <= dist
+        assert ref[0] == pytest.approx(g.position(state))
+        length = sum(math.dist(a, b) for a, b in zip(ref, ref[1:]))
+        assert length == pytest.approx(dist, rel=0.01)  # frame to frame, within 1%
+    assert kinds == {"question", "navigation"}
