@@ -176,7 +176,8 @@ def test_wall_candidates_match_the_reference(city_name, request):
     for i, (x, y) in enumerate(places(city, 25, seed=2)):
         fx, fy, room = check_position(fp.scene, x, y, fp.inside, fp.eye_height)
         inside += room is not None
-        for cam in (fp._base.with_yaw(29.0 * i), pano.camera):
+        window = raycast.ColumnCamera.equirect(100, 90, 17.0 * i, 100.0, 50.0, -30.0)
+        for cam in (fp._base.with_yaw(29.0 * i), pano.camera, window):
             kernels.set_backend("numpy")
             ref = raycast.wall_candidates(fp.scene, cam, fx, fy, room)
             kernels.set_backend("numba")
@@ -252,3 +253,29 @@ def test_label_layout_by_hand(backend):
     got = MapRenderer._label_layout(cols, rows, np.full(5, 20), taken, 100)
     assert got.tolist() == [1, 0, 0, 1, 0]
     assert taken.sum() == 2 * 4 * 6 and taken[3:7, 3:9].all() and taken[13:17, 3:9].all()
+
+
+@pytest.mark.parametrize("city_name", ["helsinki", "tiny_city"])
+def test_culling_walls_behind_a_narrow_view_changes_no_pixel(city_name, request, monkeypatch):
+    # a view at most 120 degrees wide -- a perspective view, or the panorama window of a
+    # pitched view -- leaves out the walls behind the eye: its frames are the same as
+    # with every facing wall a candidate
+    from urban_gym.render import raycast
+    from urban_gym.render.panorama import check_position
+
+    city = request.getfixturevalue(city_name)
+    fp = FirstPersonRenderer(city, 84, 84)
+    cond = Conditions()
+    for i, (x, y) in enumerate(places(city, 8, seed=5)):
+        fx, fy, room = check_position(fp.scene, x, y, fp.inside, fp.eye_height)
+        for cam in (
+            fp._base.with_yaw(23.0 * i),
+            raycast.ColumnCamera.equirect(96, 96, 31.0 * i, 110.0, 60.0, -40.0),
+        ):
+            assert raycast._view_direction(cam) is not None
+            culled = raycast.cast(fp.scene, cam, fx, fy, 1.6, cond, True, True, room)
+            with monkeypatch.context() as m:
+                m.setattr(raycast, "_view_direction", lambda cam: None)
+                full = raycast.cast(fp.scene, cam, fx, fy, 1.6, cond, True, True, room)
+            for a, b in zip(culled, full):
+                np.testing.assert_array_equal(a, b)

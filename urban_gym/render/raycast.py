@@ -233,7 +233,7 @@ def wall_candidates(
     segs, data = scene.candidate_data(x, y)
     k = kernels.compiled()
     if k is not None:
-        cull = cam.kind == "perspective" and cam.fov_deg <= 120.0
+        fwd = _view_direction(cam)
         try:
             out = k.wall_candidates(
                 data,
@@ -241,9 +241,8 @@ def wall_candidates(
                 scene.bid,
                 float(x),
                 float(y),
-                cull,
-                math.sin(cam.yaw),
-                math.cos(cam.yaw),
+                fwd is not None,
+                *(fwd or (0.0, 0.0)),
                 -1 if room is None else int(room),
                 float(cam.ang0),
                 cam.relx,
@@ -256,14 +255,29 @@ def wall_candidates(
     return wall_candidates_numpy(scene, cam, segs, data, x, y, room)
 
 
+def _view_direction(cam: ColumnCamera) -> tuple[float, float] | None:
+    """The unit vector (east, north) of the middle of a view at most 120 degrees wide --
+    a perspective view or a panorama window -- else None. A wall with both ends behind
+    the line across it through the eye cannot be hit by a ray of such a view (every ray is
+    within 90 degrees of it), so it need not be a candidate.
+    """
+    if cam.kind == "perspective" and cam.fov_deg <= 120.0:
+        return math.sin(cam.yaw), math.cos(cam.yaw)
+    if cam.kind == "equirect" and cam.span <= 2 * math.pi / 3:
+        mid = cam.ang0 + cam.span / 2
+        return math.sin(mid), math.cos(mid)
+    return None
+
+
 def wall_candidates_numpy(scene, cam, segs, data, x: float, y: float, room) -> Candidates:
     """:func:`wall_candidates` in numpy (the reference of the compiled kernel)."""
     ax, ay, bx, by, nx_, ny_ = data
     rx, ry = x - ax, y - ay
     front = nx_ * rx + ny_ * ry > 1e-9
-    if cam.kind == "perspective" and cam.fov_deg <= 120.0:
+    fwd = _view_direction(cam)
+    if fwd is not None:
         # walls entirely behind the viewer cannot be in a view narrower than 180 degrees
-        fx, fy = math.sin(cam.yaw), math.cos(cam.yaw)
+        fx, fy = fwd
         ahead = ((ax - x) * fx + (ay - y) * fy > 0) | ((bx - x) * fx + (by - y) * fy > 0)
         if room is None:
             front &= ahead
