@@ -176,17 +176,98 @@ def _full_circle(cam) -> bool:
     return cam.kind == "equirect" and cam.span >= 2 * math.pi - 1e-9
 
 
-def _sprite_of(scene, it: SpriteItems, k: int) -> tuple[Sprite, int]:
-    """The sprite of item ``k`` and its instance id."""
-    i = int(it.idx[k])
-    if it.src[k] == 0:
+def _sprite_of(scene, src: int, i: int) -> tuple[Sprite, int]:
+    """The sprite of item ``i`` of source ``src`` (0 street object, 1 free-standing sign,
+    2 pedestrian) and its instance id.
+    """
+    if src == 0:
         return scene.obj_sprite[i], OBJECT_BASE + int(scene.obj_ids[i])
-    if it.src[k] == 1:
+    if src == 1:
         pid, spr = scene.free_signs[i]
         return spr, SIGN_BASE + pid
     return pedestrian_sprite(i), PEDESTRIAN_BASE + i
 
 
+def _plan(scene, cam, x, y, eye, pedestrians, t0, n0):
+    """The billboards to draw, far to near, as ``(src, idx, dist, c0, c1, r0, r1)``
+    arrays: from the compiled kernel where it runs, else from the numpy reference.
+    """
+    k_mod = kernels.compiled()
+    if k_mod is not None:
+        persp = cam.kind == "perspective"
+        peds = pedestrians if pedestrians is not None and len(pedestrians) else _NO_PEDS
+        peds = np.asarray(peds, np.float64).reshape(-1, 2)
+        fxy = np.asarray(scene.free_sign_xy, np.float64).reshape(-1, 2)
+        try:
+            return k_mod.sprite_plan(
+                scene.obj_xy[:, 0],
+                scene.obj_xy[:, 1],
+                scene.obj_w,
+                scene.obj_z0,
+                scene.obj_h,
+                scene.object_candidates(x, y, OBJECT_RANGE_M),
+                fxy[:, 0],
+                fxy[:, 1],
+                scene.free_sign_w,
+                scene.free_sign_h,
+                np.ascontiguousarray(peds[:, 0], np.float64),
+                np.ascontiguousarray(peds[:, 1], np.float64),
+                float(x),
+                float(y),
+                float(eye),
+                OBJECT_RANGE_M,
+                persp,
+                float(cam.yaw),
+                float(cam.fov_deg),
+                float(cam.focal),
+                float(cam.ang0),
+                float(cam.span),
+                float(cam.e_top),
+                float(cam.e_bot),
+                cam.width,
+                cam.height,
+                cam.b,
+                t0,
+                n0,
+            )
+        except kernels.compile_errors() as exc:
+            kernels.disable(exc)
+    return _plan_numpy(scene, cam, x, y, eye, pedestrians, t0, n0)
+
+
+def _plan_numpy(scene, cam, x, y, eye, pedestrians, t0, n0):
+    """:func:`_plan` in numpy (the reference of the compiled kernel)."""
+    W, H = cam.width, cam.height
+    empty = np.zeros(0, np.int64)
+    it = _sprite_items(scene, cam, x, y, pedestrians)
+    if it is None:
+        return empty, empty, np.zeros(0), empty, empty, empty, empty
+    full = _full_circle(cam)
+    c0s, c1s, r0s, r1s, ok = _sprite_boxes(cam, it, eye)
+    dist = it.dist
+    out = []
+    for k in np.flatnonzero(ok)[np.argsort(-dist[ok], kind="stable")]:
+        c0, c1, r0, r1 = int(c0s[k]), int(c1s[k]), int(r0s[k]), int(r1s[k])
+        if c1 - c0 > 2 * W or r1 - r0 > 3 * H:
+            continue
+        if not full or (c0 >= 0 and c1 <= W):
+            a0, a1 = max(c0, 0), min(c1, W)
+            if (t0[a0:a1] < dist[k]).all() and (n0[a0:a1] <= max(r0, 0)).all():
+                continue  # behind the nearest wall of every column it covers
+        out.append(k)
+    k = np.array(out, np.int64)
+    return (
+        it.src[k].astype(np.int64),
+        it.idx[k].astype(np.int64),
+        dist[k],
+        c0s[k],
+        c1s[k],
+        r0s[k],
+        r1s[k],
+    )
+
+
+_NO_PEDS = np.zeros((0, 2))
 _NO_IDS = np.zeros((0, 0), np.int32)
 _NO_DEPTH = np.zeros((0, 0), np.float32)
 
@@ -194,20 +275,18 @@ _NO_DEPTH = np.zeros((0, 0), np.float32)
 def draw_sprites(scene, cam, frame, x, y, eye, cond, pedestrians, hits: Any) -> None:
     """Upright billboards, far to near, hidden behind nearer walls."""
     scene.ensure_signs()
-    it = _sprite_items(scene, cam, x, y, pedestrians)
-    if it is None:
-        return
-    W, H = cam.width, cam.height
+    W = cam.width
     full = _full_circle(cam)
-    c0s, c1s, r0s, r1s, ok = _sprite_boxes(cam, it, eye)
     amb = _AMBIENT[cond.time_of_day]
     glow = cond.time_of_day != "day"
     # nearest wall per column and the row of its top: sprites behind it are skipped
     t0 = np.full(W, np.inf)
     first = hits.rank == 0
     t0[hits.col[first]] = hits.t[first]
-    n0 = hits.bounds[:, hits.bounds.shape[1] - 3]  # the top row of the nearest wall
-    dist = it.dist
+    n0 = np.ascontiguousarray(hits.bounds[:, hits.bounds.shape[1] - 3])  # its top row
+    src, idx, dist, c0s, c1s, r0s, r1s = _plan(scene, cam, x, y, eye, pedestrians, t0, n0)
+    if not len(src):
+        return
     k_mod = kernels.compiled()
     blit = k_mod.blit_sprite if k_mod is not None else None
     if blit is not None:  # the frame's arrays, empty where not drawn
@@ -217,15 +296,9 @@ def draw_sprites(scene, cam, frame, x, y, eye, cond, pedestrians, hits: Any) -> 
             frame.depth if frame.depth is not None else _NO_DEPTH,
             cam.secant() if frame.depth is not None else _NO_DEPTH,
         )
-    for k in np.flatnonzero(ok)[np.argsort(-dist[ok], kind="stable")]:
+    for k in range(len(src)):
         c0, c1, r0, r1 = int(c0s[k]), int(c1s[k]), int(r0s[k]), int(r1s[k])
         bw, bh = c1 - c0, r1 - r0
-        if bw > 2 * W or bh > 3 * H:
-            continue
-        if not full or (c0 >= 0 and c1 <= W):
-            a0, a1 = max(c0, 0), min(c1, W)
-            if (t0[a0:a1] < dist[k]).all() and (n0[a0:a1] <= max(r0, 0)).all():
-                continue
         shifts = [0]
         if full and c0 < 0:
             shifts.append(W)
@@ -236,7 +309,7 @@ def draw_sprites(scene, cam, frame, x, y, eye, cond, pedestrians, hits: Any) -> 
             if max(c0 + sh, 0) >= min(c1 + sh, W):
                 continue
             if img is None:
-                spr, iid = _sprite_of(scene, it, k)
+                spr, iid = _sprite_of(scene, int(src[k]), int(idx[k]))
                 img = _resized(spr, bw, bh, amb)
             box = (c0 + sh, r0, bw, bh)
             glows = spr.glow if glow else ()

@@ -11,5 +11,14 @@ from urban_gym.render.kernels.columns import (
     wall_hits,
 )
 from urban_gym.render.kernels.maps import label_layout
+from urban_gym.render.kernels.sprites import sprite_plan
 
-__all__ = ["band_maps", "blit_sprite", "label_layout", "run_ids", "wall_candidates", "wall_hits"]
+__all__ = [
+    "band_maps",
+    "blit_sprite",
+    "label_layout",
+    "run_ids",
+    "sprite_plan",
+    "wall_candidates",
+    "wall_hits",
+]
