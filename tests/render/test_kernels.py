@@ -320,3 +320,55 @@ def test_sprite_plan_matches_the_reference(city_name, request):
                 np.testing.assert_array_equal(r, g)
             drawn += len(got[0])
     assert drawn > 20
+
+
+def test_sign_points_match_the_reference(helsinki):
+    # views towards shops from across the street: the compiled pass finds the same board
+    # pixels, in the same order, with the same atlas positions and POIs
+    import math
+
+    from urban_gym.render import raycast
+    from urban_gym.render.panorama import check_position
+
+    fp = FirstPersonRenderer(helsinki, 84, 84)
+    fp.scene.ensure_signs()
+    painted = 0
+    for s in fp.scene.signs[:: max(1, len(fp.scene.signs) // 25)][:25]:
+        p = helsinki.pois[s.poi].anchor
+        for back in (8.0, 15.0):
+            for heading in range(0, 360, 90):
+                hx, hy = math.sin(math.radians(heading)), math.cos(math.radians(heading))
+                x, y = p[0] - back * hx, p[1] - back * hy
+                if not helsinki.contains(x, y) or helsinki.building_at(x, y) is not None:
+                    continue
+                fx, fy, room = check_position(fp.scene, x, y, fp.inside, fp.eye_height)
+                cam = fp._base.with_yaw(float(heading))
+                hits = raycast.find_hits(fp.scene, cam, fx, fy, 1.6, room)
+                ref = raycast._sign_points_numpy(fp.scene, cam, 1.6, hits)
+                got = kernels.compiled().sign_points(
+                    hits.seg,
+                    hits.inner,
+                    hits.u,
+                    hits.t,
+                    hits.col,
+                    hits.rank,
+                    hits.bounds,
+                    fp.scene.sign_seg_start,
+                    fp.scene.sign_u0,
+                    fp.scene.sign_u1,
+                    fp.scene.sign_z0,
+                    fp.scene.sign_z1,
+                    fp.scene.sign_ax,
+                    fp.scene.sign_ay,
+                    fp.scene.sign_w,
+                    fp.scene.sign_h,
+                    fp.scene.sign_poi,
+                    cam.b,
+                    cam.a,
+                    1.6,
+                    raycast.K_HITS,
+                )
+                for r, g in zip(ref, got):
+                    np.testing.assert_array_equal(r, g)
+                painted += len(got[0])
+    assert painted > 1000

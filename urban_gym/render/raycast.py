@@ -578,16 +578,63 @@ def sky_colour(elevation: np.ndarray, time_of_day: str, weather: str) -> np.ndar
 
 # ---------------------------------------------------------------------- signs
 def _draw_signs(scene: Scene, cam: ColumnCamera, frame: Frame, eye: float, hits: Hits) -> None:
-    """Paint the boards hit by the kept wall hits, where those hits are visible."""
+    """Paint the boards hit by the kept wall hits, where those hits are visible (the
+    pixels found compiled when available).
+    """
     scene.ensure_signs()
     if not len(scene.signs) or not len(hits.seg):
         return
+    pts = None
+    k = kernels.compiled()
+    if k is not None:
+        try:
+            pts = k.sign_points(
+                hits.seg,
+                hits.inner,
+                hits.u,
+                hits.t,
+                hits.col,
+                hits.rank,
+                hits.bounds,
+                scene.sign_seg_start,
+                scene.sign_u0,
+                scene.sign_u1,
+                scene.sign_z0,
+                scene.sign_z1,
+                scene.sign_ax,
+                scene.sign_ay,
+                scene.sign_w,
+                scene.sign_h,
+                scene.sign_poi,
+                cam.b,
+                cam.a,
+                float(eye),
+                K_HITS,
+            )
+        except kernels.compile_errors() as exc:
+            kernels.disable(exc)
+    if pts is None:
+        pts = _sign_points_numpy(scene, cam, eye, hits)
+    rr, cc, sx, sy, poi = pts
+    if not len(rr):
+        return
+    frame.rgb[rr, cc, :3] = sample_points(scene.sign_atlas, sx, sy)
+    if frame.ids is not None:
+        frame.ids[rr, cc] = SIGN_BASE + poi
+
+
+def _sign_points_numpy(scene: Scene, cam: ColumnCamera, eye: float, hits: Hits) -> tuple:
+    """The boards' pixels ``(rows, columns, atlas x, atlas y, POI)`` in numpy (the
+    reference of the compiled ``sign_points``).
+    """
     K = K_HITS
+    none = np.zeros(0, np.int64)
+    empty = (none, none, np.zeros(0), np.zeros(0), none)
     st = scene.sign_seg_start
     n = (st[hits.seg + 1] - st[hits.seg]) * (~hits.inner)
     hit = np.flatnonzero(n)
     if not len(hit):
-        return
+        return empty
     cnt = n[hit]
     h = np.repeat(hit, cnt)
     sg = np.repeat(st[hits.seg[hit]] - np.cumsum(cnt) + cnt, cnt) + np.arange(int(cnt.sum()))
@@ -595,7 +642,7 @@ def _draw_signs(scene: Scene, cam: ColumnCamera, frame: Frame, eye: float, hits:
     on = (uh >= scene.sign_u0[sg]) & (uh <= scene.sign_u1[sg])
     h, sg = h[on], sg[on]
     if not len(h):
-        return
+        return empty
     col = hits.col[h]
     tb = hits.t[h] * cam.b[col]
     # rows of the board, clipped to the rows where this hit is visible
@@ -605,7 +652,7 @@ def _draw_signs(scene: Scene, cam: ColumnCamera, frame: Frame, eye: float, hits:
     cnt = np.maximum(r1 - r0, 0)
     tot = int(cnt.sum())
     if not tot:
-        return
+        return empty
     k = np.repeat(np.arange(len(h)), cnt)
     rr = np.repeat(r0 - np.cumsum(cnt) + cnt, cnt) + np.arange(tot)
     cc = col[k]
@@ -625,10 +672,7 @@ def _draw_signs(scene: Scene, cam: ColumnCamera, frame: Frame, eye: float, hits:
     )
     sx = np.clip(sx, scene.sign_ax[sk], scene.sign_ax[sk] + scene.sign_w[sk] - 1)
     sy = np.clip(sy, scene.sign_ay[sk], scene.sign_ay[sk] + scene.sign_h[sk] - 1)
-    vals = sample_points(scene.sign_atlas, sx, sy)
-    frame.rgb[rr, cc, :3] = vals
-    if frame.ids is not None:
-        frame.ids[rr, cc] = SIGN_BASE + scene.sign_poi[sk]
+    return rr, cc, sx, sy, scene.sign_poi[sk]
 
 
 def sample_points(img: np.ndarray, sx: np.ndarray, sy: np.ndarray) -> np.ndarray:

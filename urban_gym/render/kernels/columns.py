@@ -305,3 +305,72 @@ def blit_sprite(rgb, ids, depth, sec, t_cols, r_top, img, c0, r0, dist, iid):
                 depth[r, c] = dist * sec[r, c]
             painted += 1
     return painted
+
+
+@numba.njit(**_JIT)
+def sign_points(
+    seg,
+    inner,
+    u,
+    t,
+    col,
+    rank,
+    bounds,
+    st,
+    su0,
+    su1,
+    sz0,
+    sz1,
+    sax,
+    say,
+    sw,
+    sh,
+    spoi,
+    b,
+    a,
+    eye,
+    k_hits,
+):  # the arguments: the kept hits, the scene's sign table, the camera's b and a
+    """The pixels of the facade boards on the kept wall hits, where those hits show, in
+    order (hit by hit, each wall's boards in order, rows down): ``(rows, columns, atlas x,
+    atlas y, POI)`` -- what ``raycast._draw_signs`` computes in numpy.
+    """
+    n = 0
+    for j in range(len(seg)):  # count first: the outputs are allocated once
+        if inner[j]:
+            continue
+        for s in range(st[seg[j]], st[seg[j] + 1]):
+            if u[j] >= su0[s] and u[j] <= su1[s]:
+                c = col[j]
+                tb = t[j] * b[c]
+                jv = k_hits - rank[j]
+                r0 = max(_count_above(a, (sz1[s] - eye) / tb), bounds[c, jv])
+                r1 = min(_count_at_or_above(a, (sz0[s] - eye) / tb), bounds[c, jv + 1])
+                n += max(r1 - r0, 0)
+    rr = np.empty(n, np.int64)
+    cc = np.empty(n, np.int64)
+    sx = np.empty(n, np.float64)
+    sy = np.empty(n, np.float64)
+    poi = np.empty(n, np.int64)
+    i = 0
+    for j in range(len(seg)):
+        if inner[j]:
+            continue
+        for s in range(st[seg[j]], st[seg[j] + 1]):
+            if not (u[j] >= su0[s] and u[j] <= su1[s]):
+                continue
+            c = col[j]
+            tb = t[j] * b[c]
+            jv = k_hits - rank[j]
+            r0 = max(_count_above(a, (sz1[s] - eye) / tb), bounds[c, jv])
+            r1 = min(_count_at_or_above(a, (sz0[s] - eye) / tb), bounds[c, jv + 1])
+            x = sax[s] + (u[j] - su0[s]) / (su1[s] - su0[s]) * sw[s] - 0.5
+            x = min(max(x, sax[s]), sax[s] + sw[s] - 1)
+            for r in range(r0, r1):
+                z = eye + tb * a[r]
+                y = say[s] + (sz1[s] - z) / (sz1[s] - sz0[s]) * sh[s] - 0.5
+                rr[i], cc[i], sx[i] = r, c, x
+                sy[i] = min(max(y, say[s]), say[s] + sh[s] - 1)
+                poi[i] = spoi[s]
+                i += 1
+    return rr, cc, sx, sy, poi

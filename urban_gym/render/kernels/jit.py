@@ -7,6 +7,7 @@ from urban_gym.render.kernels.columns import (
     band_maps,
     blit_sprite,
     run_ids,
+    sign_points,
     wall_candidates,
     wall_hits,
 )
@@ -18,6 +19,7 @@ __all__ = [
     "blit_sprite",
     "label_layout",
     "run_ids",
+    "sign_points",
     "sprite_plan",
     "wall_candidates",
     "wall_hits",
