@@ -172,7 +172,7 @@ def test_wall_candidates_match_the_reference(city_name, request):
     pano = PanoramaRenderer(city, 256, 128)
     k = kernels.compiled()
     assert k is not None
-    inside = 0
+    inside = nonempty = 0
     for i, (x, y) in enumerate(places(city, 25, seed=2)):
         fx, fy, room = check_position(fp.scene, x, y, fp.inside, fp.eye_height)
         inside += room is not None
@@ -182,14 +182,15 @@ def test_wall_candidates_match_the_reference(city_name, request):
             ref = raycast.wall_candidates(fp.scene, cam, fx, fy, room)
             kernels.set_backend("numba")
             got = raycast.wall_candidates(fp.scene, cam, fx, fy, room)
-            assert len(got.segs) and len(got.segs) == len(ref.segs)
+            assert len(got.segs) == len(ref.segs)
+            nonempty += bool(len(got.segs))
             for name in ("segs", "ax", "ay", "bx", "by", "i0", "cnt"):
                 np.testing.assert_array_equal(getattr(ref, name), getattr(got, name), name)
             if room is None:
                 assert ref.inner is None and got.inner is None
             else:
                 np.testing.assert_array_equal(ref.inner, got.inner)
-    assert inside
+    assert inside and nonempty >= 50  # of 75 views
 
 
 @pytest.mark.parametrize("city_name", ["helsinki", "tiny_city"])

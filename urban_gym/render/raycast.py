@@ -242,7 +242,7 @@ def wall_candidates(
                 float(x),
                 float(y),
                 fwd is not None,
-                *(fwd or (0.0, 0.0)),
+                *(fwd or (0.0,) * 6),
                 -1 if room is None else int(room),
                 float(cam.ang0),
                 cam.relx,
@@ -255,18 +255,30 @@ def wall_candidates(
     return wall_candidates_numpy(scene, cam, segs, data, x, y, room)
 
 
-def _view_direction(cam: ColumnCamera) -> tuple[float, float] | None:
-    """The unit vector (east, north) of the middle of a view at most 120 degrees wide --
-    a perspective view or a panorama window -- else None. A wall with both ends behind
-    the line across it through the eye cannot be hit by a ray of such a view (every ray is
-    within 90 degrees of it), so it need not be a candidate.
+def _view_direction(cam: ColumnCamera) -> tuple[float, ...] | None:
+    """For a view at most 120 degrees wide -- a perspective view or a panorama window --
+    the unit vectors (east, north) of its middle and of its left and right edges (half a
+    degree outside them), six numbers; else None.
+
+    A wall with both ends behind the line across the middle through the eye cannot be hit
+    by a ray of such a view (every ray is within 90 degrees of the middle), nor one with
+    both ends beyond the same edge: neither needs to be a candidate.
     """
     if cam.kind == "perspective" and cam.fov_deg <= 120.0:
-        return math.sin(cam.yaw), math.cos(cam.yaw)
-    if cam.kind == "equirect" and cam.span <= 2 * math.pi / 3:
-        mid = cam.ang0 + cam.span / 2
-        return math.sin(mid), math.cos(mid)
-    return None
+        mid, half = cam.yaw, math.radians(cam.fov_deg) / 2
+    elif cam.kind == "equirect" and cam.span <= 2 * math.pi / 3:
+        mid, half = cam.ang0 + cam.span / 2, cam.span / 2
+    else:
+        return None
+    left, right = mid - half - math.radians(0.5), mid + half + math.radians(0.5)
+    return (
+        math.sin(mid),
+        math.cos(mid),
+        math.sin(left),
+        math.cos(left),
+        math.sin(right),
+        math.cos(right),
+    )
 
 
 def wall_candidates_numpy(scene, cam, segs, data, x: float, y: float, room) -> Candidates:
@@ -275,12 +287,14 @@ def wall_candidates_numpy(scene, cam, segs, data, x: float, y: float, room) -> C
     rx, ry = x - ax, y - ay
     front = nx_ * rx + ny_ * ry > 1e-9
     fwd = _view_direction(cam)
-    if fwd is not None:
-        # walls entirely behind the viewer cannot be in a view narrower than 180 degrees
-        fx, fy = fwd
-        ahead = ((ax - x) * fx + (ay - y) * fy > 0) | ((bx - x) * fx + (by - y) * fy > 0)
-        if room is None:
-            front &= ahead
+    if fwd is not None and room is None:
+        # walls entirely behind the viewer, or beyond one edge of the view, are not in it
+        fx, fy, lx, ly, rx, ry = fwd
+        pax, pay, pbx, pby = ax - x, ay - y, bx - x, by - y
+        ahead = (pax * fx + pay * fy > 0) | (pbx * fx + pby * fy > 0)
+        beyond_left = (lx * pay - ly * pax > 0) & (lx * pby - ly * pbx > 0)
+        beyond_right = (rx * pay - ry * pax < 0) & (rx * pby - ry * pbx < 0)
+        front &= ahead & ~beyond_left & ~beyond_right
     if room is not None:
         sel = front | (scene.bid[segs] == room)
         inner_seg = ~front[sel]

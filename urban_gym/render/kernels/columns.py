@@ -222,10 +222,11 @@ def _search_right(a: np.ndarray, v: float) -> int:
 
 
 @numba.njit(**_JIT)
-def wall_candidates(data, segs, bid, x, y, cull, fx, fy, room, ang0, relx):
+def wall_candidates(data, segs, bid, x, y, cull, fx, fy, lx, ly, rx, ry, room, ang0, relx):
     """The walls of ``segs`` (rows ``ax, ay, bx, by, nx, ny`` of ``data``) facing the
-    viewer at ``(x, y)`` -- ahead of it too when ``cull`` (a view narrower than 180
-    degrees), or walls of building ``room`` (>= 0) seen from inside -- as
+    viewer at ``(x, y)`` -- when ``cull`` (a view at most 120 degrees wide, middle
+    ``(fx, fy)``, edges ``(lx, ly)`` and ``(rx, ry)``) ahead of it and not beyond an
+    edge -- or walls of building ``room`` (>= 0) seen from inside, as
     :func:`~urban_gym.render.raycast.wall_candidates`: ``(kept segs, ax, ay, bx, by
     relative to the eye, inner?, first column, columns)``.
     """
@@ -237,9 +238,12 @@ def wall_candidates(data, segs, bid, x, y, cull, fx, fy, room, ang0, relx):
     for k in range(n):
         ax, ay, bx, by = data[0, k], data[1, k], data[2, k], data[3, k]
         front = data[4, k] * (x - ax) + data[5, k] * (y - ay) > 1e-9
-        if cull and room < 0:
-            ahead = (ax - x) * fx + (ay - y) * fy > 0 or (bx - x) * fx + (by - y) * fy > 0
-            front = front and ahead
+        if cull and room < 0 and front:
+            pax, pay, pbx, pby = ax - x, ay - y, bx - x, by - y
+            ahead = pax * fx + pay * fy > 0 or pbx * fx + pby * fy > 0
+            left = lx * pay - ly * pax > 0 and lx * pby - ly * pbx > 0
+            right = rx * pay - ry * pax < 0 and rx * pby - ry * pbx < 0
+            front = ahead and not left and not right
         if front or (room >= 0 and bid[segs[k]] == room):
             take[k] = True
             inner[k] = not front
