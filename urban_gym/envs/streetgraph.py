@@ -570,9 +570,11 @@ class StreetGraphEnv(UrbanEnv):
         return m.copy()
 
     def _observe(self) -> dict[str, Any]:
+        heading = _ONE_FLOAT32.copy()  # a copy and a store: half a np.array([...]) call
+        heading[0] = min(self.heading % 360.0, 359.999)
         obs: dict[str, Any] = {
             "bearings": self._bearings.copy(),
-            "heading": np.array([min(self.heading % 360.0, 359.999)], dtype=np.float32),
+            "heading": heading,
             "action_mask": self._mask(),
             "instruction": self._instruction_text(),
         }
@@ -722,6 +724,9 @@ def _conditions(conditions: dict[str, Any] | None) -> Any:
         return Conditions(**conditions)
     except TypeError as exc:
         raise UrbanGymError(f"conditions={conditions!r}: {exc}") from None
+
+
+_ONE_FLOAT32 = np.zeros(1, np.float32)
 
 
 def _finite(x: float) -> float:
