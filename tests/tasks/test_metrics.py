@@ -76,6 +76,28 @@ def test_dtw_by_hand_and_unequal_lengths():
     assert m.dtw([], ref) == float("inf")
 
 
+def test_dtw_equals_the_textbook_table():
+    # the accumulated-cost table filled cell by cell in numpy (the definition), against
+    # m.dtw on random pairs of sequences of 1..30 points: the same doubles
+    import numpy as np
+
+    def table(q, r):
+        q, r = np.asarray(q, float), np.asarray(r, float)
+        acc = np.full((len(q) + 1, len(r) + 1), np.inf)
+        acc[0, 0] = 0.0
+        for i in range(1, len(q) + 1):
+            for j in range(1, len(r) + 1):
+                c = np.hypot(q[i - 1, 0] - r[j - 1, 0], q[i - 1, 1] - r[j - 1, 1])
+                acc[i, j] = c + min(acc[i - 1, j], acc[i, j - 1], acc[i - 1, j - 1])
+        return float(acc[-1, -1])
+
+    rng = np.random.default_rng(7)
+    for _ in range(60):
+        q = rng.normal(size=(rng.integers(1, 31), 2)) * 40
+        r = rng.normal(size=(rng.integers(1, 31), 2)) * 40
+        assert m.dtw(q, r) == table(q, r)
+
+
 def test_spl_worked_examples():
     assert m.spl(1, shortest=100.0, taken=200.0) == pytest.approx(0.5)
     assert m.spl(1, shortest=100.0, taken=80.0) == pytest.approx(1.0)  # can't beat 1

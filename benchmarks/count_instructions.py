@@ -1,0 +1,98 @@
+"""Instructions per step of one env, counted by valgrind's callgrind: deterministic where
+wall-clock time on a shared machine is not, so a small change to a step can be measured.
+
+The loop is ``bench_throughput.py``'s (seeded random masked actions, resets counted); it
+runs once to warm the caches, then again with the same seeds while callgrind counts.
+
+    .venv/bin/python benchmarks/count_instructions.py UrbanGym/StreetGraph-v0 \\
+        --env-kwargs '{"observation": "symbolic"}' --steps 5000
+
+Needs ``valgrind`` on the PATH; under it a step runs some 50 times slower.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def _loop(env, steps: int, seed: int = 0) -> None:
+    import numpy as np
+
+    from benchmarks.bench_throughput import masked_choice
+
+    rng = np.random.default_rng(seed)
+    obs, _ = env.reset(seed=seed)
+    n, episode = env.action_space.n, 0
+    for _ in range(steps):
+        obs, _, term, trunc, _ = env.step(masked_choice(rng, obs, n))
+        if term or trunc:
+            episode += 1
+            obs, _ = env.reset(seed=seed + 1000 * episode)
+
+
+def _child(env_id: str, kwargs: dict, steps: int) -> None:
+    from benchmarks.bench_throughput import make
+
+    env = make(env_id, kwargs)
+    _loop(env, steps)  # warm: the same seeds as the counted pass
+    ctl = ["callgrind_control", "-i"]
+    subprocess.run([*ctl, "on", str(os.getpid())], check=True, capture_output=True)
+    _loop(env, steps)
+    subprocess.run([*ctl, "off", str(os.getpid())], check=True, capture_output=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("env_id")
+    p.add_argument("--env-kwargs", default="{}", help="JSON object of gym.make keyword arguments")
+    p.add_argument("--steps", type=int, default=5000, help="steps counted (default 5000)")
+    p.add_argument("--_child", action="store_true", help=argparse.SUPPRESS)
+    a = p.parse_args(argv)
+    kwargs = json.loads(a.env_kwargs)
+    if a.steps < 1:
+        p.error(f"--steps {a.steps}: count at least one step")
+    if a._child:
+        _child(a.env_id, kwargs, a.steps)
+        return 0
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "callgrind.out"
+        cmd = [
+            "valgrind",
+            "--tool=callgrind",
+            "--instr-atstart=no",
+            f"--callgrind-out-file={out}",
+            sys.executable,
+            __file__,
+            a.env_id,
+            "--env-kwargs",
+            a.env_kwargs,
+            "--steps",
+            str(a.steps),
+            "--_child",
+        ]
+        env = {**os.environ, "PYTHONHASHSEED": "0"}
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+        if proc.returncode:
+            print(proc.stderr[-2000:], file=sys.stderr)
+            return proc.returncode
+        m = re.search(r"^totals:\s+(\d+)", out.read_text(), re.M)
+        if m is None:
+            print("callgrind wrote no totals", file=sys.stderr)
+            return 1
+        total = int(m.group(1))
+    print(f"{a.env_id} {kwargs}: {total / a.steps:,.0f} instructions a step ({a.steps} steps)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
