@@ -1,8 +1,13 @@
-"""Helpers shared by the benchmark scripts: robust timing and table printing."""
+"""Helpers shared by the benchmark scripts: robust timing, table printing, and counting
+instructions under valgrind's callgrind."""
 
 from __future__ import annotations
 
+import os
+import re
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 
@@ -26,3 +31,31 @@ def print_table(title: str, rows: list[tuple[str, str, str, str]]) -> None:
     print("|---|---|---|---|")
     for r in rows:
         print("| " + " | ".join(r) + " |")
+
+
+def callgrind_instructions(args: list[str], env: dict | None = None) -> int:
+    """Instructions callgrind counted while ``python args...`` ran with counting off at its
+    start: the child switches it on and off around what it measures
+    (:func:`toggle_counting`). ``PYTHONHASHSEED`` is fixed, so reruns count the same.
+    """
+    proc = subprocess.run(
+        ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--callgrind-out-file=/dev/null"]
+        + [sys.executable, *args],
+        env={**os.environ, **(env or {}), "PYTHONHASHSEED": "0"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    m = re.search(r"Collected : (\d+)", proc.stderr)
+    if m is None:
+        raise RuntimeError(f"no callgrind total in: {proc.stderr[-500:]}")
+    return int(m.group(1))
+
+
+def toggle_counting(on: bool) -> None:
+    """Switch callgrind's counting on or off for this process (which runs under it)."""
+    subprocess.run(
+        ["callgrind_control", "-i", "on" if on else "off", str(os.getpid())],
+        check=True,
+        capture_output=True,
+    )

@@ -45,7 +45,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks._common import print_table  # noqa: E402
+from benchmarks._common import callgrind_instructions, print_table, toggle_counting  # noqa: E402
 
 SG = "UrbanGym/StreetGraph-Procedural-v0"
 KW = {"observation": "symbolic"}
@@ -127,15 +127,9 @@ def harness(
 def _toggle_instrumentation(on: bool) -> None:
     """Switch callgrind's counting on/off for this process (no-op outside valgrind)."""
     import os
-    import subprocess
 
-    if os.environ.get("BENCH_UNDER_CALLGRIND") != "1":
-        return
-    subprocess.run(
-        ["callgrind_control", "-i", "on" if on else "off", str(os.getpid())],
-        check=True,
-        capture_output=True,
-    )
+    if os.environ.get("BENCH_UNDER_CALLGRIND") == "1":
+        toggle_counting(on)
 
 
 def _callgrind_child(mode: str, seeds: int, out: str) -> None:
@@ -179,34 +173,8 @@ def _callgrind_child(mode: str, seeds: int, out: str) -> None:
 
 def callgrind_count(mode: str, seeds: int, tmp: Path) -> int:
     """Instructions (callgrind ``Ir``) of the counted loop of :func:`_callgrind_child`."""
-    import os
-    import re
-    import subprocess
-
-    out = tmp / f"callgrind-{mode}.out"
-    env = {**os.environ, "BENCH_UNDER_CALLGRIND": "1", "PYTHONHASHSEED": "0"}
-    proc = subprocess.run(
-        [
-            "valgrind",
-            "--tool=callgrind",
-            "--instr-atstart=no",
-            f"--callgrind-out-file={out}",
-            sys.executable,
-            __file__,
-            "--_callgrind-child",
-            mode,
-            str(seeds),
-            str(tmp / f"run-{mode}"),
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    m = re.search(r"Collected : (\d+)", proc.stderr)
-    if m is None:
-        raise RuntimeError(f"no callgrind total in: {proc.stderr[-500:]}")
-    return int(m.group(1))
+    args = [__file__, "--_callgrind-child", mode, str(seeds), str(tmp / f"run-{mode}")]
+    return callgrind_instructions(args, {"BENCH_UNDER_CALLGRIND": "1"})
 
 
 def callgrind_rows(tmp: Path, seeds: int) -> list[tuple[str, str, str, str]]:

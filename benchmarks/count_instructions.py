@@ -14,11 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import re
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,14 +37,14 @@ def _loop(env, steps: int, seed: int = 0) -> None:
 
 
 def _child(env_id: str, kwargs: dict, steps: int) -> None:
+    from benchmarks._common import toggle_counting
     from benchmarks.bench_throughput import make
 
     env = make(env_id, kwargs)
     _loop(env, steps)  # warm: the same seeds as the counted pass
-    ctl = ["callgrind_control", "-i"]
-    subprocess.run([*ctl, "on", str(os.getpid())], check=True, capture_output=True)
+    toggle_counting(True)
     _loop(env, steps)
-    subprocess.run([*ctl, "off", str(os.getpid())], check=True, capture_output=True)
+    toggle_counting(False)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -64,32 +60,10 @@ def main(argv: list[str] | None = None) -> int:
     if a._child:
         _child(a.env_id, kwargs, a.steps)
         return 0
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "callgrind.out"
-        cmd = [
-            "valgrind",
-            "--tool=callgrind",
-            "--instr-atstart=no",
-            f"--callgrind-out-file={out}",
-            sys.executable,
-            __file__,
-            a.env_id,
-            "--env-kwargs",
-            a.env_kwargs,
-            "--steps",
-            str(a.steps),
-            "--_child",
-        ]
-        env = {**os.environ, "PYTHONHASHSEED": "0"}
-        proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
-        if proc.returncode:
-            print(proc.stderr[-2000:], file=sys.stderr)
-            return proc.returncode
-        m = re.search(r"^totals:\s+(\d+)", out.read_text(), re.M)
-        if m is None:
-            print("callgrind wrote no totals", file=sys.stderr)
-            return 1
-        total = int(m.group(1))
+    from benchmarks._common import callgrind_instructions
+
+    args = [__file__, a.env_id, "--env-kwargs", a.env_kwargs, "--steps", str(a.steps), "--_child"]
+    total = callgrind_instructions(args)
     print(f"{a.env_id} {kwargs}: {total / a.steps:,.0f} instructions a step ({a.steps} steps)")
     return 0
 

@@ -345,30 +345,10 @@ def test_sign_points_match_the_reference(helsinki):
                 fx, fy, room = check_position(fp.scene, x, y, fp.inside, fp.eye_height)
                 cam = fp._base.with_yaw(float(heading))
                 hits = raycast.find_hits(fp.scene, cam, fx, fy, 1.6, room)
-                ref = raycast._sign_points_numpy(fp.scene, cam, 1.6, hits)
-                got = kernels.compiled().sign_points(
-                    hits.seg,
-                    hits.inner,
-                    hits.u,
-                    hits.t,
-                    hits.col,
-                    hits.rank,
-                    hits.bounds,
-                    fp.scene.sign_seg_start,
-                    fp.scene.sign_u0,
-                    fp.scene.sign_u1,
-                    fp.scene.sign_z0,
-                    fp.scene.sign_z1,
-                    fp.scene.sign_ax,
-                    fp.scene.sign_ay,
-                    fp.scene.sign_w,
-                    fp.scene.sign_h,
-                    fp.scene.sign_poi,
-                    cam.b,
-                    cam.a,
-                    1.6,
-                    raycast.K_HITS,
-                )
+                kernels.set_backend("numpy")
+                ref = raycast.sign_points(fp.scene, cam, 1.6, hits)
+                kernels.set_backend("numba")
+                got = raycast.sign_points(fp.scene, cam, 1.6, hits)
                 for r, g in zip(ref, got):
                     np.testing.assert_array_equal(r, g)
                 painted += len(got[0])

@@ -164,10 +164,8 @@ def low_obstacles(city: City, geometry: WalkGeometry) -> WalkGeometry:
     if hit is not None and hit[0] is geometry:
         return hit[1]
     import dataclasses
-    import sys
 
     from urban_gym.world import walkable as walkable_module
-    from urban_gym.world.diskcache import cached_for_city
     from urban_gym.world.walkable import WALKER_RADIUS, SegmentGrid
 
     w = geometry.walls
@@ -437,8 +435,8 @@ def _walk_people(
 
 def _stored(city: City, key: tuple, build) -> tuple[Pedestrian, ...]:
     """The pedestrians of crowd ``key``, kept in the world cache for a loaded city (a
-    task's crowd takes 10-30 ms to walk out and is the same in every process; read back,
-    well under a millisecond), built in memory for another.
+    task's crowd takes tens of milliseconds to walk out and is the same in every process;
+    read back, well under one), built in memory for another.
     """
     people = cached_for_city("crowd", city, build, sys.modules[__name__], key=repr(key))
     for p in people:

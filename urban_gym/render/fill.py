@@ -92,9 +92,9 @@ def ground_maps(
 def fill(cam, hits, runs: Runs, band, atlas, sky, ground, need_depth: bool, k=None):
     """Walls, sky and ground of every pixel with ``cv2.remap``: ``(rgb (H, W, 4), t_cols
     (W, Hb), depth or None, ids or None)`` -- ``rgb`` and ``t_cols`` are this thread's
-    scratch buffers (:func:`scratch`), valid until its next frame. The per-pixel texture coordinates and ids come
-    from the compiled kernels ``k`` (:mod:`urban_gym.render.kernels`) or, when None, from
-    numpy (the reference path).
+    scratch buffers (:func:`scratch`), valid until its next frame. The per-pixel texture
+    coordinates and ids come from the compiled kernels ``k``
+    (:mod:`urban_gym.render.kernels`) or, when None, from numpy (the reference path).
     """
     W, H = cam.width, cam.height
     K = hits.bounds.shape[1] - 3

@@ -360,13 +360,19 @@ def _hits_of(scene, cd: Candidates, col, rank, pseg, t, s, bounds) -> Hits:
     return Hits(col, rank, gseg, t, u, inner, bounds)
 
 
+def _ragged_arange(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """``starts[i], starts[i] + 1, ..., starts[i] + counts[i] - 1`` for every ``i``, one
+    after another (``counts`` >= 0).
+    """
+    return np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(int(counts.sum()))
+
+
 def find_hits_numpy(scene: Scene, cam: ColumnCamera, cd: Candidates, eye: float) -> Hits:
     """:func:`find_hits` in numpy (the reference of the compiled kernel)."""
     W, K = cam.width, K_HITS
     segs, ax, ay, bx, by, i0, cnt = cd.segs, cd.ax, cd.ay, cd.bx, cd.by, cd.i0, cd.cnt
-    tot = int(cnt.sum())
     pseg = np.repeat(np.arange(len(segs)), cnt)
-    pcol = (np.repeat(i0 - np.cumsum(cnt) + cnt, cnt) + np.arange(tot)) % W
+    pcol = _ragged_arange(i0, cnt) % W
     dxs, dys = (bx - ax)[pseg], (by - ay)[pseg]
     Dx, Dy = cam.dirx[pcol], cam.diry[pcol]
     wx, wy = ax[pseg], ay[pseg]
@@ -592,17 +598,27 @@ def sky_colour(elevation: np.ndarray, time_of_day: str, weather: str) -> np.ndar
 
 # ---------------------------------------------------------------------- signs
 def _draw_signs(scene: Scene, cam: ColumnCamera, frame: Frame, eye: float, hits: Hits) -> None:
-    """Paint the boards hit by the kept wall hits, where those hits are visible (the
-    pixels found compiled when available).
-    """
+    """Paint the boards hit by the kept wall hits, where those hits are visible."""
     scene.ensure_signs()
     if not len(scene.signs) or not len(hits.seg):
         return
-    pts = None
+    rr, cc, sx, sy, poi = sign_points(scene, cam, eye, hits)
+    if not len(rr):
+        return
+    frame.rgb[rr, cc, :3] = sample_points(scene.sign_atlas, sx, sy)
+    if frame.ids is not None:
+        frame.ids[rr, cc] = SIGN_BASE + poi
+
+
+def sign_points(scene: Scene, cam: ColumnCamera, eye: float, hits: Hits) -> tuple:
+    """The pixels of the facade boards on the kept hits, where those show: ``(rows,
+    columns, atlas x, atlas y, POI)`` (compiled when available; ``scene.ensure_signs()``
+    first).
+    """
     k = kernels.compiled()
     if k is not None:
         try:
-            pts = k.sign_points(
+            return k.sign_points(
                 hits.seg,
                 hits.inner,
                 hits.u,
@@ -627,14 +643,7 @@ def _draw_signs(scene: Scene, cam: ColumnCamera, frame: Frame, eye: float, hits:
             )
         except kernels.compile_errors() as exc:
             kernels.disable(exc)
-    if pts is None:
-        pts = _sign_points_numpy(scene, cam, eye, hits)
-    rr, cc, sx, sy, poi = pts
-    if not len(rr):
-        return
-    frame.rgb[rr, cc, :3] = sample_points(scene.sign_atlas, sx, sy)
-    if frame.ids is not None:
-        frame.ids[rr, cc] = SIGN_BASE + poi
+    return _sign_points_numpy(scene, cam, eye, hits)
 
 
 def _sign_points_numpy(scene: Scene, cam: ColumnCamera, eye: float, hits: Hits) -> tuple:
@@ -651,7 +660,7 @@ def _sign_points_numpy(scene: Scene, cam: ColumnCamera, eye: float, hits: Hits) 
         return empty
     cnt = n[hit]
     h = np.repeat(hit, cnt)
-    sg = np.repeat(st[hits.seg[hit]] - np.cumsum(cnt) + cnt, cnt) + np.arange(int(cnt.sum()))
+    sg = _ragged_arange(st[hits.seg[hit]], cnt)
     uh = hits.u[h]
     on = (uh >= scene.sign_u0[sg]) & (uh <= scene.sign_u1[sg])
     h, sg = h[on], sg[on]
@@ -668,7 +677,7 @@ def _sign_points_numpy(scene: Scene, cam: ColumnCamera, eye: float, hits: Hits) 
     if not tot:
         return empty
     k = np.repeat(np.arange(len(h)), cnt)
-    rr = np.repeat(r0 - np.cumsum(cnt) + cnt, cnt) + np.arange(tot)
+    rr = _ragged_arange(r0, cnt)
     cc = col[k]
     hk, sk = h[k], sg[k]
     z = eye + hits.t[hk] * cam.b[cc] * cam.a[rr]

@@ -196,32 +196,6 @@ def run_ids(bounds, id_run):
 
 
 @numba.njit(**_JIT)
-def _search_left(a: np.ndarray, v: float) -> int:
-    """``np.searchsorted(a, v, side="left")`` for increasing ``a``."""
-    lo, hi = 0, len(a)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if a[mid] < v:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
-
-
-@numba.njit(**_JIT)
-def _search_right(a: np.ndarray, v: float) -> int:
-    """``np.searchsorted(a, v, side="right")`` for increasing ``a``."""
-    lo, hi = 0, len(a)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if a[mid] <= v:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
-
-
-@numba.njit(**_JIT)
 def wall_candidates(data, segs, bid, x, y, cull, fx, fy, lx, ly, rx, ry, room, ang0, relx):
     """The walls of ``segs`` (rows ``ax, ay, bx, by, nx, ny`` of ``data``) facing the
     viewer at ``(x, y)`` -- when ``cull`` (a view at most 120 degrees wide, middle
@@ -269,11 +243,11 @@ def wall_candidates(data, segs, bid, x, y, cull, fx, fy, lx, ly, rx, ry, room, a
         else:
             start, span = ba, (bb - ba) % two_pi
         rs = (start - ang0) % two_pi
-        lo = _search_left(relx, rs)
+        lo = np.searchsorted(relx, rs, side="left")
         o_segs[j], o_ax[j], o_ay[j], o_bx[j], o_by[j] = segs[k], ax, ay, bx, by
         o_in[j] = inner[k]
         i0[j] = lo
-        cnt[j] = max(_search_right(relx, rs + span) - lo, 0)
+        cnt[j] = max(np.searchsorted(relx, rs + span, side="right") - lo, 0)
         j += 1
     return o_segs, o_ax, o_ay, o_bx, o_by, o_in, i0, cnt
 
