@@ -165,22 +165,29 @@ def _threads_in_child(env_id: str, conn) -> None:
 
     import urban_gym  # noqa: F401
 
+    cv2.setNumThreads(4)  # whatever the parent left: the worker must set one thread itself
     gym.make(env_id)
     conn.send(cv2.getNumThreads())
 
 
-def test_opencv_draws_on_one_thread_in_a_vector_env_worker():
-    """A worker process (as gym.make_vec's async mode starts) sets OpenCV to one thread when
-    it makes an env; the parent process keeps OpenCV's default."""
+@pytest.mark.parametrize("start", ["spawn", "fork"])
+def test_opencv_draws_on_one_thread_in_a_vector_env_worker(start):
+    """A worker process sets OpenCV to one thread when it makes an env; the parent process
+    keeps OpenCV's default. With ``fork`` (gym.make_vec's async mode on Linux) the worker
+    starts as a copy of a parent that has already made an env -- make_vec builds one to read
+    the spaces -- and must still set its own thread count (it did not: a spinning OpenCV
+    thread took a third of a core in each worker)."""
     import multiprocessing
 
     import cv2
     import gymnasium as gym
 
+    if start not in multiprocessing.get_all_start_methods():
+        pytest.skip(f"no {start!r} start method here")
     before = cv2.getNumThreads()
     gym.make("UrbanGym/CityWalk-NoView-v0")
     assert cv2.getNumThreads() == before
-    ctx = multiprocessing.get_context("spawn")
+    ctx = multiprocessing.get_context(start)
     parent, child = ctx.Pipe()
     p = ctx.Process(target=_threads_in_child, args=("UrbanGym/CityWalk-NoView-v0", child))
     p.start()

@@ -112,7 +112,10 @@ def invalid_step_info(message: str, count: int) -> dict[str, Any]:
     return {"action_valid": False, "invalid_action": message, "invalid_actions": count}
 
 
-_THREADS: dict[str, bool] = {"set": False}
+#: the process that last ran :func:`one_thread_in_workers` (a forked worker inherits the
+#: parent's value -- the parent builds an env to read the spaces before it forks -- so the
+#: check is by process id, not a flag)
+_THREADS: dict[str, int | None] = {"pid": None}
 
 
 def one_thread_in_workers() -> None:
@@ -122,9 +125,9 @@ def one_thread_in_workers() -> None:
     cores, and OpenCV's own threads would make them fight over them (a single process keeps
     OpenCV's default; the small images of these envs gain nothing from it either).
     """
-    if _THREADS["set"]:
+    if _THREADS["pid"] == os.getpid():
         return
-    _THREADS["set"] = True
+    _THREADS["pid"] = os.getpid()
     import multiprocessing
 
     if multiprocessing.parent_process() is None:
