@@ -15,7 +15,7 @@ row's few seconds see mostly new tasks of the 970).
 
 Also measured: the panorama 2048x1024 render time (absolute), the wall time of a fresh
 Python process from start to its first ``step`` on each id, the peak RSS of one process
-holding the three Helsinki envs, and the steps/s of ``gym.make_vec(...,
+holding the three Helsinki envs (after 200 and after 2,000 steps each), and the steps/s of ``gym.make_vec(...,
 vectorization_mode="async")`` with 2 workers over 1 worker, with the CPU the workers got
 (on a machine other jobs share, 2 workers cannot scale past the cores left to them).
 
@@ -179,19 +179,20 @@ for e in envs:
         obs, r, te, tr, _ = e.step(int(rng.choice(np.flatnonzero(m))))
         if te or tr:
             obs, _ = e.reset()
-def peak_rss():
-    # VmHWM: the peak of this process's own memory map. ru_maxrss is not: on Linux it
-    # keeps the parent's peak across fork and exec, so a child of a large benchmark
-    # process would report the parent's memory.
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-print(peak_rss())
+def status(key):
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1]) * 1024
+    return -1
+# VmHWM: the peak of this process's own memory map. ru_maxrss is not: on Linux it keeps the
+# parent's peak across fork and exec, so a child of a large benchmark process would report
+# the parent's memory. RssFile: the resident pages of memory-mapped files (the render
+# cache's ground raster and atlases: clean pages, shared by every process that maps them).
+try:
+    print(status("VmHWM"), status("RssAnon"), status("RssFile"))
+except OSError:
+    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, -1, -1)
 """
 
 VEC = """
@@ -333,13 +334,17 @@ def first_step_table(runs: int) -> dict[str, list[float]]:
 def process_sections(args, figures: dict) -> None:
     first = first_step_table(1)
     figures["first_step_s"] = {env_id: times[0] for env_id, times in first.items()}
-    steps = 50 if args.quick else 200
-    rss = int(python_cmd(RSS.format(ids=HELSINKI_IDS, steps=steps)))
-    figures["rss_bytes"] = rss
-    print(
-        f"\nPeak RSS, the three Helsinki envs in one process ({steps} steps each): "
-        f"{rss / 2**30:.2f} GiB (goal <= 1 GiB)"
-    )
+    print("\n### Peak RSS, the three Helsinki envs in one process (goal <= 1 GiB)\n")
+    print("(VmHWM; at the end, the anonymous memory and the resident pages of memory-mapped")
+    print("files -- the render cache's ground raster and atlases, shared between processes)\n")
+    print("| steps per env | peak RSS | at the end: anonymous / file-backed |")
+    print("|---|---|---|")
+    for steps in (50, 500) if args.quick else (200, 2000):
+        peak, anon, file = map(int, python_cmd(RSS.format(ids=HELSINKI_IDS, steps=steps)).split())
+        figures.setdefault("rss_bytes", {})[steps] = peak
+        print(
+            f"| {steps:,} | {peak / 2**30:.3f} GiB | {anon / 2**30:.3f} / {file / 2**30:.3f} GiB |"
+        )
     sec = 3.0 if args.quick else 8.0
     print("\n### gym.make_vec async: 2 workers over 1 (goal >= 1.7x on 2 cores)\n")
     print(

@@ -26,6 +26,7 @@ from urban_gym.envs.posegraph360_actions import (
     make_action_set,
 )
 from urban_gym.envs.posegraph360_world import (
+    FRAME_CACHE_MB,
     REFERENCE_CACHE_BYTES,
     compose_frame,
     reference_image,
@@ -190,7 +191,7 @@ class PoseGraph360Env(UrbanEnv):
     ``poses`` (a folder of equirect images or a 360° video with its pose CSV, imported
     with junction detection); ``pano_width`` (rendered panorama width; default about
     ``4 * view width`` for a 90° view, what the view's centre pixels need: 2048 for 512),
-    ``time_of_day``, ``weather``, ``cache_mb`` (128: the LRU of rendered frames, MB);
+    ``time_of_day``, ``weather``, ``cache_mb`` (48: the LRU of rendered or decoded frames, MB);
     ``draw_branches`` (True); ``reward_shaping`` (False: see Rewards); ``mask_noops``
     (False: see Action Space); ``observation`` (``"images"``, or ``"symbolic"``: see
     Observation Space); ``answer_judge`` (the fuzzy name judge ``(prediction,
@@ -252,7 +253,7 @@ class PoseGraph360Env(UrbanEnv):
         pano_width: int | None = None,
         time_of_day: str = "day",
         weather: str = "clear",
-        cache_mb: float = 128.0,
+        cache_mb: float = FRAME_CACHE_MB,
         draw_branches: bool = True,
         reward_shaping: bool | str = False,
         mask_noops: bool = False,

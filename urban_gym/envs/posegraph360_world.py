@@ -61,11 +61,13 @@ def rendered_world(
     pano_width: int,
     time_of_day: str = "day",
     weather: str = "clear",
-    cache_mb: float = 128.0,
+    cache_mb: float | None = None,
 ) -> tuple[Any, PoseGraph]:
     """``(city, pose graph with rendered frames)`` of ``load_city(city_spec)`` for frames
-    ``spacing`` metres apart, cached per process (see the module docstring).
+    ``spacing`` metres apart, cached per process (see the module docstring); ``cache_mb``
+    defaults to :data:`FRAME_CACHE_MB`.
     """
+    cache_mb = FRAME_CACHE_MB if cache_mb is None else cache_mb
     key = (str(city_spec), float(spacing), int(pano_width), time_of_day, weather, float(cache_mb))
 
     def build() -> tuple[Any, PoseGraph]:
@@ -102,6 +104,11 @@ def task_markers(task: TaskSpec) -> Any:
 
 
 #: bytes of task reference images kept per env (a 512 px image is 0.8 MB)
+#: the default LRU of a world's frames, MB: 7 panoramas of 2048x1024 (a random agent's
+#: frame hits were 73.9% of lookups at 48 MB against 74.8% at 128 MB, 20 s runs on the
+#: Helsinki suite: the hits are views turned on the spot; a walk rarely comes back to a
+#: frame it left several frames ago)
+FRAME_CACHE_MB = 48.0
 REFERENCE_CACHE_BYTES = 48 * 2**20
 
 
