@@ -353,3 +353,24 @@ def test_sign_points_match_the_reference(helsinki):
                     np.testing.assert_array_equal(r, g)
                 painted += len(got[0])
     assert painted > 1000
+
+
+def test_the_environment_variable_chooses_the_backend(monkeypatch):
+    """``URBAN_GYM_KERNELS`` is read at the first frame and again after ``set_backend``
+    (not at every frame); a bad value names itself."""
+    monkeypatch.setenv("URBAN_GYM_KERNELS", "numpy")
+    kernels.set_backend(None)
+    assert kernels.backend() == "numpy"
+    monkeypatch.setenv("URBAN_GYM_KERNELS", "numba")
+    assert kernels.backend() == "numpy"  # read once
+    kernels.set_backend(None)
+    assert kernels.backend() == "numba"
+    kernels.set_backend("numpy")  # an explicit choice wins over the environment
+    assert kernels.backend() == "numpy"
+    monkeypatch.setenv("URBAN_GYM_KERNELS", "cuda")
+    kernels.set_backend(None)
+    with pytest.raises(ValueError, match="URBAN_GYM_KERNELS='cuda'"):
+        kernels.backend()
+    monkeypatch.delenv("URBAN_GYM_KERNELS")
+    kernels.set_backend(None)
+    assert kernels.backend() == "numba"

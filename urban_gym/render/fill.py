@@ -25,11 +25,12 @@ def scratch(name: str, shape: tuple[int, ...], dtype=np.float32) -> np.ndarray:
     more than the arithmetic done in them. One flat buffer per name and dtype, grown to the
     largest request; only for arrays that do not leave the frame's drawing.
     """
-    bufs = getattr(_tls, "bufs", None)
-    if bufs is None:
+    try:
+        bufs = _tls.bufs
+    except AttributeError:
         bufs = _tls.bufs = {}
     n = math.prod(shape)
-    key = (name, np.dtype(dtype).str)
+    key = (name, dtype)  # the type as given (np.float32, np.uint8, np.bool_): no dtype()
     buf = bufs.get(key)
     if buf is None or len(buf) < n:
         bufs.pop(key, None)

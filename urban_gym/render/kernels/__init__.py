@@ -10,10 +10,11 @@ depth and ids; images equal but for rare one-level roundings), several times fas
 installed, or a kernel fails to compile or to load its cache, a :class:`RuntimeWarning`
 says so once and the numpy path draws instead; nothing else changes.
 
-``URBAN_GYM_KERNELS=numpy`` in the environment (or :func:`set_backend`) selects the numpy
-path. Compiled kernels are cached in the package's ``__pycache__`` (numba's ``cache=True``;
-numba checks the source's timestamp, so a stale cache is recompiled, and uses a per-user
-folder when that one cannot be written); ``NUMBA_CACHE_DIR`` moves it.
+``URBAN_GYM_KERNELS=numpy`` in the environment (read at the first frame, and again after
+:func:`set_backend`) or :func:`set_backend` selects the numpy path. Compiled kernels are
+cached in the package's ``__pycache__`` (numba's ``cache=True``; numba checks the source's
+timestamp, so a stale cache is recompiled, and uses a per-user folder when that one cannot
+be written); ``NUMBA_CACHE_DIR`` moves it.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from types import ModuleType
 BACKENDS = ("numba", "numpy")
 
 _lock = threading.Lock()
-_state: dict[str, object] = {"backend": None, "module": None, "warned": False}
+_state: dict[str, object] = {"backend": None, "module": None, "warned": False, "env": None}
 
 
 def set_backend(name: str | None) -> None:
@@ -40,6 +41,7 @@ def set_backend(name: str | None) -> None:
         raise ValueError(f"backend={name!r} must be one of {BACKENDS} or None")
     with _lock:
         _state["backend"] = name
+        _state["env"] = None  # read URBAN_GYM_KERNELS again
 
 
 def backend() -> str:
@@ -48,7 +50,12 @@ def backend() -> str:
 
 
 def _wanted() -> str:
-    name = _state["backend"] or os.environ.get("URBAN_GYM_KERNELS", "numba")
+    # the environment is read once (a frame asks several times; os.environ is a slow
+    # mapping) and again after set_backend
+    env = _state["env"]
+    if env is None:
+        env = _state["env"] = os.environ.get("URBAN_GYM_KERNELS", "numba")
+    name = _state["backend"] or env
     if name not in BACKENDS:
         raise ValueError(f"URBAN_GYM_KERNELS={name!r} must be one of {BACKENDS}")
     return str(name)
