@@ -287,40 +287,84 @@ def draw_sprites(scene, cam, frame, x, y, eye, cond, pedestrians, hits: Any) -> 
     src, idx, dist, c0s, c1s, r0s, r1s = _plan(scene, cam, x, y, eye, pedestrians, t0, n0)
     if not len(src):
         return
+    # the sprites that reach the frame, far to near: (sprite, id, resized image, box, dist,
+    # horizontal shifts -- a full panorama draws a sprite over its edge twice)
+    items = []
+    for k in range(len(src)):
+        c0, c1, r0, r1 = int(c0s[k]), int(c1s[k]), int(r0s[k]), int(r1s[k])
+        shifts = [0]
+        if full and c0 < 0:
+            shifts.append(W)
+        if full and c1 > W:
+            shifts.append(-W)
+        shifts = [sh for sh in shifts if max(c0 + sh, 0) < min(c1 + sh, W)]
+        if shifts:
+            spr, iid = _sprite_of(scene, int(src[k]), int(idx[k]))
+            img = _resized(spr, c1 - c0, r1 - r0, amb)
+            items.append((spr, iid, img, c0, r0, dist[k], shifts))
+    if not items:
+        return
     k_mod = kernels.compiled()
-    blit = k_mod.blit_sprite if k_mod is not None else None
-    if blit is not None:  # the frame's arrays, empty where not drawn
+    targets = None
+    if k_mod is not None:  # the frame's arrays, empty where not drawn
         targets = (
             frame.rgb,
             frame.ids if frame.ids is not None else _NO_IDS,
             frame.depth if frame.depth is not None else _NO_DEPTH,
             cam.secant() if frame.depth is not None else _NO_DEPTH,
         )
-    for k in range(len(src)):
-        c0, c1, r0, r1 = int(c0s[k]), int(c1s[k]), int(r0s[k]), int(r1s[k])
-        bw, bh = c1 - c0, r1 - r0
-        shifts = [0]
-        if full and c0 < 0:
-            shifts.append(W)
-        if full and c1 > W:
-            shifts.append(-W)
-        img = None
+        if not (glow and any(it[0].glow for it in items)):
+            try:  # every sprite in one compiled call
+                _blit_all(k_mod, targets, frame, items, full)
+                return
+            except kernels.compile_errors() as exc:
+                kernels.disable(exc)
+                targets = None
+    blit = k_mod.blit_sprite if targets is not None else None
+    for spr, iid, img, c0, r0, d, shifts in items:
+        bh, bw = img.shape[:2]
+        glows = spr.glow if glow else ()
         for sh in shifts:
-            if max(c0 + sh, 0) >= min(c1 + sh, W):
-                continue
-            if img is None:
-                spr, iid = _sprite_of(scene, int(src[k]), int(idx[k]))
-                img = _resized(spr, bw, bh, amb)
-            box = (c0 + sh, r0, bw, bh)
-            glows = spr.glow if glow else ()
             if blit is not None and not glows:
                 try:
-                    blit(*targets, frame.t_cols, frame.r_top, img, c0 + sh, r0, dist[k], iid)
+                    blit(*targets, frame.t_cols, frame.r_top, img, c0 + sh, r0, d, iid)
                     continue
                 except kernels.compile_errors() as exc:
                     kernels.disable(exc)
                     blit = None
-            _blit_sprite(cam, frame, img, box, dist[k], iid, glows, spr)
+            _blit_sprite(cam, frame, img, (c0 + sh, r0, bw, bh), d, iid, glows, spr)
+
+
+def _blit_all(k_mod, targets, frame, items, full: bool) -> None:
+    """Blit ``items`` (see :func:`draw_sprites`) with one call of the compiled
+    ``blit_sprites``: their images one after another in one flat buffer.
+    """
+    n = len(items)
+    widths, heights = np.empty(n, np.int64), np.empty(n, np.int64)
+    offs, c0s, r0s = np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64)
+    dists, iids = np.empty(n, np.float64), np.empty(n, np.int64)
+    at = 0
+    for k, (_, iid, img, c0, r0, d, _) in enumerate(items):
+        heights[k], widths[k] = img.shape[:2]
+        offs[k], c0s[k], r0s[k], dists[k], iids[k] = at, c0, r0, d, iid
+        at += img.size
+    pixels = (
+        np.concatenate([it[2].reshape(-1) for it in items]) if n > 1 else items[0][2].reshape(-1)
+    )
+    k_mod.blit_sprites(
+        *targets,
+        frame.t_cols,
+        frame.r_top,
+        pixels,
+        offs,
+        widths,
+        heights,
+        c0s,
+        r0s,
+        dists,
+        iids,
+        full,
+    )
 
 
 def _blit_sprite(cam, frame, img, box, dist: np.float64, iid: int, glows, spr: Sprite) -> None:

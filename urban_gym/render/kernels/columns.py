@@ -286,6 +286,36 @@ def blit_sprite(rgb, ids, depth, sec, t_cols, r_top, img, c0, r0, dist, iid):
 
 
 @numba.njit(**_JIT)
+def blit_sprites(
+    rgb, ids, depth, sec, t_cols, r_top, pixels, offs, widths, heights, c0s, r0s, dists, iids, wrap
+):
+    """:func:`blit_sprite` for every sprite of a frame in one call, in the order given: the
+    resized RGBA sprites lie one after another in the flat ``pixels`` (sprite ``k`` from
+    ``offs[k]``, ``heights[k]`` x ``widths[k]`` x 4), at boxes ``(c0s[k], r0s[k])``, distances
+    ``dists[k]``, ids ``iids[k]``. With ``wrap`` (a full panorama) a sprite over the left or
+    right edge is also drawn shifted by the image width, as ``sprites.draw_sprites`` does.
+    Returns the pixels painted.
+    """
+    n_w = rgb.shape[1]
+    painted = 0
+    for k in range(len(offs)):
+        bw, bh, c0 = widths[k], heights[k], c0s[k]
+        img = pixels[offs[k] : offs[k] + bh * bw * 4].reshape((bh, bw, 4))
+        painted += blit_sprite(
+            rgb, ids, depth, sec, t_cols, r_top, img, c0, r0s[k], dists[k], iids[k]
+        )
+        if wrap and c0 < 0:
+            painted += blit_sprite(
+                rgb, ids, depth, sec, t_cols, r_top, img, c0 + n_w, r0s[k], dists[k], iids[k]
+            )
+        if wrap and c0 + bw > n_w:
+            painted += blit_sprite(
+                rgb, ids, depth, sec, t_cols, r_top, img, c0 - n_w, r0s[k], dists[k], iids[k]
+            )
+    return painted
+
+
+@numba.njit(**_JIT)
 def sign_points(
     seg,
     inner,

@@ -6,6 +6,7 @@ compiles on its first call.
 from urban_gym.render.kernels.columns import (
     band_maps,
     blit_sprite,
+    blit_sprites,
     run_ids,
     sign_points,
     wall_candidates,
@@ -17,6 +18,7 @@ from urban_gym.render.kernels.sprites import sprite_plan
 __all__ = [
     "band_maps",
     "blit_sprite",
+    "blit_sprites",
     "label_layout",
     "run_ids",
     "sign_points",
