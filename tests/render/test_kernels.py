@@ -397,3 +397,35 @@ def test_sprites_over_the_panorama_edge_match_the_reference(helsinki):
         iid = OBJECT_BASE + int(scene.obj_ids[k])
         wrapped += bool((got.ids[:, 0] == iid).any() and (got.ids[:, -1] == iid).any())
     assert wrapped >= 3
+
+
+@pytest.mark.parametrize("city_name", ["helsinki", "tiny_city"])
+def test_run_parameters_match_the_reference(city_name, request):
+    # the compiled run pass gives every run of a frame the same texture column, step, row,
+    # distance and id as the numpy one, to the bit -- outside and inside buildings (the
+    # ceiling run), with ids and without
+    from urban_gym.render import raycast
+    from urban_gym.render.panorama import check_position
+
+    city = request.getfixturevalue(city_name)
+    fp = FirstPersonRenderer(city, 84, 84)
+    pano = PanoramaRenderer(city, 256, 128)
+    assert kernels.compiled() is not None
+    inside = hits_seen = 0
+    for i, (x, y) in enumerate(places(city, 25, seed=5)):
+        fx, fy, room = check_position(fp.scene, x, y, fp.inside, fp.eye_height)
+        inside += room is not None
+        for cam in (fp._base.with_yaw(23.0 * i), pano.camera):
+            hits = raycast.find_hits(fp.scene, cam, fx, fy, fp.eye_height, room)
+            hits_seen += len(hits.col)
+            for want_ids in (True, False):
+                ref = raycast._runs_numpy(fp.scene, cam, hits, fp.eye_height, room, want_ids)
+                got = raycast._runs(fp.scene, cam, hits, fp.eye_height, room, want_ids)
+                for name in ("P", "D", "S", "t", "ids"):
+                    a, b = getattr(ref, name), getattr(got, name)
+                    if a is None:
+                        assert b is None, name
+                    else:
+                        assert a.dtype == b.dtype, name
+                        np.testing.assert_array_equal(a, b, err_msg=f"{name} at {(x, y)}")
+    assert inside and hits_seen > 1000

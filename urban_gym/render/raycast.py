@@ -473,6 +473,39 @@ def cast(
 
 
 def _runs(scene, cam: ColumnCamera, hits: Hits, eye: float, room, want_ids: bool) -> Runs:
+    """The texture parameters of every run of the frame (:class:`Runs`): from the compiled
+    kernel where it runs, else from :func:`_runs_numpy` (the reference).
+    """
+    k = kernels.compiled()
+    if k is not None:
+        try:
+            P, D, S, t_run, id_run = k.run_params(
+                hits.col,
+                hits.rank,
+                hits.seg,
+                hits.t,
+                hits.u,
+                hits.inner,
+                scene.style,
+                scene.uoff,
+                scene.seg_shade,
+                scene.bid,
+                cam.b,
+                cam.width,
+                K_HITS,
+                float(eye),
+                -1 if room is None else int(room),
+                bool(want_ids),
+                _RUN_CONSTS,
+            )
+            return Runs(P, D, S, t_run, id_run if want_ids else None)
+        except kernels.compile_errors() as exc:
+            kernels.disable(exc)
+    return _runs_numpy(scene, cam, hits, eye, room, want_ids)
+
+
+def _runs_numpy(scene, cam: ColumnCamera, hits: Hits, eye: float, room, want_ids: bool) -> Runs:
+    """:func:`_runs` in numpy (the reference of the compiled kernel)."""
     W, K = cam.width, K_HITS
     R = K + 2
     j = hits.col * R + (K - hits.rank)  # run index of every hit
@@ -553,6 +586,24 @@ _SKY_PAD = 16
 _SKY_LEN = 1024
 CEIL_X0 = float(STYLE_H * len(SHADES) + 4)
 SKY_X0 = float(STYLE_H * len(SHADES) + 8 + _SKY_PAD)
+
+#: the constants of the compiled run pass (see ``kernels.columns.run_params``)
+_RUN_CONSTS = np.array(
+    [
+        FACADE_MAX_Z,
+        FACADE_PPM,
+        STYLE_H,
+        STYLE_STRIDE,
+        STYLE_PERIOD_M,
+        N_STYLES,
+        SKY_X0,
+        SKY_SCALE,
+        CEIL_X0,
+        GROUND_ID,
+        BUILDING_BASE,
+    ],
+    np.float64,
+)
 
 
 @lru_cache(maxsize=4)

@@ -182,6 +182,58 @@ def band_maps(bounds, pp, dd, ss, t_run, a32, r_top, r_bot, mapx, mapy, t_cols):
 
 
 @numba.njit(**_JIT)
+def run_params(
+    col, rank, seg, t, u, inner, style, uoff, shade, bid, b, n_w, n_k, eye, room, want_ids, consts
+):
+    """The texture parameters of every run (``n_w * (n_k + 2)``: sky, hits ``K-1 .. 0``,
+    ground per column) from the wall hits, as :func:`~urban_gym.render.raycast._runs_numpy`
+    (same float64 arithmetic, stored as float32): ``(P, D, S, t_run, id_run)``; ``id_run``
+    is empty unless ``want_ids``; ``room`` is -1 outside a building. ``consts``: facade top
+    (m), facade pixels per metre, style height, style stride, style period (m), the inner
+    style, sky column, sky scale, ceiling column, ground id, building id base.
+    """
+    max_z, ppm, style_h, stride, period, n_styles = (
+        consts[0],
+        consts[1],
+        consts[2],
+        consts[3],
+        consts[4],
+        consts[5],
+    )
+    sky_x0, sky_scale, ceil_x0 = consts[6], consts[7], consts[8]
+    ground_id, building_base = np.int32(consts[9]), np.int32(consts[10])
+    n_r = n_k + 2
+    n = n_w * n_r
+    p_run = np.zeros(n, np.float32)
+    d_run = np.zeros(n, np.float32)
+    s_run = np.zeros(n, np.float32)
+    t_run = np.full(n, np.inf, np.float32)
+    id_run = np.zeros(n if want_ids else 0, np.int32)
+    p0 = np.float64(np.float32((max_z - eye) * ppm - 0.5))
+    for h in range(len(col)):
+        c, g = col[h], seg[h]
+        j = c * n_r + (n_k - rank[h])
+        st = n_styles if inner[h] else np.float64(style[g])
+        p_run[j] = p0 + shade[g] * style_h
+        d_run[j] = t[h] * b[c] * ppm
+        s_run[j] = st * stride + ((uoff[g] + u[h]) % period) * ppm + 0.5
+        t_run[j] = t[h]
+        if want_ids:
+            id_run[j] = building_base + bid[g]
+    for c in range(n_w):
+        if room < 0:
+            p_run[c * n_r] = sky_x0 - 0.5
+            d_run[c * n_r] = -sky_scale * b[c]
+        else:
+            p_run[c * n_r] = ceil_x0
+        if want_ids:
+            id_run[c * n_r + n_k + 1] = ground_id
+            if room >= 0:
+                id_run[c * n_r] = building_base + room
+    return p_run, d_run, s_run, t_run, id_run
+
+
+@numba.njit(**_JIT)
 def run_ids(bounds, id_run):
     """Instance id of every pixel from the ids of the runs: ``(W, H)`` int32."""
     n_w = bounds.shape[0]
