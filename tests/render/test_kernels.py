@@ -429,3 +429,26 @@ def test_run_parameters_match_the_reference(city_name, request):
                         assert a.dtype == b.dtype, name
                         np.testing.assert_array_equal(a, b, err_msg=f"{name} at {(x, y)}")
     assert inside and hits_seen > 1000
+
+
+@pytest.mark.parametrize("city_name", ["helsinki", "tiny_city"])
+def test_cell_walls_match_the_reference(city_name, request):
+    # the compiled gather of a grid cell's candidate walls keeps the same walls in the
+    # same order as the numpy one, in the middle of the city and at its corners (cells
+    # whose neighbourhood runs off the grid)
+    from urban_gym.render.scene import CELL_M, scene_for
+
+    city = request.getfixturevalue(city_name)
+    scene = scene_for(city, 400.0)
+    assert kernels.compiled() is not None
+    x0, y0, x1, y1 = city.bounds
+    pts = places(city, 20, seed=6) + [(x0 + 1, y0 + 1), (x1 - 1, y1 - 1), (x0 + 1, y1 - 1)]
+    kept = 0
+    for x, y in pts:
+        ci, cj = int((x - scene.gx0) // CELL_M), int((y - scene.gy0) // CELL_M)
+        ref = scene._cell_walls_numpy(ci, cj)
+        got = scene._cell_walls(ci, cj)
+        assert got.dtype == ref.dtype == np.int64
+        np.testing.assert_array_equal(ref, got, err_msg=str((x, y)))
+        kept += len(got)
+    assert kept > 100

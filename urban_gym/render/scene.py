@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 from shapely.geometry.polygon import orient
 
+from urban_gym.render import kernels
 from urban_gym.render import textures as textures_module
 from urban_gym.render.ground import GroundPainter, GroundWindow, city_raster
 from urban_gym.render.textures import (
@@ -180,6 +181,49 @@ class Scene:
             if hit is not None:
                 self._cand.move_to_end(key)
                 return hit
+        segs = self._cell_walls(ci, cj)
+        entry = (segs, np.ascontiguousarray(self.seg_xy[:, segs]))
+        with self._lock:
+            self._cand[key] = entry
+            while len(self._cand) > 64:
+                self._cand.popitem(last=False)
+        return entry
+
+    def _cell_walls(self, ci: int, cj: int) -> np.ndarray:
+        """The walls of :meth:`candidate_data` for grid cell ``(ci, cj)``: those listed in
+        the cells within ``max_distance`` whose nearest point lies within ``max_distance``
+        plus a cell of the cell's centre (int64, in index order); compiled where
+        :mod:`urban_gym.render.kernels` can, else :meth:`_cell_walls_numpy`.
+        """
+        r = int(math.ceil(self.max_distance / CELL_M)) + 1
+        i_lo, i_hi = max(ci - r, 0), min(ci + r, self.gnx - 1)
+        j_lo, j_hi = max(cj - r, 0), min(cj + r, self.gny - 1)
+        cx, cy = self.gx0 + (ci + 0.5) * CELL_M, self.gy0 + (cj + 0.5) * CELL_M
+        k = kernels.compiled()
+        if k is not None and i_lo <= i_hi and j_lo <= j_hi:
+            try:
+                return k.cell_candidates(
+                    self.grid_start,
+                    self.grid_segs,
+                    i_lo,
+                    i_hi,
+                    j_lo,
+                    j_hi,
+                    self.gnx,
+                    self.ax,
+                    self.ay,
+                    self.bx,
+                    self.by,
+                    cx,
+                    cy,
+                    self.max_distance + CELL_M,
+                )
+            except kernels.compile_errors() as exc:
+                kernels.disable(exc)
+        return self._cell_walls_numpy(ci, cj)
+
+    def _cell_walls_numpy(self, ci: int, cj: int) -> np.ndarray:
+        """:meth:`_cell_walls` in numpy (the reference of the compiled kernel)."""
         r = int(math.ceil(self.max_distance / CELL_M)) + 1
         ii = np.arange(max(ci - r, 0), min(ci + r, self.gnx - 1) + 1)
         jj = np.arange(max(cj - r, 0), min(cj + r, self.gny - 1) + 1)
@@ -200,12 +244,7 @@ class Scene:
             cx, cy, self.ax[segs], self.ay[segs], self.bx[segs], self.by[segs]
         )
         segs = segs[d <= self.max_distance + CELL_M].astype(np.int64)
-        entry = (segs, np.ascontiguousarray(self.seg_xy[:, segs]))
-        with self._lock:
-            self._cand[key] = entry
-            while len(self._cand) > 64:
-                self._cand.popitem(last=False)
-        return entry
+        return segs
 
     # ------------------------------------------------------------------ signs
     @property

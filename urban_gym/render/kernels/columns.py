@@ -234,6 +234,36 @@ def run_params(
 
 
 @numba.njit(**_JIT)
+def cell_candidates(
+    grid_start, grid_segs, i_lo, i_hi, j_lo, j_hi, gnx, ax, ay, bx, by, cx, cy, limit
+):
+    """The distinct walls listed in grid cells ``[i_lo, i_hi] x [j_lo, j_hi]`` (row width
+    ``gnx``) whose nearest point lies within ``limit`` metres of ``(cx, cy)``, in index
+    order (int64), as ``Scene.candidate_data``'s numpy path.
+    """
+    n_segs = len(ax)
+    seen = np.zeros(n_segs, np.bool_)
+    for j in range(j_lo, j_hi + 1):
+        for i in range(i_lo, i_hi + 1):
+            cell = j * gnx + i
+            for p in range(grid_start[cell], grid_start[cell + 1]):
+                seen[grid_segs[p]] = True
+    out = np.empty(n_segs, np.int64)
+    m = 0
+    for s in range(n_segs):
+        if not seen[s]:
+            continue
+        dx, dy = bx[s] - ax[s], by[s] - ay[s]
+        ll = dx * dx + dy * dy
+        t = ((cx - ax[s]) * dx + (cy - ay[s]) * dy) / (ll if ll > 0 else 1.0)
+        t = min(max(t, 0.0), 1.0)
+        if math.hypot(ax[s] + t * dx - cx, ay[s] + t * dy - cy) <= limit:
+            out[m] = s
+            m += 1
+    return out[:m].copy()
+
+
+@numba.njit(**_JIT)
 def run_ids(bounds, id_run):
     """Instance id of every pixel from the ids of the runs: ``(W, H)`` int32."""
     n_w = bounds.shape[0]
