@@ -130,3 +130,19 @@ def test_renderers_pickle(street):
     np.testing.assert_array_equal(
         pickle.loads(pickle.dumps(m)).render((x, y), 1.0, 32), m.render((x, y), 1.0, 32)
     )
+
+
+def test_a_turned_panorama_window_is_the_window_built_there():
+    # a pitched view's window camera is built once per pitch and turned per frame: every
+    # array the caster reads equals, to the bit, the camera built at that bearing
+    from urban_gym.render.raycast import ColumnCamera
+
+    base = ColumnCamera.equirect(173, 91, -61.3, 122.6, 71.0, -12.5)
+    for yaw in (0.0, 37.1, 180.0, 299.9, -45.25):
+        turned = base.with_bearing0(yaw - 61.3)
+        built = ColumnCamera.equirect(173, 91, yaw - 61.3, 122.6, 71.0, -12.5)
+        for name in ("ang", "b", "a", "rel", "dirx", "diry", "relx", "a32", "neg_a"):
+            np.testing.assert_array_equal(getattr(turned, name), getattr(built, name), name)
+        for name in ("ang0", "span", "e_top", "e_bot", "width", "height", "kind"):
+            assert getattr(turned, name) == getattr(built, name), name
+    assert not np.array_equal(base.ang, base.with_bearing0(10.0).ang)

@@ -164,7 +164,8 @@ class FirstPersonRenderer:
         mx = (((rel - b0) % 360.0) / span * wi - 0.5).astype(np.float32)
         my = ((e_top - elev) / (e_top - e_bot) * hi - 0.5).astype(np.float32)
         m1, m2 = cv2.convertMaps(mx, my, cv2.CV_16SC2)
-        entry = (b0, span, e_top, e_bot, wi, hi, m1, m2, mx, my)
+        cam = ColumnCamera.equirect(wi, hi, b0, span, e_top, e_bot)  # turned per frame
+        entry = (b0, span, cam, m1, m2, mx, my)
         with self._lock:
             self._pitched[key] = entry
             while len(self._pitched) > 64:
@@ -172,8 +173,8 @@ class FirstPersonRenderer:
         return entry
 
     def _render_pitched(self, x, y, yaw, pitch, cond, peds, depth, ids, room) -> RenderResult:
-        b0, span, e_top, e_bot, wi, hi, m1, m2, mx, my = self._window(pitch)
-        cam = ColumnCamera.equirect(wi, hi, yaw + b0, span, e_top, e_bot)
+        b0, span, base, m1, m2, mx, my = self._window(pitch)
+        cam = base.with_bearing0(yaw + b0)
         rgb, d, i = cast(
             self.scene, cam, x, y, self.eye_height, cond, bool(depth), bool(ids), room, peds
         )

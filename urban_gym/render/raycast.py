@@ -143,6 +143,19 @@ class ColumnCamera:
             fov_deg=fov,
         )
 
+    def with_bearing0(self, bearing0: float) -> ColumnCamera:
+        """This panorama window starting at bearing ``bearing0`` degrees instead: the same
+        camera as ``equirect(width, height, bearing0, span, ...)`` to the bit (its bearings
+        are ``radians(bearing0) + rel`` there too), sharing the yaw-free arrays.
+        """
+        cam = copy.copy(self)
+        b0 = math.radians(bearing0)
+        cam.ang0 = b0
+        cam.ang = b0 + self.rel
+        cam.dirx = np.sin(cam.ang)
+        cam.diry = np.cos(cam.ang)
+        return cam
+
     def with_yaw(self, yaw: float) -> ColumnCamera:
         """This perspective camera turned to ``yaw`` degrees (shares the row geometry)."""
         cam = copy.copy(self)
