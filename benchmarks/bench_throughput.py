@@ -206,17 +206,19 @@ def run(n, seconds):
         return np.array([int(rng.choice(np.flatnonzero(m))) for m in obs["action_mask"]])
     for _ in range(30):
         obs, *_ = v.step(act(obs))
-    kids = psutil.Process().children()
+    me = psutil.Process()
+    kids = me.children()
+    cpu = lambda procs: sum(p.cpu_times().user + p.cpu_times().system for p in procs)
     out = []
     for window in range(2):  # the workers' first seconds, then the seconds after them
-        c0 = sum(k.cpu_times().user + k.cpu_times().system for k in kids)
+        c0, m0 = cpu(kids), cpu([me])
         t0, steps = time.perf_counter(), 0
         while time.perf_counter() - t0 < seconds:
             obs, *_ = v.step(act(obs))
             steps += n
         wall = time.perf_counter() - t0
-        c1 = sum(k.cpu_times().user + k.cpu_times().system for k in kids)
-        out += [steps / wall, (c1 - c0) / wall]
+        c1, m1 = cpu(kids), cpu([me])
+        out += [steps / wall, (c1 - c0) / wall, (m1 - m0) / wall]
     v.close()
     return out
 one, two = run(1, {seconds}), run(2, {seconds})
@@ -350,20 +352,25 @@ def process_sections(args, figures: dict) -> None:
     print(
         f"(two windows of {sec:g} s each run: from the 31st step -- fresh workers still fill "
         "their caches -- and the next; cores busy: the workers' CPU seconds per second of "
-        "the loop, out of 1 and 2)\n"
+        "the loop, out of 1 and 2; main: the main process's, which steps the workers in "
+        "lockstep -- they wait while it merges their results and sends the next actions)\n"
     )
-    print("| env | window | 1 worker steps/s | 2 workers steps/s | scaling | cores busy (1 / 2) |")
-    print("|---|---|---|---|---|---|")
+    print(
+        "| env | window | 1 worker steps/s | 2 workers steps/s | scaling "
+        "| cores busy (1 / 2) | main (1 / 2) |"
+    )
+    print("|---|---|---|---|---|---|---|")
     for label, env_id, kwargs in VECTOR_ROWS:
         f = list(
             map(float, python_cmd(VEC.format(env_id=env_id, kwargs=kwargs, seconds=sec)).split())
         )
         figures.setdefault("vector", {})[label] = f
         for w, name in enumerate(("first", "second")):
-            one, c1, two, c2 = f[2 * w], f[2 * w + 1], f[4 + 2 * w], f[5 + 2 * w]
+            one, c1, m1 = f[3 * w : 3 * w + 3]
+            two, c2, m2 = f[6 + 3 * w : 6 + 3 * w + 3]
             print(
                 f"| {label} | {name} | {one:,.0f} | {two:,.0f} | {two / one:.2f}x | "
-                f"{c1:.2f} / {c2:.2f} |"
+                f"{c1:.2f} / {c2:.2f} | {m1:.2f} / {m2:.2f} |"
             )
 
 
