@@ -165,18 +165,19 @@ def _threads_in_child(env_id: str, conn) -> None:
 
     import urban_gym  # noqa: F401
 
-    cv2.setNumThreads(4)  # whatever the parent left: the worker must set one thread itself
+    conn.send(cv2.getNumThreads())  # what the child starts with
     gym.make(env_id)
     conn.send(cv2.getNumThreads())
 
 
 @pytest.mark.parametrize("start", ["spawn", "fork"])
-def test_opencv_draws_on_one_thread_in_a_vector_env_worker(start):
+def test_opencv_draws_on_one_thread_in_a_vector_env_worker(start, monkeypatch):
     """A worker process sets OpenCV to one thread when it makes an env; the parent process
     keeps OpenCV's default. With ``fork`` (gym.make_vec's async mode on Linux) the worker
     starts as a copy of a parent that has already made an env -- make_vec builds one to read
-    the spaces -- and must still set its own thread count (it did not: a spinning OpenCV
-    thread took a third of a core in each worker)."""
+    the spaces -- and had OpenCV's thread pool running: the worker must still end on one
+    thread (it kept the pool: a spinning OpenCV thread took a third of a core in each
+    worker), and must not hang (resizing a pool copied from the parent waits forever)."""
     import multiprocessing
 
     import cv2
@@ -184,13 +185,28 @@ def test_opencv_draws_on_one_thread_in_a_vector_env_worker(start):
 
     if start not in multiprocessing.get_all_start_methods():
         pytest.skip(f"no {start!r} start method here")
+    cv2.setNumThreads(2)
     before = cv2.getNumThreads()
-    gym.make("UrbanGym/CityWalk-NoView-v0")
+    env = gym.make("UrbanGym/CityWalk-v0", view_size=84)
+    env.reset(seed=0)  # renders: OpenCV's pool runs in this process now
+    big = np.zeros((1500, 1500, 4), np.uint8)
+    grid = np.random.default_rng(0).random((1500, 1500), dtype=np.float32) * 1499
+    cv2.remap(big, grid, grid, cv2.INTER_LINEAR)
     assert cv2.getNumThreads() == before
+    monkeypatch.delenv("URBAN_GYM_CV2_THREADS", raising=False)
     ctx = multiprocessing.get_context(start)
     parent, child = ctx.Pipe()
     p = ctx.Process(target=_threads_in_child, args=("UrbanGym/CityWalk-NoView-v0", child))
     p.start()
-    got = parent.recv()
-    p.join(timeout=60)
+    try:
+        assert parent.poll(120), "the worker hung"
+        first = parent.recv()
+        assert parent.poll(120), "the worker hung making its env"
+        got = parent.recv()
+    finally:
+        p.kill()
+        p.join(timeout=10)
     assert got == 1
+    if start == "fork":
+        assert first == 1  # the parent's pool was stopped for the fork
+    assert cv2.getNumThreads() == before  # and restored in the parent after it

@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 from collections.abc import Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -124,6 +125,11 @@ def one_thread_in_workers() -> None:
     thread (``URBAN_GYM_CV2_THREADS`` sets another number): the workers already use the
     cores, and OpenCV's own threads would make them fight over them (a single process keeps
     OpenCV's default; the small images of these envs gain nothing from it either).
+
+    A forked child must not resize a thread pool its parent had running (its condition
+    variables come over with waiters that do not exist in the child: OpenCV would wait for
+    them forever), so :func:`_cv2_before_fork` stops the parent's pool for the moment of
+    each fork; the child starts with one thread and sets another number only if asked.
     """
     if _THREADS["pid"] == os.getpid():
         return
@@ -135,7 +141,42 @@ def one_thread_in_workers() -> None:
     import cv2
 
     n = os.environ.get("URBAN_GYM_CV2_THREADS", "")
-    cv2.setNumThreads(int(n) if n.strip().isdigit() else 1)
+    want = int(n) if n.strip().isdigit() else 1
+    if cv2.getNumThreads() != want:
+        cv2.setNumThreads(want)
+
+
+#: OpenCV's thread count in this process before a fork (restored after it)
+_FORK_THREADS: list[int] = []
+
+
+def _cv2_before_fork() -> None:
+    """Before ``os.fork``: OpenCV (if loaded) down to one thread, so that no running thread
+    pool is copied into the child (see :func:`one_thread_in_workers`).
+    """
+    cv2 = sys.modules.get("cv2")
+    n = cv2.getNumThreads() if cv2 is not None and hasattr(cv2, "getNumThreads") else 1
+    _FORK_THREADS.append(n)
+    if n != 1:
+        cv2.setNumThreads(1)
+
+
+def _cv2_after_fork_in_parent() -> None:
+    """After ``os.fork``, in the parent: OpenCV's thread count back as it was."""
+    n = _FORK_THREADS.pop() if _FORK_THREADS else 1
+    if n != 1:
+        sys.modules["cv2"].setNumThreads(n)
+
+
+def _cv2_after_fork_in_child() -> None:
+    _FORK_THREADS.clear()
+
+
+os.register_at_fork(
+    before=_cv2_before_fork,
+    after_in_parent=_cv2_after_fork_in_parent,
+    after_in_child=_cv2_after_fork_in_child,
+)
 
 
 def is_success(metrics: dict[str, Any]) -> bool:
