@@ -363,3 +363,18 @@ def test_map_markers_never_reveal_the_destination():
     env.reset(seed=0)
     m = env.map_markers()
     assert m.goal is None and not m.destinations and m.start is None
+
+
+def test_the_distance_cache_counts_its_bytes_without_walking_the_floats():
+    # an entry holds the distances, the hops (instruction tasks) and the distances as a
+    # list of floats: its size is the arrays' bytes plus 8 a float, and a pickled env
+    # (the size function travels with the cache) comes back working
+    env = StreetGraphEnv(observation="symbolic")
+    env.reset(seed=0)
+    d, hops, floats = env.goal_distances, env.goal_hops, env._goal_d
+    assert floats == d.tolist()
+    want = d.nbytes + (hops.nbytes if hops is not None else 0) + 8 * len(floats)
+    assert env._dist_cache.nbytes == want
+    back = pickle.loads(pickle.dumps(env))
+    back.reset(seed=0)
+    assert back._dist_cache.nbytes == want

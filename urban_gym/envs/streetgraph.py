@@ -320,7 +320,7 @@ class StreetGraphEnv(UrbanEnv):
         self._renderers: dict[str, Any] = {}
         self._dist_cache: LRUCache[
             tuple[str, tuple[int, ...]], tuple[np.ndarray, np.ndarray | None, list[float]]
-        ] = LRUCache(max_items=DISTANCE_CACHE)
+        ] = LRUCache(max_items=DISTANCE_CACHE, size=_distances_nbytes)
 
     def _restore_caches(self) -> None:
         self._init_caches()
@@ -727,6 +727,15 @@ def _conditions(conditions: dict[str, Any] | None) -> Any:
 
 
 _ONE_FLOAT32 = np.zeros(1, np.float32)
+
+
+def _distances_nbytes(value: tuple[np.ndarray, np.ndarray | None, list[float]]) -> int:
+    """Bytes of a cached ``(distances, hops, distances as floats)`` entry: the arrays and
+    8 bytes a float, without walking the list (the cache's default size function would
+    visit every float: milliseconds a new goal on the Touchdown graph).
+    """
+    d, hops, floats = value
+    return d.nbytes + (hops.nbytes if hops is not None else 0) + 8 * len(floats)
 
 
 def _finite(x: float) -> float:
