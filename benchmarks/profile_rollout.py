@@ -11,7 +11,10 @@ time. ``--out FILE`` also writes the raw profile (``python -m pstats FILE``, sna
 ``--vector N`` profiles instead the main process of ``gym.make_vec(..., vectorization_mode=
 "async")`` with N workers (what it spends per step of the vector; its CPU time per step is
 printed too), and ``--first-step`` a fresh Python process from its first import to its first
-``step`` (run as a child process, so nothing is loaded before).
+``step`` (run as a child process, so nothing is loaded before). ``--passes`` times the
+renderer's passes instead of profiling: each wrapped in ``time.perf_counter`` (a fraction of
+a microsecond a call, where cProfile adds its cost to every Python call), printed as
+microseconds per step of the loop and per call, nested passes inside their callers.
 """
 
 from __future__ import annotations
@@ -77,6 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--vector", type=int, default=0, metavar="N", help="profile an async vector env")
     p.add_argument("--first-step", action="store_true", help="profile a fresh process's first step")
+    p.add_argument("--passes", action="store_true", help="time the renderer's passes (no profiler)")
     args = p.parse_args(argv)
     import numpy as np
 
@@ -101,6 +105,8 @@ def main(argv: list[str] | None = None) -> int:
             obs, _ = env.reset(seed=1000 * episode)
     if args.timing:
         obs, episode = step_times(env, obs, rng, n, episode, args.timing)
+    if args.passes:
+        return pass_times(env, obs, rng, n, episode, args.seconds)
     prof = cProfile.Profile()
     steps = resets = 0
     t0 = time.perf_counter()
@@ -120,6 +126,88 @@ def main(argv: list[str] | None = None) -> int:
     if args.out:
         prof.dump_stats(str(args.out))
     pstats.Stats(prof).sort_stats("tottime").print_stats(args.top)
+    return 0
+
+
+#: (module, attribute) of the passes ``--passes`` times, outermost first
+PASSES = [
+    ("urban_gym.render.firstperson", "cast"),  # the caster as each renderer calls it
+    ("urban_gym.render.panorama", "cast"),
+    ("urban_gym.render.firstperson.FirstPersonRenderer", "_render_pitched"),
+    ("urban_gym.render.raycast", "find_hits"),
+    ("urban_gym.render.raycast", "wall_candidates"),
+    ("urban_gym.render.scene.Scene", "candidate_data"),
+    ("urban_gym.render.raycast", "_runs"),
+    ("urban_gym.render.raycast", "ground_maps"),
+    ("urban_gym.render.raycast", "fill"),
+    ("urban_gym.render.fill", "_draw_ground"),
+    ("urban_gym.render.raycast", "_draw_signs"),
+    ("urban_gym.render.raycast", "draw_sprites"),
+    ("urban_gym.render.sprites", "_plan"),
+    ("urban_gym.render.sprites", "_resized"),
+    ("urban_gym.render.raycast", "_weather"),
+    ("urban_gym.render.map.MapRenderer", "render"),
+]
+
+
+def pass_times(env, obs, rng, n: int, episode: int, seconds: float) -> int:
+    """``--passes``: microseconds per step in each of :data:`PASSES` (and in every
+    compiled kernel) over ``seconds`` of the loop."""
+    import importlib
+    from collections import Counter
+
+    spent: Counter = Counter()
+    calls: Counter = Counter()
+
+    def timed(fn, label):
+        def run(*a, **k):
+            t = time.perf_counter()
+            try:
+                return fn(*a, **k)
+            finally:
+                spent[label] += time.perf_counter() - t
+                calls[label] += 1
+
+        return run
+
+    def owner(path: str):
+        parts = path.split(".")
+        for i in range(len(parts), 0, -1):
+            try:
+                obj = importlib.import_module(".".join(parts[:i]))
+            except ImportError:
+                continue
+            for name in parts[i:]:
+                obj = getattr(obj, name)
+            return obj
+        raise ImportError(path)
+
+    targets = [(owner(m), a, f"{m.rsplit('.', 1)[-1]}.{a}") for m, a in PASSES]
+    from urban_gym.render.kernels import jit
+
+    targets += [(jit, name, f"kernel {name}") for name in jit.__all__]
+    for obj, attr, label in targets:
+        setattr(obj, attr, timed(getattr(obj, attr), label))
+    steps = resets = 0
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        t = time.perf_counter()
+        obs, _, term, trunc, _ = env.step(masked_choice(rng, obs, n))
+        spent["env.step"] += time.perf_counter() - t
+        steps += 1
+        if term or trunc:
+            episode += 1
+            resets += 1
+            t = time.perf_counter()
+            obs, _ = env.reset(seed=1000 * episode)
+            spent["env.reset"] += time.perf_counter() - t
+    wall = time.perf_counter() - t0
+    print(f"{steps} steps, {resets} resets, {steps / wall:,.0f} steps/s (passes timed)\n")
+    print("| pass | us a step | calls | us a call |")
+    print("|---|---|---|---|")
+    for label, sec in sorted(spent.items(), key=lambda kv: -kv[1]):
+        k = calls[label] or (resets if label == "env.reset" else steps)
+        print(f"| {label} | {sec / steps * 1e6:,.1f} | {k} | {sec / k * 1e6:,.1f} |")
     return 0
 
 
