@@ -452,3 +452,13 @@ def test_cell_walls_match_the_reference(city_name, request):
         np.testing.assert_array_equal(ref, got, err_msg=str((x, y)))
         kept += len(got)
     assert kept > 100
+
+
+def test_call_runs_a_kernel_or_answers_none_for_the_numpy_path():
+    # two columns of three runs over four rows: run boundaries [0, 1, 3, 4] and [0, 2, 2, 4]
+    bounds = np.array([[0, 1, 3, 4], [0, 2, 2, 4]], np.int64)
+    id_run = np.array([7, 8, 9, 4, 5, 6], np.int32)
+    got = kernels.call("run_ids", bounds, id_run)
+    np.testing.assert_array_equal(got, [[7, 8, 8, 9], [4, 4, 6, 6]])
+    kernels.set_backend("numpy")
+    assert kernels.call("run_ids", bounds, id_run) is None

@@ -597,12 +597,9 @@ class MapRenderer:
         """1 where POI ``k`` (in order) gets its label, 0 where a dot; ``taken`` updated
         (compiled when available; this loop is the reference).
         """
-        k = kernels.compiled()
-        if k is not None:
-            try:
-                return k.label_layout(cols, rows, widths, taken, w)
-            except kernels.compile_errors() as exc:
-                kernels.disable(exc)
+        got = kernels.call("label_layout", cols, rows, widths, taken, w)
+        if got is not None:
+            return got
         out = np.zeros(len(cols), np.int8)
         for k, (c, r, tw) in enumerate(zip(cols, rows, widths)):
             c0, c1 = int(c + 3) // 4, int(c + 5 + tw) // 4 + 1

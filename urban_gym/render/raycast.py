@@ -244,27 +244,23 @@ def wall_candidates(
     that lie in the camera's columns (compiled when available).
     """
     segs, data = scene.candidate_data(x, y)
-    k = kernels.compiled()
-    if k is not None:
-        fwd = _view_direction(cam)
-        try:
-            out = k.wall_candidates(
-                data,
-                segs,
-                scene.bid,
-                float(x),
-                float(y),
-                fwd is not None,
-                *(fwd or (0.0,) * 6),
-                -1 if room is None else int(room),
-                float(cam.ang0),
-                cam.relx,
-            )
-        except kernels.compile_errors() as exc:
-            kernels.disable(exc)
-        else:
-            c_segs, ax, ay, bx, by, inner, i0, cnt = out
-            return Candidates(c_segs, ax, ay, bx, by, inner if room is not None else None, i0, cnt)
+    fwd = _view_direction(cam) if kernels.compiled() is not None else None
+    out = kernels.call(
+        "wall_candidates",
+        data,
+        segs,
+        scene.bid,
+        float(x),
+        float(y),
+        fwd is not None,
+        *(fwd or (0.0,) * 6),
+        -1 if room is None else int(room),
+        float(cam.ang0),
+        cam.relx,
+    )
+    if out is not None:
+        c_segs, ax, ay, bx, by, inner, i0, cnt = out
+        return Candidates(c_segs, ax, ay, bx, by, inner if room is not None else None, i0, cnt)
     return wall_candidates_numpy(scene, cam, segs, data, x, y, room)
 
 
@@ -337,28 +333,24 @@ def find_hits(
     up to ``K_HITS`` hits each taller than all nearer ones (compiled when available).
     """
     cd = wall_candidates(scene, cam, x, y, room)
-    k = kernels.compiled()
-    if k is not None:
-        try:
-            col, rank, pseg, t, s, bounds = k.wall_hits(
-                cd.ax,
-                cd.ay,
-                cd.bx,
-                cd.by,
-                scene.height[cd.segs],
-                cd.i0,
-                cd.cnt,
-                cam.dirx,
-                cam.diry,
-                cam.b,
-                cam.a,
-                float(eye),
-                K_HITS,
-            )
-        except kernels.compile_errors() as exc:
-            kernels.disable(exc)
-        else:
-            return _hits_of(scene, cd, col, rank, pseg, t, s, bounds)
+    out = kernels.call(
+        "wall_hits",
+        cd.ax,
+        cd.ay,
+        cd.bx,
+        cd.by,
+        scene.height[cd.segs],
+        cd.i0,
+        cd.cnt,
+        cam.dirx,
+        cam.diry,
+        cam.b,
+        cam.a,
+        float(eye),
+        K_HITS,
+    )
+    if out is not None:
+        return _hits_of(scene, cd, *out)
     return find_hits_numpy(scene, cam, cd, eye)
 
 
@@ -489,31 +481,29 @@ def _runs(scene, cam: ColumnCamera, hits: Hits, eye: float, room, want_ids: bool
     """The texture parameters of every run of the frame (:class:`Runs`): from the compiled
     kernel where it runs, else from :func:`_runs_numpy` (the reference).
     """
-    k = kernels.compiled()
-    if k is not None:
-        try:
-            P, D, S, t_run, id_run = k.run_params(
-                hits.col,
-                hits.rank,
-                hits.seg,
-                hits.t,
-                hits.u,
-                hits.inner,
-                scene.style,
-                scene.uoff,
-                scene.seg_shade,
-                scene.bid,
-                cam.b,
-                cam.width,
-                K_HITS,
-                float(eye),
-                -1 if room is None else int(room),
-                bool(want_ids),
-                _RUN_CONSTS,
-            )
-            return Runs(P, D, S, t_run, id_run if want_ids else None)
-        except kernels.compile_errors() as exc:
-            kernels.disable(exc)
+    out = kernels.call(
+        "run_params",
+        hits.col,
+        hits.rank,
+        hits.seg,
+        hits.t,
+        hits.u,
+        hits.inner,
+        scene.style,
+        scene.uoff,
+        scene.seg_shade,
+        scene.bid,
+        cam.b,
+        cam.width,
+        K_HITS,
+        float(eye),
+        -1 if room is None else int(room),
+        bool(want_ids),
+        _RUN_CONSTS,
+    )
+    if out is not None:
+        P, D, S, t_run, id_run = out
+        return Runs(P, D, S, t_run, id_run if want_ids else None)
     return _runs_numpy(scene, cam, hits, eye, room, want_ids)
 
 
@@ -679,35 +669,31 @@ def sign_points(scene: Scene, cam: ColumnCamera, eye: float, hits: Hits) -> tupl
     columns, atlas x, atlas y, POI)`` (compiled when available; ``scene.ensure_signs()``
     first).
     """
-    k = kernels.compiled()
-    if k is not None:
-        try:
-            return k.sign_points(
-                hits.seg,
-                hits.inner,
-                hits.u,
-                hits.t,
-                hits.col,
-                hits.rank,
-                hits.bounds,
-                scene.sign_seg_start,
-                scene.sign_u0,
-                scene.sign_u1,
-                scene.sign_z0,
-                scene.sign_z1,
-                scene.sign_ax,
-                scene.sign_ay,
-                scene.sign_w,
-                scene.sign_h,
-                scene.sign_poi,
-                cam.b,
-                cam.a,
-                float(eye),
-                K_HITS,
-            )
-        except kernels.compile_errors() as exc:
-            kernels.disable(exc)
-    return _sign_points_numpy(scene, cam, eye, hits)
+    out = kernels.call(
+        "sign_points",
+        hits.seg,
+        hits.inner,
+        hits.u,
+        hits.t,
+        hits.col,
+        hits.rank,
+        hits.bounds,
+        scene.sign_seg_start,
+        scene.sign_u0,
+        scene.sign_u1,
+        scene.sign_z0,
+        scene.sign_z1,
+        scene.sign_ax,
+        scene.sign_ay,
+        scene.sign_w,
+        scene.sign_h,
+        scene.sign_poi,
+        cam.b,
+        cam.a,
+        float(eye),
+        K_HITS,
+    )
+    return out if out is not None else _sign_points_numpy(scene, cam, eye, hits)
 
 
 def _sign_points_numpy(scene: Scene, cam: ColumnCamera, eye: float, hits: Hits) -> tuple:

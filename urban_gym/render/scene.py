@@ -199,27 +199,26 @@ class Scene:
         i_lo, i_hi = max(ci - r, 0), min(ci + r, self.gnx - 1)
         j_lo, j_hi = max(cj - r, 0), min(cj + r, self.gny - 1)
         cx, cy = self.gx0 + (ci + 0.5) * CELL_M, self.gy0 + (cj + 0.5) * CELL_M
-        k = kernels.compiled()
-        if k is not None and i_lo <= i_hi and j_lo <= j_hi:
-            try:
-                return k.cell_candidates(
-                    self.grid_start,
-                    self.grid_segs,
-                    i_lo,
-                    i_hi,
-                    j_lo,
-                    j_hi,
-                    self.gnx,
-                    self.ax,
-                    self.ay,
-                    self.bx,
-                    self.by,
-                    cx,
-                    cy,
-                    self.max_distance + CELL_M,
-                )
-            except kernels.compile_errors() as exc:
-                kernels.disable(exc)
+        if i_lo <= i_hi and j_lo <= j_hi:
+            got = kernels.call(
+                "cell_candidates",
+                self.grid_start,
+                self.grid_segs,
+                i_lo,
+                i_hi,
+                j_lo,
+                j_hi,
+                self.gnx,
+                self.ax,
+                self.ay,
+                self.bx,
+                self.by,
+                cx,
+                cy,
+                self.max_distance + CELL_M,
+            )
+            if got is not None:
+                return got
         return self._cell_walls_numpy(ci, cj)
 
     def _cell_walls_numpy(self, ci: int, cj: int) -> np.ndarray:

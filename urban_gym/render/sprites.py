@@ -192,46 +192,45 @@ def _plan(scene, cam, x, y, eye, pedestrians, t0, n0):
     """The billboards to draw, far to near, as ``(src, idx, dist, c0, c1, r0, r1)``
     arrays: from the compiled kernel where it runs, else from the numpy reference.
     """
-    k_mod = kernels.compiled()
-    if k_mod is not None:
+    if kernels.compiled() is not None:  # the kernel's arguments, only where it runs
         persp = cam.kind == "perspective"
         peds = pedestrians if pedestrians is not None and len(pedestrians) else _NO_PEDS
         peds = np.asarray(peds, np.float64).reshape(-1, 2)
         fxy = np.asarray(scene.free_sign_xy, np.float64).reshape(-1, 2)
-        try:
-            return k_mod.sprite_plan(
-                scene.obj_xy[:, 0],
-                scene.obj_xy[:, 1],
-                scene.obj_w,
-                scene.obj_z0,
-                scene.obj_h,
-                scene.object_candidates(x, y, OBJECT_RANGE_M),
-                fxy[:, 0],
-                fxy[:, 1],
-                scene.free_sign_w,
-                scene.free_sign_h,
-                np.ascontiguousarray(peds[:, 0], np.float64),
-                np.ascontiguousarray(peds[:, 1], np.float64),
-                float(x),
-                float(y),
-                float(eye),
-                OBJECT_RANGE_M,
-                persp,
-                float(cam.yaw),
-                float(cam.fov_deg),
-                float(cam.focal),
-                float(cam.ang0),
-                float(cam.span),
-                float(cam.e_top),
-                float(cam.e_bot),
-                cam.width,
-                cam.height,
-                cam.b,
-                t0,
-                n0,
-            )
-        except kernels.compile_errors() as exc:
-            kernels.disable(exc)
+        got = kernels.call(
+            "sprite_plan",
+            scene.obj_xy[:, 0],
+            scene.obj_xy[:, 1],
+            scene.obj_w,
+            scene.obj_z0,
+            scene.obj_h,
+            scene.object_candidates(x, y, OBJECT_RANGE_M),
+            fxy[:, 0],
+            fxy[:, 1],
+            scene.free_sign_w,
+            scene.free_sign_h,
+            np.ascontiguousarray(peds[:, 0], np.float64),
+            np.ascontiguousarray(peds[:, 1], np.float64),
+            float(x),
+            float(y),
+            float(eye),
+            OBJECT_RANGE_M,
+            persp,
+            float(cam.yaw),
+            float(cam.fov_deg),
+            float(cam.focal),
+            float(cam.ang0),
+            float(cam.span),
+            float(cam.e_top),
+            float(cam.e_bot),
+            cam.width,
+            cam.height,
+            cam.b,
+            t0,
+            n0,
+        )
+        if got is not None:
+            return got
     return _plan_numpy(scene, cam, x, y, eye, pedestrians, t0, n0)
 
 
@@ -304,41 +303,32 @@ def draw_sprites(scene, cam, frame, x, y, eye, cond, pedestrians, hits: Any) -> 
             items.append((spr, iid, img, c0, r0, dist[k], shifts))
     if not items:
         return
-    k_mod = kernels.compiled()
-    targets = None
-    if k_mod is not None:  # the frame's arrays, empty where not drawn
-        targets = (
-            frame.rgb,
-            frame.ids if frame.ids is not None else _NO_IDS,
-            frame.depth if frame.depth is not None else _NO_DEPTH,
-            cam.secant() if frame.depth is not None else _NO_DEPTH,
-        )
-        if not (glow and any(it[0].glow for it in items)):
-            try:  # every sprite in one compiled call
-                _blit_all(k_mod, targets, frame, items, full)
-                return
-            except kernels.compile_errors() as exc:
-                kernels.disable(exc)
-                targets = None
-    blit = k_mod.blit_sprite if targets is not None else None
+    # the frame's arrays for the compiled blits, empty where not drawn
+    targets = (
+        frame.rgb,
+        frame.ids if frame.ids is not None else _NO_IDS,
+        frame.depth if frame.depth is not None else _NO_DEPTH,
+        cam.secant() if frame.depth is not None else _NO_DEPTH,
+        frame.t_cols,
+        frame.r_top,
+    )
+    if not (glow and any(it[0].glow for it in items)) and _blit_all(targets, items, full):
+        return  # every sprite in one compiled call
     for spr, iid, img, c0, r0, d, shifts in items:
         bh, bw = img.shape[:2]
         glows = spr.glow if glow else ()
         for sh in shifts:
-            if blit is not None and not glows:
-                try:
-                    blit(*targets, frame.t_cols, frame.r_top, img, c0 + sh, r0, d, iid)
-                    continue
-                except kernels.compile_errors() as exc:
-                    kernels.disable(exc)
-                    blit = None
-            _blit_sprite(cam, frame, img, (c0 + sh, r0, bw, bh), d, iid, glows, spr)
+            if glows or kernels.call("blit_sprite", *targets, img, c0 + sh, r0, d, iid) is None:
+                _blit_sprite(cam, frame, img, (c0 + sh, r0, bw, bh), d, iid, glows, spr)
 
 
-def _blit_all(k_mod, targets, frame, items, full: bool) -> None:
+def _blit_all(targets, items, full: bool) -> bool:
     """Blit ``items`` (see :func:`draw_sprites`) with one call of the compiled
-    ``blit_sprites``: their images one after another in one flat buffer.
+    ``blit_sprites`` (their images one after another in one flat buffer); False where the
+    numpy path must draw them.
     """
+    if kernels.compiled() is None:
+        return False
     n = len(items)
     widths, heights = np.empty(n, np.int64), np.empty(n, np.int64)
     offs, c0s, r0s = np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64)
@@ -351,20 +341,8 @@ def _blit_all(k_mod, targets, frame, items, full: bool) -> None:
     pixels = (
         np.concatenate([it[2].reshape(-1) for it in items]) if n > 1 else items[0][2].reshape(-1)
     )
-    k_mod.blit_sprites(
-        *targets,
-        frame.t_cols,
-        frame.r_top,
-        pixels,
-        offs,
-        widths,
-        heights,
-        c0s,
-        r0s,
-        dists,
-        iids,
-        full,
-    )
+    args = (pixels, offs, widths, heights, c0s, r0s, dists, iids, full)
+    return kernels.call("blit_sprites", *targets, *args) is not None
 
 
 def _blit_sprite(cam, frame, img, box, dist: np.float64, iid: int, glows, spr: Sprite) -> None:

@@ -79,6 +79,22 @@ def compiled() -> ModuleType | None:
     return mod  # type: ignore[return-value]
 
 
+def call(name: str, *args):
+    """The compiled kernel ``name`` applied to ``args``, or None where the numpy path must
+    draw: no compiled module, or this kernel failed to compile or load (then the numpy
+    path draws for the rest of the process, with one warning; see :func:`disable`). No
+    kernel returns None.
+    """
+    k = compiled()
+    if k is None:
+        return None
+    try:
+        return getattr(k, name)(*args)
+    except compile_errors() as exc:
+        disable(exc)
+        return None
+
+
 def disable(exc: BaseException) -> None:
     """Fall back to the numpy path for the rest of the process, warning once why."""
     _state["module"] = None
