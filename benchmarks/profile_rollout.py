@@ -15,6 +15,9 @@ printed too), and ``--first-step`` a fresh Python process from its first import 
 renderer's passes instead of profiling: each wrapped in ``time.perf_counter`` (a fraction of
 a microsecond a call, where cProfile adds its cost to every Python call), printed as
 microseconds per step of the loop and per call, nested passes inside their callers.
+``--caches`` prints, after the loop, every in-memory cache of the process
+(:class:`urban_gym.caching.LRUCache`) that was used: entries, megabytes, hits and misses
+in the loop, and its hit rate there (to size a cache: rerun with another ``cache_mb``).
 """
 
 from __future__ import annotations
@@ -81,6 +84,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--vector", type=int, default=0, metavar="N", help="profile an async vector env")
     p.add_argument("--first-step", action="store_true", help="profile a fresh process's first step")
     p.add_argument("--passes", action="store_true", help="time the renderer's passes (no profiler)")
+    p.add_argument(
+        "--caches", action="store_true", help="print the caches' hit rates over the loop"
+    )
     args = p.parse_args(argv)
     import numpy as np
 
@@ -107,6 +113,8 @@ def main(argv: list[str] | None = None) -> int:
         obs, episode = step_times(env, obs, rng, n, episode, args.timing)
     if args.passes:
         return pass_times(env, obs, rng, n, episode, args.seconds)
+    if args.caches:
+        return cache_rates(env, obs, rng, n, episode, args.seconds)
     prof = cProfile.Profile()
     steps = resets = 0
     t0 = time.perf_counter()
@@ -208,6 +216,40 @@ def pass_times(env, obs, rng, n: int, episode: int, seconds: float) -> int:
     for label, sec in sorted(spent.items(), key=lambda kv: -kv[1]):
         k = calls[label] or (resets if label == "env.reset" else steps)
         print(f"| {label} | {sec / steps * 1e6:,.1f} | {k} | {sec / k * 1e6:,.1f} |")
+    return 0
+
+
+def cache_rates(env, obs, rng, n: int, episode: int, seconds: float) -> int:
+    """``--caches``: the hits and misses of every in-memory cache over ``seconds`` of the
+    loop, largest first."""
+    from urban_gym import caching
+
+    before = {id(c): (c.hits, c.misses) for c in list(caching._ALL_LRU)}
+    steps = 0
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        obs, _, term, trunc, _ = env.step(masked_choice(rng, obs, n))
+        steps += 1
+        if term or trunc:
+            episode += 1
+            obs, _ = env.reset(seed=1000 * episode)
+    wall = time.perf_counter() - t0
+    print(f"{steps} steps, {steps / wall:,.0f} steps/s\n")
+    print("| cache | bound MB | entries | MB | hits | misses | hit rate |")
+    print("|---|---|---|---|---|---|---|")
+    rows = []
+    for c in list(caching._ALL_LRU):
+        h0, m0 = before.get(id(c), (0, 0))
+        hits, misses = c.hits - h0, c.misses - m0
+        if hits + misses:
+            rows.append((c.nbytes, c, hits, misses))
+    for nbytes, c, hits, misses in sorted(rows, key=lambda r: -r[0]):
+        bound = "-" if c.max_bytes is None else f"{c.max_bytes / 2**20:g}"
+        name = c.name or type(c).__name__ + " (unnamed)"
+        print(
+            f"| {name} | {bound} | {len(c)} | {nbytes / 2**20:.1f} | {hits} | {misses} "
+            f"| {hits / (hits + misses):.1%} |"
+        )
     return 0
 
 
