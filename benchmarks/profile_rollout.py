@@ -142,6 +142,9 @@ PASSES = [
     ("urban_gym.render.firstperson", "cast"),  # the caster as each renderer calls it
     ("urban_gym.render.panorama", "cast"),
     ("urban_gym.render.firstperson.FirstPersonRenderer", "_render_pitched"),
+    ("urban_gym.render.firstperson", "check_position"),
+    ("urban_gym.render.raycast", "_cast_compiled"),
+    ("urban_gym.render.raycast", "_cast_numpy"),
     ("urban_gym.render.raycast", "find_hits"),
     ("urban_gym.render.raycast", "wall_candidates"),
     ("urban_gym.render.scene.Scene", "candidate_data"),

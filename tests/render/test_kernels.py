@@ -47,8 +47,9 @@ def conditions(i):
 
 
 def assert_same(ref, got, where):
-    # the images within one level everywhere (they are equal today: same texture
-    # coordinates, same cv2.remap), depth and ids exactly equal
+    # the images within one level everywhere (they are equal today: the same texture
+    # coordinates sampled by cv2.remap, the boards by a sampler with OpenCV's arithmetic),
+    # depth and ids exactly equal
     diff = np.abs(ref.rgb.astype(int) - got.rgb.astype(int))
     assert diff.max() <= 1 and diff.mean() < 0.01, (where, diff.max(), diff.mean())
     np.testing.assert_array_equal(ref.depth, got.depth, err_msg=str(where))
@@ -455,10 +456,52 @@ def test_cell_walls_match_the_reference(city_name, request):
 
 
 def test_call_runs_a_kernel_or_answers_none_for_the_numpy_path():
-    # two columns of three runs over four rows: run boundaries [0, 1, 3, 4] and [0, 2, 2, 4]
-    bounds = np.array([[0, 1, 3, 4], [0, 2, 2, 4]], np.int64)
-    id_run = np.array([7, 8, 9, 4, 5, 6], np.int32)
-    got = kernels.call("run_ids", bounds, id_run)
-    np.testing.assert_array_equal(got, [[7, 8, 8, 9], [4, 4, 6, 6]])
+    # two walls of a grid of two cells, one in each: (0, 0)-(1, 0) and (10, 0)-(11, 0);
+    # the walls within 5 m of (0, 0) are the first only, within 20 m both
+    grid_start = np.array([0, 1, 2], np.int64)
+    grid_segs = np.array([0, 1], np.int32)
+    ends = [np.array(v, np.float64) for v in ([0.0, 10.0], [0.0, 0.0], [1.0, 11.0], [0.0, 0.0])]
+    args = (grid_start, grid_segs, 0, 1, 0, 0, 2, *ends, 0.0, 0.0)
+    np.testing.assert_array_equal(kernels.call("cell_candidates", *args, 5.0), [0])
+    np.testing.assert_array_equal(kernels.call("cell_candidates", *args, 20.0), [0, 1])
     kernels.set_backend("numpy")
-    assert kernels.call("run_ids", bounds, id_run) is None
+    assert kernels.call("cell_candidates", *args, 5.0) is None
+
+
+def test_the_sampler_is_opencvs_bilinear():
+    # the boards' sampler against cv2.remap (INTER_LINEAR, BORDER_REPLICATE) at random
+    # positions, a quarter of them outside the image, on RGB and RGBA images: every level equal
+    import cv2
+
+    from urban_gym.render.kernels import frame
+
+    @numba.njit
+    def sample_all(src, xs, ys):
+        out = np.zeros((1, len(xs), 3), np.uint8)
+        for i in range(len(xs)):
+            frame.sample(src, xs[i], ys[i], out, 0, i)
+        return out
+
+    rng = np.random.default_rng(7)
+    for channels in (3, 4):
+        img = rng.integers(0, 256, (57, 83, channels), dtype=np.uint8)
+        xs = rng.uniform(-4, 87, 4096).astype(np.float32)
+        ys = rng.uniform(-4, 61, 4096).astype(np.float32)
+        xs[:64] = np.round(xs[:64])  # on pixel centres, and halfway between
+        ys[64:128] = np.round(ys[64:128]) + 0.5
+        want = cv2.remap(
+            img, xs[None], ys[None], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE
+        )[..., :3]
+        np.testing.assert_array_equal(sample_all(img, xs, ys), want)
+
+
+def test_the_ground_light_table_is_cv2_multiply():
+    from urban_gym.render import raycast
+    from urban_gym.render.ground import AMBIENT
+
+    levels = np.arange(256)
+    np.testing.assert_array_equal(raycast._ground_light("day"), np.stack([levels] * 3))
+    night = raycast._ground_light("night")
+    for ch in range(3):  # rounded to nearest: 200 * 0.2 = 40, 255 * 0.26 = 66.3 -> 66
+        np.testing.assert_array_equal(night[ch], np.rint(levels * AMBIENT["night"][ch]))
+    assert night[0, 200] == 40 and night[2, 255] == 66

@@ -90,12 +90,11 @@ def ground_maps(
     return GroundMaps(win, gr, kx, ky, cx, cy, (*FAR_COLOUR, 255), tod)
 
 
-def fill(cam, hits, runs: Runs, band, atlas, sky, ground, need_depth: bool, k=None):
+def fill(cam, hits, runs: Runs, band, atlas, sky, ground, need_depth: bool):
     """Walls, sky and ground of every pixel with ``cv2.remap``: ``(rgb (H, W, 4), t_cols
     (W, Hb), depth or None, ids or None)`` -- ``rgb`` and ``t_cols`` are this thread's
-    scratch buffers (:func:`scratch`), valid until its next frame. The per-pixel texture
-    coordinates and ids come from the compiled kernels ``k``
-    (:mod:`urban_gym.render.kernels`) or, when None, from numpy (the reference path).
+    scratch buffers (:func:`scratch`), valid until its next frame. The numpy reference of
+    the compiled ``cast_frame`` (:mod:`urban_gym.render.kernels.frame`).
     """
     W, H = cam.width, cam.height
     K = hits.bounds.shape[1] - 3
@@ -103,20 +102,13 @@ def fill(cam, hits, runs: Runs, band, atlas, sky, ground, need_depth: bool, k=No
     g = hits.bounds[:, K + 1]
     hb = r_bot - r_top
     rgb = scratch("rgb", (H, W, 4), np.uint8)
-    if k is not None:
-        hz = max(hb, 0)
-        mapx, mapy, t_cols = (scratch(n, (W, hz)) for n in "xyt")
-        k.band_maps(
-            hits.bounds, runs.P, runs.D, runs.S, runs.t, cam.a32, r_top, r_bot, mapx, mapy, t_cols
-        )
-    else:
-        band_len = np.diff(np.clip(hits.bounds, r_top, r_bot), axis=1).ravel()
-        mapx = np.repeat(runs.P, band_len).reshape(W, hb)
-        dd = np.repeat(runs.D, band_len).reshape(W, hb)
-        np.multiply(dd, cam.a32[None, r_top:r_bot], out=dd)
-        np.subtract(mapx, dd, out=mapx)
-        mapy = np.repeat(runs.S, band_len).reshape(W, hb)
-        t_cols = np.repeat(runs.t, band_len).reshape(W, hb)  # (W, Hb), rows from r_top
+    band_len = np.diff(np.clip(hits.bounds, r_top, r_bot), axis=1).ravel()
+    mapx = np.repeat(runs.P, band_len).reshape(W, hb)
+    dd = np.repeat(runs.D, band_len).reshape(W, hb)
+    np.multiply(dd, cam.a32[None, r_top:r_bot], out=dd)
+    np.subtract(mapx, dd, out=mapx)
+    mapy = np.repeat(runs.S, band_len).reshape(W, hb)
+    t_cols = np.repeat(runs.t, band_len).reshape(W, hb)  # (W, Hb), rows from r_top
     if hb > 0:
         # 4-channel images: OpenCV's bilinear remap is several times faster on RGBA than RGB
         cv2.transpose(
@@ -139,11 +131,8 @@ def fill(cam, hits, runs: Runs, band, atlas, sky, ground, need_depth: bool, k=No
             cv2.copyTo(gd, gmask, depth[g_min:])
     ids = None
     if runs.ids is not None:
-        if k is not None:
-            ids = cv2.transpose(k.run_ids(hits.bounds, runs.ids))
-        else:
-            lengths = np.diff(hits.bounds, axis=1).ravel()
-            ids = cv2.transpose(np.repeat(runs.ids, lengths).reshape(W, H))
+        lengths = np.diff(hits.bounds, axis=1).ravel()
+        ids = cv2.transpose(np.repeat(runs.ids, lengths).reshape(W, H))
     return rgb, t_cols, depth, ids
 
 

@@ -30,7 +30,8 @@ import numpy as np
 
 from urban_gym.render import kernels, textures
 from urban_gym.render.conditions import Conditions
-from urban_gym.render.fill import Runs, fill, ground_maps
+from urban_gym.render.fill import Runs, fill, ground_maps, scratch
+from urban_gym.render.ground import DETAIL_M, FAR_COLOUR, light
 from urban_gym.render.ids import BUILDING_BASE, GROUND_ID, SIGN_BASE
 from urban_gym.render.scene import Scene
 from urban_gym.render.sprites import draw_sprites
@@ -430,13 +431,39 @@ def cast(
     """Render ``cam`` from ``(x, y)`` at ``eye`` metres: ``(rgb, depth, ids)``.
 
     ``room`` is the id of the building the viewer stands in (its walls are drawn from
-    inside and a ceiling replaces the sky), else None. The column passes run compiled
-    where :mod:`urban_gym.render.kernels` can, else in numpy.
+    inside and a ceiling replaces the sky), else None. Walls, sky, ground and boards are
+    drawn by one compiled call where :mod:`urban_gym.render.kernels` can
+    (:func:`_cast_compiled`), else in numpy (:func:`_cast_numpy`, the reference); the
+    sprites and the weather follow.
+    """
+    need_depth = want_depth or cond.weather != "clear"
+    scene.ensure_signs()
+    drawn = _cast_compiled(scene, cam, x, y, eye, cond, need_depth, want_ids, room)
+    if drawn is None:
+        drawn = _cast_numpy(scene, cam, x, y, eye, cond, need_depth, want_ids, room)
+    frame, sky_end, t0, n0 = drawn
+    if room is not None and frame.depth is not None:
+        ceil_h = float(scene.city.buildings[room].height) - eye
+        with np.errstate(divide="ignore"):
+            cd = (ceil_h / (cam.a[:, None] * cam.b[None, :])).astype(np.float32) * cam.secant()
+        sky_m = (cam.rows_col < sky_end[None, :]).view(np.uint8)
+        cv2.copyTo(cd, sky_m, frame.depth)
+    if cond.time_of_day == "night" and cond.weather == "clear" and room is None:
+        _stars(frame.rgb, sky_end, cond.seed)
+    draw_sprites(scene, cam, frame, x, y, eye, cond, pedestrians, t0, n0)
+    _weather(frame, cam, cond)
+    return frame.rgb, (frame.depth if want_depth else None), frame.ids
+
+
+def _cast_numpy(scene, cam, x, y, eye, cond, need_depth: bool, want_ids: bool, room) -> tuple:
+    """Walls, sky, ground and boards in numpy with ``cv2.remap`` (the reference of
+    :func:`_cast_compiled`): ``(frame, sky_end, t0, n0)`` -- the :class:`Frame`, the first
+    row below the sky of every column, its nearest wall's distance (m, inf where none)
+    and the top row of that wall.
     """
     W, H = cam.width, cam.height
     K = K_HITS
     tod = cond.time_of_day
-    need_depth = want_depth or cond.weather != "clear"
     hits = find_hits(scene, cam, x, y, eye, room)
     runs = _runs(scene, cam, hits, eye, room, want_ids)
     g = hits.bounds[:, K + 1]
@@ -452,29 +479,124 @@ def cast(
         ground = ground_maps(cam, scene.ground_window(x, y), x, y, eye, tod)
     atlas = combined_atlas(tod, cond.weather)
     sky = _sky_rows(cam, tod, cond.weather) if band[0] > 0 else None
-    out = None
-    k = kernels.compiled()
-    if k is not None:
-        try:
-            out = fill(cam, hits, runs, band, atlas, sky, ground, need_depth, k)
-        except kernels.compile_errors() as exc:
-            kernels.disable(exc)
-    if out is None:
-        out = fill(cam, hits, runs, band, atlas, sky, ground, need_depth)
-    rgb, t_cols, depth, ids = out
-    if room is not None and depth is not None:
-        ceil_h = float(scene.city.buildings[room].height) - eye
-        with np.errstate(divide="ignore"):
-            cd = (ceil_h / (cam.a[:, None] * cam.b[None, :])).astype(np.float32) * cam.secant()
-        sky_m = (cam.rows_col < sky_end[None, :]).view(np.uint8)
-        cv2.copyTo(cd, sky_m, depth)
-    if tod == "night" and cond.weather == "clear" and room is None:
-        _stars(rgb, sky_end, cond.seed)
+    rgb, t_cols, depth, ids = fill(cam, hits, runs, band, atlas, sky, ground, need_depth)
     frame = Frame(rgb, t_cols, band[0], depth, ids)
     _draw_signs(scene, cam, frame, eye, hits)
-    draw_sprites(scene, cam, frame, x, y, eye, cond, pedestrians, hits)
-    _weather(frame, cam, cond)
-    return frame.rgb, (frame.depth if want_depth else None), frame.ids
+    t0 = np.full(W, np.inf)
+    first = hits.rank == 0
+    t0[hits.col[first]] = hits.t[first]
+    n0 = np.ascontiguousarray(hits.bounds[:, K])  # the nearest wall's top row
+    return frame, sky_end, t0, n0
+
+
+def _cast_compiled(scene, cam, x, y, eye, cond, need_depth: bool, want_ids: bool, room):
+    """:func:`_cast_numpy` by the compiled ``frame_maps`` and ``finish_frame``
+    (:mod:`urban_gym.render.kernels.frame`) around two ``cv2.remap`` calls (the wall atlas
+    and the ground window); None where the numpy path must draw.
+    """
+    if kernels.compiled() is None:
+        return None
+    W, H = cam.width, cam.height
+    tod = cond.time_of_day
+    segs, data = scene.candidate_data(x, y)
+    fwd = _view_direction(cam)
+    view = np.array([fwd is not None, *(fwd or (0.0,) * 6), cam.ang0], np.float64)
+    win = scene.ground_window(x, y)
+    gwin = np.array([win.x0, win.y1, 1.0 / win.mpp, DETAIL_M], np.float64)
+    band = cam.kind == "equirect" and room is None
+    rgb = scratch("rgb", (H, W, 4), np.uint8)
+    maps = scratch("maps", (4, H * W))
+    t_flat = scratch("t", (W * H,))
+    depth = np.empty((H, W), np.float32) if need_depth else _NO_DEPTH
+    ids = np.empty((H, W), np.int32) if want_ids else _NO_IDS
+    out = kernels.call(
+        "frame_maps",
+        scene.frame_arrays(),
+        scene.sign_arrays(),
+        data,
+        segs,
+        (cam.dirx, cam.diry, cam.b, cam.a, cam.relx),
+        cam.a32,
+        view,
+        float(x),
+        float(y),
+        float(eye),
+        -1 if room is None else int(room),
+        K_HITS,
+        band,
+        _sky_rows(cam, tod, cond.weather) if band else _NO_SKY,
+        _RUN_CONSTS,
+        gwin,
+        SIGN_BASE,
+        rgb,
+        maps,
+        t_flat,
+        depth,
+        cam.secant() if need_depth else _NO_DEPTH,
+        ids,
+    )
+    if out is None:
+        return None
+    r_top, r_bot, g_min, bounds, t0, boards = out
+    hb, hg = r_bot - r_top, H - g_min
+    if hb > 0:  # sampled column by column (the atlas stays in cache), then transposed
+        mx, my = (maps[i, : hb * W].reshape(W, hb) for i in (0, 1))
+        cols = cv2.remap(
+            combined_atlas(tod, cond.weather),
+            mx,
+            my,
+            cv2.INTER_LINEAR,
+            dst=scratch("columns", (W, hb, 4), np.uint8),
+            borderMode=cv2.BORDER_REPLICATE,
+        )
+        cv2.transpose(cols, dst=rgb[r_top:r_bot])
+    ground_px = _NO_RGBA
+    if hg > 0:
+        gx, gy = (maps[i, : hg * W].reshape(hg, W) for i in (2, 3))
+        ground_px = cv2.remap(
+            win.image,
+            gx,
+            gy,
+            cv2.INTER_LINEAR,
+            dst=scratch("ground", (hg, W, 4), np.uint8),
+            borderMode=cv2.BORDER_CONSTANT,
+            borderValue=_FAR_RGBA,
+        )
+    if hg > 0 or len(boards[0]):
+        kernels.call(
+            "finish_frame",
+            rgb,
+            ground_px,
+            bounds,
+            K_HITS,
+            g_min,
+            _ground_light(tod),
+            tod != "day",
+            scene.sign_atlas_array(),
+            boards,
+        )
+    t_cols = t_flat[: W * hb].reshape(W, hb)
+    frame = Frame(rgb, t_cols, r_top, depth if need_depth else None, ids if want_ids else None)
+    return frame, bounds[:, 1], t0, np.ascontiguousarray(bounds[:, K_HITS])
+
+
+_NO_RGBA = np.zeros((0, 1, 4), np.uint8)
+_NO_SKY = np.zeros((0, 4), np.uint8)
+_NO_DEPTH = np.zeros((0, 0), np.float32)
+_NO_IDS = np.zeros((0, 0), np.int32)
+_FAR_RGBA = (*FAR_COLOUR, 255)
+
+
+@lru_cache(maxsize=4)
+def _ground_light(time_of_day: str) -> np.ndarray:
+    """The ground's light as a table per channel, ``(3, 256)`` uint8: what
+    :func:`urban_gym.render.ground.light` (``cv2.multiply``) makes of each level.
+    """
+    levels = np.repeat(np.arange(256, dtype=np.uint8)[None, :, None], 4, axis=2)
+    lit = light(np.ascontiguousarray(levels), time_of_day)
+    out = np.ascontiguousarray(lit[0, :, :3].T)
+    out.flags.writeable = False
+    return out
 
 
 def _runs(scene, cam: ColumnCamera, hits: Hits, eye: float, room, want_ids: bool) -> Runs:

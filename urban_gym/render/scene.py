@@ -356,6 +356,42 @@ class Scene:
         out["poi_sign"] = {s.poi: s for s in signs}
         return out
 
+    def frame_arrays(self) -> tuple[np.ndarray, ...]:
+        """The walls' ``(bid, height, length, style, uoff, seg_shade)`` as the compiled
+        ``cast_frame`` takes them (built once).
+        """
+        got = self.__dict__.get("_frame_arrays")
+        if got is None:
+            got = self._frame_arrays = tuple(
+                np.ascontiguousarray(v)
+                for v in (self.bid, self.height, self.length, self.style, self.uoff, self.seg_shade)
+            )
+        return got
+
+    def sign_arrays(self) -> tuple[np.ndarray, ...]:
+        """The boards' table ``(seg_start, u0, u1, z0, z1, ax, ay, w, h, poi)`` as the
+        compiled ``cast_frame`` takes it (after :meth:`ensure_signs`; built once).
+        """
+        got = self.__dict__.get("_sign_arrays")
+        if got is None:
+            names = ("seg_start", "u0", "u1", "z0", "z1", "ax", "ay", "w", "h", "poi")
+            got = self._sign_arrays = tuple(
+                np.ascontiguousarray(getattr(self, "sign_" + n)) for n in names
+            )
+        return got
+
+    def sign_atlas_array(self) -> np.ndarray:
+        """The boards' atlas as a read-only plain array (a memory map stays one underneath),
+        the one type of argument the compiled ``cast_frame`` takes (after
+        :meth:`ensure_signs`).
+        """
+        got = self.__dict__.get("_sign_atlas_ro")
+        if got is None:
+            got = np.asarray(self.sign_atlas).view(np.ndarray)
+            got.flags.writeable = False
+            self._sign_atlas_ro = got
+        return got
+
     def poi_sign_placement(self, poi: int) -> tuple[float, float] | None:
         """``(z0, z1)``: the heights (metres) of the bottom and top of the facade board
         of POI ``poi``; None for a POI without one (no name, or a free-standing board).

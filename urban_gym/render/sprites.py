@@ -271,18 +271,16 @@ _NO_IDS = np.zeros((0, 0), np.int32)
 _NO_DEPTH = np.zeros((0, 0), np.float32)
 
 
-def draw_sprites(scene, cam, frame, x, y, eye, cond, pedestrians, hits: Any) -> None:
-    """Upright billboards, far to near, hidden behind nearer walls."""
+def draw_sprites(scene, cam, frame, x, y, eye, cond, pedestrians, t0, n0) -> None:
+    """Upright billboards, far to near, hidden behind nearer walls: ``t0`` is the distance
+    (m, inf where none) of each column's nearest wall and ``n0`` the row of its top
+    (sprites wholly behind them are skipped).
+    """
     scene.ensure_signs()
     W = cam.width
     full = _full_circle(cam)
     amb = _AMBIENT[cond.time_of_day]
     glow = cond.time_of_day != "day"
-    # nearest wall per column and the row of its top: sprites behind it are skipped
-    t0 = np.full(W, np.inf)
-    first = hits.rank == 0
-    t0[hits.col[first]] = hits.t[first]
-    n0 = np.ascontiguousarray(hits.bounds[:, hits.bounds.shape[1] - 3])  # its top row
     src, idx, dist, c0s, c1s, r0s, r1s = _plan(scene, cam, x, y, eye, pedestrians, t0, n0)
     if not len(src):
         return

@@ -1,8 +1,9 @@
 """The compiled path of the ray caster and the switch between it and the numpy reference.
 
 The column caster's hot passes -- the candidate walls of a view, wall hits per column,
-the per-pixel fill of walls, sky and ground with depth and ids, and the sprite blit --
-and the map's label layout have a numba version (:mod:`urban_gym.render.kernels.columns`,
+the texture coordinates, depth and ids of every pixel and the boards (one call per
+frame: :mod:`urban_gym.render.kernels.frame`), the sprite plan and blit -- and the map's
+label layout have a numba version (:mod:`urban_gym.render.kernels.columns`,
 :mod:`urban_gym.render.kernels.maps`, gathered in :mod:`urban_gym.render.kernels.jit`)
 that gives what the numpy reference in :mod:`urban_gym.render.raycast`,
 :mod:`urban_gym.render.sprites` and :mod:`urban_gym.render.map` gives (same walls, hits,

@@ -164,24 +164,6 @@ def _bounds(nb, t0, a, b, eye):
 
 
 @numba.njit(**_JIT)
-def band_maps(bounds, pp, dd, ss, t_run, a32, r_top, r_bot, mapx, mapy, t_cols):
-    """The atlas coordinates of the rows ``r_top .. r_bot`` of every column,
-    ``x = P - D * a[r]`` and ``y = S`` of the pixel's run, and its horizontal distance,
-    written into ``(mapx, mapy, t_cols)``, each ``(W, r_bot - r_top)`` float32.
-    """
-    n_w = bounds.shape[0]
-    n_r = bounds.shape[1] - 1
-    for c in range(n_w):
-        for j in range(n_r):
-            run = c * n_r + j
-            p, d, s, t = pp[run], dd[run], ss[run], t_run[run]
-            for r in range(max(bounds[c, j], r_top), min(bounds[c, j + 1], r_bot)):
-                mapx[c, r - r_top] = p - d * a32[r]
-                mapy[c, r - r_top] = s
-                t_cols[c, r - r_top] = t
-
-
-@numba.njit(**_JIT)
 def run_params(
     col, rank, seg, t, u, inner, style, uoff, shade, bid, b, n_w, n_k, eye, room, want_ids, consts
 ):
@@ -261,20 +243,6 @@ def cell_candidates(
             out[m] = s
             m += 1
     return out[:m].copy()
-
-
-@numba.njit(**_JIT)
-def run_ids(bounds, id_run):
-    """Instance id of every pixel from the ids of the runs: ``(W, H)`` int32."""
-    n_w = bounds.shape[0]
-    n_r = bounds.shape[1] - 1
-    out = np.empty((n_w, bounds[0, n_r]), np.int32)
-    for c in range(n_w):
-        for j in range(n_r):
-            v = id_run[c * n_r + j]
-            for r in range(bounds[c, j], bounds[c, j + 1]):
-                out[c, r] = v
-    return out
 
 
 @numba.njit(**_JIT)

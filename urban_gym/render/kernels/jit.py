@@ -4,26 +4,25 @@ compiles on its first call.
 """
 
 from urban_gym.render.kernels.columns import (
-    band_maps,
     blit_sprite,
     blit_sprites,
     cell_candidates,
-    run_ids,
     run_params,
     sign_points,
     wall_candidates,
     wall_hits,
 )
+from urban_gym.render.kernels.frame import finish_frame, frame_maps
 from urban_gym.render.kernels.maps import label_layout
 from urban_gym.render.kernels.sprites import sprite_plan
 
 __all__ = [
-    "band_maps",
     "blit_sprite",
     "blit_sprites",
     "cell_candidates",
+    "finish_frame",
+    "frame_maps",
     "label_layout",
-    "run_ids",
     "run_params",
     "sign_points",
     "sprite_plan",

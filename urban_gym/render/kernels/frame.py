@@ -1,0 +1,389 @@
+"""A cast frame in two compiled calls (numba) around OpenCV's vectorised ``cv2.remap``:
+what :func:`urban_gym.render.raycast.cast` does before its sprite and weather passes,
+without a round trip to Python between the passes.
+
+* :func:`frame_maps` -- the candidate walls, the wall hits per column and the texture
+  parameters of every run (the kernels of :mod:`urban_gym.render.kernels.columns`, called
+  from here), then per pixel: the atlas coordinates of walls and sky, the ground window's
+  coordinates, the sky rows of a panorama, the horizontal distance, depth and instance
+  ids, and the pixels of the facade boards with their board-atlas coordinates;
+* the caller samples the wall atlas and the ground window with ``cv2.remap`` at those
+  coordinates (SIMD: several times faster than a scalar loop);
+* :func:`finish_frame` -- the ground under the walls, lit, and the boards, sampled here with
+  OpenCV's own bilinear arithmetic (since OpenCV 4.11: the fraction in float32,
+  ``v = p0 + a * (p1 - p0)`` as a multiply-add, fused where the machine has FMA, rounded
+  half to even), so the pixels equal the numpy reference's (``tests/render/test_kernels.py``
+  pins both paths, and the sampler alone against ``cv2.remap`` on random maps).
+
+Import this module only through :func:`urban_gym.render.kernels.compiled`.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+from llvmlite import ir as llvmir
+from numba.core import types
+from numba.extending import intrinsic
+
+from urban_gym.render.kernels.columns import (
+    _count_above,
+    _count_at_or_above,
+    run_params,
+    wall_candidates,
+    wall_hits,
+)
+
+_JIT = {"cache": True, "nogil": True}
+#: 1.5 * 2**23: ``(v + M) - M`` is ``v`` rounded half to even, in float32, for |v| < 2**22
+_ROUND = np.float32(12582912.0)
+
+
+@intrinsic
+def _muladd(typingctx, a, b, c):
+    """``a * b + c`` in float32, fused into one rounding where the machine has FMA
+    (LLVM's ``fmuladd``), as OpenCV's ``v_fma`` is on the same machine.
+    """
+    sig = types.float32(types.float32, types.float32, types.float32)
+
+    def codegen(context, builder, signature, args):
+        f32 = llvmir.FloatType()
+        fnty = llvmir.FunctionType(f32, [f32, f32, f32])
+        fn = builder.module.declare_intrinsic("llvm.fmuladd", [f32], fnty)
+        return builder.call(fn, args)
+
+    return sig, codegen
+
+
+@numba.njit(inline="always")
+def _blend(p00, p01, p10, p11, ax, ay):
+    """OpenCV's bilinear value of one channel from four uint8 levels and the fractions
+    ``ax``, ``ay`` (float32): along x, then along y, rounded half to even.
+    """
+    f00 = np.float32(p00)
+    f10 = np.float32(p10)
+    v0 = _muladd(ax, np.float32(p01) - f00, f00)
+    v1 = _muladd(ax, np.float32(p11) - f10, f10)
+    v = _muladd(ay, v1 - v0, v0)
+    return np.uint8(np.int32((v + _ROUND) - _ROUND))
+
+
+@numba.njit(inline="always")
+def _split(v, n):
+    """The taps ``i``, ``i + 1`` of continuous position ``v`` (float32) clamped to
+    ``[0, n)`` and the fraction (float32).
+    """
+    i = int(np.floor(v))
+    frac = np.float32(v - np.float32(i))
+    return min(max(i, 0), n - 1), min(max(i + 1, 0), n - 1), frac
+
+
+@numba.njit(inline="always")
+def _blend3(out, r, c, src, y0, x0, y1, x1, ax, ay):
+    """``out[r, c, :3]``: the blend of ``src``'s pixels ``[y0, x0]``, ``[y0, x1]``,
+    ``[y1, x0]`` and ``[y1, x1]``.
+    """
+    for ch in range(3):
+        out[r, c, ch] = _blend(
+            src[y0, x0, ch], src[y0, x1, ch], src[y1, x0, ch], src[y1, x1, ch], ax, ay
+        )
+
+
+@numba.njit(inline="always")
+def sample(src, sx, sy, out, r, c):
+    """``out[r, c, :3]``: the bilinear sample of image ``src`` (``(h, w, n)`` uint8, ``n``
+    >= 3) at the continuous pixel position ``(sx, sy)`` (float32; pixel ``[i, j]`` centred
+    at ``(j, i)``), as ``cv2.remap(..., INTER_LINEAR, borderMode=BORDER_REPLICATE)``.
+    """
+    x0, x1, ax = _split(sx, src.shape[1])
+    y0, y1, ay = _split(sy, src.shape[0])
+    _blend3(out, r, c, src, y0, x0, y1, x1, ax, ay)
+
+
+@numba.njit(**_JIT)
+def frame_maps(
+    scene,
+    signs,
+    data,
+    segs,
+    cam,
+    a32,
+    view,
+    x,
+    y,
+    eye,
+    room,
+    k_hits,
+    band,
+    sky,
+    run_consts,
+    gwin,
+    sign_base,
+    rgb,
+    maps,
+    t_flat,
+    depth,
+    sec,
+    ids,
+):  # the arguments: see raycast._cast_compiled, which gathers them
+    """Everything of a frame but its sampled pixels: returns ``(r_top, r_bot, g_min,
+    bounds, t0, boards)`` -- the cast band (rows ``r_top .. r_bot``), the first row with
+    ground, the run boundaries of every column, its nearest wall's distance (inf where
+    none) and the board pixels ``(rows, columns, x, y)`` (board-atlas coordinates,
+    float32).
+
+    Writes: ``maps[0]``, ``maps[1]`` -- the atlas coordinates of the band, laid out
+    ``(W, r_bot - r_top)``; ``maps[2]``, ``maps[3]`` -- the ground window's coordinates of
+    rows ``g_min ..``, laid out ``(H - g_min, W)`` (far outside the window where no ground
+    shows or the ground lies beyond the detail distance: the border colour); the sky rows
+    above the band into ``rgb``; ``t_flat``, the horizontal distance of the band laid out
+    ``(W, r_bot - r_top)``; ``depth`` and ``ids`` (``(H, W)``, empty when not wanted) --
+    as the numpy reference's ``find_hits``, ``_runs``, ``fill`` and ``_draw_signs``.
+
+    ``scene``: the walls' ``(bid, height, length, style, uoff, shade)``; ``signs``: the
+    scene's board table ``(seg_start, u0, u1, z0, z1, ax, ay, w, h, poi)``; ``cam``: the
+    camera's ``(dirx, diry, b, a, relx)``; ``view``: ``(cull, fx, fy, lx, ly, rx, ry,
+    ang0)``; ``band``: cast only the rows between the highest wall top and the lowest
+    wall base (a panorama outside buildings); ``gwin``: the ground window's ``(x0, y1,
+    1 / metres per pixel, detail distance)`` (``fill.ground_maps``, same arithmetic).
+    """
+    bid, hgt, length, style, uoff, shade = scene
+    dirx, diry, b, a, relx = cam
+    n_w, n_h = len(b), len(a)
+    col, rank, gseg, t, u, h_inner, bounds = _hits(
+        data, segs, bid, hgt, length, x, y, view, room, relx, dirx, diry, b, a, eye, k_hits
+    )
+    want_ids = ids.shape[0] > 0
+    p_run, d_run, s_run, t_run, id_run = run_params(
+        col,
+        rank,
+        gseg,
+        t,
+        u,
+        h_inner,
+        style,
+        uoff,
+        shade,
+        bid,
+        b,
+        n_w,
+        k_hits,
+        eye,
+        room,
+        want_ids,
+        run_consts,
+    )
+    t0 = np.full(n_w, np.inf)
+    for h in range(len(col)):
+        if rank[h] == 0:
+            t0[col[h]] = t[h]
+    r_top, r_bot, g_min = 0, n_h, n_h
+    for c in range(n_w):
+        g_min = min(g_min, bounds[c, k_hits + 1])
+    if band and n_w:
+        r_top, r_bot = n_h, 0
+        for c in range(n_w):
+            r_top = min(r_top, bounds[c, 1])
+            r_bot = max(r_bot, bounds[c, k_hits + 1])
+    _band(bounds, p_run, d_run, s_run, t_run, a32, r_top, r_bot, maps, t_flat)
+    for r in range(r_top):
+        for c in range(n_w):
+            for ch in range(4):
+                rgb[r, c, ch] = sky[r, ch]
+    if g_min < n_h:
+        _ground_maps(bounds, k_hits, dirx, diry, b, a, eye, gwin, x, y, g_min, maps)
+    if depth.shape[0] > 0:
+        _depth(bounds, k_hits, b, a, eye, r_top, r_bot, t_flat, sec, g_min < n_h, depth)
+    if want_ids:
+        _ids(bounds, id_run, ids)
+    boards = _boards(
+        signs, sign_base, gseg, h_inner, u, t, col, rank, bounds, b, a, eye, k_hits, ids
+    )
+    return r_top, r_bot, g_min, bounds, t0, boards
+
+
+@numba.njit(**_JIT)
+def _hits(data, segs, bid, hgt, length, x, y, view, room, relx, dirx, diry, b, a, eye, k_hits):
+    """The kept wall hits of the frame (``raycast.find_hits``): ``(col, rank, wall, t, u,
+    inner, bounds)`` -- ``u`` metres along the wall as the texture runs (from its far end
+    for a wall seen from inside).
+    """
+    c_segs, ax, ay, bx, by, inner, i0, cnt = wall_candidates(
+        data,
+        segs,
+        bid,
+        x,
+        y,
+        view[0] != 0.0,
+        view[1],
+        view[2],
+        view[3],
+        view[4],
+        view[5],
+        view[6],
+        room,
+        view[7],
+        relx,
+    )
+    col, rank, pseg, t, s, bounds = wall_hits(
+        ax, ay, bx, by, hgt[c_segs], i0, cnt, dirx, diry, b, a, eye, k_hits
+    )
+    gseg = c_segs[pseg]
+    u = s * length[gseg]
+    h_inner = inner[pseg]
+    for h in range(len(u)):
+        if h_inner[h]:
+            u[h] = length[gseg[h]] - u[h]
+    return col, rank, gseg, t, u, h_inner, bounds
+
+
+@numba.njit(**_JIT)
+def _ids(bounds, id_run, ids):
+    """The instance id of every pixel from its run's (``(H, W)`` int32)."""
+    n_r = bounds.shape[1] - 1
+    for c in range(bounds.shape[0]):
+        for j in range(n_r):
+            v = id_run[c * n_r + j]
+            for r in range(bounds[c, j], bounds[c, j + 1]):
+                ids[r, c] = v
+
+
+@numba.njit(**_JIT)
+def _band(bounds, p_run, d_run, s_run, t_run, a32, r_top, r_bot, maps, t_flat):
+    """The atlas coordinates ``x = P - D * a[r]``, ``y = S`` of the rows ``r_top ..
+    r_bot`` of every column's runs into ``maps[0]``, ``maps[1]`` and their horizontal
+    distance into ``t_flat``, each laid out ``(W, r_bot - r_top)``: column by column, as a
+    column reads the atlas along its rows (sampled so, the atlas stays in cache).
+    """
+    n_w, n_r = bounds.shape[0], bounds.shape[1] - 1
+    hb = r_bot - r_top
+    mx, my = maps[0], maps[1]
+    for c in range(n_w):
+        for j in range(n_r):
+            run = c * n_r + j
+            p, d, sy, tr = p_run[run], d_run[run], s_run[run], t_run[run]
+            for r in range(max(bounds[c, j], r_top), min(bounds[c, j + 1], r_bot)):
+                i = c * hb + r - r_top
+                mx[i] = p - d * a32[r]
+                my[i] = sy
+                t_flat[i] = tr
+
+
+#: a ground-window coordinate outside any window: the border colour
+_OUTSIDE = np.float32(-1e6)
+
+
+@numba.njit(**_JIT)
+def _ground_maps(bounds, k_hits, dirx, diry, b, a, eye, gwin, x, y, g_min, maps):
+    """The ground window's coordinates of the rows ``g_min ..`` into ``maps[2]``,
+    ``maps[3]`` (``(H - g_min, W)``): where the ray meets the ground, or outside the
+    window where the ground lies beyond the detail distance (m, times the largest ``b``)
+    or a wall covers it.
+    """
+    n_w, n_h = len(b), len(a)
+    gx, gy = maps[2], maps[3]
+    inv = gwin[2]
+    far = np.float32(gwin[3] * b.max())
+    cx = np.float32((x - gwin[0]) * inv - 0.5)
+    cy = np.float32((gwin[1] - y) * inv - 0.5)
+    for c in range(n_w):
+        kx = np.float32(dirx[c] / b[c] * inv)
+        ky = np.float32(-diry[c] / b[c] * inv)
+        g = bounds[c, k_hits + 1]
+        for r in range(g_min, n_h):
+            i = (r - g_min) * n_w + c
+            gr = np.float32(eye / -a[r])
+            if r < g or gr > far:
+                gx[i] = _OUTSIDE
+                gy[i] = _OUTSIDE
+            else:
+                gx[i] = gr * kx + cx
+                gy[i] = gr * ky + cy
+
+
+@numba.njit(**_JIT)
+def _depth(bounds, k_hits, b, a, eye, r_top, r_bot, t_flat, sec, ground, depth):
+    """Metres along the ray per pixel: the band's horizontal distance times the secant,
+    the ground's where it shows, inf elsewhere (sky).
+    """
+    n_w, n_h = len(b), len(a)
+    hb = r_bot - r_top
+    for c in range(n_w):
+        for r in range(r_top):
+            depth[r, c] = np.inf
+        for r in range(r_top, r_bot):
+            depth[r, c] = t_flat[c * hb + r - r_top] * sec[r, c]
+        for r in range(r_bot, n_h):
+            depth[r, c] = np.inf
+        if ground:
+            b32 = np.float32(b[c])
+            for r in range(bounds[c, k_hits + 1], n_h):
+                depth[r, c] = np.float32(eye / -a[r]) / b32 * sec[r, c]
+
+
+@numba.njit(**_JIT)
+def _boards(signs, sign_base, seg, inner, u, t, col, rank, bounds, b, a, eye, k_hits, ids):
+    """The facade boards' pixels on the kept hits, where those show, in order (hit by hit,
+    each wall's boards in order, rows down): ``(rows, columns, atlas x, atlas y)``, the
+    coordinates float32 -- ``columns.sign_points``'s -- with their ids into ``ids``.
+    """
+    st, su0, su1, sz0, sz1, sax, say, sw, sh, spoi = signs
+    want_ids = ids.shape[0] > 0
+    n = 0
+    for j in range(len(seg)):  # count first: the outputs are allocated once
+        if inner[j] or not len(su0):
+            continue
+        for s in range(st[seg[j]], st[seg[j] + 1]):
+            if u[j] >= su0[s] and u[j] <= su1[s]:
+                c = col[j]
+                tb = t[j] * b[c]
+                jv = k_hits - rank[j]
+                r0 = max(_count_above(a, (sz1[s] - eye) / tb), bounds[c, jv])
+                r1 = min(_count_at_or_above(a, (sz0[s] - eye) / tb), bounds[c, jv + 1])
+                n += max(r1 - r0, 0)
+    rr = np.empty(n, np.int64)
+    cc = np.empty(n, np.int64)
+    bx = np.empty(n, np.float32)
+    by = np.empty(n, np.float32)
+    i = 0
+    for j in range(len(seg)):
+        if inner[j] or not len(su0):
+            continue
+        for s in range(st[seg[j]], st[seg[j] + 1]):
+            if not (u[j] >= su0[s] and u[j] <= su1[s]):
+                continue
+            c = col[j]
+            tb = t[j] * b[c]
+            jv = k_hits - rank[j]
+            r0 = max(_count_above(a, (sz1[s] - eye) / tb), bounds[c, jv])
+            r1 = min(_count_at_or_above(a, (sz0[s] - eye) / tb), bounds[c, jv + 1])
+            px = sax[s] + (u[j] - su0[s]) / (su1[s] - su0[s]) * sw[s] - 0.5
+            px = min(max(px, sax[s]), sax[s] + sw[s] - 1)
+            for r in range(r0, r1):
+                z = eye + tb * a[r]
+                py = say[s] + (sz1[s] - z) / (sz1[s] - sz0[s]) * sh[s] - 0.5
+                rr[i], cc[i] = r, c
+                bx[i] = px
+                by[i] = min(max(py, say[s]), say[s] + sh[s] - 1)
+                if want_ids:
+                    ids[r, c] = sign_base + spoi[s]
+                i += 1
+    return rr, cc, bx, by
+
+
+@numba.njit(**_JIT)
+def finish_frame(rgb, ground_px, bounds, k_hits, g_min, lut, lit, sign_atlas, boards):
+    """The ground under the walls of every column from ``ground_px`` (the sampled ground
+    window of rows ``g_min ..``, ``(H - g_min, W, 4)``), lit by ``lut`` (``(3, 256)``)
+    where ``lit``, then the board pixels ``boards`` (``frame_maps``'s) sampled from
+    ``sign_atlas`` as ``raycast.sample_points`` samples them.
+    """
+    n_w, n_h = rgb.shape[1], rgb.shape[0]
+    for c in range(n_w):
+        for r in range(max(bounds[c, k_hits + 1], g_min), n_h):
+            for ch in range(3):
+                v = ground_px[r - g_min, c, ch]
+                rgb[r, c, ch] = lut[ch, v] if lit else v
+    rr, cc, bx, by = boards
+    for i in range(len(rr)):
+        sample(sign_atlas, bx[i], by[i], rgb, rr[i], cc[i])
