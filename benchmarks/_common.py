@@ -33,13 +33,21 @@ def print_table(title: str, rows: list[tuple[str, str, str, str]]) -> None:
         print("| " + " | ".join(r) + " |")
 
 
-def callgrind_instructions(args: list[str], env: dict | None = None) -> int:
+def callgrind_instructions(
+    args: list[str], env: dict | None = None, out_file: str | None = None
+) -> int:
     """Instructions callgrind counted while ``python args...`` ran with counting off at its
     start: the child switches it on and off around what it measures
     (:func:`toggle_counting`). ``PYTHONHASHSEED`` is fixed, so reruns count the same.
+    ``out_file`` keeps callgrind's profile (read it with ``callgrind_annotate``).
     """
     proc = subprocess.run(
-        ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--callgrind-out-file=/dev/null"]
+        [
+            "valgrind",
+            "--tool=callgrind",
+            "--instr-atstart=no",
+            f"--callgrind-out-file={out_file or '/dev/null'}",
+        ]
         + [sys.executable, *args],
         env={**os.environ, **(env or {}), "PYTHONHASHSEED": "0"},
         capture_output=True,

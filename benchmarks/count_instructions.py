@@ -52,6 +52,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("env_id")
     p.add_argument("--env-kwargs", default="{}", help="JSON object of gym.make keyword arguments")
     p.add_argument("--steps", type=int, default=5000, help="steps counted (default 5000)")
+    p.add_argument(
+        "--out", help="keep callgrind's profile here (callgrind_annotate --inclusive=yes OUT)"
+    )
     p.add_argument("--_child", action="store_true", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     kwargs = json.loads(a.env_kwargs)
@@ -63,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     from benchmarks._common import callgrind_instructions
 
     args = [__file__, a.env_id, "--env-kwargs", a.env_kwargs, "--steps", str(a.steps), "--_child"]
-    total = callgrind_instructions(args)
+    total = callgrind_instructions(args, out_file=a.out)
     print(f"{a.env_id} {kwargs}: {total / a.steps:,.0f} instructions a step ({a.steps} steps)")
     return 0
 

@@ -505,3 +505,43 @@ def test_the_ground_light_table_is_cv2_multiply():
     for ch in range(3):  # rounded to nearest: 200 * 0.2 = 40, 255 * 0.26 = 66.3 -> 66
         np.testing.assert_array_equal(night[ch], np.rint(levels * AMBIENT["night"][ch]))
     assert night[0, 200] == 40 and night[2, 255] == 66
+
+
+def test_the_column_table_search_is_searchsorted():
+    # a camera's column table answers as np.searchsorted, on ties and between columns too,
+    # and so does a table whose every entry is wrong (the search steps to the answer)
+    from urban_gym.render.kernels import columns
+    from urban_gym.render.raycast import ColumnCamera
+
+    @numba.njit
+    def search_all(relx, lut, bins, vs, right):
+        return np.array([columns._search(relx, lut, bins, v, right) for v in vs])
+
+    rng = np.random.default_rng(3)
+    for cam in (ColumnCamera.perspective(84, 84, 90.0, 10.0), ColumnCamera.equirect(336, 168)):
+        lut, bins = cam.column_lut()
+        vs = np.concatenate([rng.uniform(-0.5, 13.0, 2000), cam.relx[::7], [0.0, 4 * np.pi]])
+        for right, side in ((False, "left"), (True, "right")):
+            want = np.searchsorted(cam.relx, vs, side=side)
+            np.testing.assert_array_equal(search_all(cam.relx, lut, bins, vs, right), want)
+            wrong = np.zeros_like(lut)  # every search starts at column 0
+            np.testing.assert_array_equal(search_all(cam.relx, wrong, bins, vs, right), want)
+    relx = np.array([0.1, 0.2, 0.2, 0.5])  # by hand: 0.2 is in columns 1 and 2
+    lut = np.zeros(8, np.int64)
+    assert search_all(relx, lut, 1.0, np.array([0.2]), False)[0] == 1
+    assert search_all(relx, lut, 1.0, np.array([0.2]), True)[0] == 3
+
+
+def test_mod_2pi_is_pythons():
+    from urban_gym.render.kernels import columns
+
+    @numba.njit
+    def mod_all(vs):
+        return np.array([columns._mod_2pi(v) for v in vs])
+
+    two_pi = 2 * np.pi
+    vs = np.array([0.0, -0.0, 1.0, -1.0, two_pi, -two_pi, 3 * two_pi + 0.5, -7.5, 1e-300, -1e-300])
+    got = mod_all(vs)
+    want = np.array([v % two_pi for v in vs])
+    np.testing.assert_array_equal(got, want)
+    assert got[3] == two_pi - 1.0 and got[4] == 0.0

@@ -82,6 +82,18 @@ class ColumnCamera:
         self.rows_col = np.arange(self.height, dtype=np.int64)[:, None]
         self.shared: dict[str, np.ndarray] = {}  # yaw-free arrays, shared by with_yaw copies
 
+    def column_lut(self) -> tuple[np.ndarray, float]:
+        """A table for finding a bearing's column fast: ``(lut, bins)`` -- ``lut[k]`` is
+        ``np.searchsorted(relx, k / bins)`` for ``bins`` bins a radian (eight a column), from
+        which the compiled wall pass steps to the exact answer (yaw-free, built once).
+        """
+        got = self.shared.get("lut")
+        if got is None:
+            bins = 8 * len(self.relx) / (4 * math.pi)
+            edges = np.arange(8 * len(self.relx)) / bins
+            got = self.shared["lut"] = (np.searchsorted(self.relx, edges, side="left"), bins)
+        return got
+
     def secant(self) -> np.ndarray:
         """``(H, W)`` float32: ray length per metre of horizontal distance."""
         sec = self.shared.get("sec")
@@ -246,6 +258,7 @@ def wall_candidates(
     """
     segs, data = scene.candidate_data(x, y)
     fwd = _view_direction(cam) if kernels.compiled() is not None else None
+    lut, bins = cam.column_lut()
     out = kernels.call(
         "wall_candidates",
         data,
@@ -258,6 +271,8 @@ def wall_candidates(
         -1 if room is None else int(room),
         float(cam.ang0),
         cam.relx,
+        lut,
+        bins,
     )
     if out is not None:
         c_segs, ax, ay, bx, by, inner, i0, cnt = out
@@ -500,7 +515,8 @@ def _cast_compiled(scene, cam, x, y, eye, cond, need_depth: bool, want_ids: bool
     tod = cond.time_of_day
     segs, data = scene.candidate_data(x, y)
     fwd = _view_direction(cam)
-    view = np.array([fwd is not None, *(fwd or (0.0,) * 6), cam.ang0], np.float64)
+    lut, bins = cam.column_lut()
+    view = np.array([fwd is not None, *(fwd or (0.0,) * 6), cam.ang0, bins], np.float64)
     win = scene.ground_window(x, y)
     gwin = np.array([win.x0, win.y1, 1.0 / win.mpp, DETAIL_M], np.float64)
     band = cam.kind == "equirect" and room is None
@@ -515,7 +531,7 @@ def _cast_compiled(scene, cam, x, y, eye, cond, need_depth: bool, want_ids: bool
         scene.sign_arrays(),
         data,
         segs,
-        (cam.dirx, cam.diry, cam.b, cam.a, cam.relx),
+        (cam.dirx, cam.diry, cam.b, cam.a, cam.relx, lut),
         cam.a32,
         view,
         float(x),

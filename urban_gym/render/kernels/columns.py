@@ -245,19 +245,56 @@ def cell_candidates(
     return out[:m].copy()
 
 
+_TWO_PI = 2 * math.pi
+
+
+@numba.njit(inline="always")
+def _mod_2pi(v):
+    """``v % (2 pi)`` as Python and numpy compute it (the fast cases first)."""
+    if 0.0 < v < _TWO_PI:
+        return v
+    if -_TWO_PI < v < 0.0:
+        return v + _TWO_PI  # fmod(v, 2 pi) is v itself, then the divisor's sign
+    return v % _TWO_PI
+
+
+@numba.njit(inline="always")
+def _search(relx, lut, inv_step, v, right):
+    """``np.searchsorted(relx, v, side)`` (``"right"`` where ``right``), started from the
+    camera's table of answers at the bin of ``v`` (``lut``, ``inv_step`` bins a radian:
+    :meth:`~urban_gym.render.raycast.ColumnCamera.column_lut`) and moved until it holds:
+    a step or two instead of a binary search's unpredictable branches.
+    """
+    b = min(max(int(v * inv_step), 0), len(lut) - 1)
+    i = lut[b]
+    n = len(relx)
+    if right:
+        while i > 0 and relx[i - 1] > v:
+            i -= 1
+        while i < n and relx[i] <= v:
+            i += 1
+    else:
+        while i > 0 and relx[i - 1] >= v:
+            i -= 1
+        while i < n and relx[i] < v:
+            i += 1
+    return i
+
+
 @numba.njit(**_JIT)
-def wall_candidates(data, segs, bid, x, y, cull, fx, fy, lx, ly, rx, ry, room, ang0, relx):
+def wall_candidates(
+    data, segs, bid, x, y, cull, fx, fy, lx, ly, rx, ry, room, ang0, relx, lut, inv_step
+):
     """The walls of ``segs`` (rows ``ax, ay, bx, by, nx, ny`` of ``data``) facing the
     viewer at ``(x, y)`` -- when ``cull`` (a view at most 120 degrees wide, middle
     ``(fx, fy)``, edges ``(lx, ly)`` and ``(rx, ry)``) ahead of it and not beyond an
     edge -- or walls of building ``room`` (>= 0) seen from inside, as
     :func:`~urban_gym.render.raycast.wall_candidates`: ``(kept segs, ax, ay, bx, by
-    relative to the eye, inner?, first column, columns)``.
+    relative to the eye, inner?, first column, columns)``. ``lut`` and ``inv_step``: the
+    camera's column table (:meth:`~urban_gym.render.raycast.ColumnCamera.column_lut`).
     """
     n = len(segs)
-    two_pi = 2 * math.pi
-    take = np.zeros(n, np.bool_)
-    inner = np.zeros(n, np.bool_)
+    take = np.empty(n, np.int64)  # kept walls: k, or -k - 1 for a wall seen from inside
     m = 0
     for k in range(n):
         ax, ay, bx, by = data[0, k], data[1, k], data[2, k], data[3, k]
@@ -269,8 +306,7 @@ def wall_candidates(data, segs, bid, x, y, cull, fx, fy, lx, ly, rx, ry, room, a
             right = rx * pay - ry * pax < 0 and rx * pby - ry * pbx < 0
             front = ahead and not left and not right
         if front or (room >= 0 and bid[segs[k]] == room):
-            take[k] = True
-            inner[k] = not front
+            take[m] = k if front else -k - 1
             m += 1
     o_segs = np.empty(m, np.int64)
     o_ax = np.empty(m, np.float64)
@@ -280,25 +316,25 @@ def wall_candidates(data, segs, bid, x, y, cull, fx, fy, lx, ly, rx, ry, room, a
     o_in = np.empty(m, np.bool_)
     i0 = np.empty(m, np.int64)
     cnt = np.empty(m, np.int64)
-    j = 0
-    for k in range(n):
-        if not take[k]:
-            continue
+    for j in range(m):
+        k = take[j]
+        inner = k < 0
+        if inner:
+            k = -k - 1
         ax, ay = data[0, k] - x, data[1, k] - y
         bx, by = data[2, k] - x, data[3, k] - y
         ba = math.atan2(ax, ay)
         bb = math.atan2(bx, by)
-        if inner[k]:
-            start, span = bb, (ba - bb) % two_pi
+        if inner:
+            start, span = bb, _mod_2pi(ba - bb)
         else:
-            start, span = ba, (bb - ba) % two_pi
-        rs = (start - ang0) % two_pi
-        lo = np.searchsorted(relx, rs, side="left")
+            start, span = ba, _mod_2pi(bb - ba)
+        rs = _mod_2pi(start - ang0)
+        lo = _search(relx, lut, inv_step, rs, False)
         o_segs[j], o_ax[j], o_ay[j], o_bx[j], o_by[j] = segs[k], ax, ay, bx, by
-        o_in[j] = inner[k]
+        o_in[j] = inner
         i0[j] = lo
-        cnt[j] = max(np.searchsorted(relx, rs + span, side="right") - lo, 0)
-        j += 1
+        cnt[j] = max(_search(relx, lut, inv_step, rs + span, True) - lo, 0)
     return o_segs, o_ax, o_ay, o_bx, o_by, o_in, i0, cnt
 
 

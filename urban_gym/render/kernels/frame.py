@@ -142,16 +142,16 @@ def frame_maps(
 
     ``scene``: the walls' ``(bid, height, length, style, uoff, shade)``; ``signs``: the
     scene's board table ``(seg_start, u0, u1, z0, z1, ax, ay, w, h, poi)``; ``cam``: the
-    camera's ``(dirx, diry, b, a, relx)``; ``view``: ``(cull, fx, fy, lx, ly, rx, ry,
-    ang0)``; ``band``: cast only the rows between the highest wall top and the lowest
+    camera's ``(dirx, diry, b, a, relx, column table)``; ``view``: ``(cull, fx, fy, lx, ly,
+    rx, ry, ang0, column-table bins a radian)``; ``band``: cast only the rows between the highest wall top and the lowest
     wall base (a panorama outside buildings); ``gwin``: the ground window's ``(x0, y1,
     1 / metres per pixel, detail distance)`` (``fill.ground_maps``, same arithmetic).
     """
     bid, hgt, length, style, uoff, shade = scene
-    dirx, diry, b, a, relx = cam
+    dirx, diry, b, a, relx, lut = cam
     n_w, n_h = len(b), len(a)
     col, rank, gseg, t, u, h_inner, bounds = _hits(
-        data, segs, bid, hgt, length, x, y, view, room, relx, dirx, diry, b, a, eye, k_hits
+        data, segs, bid, hgt, length, x, y, view, room, (relx, lut), dirx, diry, b, a, eye, k_hits
     )
     want_ids = ids.shape[0] > 0
     p_run, d_run, s_run, t_run, id_run = run_params(
@@ -203,10 +203,10 @@ def frame_maps(
 
 
 @numba.njit(**_JIT)
-def _hits(data, segs, bid, hgt, length, x, y, view, room, relx, dirx, diry, b, a, eye, k_hits):
+def _hits(data, segs, bid, hgt, length, x, y, view, room, cols, dirx, diry, b, a, eye, k_hits):
     """The kept wall hits of the frame (``raycast.find_hits``): ``(col, rank, wall, t, u,
     inner, bounds)`` -- ``u`` metres along the wall as the texture runs (from its far end
-    for a wall seen from inside).
+    for a wall seen from inside). ``cols``: the camera's ``relx`` and its column table.
     """
     c_segs, ax, ay, bx, by, inner, i0, cnt = wall_candidates(
         data,
@@ -223,7 +223,9 @@ def _hits(data, segs, bid, hgt, length, x, y, view, room, relx, dirx, diry, b, a
         view[6],
         room,
         view[7],
-        relx,
+        cols[0],
+        cols[1],
+        view[8],
     )
     col, rank, pseg, t, s, bounds = wall_hits(
         ax, ay, bx, by, hgt[c_segs], i0, cnt, dirx, diry, b, a, eye, k_hits
