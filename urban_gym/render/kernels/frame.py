@@ -241,13 +241,16 @@ def _hits(data, segs, bid, hgt, length, x, y, view, room, cols, dirx, diry, b, a
 
 @numba.njit(**_JIT)
 def _ids(bounds, id_run, ids):
-    """The instance id of every pixel from its run's (``(H, W)`` int32)."""
-    n_r = bounds.shape[1] - 1
-    for c in range(bounds.shape[0]):
-        for j in range(n_r):
-            v = id_run[c * n_r + j]
-            for r in range(bounds[c, j], bounds[c, j + 1]):
-                ids[r, c] = v
+    """The instance id of every pixel from its run's (``(H, W)`` int32), row by row."""
+    n_w, n_r = bounds.shape[0], bounds.shape[1] - 1
+    run = np.zeros(n_w, np.int64)  # each column's run at the current row
+    for r in range(ids.shape[0]):
+        for c in range(n_w):
+            j = run[c]
+            while bounds[c, j + 1] <= r:
+                j += 1
+            run[c] = j
+            ids[r, c] = id_run[c * n_r + j]
 
 
 @numba.njit(**_JIT)
@@ -288,19 +291,21 @@ def _ground_maps(bounds, k_hits, dirx, diry, b, a, eye, gwin, x, y, g_min, maps)
     far = np.float32(gwin[3] * b.max())
     cx = np.float32((x - gwin[0]) * inv - 0.5)
     cy = np.float32((gwin[1] - y) * inv - 0.5)
+    kx = np.empty(n_w, np.float32)
+    ky = np.empty(n_w, np.float32)
     for c in range(n_w):
-        kx = np.float32(dirx[c] / b[c] * inv)
-        ky = np.float32(-diry[c] / b[c] * inv)
-        g = bounds[c, k_hits + 1]
-        for r in range(g_min, n_h):
-            i = (r - g_min) * n_w + c
-            gr = np.float32(eye / -a[r])
-            if r < g or gr > far:
-                gx[i] = _OUTSIDE
-                gy[i] = _OUTSIDE
+        kx[c] = np.float32(dirx[c] / b[c] * inv)
+        ky[c] = np.float32(-diry[c] / b[c] * inv)
+    for r in range(g_min, n_h):  # row by row: the maps are laid out so
+        gr = np.float32(eye / -a[r])
+        i = (r - g_min) * n_w
+        for c in range(n_w):
+            if r < bounds[c, k_hits + 1] or gr > far:
+                gx[i + c] = _OUTSIDE
+                gy[i + c] = _OUTSIDE
             else:
-                gx[i] = gr * kx + cx
-                gy[i] = gr * ky + cy
+                gx[i + c] = gr * kx[c] + cx
+                gy[i + c] = gr * ky[c] + cy
 
 
 @numba.njit(**_JIT)
@@ -310,17 +315,22 @@ def _depth(bounds, k_hits, b, a, eye, r_top, r_bot, t_flat, sec, ground, depth):
     """
     n_w, n_h = len(b), len(a)
     hb = r_bot - r_top
+    b32 = np.empty(n_w, np.float32)
     for c in range(n_w):
-        for r in range(r_top):
-            depth[r, c] = np.inf
-        for r in range(r_top, r_bot):
-            depth[r, c] = t_flat[c * hb + r - r_top] * sec[r, c]
-        for r in range(r_bot, n_h):
-            depth[r, c] = np.inf
-        if ground:
-            b32 = np.float32(b[c])
-            for r in range(bounds[c, k_hits + 1], n_h):
-                depth[r, c] = np.float32(eye / -a[r]) / b32 * sec[r, c]
+        b32[c] = np.float32(b[c])
+    g_min = n_h
+    for c in range(n_w):
+        g_min = min(g_min, bounds[c, k_hits + 1])
+    for r in range(n_h):  # row by row, as the image is laid out
+        # rows from the highest ground row down look below the horizon (a < 0)
+        gd = np.float32(eye / -a[r]) if ground and r >= g_min else np.float32(np.inf)
+        for c in range(n_w):
+            if ground and r >= bounds[c, k_hits + 1]:
+                depth[r, c] = gd / b32[c] * sec[r, c]
+            elif r_top <= r < r_bot:
+                depth[r, c] = t_flat[c * hb + r - r_top] * sec[r, c]
+            else:
+                depth[r, c] = np.inf
 
 
 @numba.njit(**_JIT)
@@ -381,11 +391,12 @@ def finish_frame(rgb, ground_px, bounds, k_hits, g_min, lut, lit, sign_atlas, bo
     ``sign_atlas`` as ``raycast.sample_points`` samples them.
     """
     n_w, n_h = rgb.shape[1], rgb.shape[0]
-    for c in range(n_w):
-        for r in range(max(bounds[c, k_hits + 1], g_min), n_h):
-            for ch in range(3):
-                v = ground_px[r - g_min, c, ch]
-                rgb[r, c, ch] = lut[ch, v] if lit else v
+    for r in range(g_min, n_h):  # row by row, as the image is laid out
+        for c in range(n_w):
+            if r >= bounds[c, k_hits + 1]:
+                for ch in range(3):
+                    v = ground_px[r - g_min, c, ch]
+                    rgb[r, c, ch] = lut[ch, v] if lit else v
     rr, cc, bx, by = boards
     for i in range(len(rr)):
         sample(sign_atlas, bx[i], by[i], rgb, rr[i], cc[i])
