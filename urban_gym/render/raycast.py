@@ -256,13 +256,12 @@ def wall_candidates(
     """The walls near ``(x, y)`` facing the viewer (or, from inside ``room``, its walls)
     that lie in the camera's columns (compiled when available).
     """
-    segs, data = scene.candidate_data(x, y)
     fwd = _view_direction(cam) if kernels.compiled() is not None else None
     lut, bins = cam.column_lut()
     out = kernels.call(
         "wall_candidates",
-        data,
-        segs,
+        scene.seg_xy,
+        scene.candidates(x, y),
         scene.bid,
         float(x),
         float(y),
@@ -277,7 +276,7 @@ def wall_candidates(
     if out is not None:
         c_segs, ax, ay, bx, by, inner, i0, cnt = out
         return Candidates(c_segs, ax, ay, bx, by, inner if room is not None else None, i0, cnt)
-    return wall_candidates_numpy(scene, cam, segs, data, x, y, room)
+    return wall_candidates_numpy(scene, cam, *scene.candidate_data(x, y), x, y, room)
 
 
 def _view_direction(cam: ColumnCamera) -> tuple[float, ...] | None:
@@ -513,7 +512,6 @@ def _cast_compiled(scene, cam, x, y, eye, cond, need_depth: bool, want_ids: bool
         return None
     W, H = cam.width, cam.height
     tod = cond.time_of_day
-    segs, data = scene.candidate_data(x, y)
     fwd = _view_direction(cam)
     lut, bins = cam.column_lut()
     view = np.array([fwd is not None, *(fwd or (0.0,) * 6), cam.ang0, bins], np.float64)
@@ -529,8 +527,8 @@ def _cast_compiled(scene, cam, x, y, eye, cond, need_depth: bool, want_ids: bool
         "frame_maps",
         scene.frame_arrays(),
         scene.sign_arrays(),
-        data,
-        segs,
+        scene.seg_xy,
+        scene.candidates(x, y),
         (cam.dirx, cam.diry, cam.b, cam.a, cam.relx, lut),
         cam.a32,
         view,

@@ -49,6 +49,9 @@ from urban_gym.world.diskcache import cached_array, cached_for_city, cached_obje
 from urban_gym.world.loader import city_fingerprint
 
 CELL_M = 32.0
+#: grid cells whose candidate walls a scene keeps (their indices: about 16 KB a cell in
+#: the centre of Helsinki; gathering them anew costs ~100 us, a reset's first frame)
+CELL_CACHE = 512
 #: bearing of the sun (degrees) used to shade walls
 SUN_BEARING = 200.0
 #: lowest board bottom (m) and the gap between stacked boards
@@ -87,7 +90,8 @@ class Scene:
                 "scene-walls", city, self._walls_and_grid, textures_module, _this_module()
             )
         )
-        self._cand: OrderedDict[tuple, tuple[np.ndarray, np.ndarray]] = OrderedDict()
+        self._cand: OrderedDict[tuple, np.ndarray] = OrderedDict()
+        self._cand_data: OrderedDict[tuple, tuple[np.ndarray, np.ndarray]] = OrderedDict()
         self._obj_cand: OrderedDict[tuple, np.ndarray] = OrderedDict()
         self._signs_ready = False
         self._painter: GroundPainter | None = None
@@ -169,11 +173,9 @@ class Scene:
         self.grid_start = np.searchsorted(cells_a[order], np.arange(self.gnx * self.gny + 1))
 
     def candidates(self, x: float, y: float) -> np.ndarray:
-        """Indices of walls within about ``max_distance`` of ``(x, y)`` (cached per cell)."""
-        return self.candidate_data(x, y)[0]
-
-    def candidate_data(self, x: float, y: float) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`candidates` and their rows of ``seg_xy`` (``(6, n)``), cached per cell."""
+        """Indices of walls within about ``max_distance`` of ``(x, y)``, in index order
+        (cached for the last :data:`CELL_CACHE` grid cells).
+        """
         ci, cj = int((x - self.gx0) // CELL_M), int((y - self.gy0) // CELL_M)
         key = (ci, cj)
         with self._lock:
@@ -182,11 +184,28 @@ class Scene:
                 self._cand.move_to_end(key)
                 return hit
         segs = self._cell_walls(ci, cj)
+        with self._lock:
+            self._cand[key] = segs
+            while len(self._cand) > CELL_CACHE:
+                self._cand.popitem(last=False)
+        return segs
+
+    def candidate_data(self, x: float, y: float) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`candidates` and their rows of ``seg_xy`` (``(6, n)``), for the numpy
+        path (the compiled one reads ``seg_xy`` itself), cached for the last 64 cells.
+        """
+        segs = self.candidates(x, y)
+        key = (int((x - self.gx0) // CELL_M), int((y - self.gy0) // CELL_M))
+        with self._lock:
+            hit = self._cand_data.get(key)
+            if hit is not None and hit[0] is segs:
+                self._cand_data.move_to_end(key)
+                return hit
         entry = (segs, np.ascontiguousarray(self.seg_xy[:, segs]))
         with self._lock:
-            self._cand[key] = entry
-            while len(self._cand) > 64:
-                self._cand.popitem(last=False)
+            self._cand_data[key] = entry
+            while len(self._cand_data) > 64:
+                self._cand_data.popitem(last=False)
         return entry
 
     def _cell_walls(self, ci: int, cj: int) -> np.ndarray:

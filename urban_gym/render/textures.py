@@ -535,10 +535,16 @@ def object_sprite(kind: str, variant: int = 0) -> Sprite | None:
     return fn() if fn is not None else _bollard()
 
 
-@lru_cache(maxsize=64)
 def pedestrian_sprite(k: int) -> Sprite:
-    """The sprite of the ``k``-th pedestrian (clothes vary with ``k % 64``)."""
-    return _pedestrian(k % 64)
+    """The sprite of the ``k``-th pedestrian (clothes vary with ``k % 64``): the same
+    object for the same look, so the renderer's caches of resized sprites hold.
+    """
+    return _pedestrian_look(k % 64)
+
+
+@lru_cache(maxsize=64)
+def _pedestrian_look(j: int) -> Sprite:
+    return _pedestrian(j)
 
 
 def tree_variants() -> int:

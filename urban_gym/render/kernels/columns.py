@@ -283,9 +283,9 @@ def _search(relx, lut, inv_step, v, right):
 
 @numba.njit(**_JIT)
 def wall_candidates(
-    data, segs, bid, x, y, cull, fx, fy, lx, ly, rx, ry, room, ang0, relx, lut, inv_step
+    seg_xy, segs, bid, x, y, cull, fx, fy, lx, ly, rx, ry, room, ang0, relx, lut, inv_step
 ):
-    """The walls of ``segs`` (rows ``ax, ay, bx, by, nx, ny`` of ``data``) facing the
+    """The walls ``segs`` (their rows ``ax, ay, bx, by, nx, ny`` in ``seg_xy``) facing the
     viewer at ``(x, y)`` -- when ``cull`` (a view at most 120 degrees wide, middle
     ``(fx, fy)``, edges ``(lx, ly)`` and ``(rx, ry)``) ahead of it and not beyond an
     edge -- or walls of building ``room`` (>= 0) seen from inside, as
@@ -297,15 +297,16 @@ def wall_candidates(
     take = np.empty(n, np.int64)  # kept walls: k, or -k - 1 for a wall seen from inside
     m = 0
     for k in range(n):
-        ax, ay, bx, by = data[0, k], data[1, k], data[2, k], data[3, k]
-        front = data[4, k] * (x - ax) + data[5, k] * (y - ay) > 1e-9
+        g = segs[k]
+        ax, ay, bx, by = seg_xy[0, g], seg_xy[1, g], seg_xy[2, g], seg_xy[3, g]
+        front = seg_xy[4, g] * (x - ax) + seg_xy[5, g] * (y - ay) > 1e-9
         if cull and room < 0 and front:
             pax, pay, pbx, pby = ax - x, ay - y, bx - x, by - y
             ahead = pax * fx + pay * fy > 0 or pbx * fx + pby * fy > 0
             left = lx * pay - ly * pax > 0 and lx * pby - ly * pbx > 0
             right = rx * pay - ry * pax < 0 and rx * pby - ry * pbx < 0
             front = ahead and not left and not right
-        if front or (room >= 0 and bid[segs[k]] == room):
+        if front or (room >= 0 and bid[g] == room):
             take[m] = k if front else -k - 1
             m += 1
     o_segs = np.empty(m, np.int64)
@@ -321,8 +322,9 @@ def wall_candidates(
         inner = k < 0
         if inner:
             k = -k - 1
-        ax, ay = data[0, k] - x, data[1, k] - y
-        bx, by = data[2, k] - x, data[3, k] - y
+        g = segs[k]
+        ax, ay = seg_xy[0, g] - x, seg_xy[1, g] - y
+        bx, by = seg_xy[2, g] - x, seg_xy[3, g] - y
         ba = math.atan2(ax, ay)
         bb = math.atan2(bx, by)
         if inner:
@@ -331,7 +333,7 @@ def wall_candidates(
             start, span = ba, _mod_2pi(bb - ba)
         rs = _mod_2pi(start - ang0)
         lo = _search(relx, lut, inv_step, rs, False)
-        o_segs[j], o_ax[j], o_ay[j], o_bx[j], o_by[j] = segs[k], ax, ay, bx, by
+        o_segs[j], o_ax[j], o_ay[j], o_bx[j], o_by[j] = g, ax, ay, bx, by
         o_in[j] = inner
         i0[j] = lo
         cnt[j] = max(_search(relx, lut, inv_step, rs + span, True) - lo, 0)
