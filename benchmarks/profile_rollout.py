@@ -152,7 +152,7 @@ PASSES = [
     ("urban_gym.render.raycast", "ground_maps"),
     ("urban_gym.render.raycast", "fill"),
     ("urban_gym.render.fill", "_draw_ground"),
-    ("urban_gym.render.raycast", "_draw_signs"),
+    ("urban_gym.render.raycast", "draw_boards"),
     ("urban_gym.render.raycast", "draw_sprites"),
     ("urban_gym.render.sprites", "_plan"),
     ("urban_gym.render.sprites", "_resized"),

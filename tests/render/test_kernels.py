@@ -329,7 +329,7 @@ def test_sign_points_match_the_reference(helsinki):
     # pixels, in the same order, with the same atlas positions and POIs
     import math
 
-    from urban_gym.render import raycast
+    from urban_gym.render import boards, raycast
     from urban_gym.render.panorama import check_position
 
     fp = FirstPersonRenderer(helsinki, 84, 84)
@@ -347,9 +347,9 @@ def test_sign_points_match_the_reference(helsinki):
                 cam = fp._base.with_yaw(float(heading))
                 hits = raycast.find_hits(fp.scene, cam, fx, fy, 1.6, room)
                 kernels.set_backend("numpy")
-                ref = raycast.sign_points(fp.scene, cam, 1.6, hits)
+                ref = boards.sign_points(fp.scene, cam, 1.6, hits)
                 kernels.set_backend("numba")
-                got = raycast.sign_points(fp.scene, cam, 1.6, hits)
+                got = boards.sign_points(fp.scene, cam, 1.6, hits)
                 for r, g in zip(ref, got):
                     np.testing.assert_array_equal(r, g)
                 painted += len(got[0])

@@ -41,6 +41,13 @@ def scratch(name: str, shape: tuple[int, ...], dtype=np.float32) -> np.ndarray:
     return buf[:n].reshape(shape)
 
 
+def ragged_arange(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """``starts[i], starts[i] + 1, ..., starts[i] + counts[i] - 1`` for every ``i``, one
+    after another (``counts`` >= 0).
+    """
+    return np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(int(counts.sum()))
+
+
 #: the most bytes of scratch buffers a thread keeps (a 2048x1024 panorama needs about 25 MB)
 SCRATCH_BYTES = 64 * 2**20
 

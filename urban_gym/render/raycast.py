@@ -29,8 +29,9 @@ import cv2
 import numpy as np
 
 from urban_gym.render import kernels, textures
+from urban_gym.render.boards import draw_boards
 from urban_gym.render.conditions import Conditions
-from urban_gym.render.fill import Runs, fill, ground_maps, scratch
+from urban_gym.render.fill import Runs, fill, ground_maps, ragged_arange, scratch
 from urban_gym.render.ground import DETAIL_M, FAR_COLOUR, light
 from urban_gym.render.ids import BUILDING_BASE, GROUND_ID, SIGN_BASE
 from urban_gym.render.scene import Scene
@@ -380,19 +381,12 @@ def _hits_of(scene, cd: Candidates, col, rank, pseg, t, s, bounds) -> Hits:
     return Hits(col, rank, gseg, t, u, inner, bounds)
 
 
-def _ragged_arange(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """``starts[i], starts[i] + 1, ..., starts[i] + counts[i] - 1`` for every ``i``, one
-    after another (``counts`` >= 0).
-    """
-    return np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(int(counts.sum()))
-
-
 def find_hits_numpy(scene: Scene, cam: ColumnCamera, cd: Candidates, eye: float) -> Hits:
     """:func:`find_hits` in numpy (the reference of the compiled kernel)."""
     W, K = cam.width, K_HITS
     segs, ax, ay, bx, by, i0, cnt = cd.segs, cd.ax, cd.ay, cd.bx, cd.by, cd.i0, cd.cnt
     pseg = np.repeat(np.arange(len(segs)), cnt)
-    pcol = _ragged_arange(i0, cnt) % W
+    pcol = ragged_arange(i0, cnt) % W
     dxs, dys = (bx - ax)[pseg], (by - ay)[pseg]
     Dx, Dy = cam.dirx[pcol], cam.diry[pcol]
     wx, wy = ax[pseg], ay[pseg]
@@ -495,7 +489,7 @@ def _cast_numpy(scene, cam, x, y, eye, cond, need_depth: bool, want_ids: bool, r
     sky = _sky_rows(cam, tod, cond.weather) if band[0] > 0 else None
     rgb, t_cols, depth, ids = fill(cam, hits, runs, band, atlas, sky, ground, need_depth)
     frame = Frame(rgb, t_cols, band[0], depth, ids)
-    _draw_signs(scene, cam, frame, eye, hits)
+    draw_boards(scene, cam, frame, eye, hits)
     t0 = np.full(W, np.inf)
     first = hits.rank == 0
     t0[hits.col[first]] = hits.t[first]
@@ -784,124 +778,6 @@ def sky_colour(elevation: np.ndarray, time_of_day: str, weather: str) -> np.ndar
     hz, zn = _SKY_COLOURS[(time_of_day, weather)]
     tt = (e**0.5)[..., None]
     return (np.asarray(hz) * (1 - tt) + np.asarray(zn) * tt).astype(np.uint8)
-
-
-# ---------------------------------------------------------------------- signs
-def _draw_signs(scene: Scene, cam: ColumnCamera, frame: Frame, eye: float, hits: Hits) -> None:
-    """Paint the boards hit by the kept wall hits, where those hits are visible."""
-    scene.ensure_signs()
-    if not len(scene.signs) or not len(hits.seg):
-        return
-    rr, cc, sx, sy, poi = sign_points(scene, cam, eye, hits)
-    if not len(rr):
-        return
-    frame.rgb[rr, cc, :3] = sample_points(scene.sign_atlas, sx, sy)
-    if frame.ids is not None:
-        frame.ids[rr, cc] = SIGN_BASE + poi
-
-
-def sign_points(scene: Scene, cam: ColumnCamera, eye: float, hits: Hits) -> tuple:
-    """The pixels of the facade boards on the kept hits, where those show: ``(rows,
-    columns, atlas x, atlas y, POI)`` (compiled when available; ``scene.ensure_signs()``
-    first).
-    """
-    out = kernels.call(
-        "sign_points",
-        hits.seg,
-        hits.inner,
-        hits.u,
-        hits.t,
-        hits.col,
-        hits.rank,
-        hits.bounds,
-        scene.sign_seg_start,
-        scene.sign_u0,
-        scene.sign_u1,
-        scene.sign_z0,
-        scene.sign_z1,
-        scene.sign_ax,
-        scene.sign_ay,
-        scene.sign_w,
-        scene.sign_h,
-        scene.sign_poi,
-        cam.b,
-        cam.a,
-        float(eye),
-        K_HITS,
-    )
-    return out if out is not None else _sign_points_numpy(scene, cam, eye, hits)
-
-
-def _sign_points_numpy(scene: Scene, cam: ColumnCamera, eye: float, hits: Hits) -> tuple:
-    """The boards' pixels ``(rows, columns, atlas x, atlas y, POI)`` in numpy (the
-    reference of the compiled ``sign_points``).
-    """
-    K = K_HITS
-    none = np.zeros(0, np.int64)
-    empty = (none, none, np.zeros(0), np.zeros(0), none)
-    st = scene.sign_seg_start
-    n = (st[hits.seg + 1] - st[hits.seg]) * (~hits.inner)
-    hit = np.flatnonzero(n)
-    if not len(hit):
-        return empty
-    cnt = n[hit]
-    h = np.repeat(hit, cnt)
-    sg = _ragged_arange(st[hits.seg[hit]], cnt)
-    uh = hits.u[h]
-    on = (uh >= scene.sign_u0[sg]) & (uh <= scene.sign_u1[sg])
-    h, sg = h[on], sg[on]
-    if not len(h):
-        return empty
-    col = hits.col[h]
-    tb = hits.t[h] * cam.b[col]
-    # rows of the board, clipped to the rows where this hit is visible
-    jv = K - hits.rank[h]  # the hit's visible run is rows bounds[jv] .. bounds[jv + 1]
-    r0 = np.maximum(cam.count_above((scene.sign_z1[sg] - eye) / tb), hits.bounds[col, jv])
-    r1 = np.minimum(cam.count_at_or_above((scene.sign_z0[sg] - eye) / tb), hits.bounds[col, jv + 1])
-    cnt = np.maximum(r1 - r0, 0)
-    tot = int(cnt.sum())
-    if not tot:
-        return empty
-    k = np.repeat(np.arange(len(h)), cnt)
-    rr = _ragged_arange(r0, cnt)
-    cc = col[k]
-    hk, sk = h[k], sg[k]
-    z = eye + hits.t[hk] * cam.b[cc] * cam.a[rr]
-    sx = (
-        scene.sign_ax[sk]
-        + (hits.u[hk] - scene.sign_u0[sk])
-        / (scene.sign_u1[sk] - scene.sign_u0[sk])
-        * scene.sign_w[sk]
-        - 0.5
-    )
-    sy = (
-        scene.sign_ay[sk]
-        + (scene.sign_z1[sk] - z) / (scene.sign_z1[sk] - scene.sign_z0[sk]) * scene.sign_h[sk]
-        - 0.5
-    )
-    sx = np.clip(sx, scene.sign_ax[sk], scene.sign_ax[sk] + scene.sign_w[sk] - 1)
-    sy = np.clip(sy, scene.sign_ay[sk], scene.sign_ay[sk] + scene.sign_h[sk] - 1)
-    return rr, cc, sx, sy, scene.sign_poi[sk]
-
-
-def sample_points(img: np.ndarray, sx: np.ndarray, sy: np.ndarray) -> np.ndarray:
-    """Bilinear samples of ``img`` at continuous pixel positions (``(N,)`` each, pixel
-    ``[r, c]`` centred at ``(c, r)``): ``(N, channels)``.
-    """
-    n = len(sx)
-    w = 1024
-    rows = -(-n // w)
-    mx = np.zeros(rows * w, np.float32)
-    my = np.zeros(rows * w, np.float32)
-    mx[:n], my[:n] = sx, sy
-    out = cv2.remap(
-        img,
-        mx.reshape(rows, w),
-        my.reshape(rows, w),
-        cv2.INTER_LINEAR,
-        borderMode=cv2.BORDER_REPLICATE,
-    )
-    return out.reshape(rows * w, -1)[:n]
 
 
 # ---------------------------------------------------------------------- weather

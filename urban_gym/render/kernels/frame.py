@@ -27,9 +27,8 @@ from numba.core import types
 from numba.extending import intrinsic
 
 from urban_gym.render.kernels.columns import (
-    _count_above,
-    _count_at_or_above,
     run_params,
+    sign_points,
     wall_candidates,
     wall_hits,
 )
@@ -129,8 +128,8 @@ def frame_maps(
     """Everything of a frame but its sampled pixels: returns ``(r_top, r_bot, g_min,
     bounds, t0, boards)`` -- the cast band (rows ``r_top .. r_bot``), the first row with
     ground, the run boundaries of every column, its nearest wall's distance (inf where
-    none) and the board pixels ``(rows, columns, x, y)`` (board-atlas coordinates,
-    float32).
+    none) and the board pixels ``(rows, columns, x, y)`` (board-atlas coordinates:
+    ``columns.sign_points``).
 
     Writes: ``maps[0]``, ``maps[1]`` -- the atlas coordinates of the band, laid out
     ``(W, r_bot - r_top)``; ``maps[2]``, ``maps[3]`` -- the ground window's coordinates of
@@ -196,10 +195,34 @@ def frame_maps(
         _depth(bounds, k_hits, b, a, eye, r_top, r_bot, t_flat, sec, g_min < n_h, depth)
     if want_ids:
         _ids(bounds, id_run, ids)
-    boards = _boards(
-        signs, sign_base, gseg, h_inner, u, t, col, rank, bounds, b, a, eye, k_hits, ids
+    st, su0, su1, sz0, sz1, sax, say, sw, sh, spoi = signs
+    rr, cc, bx, by, poi = sign_points(
+        gseg,
+        h_inner,
+        u,
+        t,
+        col,
+        rank,
+        bounds,
+        st,
+        su0,
+        su1,
+        sz0,
+        sz1,
+        sax,
+        say,
+        sw,
+        sh,
+        spoi,
+        b,
+        a,
+        eye,
+        k_hits,
     )
-    return r_top, r_bot, g_min, bounds, t0, boards
+    if want_ids:
+        for i in range(len(rr)):
+            ids[rr[i], cc[i]] = sign_base + poi[i]
+    return r_top, r_bot, g_min, bounds, t0, (rr, cc, bx, by)
 
 
 @numba.njit(**_JIT)
@@ -334,56 +357,6 @@ def _depth(bounds, k_hits, b, a, eye, r_top, r_bot, t_flat, sec, ground, depth):
 
 
 @numba.njit(**_JIT)
-def _boards(signs, sign_base, seg, inner, u, t, col, rank, bounds, b, a, eye, k_hits, ids):
-    """The facade boards' pixels on the kept hits, where those show, in order (hit by hit,
-    each wall's boards in order, rows down): ``(rows, columns, atlas x, atlas y)``, the
-    coordinates float32 -- ``columns.sign_points``'s -- with their ids into ``ids``.
-    """
-    st, su0, su1, sz0, sz1, sax, say, sw, sh, spoi = signs
-    want_ids = ids.shape[0] > 0
-    n = 0
-    for j in range(len(seg)):  # count first: the outputs are allocated once
-        if inner[j] or not len(su0):
-            continue
-        for s in range(st[seg[j]], st[seg[j] + 1]):
-            if u[j] >= su0[s] and u[j] <= su1[s]:
-                c = col[j]
-                tb = t[j] * b[c]
-                jv = k_hits - rank[j]
-                r0 = max(_count_above(a, (sz1[s] - eye) / tb), bounds[c, jv])
-                r1 = min(_count_at_or_above(a, (sz0[s] - eye) / tb), bounds[c, jv + 1])
-                n += max(r1 - r0, 0)
-    rr = np.empty(n, np.int64)
-    cc = np.empty(n, np.int64)
-    bx = np.empty(n, np.float32)
-    by = np.empty(n, np.float32)
-    i = 0
-    for j in range(len(seg)):
-        if inner[j] or not len(su0):
-            continue
-        for s in range(st[seg[j]], st[seg[j] + 1]):
-            if not (u[j] >= su0[s] and u[j] <= su1[s]):
-                continue
-            c = col[j]
-            tb = t[j] * b[c]
-            jv = k_hits - rank[j]
-            r0 = max(_count_above(a, (sz1[s] - eye) / tb), bounds[c, jv])
-            r1 = min(_count_at_or_above(a, (sz0[s] - eye) / tb), bounds[c, jv + 1])
-            px = sax[s] + (u[j] - su0[s]) / (su1[s] - su0[s]) * sw[s] - 0.5
-            px = min(max(px, sax[s]), sax[s] + sw[s] - 1)
-            for r in range(r0, r1):
-                z = eye + tb * a[r]
-                py = say[s] + (sz1[s] - z) / (sz1[s] - sz0[s]) * sh[s] - 0.5
-                rr[i], cc[i] = r, c
-                bx[i] = px
-                by[i] = min(max(py, say[s]), say[s] + sh[s] - 1)
-                if want_ids:
-                    ids[r, c] = sign_base + spoi[s]
-                i += 1
-    return rr, cc, bx, by
-
-
-@numba.njit(**_JIT)
 def finish_frame(rgb, ground_px, bounds, k_hits, g_min, lut, lit, sign_atlas, boards):
     """The ground under the walls of every column from ``ground_px`` (the sampled ground
     window of rows ``g_min ..``, ``(H - g_min, W, 4)``), lit by ``lut`` (``(3, 256)``)
@@ -398,5 +371,5 @@ def finish_frame(rgb, ground_px, bounds, k_hits, g_min, lut, lit, sign_atlas, bo
                     v = ground_px[r - g_min, c, ch]
                     rgb[r, c, ch] = lut[ch, v] if lit else v
     rr, cc, bx, by = boards
-    for i in range(len(rr)):
-        sample(sign_atlas, bx[i], by[i], rgb, rr[i], cc[i])
+    for i in range(len(rr)):  # the positions as raycast.sample_points maps them: float32
+        sample(sign_atlas, np.float32(bx[i]), np.float32(by[i]), rgb, rr[i], cc[i])
