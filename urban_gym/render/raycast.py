@@ -261,7 +261,7 @@ def wall_candidates(
     lut, bins = cam.column_lut()
     out = kernels.call(
         "wall_candidates",
-        scene.seg_xy,
+        scene.wall_rows(),
         scene.candidates(x, y),
         scene.bid,
         float(x),
@@ -521,7 +521,7 @@ def _cast_compiled(scene, cam, x, y, eye, cond, need_depth: bool, want_ids: bool
         "frame_maps",
         scene.frame_arrays(),
         scene.sign_arrays(),
-        scene.seg_xy,
+        scene.wall_rows(),
         scene.candidates(x, y),
         (cam.dirx, cam.diry, cam.b, cam.a, cam.relx, lut),
         cam.a32,

@@ -192,7 +192,7 @@ class Scene:
 
     def candidate_data(self, x: float, y: float) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`candidates` and their rows of ``seg_xy`` (``(6, n)``), for the numpy
-        path (the compiled one reads ``seg_xy`` itself), cached for the last 64 cells.
+        path (the compiled one reads :meth:`wall_rows` itself), cached for the last 64 cells.
         """
         segs = self.candidates(x, y)
         key = (int((x - self.gx0) // CELL_M), int((y - self.gy0) // CELL_M))
@@ -385,6 +385,15 @@ class Scene:
                 np.ascontiguousarray(v)
                 for v in (self.bid, self.height, self.length, self.style, self.uoff, self.seg_shade)
             )
+        return got
+
+    def wall_rows(self) -> np.ndarray:
+        """``seg_xy`` transposed, ``(n, 6)``: one wall's ``ax, ay, bx, by, nx, ny`` in one
+        cache line, as the compiled wall pass reads them (built once).
+        """
+        got = self.__dict__.get("_wall_rows")
+        if got is None:
+            got = self._wall_rows = np.ascontiguousarray(self.seg_xy.T)
         return got
 
     def sign_arrays(self) -> tuple[np.ndarray, ...]:

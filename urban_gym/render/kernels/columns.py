@@ -55,8 +55,10 @@ def _pairs(ax, ay, bx, by, i0, cnt, dirx, diry):
     n_w = len(dirx)
     per_col = np.zeros(n_w + 1, np.int64)
     for k in range(len(ax)):
-        for m in range(cnt[k]):
-            per_col[(i0[k] + m) % n_w + 1] += 1
+        c = i0[k] % n_w  # the wall's columns, wrapping round a panorama
+        for _ in range(cnt[k]):
+            per_col[c + 1] += 1
+            c = c + 1 if c + 1 < n_w else 0
     for c in range(n_w):
         per_col[c + 1] += per_col[c]
     tot = per_col[n_w]
@@ -68,8 +70,10 @@ def _pairs(ax, ay, bx, by, i0, cnt, dirx, diry):
     for k in range(len(ax)):
         dxs = bx[k] - ax[k]
         dys = by[k] - ay[k]
-        for m in range(cnt[k]):
-            c = (i0[k] + m) % n_w
+        c_next = i0[k] % n_w
+        for _ in range(cnt[k]):
+            c = c_next
+            c_next = c + 1 if c + 1 < n_w else 0
             den = dirx[c] * dys - diry[c] * dxs
             t = (ax[k] * dys - ay[k] * dxs) / den if den != 0.0 else np.nan
             if math.isfinite(t) and t > 0.05:
@@ -103,11 +107,13 @@ def _keep(per_col, end, bt, bk, bseg, hgt, eye, k_hits):
         best = -np.inf
         rank = 0
         for q in range(lo, end[c]):
+            if rank == k_hits:
+                break  # nothing farther is kept
             top = math.atan((hgt[bseg[order[q]]] - eye) / bt[order[q]])
             key = c * 4.0 + top + 2.0
             if key > best:
                 best = key
-                keep[q] = rank < k_hits
+                keep[q] = True
                 krank[q] = rank
                 ktop[q] = top
                 rank += 1
@@ -283,9 +289,9 @@ def _search(relx, lut, inv_step, v, right):
 
 @numba.njit(**_JIT)
 def wall_candidates(
-    seg_xy, segs, bid, x, y, cull, fx, fy, lx, ly, rx, ry, room, ang0, relx, lut, inv_step
+    walls, segs, bid, x, y, cull, fx, fy, lx, ly, rx, ry, room, ang0, relx, lut, inv_step
 ):
-    """The walls ``segs`` (their rows ``ax, ay, bx, by, nx, ny`` in ``seg_xy``) facing the
+    """The walls ``segs`` (their rows ``ax, ay, bx, by, nx, ny`` in ``walls``) facing the
     viewer at ``(x, y)`` -- when ``cull`` (a view at most 120 degrees wide, middle
     ``(fx, fy)``, edges ``(lx, ly)`` and ``(rx, ry)``) ahead of it and not beyond an
     edge -- or walls of building ``room`` (>= 0) seen from inside, as
@@ -298,8 +304,8 @@ def wall_candidates(
     m = 0
     for k in range(n):
         g = segs[k]
-        ax, ay, bx, by = seg_xy[0, g], seg_xy[1, g], seg_xy[2, g], seg_xy[3, g]
-        front = seg_xy[4, g] * (x - ax) + seg_xy[5, g] * (y - ay) > 1e-9
+        ax, ay, bx, by = walls[g, 0], walls[g, 1], walls[g, 2], walls[g, 3]
+        front = walls[g, 4] * (x - ax) + walls[g, 5] * (y - ay) > 1e-9
         if cull and room < 0 and front:
             pax, pay, pbx, pby = ax - x, ay - y, bx - x, by - y
             ahead = pax * fx + pay * fy > 0 or pbx * fx + pby * fy > 0
@@ -323,8 +329,8 @@ def wall_candidates(
         if inner:
             k = -k - 1
         g = segs[k]
-        ax, ay = seg_xy[0, g] - x, seg_xy[1, g] - y
-        bx, by = seg_xy[2, g] - x, seg_xy[3, g] - y
+        ax, ay = walls[g, 0] - x, walls[g, 1] - y
+        bx, by = walls[g, 2] - x, walls[g, 3] - y
         ba = math.atan2(ax, ay)
         bb = math.atan2(bx, by)
         if inner:

@@ -103,7 +103,7 @@ def sample(src, sx, sy, out, r, c):
 def frame_maps(
     scene,
     signs,
-    seg_xy,
+    walls,
     segs,
     cam,
     a32,
@@ -150,7 +150,7 @@ def frame_maps(
     dirx, diry, b, a, relx, lut = cam
     n_w, n_h = len(b), len(a)
     col, rank, gseg, t, u, h_inner, bounds = _hits(
-        seg_xy, segs, bid, hgt, length, x, y, view, room, (relx, lut), dirx, diry, b, a, eye, k_hits
+        walls, segs, bid, hgt, length, x, y, view, room, (relx, lut), dirx, diry, b, a, eye, k_hits
     )
     want_ids = ids.shape[0] > 0
     p_run, d_run, s_run, t_run, id_run = run_params(
@@ -226,13 +226,13 @@ def frame_maps(
 
 
 @numba.njit(**_JIT)
-def _hits(seg_xy, segs, bid, hgt, length, x, y, view, room, cols, dirx, diry, b, a, eye, k_hits):
+def _hits(walls, segs, bid, hgt, length, x, y, view, room, cols, dirx, diry, b, a, eye, k_hits):
     """The kept wall hits of the frame (``raycast.find_hits``): ``(col, rank, wall, t, u,
     inner, bounds)`` -- ``u`` metres along the wall as the texture runs (from its far end
     for a wall seen from inside). ``cols``: the camera's ``relx`` and its column table.
     """
     c_segs, ax, ay, bx, by, inner, i0, cnt = wall_candidates(
-        seg_xy,
+        walls,
         segs,
         bid,
         x,
