@@ -229,6 +229,28 @@ def test_map_actions_only_in_map_mode_and_back():
     assert not info["map_mode"]
 
 
+def test_the_map_is_drawn_again_only_when_something_on_it_changed(monkeypatch):
+    from urban_gym.render.map import MapRenderer
+
+    env = CityWalkEnv(tasks=[nav_task()], view_size=64)
+    env.reset(seed=0)
+    drawn = []
+    real = MapRenderer.render
+    monkeypatch.setattr(
+        MapRenderer, "render", lambda self, *a, **k: drawn.append(1) or real(self, *a, **k)
+    )
+    first, *_ = env.step({"action": "open_map"})
+    again, _, _, _, info = env.step(move())  # invalid in map mode: nothing moved
+    assert not info["action_valid"] and len(drawn) == 1
+    np.testing.assert_array_equal(again["view"], first["view"])
+    again["view"][:] = 0  # the agent's copy, not the kept image
+    zoomed, *_ = env.step({"action": "map_zoom", "factor": 0.5})  # the map state, in place
+    assert len(drawn) == 2 and not np.array_equal(zoomed["view"], first["view"])
+    back, *_ = env.step({"action": "map_zoom", "factor": 2})
+    assert len(drawn) == 3
+    np.testing.assert_array_equal(back["view"], first["view"])
+
+
 def test_map_markers_show_destinations_and_active_closures_never_a_route():
     closure = {
         "id": "c0",

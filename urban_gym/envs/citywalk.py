@@ -802,9 +802,20 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
         )
 
     def _map_image(self, size: int | tuple[int, int]) -> np.ndarray:
+        """The map now; the last one is reused while nothing on it changed (an invalid
+        action or a first-person action that moves nothing, in map mode).
+        """
         m = self.map if self.map_mode else MapState(center=(self.walker.x, self.walker.y))
+        w = self.walker
+        # everything the map shows: the view, the walker, the task's markers and closures
+        view = (m.center, m.mpp, m.rotation, m.tilt, m.selected)  # MapState is mutable
+        key = (self.map_mode, view, w.x, w.y, w.heading, id(self.task), *self.closure_active)
+        which = f"map {size}"  # the observation's and the video frame's maps apart
+        hit = self._last_view.get(which)
+        if hit is not None and hit[0] == key:
+            return hit[1].copy()
         kw = {"tilt": m.tilt} if m.tilt else {}
-        return self._renderer("map").render(
+        img = self._renderer("map").render(
             center=m.center,
             metres_per_pixel=m.mpp,
             size=size,
@@ -813,6 +824,8 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
             markers=self.map_markers(),
             **kw,
         )
+        self._last_view[which] = (key, img)
+        return img.copy()
 
     def _frame(self) -> np.ndarray:
         """The ``rgb_array`` frame, three ``render_size`` squares side by side: the
