@@ -284,23 +284,22 @@ def draw_sprites(scene, cam, frame, x, y, eye, cond, pedestrians, t0, n0) -> Non
     src, idx, dist, c0s, c1s, r0s, r1s = _plan(scene, cam, x, y, eye, pedestrians, t0, n0)
     if not len(src):
         return
-    # the sprites that reach the frame, far to near: (sprite, id, resized image, box, dist,
-    # horizontal shifts -- a full panorama draws a sprite over its edge twice)
-    items = []
-    for k in range(len(src)):
-        c0, c1, r0, r1 = int(c0s[k]), int(c1s[k]), int(r0s[k]), int(r1s[k])
-        shifts = [0]
-        if full and c0 < 0:
-            shifts.append(W)
-        if full and c1 > W:
-            shifts.append(-W)
-        shifts = [sh for sh in shifts if max(c0 + sh, 0) < min(c1 + sh, W)]
-        if shifts:
-            spr, iid = _sprite_of(scene, int(src[k]), int(idx[k]))
-            img = _resized(spr, c1 - c0, r1 - r0, amb)
-            items.append((spr, iid, img, c0, r0, dist[k], shifts))
-    if not items:
+    # the sprites that reach the frame (a full panorama also draws a sprite over its edge
+    # shifted by the width, to the other side), far to near
+    reach = (c0s < W) & (c1s > 0)
+    if full:
+        reach |= ((c0s < 0) & (c1s > -W)) | ((c1s > W) & (c0s < 2 * W))
+    keep = np.flatnonzero(reach).tolist()
+    if not keep:
         return
+    sprites, iids, images = [], [], []
+    src_l, idx_l = src.tolist(), idx.tolist()
+    c0_l, c1_l, r0_l, r1_l = c0s.tolist(), c1s.tolist(), r0s.tolist(), r1s.tolist()
+    for k in keep:
+        spr, iid = _sprite_of(scene, src_l[k], idx_l[k])
+        sprites.append(spr)
+        iids.append(iid)
+        images.append(_resized(spr, c1_l[k] - c0_l[k], r1_l[k] - r0_l[k], amb))
     # the frame's arrays for the compiled blits, empty where not drawn
     targets = (
         frame.rgb,
@@ -310,36 +309,56 @@ def draw_sprites(scene, cam, frame, x, y, eye, cond, pedestrians, t0, n0) -> Non
         frame.t_cols,
         frame.r_top,
     )
-    if not (glow and any(it[0].glow for it in items)) and _blit_all(targets, items, full):
+    boxes = (c0s[keep], r0s[keep], dist[keep], iids)
+    if not (glow and any(spr.glow for spr in sprites)) and _blit_all(targets, images, boxes, full):
         return  # every sprite in one compiled call
-    for spr, iid, img, c0, r0, d, shifts in items:
+    for n, k in enumerate(keep):
+        spr, iid, img, c0, c1, r0 = sprites[n], iids[n], images[n], c0_l[k], c1_l[k], r0_l[k]
         bh, bw = img.shape[:2]
         glows = spr.glow if glow else ()
+        shifts = [0]
+        if full and c0 < 0:
+            shifts.append(W)
+        if full and c1 > W:
+            shifts.append(-W)
         for sh in shifts:
-            if glows or kernels.call("blit_sprite", *targets, img, c0 + sh, r0, d, iid) is None:
-                _blit_sprite(cam, frame, img, (c0 + sh, r0, bw, bh), d, iid, glows, spr)
+            if max(c0 + sh, 0) >= min(c1 + sh, W):
+                continue
+            if (
+                glows
+                or kernels.call("blit_sprite", *targets, img, c0 + sh, r0, dist[k], iid) is None
+            ):
+                _blit_sprite(cam, frame, img, (c0 + sh, r0, bw, bh), dist[k], iid, glows, spr)
 
 
-def _blit_all(targets, items, full: bool) -> bool:
-    """Blit ``items`` (see :func:`draw_sprites`) with one call of the compiled
-    ``blit_sprites`` (their images one after another in one flat buffer); False where the
-    numpy path must draw them.
+def _blit_all(targets, images, boxes, full: bool) -> bool:
+    """Blit the resized sprites ``images`` at ``boxes = (c0s, r0s, dists, ids)`` (see
+    :func:`draw_sprites`) with one call of the compiled ``blit_sprites`` (the images one
+    after another in one flat buffer); False where the numpy path must draw them.
     """
     if kernels.compiled() is None:
         return False
-    n = len(items)
-    widths, heights = np.empty(n, np.int64), np.empty(n, np.int64)
-    offs, c0s, r0s = np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64)
-    dists, iids = np.empty(n, np.float64), np.empty(n, np.int64)
-    at = 0
-    for k, (_, iid, img, c0, r0, d, _) in enumerate(items):
-        heights[k], widths[k] = img.shape[:2]
-        offs[k], c0s[k], r0s[k], dists[k], iids[k] = at, c0, r0, d, iid
-        at += img.size
+    shapes = np.array([img.shape[:2] for img in images], np.int64).reshape(-1, 2)
+    sizes = shapes[:, 0] * shapes[:, 1] * 4
+    offs = np.zeros(len(images), np.int64)
+    np.cumsum(sizes[:-1], out=offs[1:])
     pixels = (
-        np.concatenate([it[2].reshape(-1) for it in items]) if n > 1 else items[0][2].reshape(-1)
+        np.concatenate([img.reshape(-1) for img in images])
+        if len(images) > 1
+        else images[0].reshape(-1)
     )
-    args = (pixels, offs, widths, heights, c0s, r0s, dists, iids, full)
+    c0s, r0s, dists, iids = boxes
+    args = (
+        pixels,
+        offs,
+        np.ascontiguousarray(shapes[:, 1]),
+        np.ascontiguousarray(shapes[:, 0]),
+        c0s,
+        r0s,
+        dists,
+        np.array(iids, np.int64),
+        full,
+    )
     return kernels.call("blit_sprites", *targets, *args) is not None
 
 
