@@ -101,7 +101,7 @@ def fill(cam, hits, runs: Runs, band, atlas, sky, ground, need_depth: bool):
     """Walls, sky and ground of every pixel with ``cv2.remap``: ``(rgb (H, W, 4), t_cols
     (W, Hb), depth or None, ids or None)`` -- ``rgb`` and ``t_cols`` are this thread's
     scratch buffers (:func:`scratch`), valid until its next frame. The numpy reference of
-    the compiled ``cast_frame`` (:mod:`urban_gym.render.kernels.frame`).
+    the compiled ``frame_maps`` and ``finish_frame`` (:mod:`urban_gym.render.kernels.frame`).
     """
     W, H = cam.width, cam.height
     K = hits.bounds.shape[1] - 3

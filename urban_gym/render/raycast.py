@@ -261,7 +261,7 @@ def wall_candidates(
     lut, bins = cam.column_lut()
     out = kernels.call(
         "wall_candidates",
-        scene.wall_rows(),
+        scene.wall_rows,
         scene.candidates(x, y),
         scene.bid,
         float(x),
@@ -519,9 +519,9 @@ def _cast_compiled(scene, cam, x, y, eye, cond, need_depth: bool, want_ids: bool
     ids = np.empty((H, W), np.int32) if want_ids else _NO_IDS
     out = kernels.call(
         "frame_maps",
-        scene.frame_arrays(),
-        scene.sign_arrays(),
-        scene.wall_rows(),
+        scene.frame_arrays,
+        scene.sign_arrays,
+        scene.wall_rows,
         scene.candidates(x, y),
         (cam.dirx, cam.diry, cam.b, cam.a, cam.relx, lut),
         cam.a32,
@@ -580,7 +580,7 @@ def _cast_compiled(scene, cam, x, y, eye, cond, need_depth: bool, want_ids: bool
             g_min,
             _ground_light(tod),
             tod != "day",
-            scene.sign_atlas_array(),
+            scene.sign_atlas_array,
             boards,
         )
     t_cols = t_flat[: W * hb].reshape(W, hb)

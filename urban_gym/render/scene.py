@@ -25,6 +25,7 @@ import threading
 import weakref
 from collections import OrderedDict
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from shapely.geometry.polygon import orient
@@ -192,7 +193,7 @@ class Scene:
 
     def candidate_data(self, x: float, y: float) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`candidates` and their rows of ``seg_xy`` (``(6, n)``), for the numpy
-        path (the compiled one reads :meth:`wall_rows` itself), cached for the last 64 cells.
+        path (the compiled one reads :attr:`wall_rows` itself), cached for the last 64 cells.
         """
         segs = self.candidates(x, y)
         key = (int((x - self.gx0) // CELL_M), int((y - self.gy0) // CELL_M))
@@ -375,50 +376,36 @@ class Scene:
         out["poi_sign"] = {s.poi: s for s in signs}
         return out
 
+    # the scene's arrays as the compiled frame kernel (kernels.frame.frame_maps) takes them
+    @cached_property
     def frame_arrays(self) -> tuple[np.ndarray, ...]:
-        """The walls' ``(bid, height, length, style, uoff, seg_shade)`` as the compiled
-        ``cast_frame`` takes them (built once).
-        """
-        got = self.__dict__.get("_frame_arrays")
-        if got is None:
-            got = self._frame_arrays = tuple(
-                np.ascontiguousarray(v)
-                for v in (self.bid, self.height, self.length, self.style, self.uoff, self.seg_shade)
-            )
-        return got
+        """The walls' ``(bid, height, length, style, uoff, seg_shade)``."""
+        walls = (self.bid, self.height, self.length, self.style, self.uoff, self.seg_shade)
+        return tuple(np.ascontiguousarray(v) for v in walls)
 
+    @cached_property
     def wall_rows(self) -> np.ndarray:
         """``seg_xy`` transposed, ``(n, 6)``: one wall's ``ax, ay, bx, by, nx, ny`` in one
-        cache line, as the compiled wall pass reads them (built once).
+        cache line, as the compiled wall pass reads them.
         """
-        got = self.__dict__.get("_wall_rows")
-        if got is None:
-            got = self._wall_rows = np.ascontiguousarray(self.seg_xy.T)
-        return got
+        return np.ascontiguousarray(self.seg_xy.T)
 
+    @cached_property
     def sign_arrays(self) -> tuple[np.ndarray, ...]:
-        """The boards' table ``(seg_start, u0, u1, z0, z1, ax, ay, w, h, poi)`` as the
-        compiled ``cast_frame`` takes it (after :meth:`ensure_signs`; built once).
+        """The boards' table ``(seg_start, u0, u1, z0, z1, ax, ay, w, h, poi)`` (the boards
+        placed: :meth:`ensure_signs` first).
         """
-        got = self.__dict__.get("_sign_arrays")
-        if got is None:
-            names = ("seg_start", "u0", "u1", "z0", "z1", "ax", "ay", "w", "h", "poi")
-            got = self._sign_arrays = tuple(
-                np.ascontiguousarray(getattr(self, "sign_" + n)) for n in names
-            )
-        return got
+        names = ("seg_start", "u0", "u1", "z0", "z1", "ax", "ay", "w", "h", "poi")
+        return tuple(np.ascontiguousarray(getattr(self, "sign_" + n)) for n in names)
 
+    @cached_property
     def sign_atlas_array(self) -> np.ndarray:
-        """The boards' atlas as a read-only plain array (a memory map stays one underneath),
-        the one type of argument the compiled ``cast_frame`` takes (after
-        :meth:`ensure_signs`).
+        """The boards' atlas as a read-only plain array (a memory map stays one underneath):
+        one type of argument, however the atlas was made (:meth:`ensure_signs` first).
         """
-        got = self.__dict__.get("_sign_atlas_ro")
-        if got is None:
-            got = np.asarray(self.sign_atlas).view(np.ndarray)
-            got.flags.writeable = False
-            self._sign_atlas_ro = got
-        return got
+        out = np.asarray(self.sign_atlas).view(np.ndarray)
+        out.flags.writeable = False
+        return out
 
     def poi_sign_placement(self, poi: int) -> tuple[float, float] | None:
         """``(z0, z1)``: the heights (metres) of the bottom and top of the facade board

@@ -480,6 +480,7 @@ def _kiosk_box(colour, w=1.4, h=2.3) -> Sprite:
     return Sprite(img, w, h)
 
 
+@lru_cache(maxsize=64)
 def _pedestrian(k: int) -> Sprite:
     rng = np.random.default_rng(50_000 + k)
     w, h = 0.6, 1.75
@@ -539,12 +540,7 @@ def pedestrian_sprite(k: int) -> Sprite:
     """The sprite of the ``k``-th pedestrian (clothes vary with ``k % 64``): the same
     object for the same look, so the renderer's caches of resized sprites hold.
     """
-    return _pedestrian_look(k % 64)
-
-
-@lru_cache(maxsize=64)
-def _pedestrian_look(j: int) -> Sprite:
-    return _pedestrian(j)
+    return _pedestrian(k % 64)
 
 
 def tree_variants() -> int:

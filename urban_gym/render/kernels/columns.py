@@ -435,7 +435,7 @@ def sign_points(
 ):  # the arguments: the kept hits, the scene's sign table, the camera's b and a
     """The pixels of the facade boards on the kept wall hits, where those hits show, in
     order (hit by hit, each wall's boards in order, rows down): ``(rows, columns, atlas x,
-    atlas y, POI)`` -- what ``raycast._draw_signs`` computes in numpy.
+    atlas y, POI)`` -- what ``boards.sign_points`` computes in numpy.
     """
     n = 0
     for j in range(len(seg)):  # count first: the outputs are allocated once

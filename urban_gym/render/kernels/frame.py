@@ -78,17 +78,6 @@ def _split(v, n):
 
 
 @numba.njit(inline="always")
-def _blend3(out, r, c, src, y0, x0, y1, x1, ax, ay):
-    """``out[r, c, :3]``: the blend of ``src``'s pixels ``[y0, x0]``, ``[y0, x1]``,
-    ``[y1, x0]`` and ``[y1, x1]``.
-    """
-    for ch in range(3):
-        out[r, c, ch] = _blend(
-            src[y0, x0, ch], src[y0, x1, ch], src[y1, x0, ch], src[y1, x1, ch], ax, ay
-        )
-
-
-@numba.njit(inline="always")
 def sample(src, sx, sy, out, r, c):
     """``out[r, c, :3]``: the bilinear sample of image ``src`` (``(h, w, n)`` uint8, ``n``
     >= 3) at the continuous pixel position ``(sx, sy)`` (float32; pixel ``[i, j]`` centred
@@ -96,7 +85,10 @@ def sample(src, sx, sy, out, r, c):
     """
     x0, x1, ax = _split(sx, src.shape[1])
     y0, y1, ay = _split(sy, src.shape[0])
-    _blend3(out, r, c, src, y0, x0, y1, x1, ax, ay)
+    for ch in range(3):
+        out[r, c, ch] = _blend(
+            src[y0, x0, ch], src[y0, x1, ch], src[y1, x0, ch], src[y1, x1, ch], ax, ay
+        )
 
 
 @numba.njit(**_JIT)
@@ -137,13 +129,13 @@ def frame_maps(
     shows or the ground lies beyond the detail distance: the border colour); the sky rows
     above the band into ``rgb``; ``t_flat``, the horizontal distance of the band laid out
     ``(W, r_bot - r_top)``; ``depth`` and ``ids`` (``(H, W)``, empty when not wanted) --
-    as the numpy reference's ``find_hits``, ``_runs``, ``fill`` and ``_draw_signs``.
+    as the numpy reference's ``find_hits``, ``_runs``, ``fill`` and ``boards.draw_boards``.
 
     ``scene``: the walls' ``(bid, height, length, style, uoff, shade)``; ``signs``: the
     scene's board table ``(seg_start, u0, u1, z0, z1, ax, ay, w, h, poi)``; ``cam``: the
     camera's ``(dirx, diry, b, a, relx, column table)``; ``view``: ``(cull, fx, fy, lx, ly,
-    rx, ry, ang0, column-table bins a radian)``; ``band``: cast only the rows between the highest wall top and the lowest
-    wall base (a panorama outside buildings); ``gwin``: the ground window's ``(x0, y1,
+    rx, ry, ang0, column-table bins a radian)``; ``band``: cast only the rows between the
+    highest wall top and the lowest wall base (a panorama outside buildings); ``gwin``: the ground window's ``(x0, y1,
     1 / metres per pixel, detail distance)`` (``fill.ground_maps``, same arithmetic).
     """
     bid, hgt, length, style, uoff, shade = scene
@@ -192,32 +184,11 @@ def frame_maps(
     if g_min < n_h:
         _ground_maps(bounds, k_hits, dirx, diry, b, a, eye, gwin, x, y, g_min, maps)
     if depth.shape[0] > 0:
-        _depth(bounds, k_hits, b, a, eye, r_top, r_bot, t_flat, sec, g_min < n_h, depth)
+        _depth(bounds, k_hits, b, a, eye, r_top, r_bot, g_min, t_flat, sec, depth)
     if want_ids:
         _ids(bounds, id_run, ids)
-    st, su0, su1, sz0, sz1, sax, say, sw, sh, spoi = signs
     rr, cc, bx, by, poi = sign_points(
-        gseg,
-        h_inner,
-        u,
-        t,
-        col,
-        rank,
-        bounds,
-        st,
-        su0,
-        su1,
-        sz0,
-        sz1,
-        sax,
-        say,
-        sw,
-        sh,
-        spoi,
-        b,
-        a,
-        eye,
-        k_hits,
+        gseg, h_inner, u, t, col, rank, bounds, *signs, b, a, eye, k_hits
     )
     if want_ids:
         for i in range(len(rr)):
@@ -332,23 +303,21 @@ def _ground_maps(bounds, k_hits, dirx, diry, b, a, eye, gwin, x, y, g_min, maps)
 
 
 @numba.njit(**_JIT)
-def _depth(bounds, k_hits, b, a, eye, r_top, r_bot, t_flat, sec, ground, depth):
+def _depth(bounds, k_hits, b, a, eye, r_top, r_bot, g_min, t_flat, sec, depth):
     """Metres along the ray per pixel: the band's horizontal distance times the secant,
-    the ground's where it shows, inf elsewhere (sky).
+    the ground's from row ``g_min`` (the highest ground row) down where it shows, inf
+    elsewhere (sky).
     """
     n_w, n_h = len(b), len(a)
     hb = r_bot - r_top
     b32 = np.empty(n_w, np.float32)
     for c in range(n_w):
         b32[c] = np.float32(b[c])
-    g_min = n_h
-    for c in range(n_w):
-        g_min = min(g_min, bounds[c, k_hits + 1])
     for r in range(n_h):  # row by row, as the image is laid out
         # rows from the highest ground row down look below the horizon (a < 0)
-        gd = np.float32(eye / -a[r]) if ground and r >= g_min else np.float32(np.inf)
+        gd = np.float32(eye / -a[r]) if r >= g_min else np.float32(np.inf)
         for c in range(n_w):
-            if ground and r >= bounds[c, k_hits + 1]:
+            if r >= bounds[c, k_hits + 1]:
                 depth[r, c] = gd / b32[c] * sec[r, c]
             elif r_top <= r < r_bot:
                 depth[r, c] = t_flat[c * hb + r - r_top] * sec[r, c]
@@ -361,7 +330,7 @@ def finish_frame(rgb, ground_px, bounds, k_hits, g_min, lut, lit, sign_atlas, bo
     """The ground under the walls of every column from ``ground_px`` (the sampled ground
     window of rows ``g_min ..``, ``(H - g_min, W, 4)``), lit by ``lut`` (``(3, 256)``)
     where ``lit``, then the board pixels ``boards`` (``frame_maps``'s) sampled from
-    ``sign_atlas`` as ``raycast.sample_points`` samples them.
+    ``sign_atlas`` as ``boards.sample_points`` samples them.
     """
     n_w, n_h = rgb.shape[1], rgb.shape[0]
     for r in range(g_min, n_h):  # row by row, as the image is laid out
@@ -371,5 +340,5 @@ def finish_frame(rgb, ground_px, bounds, k_hits, g_min, lut, lit, sign_atlas, bo
                     v = ground_px[r - g_min, c, ch]
                     rgb[r, c, ch] = lut[ch, v] if lit else v
     rr, cc, bx, by = boards
-    for i in range(len(rr)):  # the positions as raycast.sample_points maps them: float32
+    for i in range(len(rr)):  # the positions as boards.sample_points maps them: float32
         sample(sign_atlas, np.float32(bx[i]), np.float32(by[i]), rgb, rr[i], cc[i])
