@@ -1,5 +1,7 @@
 """CPU time a step of one env in a warm loop: steadier than steps/s on a shared machine,
-and able to time another checkout's code for an A/B comparison.
+and able to time another checkout's code for an A/B comparison. A secondary figure: the
+passes repeat the seeds of the first, so the caches (frames, distance fields) are warm;
+``bench_throughput.py`` gives the cold figure a rollout sees.
 
 The loop is ``count_instructions.py``'s (seeded random masked actions, resets counted): it
 runs once to warm the caches, then ``--passes`` times again over the same seeds, each
