@@ -155,7 +155,7 @@ PASSES = [
     ("urban_gym.render.raycast", "draw_boards"),
     ("urban_gym.render.raycast", "draw_sprites"),
     ("urban_gym.render.sprites", "_plan"),
-    ("urban_gym.render.sprites", "_resized"),
+    ("urban_gym.render.sprites", "_draw_numpy"),
     ("urban_gym.render.raycast", "_weather"),
     ("urban_gym.render.map.MapRenderer", "render"),
 ]

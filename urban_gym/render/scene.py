@@ -33,6 +33,7 @@ from shapely.geometry.polygon import orient
 from urban_gym.render import kernels
 from urban_gym.render import textures as textures_module
 from urban_gym.render.ground import GroundPainter, GroundWindow, city_raster
+from urban_gym.render.ids import OBJECT_BASE, SIGN_BASE
 from urban_gym.render.textures import (
     FASCIA_M,
     SHADES,
@@ -397,6 +398,14 @@ class Scene:
         """
         names = ("seg_start", "u0", "u1", "z0", "z1", "ax", "ay", "w", "h", "poi")
         return tuple(np.ascontiguousarray(getattr(self, "sign_" + n)) for n in names)
+
+    @cached_property
+    def sprite_ids(self) -> tuple[np.ndarray, np.ndarray]:
+        """The instance ids of the street objects and the free-standing boards, as the
+        compiled sprite blit takes them (:meth:`ensure_signs` first).
+        """
+        free = np.array([pid for pid, _ in self.free_signs], np.int64)
+        return OBJECT_BASE + self.obj_ids.astype(np.int64), SIGN_BASE + free
 
     @cached_property
     def sign_atlas_array(self) -> np.ndarray:

@@ -7,13 +7,14 @@ signs, pedestrians -- drawn far to near over a cast frame, hidden behind nearer 
 from __future__ import annotations
 
 import math
+import threading
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
 import cv2
 import numpy as np
 
-from urban_gym.caching import LRUCache
 from urban_gym.render import kernels
 from urban_gym.render.ids import OBJECT_BASE, PEDESTRIAN_BASE, SIGN_BASE
 from urban_gym.render.textures import Sprite, pedestrian_sprite
@@ -46,30 +47,139 @@ def _pyramid(spr: Sprite, light: float) -> list[np.ndarray]:
     return levels
 
 
-#: resized sprites kept (a walker's next frame mostly shows the same things at the same
-#: sizes), bounded by bytes: a billboard close to a 512-pixel camera is megabytes
-_resized_cache: LRUCache[tuple, tuple[Sprite, np.ndarray]] = LRUCache(
-    max_bytes=4 * 2**20, size=lambda v: v[1].nbytes, lock=True, name="render.sprites.resized"
-)
-
-
-def _resized(spr: Sprite, bw: int, bh: int, light: float = 1.0) -> np.ndarray:
-    """The sprite at ``bw`` x ``bh`` pixels, from the nearest larger pyramid level (kept
-    in a small cache; read-only: blitting copies from it).
+def _level(levels: list[np.ndarray], bw: int, bh: int) -> np.ndarray:
+    """The smallest pyramid level still at least ``bw`` x ``bh`` pixels (else the
+    largest).
     """
-    key = (id(spr), bw, bh, light)
-    hit = _resized_cache.get(key)
-    if hit is not None and hit[0] is spr:
-        return hit[1]
-    levels = _pyramid(spr, light)
     k = 0
     while k + 1 < len(levels) and levels[k + 1].shape[1] >= bw and levels[k + 1].shape[0] >= bh:
         k += 1
-    img = cv2.resize(levels[k], (bw, bh), interpolation=cv2.INTER_LINEAR)
-    img.setflags(write=False)
-    if img.nbytes <= 2**18:
-        _resized_cache.put(key, (spr, img))
-    return img
+    return levels[k]
+
+
+def _sampled(img: np.ndarray, box: tuple[int, int, int, int], sub: tuple[int, ...]) -> np.ndarray:
+    """The part ``sub = (a0, a1, ra, rb)`` (frame columns and rows, end exclusive) of the
+    RGBA image ``img`` scaled to the box ``box = (c0, r0, bw, bh)``: each pixel samples
+    ``img`` bilinearly at ``((j + 0.5) * w / bw - 0.5, (i + 0.5) * h / bh - 0.5)`` (``i``,
+    ``j`` its row and column in the box) with ``cv2.remap`` -- what the compiled blit
+    computes pixel by pixel (``kernels.sprites.blit_planned``).
+    """
+    c0, r0, bw, bh = box
+    a0, a1, ra, rb = sub
+    lh, lw = img.shape[:2]
+    mx = ((np.arange(a0, a1) - c0 + 0.5) * (lw / bw) - 0.5).astype(np.float32)
+    my = ((np.arange(ra, rb) - r0 + 0.5) * (lh / bh) - 0.5).astype(np.float32)
+    mx, my = (
+        np.broadcast_to(mx, (rb - ra, a1 - a0)),
+        np.broadcast_to(my[:, None], (rb - ra, a1 - a0)),
+    )
+    return cv2.remap(
+        img,
+        np.ascontiguousarray(mx),
+        np.ascontiguousarray(my),
+        cv2.INTER_LINEAR,
+        borderMode=cv2.BORDER_REPLICATE,
+    )
+
+
+class SpriteBank:
+    """The sprites drawn so far at one light level, for the compiled blit: every level of
+    their pyramids (:func:`_pyramid`) one after another in one flat RGBA buffer, each
+    sprite a *slot*, and per scene the slot of each street object, free-standing sign and
+    pedestrian look (-1 until first drawn). Grows as new sprites show; one per light level
+    per process (:func:`bank`).
+    """
+
+    def __init__(self, light: float) -> None:
+        self.light = light
+        self.pixels = np.zeros(1 << 16, np.uint8)
+        self.used = 0
+        self.levels = np.zeros((0, 3), np.int64)  # (offset, height, width) of each level
+        self.first = np.zeros(0, np.int64)  # each slot's first level
+        self.count = np.zeros(0, np.int64)  # and its number of levels
+        self.light_start = np.zeros(1, np.int64)  # slot s's lights: rows light_start[s]..
+        self.lights = np.zeros((0, 3), np.float64)  # (x frac, y frac, radius m)
+        self.height = np.zeros(0, np.float64)  # metres
+        self._slot: dict[int, tuple[Sprite, int]] = {}
+        self._scenes: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self.ped_slot = np.full(64, -1, np.int64)  # pedestrian_sprite's 64 looks
+        self._lock = threading.Lock()
+
+    def arrays(self) -> tuple[np.ndarray, ...]:
+        """``(pixels, levels, first, count, light_start, lights, height)`` as
+        ``blit_planned`` takes them.
+        """
+        return (
+            self.pixels,
+            self.levels,
+            self.first,
+            self.count,
+            self.light_start,
+            self.lights,
+            self.height,
+        )
+
+    def slot(self, spr: Sprite) -> int:
+        """The slot of ``spr``, added with its pyramid where new."""
+        hit = self._slot.get(id(spr))
+        if hit is not None and hit[0] is spr:
+            return hit[1]
+        with self._lock:
+            levels = _pyramid(spr, self.light)
+            need = self.used + sum(lv.size for lv in levels)
+            if need > len(self.pixels):
+                grown = np.zeros(max(need, 2 * len(self.pixels)), np.uint8)
+                grown[: self.used] = self.pixels[: self.used]
+                self.pixels = grown
+            rows = []
+            for lv in levels:
+                self.pixels[self.used : self.used + lv.size] = lv.reshape(-1)
+                rows.append((self.used, lv.shape[0], lv.shape[1]))
+                self.used += lv.size
+            n = len(self.first)
+            self.first = np.append(self.first, len(self.levels))
+            self.count = np.append(self.count, len(levels))
+            self.levels = np.concatenate([self.levels, np.array(rows, np.int64)])
+            lights = np.array(spr.glow, np.float64).reshape(-1, 3)
+            self.lights = np.concatenate([self.lights, lights])
+            self.light_start = np.append(self.light_start, len(self.lights))
+            self.height = np.append(self.height, float(spr.height_m))
+            self._slot[id(spr)] = (spr, n)
+            return n
+
+    def scene_slots(self, scene) -> tuple[np.ndarray, np.ndarray]:
+        """The slots of ``scene``'s street objects and free-standing signs (-1: not yet
+        added).
+        """
+        got = self._scenes.get(scene)
+        if got is None:
+            got = (
+                np.full(len(scene.obj_sprite), -1, np.int64),
+                np.full(len(scene.free_signs), -1, np.int64),
+            )
+            self._scenes[scene] = got
+        return got
+
+    def add_planned(self, scene, src: np.ndarray, idx: np.ndarray) -> None:
+        """Give every planned billboard (``src``, ``idx`` as :func:`_plan`) its slot."""
+        obj_slot, free_slot = self.scene_slots(scene)
+        for s, i in zip(src.tolist(), idx.tolist()):
+            table, j = (
+                (obj_slot, i) if s == 0 else (free_slot, i) if s == 1 else (self.ped_slot, i % 64)
+            )
+            if table[j] < 0:
+                table[j] = self.slot(_sprite_of(scene, s, i)[0])
+
+
+_banks: dict[float, SpriteBank] = {}
+
+
+def bank(light: float) -> SpriteBank:
+    """The process's :class:`SpriteBank` at light level ``light``."""
+    got = _banks.get(light)
+    if got is None:
+        got = _banks.setdefault(light, SpriteBank(light))
+    return got
 
 
 def _t_box(frame: Any, a0: int, a1: int, ra: int, rb: int) -> np.ndarray:
@@ -274,33 +384,16 @@ _NO_DEPTH = np.zeros((0, 0), np.float32)
 def draw_sprites(scene, cam, frame, x, y, eye, cond, pedestrians, t0, n0) -> None:
     """Upright billboards, far to near, hidden behind nearer walls: ``t0`` is the distance
     (m, inf where none) of each column's nearest wall and ``n0`` the row of its top
-    (sprites wholly behind them are skipped).
+    (sprites wholly behind them are skipped). Each is sampled from its pyramid level for
+    its box (:func:`_sampled`); all of a frame's in one compiled call where it runs.
     """
     scene.ensure_signs()
-    W = cam.width
-    full = _full_circle(cam)
     amb = _AMBIENT[cond.time_of_day]
     glow = cond.time_of_day != "day"
-    src, idx, dist, c0s, c1s, r0s, r1s = _plan(scene, cam, x, y, eye, pedestrians, t0, n0)
-    if not len(src):
+    plan = _plan(scene, cam, x, y, eye, pedestrians, t0, n0)
+    if not len(plan[0]):
         return
-    # the sprites that reach the frame (a full panorama also draws a sprite over its edge
-    # shifted by the width, to the other side), far to near
-    reach = (c0s < W) & (c1s > 0)
-    if full:
-        reach |= ((c0s < 0) & (c1s > -W)) | ((c1s > W) & (c0s < 2 * W))
-    keep = np.flatnonzero(reach).tolist()
-    if not keep:
-        return
-    sprites, iids, images = [], [], []
-    src_l, idx_l = src.tolist(), idx.tolist()
-    c0_l, c1_l, r0_l, r1_l = c0s.tolist(), c1s.tolist(), r0s.tolist(), r1s.tolist()
-    for k in keep:
-        spr, iid = _sprite_of(scene, src_l[k], idx_l[k])
-        sprites.append(spr)
-        iids.append(iid)
-        images.append(_resized(spr, c1_l[k] - c0_l[k], r1_l[k] - r0_l[k], amb))
-    # the frame's arrays for the compiled blits, empty where not drawn
+    # the frame's arrays for the compiled blit, empty where not drawn
     targets = (
         frame.rgb,
         frame.ids if frame.ids is not None else _NO_IDS,
@@ -309,12 +402,40 @@ def draw_sprites(scene, cam, frame, x, y, eye, cond, pedestrians, t0, n0) -> Non
         frame.t_cols,
         frame.r_top,
     )
-    boxes = (c0s[keep], r0s[keep], dist[keep], iids)
-    if not (glow and any(spr.glow for spr in sprites)) and _blit_all(targets, images, boxes, full):
-        return  # every sprite in one compiled call
-    for n, k in enumerate(keep):
-        spr, iid, img, c0, c1, r0 = sprites[n], iids[n], images[n], c0_l[k], c1_l[k], r0_l[k]
-        bh, bw = img.shape[:2]
+    if kernels.compiled() is not None:
+        bk = bank(amb)
+        for _ in range(2):  # a second time after adding the sprites new to the bank
+            obj_slot, free_slot = bk.scene_slots(scene)
+            got = kernels.call(
+                "blit_planned",
+                *targets,
+                bk.arrays(),
+                (obj_slot, free_slot, bk.ped_slot),
+                (*scene.sprite_ids, PEDESTRIAN_BASE),
+                plan,
+                _full_circle(cam),
+                glow,
+            )
+            if got is None:
+                break  # the numpy path draws
+            if got >= 0:
+                return
+            bk.add_planned(scene, plan[0], plan[1])
+    _draw_numpy(scene, cam, frame, plan, amb, glow)
+
+
+def _draw_numpy(scene, cam, frame, plan, amb: float, glow: bool) -> None:
+    """:func:`draw_sprites`' blit in numpy, sprite by sprite (the reference of the
+    compiled blit).
+    """
+    W = cam.width
+    full = _full_circle(cam)
+    src, idx, dist, c0s, c1s, r0s, r1s = plan
+    for k in range(len(src)):
+        spr, iid = _sprite_of(scene, int(src[k]), int(idx[k]))
+        c0, c1, r0 = int(c0s[k]), int(c1s[k]), int(r0s[k])
+        bw, bh = c1 - c0, int(r1s[k]) - r0
+        img = _level(_pyramid(spr, amb), bw, bh)
         glows = spr.glow if glow else ()
         shifts = [0]
         if full and c0 < 0:
@@ -324,53 +445,21 @@ def draw_sprites(scene, cam, frame, x, y, eye, cond, pedestrians, t0, n0) -> Non
         for sh in shifts:
             if max(c0 + sh, 0) >= min(c1 + sh, W):
                 continue
-            if (
-                glows
-                or kernels.call("blit_sprite", *targets, img, c0 + sh, r0, dist[k], iid) is None
-            ):
-                _blit_sprite(cam, frame, img, (c0 + sh, r0, bw, bh), dist[k], iid, glows, spr)
-
-
-def _blit_all(targets, images, boxes, full: bool) -> bool:
-    """Blit the resized sprites ``images`` at ``boxes = (c0s, r0s, dists, ids)`` (see
-    :func:`draw_sprites`) with one call of the compiled ``blit_sprites`` (the images one
-    after another in one flat buffer); False where the numpy path must draw them.
-    """
-    if kernels.compiled() is None:
-        return False
-    shapes = np.array([img.shape[:2] for img in images], np.int64).reshape(-1, 2)
-    sizes = shapes[:, 0] * shapes[:, 1] * 4
-    offs = np.zeros(len(images), np.int64)
-    np.cumsum(sizes[:-1], out=offs[1:])
-    pixels = (
-        np.concatenate([img.reshape(-1) for img in images])
-        if len(images) > 1
-        else images[0].reshape(-1)
-    )
-    c0s, r0s, dists, iids = boxes
-    args = (
-        pixels,
-        offs,
-        np.ascontiguousarray(shapes[:, 1]),
-        np.ascontiguousarray(shapes[:, 0]),
-        c0s,
-        r0s,
-        dists,
-        np.array(iids, np.int64),
-        full,
-    )
-    return kernels.call("blit_sprites", *targets, *args) is not None
+            _blit_sprite(cam, frame, img, (c0 + sh, r0, bw, bh), dist[k], iid, glows, spr)
 
 
 def _blit_sprite(cam, frame, img, box, dist: np.float64, iid: int, glows, spr: Sprite) -> None:
-    """Paint the resized sprite ``img`` at ``box = (c0, r0, w, h)`` where it is opaque and
-    nothing nearer than ``dist`` metres is in front; lamps glow at night.
+    """Paint the sprite image ``img`` (a pyramid level) scaled to ``box = (c0, r0, w, h)``
+    where it is opaque and nothing nearer than ``dist`` metres is in front; lamps glow at
+    night.
     """
     W, H = cam.width, cam.height
     c0, r0, bw, bh = box
     a0, a1 = max(c0, 0), min(c0 + bw, W)
     ra, rb_ = max(r0, 0), min(r0 + bh, H)
-    sub = img[ra - r0 : rb_ - r0, a0 - c0 : a1 - c0]
+    if a0 >= a1 or ra >= rb_:
+        return
+    sub = _sampled(img, box, (a0, a1, ra, rb_))
     # opaque where the resampled alpha is over half and nothing nearer is in front
     solid = sub[..., 3] > 127
     solid &= _t_box(frame, a0, a1, ra, rb_) > dist

@@ -347,69 +347,6 @@ def wall_candidates(
 
 
 @numba.njit(**_JIT)
-def blit_sprite(rgb, ids, depth, sec, t_cols, r_top, img, c0, r0, dist, iid):
-    """Paint the resized RGBA sprite ``img`` with its top-left pixel at ``(r0, c0)`` into
-    the RGBA frame ``rgb`` where its alpha is over half and the frame's horizontal
-    distance (``t_cols``, ``(W, Hb)`` from row ``r_top``; infinite outside) is beyond
-    ``dist``; ids and depth (``dist`` times the secant) too where given (non-empty).
-    Returns the number of pixels painted. As ``sprites._blit_sprite`` without glows.
-    """
-    n_h, n_w = rgb.shape[0], rgb.shape[1]
-    bh, bw = img.shape[0], img.shape[1]
-    hb = t_cols.shape[1]
-    has_ids = ids.shape[0] > 0
-    has_depth = depth.shape[0] > 0
-    painted = 0
-    for r in range(max(r0, 0), min(r0 + bh, n_h)):
-        rr = r - r_top
-        for c in range(max(c0, 0), min(c0 + bw, n_w)):
-            px = img[r - r0, c - c0]
-            if px[3] <= 127:
-                continue
-            if 0 <= rr < hb and not t_cols[c, rr] > dist:
-                continue
-            rgb[r, c, 0] = px[0]
-            rgb[r, c, 1] = px[1]
-            rgb[r, c, 2] = px[2]
-            if has_ids:
-                ids[r, c] = iid
-            if has_depth:
-                depth[r, c] = dist * sec[r, c]
-            painted += 1
-    return painted
-
-
-@numba.njit(**_JIT)
-def blit_sprites(
-    rgb, ids, depth, sec, t_cols, r_top, pixels, offs, widths, heights, c0s, r0s, dists, iids, wrap
-):
-    """:func:`blit_sprite` for every sprite of a frame in one call, in the order given: the
-    resized RGBA sprites lie one after another in the flat ``pixels`` (sprite ``k`` from
-    ``offs[k]``, ``heights[k]`` x ``widths[k]`` x 4), at boxes ``(c0s[k], r0s[k])``, distances
-    ``dists[k]``, ids ``iids[k]``. With ``wrap`` (a full panorama) a sprite over the left or
-    right edge is also drawn shifted by the image width, as ``sprites.draw_sprites`` does.
-    Returns the pixels painted.
-    """
-    n_w = rgb.shape[1]
-    painted = 0
-    for k in range(len(offs)):
-        bw, bh, c0 = widths[k], heights[k], c0s[k]
-        img = pixels[offs[k] : offs[k] + bh * bw * 4].reshape((bh, bw, 4))
-        painted += blit_sprite(
-            rgb, ids, depth, sec, t_cols, r_top, img, c0, r0s[k], dists[k], iids[k]
-        )
-        if wrap and c0 < 0:
-            painted += blit_sprite(
-                rgb, ids, depth, sec, t_cols, r_top, img, c0 + n_w, r0s[k], dists[k], iids[k]
-            )
-        if wrap and c0 + bw > n_w:
-            painted += blit_sprite(
-                rgb, ids, depth, sec, t_cols, r_top, img, c0 - n_w, r0s[k], dists[k], iids[k]
-            )
-    return painted
-
-
-@numba.njit(**_JIT)
 def sign_points(
     seg,
     inner,

@@ -4,8 +4,6 @@ compiles on its first call.
 """
 
 from urban_gym.render.kernels.columns import (
-    blit_sprite,
-    blit_sprites,
     cell_candidates,
     run_params,
     sign_points,
@@ -14,11 +12,10 @@ from urban_gym.render.kernels.columns import (
 )
 from urban_gym.render.kernels.frame import finish_frame, frame_maps
 from urban_gym.render.kernels.maps import label_layout
-from urban_gym.render.kernels.sprites import sprite_plan
+from urban_gym.render.kernels.sprites import blit_planned, sprite_plan
 
 __all__ = [
-    "blit_sprite",
-    "blit_sprites",
+    "blit_planned",
     "cell_candidates",
     "finish_frame",
     "frame_maps",

@@ -1,7 +1,8 @@
-"""Compiled planning of the sprite pass (numba): which billboards of a frame to draw,
-where, and in which order -- :func:`urban_gym.render.sprites.draw_sprites` without the
-resizing and blitting, with the same arithmetic as its numpy reference
-(``_sprite_items``, ``_sprite_boxes`` and the occlusion test).
+"""The compiled sprite pass (numba): which billboards of a frame to draw, where, and in
+which order (:func:`sprite_plan`, with the same arithmetic as its numpy reference
+``sprites._sprite_items``, ``_sprite_boxes`` and the occlusion test), and drawing them
+sampled straight from their pyramids (:func:`blit_planned`, the same pixels as the
+reference's ``cv2.remap`` of each sprite's box).
 
 Import this module only through :func:`urban_gym.render.kernels.compiled`.
 """
@@ -12,6 +13,8 @@ import math
 
 import numba
 import numpy as np
+
+from urban_gym.render.kernels.frame import _blend, _split
 
 _JIT = {"cache": True, "nogil": True}
 
@@ -152,3 +155,166 @@ def sprite_plan(
     keep = np.flatnonzero(ok)
     order = keep[np.argsort(-dist[keep], kind="mergesort")]
     return src[order], idx[order], dist[order], c0s[order], c1s[order], r0s[order], r1s[order]
+
+
+@numba.njit(inline="always")
+def _tap(src, y0, y1, x0, x1, ax, ay, ch):
+    """Channel ``ch`` of ``src`` sampled bilinearly between rows ``y0, y1`` and columns
+    ``x0, x1`` with fractions ``ax``, ``ay`` (OpenCV's arithmetic: ``frame._blend``).
+    """
+    return _blend(src[y0, x0, ch], src[y0, x1, ch], src[y1, x0, ch], src[y1, x1, ch], ax, ay)
+
+
+@numba.njit(**_JIT)
+def _blit_sampled(rgb, ids, depth, sec, t_cols, r_top, src, c0, r0, bw, bh, dist, iid):
+    """Paint the RGBA image ``src`` scaled to ``bw`` x ``bh`` pixels with its top-left
+    pixel at ``(r0, c0)`` into the RGBA frame ``rgb``: each frame pixel of the box samples
+    ``src`` bilinearly at ``((j + 0.5) * w / bw - 0.5, (i + 0.5) * h / bh - 0.5)``
+    (``i``, ``j`` its row and column in the box; ``cv2.remap``'s arithmetic, replicated
+    border), and is painted where the sample's alpha is over half and the frame's
+    horizontal distance (``t_cols``, ``(W, Hb)`` from row ``r_top``; infinite outside) is
+    beyond ``dist``; ids and depth (``dist`` times the secant) too where given
+    (non-empty). Returns the pixels painted. As ``sprites._blit_sprite`` without glows.
+    """
+    n_h, n_w = rgb.shape[0], rgb.shape[1]
+    lh, lw = src.shape[0], src.shape[1]
+    hb = t_cols.shape[1]
+    has_ids = ids.shape[0] > 0
+    has_depth = depth.shape[0] > 0
+    fx, fy = lw / bw, lh / bh
+    painted = 0
+    for r in range(max(r0, 0), min(r0 + bh, n_h)):
+        rr = r - r_top
+        y0, y1, ay = _split(np.float32((r - r0 + 0.5) * fy - 0.5), lh)
+        for c in range(max(c0, 0), min(c0 + bw, n_w)):
+            if 0 <= rr < hb and not t_cols[c, rr] > dist:
+                continue  # something nearer in front
+            x0, x1, ax = _split(np.float32((c - c0 + 0.5) * fx - 0.5), lw)
+            if _tap(src, y0, y1, x0, x1, ax, ay, 3) <= 127:
+                continue
+            for ch in range(3):
+                rgb[r, c, ch] = _tap(src, y0, y1, x0, x1, ax, ay, ch)
+            if has_ids:
+                ids[r, c] = iid
+            if has_depth:
+                depth[r, c] = dist * sec[r, c]
+            painted += 1
+    return painted
+
+
+#: a lamp's light added to the pixels around it at night (RGB)
+_LAMP = (np.float32(200.0), np.float32(170.0), np.float32(90.0))
+
+
+@numba.njit(**_JIT)
+def _glow(rgb, c0, r0, bw, bh, lights, height_m):
+    """Add the ``lights`` (rows ``(x frac, y frac, radius m)``) of a sprite ``height_m``
+    metres tall drawn at box ``(c0, r0, bw, bh)`` to every frame pixel of the box: a
+    Gaussian of the lamp colour, in float32, clipped (as ``sprites._blit_sprite``).
+    """
+    n_h, n_w = rgb.shape[0], rgb.shape[1]
+    for r in range(max(r0, 0), min(r0 + bh, n_h)):
+        for c in range(max(c0, 0), min(c0 + bw, n_w)):
+            v0, v1, v2 = (
+                np.float32(rgb[r, c, 0]),
+                np.float32(rgb[r, c, 1]),
+                np.float32(rgb[r, c, 2]),
+            )
+            for g in range(lights.shape[0]):
+                rad = max(1.5, lights[g, 2] / height_m * bh)
+                dc = (c - c0) - lights[g, 0] * bw
+                dr = (r - r0) - (1 - lights[g, 1]) * bh
+                e = math.exp(-(dc * dc + dr * dr) / (rad * rad))
+                v0 = np.float32(v0 + e * np.float64(_LAMP[0]))
+                v1 = np.float32(v1 + e * np.float64(_LAMP[1]))
+                v2 = np.float32(v2 + e * np.float64(_LAMP[2]))
+            rgb[r, c, 0] = np.uint8(int(min(max(v0, np.float32(0.0)), np.float32(255.0))))
+            rgb[r, c, 1] = np.uint8(int(min(max(v1, np.float32(0.0)), np.float32(255.0))))
+            rgb[r, c, 2] = np.uint8(int(min(max(v2, np.float32(0.0)), np.float32(255.0))))
+
+
+@numba.njit(**_JIT)
+def _draw_one(rgb, ids, depth, sec, t_cols, r_top, img, c0, r0, bw, bh, d, iid, lights, hm):
+    """One billboard at one place: :func:`_blit_sampled`, then its lights where it showed
+    (``lights`` empty by day).
+    """
+    got = _blit_sampled(rgb, ids, depth, sec, t_cols, r_top, img, c0, r0, bw, bh, d, iid)
+    if got > 0 and lights.shape[0] > 0:
+        _glow(rgb, c0, r0, bw, bh, lights, hm)
+    return got
+
+
+@numba.njit(**_JIT)
+def blit_planned(
+    rgb,
+    ids,
+    depth,
+    sec,
+    t_cols,
+    r_top,
+    bank,
+    slots,
+    iids,
+    plan,
+    wrap,
+    glow,
+):  # the arguments: see sprites.draw_sprites, which gathers them
+    """Draw a frame's planned billboards, in the plan's order (far to near), each sampled
+    from its sprite's pyramid level for its box (the smallest level at least as large:
+    :func:`_blit_sampled`); with ``wrap`` (a full panorama) a sprite over the left or
+    right edge also shifted by the image width. Returns the pixels painted, or -1 (nothing
+    drawn) where a planned sprite has no slot in the bank yet. With ``glow`` (dusk, night)
+    a sprite's lights brighten its box (:func:`_glow`).
+
+    ``bank``: the sprite bank's ``(pixels, levels, first, count, light_start, lights,
+    height)`` -- flat RGBA pixels, each level's ``(offset, height, width)``, each slot's
+    first level and level count, its lights ``lights[light_start[s]:light_start[s + 1]]``
+    (rows ``(x frac, y frac, radius m)``) and its height (m); ``slots``: the bank slot of each object, free sign and
+    pedestrian look; ``iids``: their instance ids (a pedestrian's: the base plus its index);
+    ``plan``: ``sprites._plan``'s ``(src, idx, dist, c0, c1, r0, r1)``.
+    """
+    pixels, levels, first, count, light_start, lights, height = bank
+    obj_slot, free_slot, ped_slot = slots
+    obj_iid, free_iid, ped_base = iids
+    src, idx, dist, c0s, c1s, r0s, r1s = plan
+    n = len(src)
+    n_w = rgb.shape[1]
+    slot = np.empty(n, np.int64)
+    for k in range(n):
+        if src[k] == 0:
+            s = obj_slot[idx[k]]
+        elif src[k] == 1:
+            s = free_slot[idx[k]]
+        else:
+            s = ped_slot[idx[k] % len(ped_slot)]
+        if s < 0:
+            return -1
+        slot[k] = s
+    painted = 0
+    for k in range(n):
+        c0, c1, r0 = c0s[k], c1s[k], r0s[k]
+        if not (c0 < n_w and c1 > 0):
+            if not (wrap and ((c0 < 0 and c1 > -n_w) or (c1 > n_w and c0 < 2 * n_w))):
+                continue  # reaches no pixel of the frame
+        bw, bh = c1 - c0, r1s[k] - r0
+        s = slot[k]
+        lv = first[s]  # the smallest level still at least the box's size
+        while lv + 1 < first[s] + count[s] and levels[lv + 1, 2] >= bw and levels[lv + 1, 1] >= bh:
+            lv += 1
+        off, lh, lw = levels[lv, 0], levels[lv, 1], levels[lv, 2]
+        img = pixels[off : off + lh * lw * 4].reshape((lh, lw, 4))
+        if src[k] == 0:
+            iid = obj_iid[idx[k]]
+        elif src[k] == 1:
+            iid = free_iid[idx[k]]
+        else:
+            iid = ped_base + idx[k]
+        d = dist[k]
+        lit = lights[light_start[s] : light_start[s + 1] if glow else light_start[s]]
+        args = (rgb, ids, depth, sec, t_cols, r_top, img)
+        painted += _draw_one(*args, c0, r0, bw, bh, d, iid, lit, height[s])
+        if wrap and c0 < 0:
+            painted += _draw_one(*args, c0 + n_w, r0, bw, bh, d, iid, lit, height[s])
+        if wrap and c1 > n_w:
+            painted += _draw_one(*args, c0 - n_w, r0, bw, bh, d, iid, lit, height[s])
+    return painted
