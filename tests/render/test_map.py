@@ -41,6 +41,31 @@ def test_pixel_to_world_inverts_world_to_pixel(x, y, mpp, rot):
     assert x2 == pytest.approx(x, abs=1e-6) and y2 == pytest.approx(y, abs=1e-6)
 
 
+@settings(max_examples=50, deadline=None)
+@given(
+    x=st.floats(-1e4, 1e4),
+    y=st.floats(-1e4, 1e4),
+    mpp=st.floats(0.05, 20),
+    rot=st.floats(-360, 360),
+)
+def test_one_point_takes_the_same_arithmetic_as_an_array(x, y, mpp, rot):
+    # the scalar path (plain floats) gives the numpy path's values to the bit: the map's
+    # markers and labels land on the same pixels whichever way they are placed
+    one = MapRenderer.world_to_pixel(x, y, (3.0, -7.0), mpp, (64, 48), rot)
+    arr = MapRenderer.world_to_pixel(np.array([x]), np.array([y]), (3.0, -7.0), mpp, (64, 48), rot)
+    assert isinstance(one[0], float) and one == (arr[0][0], arr[1][0])
+
+
+def test_pois_near_a_point_are_those_in_the_square(maps, tiny_city):
+    # the POIs the labels consider: every POI within r metres along both axes, ascending,
+    # as a brute-force filter finds them
+    xy = np.array([p.anchor for p in tiny_city.pois], float)
+    for x, y, r in ((0.0, 0.0, 50.0), (120.0, -40.0, 30.0), (-1e4, 0.0, 10.0), (0.0, 0.0, 1e5)):
+        want = np.flatnonzero((np.abs(xy[:, 0] - x) <= r) & (np.abs(xy[:, 1] - y) <= r))
+        np.testing.assert_array_equal(maps._pois_near(x, y, r), want)
+    assert len(maps._pois_near(0.0, 0.0, 1e5)) == len(xy)
+
+
 def test_marker_lands_on_expected_pixel(maps):
     img = maps.render((0, 0), 1.0, 100, markers=MapMarkers(start=(10, 20)))
     # the start disc (radius 10 px) is centred on (col 60, row 30): blue left of its "S"

@@ -210,6 +210,7 @@ class MapRenderer:
         self._e_tree = shapely.STRtree([d["geometry"] for _, _, d in edges])
         self._poi_xy = np.array([p.anchor for p in city.pois], dtype=float).reshape(-1, 2)
         self._label_w: np.ndarray | None = None
+        self._poi_by_x: tuple[np.ndarray, np.ndarray] | None = None
 
     # ------------------------------------------------------------------ transforms
     @staticmethod
@@ -226,6 +227,8 @@ class MapRenderer:
         """
         w, h = image_size(size)
         th = math.radians(rotation)
+        if isinstance(x, (float, int)) and isinstance(y, (float, int)):
+            return _point_px(float(x), float(y), center, metres_per_pixel, w, h, th)
         dx = (np.asarray(x, dtype=float) - center[0]) / metres_per_pixel
         dy = (np.asarray(y, dtype=float) - center[1]) / metres_per_pixel
         col = w / 2.0 + dx * math.cos(th) - dy * math.sin(th)
@@ -526,7 +529,15 @@ class MapRenderer:
     def _to_px(self, xy: np.ndarray, view) -> np.ndarray:
         cx, cy, mpp, w, h, rot = view
         col, row = self.world_to_pixel(xy[:, 0], xy[:, 1], (cx, cy), mpp, (w, h), rot)
-        return np.stack([col, row], 1)
+        out = np.empty((len(col), 2))
+        out[:, 0], out[:, 1] = col, row
+        return out
+
+    @staticmethod
+    def _pt(xy, view) -> tuple[float, float]:
+        """:meth:`_to_px` of one point, in plain floats (the same arithmetic)."""
+        cx, cy, mpp, w, h, rot = view
+        return _point_px(float(xy[0]), float(xy[1]), (cx, cy), mpp, w, h, math.radians(rot))
 
     def _reserved(self, mk: MapMarkers | None, view) -> list[tuple[float, float, float, float]]:
         """Pixel boxes that POI labels must leave free: marker discs and grid labels."""
@@ -559,18 +570,20 @@ class MapRenderer:
         if not len(self._poi_xy):
             return
         cx, cy, mpp, w, h, rot = view
-        px = self._to_px(self._poi_xy, view)
+        idx = self._pois_near(cx, cy, (math.hypot(w, h) / 2.0 + 1.0) * mpp)
+        px = self._to_px(self._poi_xy[idx], view)
         inside = (px[:, 0] >= 0) & (px[:, 0] < w) & (px[:, 1] >= 0) & (px[:, 1] < h)
-        idx = np.flatnonzero(inside)
-        d = np.hypot(px[idx, 0] - w / 2, px[idx, 1] - h / 2)
-        idx = idx[np.argsort(d, kind="stable")][:300]
+        idx, px = idx[inside], px[inside]
+        d = np.hypot(px[:, 0] - w / 2, px[:, 1] - h / 2)
+        order = np.argsort(d, kind="stable")[:300]
+        idx, px = idx[order], px[order]
         taken = np.zeros((h // 4 + 2, w // 4 + 2), bool)  # occupancy in 4x4 pixel cells
         for c0, r0, c1, r1 in reserved:
             taken[
                 max(int(r0) // 4, 0) : max(int(r1) // 4 + 1, 0),
                 max(int(c0) // 4, 0) : max(int(c1) // 4 + 1, 0),
             ] = True
-        cols, rows = px[idx, 0], px[idx, 1]
+        cols, rows = px[:, 0], px[:, 1]
         placed = self._label_layout(cols, rows, self._label_widths(idx), taken, w)
         dot = STYLE["label"]
         dots = placed == 0
@@ -582,6 +595,18 @@ class MapRenderer:
         for i, c, r in zip(idx[~dots], cols[~dots], rows[~dots]):
             cv2.circle(img, (int(c - 0.5), int(r - 0.5)), 2, dot, -1, cv2.LINE_AA)
             blit_text(img, text_sprite(self.city.pois[i].name, 11), c + 5, r, dot, anchor="lm")
+
+    def _pois_near(self, x: float, y: float, r: float) -> np.ndarray:
+        """Indices (ascending) of the POIs within ``r`` metres of ``(x, y)`` along both
+        axes, from the POIs sorted by x (built once).
+        """
+        if self._poi_by_x is None:
+            order = np.argsort(self._poi_xy[:, 0], kind="stable")
+            self._poi_by_x = (order, self._poi_xy[order, 0].copy())
+        order, xs = self._poi_by_x
+        lo, hi = np.searchsorted(xs, x - r), np.searchsorted(xs, x + r, side="right")
+        idx = np.sort(order[lo:hi])
+        return idx[np.abs(self._poi_xy[idx, 1] - y) <= r]
 
     def _label_widths(self, idx: np.ndarray) -> np.ndarray:
         """Widths (px) of the label sprites of POIs ``idx`` (measured once per POI)."""
@@ -628,7 +653,7 @@ class MapRenderer:
             for i in range(g.nx):
                 cx0, _, _, cy1 = g.cell_bounds(i, j)
                 # label near the cell's north-west corner (in world terms)
-                c, r = self._to_px(np.array([[cx0 + 0.04 * gw, cy1 - 0.04 * gh]]), view)[0]
+                c, r = self._pt((cx0 + 0.04 * gw, cy1 - 0.04 * gh), view)
                 sprite = text_sprite(g.label(i, j), 12, bold=True)
                 blit_text(img, sprite, c, r, STYLE["grid"], anchor="la")
 
@@ -669,7 +694,7 @@ class MapRenderer:
                 cv2.line(img, a, b, STYLE["selected"], 1, aa, _SHIFT)
         if m["agent"] is not None:
             ax, ay, heading = m["agent"]
-            c, r = self._to_px(np.array([[ax, ay]]), view)[0]
+            c, r = self._pt((ax, ay), view)
             b = math.radians(heading - rot)
             fwd = np.array([math.sin(b), -math.cos(b)])
             side = np.array([-fwd[1], fwd[0]])
@@ -682,11 +707,11 @@ class MapRenderer:
         m = mk._checked
         white = (255, 255, 255)
         for n, xy in enumerate(m["destinations"], start=1):
-            c, r = self._to_px(np.asarray(xy).reshape(1, 2), view)[0]
+            c, r = self._pt(np.asarray(xy).reshape(2), view)
             blit_text(img, text_sprite(str(n), 11, True, 0), c, r, white, anchor="mm")
         for key, letter in (("start", "S"), ("goal", "G")):
             if m[key] is not None:
-                c, r = self._to_px(np.asarray(m[key]).reshape(1, 2), view)[0]
+                c, r = self._pt(np.asarray(m[key]).reshape(2), view)
                 blit_text(img, text_sprite(letter, 11, True, 0), c, r, white, anchor="mm")
 
 
@@ -730,7 +755,8 @@ def blit_text(
 ) -> None:
     """Draw a :func:`text_sprite` into ``img`` in place. ``anchor``: first letter
     ``l``/``m``/``r`` (left, middle, right at ``x``), second ``a``/``m`` (top or middle at
-    ``y``).
+    ``y``). Compiled where the kernels run (the same arithmetic: this numpy blend is the
+    reference).
     """
     th, tw = sprite.shape[:2]
     c0 = int(round(x - {"l": 0, "m": tw / 2, "r": tw}[anchor[0]]))
@@ -740,6 +766,10 @@ def blit_text(
     a1, b1 = min(th, H - r0), min(tw, W - c0)
     if a1 <= a0 or b1 <= b0:
         return
+    if img.shape[2:] == (3,) and img.dtype == np.uint8:
+        cols = (np.asarray(colour, np.float32), np.asarray(halo_colour, np.float32))
+        if kernels.call("blit_text", img, sprite, r0, c0, *cols) is not None:
+            return
     region = img[r0 + a0 : r0 + a1, c0 + b0 : c0 + b1].astype(np.float32)
     s = sprite[a0:a1, b0:b1].astype(np.float32) / 255.0
     for ch, col in ((1, halo_colour), (0, colour)):
@@ -832,6 +862,17 @@ class _ObliqueCamera:
         col = self.w / 2.0 + self.focal * np.asarray(a) / d
         row = self.h / 2.0 - self.focal * up / d
         return np.column_stack([col, row])
+
+
+def _point_px(x: float, y: float, center, mpp: float, w: int, h: int, th: float):
+    """``MapRenderer.world_to_pixel`` of one point (``th``: the rotation in radians) in
+    plain floats: the same IEEE arithmetic as its numpy path, without numpy's per-call
+    cost.
+    """
+    dx = (x - center[0]) / mpp
+    dy = (y - center[1]) / mpp
+    c, s = math.cos(th), math.sin(th)
+    return w / 2.0 + dx * c - dy * s, h / 2.0 - (dy * c + dx * s)
 
 
 def _fixed(points: Any) -> np.ndarray:

@@ -11,11 +11,12 @@ from urban_gym.render.kernels.columns import (
     wall_hits,
 )
 from urban_gym.render.kernels.frame import finish_frame, frame_maps
-from urban_gym.render.kernels.maps import label_layout
+from urban_gym.render.kernels.maps import blit_text, label_layout
 from urban_gym.render.kernels.sprites import blit_planned, sprite_plan
 
 __all__ = [
     "blit_planned",
+    "blit_text",
     "cell_candidates",
     "finish_frame",
     "frame_maps",

@@ -43,3 +43,27 @@ def label_layout(cols, rows, widths, taken, w):
                 taken[i, j] = True
         out[k] = 1
     return out
+
+
+@numba.njit(**_JIT)
+def blit_text(img, sprite, r0, c0, colour, halo):
+    """Blend the text mask ``sprite`` (``(h, w, 2)`` uint8: glyphs, outline) into the RGB
+    image ``img`` with its top-left pixel at ``(r0, c0)``, clipped: the outline in
+    ``halo``, then the glyphs in ``colour`` (float32 triples), in float32 and truncated
+    -- ``map.blit_text``'s numpy arithmetic, pixel by pixel. Returns the pixels blended.
+    """
+    n_h, n_w = img.shape[0], img.shape[1]
+    th, tw = sprite.shape[0], sprite.shape[1]
+    k = np.float32(255.0)
+    done = 0
+    for i in range(max(0, -r0), min(th, n_h - r0)):
+        for j in range(max(0, -c0), min(tw, n_w - c0)):
+            a_halo = np.float32(sprite[i, j, 1]) / k
+            a_text = np.float32(sprite[i, j, 0]) / k
+            for ch in range(3):
+                v = np.float32(img[r0 + i, c0 + j, ch])
+                v = v + (halo[ch] - v) * a_halo
+                v = v + (colour[ch] - v) * a_text
+                img[r0 + i, c0 + j, ch] = np.uint8(int(v))
+            done += 1
+    return done
