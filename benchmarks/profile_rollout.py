@@ -158,6 +158,10 @@ PASSES = [
     ("urban_gym.render.sprites", "_draw_numpy"),
     ("urban_gym.render.raycast", "_weather"),
     ("urban_gym.render.map.MapRenderer", "render"),
+    ("urban_gym.render.map.MapRenderer", "_canvas"),
+    ("urban_gym.render.map.MapRenderer", "_draw_static"),
+    ("urban_gym.render.map.MapRenderer", "_draw_labels"),
+    ("urban_gym.render.map.MapRenderer", "_draw_markers"),
 ]
 
 

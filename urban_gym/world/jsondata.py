@@ -86,6 +86,53 @@ def check_value(value: Any, where: str = "", depth: int = 0) -> None:
     """Raise :class:`JSONDataError` naming ``where`` (a dotted path) unless ``value`` is
     plain bounded JSON data (see the module docstring).
     """
+    if _plain(value, depth):
+        return  # the common case, checked without building the paths of the message
+    _check(value, where, depth)
+
+
+def _plain(value: Any, depth: int) -> bool:
+    """Whether ``value`` is plain bounded JSON data made of the exact built-in types (a
+    subclass, say an ``IntEnum``, gets False: :func:`_check` decides it). True only where
+    :func:`_check` passes.
+    """
+    t = type(value)
+    if t is str:
+        return value.isascii() or _utf8(value)
+    if t is float:
+        return math.isfinite(value)
+    if t is int:
+        return -MAX_INT <= value <= MAX_INT
+    if value is None or t is bool:
+        return True
+    if depth >= MAX_DEPTH:
+        return False
+    if t is dict:
+        for k, v in value.items():
+            if type(k) is not str or not (k.isascii() or _utf8(k)) or not _plain(v, depth + 1):
+                return False
+        return True
+    if t is list or t is tuple:
+        for v in value:
+            if not _plain(v, depth + 1):
+                return False
+        return True
+    return False
+
+
+def _utf8(text: str) -> bool:
+    """Whether ``text`` encodes to UTF-8 (no lone surrogate)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _check(value: Any, where: str, depth: int) -> None:
+    """:func:`check_value`'s rules one by one, raising with the path of the first value
+    that breaks one.
+    """
     name = where or "the value"
     if value is None or isinstance(value, bool):
         return
@@ -112,13 +159,13 @@ def check_value(value: Any, where: str = "", depth: int = 0) -> None:
         raise JSONDataError(f"{name} is nested more than {MAX_DEPTH} levels deep")
     if isinstance(value, (list, tuple)):
         for i, v in enumerate(value):
-            check_value(v, f"{where}[{i}]", depth + 1)
+            _check(v, f"{where}[{i}]", depth + 1)
         return
     if isinstance(value, dict):
         for k, v in value.items():
             if not isinstance(k, str):
                 raise JSONDataError(f"{name} has a key {show(k)} that is not a string")
-            check_value(k, f"{where}.{k}" if where else k, depth + 1)
-            check_value(v, f"{where}.{k}" if where else k, depth + 1)
+            _check(k, f"{where}.{k}" if where else k, depth + 1)
+            _check(v, f"{where}.{k}" if where else k, depth + 1)
         return
     raise JSONDataError(f"{name}={show(value)} is a {type(value).__name__}, not JSON data")
