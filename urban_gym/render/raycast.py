@@ -28,6 +28,7 @@ from functools import lru_cache
 import cv2
 import numpy as np
 
+from urban_gym.caching import LRUCache
 from urban_gym.render import kernels, textures
 from urban_gym.render.boards import draw_boards
 from urban_gym.render.conditions import Conditions
@@ -803,15 +804,35 @@ def _weather(frame: Frame, cam: ColumnCamera, cond: Conditions) -> None:
     if cond.weather == "rain":
         rgb = cv2.convertScaleAbs(rgb, alpha=0.88)
         H, W = rgb.shape[:2]
-        rng = np.random.default_rng(cond.seed + 7919)
-        layer = np.zeros((H, W), np.uint8)
-        n = max(30, H * W // 900)
-        x0 = rng.uniform(0, W, n)
-        y0 = rng.uniform(-0.05 * H, H, n)
-        ln = rng.uniform(0.03, 0.08, n) * H
-        for xa, ya, lv in zip(x0, y0, ln):
-            cv2.line(
-                layer, (int(xa), int(ya)), (int(xa - 0.18 * lv), int(ya + lv)), 255, 1, cv2.LINE_AA
-            )
-        rgb = cv2.addWeighted(rgb, 1.0, cv2.merge([layer, layer, layer]), 0.22, 0.0)
+        rgb = cv2.addWeighted(rgb, 1.0, _rain_streaks(cond.seed, H, W), 0.22, 0.0)
     frame.rgb = rgb
+
+
+#: rain streak layers kept (by bytes: a panorama's is megabytes, a small view's kilobytes)
+_RAIN: LRUCache[tuple, np.ndarray] = LRUCache(
+    max_bytes=16 * 2**20, size=lambda v: v.nbytes, lock=True, name="render.raycast.rain"
+)
+
+
+def _rain_streaks(seed: int, H: int, W: int) -> np.ndarray:
+    """The rain streaks of a ``W`` x ``H`` frame under conditions seeded ``seed``, as an
+    ``(H, W, 3)`` grey layer (read-only; the same for every frame of those conditions, so
+    drawn once and kept).
+    """
+    return _RAIN.get_or_create((seed, H, W), lambda: _draw_rain(seed, H, W))
+
+
+def _draw_rain(seed: int, H: int, W: int) -> np.ndarray:
+    rng = np.random.default_rng(seed + 7919)
+    layer = np.zeros((H, W), np.uint8)
+    n = max(30, H * W // 900)
+    x0 = rng.uniform(0, W, n)
+    y0 = rng.uniform(-0.05 * H, H, n)
+    ln = rng.uniform(0.03, 0.08, n) * H
+    for xa, ya, lv in zip(x0, y0, ln):
+        cv2.line(
+            layer, (int(xa), int(ya)), (int(xa - 0.18 * lv), int(ya + lv)), 255, 1, cv2.LINE_AA
+        )
+    out = cv2.merge([layer, layer, layer])
+    out.setflags(write=False)
+    return out

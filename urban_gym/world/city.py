@@ -83,6 +83,10 @@ DEFAULT_HEIGHT_BY_TYPE_M: dict[str, float] = {
     "construction": 10.0,
 }
 DEFAULT_BUILDING_HEIGHT_M = 14.0
+#: side (m) of the grid cells by which :meth:`City.building_at` finds the footprints to test,
+#: and how many cells' lists it keeps
+BUILDING_CELL_M = 16.0
+BUILDING_CELLS = 4096
 
 #: Street object kinds recognised in OSM node tags: ``(key, value) -> kind``.
 OBJECT_KINDS: dict[tuple[str, str], str] = {
@@ -283,10 +287,50 @@ class City:
         last = self.__dict__.get("_idx_building_at_last")
         if last is not None and last[0] == x and last[1] == y:
             return last[2]
-        hits = self._idx_buildings.query(Point(x, y), predicate="within")
-        found = int(hits[0]) if len(hits) else None
+        # the footprints whose boxes meet the point's grid cell, tested exactly; where two
+        # or more hold the point (overlapping footprints), the index decides which, as
+        # before
+        cand = self._building_cell(x, y)
+        inside = cand[shapely.contains_xy(self._building_geoms[cand], x, y)] if len(cand) else cand
+        if len(inside) > 1:
+            hits = self._idx_buildings.query(Point(x, y), predicate="within")
+            found = int(hits[0]) if len(hits) else None
+        else:
+            found = int(inside[0]) if len(inside) else None
         self._idx_building_at_last = (x, y, found)  # one tuple: safe to read from threads
         return found
+
+    def _building_cell(self, x: float, y: float) -> np.ndarray:
+        """Indices of the buildings whose bounding boxes meet the :data:`BUILDING_CELL_M`
+        grid cell of ``(x, y)`` (the last :data:`BUILDING_CELLS` cells kept).
+        """
+        key = (math.floor(x / BUILDING_CELL_M), math.floor(y / BUILDING_CELL_M))
+        cells = self.__dict__.get("_building_cells")
+        if cells is None:
+            cells = self.__dict__["_building_cells"] = {}
+        hit = cells.get(key)
+        if hit is not None:
+            return hit
+        b = self._building_boxes
+        x0, y0 = key[0] * BUILDING_CELL_M, key[1] * BUILDING_CELL_M
+        x1, y1 = x0 + BUILDING_CELL_M, y0 + BUILDING_CELL_M
+        hit = np.flatnonzero((b[:, 0] <= x1) & (b[:, 2] >= x0) & (b[:, 1] <= y1) & (b[:, 3] >= y0))
+        if len(cells) >= BUILDING_CELLS:
+            cells.clear()
+        cells[key] = hit
+        return hit
+
+    @cached_property
+    def _building_geoms(self) -> np.ndarray:
+        """The footprints as an array, prepared for fast point tests."""
+        geoms = np.array([b.polygon for b in self.buildings], dtype=object)
+        shapely.prepare(geoms)
+        return geoms
+
+    @cached_property
+    def _building_boxes(self) -> np.ndarray:
+        """``(n, 4)`` bounding boxes of the footprints."""
+        return shapely.bounds(self._building_geoms).reshape(-1, 4)
 
     def buildings_within(self, x: float, y: float, radius: float) -> list[int]:
         """Ids of buildings whose footprint comes within ``radius`` metres of ``(x, y)``."""
@@ -430,6 +474,9 @@ class City:
 
 _CACHED = {
     "bounds",
+    "_building_geoms",
+    "_building_boxes",
+    "_building_cells",
     "_edge_list",
     "_idx_edges",
     "_idx_buildings",
