@@ -257,6 +257,23 @@ def test_label_layout_by_hand(backend):
     assert taken.sum() == 2 * 4 * 6 and taken[3:7, 3:9].all() and taken[13:17, 3:9].all()
 
 
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+def test_label_candidates_by_hand(backend, tiny_city):
+    # a 100x100 px north-up map at 1 m a pixel centred on (0, 0): the POI at (10, 20) m
+    # shows at column 60, row 30; (0, -5) at column 50, row 55 and nearer the centre, so
+    # first; (-60, 0) lies off the map; (0, 5) ties with (0, -5) and comes after it (a
+    # stable sort: index order)
+    from urban_gym.render.map import MapRenderer
+
+    kernels.set_backend(backend)
+    r = MapRenderer(tiny_city)
+    r._poi_xy = np.array([[10.0, 20.0], [-60.0, 0.0], [0.0, -5.0], [0.0, 5.0]])
+    r._poi_by_x = None
+    idx, cols, rows = r._label_candidates((0.0, 0.0, 1.0, 100, 100, 0.0))
+    assert idx.tolist() == [2, 3, 0]
+    assert cols.tolist() == [50.0, 50.0, 60.0] and rows.tolist() == [55.0, 45.0, 30.0]
+
+
 @pytest.mark.parametrize("city_name", ["helsinki", "tiny_city"])
 def test_culling_walls_behind_a_narrow_view_changes_no_pixel(city_name, request, monkeypatch):
     # a view at most 120 degrees wide -- a perspective view, or the panorama window of a

@@ -570,40 +570,62 @@ class MapRenderer:
         if not len(self._poi_xy):
             return
         cx, cy, mpp, w, h, rot = view
-        idx = self._pois_near(cx, cy, (math.hypot(w, h) / 2.0 + 1.0) * mpp)
-        px = self._to_px(self._poi_xy[idx], view)
-        inside = (px[:, 0] >= 0) & (px[:, 0] < w) & (px[:, 1] >= 0) & (px[:, 1] < h)
-        idx, px = idx[inside], px[inside]
-        d = np.hypot(px[:, 0] - w / 2, px[:, 1] - h / 2)
-        order = np.argsort(d, kind="stable")[:300]
-        idx, px = idx[order], px[order]
+        idx, cols, rows = self._label_candidates(view)
         taken = np.zeros((h // 4 + 2, w // 4 + 2), bool)  # occupancy in 4x4 pixel cells
         for c0, r0, c1, r1 in reserved:
             taken[
                 max(int(r0) // 4, 0) : max(int(r1) // 4 + 1, 0),
                 max(int(c0) // 4, 0) : max(int(c1) // 4 + 1, 0),
             ] = True
-        cols, rows = px[:, 0], px[:, 1]
         placed = self._label_layout(cols, rows, self._label_widths(idx), taken, w)
         dot = STYLE["label"]
         dots = placed == 0
-        pc, pr = (cols[dots] - 0.5).astype(int), (rows[dots] - 0.5).astype(int)
-        # a 2x2 dot whose bottom-right pixel is (pr, pc), clipped at the top and left
-        rr = np.maximum(np.stack([pr - 1, pr - 1, pr, pr]), 0)
-        cc = np.maximum(np.stack([pc - 1, pc, pc - 1, pc]), 0)
-        img[rr, cc] = dot
+        if kernels.call("label_dots", img, cols, rows, placed, _LABEL_RGB) is None:
+            pc, pr = (cols[dots] - 0.5).astype(int), (rows[dots] - 0.5).astype(int)
+            # a 2x2 dot whose bottom-right pixel is (pr, pc), clipped at the top and left
+            rr = np.maximum(np.stack([pr - 1, pr - 1, pr, pr]), 0)
+            cc = np.maximum(np.stack([pc - 1, pc, pc - 1, pc]), 0)
+            img[rr, cc] = dot
         for i, c, r in zip(idx[~dots], cols[~dots], rows[~dots]):
             cv2.circle(img, (int(c - 0.5), int(r - 0.5)), 2, dot, -1, cv2.LINE_AA)
             blit_text(img, text_sprite(self.city.pois[i].name, 11), c + 5, r, dot, anchor="lm")
+
+    def _label_candidates(self, view) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The POIs the map ``view`` shows, nearest to its centre first, at most 300:
+        ``(indices, columns, rows)`` (continuous pixels); compiled where the kernels run,
+        this numpy path the reference.
+        """
+        cx, cy, mpp, w, h, rot = view
+        r = (math.hypot(w, h) / 2.0 + 1.0) * mpp  # the half side of a square holding the map
+        if kernels.compiled() is not None:
+            order, xs = self._pois_by_x()
+            th = math.radians(rot)
+            args = (order, xs, self._poi_x, self._poi_y, cx, cy, mpp, w, h)
+            got = kernels.call("label_candidates", *args, math.cos(th), math.sin(th), r, 300)
+            if got is not None:
+                return got
+        idx = self._pois_near(cx, cy, r)
+        px = self._to_px(self._poi_xy[idx], view)
+        inside = (px[:, 0] >= 0) & (px[:, 0] < w) & (px[:, 1] >= 0) & (px[:, 1] < h)
+        idx, px = idx[inside], px[inside]
+        d = np.hypot(px[:, 0] - w / 2, px[:, 1] - h / 2)
+        order = np.argsort(d, kind="stable")[:300]
+        return idx[order], px[order, 0], px[order, 1]
+
+    def _pois_by_x(self) -> tuple[np.ndarray, np.ndarray]:
+        """The POIs' indices sorted by x, and their x (built once)."""
+        if self._poi_by_x is None:
+            order = np.argsort(self._poi_xy[:, 0], kind="stable")
+            self._poi_by_x = (order, self._poi_xy[order, 0].copy())
+            self._poi_x = np.ascontiguousarray(self._poi_xy[:, 0])
+            self._poi_y = np.ascontiguousarray(self._poi_xy[:, 1])
+        return self._poi_by_x
 
     def _pois_near(self, x: float, y: float, r: float) -> np.ndarray:
         """Indices (ascending) of the POIs within ``r`` metres of ``(x, y)`` along both
         axes, from the POIs sorted by x (built once).
         """
-        if self._poi_by_x is None:
-            order = np.argsort(self._poi_xy[:, 0], kind="stable")
-            self._poi_by_x = (order, self._poi_xy[order, 0].copy())
-        order, xs = self._poi_by_x
+        order, xs = self._pois_by_x()
         lo, hi = np.searchsorted(xs, x - r), np.searchsorted(xs, x + r, side="right")
         idx = np.sort(order[lo:hi])
         return idx[np.abs(self._poi_xy[idx, 1] - y) <= r]
@@ -862,6 +884,10 @@ class _ObliqueCamera:
         col = self.w / 2.0 + self.focal * np.asarray(a) / d
         row = self.h / 2.0 - self.focal * up / d
         return np.column_stack([col, row])
+
+
+#: the colour of POI dots and labels as the compiled dot pass takes it
+_LABEL_RGB = np.array(STYLE["label"], np.uint8)
 
 
 def _point_px(x: float, y: float, center, mpp: float, w: int, h: int, th: float):

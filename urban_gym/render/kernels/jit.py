@@ -11,7 +11,7 @@ from urban_gym.render.kernels.columns import (
     wall_hits,
 )
 from urban_gym.render.kernels.frame import finish_frame, frame_maps
-from urban_gym.render.kernels.maps import blit_text, label_layout
+from urban_gym.render.kernels.maps import blit_text, label_candidates, label_dots, label_layout
 from urban_gym.render.kernels.sprites import blit_planned, sprite_plan
 
 __all__ = [
@@ -20,6 +20,8 @@ __all__ = [
     "cell_candidates",
     "finish_frame",
     "frame_maps",
+    "label_candidates",
+    "label_dots",
     "label_layout",
     "run_params",
     "sign_points",

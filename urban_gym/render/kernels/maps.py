@@ -5,6 +5,8 @@ Import this module only through :func:`urban_gym.render.kernels.compiled`.
 
 from __future__ import annotations
 
+import math
+
 import numba
 import numpy as np
 
@@ -67,3 +69,55 @@ def blit_text(img, sprite, r0, c0, colour, halo):
                 img[r0 + i, c0 + j, ch] = np.uint8(int(v))
             done += 1
     return done
+
+
+@numba.njit(**_JIT)
+def label_candidates(order, xs, poi_x, poi_y, cx, cy, mpp, w, h, cos_r, sin_r, r, limit):
+    """The POIs a map of ``w`` x ``h`` pixels centred on ``(cx, cy)`` at ``mpp`` shows,
+    nearest to the centre first (a stable sort), at most ``limit``: ``(idx, cols, rows)``
+    -- their indices and continuous pixel positions, as ``MapRenderer._draw_labels``
+    computes them in numpy. ``order`` and ``xs``: the POIs sorted by x and their x; ``r``:
+    the half side (m) of the square that holds every pixel of the map; ``cos_r``, ``sin_r``:
+    of the map's rotation.
+    """
+    lo = np.searchsorted(xs, cx - r)
+    hi = np.searchsorted(xs, cx + r, side="right")
+    near = np.sort(order[lo:hi])
+    n = 0
+    idx = np.empty(len(near), np.int64)
+    cols = np.empty(len(near))
+    rows = np.empty(len(near))
+    for i in near:
+        if not abs(poi_y[i] - cy) <= r:
+            continue
+        dx = (poi_x[i] - cx) / mpp
+        dy = (poi_y[i] - cy) / mpp
+        col = w / 2.0 + dx * cos_r - dy * sin_r
+        row = h / 2.0 - (dy * cos_r + dx * sin_r)
+        if col >= 0 and col < w and row >= 0 and row < h:
+            idx[n], cols[n], rows[n] = i, col, row
+            n += 1
+    d = np.empty(n)
+    for k in range(n):
+        d[k] = math.hypot(cols[k] - w / 2, rows[k] - h / 2)
+    keep = np.argsort(d, kind="mergesort")[:limit]
+    return idx[keep], cols[keep], rows[keep]
+
+
+@numba.njit(**_JIT)
+def label_dots(img, cols, rows, placed, colour):
+    """A 2x2 dot in ``colour`` for every POI without a label (``placed[k] == 0``), its
+    bottom-right pixel at ``(rows[k] - 0.5, cols[k] - 0.5)`` truncated, clipped at the top
+    and left (as ``MapRenderer._draw_labels``). Returns the dots drawn.
+    """
+    n = 0
+    for k in range(len(cols)):
+        if placed[k] != 0:
+            continue
+        pc, pr = int(cols[k] - 0.5), int(rows[k] - 0.5)
+        for r in (pr - 1, pr):
+            for c in (pc - 1, pc):
+                for ch in range(3):
+                    img[max(r, 0), max(c, 0), ch] = colour[ch]
+        n += 1
+    return n
