@@ -394,10 +394,41 @@ def test_oracle_on_the_whole_default_suite(default_suite):
     assert {t.type for t in default_suite} == set(TASK_TYPES)
 
 
+def _goal_places_that_moved(suite, city) -> list[str]:
+    """The goal places of ``suite`` whose position (the POI's front point, to the
+    millimetre) or name differ in ``city`` as imported here."""
+    moved = []
+    for t in suite:
+        g = t.goal
+        if "poi_id" not in g or "x" not in g:
+            continue
+        p = city.pois[g["poi_id"]]
+        if (round(p.front[0], 3), round(p.front[1], 3)) != (g["x"], g["y"]) or p.name != g.get(
+            "name"
+        ):
+            moved.append(f"{g['poi_id']} {p.name!r}: {g['x']}, {g['y']} -> {p.front}")
+    return moved
+
+
 @pytest.mark.slow
-def test_default_suite_regenerates_identically(default_suite, tmp_path):
+def test_default_suite_regenerates_identically(default_suite, helsinki, tmp_path):
+    # The suite is a function of the imported world and the seed. The import is not
+    # bit-identical on every CPU: its projection (world/geo.py) runs numpy's float64
+    # sin, cos, sinh, arctanh, ..., which numpy computes with its own SIMD kernels on a CPU
+    # with AVX-512 and with the C library elsewhere -- results that differ in the last bit
+    # -- and such a bit can flip a tie when a POI is anchored to a facade. Where goal
+    # places of the committed suite sit elsewhere in this import, the suite cannot
+    # regenerate identically here, and the test says so instead of comparing; wherever the
+    # import matches, it compares byte for byte.
     from urban_gym.tasks.citywalk import write_suite
 
+    moved = _goal_places_that_moved(default_suite, helsinki)
+    if moved:
+        pytest.skip(
+            f"this CPU imports Helsinki with {len(moved)} goal places of the committed suite "
+            f"elsewhere (first: {moved[0]}); the suite regenerates identically only from the "
+            "same import"
+        )
     path = write_suite("helsinki", tmp_path / "s.jsonl", seed=0)
     assert path.read_text(encoding="utf-8") == DEFAULT_SUITE_PATH.read_text(encoding="utf-8")
 
