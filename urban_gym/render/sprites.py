@@ -92,14 +92,21 @@ class SpriteBank:
 
     def __init__(self, light: float) -> None:
         self.light = light
-        self.pixels = np.zeros(1 << 16, np.uint8)
-        self.used = 0
-        self.levels = np.zeros((0, 3), np.int64)  # (offset, height, width) of each level
-        self.first = np.zeros(0, np.int64)  # each slot's first level
-        self.count = np.zeros(0, np.int64)  # and its number of levels
-        self.light_start = np.zeros(1, np.int64)  # slot s's lights: rows light_start[s]..
-        self.lights = np.zeros((0, 3), np.float64)  # (x frac, y frac, radius m)
-        self.height = np.zeros(0, np.float64)  # metres
+        self.used = 0  # bytes of the pixel buffer in use
+        # (pixels, levels, first, count, light_start, lights, height): the flat RGBA
+        # pixels; each level's (offset, height, width); each slot's first level and level
+        # count; slot s's lights, rows light_start[s]..light_start[s + 1] of lights
+        # (x frac, y frac, radius m); each slot's height (m). Replaced as one tuple when a
+        # sprite is added, so a reader always gets arrays that agree with each other.
+        self._arrays: tuple[np.ndarray, ...] = (
+            np.zeros(1 << 16, np.uint8),
+            np.zeros((0, 3), np.int64),
+            np.zeros(0, np.int64),
+            np.zeros(0, np.int64),
+            np.zeros(1, np.int64),
+            np.zeros((0, 3), np.float64),
+            np.zeros(0, np.float64),
+        )
         self._slot: dict[int, tuple[Sprite, int]] = {}
         self._scenes: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self.ped_slot = np.full(64, -1, np.int64)  # pedestrian_sprite's 64 looks
@@ -109,15 +116,7 @@ class SpriteBank:
         """``(pixels, levels, first, count, light_start, lights, height)`` as
         ``blit_planned`` takes them.
         """
-        return (
-            self.pixels,
-            self.levels,
-            self.first,
-            self.count,
-            self.light_start,
-            self.lights,
-            self.height,
-        )
+        return self._arrays
 
     def slot(self, spr: Sprite) -> int:
         """The slot of ``spr``, added with its pyramid where new."""
@@ -125,25 +124,33 @@ class SpriteBank:
         if hit is not None and hit[0] is spr:
             return hit[1]
         with self._lock:
-            levels = _pyramid(spr, self.light)
-            need = self.used + sum(lv.size for lv in levels)
-            if need > len(self.pixels):
-                grown = np.zeros(max(need, 2 * len(self.pixels)), np.uint8)
-                grown[: self.used] = self.pixels[: self.used]
-                self.pixels = grown
+            hit = self._slot.get(id(spr))
+            if hit is not None and hit[0] is spr:
+                return hit[1]
+            pixels, levels, first, count, light_start, lights, height = self._arrays
+            pyramid = _pyramid(spr, self.light)
+            need = self.used + sum(lv.size for lv in pyramid)
+            if need > len(pixels):  # a new buffer: a reader keeps the old one, still valid
+                grown = np.zeros(max(need, 2 * len(pixels)), np.uint8)
+                grown[: self.used] = pixels[: self.used]
+                pixels = grown
             rows = []
-            for lv in levels:
-                self.pixels[self.used : self.used + lv.size] = lv.reshape(-1)
+            for lv in pyramid:  # bytes past ``used``: no reader's slot points there yet
+                pixels[self.used : self.used + lv.size] = lv.reshape(-1)
                 rows.append((self.used, lv.shape[0], lv.shape[1]))
                 self.used += lv.size
-            n = len(self.first)
-            self.first = np.append(self.first, len(self.levels))
-            self.count = np.append(self.count, len(levels))
-            self.levels = np.concatenate([self.levels, np.array(rows, np.int64)])
-            lights = np.array(spr.glow, np.float64).reshape(-1, 3)
-            self.lights = np.concatenate([self.lights, lights])
-            self.light_start = np.append(self.light_start, len(self.lights))
-            self.height = np.append(self.height, float(spr.height_m))
+            n = len(first)
+            lit = np.array(spr.glow, np.float64).reshape(-1, 3)
+            lights = np.concatenate([lights, lit])
+            self._arrays = (
+                pixels,
+                np.concatenate([levels, np.array(rows, np.int64)]),
+                np.append(first, len(levels)),
+                np.append(count, len(pyramid)),
+                np.append(light_start, len(lights)),
+                lights,
+                np.append(height, float(spr.height_m)),
+            )
             self._slot[id(spr)] = (spr, n)
             return n
 
@@ -161,7 +168,11 @@ class SpriteBank:
         return got
 
     def add_planned(self, scene, src: np.ndarray, idx: np.ndarray) -> None:
-        """Give every planned billboard (``src``, ``idx`` as :func:`_plan`) its slot."""
+        """Give every planned billboard (``src``, ``idx`` as :func:`_plan`) its slot (the
+        slot tables are written after the bank holds the sprite, so a reader never sees a
+        slot the bank lacks; ``blit_planned`` also checks the slot against the arrays it
+        was given).
+        """
         obj_slot, free_slot = self.scene_slots(scene)
         for s, i in zip(src.tolist(), idx.tolist()):
             table, j = (

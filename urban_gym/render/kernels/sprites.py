@@ -287,8 +287,8 @@ def blit_planned(
             s = free_slot[idx[k]]
         else:
             s = ped_slot[idx[k] % len(ped_slot)]
-        if s < 0:
-            return -1
+        if s < 0 or s >= len(count):
+            return -1  # not in the bank, or added after ``bank`` was read (another thread)
         slot[k] = s
     painted = 0
     for k in range(n):
