@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
+from tests.strategies import map_points
 from urban_gym.render import RenderError
 from urban_gym.render.map import STYLE, MapMarkers, MapRenderer
 from urban_gym.world.grid import GridOverlay
@@ -29,12 +29,7 @@ def test_world_to_pixel_hand_values():
 
 
 @settings(max_examples=50, deadline=None)
-@given(
-    x=st.floats(-1e4, 1e4),
-    y=st.floats(-1e4, 1e4),
-    mpp=st.floats(0.05, 20),
-    rot=st.floats(-360, 360),
-)
+@given(**map_points)
 def test_pixel_to_world_inverts_world_to_pixel(x, y, mpp, rot):
     c, r = MapRenderer.world_to_pixel(x, y, (3.0, -7.0), mpp, (64, 48), rot)
     x2, y2 = MapRenderer.pixel_to_world(c, r, (3.0, -7.0), mpp, (64, 48), rot)
@@ -42,12 +37,7 @@ def test_pixel_to_world_inverts_world_to_pixel(x, y, mpp, rot):
 
 
 @settings(max_examples=50, deadline=None)
-@given(
-    x=st.floats(-1e4, 1e4),
-    y=st.floats(-1e4, 1e4),
-    mpp=st.floats(0.05, 20),
-    rot=st.floats(-360, 360),
-)
+@given(**map_points)
 def test_one_point_takes_the_same_arithmetic_as_an_array(x, y, mpp, rot):
     # the scalar path (plain floats) gives the numpy path's values to the bit: the map's
     # markers and labels land on the same pixels whichever way they are placed
