@@ -17,7 +17,7 @@ import numpy as np
 
 from urban_gym.render import kernels
 from urban_gym.render.ids import OBJECT_BASE, PEDESTRIAN_BASE, SIGN_BASE
-from urban_gym.render.textures import Sprite, pedestrian_sprite
+from urban_gym.render.textures import PEDESTRIAN_LOOKS, Sprite, pedestrian_sprite
 
 #: street objects, signs and people farther than this (m) are not drawn
 OBJECT_RANGE_M = 90.0
@@ -109,7 +109,7 @@ class SpriteBank:
         )
         self._slot: dict[int, tuple[Sprite, int]] = {}
         self._scenes: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-        self.ped_slot = np.full(64, -1, np.int64)  # pedestrian_sprite's 64 looks
+        self.ped_slot = np.full(PEDESTRIAN_LOOKS, -1, np.int64)  # one per pedestrian look
         self._lock = threading.Lock()
 
     def arrays(self) -> tuple[np.ndarray, ...]:
@@ -176,7 +176,11 @@ class SpriteBank:
         obj_slot, free_slot = self.scene_slots(scene)
         for s, i in zip(src.tolist(), idx.tolist()):
             table, j = (
-                (obj_slot, i) if s == 0 else (free_slot, i) if s == 1 else (self.ped_slot, i % 64)
+                (obj_slot, i)
+                if s == 0
+                else (free_slot, i)
+                if s == 1
+                else (self.ped_slot, i % PEDESTRIAN_LOOKS)
             )
             if table[j] < 0:
                 table[j] = self.slot(_sprite_of(scene, s, i)[0])

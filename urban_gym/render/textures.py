@@ -480,7 +480,11 @@ def _kiosk_box(colour, w=1.4, h=2.3) -> Sprite:
     return Sprite(img, w, h)
 
 
-@lru_cache(maxsize=64)
+#: how many pedestrian looks there are (:func:`pedestrian_sprite`)
+PEDESTRIAN_LOOKS = 64
+
+
+@lru_cache(maxsize=PEDESTRIAN_LOOKS)
 def _pedestrian(k: int) -> Sprite:
     rng = np.random.default_rng(50_000 + k)
     w, h = 0.6, 1.75
@@ -537,10 +541,11 @@ def object_sprite(kind: str, variant: int = 0) -> Sprite | None:
 
 
 def pedestrian_sprite(k: int) -> Sprite:
-    """The sprite of the ``k``-th pedestrian (clothes vary with ``k % 64``): the same
-    object for the same look, so the renderer's caches of resized sprites hold.
+    """The sprite of the ``k``-th pedestrian (clothes vary with ``k %``
+    :data:`PEDESTRIAN_LOOKS`): the same object for the same look, so the renderer's sprite
+    bank holds each look once.
     """
-    return _pedestrian(k % 64)
+    return _pedestrian(k % PEDESTRIAN_LOOKS)
 
 
 def tree_variants() -> int:

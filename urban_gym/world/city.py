@@ -311,10 +311,9 @@ class City:
         hit = cells.get(key)
         if hit is not None:
             return hit
-        b = self._building_boxes
         x0, y0 = key[0] * BUILDING_CELL_M, key[1] * BUILDING_CELL_M
-        x1, y1 = x0 + BUILDING_CELL_M, y0 + BUILDING_CELL_M
-        hit = np.flatnonzero((b[:, 0] <= x1) & (b[:, 2] >= x0) & (b[:, 1] <= y1) & (b[:, 3] >= y0))
+        cell = shapely.box(x0, y0, x0 + BUILDING_CELL_M, y0 + BUILDING_CELL_M)
+        hit = np.sort(self._idx_buildings.query(cell))  # the footprints' boxes meeting it
         if len(cells) >= BUILDING_CELLS:
             cells.clear()
         cells[key] = hit
@@ -322,15 +321,10 @@ class City:
 
     @cached_property
     def _building_geoms(self) -> np.ndarray:
-        """The footprints as an array, prepared for fast point tests."""
-        geoms = np.array([b.polygon for b in self.buildings], dtype=object)
+        """The building index's footprints, prepared for fast point tests."""
+        geoms = self._idx_buildings.geometries
         shapely.prepare(geoms)
         return geoms
-
-    @cached_property
-    def _building_boxes(self) -> np.ndarray:
-        """``(n, 4)`` bounding boxes of the footprints."""
-        return shapely.bounds(self._building_geoms).reshape(-1, 4)
 
     def buildings_within(self, x: float, y: float, radius: float) -> list[int]:
         """Ids of buildings whose footprint comes within ``radius`` metres of ``(x, y)``."""
@@ -475,7 +469,6 @@ class City:
 _CACHED = {
     "bounds",
     "_building_geoms",
-    "_building_boxes",
     "_building_cells",
     "_edge_list",
     "_idx_edges",
