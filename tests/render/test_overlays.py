@@ -44,3 +44,23 @@ def test_small_views_get_no_label():
     cx, cy = 24, 48 - 7 - 2
     assert red(out)[cy - 7 : cy, cx].any()
     assert not red(out)[: cy - 7 - 2].any()  # no label above the arrow's tip
+
+
+def test_labels_sit_beyond_their_arrow_tips():
+    img = np.full((128, 128, 3), GREY, np.uint8)
+    branches = [
+        SimpleNamespace(relative=rel, trajectory=t) for rel, t in ((-90, 1), (0, 2), (90, 3))
+    ]
+    out = draw_branch_arrows(img, branches, {"LEFT": 1, "UP": 2, "RIGHT": 3})
+    r, cx, cy = 20, 64, 105
+    mask = red(out)
+    # the UP label: red glyphs in the rows above the tip (cy - r), all in the lower half
+    above = mask[: cy - r - 1]
+    assert above.any() and not mask[:64].any()
+    cols = np.flatnonzero(above.any(axis=0))
+    assert cols.min() > cx - 12 and cols.max() < cx + 12  # centred over the arrow
+    # LEFT and RIGHT: glyphs beside the dial at its centre's height, beyond the tips
+    row = mask[cy - 6 : cy + 6]
+    assert row[:, : cx - r - 1].sum() > 20 and row[:, cx + r + 1 :].sum() > 20
+    # the labels have a white outline (the map's text style), which the arrows have not
+    assert (out[: cy - r - 1] >= 230).all(axis=-1).any()

@@ -15,7 +15,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from urban_gym.caching import lru_cached
+from urban_gym.render.text import blit_text, text_sprite
 
 __all__ = ["draw_branch_arrows"]
 
@@ -31,7 +31,9 @@ def draw_branch_arrows(
     camera, degrees clockwise) and ``trajectory`` (its id); ``choices`` maps a branch
     action's name (``LEFT``/``UP``/``RIGHT``) to the trajectory it selects now. Those
     branches are thick and labelled with the action's name, the others (behind the
-    camera) thin and dark.
+    camera) thin and dark. The labels are DejaVu Sans Bold with a white outline, drawn with
+    the map's text (:mod:`urban_gym.render.text`), not OpenCV's Hershey font, whose
+    rasterisation changed between OpenCV releases (5.0 to 5.1) and with it the observations.
     """
     out = np.ascontiguousarray(img).copy()
     h, w = out.shape[:2]
@@ -55,20 +57,18 @@ def draw_branch_arrows(
             out, (cx, cy), tip, colour, thick + (1 if name else 0), line, tipLength=0.35
         )
         if name and min(w, h) >= 64:
-            scale = max(0.3, min(w, h) / 700)
-            tw, th = _text_size(name, scale, thick)
+            label = text_sprite(name, _label_px(min(w, h)), bold=True, halo=1)
+            th, tw = label.shape[:2]
             # the label's centre sits beyond the arrow tip, far enough not to cover it
-            reach = r + 4 + abs(math.sin(a)) * tw / 2 + abs(math.cos(a)) * th / 2
-            lx = int(min(max(cx + reach * math.sin(a) - tw / 2, 0), w - tw))
-            ly = int(min(max(cy - reach * math.cos(a) + th / 2, th), h - 1))
-            cv2.putText(
-                out, name, (lx, ly), cv2.FONT_HERSHEY_SIMPLEX, scale, (230, 20, 20), thick, line
-            )
+            reach = r + 2 + abs(math.sin(a)) * tw / 2 + abs(math.cos(a)) * th / 2
+            lx = min(max(cx + reach * math.sin(a) - tw / 2, 0), w - tw)
+            ly = min(max(cy - reach * math.cos(a) - th / 2, 0), h - th)
+            blit_text(out, label, lx, ly, (230, 20, 20))
     return out
 
 
-@lru_cached(max_items=64, name="render.overlays.text_sizes")
-def _text_size(text: str, scale: float, thick: int) -> tuple[int, int]:
-    """Width and height (pixels) of ``text`` in OpenCV's Hershey simplex font."""
-    (tw, th), _ = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, scale, thick)
-    return tw, th
+def _label_px(side: int) -> int:
+    """The font size (px) of the branch labels in a view whose shorter side is ``side``
+    pixels: about a fifteenth of it, at least 9 px (DejaVu Sans Bold stays legible there).
+    """
+    return max(9, int(round(side / 15)))
