@@ -17,7 +17,10 @@ Also measured: the panorama 2048x1024 render time (absolute), the wall time of a
 Python process from start to its first ``step`` on each id, the peak RSS of one process
 holding the three Helsinki envs (after 200 and after 2,000 steps each), and the steps/s of ``gym.make_vec(...,
 vectorization_mode="async")`` with 2 workers over 1 worker, with the CPU the workers got
-(on a machine other jobs share, 2 workers cannot scale past the cores left to them).
+(on a machine other jobs share, 2 workers cannot scale past the cores left to them), and
+the same scaling for a control env (:mod:`benchmarks.busy_env`) whose steps only spend CPU:
+as long as the env's mean step, and replaying the env's own recorded step times -- what
+lockstep allows for steps of that length, and what the spread of the step times costs.
 
 Run: ``python benchmarks/bench_throughput.py`` (about 5 minutes) or ``--quick`` (about a
 minute, noisier). ``--only SUBSTRING`` limits the rows to labels containing it;
@@ -196,10 +199,11 @@ except OSError:
 """
 
 VEC = """
-import time, gymnasium as gym, numpy as np, psutil
+import json, time, gymnasium as gym, numpy as np, psutil
 import urban_gym
-def run(n, seconds):
-    v = gym.make_vec({env_id!r}, num_envs=n, vectorization_mode="async", **{kwargs!r})
+from benchmarks import busy_env
+def run(env_id, n, seconds, **kwargs):
+    v = gym.make_vec(env_id, num_envs=n, vectorization_mode="async", **kwargs)
     rng = np.random.default_rng(0)
     obs, _ = v.reset(seed=0)
     def act(obs):
@@ -221,8 +225,30 @@ def run(n, seconds):
         out += [steps / wall, (c1 - c0) / wall, (m1 - m0) / wall]
     v.close()
     return out
-one, two = run(1, {seconds}), run(2, {seconds})
-print(*one, *two)
+def recorded(seconds):
+    # one process, the same loop: each step's seconds, a reset's added to the step that ended
+    # the episode (autoreset runs it in that worker before the next step)
+    env = gym.make({env_id!r}, **{kwargs!r})
+    rng = np.random.default_rng(0)
+    obs, _ = env.reset(seed=0)
+    times, episode = [], 0
+    t_end = time.perf_counter() + seconds
+    while time.perf_counter() < t_end:
+        t = time.perf_counter()
+        obs, _, term, trunc, _ = env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+        if term or trunc:
+            episode += 1
+            obs, _ = env.reset(seed=1000 * episode)
+        times.append(time.perf_counter() - t)
+    env.close()
+    return times[30:]
+env = run({env_id!r}, 1, {seconds}, **{kwargs!r}) + run({env_id!r}, 2, {seconds}, **{kwargs!r})
+times = recorded(2 * {seconds})
+mean = float(np.mean(times))
+const = run(busy_env.ID, 1, {seconds}, times=[mean]) + run(busy_env.ID, 2, {seconds}, times=[mean])
+replay = run(busy_env.ID, 1, {seconds}, times=times) + run(busy_env.ID, 2, {seconds}, times=times)
+ms = [1e3 * float(v) for v in (mean, *np.percentile(times, [50, 90, 99]))]
+print(json.dumps({{"env": env, "step_ms": ms, "constant": const, "replayed": replay}}))
 """
 
 
@@ -360,11 +386,13 @@ def process_sections(args, figures: dict) -> None:
         "| cores busy (1 / 2) | main (1 / 2) |"
     )
     print("|---|---|---|---|---|---|---|")
+    controls = []
     for label, env_id, kwargs in VECTOR_ROWS:
-        f = list(
-            map(float, python_cmd(VEC.format(env_id=env_id, kwargs=kwargs, seconds=sec)).split())
+        got = json.loads(
+            python_cmd(VEC.format(env_id=env_id, kwargs=kwargs, seconds=sec)).splitlines()[-1]
         )
-        figures.setdefault("vector", {})[label] = f
+        figures.setdefault("vector", {})[label] = got
+        f = got["env"]
         for w, name in enumerate(("first", "second")):
             one, c1, m1 = f[3 * w : 3 * w + 3]
             two, c2, m2 = f[6 + 3 * w : 6 + 3 * w + 3]
@@ -372,6 +400,23 @@ def process_sections(args, figures: dict) -> None:
                 f"| {label} | {name} | {one:,.0f} | {two:,.0f} | {two / one:.2f}x | "
                 f"{c1:.2f} / {c2:.2f} | {m1:.2f} / {m2:.2f} |"
             )
+        controls.append((label, got))
+    print(
+        "\n### The same scaling for a control env (benchmarks/busy_env.py): steps that only "
+        "spend CPU, no info to merge\n"
+    )
+    print(
+        "(its steps as long as the env's mean step, or replaying the env's own step times as "
+        "recorded in one process -- resets added to the step before them; second windows)\n"
+    )
+    print(
+        "| env | its step ms: mean / p50 / p90 / p99 | env | control, mean time | control, replayed |"
+    )
+    print("|---|---|---|---|---|")
+    for label, got in controls:
+        ms = " / ".join(f"{v:.2f}" for v in got["step_ms"])
+        ratios = [got[k][9] / got[k][3] for k in ("env", "constant", "replayed")]
+        print(f"| {label} | {ms} | " + " | ".join(f"{r:.2f}x" for r in ratios) + " |")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,39 @@
+"""benchmarks/busy_env.py: the control env of the vector-env scaling benchmark spends the
+step times it is given, in order, and is a valid Gymnasium env."""
+
+from __future__ import annotations
+
+import time
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+from benchmarks import busy_env
+
+
+def test_steps_spend_the_given_times_in_order_from_the_seed_offset():
+    env = busy_env.BusySteps([0.0, 0.02, 0.0], view_size=8, actions=3)
+    obs, info = env.reset(seed=1)  # offset 7919 % 3 = 2: times 0.0, 0.0, 0.02, 0.0, ...
+    assert info == {} and obs["view"].shape == (8, 8, 3) and obs["action_mask"].tolist() == [1] * 3
+    spent = []
+    for _ in range(4):
+        t = time.perf_counter()
+        env.step(0)
+        spent.append(time.perf_counter() - t)
+    assert spent[2] >= 0.02
+    assert max(spent[0], spent[1], spent[3]) < 0.02
+
+
+def test_is_a_registered_valid_env():
+    check_env(busy_env.BusySteps([0.0], view_size=4), skip_render_check=True)
+    env = gym.make(busy_env.ID, times=[0.0])
+    obs, _ = env.reset(seed=0)
+    assert np.all(obs["view"] == 0)
+
+
+@pytest.mark.parametrize("times", [[], [0.1, -1.0]])
+def test_bad_times_are_named(times):
+    with pytest.raises(ValueError, match="times must be"):
+        busy_env.BusySteps(times)
