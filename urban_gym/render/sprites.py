@@ -281,9 +281,17 @@ def _sprite_boxes(cam, it: SpriteItems, eye: float) -> tuple[np.ndarray, ...]:
         cr = W / 2.0 + cam.focal * np.tan(rel + half)
         cm = W / 2.0 + cam.focal * np.tan(rel)
         ok = vis
-    else:
+    elif _full_circle(cam):
         cl, cr, cm = cam.col_of(bear - half), cam.col_of(bear + half), cam.col_of(bear)
         cr = np.where(cr < cl, cr + W * (2 * math.pi / cam.span), cr)
+        ok = np.ones(len(it.dist), bool)
+    else:  # a window: bearings measured from its middle, so that a sprite across either
+        # edge keeps its box (one across the left edge starts at a column < 0)
+        mid = cam.span / 2
+        rel = (bear - cam.ang0 - mid + math.pi) % (2 * math.pi) - math.pi + mid
+        cm = rel / cam.span * W
+        cl = cm - half / cam.span * W
+        cr = cm + half / cam.span * W
         ok = np.ones(len(it.dist), bool)
     bcol = cam.b[np.clip(cm, 0, W - 1).astype(int)]
     rt = cam.row_of((it.z1 - eye) / it.dist / bcol)

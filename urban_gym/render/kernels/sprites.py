@@ -121,13 +121,20 @@ def sprite_plan(
             cl = w_px / 2.0 + focal * math.tan(rel - half)
             cr = w_px / 2.0 + focal * math.tan(rel + half)
             cm = w_px / 2.0 + focal * math.tan(rel)
-        else:
+        elif full:
             vis = True
             cl = ((bear - half - ang0) % two_pi) / span * w_px
             cr = ((bear + half - ang0) % two_pi) / span * w_px
             cm = ((bear - ang0) % two_pi) / span * w_px
             if cr < cl:
                 cr = cr + w_px * (two_pi / span)
+        else:  # a window: bearings measured from its middle, so that a sprite across
+            # either edge keeps its box (one across the left edge starts at a column < 0)
+            vis = True
+            rel = (bear - ang0 - span / 2 + math.pi) % two_pi - math.pi + span / 2
+            cm = rel / span * w_px
+            cl = cm - half / span * w_px
+            cr = cm + half / span * w_px
         bcol = b[int(min(max(cm, 0.0), w_px - 1.0))]
         at = (z1[k] - eye) / dist[k] / bcol
         ab = (z0[k] - eye) / dist[k] / bcol
