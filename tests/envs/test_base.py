@@ -210,3 +210,41 @@ def test_opencv_draws_on_one_thread_in_a_vector_env_worker(start, monkeypatch):
     if start == "fork":
         assert first == 1  # the parent's pool was stopped for the fork
     assert cv2.getNumThreads() == before  # and restored in the parent after it
+
+
+@pytest.mark.parametrize(("view_size", "want"), [(84, 1), (400, 2)])
+def test_small_images_step_with_opencv_on_one_thread(view_size, want, monkeypatch):
+    """An env whose images are at most ONE_THREAD_MAX_PIXELS (2**17) steps and resets with
+    OpenCV on one thread, and gives the process its count back after; a 400x400 view
+    (160,000 pixels) leaves the process's count."""
+    import cv2
+
+    monkeypatch.delenv("URBAN_GYM_CV2_THREADS", raising=False)
+    cv2.setNumThreads(2)
+    env = gym.make("UrbanGym/CityWalk-v0", view_size=view_size)
+    inner = env.unwrapped
+    seen = []
+    observe = inner._observe
+    monkeypatch.setattr(inner, "_observe", lambda: (seen.append(cv2.getNumThreads()), observe())[1])
+    obs, _ = env.reset(seed=0)
+    assert cv2.getNumThreads() == 2
+    env.step(int(np.flatnonzero(obs["action_mask"])[0]))
+    assert seen == [want, want] and cv2.getNumThreads() == 2
+    # URBAN_GYM_CV2_THREADS leaves the count to the process (as in a worker)
+    monkeypatch.setenv("URBAN_GYM_CV2_THREADS", "2")
+    fresh = gym.make("UrbanGym/CityWalk-v0", view_size=84).unwrapped
+    assert fresh._opencv_threads() is None
+
+
+def test_image_pixels_counts_one_view_and_the_panoramas_cropped(monkeypatch):
+    """The image size that decides OpenCV's threads: one of StreetGraph's stacked views;
+    PoseGraph360's rendered panorama (pano_width x pano_width / 2) when larger than its view;
+    None where an env draws no image."""
+    monkeypatch.delenv("URBAN_GYM_CV2_THREADS", raising=False)
+    sg = gym.make("UrbanGym/StreetGraph-Procedural-v0", image_size=84).unwrapped
+    assert sg.image_pixels() == 84 * 84
+    pg = gym.make("UrbanGym/PoseGraph360-Procedural-v0", view_size=84, pano_width=512).unwrapped
+    assert pg.image_pixels() == 512 * 256 and pg._opencv_threads() == 1
+    big = gym.make("UrbanGym/PoseGraph360-Procedural-v0", view_size=84, pano_width=1024)
+    assert big.unwrapped.image_pixels() == 1024 * 512 and big.unwrapped._opencv_threads() is None
+    assert gym.make("UrbanGym/CityWalk-NoView-v0").unwrapped.image_pixels() is None

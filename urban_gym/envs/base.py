@@ -113,6 +113,32 @@ def invalid_step_info(message: str, count: int) -> dict[str, Any]:
     return {"action_valid": False, "invalid_action": message, "invalid_actions": count}
 
 
+#: an env whose images are all at most this many pixels (its views, and the panoramas a
+#: PoseGraph360 env crops them from) steps and resets with OpenCV on one thread. OpenCV's
+#: thread pool costs more than it gives on images this small -- its threads sleep between
+#: the few calls of a step and must be woken: CityWalk 84x84 2,224 steps/s on one thread
+#: against 1,959 on two, with 1.00 against 1.32 cores busy; on 512x512 views two threads
+#: gain a fifth (``benchmarks/bench_throughput.py`` and the README's figures)
+ONE_THREAD_MAX_PIXELS = 2**17
+
+
+def call_with_opencv_threads(n: int, fn: Any, *args: Any) -> Any:
+    """``fn(*args)`` with OpenCV on ``n`` threads, its count as it was afterwards (a pair
+    of ``cv2.setNumThreads`` calls costs about 0.2 us).
+    """
+    cv2 = sys.modules.get("cv2")
+    if cv2 is None:
+        import cv2
+    before = cv2.getNumThreads()
+    if before == n:
+        return fn(*args)
+    cv2.setNumThreads(n)
+    try:
+        return fn(*args)
+    finally:
+        cv2.setNumThreads(before)
+
+
 #: the process that last ran :func:`one_thread_in_workers` (a forked worker inherits the
 #: parent's value -- the parent builds an env to read the spaces before it forks -- so the
 #: check is by process id, not a flag)
@@ -123,8 +149,9 @@ def one_thread_in_workers() -> None:
     """In a child process -- a worker of ``gym.make_vec(..., vectorization_mode="async")``,
     of stable-baselines3's ``SubprocVecEnv`` or of the harness -- let OpenCV draw on one
     thread (``URBAN_GYM_CV2_THREADS`` sets another number): the workers already use the
-    cores, and OpenCV's own threads would make them fight over them (a single process keeps
-    OpenCV's default; the small images of these envs gain nothing from it either).
+    cores, and OpenCV's own threads would make them fight over them (in a single process an
+    env with small images steps on one thread too, :data:`ONE_THREAD_MAX_PIXELS`; others
+    keep the process's count).
 
     A forked child must not resize a thread pool its parent had running (its condition
     variables come over with waiters that do not exist in the child: OpenCV would wait for
@@ -372,6 +399,35 @@ class UrbanEnv(gym.Env):
             )
         return load_suite(suites[name])
 
+    # ------------------------------------------------------------------ OpenCV threads
+    def image_pixels(self) -> int | None:
+        """The most pixels of one image this env draws in a step (None: it draws none):
+        here the largest RGB image of the observation space; a family that draws larger
+        intermediate images (PoseGraph360's panoramas) says so.
+        """
+        best = None
+        spaces = getattr(self.observation_space, "spaces", {"": self.observation_space})
+        for space in spaces.values():
+            shape = getattr(space, "shape", None) or ()
+            if isinstance(space, gym.spaces.Box) and len(shape) >= 3 and shape[-1] in (3, 4):
+                px = int(shape[-3]) * int(shape[-2])  # a stack of views: one view
+                best = px if best is None else max(best, px)
+        return best
+
+    def _opencv_threads(self) -> int | None:
+        """OpenCV's thread count for this env's steps and resets: 1 where every image it
+        draws is small (:data:`ONE_THREAD_MAX_PIXELS`), else None (left as the process has
+        it); decided once per env. ``URBAN_GYM_CV2_THREADS`` in the environment leaves it
+        to the process (see :func:`one_thread_in_workers`).
+        """
+        pin = self.__dict__.get("_cv2_pin", False)
+        if pin is False:
+            px = self.image_pixels()
+            small = px is not None and px <= ONE_THREAD_MAX_PIXELS
+            pin = 1 if small and not os.environ.get("URBAN_GYM_CV2_THREADS", "").strip() else None
+            self.__dict__["_cv2_pin"] = pin
+        return pin
+
     # ------------------------------------------------------------------ reset
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -379,6 +435,14 @@ class UrbanEnv(gym.Env):
         """Start an episode: the task of ``options`` (``task_id``, ``task_index`` or
         ``task``) or one drawn from ``self.np_random``.
         """
+        pin = self._opencv_threads()
+        if pin is None:
+            return self._reset(seed, options)
+        return call_with_opencv_threads(pin, self._reset, seed, options)
+
+    def _reset(
+        self, seed: int | None, options: dict[str, Any] | None
+    ) -> tuple[Any, dict[str, Any]]:
         super().reset(seed=seed)
         task = self._pick_task(options or {})
         self.task = task
@@ -438,6 +502,12 @@ class UrbanEnv(gym.Env):
         """One step: decode the action, carry it out (or count it invalid), reward it,
         check the end, report (see the module docstring).
         """
+        pin = self._opencv_threads()
+        if pin is None:
+            return self._step(action)
+        return call_with_opencv_threads(pin, self._step, action)
+
+    def _step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         if self._done:
             raise gym.error.ResetNeeded(
                 f"{type(self).__name__}.step() called before reset() or after the episode "

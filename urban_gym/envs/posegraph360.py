@@ -755,6 +755,16 @@ class PoseGraph360Env(UrbanEnv):
                 bearings[i] = self.graph.trajectories[choices[name]].departure % 360.0
         return {"branch_bearings": bearings, "heading": np.array([self.camera_bearing], np.float32)}
 
+    def image_pixels(self) -> int | None:
+        """The largest of the observation's images and the panoramas its views are cropped
+        from (rendered ``pano_width`` x ``pano_width / 2``; the frames of a captured graph
+        are their own size, not known here).
+        """
+        own = super().image_pixels() or 0
+        w = self._world["pano_width"]
+        rendered = self._world["posegraph"] is None and self._world["capture"] is None
+        return max(own, w * (w // 2)) if rendered else own
+
     def _view(self) -> np.ndarray:
         pano, ph = self.graph.panorama(self.state)
         yaw = round(self.camera_bearing, 1)

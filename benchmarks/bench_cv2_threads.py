@@ -1,0 +1,99 @@
+"""OpenCV's threads in one process: steps/s and cores busy of a rollout (seeded random masked
+actions, resets counted) with the env choosing the count -- one thread where its images are
+small (``urban_gym.envs.base.ONE_THREAD_MAX_PIXELS``) -- against OpenCV's own count for the
+machine (``URBAN_GYM_CV2_THREADS`` set to it, which leaves the count to the process). Each
+run is a fresh process; the two settings alternate, ``--runs`` times each.
+
+    .venv/bin/python benchmarks/bench_cv2_threads.py [--steps-seconds 6] [--runs 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+ROWS = [
+    ("CityWalk 84x84", "UrbanGym/CityWalk-v0", {"view_size": 84}),
+    ("CityWalk 128x128", "UrbanGym/CityWalk-v0", {}),
+    ("PoseGraph360 84x84", "UrbanGym/PoseGraph360-v0", {"view_size": 84}),
+    ("PoseGraph360 512x512", "UrbanGym/PoseGraph360-v0", {}),
+    ("StreetGraph 512x512 views", "UrbanGym/StreetGraph-v0", {}),
+]
+
+RUN = """
+import json, time, numpy as np, gymnasium as gym, cv2
+import urban_gym
+env = gym.make({env_id!r}, **{kwargs!r})
+rng = np.random.default_rng(0)
+obs, _ = env.reset(seed=0)
+episode = 0
+def run(seconds):
+    global obs, episode
+    steps, end = 0, time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        obs, _, term, trunc, _ = env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+        steps += 1
+        if term or trunc:
+            episode += 1
+            obs, _ = env.reset(seed=1000 * episode)
+    return steps
+run({seconds} / 3)  # warm-up: kernels, caches
+t, c = time.perf_counter(), time.process_time()
+n = run({seconds})
+wall = time.perf_counter() - t
+print(json.dumps([n / wall, (time.process_time() - c) / wall, env.unwrapped._opencv_threads()]))
+"""
+
+
+def measure(env_id: str, kwargs: dict, seconds: float, process_count: bool) -> list:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env.pop("URBAN_GYM_CV2_THREADS", None)
+    if process_count:
+        import cv2
+
+        env["URBAN_GYM_CV2_THREADS"] = str(cv2.getNumThreads())
+    code = RUN.format(env_id=env_id, kwargs=kwargs, seconds=seconds)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600
+    )
+    if out.returncode:
+        raise RuntimeError(out.stderr[-2000:])
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--seconds", type=float, default=6.0, help="timed seconds per run")
+    ap.add_argument("--runs", type=int, default=2, help="runs per setting (alternating)")
+    args = ap.parse_args()
+    import cv2
+
+    print(
+        f"\n### OpenCV threads in one process ({os.cpu_count()} cores; OpenCV's own count "
+        f"here: {cv2.getNumThreads()})\n"
+    )
+    print(
+        "| env | the env's choice: threads, steps/s, cores busy | OpenCV's count: steps/s, cores busy |"
+    )
+    print("|---|---|---|")
+    for label, env_id, kwargs in ROWS:
+        mine, theirs = [], []
+        for _ in range(args.runs):
+            mine.append(measure(env_id, kwargs, args.seconds, False))
+            theirs.append(measure(env_id, kwargs, args.seconds, True))
+        pin = mine[0][2] or cv2.getNumThreads()
+        a = " / ".join(f"{r:,.0f}" for r, _, _ in mine)
+        b = " / ".join(f"{r:,.0f}" for r, _, _ in theirs)
+        ca = " / ".join(f"{c:.2f}" for _, c, _ in mine)
+        cb = " / ".join(f"{c:.2f}" for _, c, _ in theirs)
+        print(f"| {label} | {pin}: {a} steps/s; {ca} | {b} steps/s; {cb} |")
+
+
+if __name__ == "__main__":
+    main()
