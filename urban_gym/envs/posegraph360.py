@@ -30,6 +30,7 @@ from urban_gym.envs.posegraph360_world import (
     REFERENCE_CACHE_BYTES,
     compose_frame,
     reference_image,
+    rendered_pixels,
     rendered_source,
     rendered_world,
     task_markers,
@@ -756,14 +757,8 @@ class PoseGraph360Env(UrbanEnv):
         return {"branch_bearings": bearings, "heading": np.array([self.camera_bearing], np.float32)}
 
     def image_pixels(self) -> int | None:
-        """The largest of the observation's images and the panoramas its views are cropped
-        from (rendered ``pano_width`` x ``pano_width / 2``; the frames of a captured graph
-        are their own size, not known here).
-        """
-        own = super().image_pixels() or 0
-        w = self._world["pano_width"]
-        rendered = self._world["posegraph"] is None and self._world["capture"] is None
-        return max(own, w * (w // 2)) if rendered else own
+        """The larger of the observation's images and the panoramas it renders."""
+        return max(super().image_pixels() or 0, rendered_pixels(self._world))
 
     def _view(self) -> np.ndarray:
         pano, ph = self.graph.panorama(self.state)
