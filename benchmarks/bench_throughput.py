@@ -13,8 +13,15 @@ per-family benchmarks report), for CityWalk with the distance fields and pedestr
 the tasks already seen (what a long training run has after its first minutes: the primary
 row's few seconds see mostly new tasks of the 970).
 
+Before the rows, one untimed process runs a few hundred random steps of every row's env:
+on a fresh checkout that compiles the kernels into the package's cache, on a fresh machine
+it fills the world cache -- one-time costs a training run does not pay again, reported
+with their duration (the first step after an install, with the compile, is its own row of
+the fresh-process table).
+
 Also measured: the panorama 2048x1024 render time (absolute), the wall time of a fresh
-Python process from start to its first ``step`` on each id, the peak RSS of one process
+Python process from start to its first ``step`` on each id (and on CityWalk-v0 with numba's
+compile cache empty), the peak RSS of one process
 holding the three Helsinki envs (after 200 and after 2,000 steps each), and the steps/s of ``gym.make_vec(...,
 vectorization_mode="async")`` with 2 workers over 1 worker, with the CPU the workers got
 (on a machine other jobs share, 2 workers cannot scale past the cores left to them), and
@@ -34,6 +41,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -170,6 +178,22 @@ env.step(a)
 print(time.perf_counter() - t0)
 """
 
+WARM_UP = """
+import time, gymnasium as gym, numpy as np
+import urban_gym
+t0 = time.perf_counter()
+for env_id, kwargs in {rows!r}:
+    env = gym.make(env_id, **kwargs)
+    rng = np.random.default_rng(0)
+    obs, _ = env.reset(seed=0)
+    for k in range({steps}):
+        obs, _, term, trunc, _ = env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+        if term or trunc:
+            obs, _ = env.reset(seed=k)
+    env.close()
+print(time.perf_counter() - t0)
+"""
+
 RSS = """
 import resource, gymnasium as gym, numpy as np
 import urban_gym
@@ -252,8 +276,9 @@ print(json.dumps({{"env": env, "step_ms": ms, "constant": const, "replayed": rep
 """
 
 
-def python_cmd(code: str, timeout: float = 600) -> str:
+def python_cmd(code: str, timeout: float = 600, **environ: str) -> str:
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env.update(environ)
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=timeout
     )
@@ -290,6 +315,12 @@ def main() -> None:
     from tqdm import tqdm
 
     figures: dict = {"load_average": load, "rows": {}}
+    # one-time set-up, before anything is timed: a fresh checkout compiles the kernels into
+    # the package's cache and a fresh machine fills the world cache (one process, the rows'
+    # envs with their own kwargs, a few hundred random steps each, so that every kernel --
+    # map labels and sprites too -- has run once)
+    warm = float(python_cmd(WARM_UP.format(rows=[(r[1], r[2]) for r in ROWS], steps=300)))
+    figures["warm_up_s"] = warm
     before = references(seconds)
     rows = [r for r in ROWS if args.only in r[0]]
     measured = []  # (label, rate, goal)
@@ -336,6 +367,11 @@ def main() -> None:
     print("|---|---|---|---|")
     for r in table:
         print("| " + " | ".join(r) + " |")
+    print(
+        f"\n(Before the rows, not timed in them: one process ran 300 random steps of every "
+        f"row's env, {warm:.1f} s -- on a fresh checkout that compiles the kernels into the "
+        "package's cache, on a fresh machine it fills the world cache.)"
+    )
     print(f"\nPanorama 2048x1024 (Helsinki): {pano:.1f} ms (goal <= 20 ms)")
     if not args.skip_process:
         process_sections(args, figures)
@@ -356,6 +392,16 @@ def first_step_table(runs: int) -> dict[str, list[float]]:
         times = [float(python_cmd(FIRST_STEP.format(env_id=env_id))) for _ in range(runs)]
         out[env_id] = times
         print(f"| {env_id} | {' / '.join(f'{t:.2f}' for t in times)} |")
+    # the first use after an install: numba's cache empty (NUMBA_CACHE_DIR moved to a fresh
+    # folder), so the kernels a first step runs are compiled in it
+    with tempfile.TemporaryDirectory() as empty:
+        cold = float(
+            python_cmd(FIRST_STEP.format(env_id="UrbanGym/CityWalk-v0"), NUMBA_CACHE_DIR=empty)
+        )
+    out["UrbanGym/CityWalk-v0 (empty compile cache)"] = [cold]
+    print(
+        f"| UrbanGym/CityWalk-v0, numba's compile cache empty (first use after install) | {cold:.2f} |"
+    )
     return out
 
 
