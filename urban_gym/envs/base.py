@@ -229,6 +229,8 @@ class UrbanEnv(gym.Env):
     tasks: list[TaskSpec]
     task: TaskSpec
     action_table: Sequence[dict[str, Any]]
+    #: OpenCV's thread count in steps: False until decided (:meth:`_opencv_threads`)
+    _cv2_pin: int | None | bool = False
 
     # ------------------------------------------------------------------ construction
     @property
@@ -420,12 +422,12 @@ class UrbanEnv(gym.Env):
         it); decided once per env. ``URBAN_GYM_CV2_THREADS`` in the environment leaves it
         to the process (see :func:`one_thread_in_workers`).
         """
-        pin = self.__dict__.get("_cv2_pin", False)
+        pin = self._cv2_pin
         if pin is False:
             px = self.image_pixels()
             small = px is not None and px <= ONE_THREAD_MAX_PIXELS
             pin = 1 if small and not os.environ.get("URBAN_GYM_CV2_THREADS", "").strip() else None
-            self.__dict__["_cv2_pin"] = pin
+            self._cv2_pin = pin
         return pin
 
     # ------------------------------------------------------------------ reset
@@ -502,7 +504,9 @@ class UrbanEnv(gym.Env):
         """One step: decode the action, carry it out (or count it invalid), reward it,
         check the end, report (see the module docstring).
         """
-        pin = self._opencv_threads()
+        pin = self._cv2_pin  # an attribute read: a symbolic step takes a few microseconds
+        if pin is False:
+            pin = self._opencv_threads()
         if pin is None:
             return self._step(action)
         return call_with_opencv_threads(pin, self._step, action)
