@@ -27,27 +27,14 @@ ROWS = [
 ]
 
 RUN = """
-import json, time, numpy as np, gymnasium as gym, cv2
-import urban_gym
-env = gym.make({env_id!r}, **{kwargs!r})
-rng = np.random.default_rng(0)
-obs, _ = env.reset(seed=0)
-episode = 0
-def run(seconds):
-    global obs, episode
-    steps, end = 0, time.perf_counter() + seconds
-    while time.perf_counter() < end:
-        obs, _, term, trunc, _ = env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
-        steps += 1
-        if term or trunc:
-            episode += 1
-            obs, _ = env.reset(seed=1000 * episode)
-    return steps
-run({seconds} / 3)  # warm-up: kernels, caches
-t, c = time.perf_counter(), time.process_time()
-n = run({seconds})
-wall = time.perf_counter() - t
-print(json.dumps([n / wall, (time.process_time() - c) / wall, env.unwrapped._opencv_threads()]))
+import json, time
+from benchmarks.bench_throughput import make, rollout_rate
+env = make({env_id!r}, {kwargs!r})
+rollout_rate(env, {seconds} / 3)  # warm-up: kernels, caches
+c = time.process_time()
+rate, steps = rollout_rate(env, {seconds}, seed=1)
+cores = (time.process_time() - c) / (steps / rate)
+print(json.dumps([rate, cores, env.unwrapped._opencv_threads()]))
 """
 
 

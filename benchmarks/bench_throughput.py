@@ -179,18 +179,11 @@ print(time.perf_counter() - t0)
 """
 
 WARM_UP = """
-import time, gymnasium as gym, numpy as np
-import urban_gym
+import time
+from benchmarks.bench_throughput import make, rollout_rate
 t0 = time.perf_counter()
 for env_id, kwargs in {rows!r}:
-    env = gym.make(env_id, **kwargs)
-    rng = np.random.default_rng(0)
-    obs, _ = env.reset(seed=0)
-    for k in range({steps}):
-        obs, _, term, trunc, _ = env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
-        if term or trunc:
-            obs, _ = env.reset(seed=k)
-    env.close()
+    rollout_rate(make(env_id, kwargs), 0.0, min_steps={steps})
 print(time.perf_counter() - t0)
 """
 

@@ -116,9 +116,9 @@ def invalid_step_info(message: str, count: int) -> dict[str, Any]:
 #: an env whose images are all at most this many pixels (its views, and the panoramas a
 #: PoseGraph360 env crops them from) steps and resets with OpenCV on one thread. OpenCV's
 #: thread pool costs more than it gives on images this small -- its threads sleep between
-#: the few calls of a step and must be woken: CityWalk 84x84 2,224 steps/s on one thread
-#: against 1,959 on two, with 1.00 against 1.32 cores busy; on 512x512 views two threads
-#: gain a fifth (``benchmarks/bench_throughput.py`` and the README's figures)
+#: the few calls of a step and must be woken: CityWalk 84x84 ran 2,463 steps/s on one
+#: thread against 2,174 on two, with 1.00 against 1.33 cores busy
+#: (``benchmarks/bench_cv2_threads.py``, figures in the README)
 ONE_THREAD_MAX_PIXELS = 2**17
 
 
@@ -126,9 +126,8 @@ def call_with_opencv_threads(n: int, fn: Any, *args: Any) -> Any:
     """``fn(*args)`` with OpenCV on ``n`` threads, its count as it was afterwards (a pair
     of ``cv2.setNumThreads`` calls costs about 0.2 us).
     """
-    cv2 = sys.modules.get("cv2")
-    if cv2 is None:
-        import cv2
+    import cv2
+
     before = cv2.getNumThreads()
     if before == n:
         return fn(*args)
