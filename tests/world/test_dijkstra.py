@@ -97,3 +97,27 @@ def test_without_numba_routes_come_from_python_with_one_warning(monkeypatch, sma
         warnings.simplefilter("error")  # warned once, not on every call
         again = router.field(loc)
     assert again.dist == fld.dist
+
+
+def test_ties_keep_the_first_pushed_predecessor():
+    """A 2x2 grid of 100 m blocks (nodes 0..8, row by row): from node 0, node 8 is 400 m away
+    by six different routes, node 4 200 m by two. The predecessor on every tie is the one
+    the reference's push order gives, and a later push at the same distance never replaces
+    an earlier one.
+    """
+    adj: dict[int, list[tuple[int, float]]] = {i: [] for i in range(9)}
+    for i in range(9):
+        r, c = divmod(i, 3)
+        for j in ((i + 1) if c < 2 else None, (i + 3) if r < 2 else None):
+            if j is not None:
+                adj[i].append((j, 100.0))
+                adj[j].append((i, 100.0))
+    owner = type("Owner", (), {})()
+    net = dijkstra.pack(owner, adj)
+    open_ = dijkstra.closed_mask(net, frozenset())
+    dist, pred = dijkstra.shortest_from(net, open_, 0, 0.0, 0, 0.0)  # both ends at node 0
+    ref = dijkstra.shortest_from_python(net, open_, 0, 0.0, 0, 0.0)
+    assert (dict(dist), dict(pred)) == ref
+    assert dist[8] == 400.0 and dist[4] == 200.0
+    # node 1 (pushed from 0 before node 3) reaches 4 first; 4's neighbour 5 before 7
+    assert pred[4] == 1 and pred[8] == 5 and pred[0] is None

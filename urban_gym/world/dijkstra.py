@@ -1,10 +1,13 @@
 """Dijkstra on a city's walkable network, compiled with numba where it can be.
 
 :func:`shortest_from` is what :meth:`urban_gym.world.routing.Router.field` runs: the
-same algorithm as its pure-Python reference (:func:`shortest_from_python`) -- a binary heap
+same search as its pure-Python reference (:func:`shortest_from_python`) -- a binary heap
 of ``(distance, push counter, node, predecessor)`` entries, neighbours pushed in the order
-the network lists its edges -- so both give the same distances *and* the same predecessor
-on ties. The network is packed once per city into CSR arrays (:class:`PackedNetwork`).
+the network lists its edges -- kept as an indexed heap of nodes lowered in place
+(:mod:`urban_gym.world.dijkstra_kernel`: one slot per node instead of one entry per push),
+which pops the nodes in the reference's order, so both give the same distances *and* the
+same predecessor on ties. The network is packed once per city into CSR arrays
+(:class:`PackedNetwork`).
 
 Where numba is missing or the kernel cannot compile, a :class:`RuntimeWarning` says so once
 and the Python reference runs instead (about 30x slower on Helsinki's 3,742 nodes).
@@ -21,7 +24,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-_JIT = {"cache": True, "nogil": True}
 _state: dict[str, object] = {"kernel": None, "failed": False}
 _lock = threading.Lock()
 
@@ -102,32 +104,7 @@ def _kernel():
 
 
 def _compile():
-    import numba
-
-    @numba.njit(**_JIT)
-    def dijkstra(ptr, nbr, w, closed, s0, d0, s1, d1):  # pragma: no cover - compiled
-        n = len(ptr) - 1
-        dist = np.full(n, np.inf)
-        pred = np.full(n, -2, np.int64)  # -2 unreached, -1 a source end
-        done = np.zeros(n, np.bool_)
-        heap = [(d0, 0, s0, -1), (d1, 1, s1, -1)]
-        heapq.heapify(heap)
-        count = 2
-        while len(heap):
-            d, _, i, p = heapq.heappop(heap)
-            if done[i]:
-                continue
-            done[i] = True
-            dist[i] = d
-            pred[i] = p
-            for k in range(ptr[i], ptr[i + 1]):
-                j = nbr[k]
-                if not done[j]:
-                    if closed[k]:
-                        continue
-                    heapq.heappush(heap, (d + w[k], count, j, i))
-                    count += 1
-        return dist, pred
+    from urban_gym.world.dijkstra_kernel import dijkstra
 
     # compile now (and fail here, not inside an episode)
     one = np.zeros(2, np.int64)
