@@ -38,3 +38,15 @@ def test_is_a_registered_valid_env():
 def test_bad_times_are_named(times):
     with pytest.raises(ValueError, match="times must be"):
         busy_env.BusySteps(times)
+
+
+def test_routing_sources_are_the_ends_of_edges_around_random_places(small_city):
+    from benchmarks.bench_routing import sources
+    from urban_gym.world.routing import Router
+
+    router = Router(small_city)
+    src = sources(small_city, router, 6)
+    assert len(src) == 6 and src == sources(small_city, router, 6)  # seeded
+    for u, du, v, dv in src:
+        length = small_city.network.edges[u, v]["length"]
+        assert du >= 0 and dv >= 0 and du + dv == pytest.approx(length)
