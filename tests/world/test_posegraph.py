@@ -178,6 +178,30 @@ def test_load_posegraph_is_memoised(tiny_city):
     assert load_posegraph(TINY).statistics() == PoseGraph.from_city(tiny_city).statistics()
 
 
+def test_a_loaded_citys_pose_graph_comes_from_the_disk_cache(monkeypatch, tiny_city):
+    from urban_gym.world.posegraph import graph as graph_module
+
+    graph_module._GRAPHS.clear()
+    first = load_posegraph(TINY)
+    graph_module._GRAPHS.clear()  # a new process
+
+    def no_build(*a, **k):
+        raise AssertionError("built again instead of read from the disk cache")
+
+    monkeypatch.setattr(PoseGraph, "from_city", no_build)
+    again = load_posegraph(TINY)
+    assert again is not first
+    assert again.statistics() == first.statistics()
+    assert np.array_equal(again.frame_xy, first.frame_xy)
+    assert again.meta["city_spec"] == TINY
+    # another spacing is another graph, built (not the cached one read back)
+    with pytest.raises(AssertionError, match="built again"):
+        load_posegraph(TINY, spacing=7.0)
+    monkeypatch.undo()
+    assert len(load_posegraph(TINY, spacing=7.0).frame_xy) < len(first.frame_xy)
+    graph_module._GRAPHS.clear()
+
+
 def test_rendered_frames_lru_is_bounded():
     calls = []
 

@@ -556,19 +556,40 @@ _GRAPHS: LRUCache[tuple, PoseGraph] = LRUCache(max_items=8, lock=True, name="wor
 
 def load_posegraph(city: str, spacing: float = DEFAULT_SPACING_M, **params: Any) -> PoseGraph:
     """The pose graph of ``load_city(city)`` built by :meth:`PoseGraph.from_city` with
-    ``spacing`` and ``params``, memoised per process (without a frame source; attach one
-    with :meth:`PoseGraph.with_source`).
+    ``spacing`` and ``params``, memoised per process and kept in the world cache (built once
+    per machine, then read back: a fresh process's first PoseGraph360 step does not walk
+    the city's streets again), without a frame source (attach one with
+    :meth:`PoseGraph.with_source`).
     """
+    from urban_gym.world.diskcache import cached_for_city
     from urban_gym.world.loader import load_city
 
     key = (str(city), float(spacing), tuple(sorted((k, _freeze(v)) for k, v in params.items())))
 
     def build() -> PoseGraph:
-        g = PoseGraph.from_city(load_city(city), spacing=spacing, **params)
+        c = load_city(city)
+        g = cached_for_city(
+            "posegraph",
+            c,
+            lambda: PoseGraph.from_city(c, spacing=spacing, **params),
+            *_build_modules(),
+            key=repr(key[1:]),
+        )
         g.meta["city_spec"] = str(city)
         return g
 
     return _GRAPHS.get_or_create(key, build)
+
+
+def _build_modules() -> tuple:
+    """The modules whose code makes a pose graph from a city (their source names the cached
+    graph, so a change to them builds it anew).
+    """
+    import importlib
+
+    names = ("elements", "from_city", "graph", "junctions")
+    mods = [importlib.import_module(f"urban_gym.world.posegraph.{n}") for n in names]
+    return (*mods, importlib.import_module("urban_gym.world.geo"))
 
 
 def _freeze(v: Any) -> Any:
