@@ -101,3 +101,11 @@ def test_a_value_for_a_city_is_kept_by_its_fingerprint_and_key(tmp_path, monkeyp
     in_code = SimpleNamespace(fingerprint=None)  # a city built in code: never kept
     assert diskcache.cached_for_city("probe", in_code, build, diskcache) == {"n": 4}
     assert diskcache.cached_for_city("probe", in_code, build, diskcache) == {"n": 5}
+
+
+def test_a_module_and_its_dotted_name_name_the_same_sources():
+    from urban_gym.world import geo
+
+    by_module = diskcache.source_digest(diskcache, geo)
+    assert diskcache.source_digest("urban_gym.world.diskcache", "urban_gym.world.geo") == by_module
+    assert diskcache.source_digest(geo, diskcache) != by_module  # the order is part of it

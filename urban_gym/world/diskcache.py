@@ -12,6 +12,7 @@ written or a file cannot be read, the value is built in memory as before.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import os
 import pickle
 import tempfile
@@ -25,14 +26,16 @@ import numpy as np
 _digests: dict[tuple[str, ...], str] = {}
 
 
-def source_digest(*modules: ModuleType) -> str:
-    """A short hash of the source files of ``modules`` (cached per process)."""
-    key = tuple(m.__name__ for m in modules)
+def source_digest(*modules: ModuleType | str) -> str:
+    """A short hash of the source files of ``modules`` (modules, or their dotted names:
+    imported here), cached per process.
+    """
+    key = tuple(m if isinstance(m, str) else m.__name__ for m in modules)
     hit = _digests.get(key)
     if hit is None:
         h = hashlib.sha1()
-        for m in modules:
-            h.update(Path(str(m.__file__)).read_bytes())
+        for name in key:
+            h.update(Path(str(importlib.import_module(name).__file__)).read_bytes())
         hit = _digests[key] = h.hexdigest()[:12]
     return hit
 
@@ -53,7 +56,7 @@ def _drop_stale(path: Path, name: str) -> None:
 
 
 def cached_for_city(
-    kind: str, city: Any, build: Callable[[], Any], *modules: ModuleType, key: str = ""
+    kind: str, city: Any, build: Callable[[], Any], *modules: ModuleType | str, key: str = ""
 ) -> Any:
     """``build()`` for ``city``, kept on disk by :func:`cached_object` when the city has a
     fingerprint (:func:`urban_gym.world.loader.city_fingerprint`: one ``load_city``
@@ -69,7 +72,7 @@ def cached_for_city(
     return cached_object(f"{kind}-{digest}", build, *modules)
 
 
-def cached_object(name: str, build: Callable[[], Any], *modules: ModuleType) -> Any:
+def cached_object(name: str, build: Callable[[], Any], *modules: ModuleType | str) -> Any:
     """``build()`` (any picklable value), kept on disk as ``name`` for the sources of
     ``modules``: the file holds a SHA-256 of its payload and a corrupt or unreadable one is
     built again; an unwritable cache only costs the build.
@@ -97,7 +100,9 @@ def cached_object(name: str, build: Callable[[], Any], *modules: ModuleType) -> 
     return value
 
 
-def cached_array(name: str, build: Callable[[], np.ndarray], *modules: ModuleType) -> np.ndarray:
+def cached_array(
+    name: str, build: Callable[[], np.ndarray], *modules: ModuleType | str
+) -> np.ndarray:
     """``build()``, kept on disk as ``name`` for the sources of ``modules`` (read-only).
 
     Args:

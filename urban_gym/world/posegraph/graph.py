@@ -550,6 +550,12 @@ class GoalDistances:
         return float(t.offsets[-1] - t.offsets[state.frame]) + self.junction[t.end]
 
 
+#: The modules whose code makes a pose graph from a city: their source names the graph kept
+#: in the world cache, so a change to them builds it anew.
+BUILD_SOURCES: tuple[str, ...] = (
+    *(f"urban_gym.world.posegraph.{n}" for n in ("elements", "from_city", "graph", "junctions")),
+    "urban_gym.world.geo",
+)
 #: Pose graphs built by :func:`load_posegraph` in this process (the last 8 used).
 _GRAPHS: LRUCache[tuple, PoseGraph] = LRUCache(max_items=8, lock=True, name="world.posegraphs")
 
@@ -572,24 +578,13 @@ def load_posegraph(city: str, spacing: float = DEFAULT_SPACING_M, **params: Any)
             "posegraph",
             c,
             lambda: PoseGraph.from_city(c, spacing=spacing, **params),
-            *_build_modules(),
+            *BUILD_SOURCES,
             key=repr(key[1:]),
         )
         g.meta["city_spec"] = str(city)
         return g
 
     return _GRAPHS.get_or_create(key, build)
-
-
-def _build_modules() -> tuple:
-    """The modules whose code makes a pose graph from a city (their source names the cached
-    graph, so a change to them builds it anew).
-    """
-    import importlib
-
-    names = ("elements", "from_city", "graph", "junctions")
-    mods = [importlib.import_module(f"urban_gym.world.posegraph.{n}") for n in names]
-    return (*mods, importlib.import_module("urban_gym.world.geo"))
 
 
 def _freeze(v: Any) -> Any:

@@ -7,7 +7,6 @@ rebuild the same graph in any process.
 
 from __future__ import annotations
 
-import importlib
 import json
 from typing import Any
 
@@ -26,13 +25,15 @@ from urban_gym.world.streetgraph.touchdown import read_touchdown
 _MEMO: LRUCache[str, StreetGraph] = LRUCache(lock=True, name="world.streetgraphs")
 
 
-def _build_modules() -> tuple:
-    """The modules whose code makes a graph from a city (their source names the cached
-    graph, so a change to them builds it anew).
-    """
-    names = ("elements", "from_city", "graph", "preprocess", "distances", "loading")
-    mods = [importlib.import_module(f"urban_gym.world.streetgraph.{n}") for n in names]
-    return (*mods, importlib.import_module("urban_gym.world.geo"))  # the graph's GeoFrame
+#: The modules whose code makes a graph from a city: their source names the graph kept in
+#: the world cache, so a change to them builds it anew (geo: the graph's GeoFrame).
+BUILD_SOURCES: tuple[str, ...] = (
+    *(
+        f"urban_gym.world.streetgraph.{n}"
+        for n in ("elements", "from_city", "graph", "preprocess", "distances", "loading")
+    ),
+    "urban_gym.world.geo",
+)
 
 
 def graph_key(spec: dict[str, Any]) -> str:
@@ -98,7 +99,7 @@ def load_streetgraph(spec: dict[str, Any]) -> StreetGraph:
     if city is None:
         g = build()
     else:  # a graph of a loaded city: built once per machine, then read from the world cache
-        g = cached_for_city("streetgraph", city, build, *_build_modules(), key=key)
+        g = cached_for_city("streetgraph", city, build, *BUILD_SOURCES, key=key)
     _MEMO.put(key, g)
     return g
 
