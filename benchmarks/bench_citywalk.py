@@ -42,7 +42,7 @@ def env_rate(
     """Median steps/s over ``repeat`` runs of ``steps`` steps, and the median reset time
     (s). When ``poses`` is a list, the first run's views (pose, pedestrians, conditions)
     are appended to it."""
-    from urban_gym.envs.citywalk import CityWalkEnv
+    from urban_gym.families.citywalk.env import CityWalkEnv
 
     env = CityWalkEnv(view_size=view_size)
     canon = [env.action_set.normalise(a) for a in ACTIONS]

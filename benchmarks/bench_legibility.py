@@ -95,7 +95,7 @@ def _wh(v) -> tuple[int, int]:
 def lm_view_specs() -> list[ViewSpec]:
     """The view of each family's language-model face, read from the envs that
     :func:`~urban_gym.wrappers.make_lm_env` builds by default."""
-    from urban_gym.envs import streetgraph as sg
+    from urban_gym.families.streetgraph import env as sg
     from urban_gym.wrappers import make_lm_env
 
     specs = []

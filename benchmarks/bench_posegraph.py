@@ -57,12 +57,12 @@ def timed_steps(env, actions, n: int) -> tuple[float, list[tuple[float, float, d
 
 
 def main() -> None:
-    from urban_gym.envs.posegraph360 import PoseGraph360Env
+    from urban_gym.families.posegraph360 import tasks as T
+    from urban_gym.families.posegraph360.env import PoseGraph360Env
+    from urban_gym.families.posegraph360.world import PoseGraph, State, load_posegraph
+    from urban_gym.families.posegraph360.world import graph as graph_module
     from urban_gym.render import perspective
-    from urban_gym.tasks import posegraph360 as T
     from urban_gym.world import load_city
-    from urban_gym.world.posegraph import PoseGraph, State, load_posegraph
-    from urban_gym.world.posegraph import graph as graph_module
 
     city = load_city("helsinki")
     build = time_call(lambda: PoseGraph.from_city(city), repeat=3)

@@ -127,7 +127,7 @@ def bare_csv(d: Path) -> None:
 
 
 def load_and_preprocess(d: Path) -> tuple[float, object]:
-    from urban_gym.world.streetgraph import preprocess, read_touchdown
+    from urban_gym.families.streetgraph.world import preprocess, read_touchdown
 
     t = time.perf_counter()
     g = read_touchdown(d)
@@ -177,10 +177,10 @@ def env_step_time(env, n: int = 5_000) -> tuple[float, float]:
 
 def image_env(d: Path):
     """An 84x84 image env on a small grid graph whose views are all cached."""
-    from urban_gym.envs.streetgraph import StreetGraphEnv
+    from urban_gym.families.streetgraph.env import StreetGraphEnv
+    from urban_gym.families.streetgraph.tasks import touchdown_graph_spec
+    from urban_gym.families.streetgraph.world import load_streetgraph
     from urban_gym.tasks.spec import TaskSpec
-    from urban_gym.tasks.streetgraph import touchdown_graph_spec
-    from urban_gym.world.streetgraph import load_streetgraph
 
     spec = touchdown_graph_spec(d, d / "images")
     g = load_streetgraph(spec)
@@ -222,7 +222,7 @@ def main() -> None:
         print(f"synthetic graph: {g.num_nodes} nodes, {g.num_links} links; preprocessing:")
         print(rep)
 
-        from urban_gym.envs.streetgraph import StreetGraphEnv
+        from urban_gym.families.streetgraph.env import StreetGraphEnv
 
         cart = cartpole_step_time()
         sym_env = StreetGraphEnv(suite="procedural", observation="symbolic")

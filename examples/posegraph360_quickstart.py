@@ -13,8 +13,8 @@ import gymnasium as gym
 from PIL import Image
 
 import urban_gym  # noqa: F401  (registers the UrbanGym/... ids)
-from urban_gym.baselines.oracles.posegraph360 import PoseGraphOracle
-from urban_gym.tasks.posegraph360 import TASK_TYPES
+from urban_gym.families.posegraph360.oracle import PoseGraphOracle
+from urban_gym.families.posegraph360.tasks import TASK_TYPES
 
 
 def main() -> None:

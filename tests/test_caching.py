@@ -253,11 +253,11 @@ def test_lru_cached_with_a_byte_bound() -> None:
 
 def test_clear_caches_empties_a_cache_of_each_layer() -> None:
     """One cache of each layer filled, then ``urban_gym.clear_caches()`` empties them all."""
-    from urban_gym.envs.citywalk_dynamics import _FIELD_CACHE, distance_field
+    from urban_gym.families.citywalk.dynamics import _FIELD_CACHE, distance_field
+    from urban_gym.families.posegraph360.world import load_posegraph
     from urban_gym.render.fonts import load_font
     from urban_gym.render.map import text_sprite
     from urban_gym.world import load_city
-    from urban_gym.world.posegraph import load_posegraph
     from urban_gym.world.routing import Router
     from urban_gym.world.walkable import WalkGeometry
 

@@ -117,7 +117,7 @@ def test_find_cycles_sees_function_level_and_from_imports(tmp_path: Path) -> Non
     assert find_cycles(graph) == [["p.a", "p.b"]]
     # the AST reader: load_posegraph imports the loader inside its function body
     modules = all_modules()
-    graph = imported_modules(modules["urban_gym.world.posegraph.graph"], modules)
+    graph = imported_modules(modules["urban_gym.families.posegraph360.world.graph"], modules)
     assert "urban_gym.world.loader" in graph, graph
     city = imported_modules(modules["urban_gym.world.city"], modules)
     assert "urban_gym.world.bundle" in city, city  # City.save/load delegate to bundle
@@ -153,7 +153,9 @@ def test_no_module_over_900_lines() -> None:
     assert not long, f"modules over {MAX_MODULE_LINES} lines: {long}"
 
 
-@pytest.mark.parametrize("package", ["urban_gym.world.posegraph", "urban_gym.world.streetgraph"])
+@pytest.mark.parametrize(
+    "package", ["urban_gym.families.posegraph360.world", "urban_gym.families.streetgraph.world"]
+)
 def test_world_graph_packages_are_split(package: str) -> None:
     """The two graph packages keep every module under ~600 lines (issue 11, item 4)."""
     modules = all_modules()

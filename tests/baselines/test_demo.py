@@ -7,7 +7,7 @@ import json
 import imageio.v3 as iio
 
 from urban_gym.cli import main
-from urban_gym.envs.streetgraph import FRAME_TILE
+from urban_gym.families.streetgraph.env import FRAME_TILE
 from urban_gym.render import frame as F
 
 

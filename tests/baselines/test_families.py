@@ -59,7 +59,7 @@ CASES = {
 def _citywalk_rl_tasks() -> list[dict]:
     """Four daylight SGN tasks: few distinct light conditions keep the renderer's caches warm
     while the random early policy resets often."""
-    from urban_gym.tasks.citywalk import DEFAULT_SUITE_PATH as DEFAULT_SUITE
+    from urban_gym.families.citywalk.tasks import DEFAULT_SUITE_PATH as DEFAULT_SUITE
     from urban_gym.tasks.suite import load_suite
 
     tasks = [t for t in load_suite(DEFAULT_SUITE) if t.type == "SGN" and t.difficulty == "l2"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from urban_gym.envs.posegraph360_actions import make_action_set
+from urban_gym.families.posegraph360.actions import make_action_set
 from urban_gym.tasks import metrics as m
 from urban_gym.tasks.grounding import normalise_run, resolve_scale, score_run_boxes
 from urban_gym.wrappers.parsing import parse_reply, strip_reasoning

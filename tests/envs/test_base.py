@@ -13,10 +13,10 @@ import pytest
 from tests.reliability.small import IDS, make_small, small_kwargs
 from urban_gym.envs.actions import NormalisedAction, UnreadableReply
 from urban_gym.envs.base import INVALID_ACTION_REWARD
-from urban_gym.envs.citywalk import CityWalkEnv
-from urban_gym.envs.posegraph360 import PoseGraph360Env
-from urban_gym.envs.streetgraph import StreetGraphEnv
 from urban_gym.errors import UrbanGymError
+from urban_gym.families.citywalk.env import CityWalkEnv
+from urban_gym.families.posegraph360.env import PoseGraph360Env
+from urban_gym.families.streetgraph.env import StreetGraphEnv
 from urban_gym.tasks.spec import TaskError
 
 TINY = "procedural:seed=3,blocks=2x2"
@@ -85,7 +85,7 @@ def test_tasks_of_another_city_than_an_explicit_city_are_an_error(make, tiny_cit
 
 
 def _tiny_tasks(family: str):
-    from urban_gym.tasks import posegraph360 as T
+    from urban_gym.families.posegraph360 import tasks as T
 
     assert family == "posegraph360"
     return T.PoseGraphTaskGenerator(TINY, seed=0).suite(per_type=1, types=["localization"])

@@ -84,7 +84,7 @@ def test_posegraph_landmark_seen_from_its_reference_view_not_from_behind():
         track_visibility=True,
     )
     u = env.unwrapped
-    from urban_gym.world.posegraph import State
+    from urban_gym.families.posegraph360.world import State
 
     seen = checked = 0
     for k in range(8):

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import urban_gym  # noqa: F401  (registers the ids)
-from tests.envs.test_streetgraph import fixture_dir, route_task  # noqa: F401
-from urban_gym.envs.streetgraph import FRAME_TILE, StreetGraphEnv
+from tests.families.streetgraph.test_env import fixture_dir, route_task  # noqa: F401
+from urban_gym.families.streetgraph.env import FRAME_TILE, StreetGraphEnv
 from urban_gym.render import frame as F
 
 WHITE = np.array([255, 255, 255], np.uint8)

@@ -67,7 +67,7 @@ def test_oracle_records_traces_and_manifest(tmp_path):
     m = d.read_manifest()
     assert m["env_id"] == SG and m["env_kwargs"] == {**SYMBOLIC, "track_visibility": True}
     assert m["suite"]["spec"] == "procedural" and len(m["suite"]["sha256"]) == 64
-    assert m["suite"]["path"].endswith("streetgraph_procedural.jsonl")
+    assert m["suite"]["path"].endswith("streetgraph/suites/procedural.jsonl")
     assert m["agent"] == {
         "spec": "oracle",
         "kind": "oracle",

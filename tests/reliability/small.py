@@ -21,8 +21,8 @@ _SMALL: dict[str, dict[str, Any]] = {
 
 
 def family(env_id: str) -> str:
-    """The family module of a registered id (``"streetgraph"`` ...)."""
-    return ENV_SPECS[env_id][0].split(":")[0].rsplit(".", 1)[-1]
+    """The family of a registered id (``"streetgraph"`` ...): the package its env lives in."""
+    return ENV_SPECS[env_id][0].split(":")[0].split(".")[2]
 
 
 def small_kwargs(env_id: str, images: bool = True) -> dict[str, Any]:

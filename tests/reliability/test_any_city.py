@@ -42,7 +42,7 @@ def generated(cities, tmp_path_factory):
     made = {}
     for city, path in cities.items():
         for fam in FAMILIES:
-            gen = importlib.import_module(f"urban_gym.tasks.{fam}").generate
+            gen = importlib.import_module(f"urban_gym.families.{fam}.tasks").generate
             try:
                 made[city, fam] = gen(path, out_dir / f"{city}_{fam}.jsonl", 0, PER_TYPE)
             except UrbanGymError as exc:
@@ -230,7 +230,7 @@ def test_oracle_solves_one_task_of_each_kind(generated, city, family):
 # ---------------------------------------------------------------- the reproductions
 def test_citywalk_on_a_tiny_city_no_longer_raises_high_le_0(cities):
     # was: ValueError: high <= 0 (no POI kind with two places to pick a search kind from)
-    from urban_gym.tasks.citywalk import generate_with_report
+    from urban_gym.families.citywalk.tasks import generate_with_report
     from urban_gym.world import load_city
 
     with pytest.raises(SuiteGenerationError, match="PTS: 0 of 2 \u2014 no POI kind with 2"):

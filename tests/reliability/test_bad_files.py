@@ -16,14 +16,19 @@ import warnings
 import numpy as np
 import pytest
 
+from tests.families.streetgraph.streetgraph_fixture import link_lines, node_lines, write_fixture
 from tests.world.osm_fixture import town
-from tests.world.streetgraph_fixture import link_lines, node_lines, write_fixture
 from urban_gym.errors import CityLoadError, CityLoadWarning, UrbanGymError
+from urban_gym.families.posegraph360.world import (
+    PoseGraph,
+    PoseGraphError,
+    VideoFrames,
+    read_pose_csv,
+)
+from urban_gym.families.streetgraph.world import StreetGraphError, read_routes, read_touchdown
 from urban_gym.tasks.spec import TaskError, TaskSpec
 from urban_gym.tasks.suite import load_suite
 from urban_gym.world.osm import import_osm
-from urban_gym.world.posegraph import PoseGraph, PoseGraphError, VideoFrames, read_pose_csv
-from urban_gym.world.streetgraph import StreetGraphError, read_routes, read_touchdown
 
 
 # ============================================================== item 9: OSM coordinates
@@ -266,7 +271,7 @@ def test_cli_streetgraph_routes_skips_every_bad_line(tmp_path, capsys):
 
 # ================================================================ item 11: task suites
 def _posegraph_task(type_: str = "localization") -> dict:
-    suite = load_suite("urban_gym/data/suites/posegraph360_helsinki.jsonl")
+    suite = load_suite("urban_gym/families/posegraph360/suites/helsinki.jsonl")
     return next(t for t in suite if t.type == type_).to_dict()
 
 
@@ -331,7 +336,7 @@ def test_unparseable_suite_lines(tmp_path, line, what):
 
 
 def test_posegraph_env_refuses_a_bad_task_at_the_door():
-    from urban_gym.envs.posegraph360 import PoseGraph360Env
+    from urban_gym.families.posegraph360.env import PoseGraph360Env
 
     bad = {**_posegraph_task(), "limits": {"step_limit": -3}}
     with pytest.raises(UrbanGymError, match="limits.step_limit=-3"):

@@ -89,7 +89,7 @@ def test_500_deep_replies_through_the_language_model_interface(env_id):
 
 def test_parse_reply_summarises_deep_and_huge_fields():
     from urban_gym.envs.actions import describe_value
-    from urban_gym.envs.posegraph360 import make_action_set
+    from urban_gym.families.posegraph360.env import make_action_set
 
     aset = make_action_set()
     r = parse_reply('{"action": "W", "memory": ' + "[" * 900 + "]" * 900 + "}", aset)

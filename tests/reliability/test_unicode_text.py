@@ -73,7 +73,7 @@ def test_surrogates_never_enter_a_charset_and_are_replaced():
 
 
 def _citywalk_tasks(city) -> list[TaskSpec]:
-    from urban_gym.tasks.citywalk import generate_tasks
+    from urban_gym.families.citywalk.tasks import generate_tasks
 
     tasks = generate_tasks(city, TINY, per_type=1, variants_per_type=0, seed=0, types=["OU", "SGN"])
     out = []
@@ -87,14 +87,14 @@ def _citywalk_tasks(city) -> list[TaskSpec]:
 
 
 def _posegraph_tasks(city) -> list[TaskSpec]:
-    from urban_gym.tasks import posegraph360 as T
+    from urban_gym.families.posegraph360 import tasks as T
 
     tasks = T.PoseGraphTaskGenerator(TINY, seed=0).suite(per_type=1, types=["localization", "vln"])
     return [dataclasses.replace(t, instruction=TEXT) for t in tasks]
 
 
 def _streetgraph_tasks(city) -> list[TaskSpec]:
-    from urban_gym.tasks.streetgraph import load_default_suite
+    from urban_gym.families.streetgraph.tasks import load_default_suite
 
     return [dataclasses.replace(t, instruction=TEXT) for t in load_default_suite("procedural")[:2]]
 
@@ -142,7 +142,7 @@ def test_citywalk_question_options_keep_their_script(tiny_city):
 
 
 def test_posegraph_task_types_filter_before_the_task_checks(tiny_city):
-    from urban_gym.tasks import posegraph360 as T
+    from urban_gym.families.posegraph360 import tasks as T
 
     good = T.PoseGraphTaskGenerator(TINY, seed=0).generate("localization", 1)[0]
     # a landmark task without a goal: check_task rejects it

@@ -10,6 +10,8 @@ import pytest
 from shapely.geometry import Point, box
 
 import urban_gym  # noqa: F401
+from urban_gym.families.streetgraph.tasks import ProceduralTasks
+from urban_gym.families.streetgraph.tasks.generate import SuiteConfig, generate_od_tasks
 from urban_gym.tasks.spec import TaskError
 from urban_gym.tasks.splits import (
     HeldOutAreas,
@@ -20,8 +22,6 @@ from urban_gym.tasks.splits import (
     task_points,
     write_splits,
 )
-from urban_gym.tasks.streetgraph import ProceduralTasks
-from urban_gym.tasks.streetgraph.generate import SuiteConfig, generate_od_tasks
 from urban_gym.tasks.suite import load_suite
 from urban_gym.world.geo import GeoFrame
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pickle
 
-from urban_gym.envs.citywalk_dynamics import _LOW_CACHE, low_obstacles
+from urban_gym.families.citywalk.dynamics import _LOW_CACHE, low_obstacles
 from urban_gym.world import load_city
 from urban_gym.world.walkable import _GEOMETRY_CACHE, WalkGeometry
 

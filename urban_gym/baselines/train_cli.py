@@ -87,7 +87,7 @@ def add_split_suite(p: argparse.ArgumentParser) -> None:
 
 def _frame_of(task: object) -> object:
     if getattr(task, "family", "") == "streetgraph":
-        from urban_gym.tasks.streetgraph.evaluate import graph_of
+        from urban_gym.families.streetgraph.tasks.evaluate import graph_of
 
         return graph_of(task).frame
     from urban_gym.world.loader import load_city

@@ -26,7 +26,7 @@ def _add_citywalk_eval(p: argparse.ArgumentParser) -> None:
 )(_add_citywalk_eval)
 def run_citywalk_eval(args: argparse.Namespace) -> int:
     """Score the oracle and random agents on a CityWalk suite and print the table."""
-    from urban_gym.eval.citywalk import evaluate, format_report
+    from urban_gym.families.citywalk.eval_command import evaluate, format_report
 
     agents = [a.strip() for a in args.agents.split(",") if a.strip()]
     types = [t.strip() for t in args.types.split(",")] if args.types else None
@@ -57,7 +57,7 @@ def _add_posegraph_eval(p: argparse.ArgumentParser) -> None:
 )(_add_posegraph_eval)
 def run_posegraph_eval(args: argparse.Namespace) -> int:
     """Score the oracle and random agents on a PoseGraph360 suite and print the table."""
-    from urban_gym.eval.posegraph360 import evaluate, format_results
+    from urban_gym.families.posegraph360.eval_command import evaluate, format_results
 
     kwargs = {
         "city": args.city,
@@ -105,8 +105,8 @@ def run_streetgraph_eval(args: argparse.Namespace) -> int:
     """Score the oracle and random agents on a StreetGraph suite and print the table."""
     import gymnasium as gym
 
-    from urban_gym.eval.streetgraph import ENV_ID, evaluate
-    from urban_gym.tasks.streetgraph import suite_statistics
+    from urban_gym.families.streetgraph.eval_command import ENV_ID, evaluate
+    from urban_gym.families.streetgraph.tasks import suite_statistics
 
     kwargs = {"suite": args.suite, "observation": args.observation, "image_size": args.image_size}
     env = gym.make(ENV_ID, **kwargs).unwrapped

@@ -48,7 +48,7 @@ def run_info(args: argparse.Namespace) -> int:
 
     city = load_city(args.city, bbox=args.bbox)
     if args.posegraph:
-        from urban_gym.world.posegraph import PoseGraph, format_statistics
+        from urban_gym.families.posegraph360.world import PoseGraph, format_statistics
 
         st = PoseGraph.from_city(city, spacing=args.spacing).statistics()
         print(json.dumps(st, ensure_ascii=False, indent=1) if args.json else format_statistics(st))
@@ -117,15 +117,19 @@ def _add_validate_posegraph(p: argparse.ArgumentParser) -> None:
 )(_add_validate_posegraph)
 def run_validate_posegraph(args: argparse.Namespace) -> int:
     """Print how well a pose graph (the city's or a capture's) fits the streets."""
+    from urban_gym.families.posegraph360.world import (
+        PoseGraph,
+        format_validation,
+        validate_posegraph,
+    )
     from urban_gym.world import load_city
-    from urban_gym.world.posegraph import PoseGraph, format_validation, validate_posegraph
 
     city = load_city(args.city)
     if args.capture:
         graph = PoseGraph.from_capture(args.capture, args.poses, geo=city.frame)
     else:
         graph = PoseGraph.from_city(city, spacing=args.spacing)
-    from urban_gym.world.posegraph.validation import validation_failures
+    from urban_gym.families.posegraph360.world.validation import validation_failures
 
     v = validate_posegraph(graph, city, pairs=args.pairs, seed=args.seed, network=args.network)
     print(json.dumps(v, indent=1) if args.json else format_validation(v))
@@ -156,7 +160,7 @@ def _add_streetgraph_routes(p: argparse.ArgumentParser) -> None:
 )(_add_streetgraph_routes)
 def run_streetgraph_routes(args: argparse.Namespace) -> int:
     """Convert a Touchdown/map2seq route file (or ``--od N``) into a StreetGraph suite."""
-    from urban_gym.tasks.streetgraph import instruction_tasks, touchdown_od_suite
+    from urban_gym.families.streetgraph.tasks import instruction_tasks, touchdown_od_suite
     from urban_gym.tasks.suite import save_suite
 
     if args.od is not None:
@@ -213,7 +217,7 @@ def run_streetgraph_info(args: argparse.Namespace) -> int:
     import os
     import time
 
-    from urban_gym.world.streetgraph import StreetGraph, preprocess, read_touchdown
+    from urban_gym.families.streetgraph.world import StreetGraph, preprocess, read_touchdown
 
     t0 = time.perf_counter()
     city = None
@@ -236,7 +240,7 @@ def run_streetgraph_info(args: argparse.Namespace) -> int:
         "seconds": {"load": round(t1 - t0, 3), "preprocess": round(t2 - t1, 3)},
     }
     if city is not None:
-        from urban_gym.tasks.streetgraph import city_destinations
+        from urban_gym.families.streetgraph.tasks import city_destinations
 
         out["destinations"] = len(city_destinations(graph, city))
     if args.json:

@@ -276,7 +276,7 @@ def _posegraph_goal_view(env: Any, task: TaskSpec, goal: tuple[float, float]) ->
     graph = env.graph
     state = graph.nearest_state(goal[0], goal[1])
     if "trajectory" in gl and "frame" in gl:
-        from urban_gym.world.posegraph import State
+        from urban_gym.families.posegraph360.world import State
 
         s = State(int(gl["trajectory"]), int(gl["frame"]))
         try:

@@ -16,20 +16,26 @@ ENV_SPECS: dict[str, tuple[str, dict[str, Any]]] = {
     # --- PoseGraph360 (issue 4) ---
     # no city pinned: the default suite is Helsinki's, and a suite of other cities (a
     # procedural one, say) runs each task in its own city
-    "UrbanGym/PoseGraph360-v0": ("urban_gym.envs.posegraph360:PoseGraph360Env", {}),
+    "UrbanGym/PoseGraph360-v0": ("urban_gym.families.posegraph360.env:PoseGraph360Env", {}),
     "UrbanGym/PoseGraph360-Procedural-v0": (
-        "urban_gym.envs.posegraph360:PoseGraph360Env",
+        "urban_gym.families.posegraph360.env:PoseGraph360Env",
         {"city": "procedural:seed=3,blocks=2x2", "view_size": 128, "pano_width": 512},
     ),
     # --- StreetGraph (issue 5) ---
-    "UrbanGym/StreetGraph-v0": ("urban_gym.envs.streetgraph:StreetGraphEnv", {"suite": "helsinki"}),
+    "UrbanGym/StreetGraph-v0": (
+        "urban_gym.families.streetgraph.env:StreetGraphEnv",
+        {"suite": "helsinki"},
+    ),
     "UrbanGym/StreetGraph-Procedural-v0": (
-        "urban_gym.envs.streetgraph:StreetGraphEnv",
+        "urban_gym.families.streetgraph.env:StreetGraphEnv",
         {"suite": "procedural"},
     ),
     # --- CityWalk (issue 6) ---
-    "UrbanGym/CityWalk-v0": ("urban_gym.envs.citywalk:CityWalkEnv", {}),
-    "UrbanGym/CityWalk-NoView-v0": ("urban_gym.envs.citywalk:CityWalkEnv", {"view_size": None}),
+    "UrbanGym/CityWalk-v0": ("urban_gym.families.citywalk.env:CityWalkEnv", {}),
+    "UrbanGym/CityWalk-NoView-v0": (
+        "urban_gym.families.citywalk.env:CityWalkEnv",
+        {"view_size": None},
+    ),
 }
 
 

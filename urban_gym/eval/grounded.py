@@ -24,7 +24,7 @@ def view_frame(env_kwargs: Mapping[str, Any]) -> tuple[int, int]:
     """
     size = env_kwargs.get("view_size")
     if size is None:
-        from urban_gym.envs.posegraph360 import PoseGraph360Env
+        from urban_gym.families.posegraph360.env import PoseGraph360Env
 
         size = inspect.signature(PoseGraph360Env.__init__).parameters["view_size"].default
     if isinstance(size, (list, tuple)):
@@ -41,8 +41,8 @@ def run_box_scores(
     {"acc50", "mean_iou"}, "compatible": {...}}``. None when the run has no such episode
     with its true box in ``task_info``.
     """
+    from urban_gym.families.posegraph360.tasks.grounded import read_box
     from urban_gym.tasks.grounding import score_run_boxes
-    from urban_gym.tasks.posegraph360.grounded import read_box
 
     recs = [r for r in records if r.get("task_type") == BOX_TASK_TYPE]
     truth = [(r.get("task_info") or {}).get("bbox") for r in recs]

@@ -87,7 +87,7 @@ def make_env(spec: RunSpec, render_mode: str | None = None) -> gym.Env:
 #: hands to worker processes that do not start as a fork of this one (Ray actors).
 WORLD_MEMOS: tuple[tuple[str, str], ...] = (
     ("urban_gym.world.loader", "_MEMO"),  # cities (procedural ones take seconds to build)
-    ("urban_gym.world.streetgraph.loading", "_MEMO"),  # preprocessed street graphs
+    ("urban_gym.families.streetgraph.world.loading", "_MEMO"),  # preprocessed street graphs
 )
 
 

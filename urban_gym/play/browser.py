@@ -163,7 +163,7 @@ def _citywalk_presses(a: dict[str, Any]) -> list[Press]:
     if name == "terminate":
         return [Press("key", "Enter")]
     if name == "answer":
-        from urban_gym.tasks.citywalk import OPTION_LETTERS
+        from urban_gym.families.citywalk.tasks import OPTION_LETTERS
 
         return [Press("key", str(OPTION_LETTERS.index(str(a["answer"])) + 1))]
     if name in _CW_FIXED_KEYS:

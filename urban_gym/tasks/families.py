@@ -174,9 +174,9 @@ def family_names() -> tuple[str, ...]:
 register_family(
     Family(
         name="posegraph360",
-        package="urban_gym.tasks.posegraph360",
-        env="urban_gym.envs.posegraph360:PoseGraph360Env",
-        oracle="urban_gym.baselines.oracles.posegraph360:PoseGraphOracle",
+        package="urban_gym.families.posegraph360.tasks",
+        env="urban_gym.families.posegraph360.env:PoseGraph360Env",
+        oracle="urban_gym.families.posegraph360.oracle:PoseGraphOracle",
         protocol="react",
         memory="reflection",
         demo_env_id="UrbanGym/PoseGraph360-v0",
@@ -188,9 +188,9 @@ register_family(
 register_family(
     Family(
         name="streetgraph",
-        package="urban_gym.tasks.streetgraph",
-        env="urban_gym.envs.streetgraph:StreetGraphEnv",
-        oracle="urban_gym.baselines.oracles.streetgraph:StreetGraphOracle",
+        package="urban_gym.families.streetgraph.tasks",
+        env="urban_gym.families.streetgraph.env:StreetGraphEnv",
+        oracle="urban_gym.families.streetgraph.oracle:StreetGraphOracle",
         protocol="verbalized_path",
         memory="agentnav",
         demo_env_id="UrbanGym/StreetGraph-v0",
@@ -202,9 +202,9 @@ register_family(
 register_family(
     Family(
         name="citywalk",
-        package="urban_gym.tasks.citywalk",
-        env="urban_gym.envs.citywalk:CityWalkEnv",
-        oracle="urban_gym.baselines.oracles.citywalk:CityWalkOracle",
+        package="urban_gym.families.citywalk.tasks",
+        env="urban_gym.families.citywalk.env:CityWalkEnv",
+        oracle="urban_gym.families.citywalk.oracle:CityWalkOracle",
         protocol="observe_reason_act",
         memory=None,
         history=2,

@@ -116,7 +116,7 @@ def task_points(task: TaskSpec) -> tuple[tuple[float, float], list[tuple[float, 
     """
     g = task.goal or {}
     if task.family == "streetgraph":
-        from urban_gym.tasks.streetgraph.evaluate import graph_of
+        from urban_gym.families.streetgraph.tasks.evaluate import graph_of
 
         graph = graph_of(task)
 

@@ -289,7 +289,7 @@ class AddLocationMap(gym.ObservationWrapper, gym.utils.RecordConstructorArgs):
     360CityArena's main setting gives the model, each step, a map that marks where the
     agent is and which way it faces; its ablation ("without location") leaves the map
     out. This wrapper reads the map from the env (``env.unwrapped.location_map(size)``,
-    e.g. :meth:`~urban_gym.envs.posegraph360.PoseGraph360Env.location_map`) and adds it
+    e.g. :meth:`~urban_gym.families.posegraph360.env.PoseGraph360Env.location_map`) and adds it
     under ``key``; an env made with ``location_prior=True`` already has it.
 
     Args:

@@ -1,0 +1,1 @@
+"""The environment families of urban_gym, one package each."""

@@ -1,0 +1,3 @@
+"""CityWalk: a continuous real-scale city with a five-level task ladder (after
+UrbanGround).
+"""

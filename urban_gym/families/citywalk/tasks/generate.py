@@ -1,0 +1,297 @@
+"""CityWalk suite generation: every type the city supports, with a per-type report, and
+the suite's statistics.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from urban_gym.families.citywalk.tasks.context import _Ctx
+from urban_gym.families.citywalk.tasks.generators import _NO_INTENT, GENERATORS
+from urban_gym.families.citywalk.tasks.types import (
+    DEFAULT_MAX_STEPS,
+    DEFAULT_SUITE_PATH,
+    DISTANCE_BIN_TYPES,
+    DISTANCE_BINS,
+    GENERATOR_VERSION,
+    INTENT_CATEGORIES,
+    PAPER_BASE_COUNTS,
+    TASK_TYPES,
+    VARIANT_CONDITIONS,
+    VARIANT_TYPES,
+)
+from urban_gym.tasks.report import GeneratedSuite, GenerationReport, Misses, TypeReport
+from urban_gym.tasks.spec import TaskError, TaskSpec
+from urban_gym.tasks.suite import counts, group_tasks, meta_values, quantiles, save_suite
+from urban_gym.world.city import City
+
+FATAL_STAGE = 100
+#: Base tasks of each condition-varied type that the default suite varies (x 4 conditions).
+DEFAULT_VARIANT_BASES = 10
+
+
+def type_lacks(c: _Ctx, code: str) -> str | None:
+    """What the city lacks for task type ``code`` before any attempt (None: nothing
+    obvious; the attempts may still fail, see :meth:`_Ctx.miss`). Draws no random numbers.
+    """
+    if not c.pois:
+        return (
+            f"no usable named POI (of the city's {len(c.city.pois)} named POIs none has a "
+            "unique name of 2-40 characters, a kind worth walking to and its sign within "
+            "25 m of the walkable network)"
+        )
+    kinds = Counter(p.kind for p in c.pois)
+    usable = f"only {len(c.pois)} usable named POI" + ("s" if len(c.pois) > 1 else "")
+    if code == "VR":
+        if not any(p.facade is not None for p in c.pois):
+            return "no named POI on a building facade"
+        if len(c.pois) < 4:
+            return f"{usable}; a question needs 4 (the answer and 3 other options)"
+    if code == "AEQ" and max(kinds.values()) < 4:
+        return "no POI kind with 4 or more places (the answer and 3 options of its kind)"
+    if code == "PTS" and not any(v >= 2 for k, v in kinds.items() if k != "company"):
+        return "no POI kind with 2 or more places to choose the nearest among"
+    if code == "III" and not any(kinds[k] for ks in INTENT_CATEGORIES.values() for k in ks):
+        return _NO_INTENT
+    need = {"TWS": 2, "MSP": 3}.get(code, 1)
+    if len(c.pois) < need:
+        return f"{usable}; {code} visits {need} places"
+    return None
+
+
+def generate_with_report(
+    city: City,
+    city_spec: str,
+    per_type: int | Mapping[str, int] = 20,
+    variants_per_type: int = 8,
+    seed: int = 0,
+    types: Iterable[str] | None = None,
+    max_tries: int = 400,
+) -> tuple[list[TaskSpec], GenerationReport]:
+    """Generate CityWalk tasks and say, per type, how many were made and why not more.
+
+    ``per_type`` tasks of each type in ``types`` (default all thirteen; a mapping gives
+    each type its own count, e.g. :data:`PAPER_BASE_COUNTS`), then the condition variants:
+    the first ``variants_per_type`` base tasks of each of :data:`VARIANT_TYPES`, each under
+    every one of :data:`VARIANT_CONDITIONS` (the same start, goal and options; the clock
+    moved to the time of day). ShortNav and InstructionNav tasks get
+    ``meta["distance_bin"]`` (:func:`assign_distance_bins`).
+    Deterministic for a seed. A type the city cannot supply (see :func:`type_lacks`) is
+    skipped; a type stops after ``max_tries`` failed attempts in a row or
+    ``n * max_tries`` attempts in all, its report row naming why the attempts that got
+    furthest failed (:class:`~urban_gym.tasks.report.Misses`).
+    Raises :class:`~urban_gym.tasks.report.SuiteGenerationError` when no task at all
+    could be made (the message names what the city lacks per type).
+    """
+    codes = list(types) if types is not None else list(TASK_TYPES)
+    unknown = [t for t in codes if t not in TASK_TYPES]
+    if unknown:
+        raise TaskError(f"unknown CityWalk task types {unknown}; valid: {', '.join(TASK_TYPES)}")
+    ctx = _Ctx(city, city_spec, seed)
+    report = GenerationReport("citywalk", city.name)
+    out: list[TaskSpec] = []
+    for code in codes:
+        n = int(per_type.get(code, 0)) if isinstance(per_type, Mapping) else int(per_type)
+        row = report.add(TypeReport(code, n))
+        row.reason = type_lacks(ctx, code)
+        if row.reason is None and n > 0:
+            made = _generate_type(ctx, code, n, max_tries, row)
+            if code in DISTANCE_BIN_TYPES:
+                assign_distance_bins(made)
+            out += made
+    for code in codes:
+        if code not in VARIANT_TYPES or variants_per_type <= 0:
+            continue
+        base = [t for t in out if t.type == code][:variants_per_type]
+        want = variants_per_type * len(VARIANT_CONDITIONS)
+        row = report.add(TypeReport(f"{code} (conditions)", want))
+        out += [condition_variant(ctx, t, cond) for cond in VARIANT_CONDITIONS for t in base]
+        row.made = row.attempts = len(base) * len(VARIANT_CONDITIONS)
+        if row.made < want:
+            row.reason = f"only {len(base)} base {code} tasks to vary"
+    report.check_any()
+    return out, report
+
+
+def condition_variant(ctx: _Ctx, base: TaskSpec, cond: tuple[str, str]) -> TaskSpec:
+    """``base`` under the condition ``(time_of_day, weather)``: the same start pose, goal,
+    question and options, the start clock drawn in the time of day's range, level L5.
+    """
+    tod, weather = cond
+    start = dict(base.start)
+    if tod != "day":
+        start["clock"] = ctx.start_clock(tod)
+    conditions = {"time_of_day": tod, "weather": weather, "seed": int(ctx.rng.integers(2**31))}
+    meta = {**base.meta, "level": "L5", "variant": f"{tod}-{weather}", "base_task": base.id}
+    return replace(
+        base,
+        id=base.id.replace(f"-{base.type.lower()}-", f"-{base.type.lower()}-{tod}-{weather}-", 1),
+        difficulty="l5",
+        start=start,
+        constraints={**base.constraints, "conditions": conditions},
+        meta=meta,
+    )
+
+
+def assign_distance_bins(tasks: list[TaskSpec], bins: int = DISTANCE_BINS) -> None:
+    """Split ``tasks`` into ``bins`` equal-count bins (the first ones one larger when the
+    count does not divide) by the straight-line start-to-goal distance, nearest first:
+    ``meta["distance_bin"]`` 1..``bins`` and ``meta["crow_m"]`` (metres).
+    """
+
+    def crow(t: TaskSpec) -> float:
+        return math.dist((t.start["x"], t.start["y"]), (t.goal["x"], t.goal["y"]))
+
+    order = sorted(range(len(tasks)), key=lambda i: (crow(tasks[i]), tasks[i].id))
+    size, extra = divmod(len(tasks), bins)
+    pos = 0
+    for b in range(bins):
+        n = size + (1 if b < extra else 0)
+        for i in order[pos : pos + n]:
+            tasks[i].meta["distance_bin"] = b + 1
+            tasks[i].meta["crow_m"] = round(crow(tasks[i]), 1)
+        pos += n
+
+
+def _generate_type(ctx: _Ctx, code: str, n: int, max_tries: int, row: TypeReport) -> list[TaskSpec]:
+    """Up to ``n`` tasks of type ``code`` in daylight and clear weather; fills ``row``
+    (made, attempts, reason).
+    """
+    city = ctx.city
+    ctx.misses = Misses()
+    out: list[TaskSpec] = []
+    made = tries = last = 0
+    while made < n:
+        tries += 1
+        if tries > n * max_tries or tries - last > max_tries:
+            tries -= 1
+            break
+        cond = {"time_of_day": "day", "weather": "clear", "seed": int(ctx.rng.integers(2**31))}
+        try:
+            body = GENERATORS[code](ctx, cond)
+        except TaskError as exc:  # e.g. no clear start point anywhere on the network
+            ctx.miss(str(exc), FATAL_STAGE)
+            break
+        if body is None:
+            continue
+        tt = TASK_TYPES[code]
+        constraints = dict(body.get("constraints", {}))
+        constraints["conditions"] = cond
+        meta = {
+            "level": tt.level.upper(),
+            "type_name": tt.description,
+            "generator": GENERATOR_VERSION,
+            **body.get("meta", {}),
+        }
+        out.append(
+            TaskSpec(
+                id=f"citywalk-{city.name}-{code.lower()}-{made:03d}",
+                family="citywalk",
+                type=code,
+                difficulty=tt.level,
+                city=ctx.spec,
+                instruction=body["instruction"],
+                start=body["start"],
+                goal=body.get("goal", {}),
+                answer=body.get("answer"),
+                options=tuple(body.get("options", ())),
+                constraints=constraints,
+                limits={"max_steps": DEFAULT_MAX_STEPS},
+                meta=meta,
+            )
+        )
+        made += 1
+        last = tries
+    row.made, row.attempts = made, tries
+    if made < n:
+        row.reason = ctx.misses.reason()
+    return out
+
+
+def generate_tasks(
+    city: City,
+    city_spec: str,
+    per_type: int = 20,
+    variants_per_type: int = 8,
+    seed: int = 0,
+    types: Iterable[str] | None = None,
+    max_tries: int = 400,
+) -> list[TaskSpec]:
+    """The tasks of :func:`generate_with_report` (fewer than asked where the city lacks
+    what a type needs; :class:`~urban_gym.tasks.report.SuiteGenerationError` when none).
+    """
+    return generate_with_report(
+        city, city_spec, per_type, variants_per_type, seed, types, max_tries
+    )[0]
+
+
+def generate(
+    city: str = "helsinki",
+    out: str | Path | None = None,
+    seed: int = 0,
+    per_type: int | None = None,
+) -> GeneratedSuite:
+    """Generate a CityWalk suite for ``city`` and write it as JSONL to ``out`` (default:
+    the committed Helsinki suite). By default UrbanGround's 810 base tasks
+    (:data:`PAPER_BASE_COUNTS`, as many as the city supports) and, for each of
+    :data:`VARIANT_TYPES`, :data:`DEFAULT_VARIANT_BASES` of its base tasks under each of
+    :data:`VARIANT_CONDITIONS`; ``per_type`` instead makes that many of each type and
+    ``max(1, per_type // 4)`` varied base tasks. Returns the path, the tasks and the
+    per-type report.
+    """
+    from urban_gym.world import load_city
+
+    if per_type is not None and int(per_type) < 1:
+        raise TaskError(f"per_type={per_type!r} must be at least 1")
+    counts: int | dict[str, int] = PAPER_BASE_COUNTS if per_type is None else int(per_type)
+    nvar = DEFAULT_VARIANT_BASES if per_type is None else max(1, int(per_type) // 4)
+    tasks, report = generate_with_report(
+        load_city(city), city, per_type=counts, variants_per_type=nvar, seed=seed
+    )
+    path = save_suite(out if out is not None else DEFAULT_SUITE_PATH, tasks)
+    return GeneratedSuite(path, tasks, report)
+
+
+def write_suite(
+    city: str = "helsinki",
+    out: str | Path | None = None,
+    seed: int = 0,
+    per_type: int | None = None,
+) -> Path:
+    """:func:`generate`, returning only the path written."""
+    return generate(city, out, seed, per_type).path
+
+
+def suite_statistics(tasks: Sequence[TaskSpec]) -> dict[str, Any]:
+    """Counts by type and level, and walking-distance quantiles (m) per type."""
+    by_type = group_tasks(tasks, lambda t: t.type)
+    out: dict[str, Any] = {"tasks": len(tasks), "by_level": counts(tasks, "difficulty")}
+    rows = {}
+    for code in TASK_TYPES:
+        ts = by_type.get(code, [])
+        d = meta_values(ts, "shortest_m")
+        rows[code] = {
+            "count": len(ts),
+            "variants": sum("variant" in t.meta for t in ts),
+            "median_m": quantiles(d)["median"] if d else None,
+            "max_m": quantiles(d)["max"] if d else None,
+        }
+        if code in DISTANCE_BIN_TYPES:
+            base = [t for t in ts if "variant" not in t.meta and "distance_bin" in t.meta]
+            rows[code]["distance_bins"] = {
+                b: {
+                    "count": len(sel := [t for t in base if t.meta["distance_bin"] == b]),
+                    "median_crow_m": quantiles(meta_values(sel, "crow_m"))["median"]
+                    if sel
+                    else None,
+                }
+                for b in range(1, DISTANCE_BINS + 1)
+            }
+    out["by_type"] = rows
+    out["base_tasks"] = sum(1 for t in tasks if "variant" not in t.meta)
+    return out

@@ -1,0 +1,152 @@
+"""The committed PoseGraph360 suites: where they live, how they are generated and their
+per-type and per-difficulty statistics.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from urban_gym.families.posegraph360.tasks.generate import PoseGraphTaskGenerator
+from urban_gym.families.posegraph360.tasks.types import (
+    DIFFICULTY_LEVELS,
+    GROUNDED_TASK_TYPES,
+    PAPER_STATISTICS,
+    TASK_TYPES,
+)
+from urban_gym.tasks.report import GeneratedSuite
+from urban_gym.tasks.spec import TaskSpec
+from urban_gym.tasks.suite import group_tasks, mean, meta_values, save_suite
+
+
+def suite_statistics(tasks: Sequence[TaskSpec]) -> list[dict[str, Any]]:
+    """Per type and difficulty: task count and the means of route length (m), decision
+    points, instruction steps and counts (where they apply), with 360CityArena's own
+    numbers for the same type and difficulty under ``paper`` (:data:`PAPER_STATISTICS`;
+    empty where the paper reports none).
+    """
+    order = {k: i for i, k in enumerate(TASK_TYPES)}
+    groups = group_tasks(tasks, lambda t: (t.type, t.difficulty))
+    rows = []
+    for (tt, d), ts in sorted(
+        groups.items(),
+        key=lambda kv: (
+            order.get(kv[0][0], 99),
+            DIFFICULTY_LEVELS.index(kv[0][1]) if kv[0][1] in DIFFICULTY_LEVELS else 9,
+        ),
+    ):
+        rows.append(
+            {
+                "type": tt,
+                "difficulty": d,
+                "n": len(ts),
+                "route_length_m": mean(meta_values(ts, "route_length")),
+                "decision_points": mean(meta_values(ts, "decision_points")),
+                "instruction_steps": mean(meta_values(ts, "instruction_steps")),
+                "count": mean(meta_values(ts, "count")),
+                "oracle_steps": mean(meta_values(ts, "oracle_steps")),
+                "paper": dict(PAPER_STATISTICS.get(tt, {}).get(d, {})),
+            }
+        )
+    return rows
+
+
+def format_statistics(rows: Sequence[dict[str, Any]]) -> str:
+    """:func:`suite_statistics` as a Markdown table; a value 360CityArena reports for the
+    same type and difficulty follows ours in brackets (``6.1 [6.4]``).
+    """
+
+    def f(r: dict[str, Any], key: str, nd: int = 1) -> str:
+        v = r.get(key)
+        out = "-" if v is None else f"{v:.{nd}f}"
+        p = r.get("paper", {}).get(key)
+        return out if p is None else f"{out} [{p:.{nd}f}]"
+
+    out = [
+        "| type | difficulty | tasks | route m | decision points | instruction steps | count "
+        "| oracle steps |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        out.append(
+            f"| {r['type']} | {r['difficulty']} | {r['n']} | {f(r, 'route_length_m', 0)} | "
+            f"{f(r, 'decision_points')} | {f(r, 'instruction_steps')} | {f(r, 'count')} | "
+            f"{f(r, 'oracle_steps')} |"
+        )
+    out.append("[brackets]: 360CityArena's averages for the same type and difficulty (its 3.3).")
+    return "\n".join(out)
+
+
+SUITE_DIR = Path(__file__).resolve().parent.parent / "suites"
+
+
+def suite_path(city: str) -> Path:
+    """Where the committed default suite of ``city`` lives
+    (``urban_gym/families/posegraph360/suites/<city>.jsonl``).
+    """
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", str(city)).strip("_")
+    return SUITE_DIR / f"{safe}.jsonl"
+
+
+def grounded_suite_path(city: str) -> Path:
+    """Where the committed suite of the grounded types of ``city`` lives
+    (``urban_gym/families/posegraph360/suites/<city>_grounded.jsonl``).
+    """
+    p = suite_path(city)
+    return p.with_name(p.stem + "_grounded.jsonl")
+
+
+#: The committed suites: name -> path. ``helsinki`` is 360CityArena's seven types (175
+#: tasks); ``helsinki-grounded`` the grounded types outside them.
+DEFAULT_SUITES: dict[str, Path] = {
+    "helsinki": suite_path("helsinki"),
+    "helsinki-grounded": grounded_suite_path("helsinki"),
+}
+
+
+def generate(
+    city: str = "helsinki",
+    out: str | Path | None = None,
+    seed: int = 0,
+    per_type: int | None = None,
+) -> GeneratedSuite:
+    """Generate ``per_type`` (default 25) tasks of each type for ``city`` and write them as
+    JSONL to ``out`` (default :func:`suite_path`). Returns the path, the tasks, the
+    per-type report and, as notes, the per-difficulty statistics table. A type the city
+    cannot supply is reported, not fatal; a city that supports no type raises
+    :class:`~urban_gym.tasks.report.SuiteGenerationError`.
+    ``urban-gym generate-suite --family posegraph360 --city helsinki`` regenerates the
+    committed default suite.
+    """
+    gen = PoseGraphTaskGenerator(city, seed=seed)
+    tasks = gen.suite(per_type=25 if per_type is None else int(per_type))
+    gen.report.check_any()
+    path = save_suite(out or suite_path(city), tasks)
+    return GeneratedSuite(path, tasks, gen.report, format_statistics(suite_statistics(tasks)))
+
+
+def generate_grounded(
+    city: str = "helsinki", out: str | Path | None = None, seed: int = 0, per_type: int = 25
+) -> GeneratedSuite:
+    """The grounded task types (``landmark_bbox``, ``landmark_intervals``) of ``city``,
+    written to ``out`` (default :func:`grounded_suite_path`).
+    """
+    gen = PoseGraphTaskGenerator(city, seed=seed)
+    tasks = gen.suite(per_type=per_type, types=GROUNDED_TASK_TYPES)
+    gen.report.check_any()
+    path = save_suite(out or grounded_suite_path(city), tasks)
+    return GeneratedSuite(path, tasks, gen.report, format_statistics(suite_statistics(tasks)))
+
+
+def write_suite(
+    city: str = "helsinki",
+    out: str | Path | None = None,
+    seed: int = 0,
+    per_type: int | None = None,
+) -> Path:
+    """:func:`generate`, printing the per-difficulty statistics; returns the path."""
+    made = generate(city, out, seed, per_type)
+    print(made.notes)
+    return made.path
