@@ -1,8 +1,9 @@
 """OpenCV's threads in one process: steps/s and cores busy of a rollout (seeded random masked
-actions, resets counted) with the env choosing the count -- one thread where its images are
-small (``urban_gym.envs.base.ONE_THREAD_MAX_PIXELS``) -- against OpenCV's own count for the
-machine (``URBAN_GYM_CV2_THREADS`` set to it, which leaves the count to the process). Each
-run is a fresh process; the two settings alternate, ``--runs`` times each.
+actions, resets counted) with the renderer choosing the count -- one thread for an image
+of at most ``urban_gym.render.threads.ONE_THREAD_MAX_PIXELS`` pixels -- against OpenCV's
+own count for the machine (``URBAN_GYM_CV2_THREADS`` set to it, which leaves the count to
+the process). Each run is a fresh process; the two settings alternate, ``--runs`` times
+each.
 
     .venv/bin/python benchmarks/bench_cv2_threads.py [--steps-seconds 6] [--runs 2]
 """
@@ -34,7 +35,9 @@ rollout_rate(env, {seconds} / 3)  # warm-up: kernels, caches
 c = time.process_time()
 rate, steps = rollout_rate(env, {seconds}, seed=1)
 cores = (time.process_time() - c) / (steps / rate)
-print(json.dumps([rate, cores, env.unwrapped._opencv_threads()]))
+from urban_gym.render.threads import threads_for
+h, w = env.unwrapped._view_shape() or (0, 0)
+print(json.dumps([rate, cores, threads_for(h * w)]))
 """
 
 
@@ -66,7 +69,7 @@ def main() -> None:
         f"here: {cv2.getNumThreads()})\n"
     )
     print(
-        "| env | the env's choice: threads, steps/s, cores busy | OpenCV's count: steps/s, cores busy |"
+        "| env | the renderer's choice (view): threads, steps/s, cores busy | OpenCV's count: steps/s, cores busy |"
     )
     print("|---|---|---|")
     for label, env_id, kwargs in ROWS:

@@ -375,7 +375,9 @@ def main() -> None:
 def first_step_table(runs: int) -> dict[str, list[float]]:
     """Seconds from start to first step of ``runs`` fresh processes per id, in order,
     printed as a table and returned by id."""
-    from urban_gym.envs.registration import ENV_SPECS
+    from urban_gym.tasks.families import env_specs
+
+    ENV_SPECS = env_specs()
 
     print(f"\n### A fresh process: start to first step, {runs} run(s) per id (goal <= 2 s)\n")
     print("| id | seconds, run by run |")

@@ -1,27 +1,32 @@
-"""``docs/extending.md``, run: a whole task family defined inside ``tests/``
-(:mod:`tests.toy_family`) registers, runs under ``gym.make``, passes ``check_env`` with
-warnings as errors, drives both faces (the RL face under MaskablePPO, the language-model
-face against the real loopback scripted server) and the oracle runner, and its suite
+"""``docs/extending.md``, run: a whole family defined inside ``tests/`` (the folder
+:mod:`tests.toy_family`, laid out as every family of ``urban_gym/families/`` is) registers,
+runs under ``gym.make``, passes ``check_env`` with warnings as errors, takes the goal modes,
+drives both faces (the RL face under MaskablePPO, the language-model face against the
+real loopback scripted server), is evaluated and reported by ``urban-gym eval`` and
+``urban-gym report``, is played over HTTP on the ``urban-gym play`` page, and its suite
 generator works through ``urban-gym generate-suite`` -- without a file of ``urban_gym/``
-knowing of it. Plus the task type (``patrol``) and the metric (``stops_in_order``) the
-doc adds, and the check that keeps the doc honest: every code block of the doc is a
-region of this module or of the toy family, character for character, and every region
-is in the doc.
+knowing of it. Plus the task type (``patrol``) and the metric (``stops_in_order``) the doc
+adds, and the check that keeps the doc honest: every code block of the doc is a region of
+this module or of the toy family, character for character, and every region is in the doc.
 """
 
 from __future__ import annotations
 
 import filecmp
+import json
 import re
 import textwrap
 import warnings
 from pathlib import Path
 
 import gymnasium as gym
+import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-from tests import toy_family as toy
+import tests.toy_family as toy
+from tests.toy_family import tasks as toy_tasks
+from tests.toy_family.oracle import CorridorOracle
 from urban_gym.envs.info import check_info
 from urban_gym.tasks.families import FAMILIES
 from urban_gym.tasks.spec import TaskError
@@ -30,9 +35,8 @@ from urban_gym.tasks.suite import load_suite
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "extending.md"
 SOURCES = {
-    "tests/toy_family.py": ROOT / "tests" / "toy_family.py",
-    "tests/test_extending.py": ROOT / "tests" / "test_extending.py",
-}
+    f"tests/toy_family/{p.name}": p for p in sorted((ROOT / "tests" / "toy_family").glob("*.py"))
+} | {"tests/test_extending.py": ROOT / "tests" / "test_extending.py"}
 
 
 @pytest.fixture
@@ -70,6 +74,24 @@ def test_an_invalid_action_is_a_step_not_a_crash(registered):
     assert not terminated and not info["action_valid"] and reward < 0
     assert info["invalid_action"] == "cells=-1 from cell 0 leaves 0..9"
     assert info["invalid_actions"] == 1 and info["pose"]["x"] == 0.0
+
+
+def test_goal_modes(registered):
+    # [doc:goal-modes]
+    env = gym.make("Toy/Corridor-v0", goal="vector")
+    obs, _ = env.reset(seed=0, options={"task_id": "reach-3"})  # cell 3, due east of cell 0
+    assert np.allclose(obs["goal_vector"][[0, 1, 7]], [0.0, 1.0, 1.0])  # straight ahead
+    assert env.observation_space.contains(obs)
+    landmarks = gym.make("Toy/Corridor-v0", goal="landmarks").reset(seed=0)[0]["goal_landmarks"]
+    assert landmarks.shape == (16,) and abs(landmarks.sum() - 1.0) < 1e-5
+    with pytest.raises(ValueError, match="goal='image' cannot apply: the corridor is not"):
+        gym.make("Toy/Corridor-v0", goal="image")
+    # [/doc:goal-modes]
+    text = gym.make("Toy/Corridor-v0", goal="text").reset(seed=0)[0]["goal_text"]
+    assert text.sum() > 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_env(gym.make("Toy/Corridor-v0", goal="vector").unwrapped)
 
 
 def test_rl_face_under_maskable_ppo(registered):
@@ -124,13 +146,50 @@ def test_the_oracle_runner_solves_the_suite(registered):
     from urban_gym.eval.episodes import run_episode
 
     env = gym.make("Toy/Corridor-v0")
-    assert isinstance(make_oracle(env), toy.CorridorOracle)  # found through the registry
+    assert isinstance(make_oracle(env), CorridorOracle)  # found through the registry
     for i, task in enumerate(env.unwrapped.tasks):
         info = run_episode(env, "oracle", task_index=i)
         assert info["is_success"] and info["metrics"]["spl"] == 1.0, task.id
-        assert info["steps"] == toy.route_length(task) + 1  # every cell once, then stop
+        assert info["steps"] == toy_tasks.route_length(task) + 1  # every cell, then stop
     # [/doc:oracle-runner]
     assert len(env.unwrapped.tasks) == 8
+
+
+def test_eval_and_report_through_the_cli(registered, tmp_path):
+    # [doc:eval-report]
+    from urban_gym.cli import main
+
+    run = tmp_path / "oracle"
+    assert main(["eval", "Toy/Corridor-v0", "--agent", "oracle", "--out", str(run)]) == 0
+    assert main(["report", str(run), "--out", str(tmp_path / "report")]) == 0
+    report = json.loads((tmp_path / "report" / "report.json").read_text())
+    assert report["results"]["oracle"]["overall"]["metrics"]["success"]["mean"] == 1.0
+    # [/doc:eval-report]
+    episodes = [json.loads(line) for line in (run / "episodes.jsonl").read_text().splitlines()]
+    assert len(episodes) == 8 and {e["family"] for e in episodes} == {"toy_corridor"}
+    assert set(report["results"]["oracle"]["by_type"]) == {"reach", "patrol"}
+    assert (tmp_path / "report" / "report.md").read_text().count("| reach |") >= 1
+
+
+def test_play_over_http(registered, tmp_path):
+    # [doc:play]
+    import httpx
+
+    from urban_gym.play.app import PlayServer
+    from urban_gym.play.run import PlayRun
+
+    run = PlayRun("Toy/Corridor-v0", tmp_path / "human", task_ids=["reach-3"])
+    with PlayServer(run) as server, httpx.Client(base_url=server.url, timeout=60) as page:
+        assert page.get("/api/config").json()["controls"]["family"] == "toy_corridor"
+        page.post("/api/session")
+        for control in ("east", "east", "east", "stop"):  # cell 0 to 3, then stop
+            state = page.post("/api/act", json={"control": control, "params": {}}).json()
+    assert state["last"] == {"number": 1, "termination": "arrived", "steps": 4}
+    # [/doc:play]
+    from urban_gym.eval.records import RunDir
+
+    (rec,) = RunDir(tmp_path / "human").read_episodes()
+    assert rec["task_id"] == "reach-3" and rec["steps"] == 4 and rec["is_success"]
 
 
 def test_generate_suite_through_the_cli(registered, tmp_path, capsys):
@@ -140,7 +199,7 @@ def test_generate_suite_through_the_cli(registered, tmp_path, capsys):
     out = tmp_path / "corridor.jsonl"
     args = ["--family", "toy_corridor", "--city", "corridor", "--out", str(out)]
     assert main(["generate-suite", *args]) == 0
-    assert filecmp.cmp(out, toy.DEFAULT_SUITES["corridor"], shallow=False)  # deterministic
+    assert filecmp.cmp(out, toy_tasks.DEFAULT_SUITES["corridor"], shallow=False)  # the same
     # [/doc:generate-suite]
     printed = capsys.readouterr().out
     assert "wrote 8 toy_corridor tasks" in printed and "patrol: 4 of 4" in printed
@@ -149,7 +208,7 @@ def test_generate_suite_through_the_cli(registered, tmp_path, capsys):
 def test_unregistered_the_family_is_gone(registered):
     toy.unregister()
     with pytest.raises(TaskError, match="family='toy_corridor' is not one of"):
-        load_suite(toy.DEFAULT_SUITES["corridor"])
+        load_suite(toy_tasks.DEFAULT_SUITES["corridor"])
     assert "Toy/Corridor-v0" not in gym.registry
     toy.register()  # the fixture unregisters it again
 
@@ -174,21 +233,23 @@ def test_the_patrol_type(registered):
 
 
 def test_check_task_names_the_bad_cells(registered):
-    task = load_suite(toy.DEFAULT_SUITES["corridor"])[4]  # patrol-0
+    task = load_suite(toy_tasks.DEFAULT_SUITES["corridor"])[4]  # patrol-0
     with pytest.raises(TaskError, match=r"start/goal cells \[3, 9, 10\]"):
-        toy.check_task(task.replace(goal={"stops": [9, 10]}))
+        toy_tasks.check_task(task.replace(goal={"stops": [9, 10]}))
     with pytest.raises(TaskError, match="type='sprint' is not one of reach, patrol"):
-        toy.check_task(task.replace(type="sprint"))
+        toy_tasks.check_task(task.replace(type="sprint"))
 
 
 # ----------------------------------------------------------------------- the added metric
 def test_stops_in_order():
     # [doc:test-metric]
-    assert toy.stops_in_order([3, 4, 5, 6, 7], [5, 7]) == 1.0
-    assert toy.stops_in_order([3, 4, 5, 6, 7], [7, 5]) == 0.5  # 5 came before 7
-    assert toy.stops_in_order([7, 6, 5, 6, 7], [7, 5]) == 1.0
-    assert toy.stops_in_order([0, 1, 2], [5, 1]) == 0.0  # 1 counts only after 5
-    assert toy.stops_in_order([4], []) == 1.0
+    from tests.toy_family.tasks import stops_in_order
+
+    assert stops_in_order([3, 4, 5, 6, 7], [5, 7]) == 1.0
+    assert stops_in_order([3, 4, 5, 6, 7], [7, 5]) == 0.5  # 5 came before 7
+    assert stops_in_order([7, 6, 5, 6, 7], [7, 5]) == 1.0
+    assert stops_in_order([0, 1, 2], [5, 1]) == 0.0  # 1 counts only after 5
+    assert stops_in_order([4], []) == 1.0
     # [/doc:test-metric]
 
 
@@ -228,3 +289,14 @@ def test_the_region_reader():
     text = "a\n    # [doc:out]\n    x = 1\n    # [doc:in]\n    y = 2\n    # [/doc:in]\n"
     text += "    # [/doc:out]\n# [doc:last]\nz = 3\n# [/doc:last]\n"
     assert regions(text) == {"out": "x = 1\ny = 2\n", "in": "y = 2\n", "last": "z = 3\n"}
+
+
+def test_no_file_under_urban_gym_names_the_toy():
+    named = [
+        p
+        for p in (ROOT / "urban_gym").rglob("*")
+        if p.is_file()
+        and p.suffix in (".py", ".json", ".jsonl", ".toml", ".js", ".html")
+        and re.search(r"toy_corridor|Toy/Corridor|toy_family", p.read_text(errors="ignore"))
+    ]
+    assert not named, named

@@ -16,8 +16,9 @@ from hypothesis import strategies as st
 
 from urban_gym.baselines.lmm import ChatClient, ClientConfig, LMMAgent, run_episode
 from urban_gym.envs.actions import InvalidAction
+from urban_gym.tasks.families import family_of
 from urban_gym.wrappers.protocols import PROTOCOLS, protocol_for
-from urban_gym.wrappers.stacks import family_of, make_lm_env
+from urban_gym.wrappers.stacks import make_lm_env
 
 #: family -> (env id, gym.make kwargs of the LM test, of the RL test, reset options, seed).
 #: Small images keep the tests fast; the RL views are rendered at 36 px (sb3's CNN minimum).
@@ -111,7 +112,7 @@ def test_language_model_face_reaches_the_oracles_success(family, lm_envs):
     finally:
         proc.terminate()
         proc.wait(timeout=10)
-    assert family_of(env) == family
+    assert family_of(env).name == family
     assert rec["is_success"] and rec["metrics"]["success"] == 1.0, rec["termination"]
     assert rec["metrics"]["unreadable_replies"] == 0 and rec["metrics"]["invalid_actions"] == 0
     assert rec["l"] == rec["metrics"]["model_replies"] == rec["usage"]["requests"]

@@ -86,7 +86,7 @@ def test_judge_agreement_on_the_suite(server, capsys):
     assert main(["judge-agreement", "--judge-base-url", server.url, "--judge-model", "j"]) == 0
     out = capsys.readouterr().out
     assert "judged answers:" in out and "Cohen's kappa" in out
-    from urban_gym.eval.judge_agreement import agreement, probes
+    from urban_gym.families.posegraph360.judge_agreement import agreement, probes
 
     items = probes()
     assert len({i["task_id"] for i in items}) == 25  # the Helsinki suite's relational tasks

@@ -8,7 +8,7 @@ import math
 import gymnasium as gym
 import pytest
 
-from urban_gym.baselines.lmm.schemes import SCHEMES, load_scheme
+from urban_gym.baselines.lmm.schemes import load_scheme, schemes
 from urban_gym.baselines.lmm.server import ScriptedServer
 from urban_gym.errors import UrbanGymError
 from urban_gym.eval.records import RunDir
@@ -66,7 +66,7 @@ CASES = [(s, f) for s, fams in WHERE.items() for f in fams]
 
 
 def test_the_table_covers_every_scheme():
-    assert set(WHERE) == set(SCHEMES)
+    assert set(WHERE) == set(schemes())
 
 
 def test_the_eval_help_names_every_scheme():
@@ -75,7 +75,7 @@ def test_the_eval_help_names_every_scheme():
     sub = build_parser()._subparsers._group_actions[0].choices["eval"]
     (opt,) = [a for a in sub._actions if "--scheme" in a.option_strings]
     named = {w.strip(" ,:") for w in opt.help.split()}
-    assert set(SCHEMES) <= named, set(SCHEMES) - named
+    assert set(schemes()) <= named, set(schemes()) - named
 
 
 @pytest.mark.parametrize("scheme,family", CASES)

@@ -11,10 +11,10 @@ pytest.importorskip("sb3_contrib")
 
 from urban_gym.baselines.random_agent import RandomAgent  # noqa: E402
 from urban_gym.baselines.train import (  # noqa: E402
-    CONFIG_DIR,
     TrainConfig,
     evaluate_policy,
     mean_interval,
+    shipped_configs,
     train,
     wilson,
 )
@@ -51,8 +51,8 @@ def test_wilson_and_mean_interval_by_hand():
 
 
 def test_configs_ship_one_per_id_and_goal_and_load():
-    files = sorted(CONFIG_DIR.glob("*.json"))
-    assert files
+    files = sorted(shipped_configs().values())
+    assert len(files) == 10
     for f in files:
         cfg = TrainConfig.load(f)
         assert cfg.env_kwargs.get("goal", "none") in f.stem or "none" in f.stem

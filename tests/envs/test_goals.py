@@ -21,7 +21,9 @@ from urban_gym.envs.goals import (
     hash_words,
     landmark_code,
 )
-from urban_gym.envs.registration import ENV_SPECS
+from urban_gym.tasks.families import env_specs
+
+ENV_SPECS = env_specs()
 
 #: small pictures, so that the registry sweep stays fast
 SMALL = {

@@ -21,8 +21,9 @@ from urban_gym.envs.info import (
     check_info,
     schema_problems,
 )
-from urban_gym.envs.registration import ENV_SPECS
-from urban_gym.tasks.families import FAMILIES, load_entry
+from urban_gym.tasks.families import FAMILIES, env_specs, load_entry
+
+ENV_SPECS = env_specs()
 
 
 def actions(env, obs, rng: np.random.Generator):
@@ -74,7 +75,7 @@ def test_schema_after_reset_and_every_step(env_id):
 def test_every_id_is_an_urban_env_of_a_registered_family(env_id):
     cls = load_entry(ENV_SPECS[env_id][0])
     assert issubclass(cls, UrbanEnv) and cls.family in FAMILIES
-    assert load_entry(FAMILIES[cls.family].env) is cls
+    assert FAMILIES[cls.family].env_class() is cls and env_id in FAMILIES[cls.family].env_ids
 
 
 def test_distance_is_a_float_everywhere_and_inf_without_a_goal():

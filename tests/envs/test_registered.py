@@ -11,7 +11,9 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import urban_gym  # noqa: F401
-from urban_gym.envs.registration import ENV_SPECS
+from urban_gym.tasks.families import env_specs
+
+ENV_SPECS = env_specs()
 
 IDS = sorted(ENV_SPECS)
 

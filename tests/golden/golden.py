@@ -21,7 +21,9 @@ import gymnasium as gym
 import numpy as np
 
 import urban_gym  # noqa: F401
-from urban_gym.envs.registration import ENV_SPECS
+from urban_gym.tasks.families import env_specs
+
+ENV_SPECS = env_specs()
 
 SEEDS = (0, 1, 2)
 STEPS = 50

@@ -8,7 +8,9 @@ from typing import Any
 import gymnasium as gym
 
 import urban_gym  # noqa: F401  (registers the ids)
-from urban_gym.envs.registration import ENV_SPECS
+from urban_gym.tasks.families import env_specs, family_of_id
+
+ENV_SPECS = env_specs()
 
 IDS = sorted(ENV_SPECS)
 
@@ -21,8 +23,8 @@ _SMALL: dict[str, dict[str, Any]] = {
 
 
 def family(env_id: str) -> str:
-    """The family of a registered id (``"streetgraph"`` ...): the package its env lives in."""
-    return ENV_SPECS[env_id][0].split(":")[0].split(".")[2]
+    """The family of a registered id (``"streetgraph"`` ...)."""
+    return family_of_id(env_id).name
 
 
 def small_kwargs(env_id: str, images: bool = True) -> dict[str, Any]:

@@ -191,7 +191,7 @@ def test_posegraph360_procedural_suite_holds_out_cities():
 
 
 def test_a_family_without_a_source_refuses_procedural_suites():
-    from tests import toy_family as toy
+    import tests.toy_family as toy
 
     toy.register()
     try:

@@ -88,8 +88,8 @@ def test_wrapper_stacks_on_a_registered_env_pass_check_env():
     """check_env re-makes the env from its spec, wrappers included (RecordConstructorArgs)."""
     import gymnasium as gym
 
+    from urban_gym.families.streetgraph.memory import AgentNavMemory
     from urban_gym.wrappers.map_observation import MapObservation
-    from urban_gym.wrappers.memory import AgentNavMemory
 
     kw = {"observation": "symbolic"}
     check_env(

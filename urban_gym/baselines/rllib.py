@@ -15,7 +15,7 @@ an invalid-action step (a small penalty), which PPO learns to avoid.
 
     ray.init()  # or ray.init(address="auto") on a cluster
     algo = ppo_config(
-        "UrbanGym/StreetGraph-v0",
+        ENV_ID,  # a registered id (an intersection-graph family here)
         {"suite": "procedural:blocks=2x2-4x4", "observation": "symbolic", "goal": "vector",
          "max_degree": 8, "max_decisions": 20},
         num_env_runners=4,
@@ -60,6 +60,9 @@ def register_rllib_env(env_id: str, name: str | None = None, **face: Any) -> str
     from ray.tune.registry import register_env
 
     def creator(env_config: Mapping[str, Any]) -> gym.Env:
+        from urban_gym.render.threads import one_thread_in_worker
+
+        one_thread_in_worker()  # an env runner process: the runners use the cores already
         return make_flat_rl_env(env_id, dict(env_config or {}), **face)
 
     register_env(name or env_id, creator)

@@ -9,7 +9,7 @@ reads only its own members and ignores others), a member :data:`FACE_MEMBER`
 
 .. code-block:: json
 
-    {"format": 1, "algo": "MaskablePPO", "env_id": "UrbanGym/StreetGraph-Procedural-v0",
+    {"format": 1, "algo": "MaskablePPO", "env_id": "UrbanGym/<Family>-Procedural-v0",
      "env_kwargs": {"observation": "symbolic"},
      "rl_face": {"image_size": [48, 48], "text": "drop", "text_dim": 64, "angles": "raw"},
      "urban_gym_version": "0.1.0"}

@@ -2,7 +2,7 @@
 held-out tasks while it trains, and save checkpoints ``urban-gym eval --agent sb3:PATH``
 loads.
 
-A config (JSON, one per env id and goal mode under ``urban_gym/baselines/configs/``) is a
+A config (JSON; each family ships one per id and goal mode in its ``configs/`` folder) is a
 :class:`TrainConfig`; unknown keys are an error naming the valid ones. A run writes into
 its output folder:
 
@@ -44,8 +44,21 @@ import numpy as np
 
 from urban_gym.errors import UrbanGymError
 
-#: Folder of the shipped configs.
-CONFIG_DIR = Path(__file__).resolve().parent / "configs"
+
+def shipped_configs() -> dict[str, Path]:
+    """The shipped configs, file name -> path: the ``configs/`` folder of each registered
+    family (:meth:`~urban_gym.tasks.families.Family.folder`).
+    """
+    from urban_gym.tasks.families import FAMILIES
+
+    out: dict[str, Path] = {}
+    for fam in FAMILIES.values():
+        folder = fam.folder()
+        if folder is not None:
+            out.update({p.name: p for p in sorted((folder / "configs").glob("*.json"))})
+    return out
+
+
 ALGOS: tuple[str, ...] = ("MaskablePPO", "RecurrentPPO")
 EXTRACTORS: tuple[str, ...] = ("mlp", "cnn")
 
@@ -107,13 +120,12 @@ class TrainConfig:
     def load(cls, path: str | Path) -> TrainConfig:
         """The config in file ``path`` (JSON), or a shipped config by its file name."""
         p = Path(path)
-        if not p.exists() and (CONFIG_DIR / p.name).exists():
-            p = CONFIG_DIR / p.name
+        shipped = shipped_configs()
+        if not p.exists() and p.name in shipped:
+            p = shipped[p.name]
         if not p.exists():
             raise UrbanGymError(
-                f"train config {str(path)!r} does not exist (shipped: "
-                + ", ".join(sorted(c.name for c in CONFIG_DIR.glob("*.json")))
-                + ")"
+                f"train config {str(path)!r} does not exist (shipped: {', '.join(sorted(shipped))})"
             )
         try:
             return cls.from_dict(json.loads(p.read_text()))
@@ -157,13 +169,19 @@ def mean_interval(values: Sequence[float], z: float = 1.96) -> tuple[float, floa
 # ---------------------------------------------------------------- envs
 def make_env_fn(cfg: TrainConfig, suite: str | None, rank: int = 0) -> Callable[[], gym.Env]:
     """A thunk building the RL face of ``cfg.env_id`` on ``suite`` inside sb3's
-    ``Monitor`` (for the vector env workers).
+    ``Monitor`` (for the vector env workers; a ``SubprocVecEnv`` worker draws with OpenCV
+    on one thread: :func:`urban_gym.render.threads.one_thread_in_worker`).
     """
 
     def make() -> gym.Env:
         from stable_baselines3.common.monitor import Monitor
 
         from urban_gym.wrappers.rl import make_rl_env
+
+        if cfg.vec_env == "subproc":  # a worker process of SubprocVecEnv
+            from urban_gym.render.threads import one_thread_in_worker
+
+            one_thread_in_worker()
 
         env = make_rl_env(
             cfg.env_id,
@@ -404,9 +422,9 @@ def train(
 
 __all__ = [
     "ALGOS",
-    "CONFIG_DIR",
     "EXTRACTORS",
     "TrainConfig",
+    "shipped_configs",
     "TrainResult",
     "build_model",
     "evaluate_policy",

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import Any
 
 from urban_gym.errors import UrbanGymError
 
@@ -16,7 +17,7 @@ def add_train(p: argparse.ArgumentParser) -> None:
     """The arguments of ``urban-gym train``."""
     p.add_argument(
         "config",
-        help="config JSON file, or the name of a shipped one in urban_gym/baselines/configs/",
+        help="config JSON file, or the name of one a family ships (urban_gym/families/*/configs/)",
     )
     p.add_argument("--out", required=True, help="run folder (checkpoints, evals, logs)")
     p.add_argument("--seed", type=int, default=None, help="training seed (default: config)")
@@ -85,14 +86,10 @@ def add_split_suite(p: argparse.ArgumentParser) -> None:
     p.add_argument("--val-fraction", type=float, default=0.1, help="without polygons")
 
 
-def _frame_of(task: object) -> object:
-    if getattr(task, "family", "") == "streetgraph":
-        from urban_gym.families.streetgraph.tasks.evaluate import graph_of
+def _frame_of(task: Any) -> object:
+    from urban_gym.tasks.families import get_family
 
-        return graph_of(task).frame
-    from urban_gym.world.loader import load_city
-
-    return load_city(task.city).frame
+    return get_family(task.family).task_frame(task)
 
 
 def run_split_suite(args: argparse.Namespace) -> int:

@@ -1,154 +1,11 @@
-"""``urban-gym`` commands that evaluate agents and read runs: eval, report, cost, gepa,
-judge-agreement and the per-family oracle/random commands.
-"""
+"""``urban-gym`` commands that evaluate agents and read runs: eval, report, cost, gepa."""
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from urban_gym.cli._common import command, csv_list, json_arg, task_env_kwargs, task_ids
-
-
-def _add_citywalk_eval(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--suite", default=None, help="JSONL suite (default: the Helsinki suite)")
-    p.add_argument("--agents", default="oracle,random", help="comma-separated: oracle, random")
-    p.add_argument("--types", default=None, help="comma-separated task types (default all)")
-    p.add_argument("--seed", type=int, default=0, help="episode seed")
-    p.add_argument("--json", action="store_true", help="print the full results as JSON")
-    p.add_argument("--out", default=None, help="keep the run folders in OUT/<agent>")
-
-
-@command(
-    "citywalk-eval",
-    "run the CityWalk suite with the oracle and random agents (an alias of `eval`)",
-)(_add_citywalk_eval)
-def run_citywalk_eval(args: argparse.Namespace) -> int:
-    """Score the oracle and random agents on a CityWalk suite and print the table."""
-    from urban_gym.families.citywalk.eval_command import evaluate, format_report
-
-    agents = [a.strip() for a in args.agents.split(",") if a.strip()]
-    types = [t.strip() for t in args.types.split(",")] if args.types else None
-    res = evaluate(suite=args.suite, agents=agents, seed=args.seed, types=types, out=args.out)
-    print(json.dumps(res, indent=1) if args.json else format_report(res))
-    return 0
-
-
-# --------------------------------------------------------------------------- PoseGraph360
-
-
-def _add_posegraph_eval(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--city", default="helsinki", help="load_city spec")
-    p.add_argument("--suite", default="default", help="JSONL suite (default: the city's)")
-    p.add_argument("--agents", default="oracle,random", help="comma-separated: oracle, random")
-    p.add_argument("--episodes", type=int, default=None, help="first N tasks (default: all)")
-    p.add_argument("--seed", type=int, default=0, help="seed of episode 0 (then +1, ...)")
-    p.add_argument("--view-size", type=int, default=84, help="view size in pixels")
-    p.add_argument("--pano-width", type=int, default=512, help="rendered panorama width")
-    p.add_argument("--json", action="store_true", help="print the results as JSON")
-    p.add_argument("--out", default=None, help="keep the run folders in OUT/<agent>")
-
-
-@command(
-    "posegraph360-eval",
-    "run the oracle and the random agent on a PoseGraph360 suite; scores per task type "
-    "(an alias of `eval`)",
-)(_add_posegraph_eval)
-def run_posegraph_eval(args: argparse.Namespace) -> int:
-    """Score the oracle and random agents on a PoseGraph360 suite and print the table."""
-    from urban_gym.families.posegraph360.eval_command import evaluate, format_results
-
-    kwargs = {
-        "city": args.city,
-        "suite": args.suite,
-        "view_size": args.view_size,
-        "pano_width": args.pano_width,
-    }
-    results = []
-    for agent in [a.strip() for a in args.agents.split(",") if a.strip()]:
-        results.append(
-            evaluate(
-                kwargs, agent, seed=args.seed, episodes=args.episodes, progress=True, out=args.out
-            )
-        )
-    if args.json:
-        print(json.dumps(results, indent=1, default=str))
-    else:
-        print(format_results(results))
-    return 0
-
-
-# ---------------------------------------------------------------- StreetGraph (issue 5)
-
-
-def _add_streetgraph_eval(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--suite",
-        default="helsinki",
-        help="default suite name (helsinki, procedural) or a JSONL path",
-    )
-    p.add_argument("--agent", default="both", choices=("oracle", "random", "both"))
-    p.add_argument("--episodes", type=int, default=None, help="first N tasks (default all)")
-    p.add_argument("--seed", type=int, default=0, help="seed of episode 0 (then +1, ...)")
-    p.add_argument("--observation", default="symbolic", choices=("symbolic", "auto", "images"))
-    p.add_argument("--image-size", type=int, default=84, help="view size in image modes")
-    p.add_argument("--json", action="store_true", help="print JSON")
-    p.add_argument("--out", default=None, help="keep the run folders in OUT/<agent>")
-
-
-@command(
-    "streetgraph-eval",
-    "oracle and random agent scores on a StreetGraph suite (an alias of `eval`)",
-)(_add_streetgraph_eval)
-def run_streetgraph_eval(args: argparse.Namespace) -> int:
-    """Score the oracle and random agents on a StreetGraph suite and print the table."""
-    import gymnasium as gym
-
-    from urban_gym.families.streetgraph.eval_command import ENV_ID, evaluate
-    from urban_gym.families.streetgraph.tasks import suite_statistics
-
-    kwargs = {"suite": args.suite, "observation": args.observation, "image_size": args.image_size}
-    env = gym.make(ENV_ID, **kwargs).unwrapped
-    agents = ["oracle", "random"] if args.agent == "both" else [args.agent]
-    ids = [t.id for t in env.tasks]
-    if args.episodes is not None:
-        ids = ids[: max(0, args.episodes)]
-    results = [
-        evaluate(kwargs, a, seed=args.seed, task_ids=ids, progress=True, out=args.out)
-        for a in agents
-    ]
-    stats = suite_statistics(env.tasks)
-    if args.json:
-        print(
-            json.dumps(
-                {"suite": args.suite, "statistics": stats, "results": results},
-                ensure_ascii=False,
-                indent=1,
-            )
-        )
-        return 0
-    print(f"suite {args.suite}: {len(env.tasks)} tasks")
-    if stats.get("tasks"):
-        for key in ("route_length_m", "decision_points"):
-            q = stats[key]
-            print(
-                f"  {key:<16} min {q['min']}  q25 {q['q25']}  median {q['median']}  "
-                f"q75 {q['q75']}  max {q['max']}  mean {q['mean']}"
-            )
-        print(f"  difficulty       {stats['difficulty']}")
-    keys = [
-        k
-        for k in ("success", "spl", "decision_accuracy", "ndtw", "sdtw", "spd")
-        if any(k in r["mean"] for r in results)
-    ]
-    print("| agent | episodes | " + " | ".join(keys) + " | terminations |")
-    print("|---|---|" + "---|" * len(keys) + "---|")
-    for r in results:
-        vals = " | ".join(f"{r['mean'][k]:.3f}" if k in r["mean"] else "" for k in keys)
-        print(f"| {r['agent']} | {r['episodes']} | {vals} | {r['terminations']} |")
-    return 0
-
 
 # ------------------------------------------------------------------ the harness (issue 13)
 
@@ -168,7 +25,7 @@ def lmm_options(args: argparse.Namespace) -> dict:
 
 
 def _add_eval(p: argparse.ArgumentParser) -> None:
-    p.add_argument("env_id", help="registered id, e.g. UrbanGym/StreetGraph-v0")
+    p.add_argument("env_id", help="a registered id (UrbanGym/...)")
     p.add_argument("--out", required=True, help="run folder (rerun the command to resume)")
     p.add_argument(
         "--agent",
@@ -361,44 +218,4 @@ def run_report(args: argparse.Namespace) -> int:
             f"  {row['run']:<24} {row['env_id']:<36} success {100 * (s.get('mean') or 0):5.1f}% "
             f"[{100 * (s.get('low') or 0):.1f}, {100 * (s.get('high') or 0):.1f}]"
         )
-    return 0
-
-
-def _add_judge_agreement(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--suite", default="default", help="PoseGraph360 suite (name or JSONL; default: Helsinki)"
-    )
-    p.add_argument("--city", default=None, help="city of the suite (default: its tasks')")
-    p.add_argument("--runs", nargs="*", default=(), help="run folders whose answers are judged too")
-    p.add_argument("--prompt", default=None, help="judge prompt file")
-    p.add_argument("--cache", default=None, help="JSONL cache of verdicts")
-    p.add_argument("--out", default=None, help="write the agreement report (JSON) here")
-    _add_lmm_options(p, "judge-")
-
-
-@command(
-    "judge-agreement",
-    "how often the language-model fuzzy_match judge agrees with the deterministic one on a "
-    "suite's answers (and runs' answers); Cohen's kappa",
-)(_add_judge_agreement)
-def run_judge_agreement(args: argparse.Namespace) -> int:
-    """Print how often the model judge agrees with the deterministic one."""
-    from urban_gym.baselines.lmm.client import ClientConfig
-    from urban_gym.baselines.lmm.judge import LLMJudge
-    from urban_gym.eval.judge_agreement import agreement, format_agreement, probes
-
-    judge = LLMJudge(
-        config=ClientConfig.from_env(base_url=args.judge_base_url, model=args.judge_model),
-        prompt_file=args.prompt,
-        cache_path=args.cache,
-    )
-    try:
-        res = agreement(probes(args.suite, args.city, args.runs), judge)
-    finally:
-        judge.close()
-    if args.out:
-        from pathlib import Path
-
-        Path(args.out).write_text(json.dumps(res, indent=1, ensure_ascii=False) + "\n")
-    print(format_agreement(res))
     return 0

@@ -7,12 +7,12 @@ from __future__ import annotations
 import argparse
 import sys
 
-from urban_gym.cli._common import command, json_arg, task_env_kwargs, task_ids
+from urban_gym.cli._common import command, csv_list, json_arg, task_env_kwargs, task_ids
 from urban_gym.errors import UrbanGymError
 
 
 def _add_serve_scripted(p: argparse.ArgumentParser) -> None:
-    p.add_argument("env_id", help="registered id, e.g. UrbanGym/StreetGraph-v0")
+    p.add_argument("env_id", help="a registered id (UrbanGym/...)")
     p.add_argument(
         "--seed",
         type=int,
@@ -89,8 +89,8 @@ def _add_demo(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--families",
-        default="posegraph360,streetgraph,citywalk",
-        help="comma-separated families to run",
+        default=None,
+        help="comma-separated families to run (default: every family with a demo episode)",
     )
     p.add_argument("--no-gif", action="store_true", help="do not write GIFs")
 
@@ -104,7 +104,7 @@ def run_demo(args: argparse.Namespace) -> int:
     """Run one language-model episode per family; status 1 unless all succeed."""
     from urban_gym.baselines.lmm.demo import run_demo as demo
 
-    families = [f.strip() for f in args.families.split(",") if f.strip()]
+    families = csv_list(args.families)
     results = demo(
         out=args.out, seed=args.seed, wrap=args.wrap, families=families, gif=not args.no_gif
     )
@@ -112,7 +112,7 @@ def run_demo(args: argparse.Namespace) -> int:
 
 
 def _add_play(p: argparse.ArgumentParser) -> None:
-    p.add_argument("env_id", help="registered id, e.g. UrbanGym/CityWalk-v0")
+    p.add_argument("env_id", help="a registered id (UrbanGym/...)")
     p.add_argument(
         "--out",
         default=None,

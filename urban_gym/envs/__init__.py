@@ -1,9 +1,9 @@
 """The gymnasium.Env families of urban_gym, the template they subclass
 (:class:`~urban_gym.envs.base.UrbanEnv`), their ``info`` schema
-(:mod:`urban_gym.envs.info`) and their registration ids.
+(:mod:`urban_gym.envs.info`), the action sets, spaces and goal modes they share.
 
-Importing this package does not import the environment modules themselves; ``gym.make``
-loads them through their string entry points.
+The families register their ids (:mod:`urban_gym.families`); ``gym.make`` loads an env
+module through its string entry point.
 """
 
 from urban_gym.envs.actions import (
@@ -16,10 +16,8 @@ from urban_gym.envs.actions import (
 )
 from urban_gym.envs.base import TERMINATION_REASONS, UrbanEnv
 from urban_gym.envs.info import EndInfo, Pose, StepInfo, check_info
-from urban_gym.envs.registration import ENV_SPECS, register_envs
 
 __all__ = [
-    "ENV_SPECS",
     "TERMINATION_REASONS",
     "ActionSet",
     "ActionSpec",
@@ -32,5 +30,4 @@ __all__ = [
     "UnreadableReply",
     "UrbanEnv",
     "check_info",
-    "register_envs",
 ]

@@ -45,7 +45,15 @@ hook                        what the family does there
                             ``track_visibility``; :mod:`urban_gym.envs.visibility`)
 ``_outcome()``              what the family's evaluator scores at the end
 ``_end_reward(m, valid)``   the reward added when the episode ends with metrics ``m``
+``_goal_point()``           the goal place now, for the goal modes (default: the task's
+                            ``goal`` ``x``/``y`` or first stop)
+``_goal_landmarks(task)``   the landmarks of the task's world (default: its city's)
+``_view_shape()``           ``(height, width)`` of the views, or None (no ``goal="image"``)
+``_goal_view(task, goal)``  the view at the goal place (``goal="image"``)
 ==========================  ===============================================================
+
+A family declares its observation space itself, with the goal mode's entries
+(:meth:`UrbanEnv.goal_spaces`) among them.
 
 Tasks come from the family's task package (:mod:`urban_gym.tasks.families`): the same
 arguments on every family select them (``suite``, ``tasks``, ``task_types``,
@@ -57,7 +65,6 @@ from __future__ import annotations
 
 import math
 import os
-import sys
 from collections.abc import Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -72,7 +79,12 @@ from urban_gym.envs.actions import (
     describe_value,
     table_index,
 )
-from urban_gym.envs.goals import GoalObservation, check_goal_mode
+from urban_gym.envs.goals import (
+    GoalObservation,
+    check_goal_mode,
+    city_landmarks,
+    task_goal_point,
+)
 from urban_gym.envs.info import make_pose
 from urban_gym.errors import UrbanGymError
 
@@ -113,98 +125,6 @@ def invalid_step_info(message: str, count: int) -> dict[str, Any]:
     return {"action_valid": False, "invalid_action": message, "invalid_actions": count}
 
 
-#: an env whose images are all at most this many pixels (its views, and the panoramas a
-#: PoseGraph360 env crops them from) steps and resets with OpenCV on one thread. OpenCV's
-#: thread pool costs more than it gives on images this small -- its threads sleep between
-#: the few calls of a step and must be woken: CityWalk 84x84 ran 2,463 steps/s on one
-#: thread against 2,174 on two, with 1.00 against 1.33 cores busy
-#: (``benchmarks/bench_cv2_threads.py``, figures in the README)
-ONE_THREAD_MAX_PIXELS = 2**17
-
-
-def call_with_opencv_threads(n: int, fn: Any, *args: Any) -> Any:
-    """``fn(*args)`` with OpenCV on ``n`` threads, its count as it was afterwards (a pair
-    of ``cv2.setNumThreads`` calls costs about 0.2 us).
-    """
-    import cv2
-
-    before = cv2.getNumThreads()
-    if before == n:
-        return fn(*args)
-    cv2.setNumThreads(n)
-    try:
-        return fn(*args)
-    finally:
-        cv2.setNumThreads(before)
-
-
-#: the process that last ran :func:`one_thread_in_workers` (a forked worker inherits the
-#: parent's value -- the parent builds an env to read the spaces before it forks -- so the
-#: check is by process id, not a flag)
-_THREADS: dict[str, int | None] = {"pid": None}
-
-
-def one_thread_in_workers() -> None:
-    """In a child process -- a worker of ``gym.make_vec(..., vectorization_mode="async")``,
-    of stable-baselines3's ``SubprocVecEnv`` or of the harness -- let OpenCV draw on one
-    thread (``URBAN_GYM_CV2_THREADS`` sets another number): the workers already use the
-    cores, and OpenCV's own threads would make them fight over them (in a single process an
-    env with small images steps on one thread too, :data:`ONE_THREAD_MAX_PIXELS`; others
-    keep the process's count).
-
-    A forked child must not resize a thread pool its parent had running (its condition
-    variables come over with waiters that do not exist in the child: OpenCV would wait for
-    them forever), so :func:`_cv2_before_fork` stops the parent's pool for the moment of
-    each fork; the child starts with one thread and sets another number only if asked.
-    """
-    if _THREADS["pid"] == os.getpid():
-        return
-    _THREADS["pid"] = os.getpid()
-    import multiprocessing
-
-    if multiprocessing.parent_process() is None:
-        return
-    import cv2
-
-    n = os.environ.get("URBAN_GYM_CV2_THREADS", "")
-    want = int(n) if n.strip().isdigit() else 1
-    if cv2.getNumThreads() != want:
-        cv2.setNumThreads(want)
-
-
-#: OpenCV's thread count in this process before a fork (restored after it)
-_FORK_THREADS: list[int] = []
-
-
-def _cv2_before_fork() -> None:
-    """Before ``os.fork``: OpenCV (if loaded) down to one thread, so that no running thread
-    pool is copied into the child (see :func:`one_thread_in_workers`).
-    """
-    cv2 = sys.modules.get("cv2")
-    n = cv2.getNumThreads() if cv2 is not None and hasattr(cv2, "getNumThreads") else 1
-    _FORK_THREADS.append(n)
-    if n != 1:
-        cv2.setNumThreads(1)
-
-
-def _cv2_after_fork_in_parent() -> None:
-    """After ``os.fork``, in the parent: OpenCV's thread count back as it was."""
-    n = _FORK_THREADS.pop() if _FORK_THREADS else 1
-    if n != 1:
-        sys.modules["cv2"].setNumThreads(n)
-
-
-def _cv2_after_fork_in_child() -> None:
-    _FORK_THREADS.clear()
-
-
-os.register_at_fork(
-    before=_cv2_before_fork,
-    after_in_parent=_cv2_after_fork_in_parent,
-    after_in_child=_cv2_after_fork_in_child,
-)
-
-
 def is_success(metrics: dict[str, Any]) -> bool:
     """``info["is_success"]`` of an episode with ``metrics``: its ``success`` is 1."""
     return bool(metrics.get("success", 0.0) >= 1.0)
@@ -221,6 +141,8 @@ class UrbanEnv(gym.Env):
     """
 
     family: ClassVar[str] = ""
+    #: why ``goal="image"`` cannot apply where :meth:`_view_shape` is None
+    no_view_reason: ClassVar[str] = "this env renders no views"
     track_visibility: bool = False
     cache_attributes: ClassVar[tuple[str, ...]] = ()
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": 4}
@@ -228,32 +150,16 @@ class UrbanEnv(gym.Env):
     tasks: list[TaskSpec]
     task: TaskSpec
     action_table: Sequence[dict[str, Any]]
-    #: OpenCV's thread count in steps: False until decided (:meth:`_opencv_threads`)
-    _cv2_pin: int | None | bool = False
 
     # ------------------------------------------------------------------ construction
-    @property
-    def observation_space(self) -> gym.Space:
-        """The family's observation space plus the ``goal_*`` entries of its goal mode."""
-        return self.__dict__["_observation_space"]
-
-    @observation_space.setter
-    def observation_space(self, space: gym.Space) -> None:
-        goal = self.__dict__.get("_goal")
-        if goal is not None and goal.mode != "none":
-            goal.check(self)
-            if not isinstance(space, gym.spaces.Dict):
-                raise UrbanGymError(f"goal={goal.mode!r} needs a Dict observation space")
-            space = gym.spaces.Dict({**space.spaces, **goal.spaces(self)})
-        self.__dict__["_observation_space"] = space
-
     def _init_base(
         self, render_mode: str | None, track_visibility: bool = False, goal: str = "none"
     ) -> None:
         """Check ``render_mode`` and mark the env as waiting for its first ``reset``.
 
-        ``goal`` is the goal mode (:mod:`urban_gym.envs.goals`): the ``goal_*`` entries it
-        adds join the observation space the family sets and every observation.
+        ``goal`` is the goal mode (:mod:`urban_gym.envs.goals`): the family declares its
+        ``goal_*`` entries in its observation space (:meth:`goal_spaces`) and the template
+        adds them to every observation.
 
         ``track_visibility`` adds the privileged ``info["goal_visible"]`` (a bool on every
         ``info``: :mod:`urban_gym.envs.visibility`); it renders instance ids every step, so
@@ -275,14 +181,13 @@ class UrbanEnv(gym.Env):
         #: ``last_action_error``, shown to the agent by families that have a notice text.
         self.last_action_error = ""
         self._done = True  # no episode until reset()
-        one_thread_in_workers()
 
     @property
     def task_family(self) -> ModuleType:
         """The family's task package (``TASK_TYPES``, ``check_task``, ``evaluate``, ...)."""
         from urban_gym.tasks.families import get_family
 
-        return get_family(self.family).tasks_module()
+        return get_family(self.family).tasks()
 
     def _load_tasks(
         self,
@@ -400,35 +305,6 @@ class UrbanEnv(gym.Env):
             )
         return load_suite(suites[name])
 
-    # ------------------------------------------------------------------ OpenCV threads
-    def image_pixels(self) -> int | None:
-        """The most pixels of one image this env draws in a step (None: it draws none):
-        here the largest RGB image of the observation space; a family that draws larger
-        intermediate images (PoseGraph360's panoramas) says so.
-        """
-        best = None
-        spaces = getattr(self.observation_space, "spaces", {"": self.observation_space})
-        for space in spaces.values():
-            shape = getattr(space, "shape", None) or ()
-            if isinstance(space, gym.spaces.Box) and len(shape) >= 3 and shape[-1] in (3, 4):
-                px = int(shape[-3]) * int(shape[-2])  # a stack of views: one view
-                best = px if best is None else max(best, px)
-        return best
-
-    def _opencv_threads(self) -> int | None:
-        """OpenCV's thread count for this env's steps and resets: 1 where every image it
-        draws is small (:data:`ONE_THREAD_MAX_PIXELS`), else None (left as the process has
-        it); decided once per env. ``URBAN_GYM_CV2_THREADS`` in the environment leaves it
-        to the process (see :func:`one_thread_in_workers`).
-        """
-        pin = self._cv2_pin
-        if pin is False:
-            px = self.image_pixels()
-            small = px is not None and px <= ONE_THREAD_MAX_PIXELS
-            pin = 1 if small and not os.environ.get("URBAN_GYM_CV2_THREADS", "").strip() else None
-            self._cv2_pin = pin
-        return pin
-
     # ------------------------------------------------------------------ reset
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -436,14 +312,6 @@ class UrbanEnv(gym.Env):
         """Start an episode: the task of ``options`` (``task_id``, ``task_index`` or
         ``task``) or one drawn from ``self.np_random``.
         """
-        pin = self._opencv_threads()
-        if pin is None:
-            return self._reset(seed, options)
-        return call_with_opencv_threads(pin, self._reset, seed, options)
-
-    def _reset(
-        self, seed: int | None, options: dict[str, Any] | None
-    ) -> tuple[Any, dict[str, Any]]:
         super().reset(seed=seed)
         task = self._pick_task(options or {})
         self.task = task
@@ -503,14 +371,6 @@ class UrbanEnv(gym.Env):
         """One step: decode the action, carry it out (or count it invalid), reward it,
         check the end, report (see the module docstring).
         """
-        pin = self._cv2_pin  # an attribute read: a symbolic step takes a few microseconds
-        if pin is False:
-            pin = self._opencv_threads()
-        if pin is None:
-            return self._step(action)
-        return call_with_opencv_threads(pin, self._step, action)
-
-    def _step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         if self._done:
             raise gym.error.ResetNeeded(
                 f"{type(self).__name__}.step() called before reset() or after the episode "
@@ -538,8 +398,8 @@ class UrbanEnv(gym.Env):
     def _observation(self) -> Any:
         """The family's observation (:meth:`_observe`) with the goal mode's entries."""
         obs = self._observe()
-        goal = self.__dict__.get("_goal")
-        if goal is not None and goal.mode != "none":
+        goal = self._goal
+        if goal.mode != "none":
             obs.update(goal.observe(self))
         return obs
 
@@ -649,6 +509,35 @@ class UrbanEnv(gym.Env):
 
     def _end_reward(self, metrics: dict[str, Any], valid: bool) -> float:
         return 0.0
+
+    # ------------------------------------------------------------------ goal modes
+    def goal_spaces(self) -> dict[str, gym.Space]:
+        """The observation entries of the env's goal mode (:mod:`urban_gym.envs.goals`):
+        a family declares them in its observation ``Dict`` (call after its views are set:
+        ``goal="image"`` takes their size); :class:`~urban_gym.envs.goals.GoalModeError`
+        when the mode cannot apply to the env.
+        """
+        self._goal.check(self)
+        return self._goal.spaces(self)
+
+    def _goal_point(self) -> tuple[float, float] | None:
+        """The goal place of the running task (metres): the one its ``goal`` states
+        (:func:`~urban_gym.envs.goals.task_goal_point`).
+        """
+        return task_goal_point(self.task)
+
+    def _goal_landmarks(self, task: TaskSpec) -> np.ndarray:
+        """The landmarks of ``task``'s world (``goal="landmarks"``): its city's."""
+        return city_landmarks(task.city)
+
+    def _view_shape(self) -> tuple[int, int] | None:
+        """``(height, width)`` of the env's views, or None when it renders none."""
+        return None
+
+    def _goal_view(self, task: TaskSpec, goal: tuple[float, float]) -> np.ndarray:
+        """A view taken at ``goal`` with the env's camera (``goal="image"``)."""
+        h, w = self._view_shape() or (1, 1)
+        return np.zeros((h, w, 3), np.uint8)
 
     # ------------------------------------------------------------------ masks
     def action_masks(self) -> np.ndarray:

@@ -34,9 +34,9 @@ mode            observation key and content
 Landmarks are the city's named places (POIs) chosen by farthest-point sampling, starting
 from the one nearest the city's centre, so they spread over the city and are the same in
 every process; a world with fewer than K named places adds points of a regular grid over
-its bounds. The goal position is the task's goal place (StreetGraph: the destination's
-position, or the last panorama of an instruction route; CityWalk and PoseGraph360: the
-goal's ``x``, ``y``; a multi-stop task: its first stop not reached yet).
+its bounds. The goal position is the task's goal place (a multi-stop task: its first
+stop not reached yet); each env says where it is through its goal hooks (:class:`~urban_gym.envs.base.UrbanEnv`: ``_goal_point``, ``_goal_landmarks``,
+``_view_shape``, ``_goal_view``).
 
 A mode that cannot apply to an env (``image`` without views) raises
 :class:`GoalModeError` naming the env ids and the mode when the env is made.
@@ -86,16 +86,17 @@ def hash_words(text: str, dim: int) -> np.ndarray:
 
 
 def env_ids_of(env: Any) -> str:
-    """The registered ids whose entry point is ``env``'s class (for error messages)."""
-    from urban_gym.envs.registration import ENV_SPECS
+    """The registered ids of ``env``'s family (for error messages): its own id when it
+    was made with ``gym.make``, else its family's ids, else its class name.
+    """
+    from urban_gym.tasks.families import family_of
 
-    cls = type(env)
-    name = f"{cls.__module__}:{cls.__name__}"
-    ids = [i for i, (ep, _) in ENV_SPECS.items() if ep == name]
     spec = getattr(env, "spec", None)
     if spec is not None and getattr(spec, "id", None):
-        ids = [spec.id]
-    return " / ".join(ids) if ids else cls.__name__
+        return str(spec.id)
+    fam = family_of(env)
+    ids = list(fam.env_ids) if fam is not None else []
+    return " / ".join(ids) if ids else type(env).__name__
 
 
 def check_goal_mode(env: Any, mode: Any) -> str:
@@ -109,26 +110,21 @@ def check_goal_mode(env: Any, mode: Any) -> str:
 
 # ---------------------------------------------------------------- goal positions
 def goal_point(env: Any) -> tuple[float, float] | None:
-    """The goal place of the env's running task (metres, the env's frame), or None."""
-    task = env.task
+    """The goal place of the env's running task (metres, the env's frame), or None: the
+    env's ``_goal_point`` hook (:class:`~urban_gym.envs.base.UrbanEnv`).
+    """
+    return env._goal_point()
+
+
+def task_goal_point(task: TaskSpec) -> tuple[float, float] | None:
+    """The goal place a task's ``goal`` states: its first stop (``stops``, each with
+    ``x``/``y``), else its ``x``/``y``; None without one.
+    """
     g = task.goal or {}
-    if env.family == "streetgraph":
-        if "position" in g:
-            return float(g["position"][0]), float(g["position"][1])
-        if "route" in g or "node" in g:
-            node = g["route"][-1] if "route" in g else g["node"]
-            graph = env._graph_of(task)
-            x, y = graph.xy[graph.index[node]]
-            return float(x), float(y)
-        return None
-    stops = getattr(env, "stops", None) or g.get("stops")
-    if stops:
-        arrivals = list(getattr(getattr(env, "record", None), "arrivals", []) or [])
-        for i, st in enumerate(stops):
-            if i >= len(arrivals) or arrivals[i] is None:
-                return float(st["x"]), float(st["y"])
-        return float(stops[-1]["x"]), float(stops[-1]["y"])
-    if "x" in g and "y" in g and not isinstance(g.get("grid"), list):
+    stops = g.get("stops")
+    if stops and isinstance(stops[0], dict) and "x" in stops[0]:
+        return float(stops[0]["x"]), float(stops[0]["y"])
+    if "x" in g and "y" in g:
         return float(g["x"]), float(g["y"])
     return None
 
@@ -193,23 +189,15 @@ def landmarks_of(key: str, points: np.ndarray, bounds: tuple[float, float, float
     return got
 
 
-def world_landmarks(env: Any, task: TaskSpec) -> np.ndarray:
-    """The landmarks of ``task``'s world: its city's POIs, or the panorama graph's nodes
-    for a StreetGraph built from imported panoramas (no city data).
+def city_landmarks(city_spec: str) -> np.ndarray:
+    """The landmarks of a city (by its spec): its named places' positions, spread over
+    it (:func:`landmarks_of`).
     """
-    if env.family == "streetgraph":
-        g = env._graph_of(task)
-        if g.meta.get("source") != "city":
-            xy = np.asarray(g.xy)
-            x0, y0 = xy.min(axis=0)
-            x1, y1 = xy.max(axis=0)
-            key = f"streetgraph:{g.meta.get('source')}:{len(xy)}:{x0:.1f}:{y0:.1f}"
-            return landmarks_of(key, xy, (x0, y0, x1, y1))
     from urban_gym.world.loader import load_city
 
-    city = load_city(task.city)
+    city = load_city(city_spec)
     pts = np.array([p.position for p in city.pois if p.name], dtype=np.float64).reshape(-1, 2)
-    return landmarks_of(f"city:{task.city}", pts, tuple(city.bounds))
+    return landmarks_of(f"city:{city_spec}", pts, tuple(city.bounds))
 
 
 def landmark_code(landmarks: np.ndarray, goal: tuple[float, float] | None) -> np.ndarray:
@@ -228,64 +216,20 @@ def landmark_code(landmarks: np.ndarray, goal: tuple[float, float] | None) -> np
 
 # ---------------------------------------------------------------- goal images
 def image_shape(env: Any) -> tuple[int, int] | None:
-    """``(height, width)`` of the env's views, or None when it renders none."""
-    if env.family == "streetgraph":
-        return (env.image_wh[1], env.image_wh[0]) if env.images else None
-    if env.family == "posegraph360":
-        return (env.view_wh[1], env.view_wh[0]) if getattr(env, "images", True) else None
-    if env.family == "citywalk":
-        return (env.view_size, env.view_size) if env.view_size is not None else None
-    return None
+    """``(height, width)`` of the env's views, or None when it renders none (the env's
+    ``_view_shape`` hook).
+    """
+    return env._view_shape()
 
 
 def goal_image(env: Any, task: TaskSpec, goal: tuple[float, float] | None) -> np.ndarray:
-    """A view taken at ``goal`` (``task``'s goal place) with the env's camera (zeros
-    without a goal).
+    """A view taken at ``goal`` (``task``'s goal place) with the env's camera (the env's
+    ``_goal_view`` hook; zeros without a goal).
     """
     h, w = image_shape(env) or (1, 1)
-    blank = np.zeros((h, w, 3), np.uint8)
     if goal is None:
-        return blank
-    if env.family == "streetgraph":
-        return _streetgraph_goal_view(env, task, goal)
-    if env.family == "posegraph360":
-        return _posegraph_goal_view(env, task, goal)
-    if env.family == "citywalk":
-        heading = float(task.start.get("heading", 0.0))
-        r = env._renderer("view").render(goal[0], goal[1], heading, 0.0)
-        return np.asarray(r.rgb, dtype=np.uint8)
-    return blank
-
-
-def _streetgraph_goal_view(env: Any, task: TaskSpec, goal: tuple[float, float]) -> np.ndarray:
-    g = env._graph_of(task)
-    gl = task.goal
-    names = gl.get("nodes") or [gl["route"][-1] if "route" in gl else gl["node"]]
-    idx = [g.index[n] for n in names]
-    d = np.hypot(*(g.xy[idx] - np.asarray(goal)).T)
-    node = idx[int(np.argmin(d))]
-    streets = g.streets_from(node)
-    heading = float(streets[0].heading) if streets else 0.0
-    return np.asarray(env._render_views(g, node, [heading])[0], dtype=np.uint8)
-
-
-def _posegraph_goal_view(env: Any, task: TaskSpec, goal: tuple[float, float]) -> np.ndarray:
-    from urban_gym.render import perspective
-
-    gl = task.goal
-    graph = env.graph
-    state = graph.nearest_state(goal[0], goal[1])
-    if "trajectory" in gl and "frame" in gl:
-        from urban_gym.families.posegraph360.world import State
-
-        s = State(int(gl["trajectory"]), int(gl["frame"]))
-        try:
-            graph.check_state(s)
-            state = s
-        except UrbanGymError:
-            pass
-    pano, ph = graph.panorama(state)
-    return perspective(pano, graph.heading(state), 0.0, env.fov, env.view_wh, pano_heading=ph)
+        return np.zeros((h, w, 3), np.uint8)
+    return np.asarray(env._goal_view(task, goal), dtype=np.uint8)
 
 
 # ---------------------------------------------------------------- the component
@@ -299,11 +243,7 @@ class GoalObservation:
     def check(self, env: Any) -> None:
         """Raise :class:`GoalModeError` when the mode cannot apply to ``env``."""
         if self.mode == "image" and image_shape(env) is None:
-            why = {
-                "streetgraph": "observation='symbolic' renders no views",
-                "posegraph360": "observation='symbolic' renders no views",
-                "citywalk": "view_size=None renders no view",
-            }.get(env.family, "this env renders no views")
+            why = env.no_view_reason
             raise GoalModeError(
                 f"{env_ids_of(env)}: goal='image' cannot apply: {why} "
                 f"(valid here: {', '.join(m for m in GOAL_MODES if m != 'image')})"
@@ -337,7 +277,7 @@ class GoalObservation:
 
     def _per_task(self, env: Any, goal: tuple[float, float] | None) -> dict[str, np.ndarray]:
         if self.mode == "landmarks":
-            return {"goal_landmarks": landmark_code(world_landmarks(env, env.task), goal)}
+            return {"goal_landmarks": landmark_code(env._goal_landmarks(env.task), goal)}
         if self.mode == "text":
             words = hash_words(env.task.instruction, TEXT_DIM)
             return {"goal_text": np.minimum(words, TEXT_MAX_COUNT)}
@@ -356,8 +296,12 @@ __all__ = [
     "GoalModeError",
     "GoalObservation",
     "check_goal_mode",
+    "city_landmarks",
+    "goal_image",
     "goal_point",
     "goal_vector",
     "hash_words",
     "landmark_code",
+    "landmarks_of",
+    "task_goal_point",
 ]

@@ -27,6 +27,8 @@ from gymnasium.vector.utils import (
     write_to_shared_memory,
 )
 
+from urban_gym.errors import UrbanGymError
+
 
 class SharedMemoryText(spaces.Text):
     """``gymnasium.spaces.Text`` that ``AsyncVectorEnv`` carries through shared memory
@@ -133,3 +135,11 @@ def view_wh(value: Any, max_side: int) -> tuple[int, int] | None:
             f"each in [1, {max_side}]"
         )
     return int(pair[0]), int(pair[1])
+
+
+def dict_space(env: Any, who: str) -> spaces.Dict:
+    """The env's ``Dict`` observation space; :class:`UrbanGymError` naming ``who`` otherwise."""
+    space = env.observation_space
+    if not isinstance(space, spaces.Dict):
+        raise UrbanGymError(f"{who} needs a Dict observation space, got {type(space).__name__}")
+    return space

@@ -8,28 +8,25 @@ sees now show the signboard of one of the task's goal places. Without
 ``track_visibility`` the key is absent and nothing is rendered for it (RL training pays
 nothing).
 
-The goal places of a task (:func:`goal_poi_indices`):
+The goal places of a task (:func:`goal_poi_indices`), read from the task's fields the same
+way on every family:
 
-=================================  ============================================================
-family / task                      goal place
-=================================  ============================================================
-PoseGraph360 ``landmark_*``,       ``goal["poi"]``: the named place (the one nearest the goal's
-``vln``                            sign anchor when several share the name)
-PoseGraph360 ``relational``        the place to name (``task.answer``, nearest the reference)
-CityWalk navigation types          ``goal["poi_id"]``; multi-stop tasks: every stop's
-                                   ``poi_id``; question types: ``meta["poi_id"]`` (the place
-                                   asked about)
-StreetGraph                        the POI whose ``osm_id`` is ``goal["osm_id"]`` (graphs
-                                   built from a city only)
-=================================  ============================================================
+================================  =============================================================
+field                             goal place
+================================  =============================================================
+``goal["poi_id"]``                the POI with that index; a multi-stop task: every stop's
+                                  ``poi_id``
+``meta["poi_id"]``                the place a question asks about (when the goal names none)
+``goal["osm_id"]``                the POI with that OpenStreetMap id
+``goal["poi"]``                   the named place (the one nearest ``goal["anchor"]``, else
+                                  the goal's ``x``/``y``, when several share the name)
+================================  =============================================================
 
-Tasks without a goal place (localization, map navigation, object counts, Touchdown graphs)
-always report False. What "what the agent sees" means per family: PoseGraph360 -- the
-perspective crop of the current frame (camera bearing, pitch, field of view), sampled from
-an id panorama rendered at the frame's position; CityWalk -- the first-person view
-(pedestrians occlude), False while the map is open; StreetGraph -- any of the option views
-when the observation holds images, False in the symbolic observation (the agent sees no
-image).
+A family may name one more place (``named=``: a question whose answer is the place to
+find, say). Tasks without a goal place always report False. What "what
+the agent sees" means is the family's: its env's ``_goal_visible`` renders the ids of its
+own view (a crop of an id panorama, a first-person id view, the option views) and asks
+:func:`in_view`.
 """
 
 from __future__ import annotations
@@ -54,9 +51,12 @@ ID_VIEW_SIZE = 96
 ID_PANO_WIDTH = 256
 
 
-def goal_poi_indices(city: City, task: TaskSpec) -> tuple[int, ...]:
+def goal_poi_indices(
+    city: City, task: TaskSpec, named: tuple[str, Any] | None = None
+) -> tuple[int, ...]:
     """Indices into ``city.pois`` of the task's goal places (see the module docstring);
-    ``()`` when the task has none or they are not in ``city``.
+    ``()`` when the task has none or they are not in ``city``. ``named``: ``(name, near)``
+    of one more place, the POI so named nearest ``near`` (x, y metres).
     """
     g, meta = task.goal or {}, task.meta or {}
     ids: list[int] = []
@@ -64,7 +64,7 @@ def goal_poi_indices(city: City, task: TaskSpec) -> tuple[int, ...]:
     for value in (g.get("poi_id"), *(st.get("poi_id") for st in g.get("stops") or [])):
         if isinstance(value, int) and 0 <= value < n and city.pois[value].id == value:
             ids.append(value)
-    if not ids and task.family == "citywalk" and isinstance(meta.get("poi_id"), int):
+    if not ids and isinstance(meta.get("poi_id"), int):
         p = meta["poi_id"]
         if 0 <= p < n:
             ids.append(p)
@@ -73,8 +73,8 @@ def goal_poi_indices(city: City, task: TaskSpec) -> tuple[int, ...]:
     name, near = None, None
     if isinstance(g.get("poi"), str):
         name, near = g["poi"], g.get("anchor") or (g.get("x"), g.get("y"))
-    elif task.type == "relational" and task.answer is not None:
-        name, near = str(task.answer), (g.get("x"), g.get("y"))
+    elif named is not None:
+        name, near = named
     if name is not None:
         p = _named_poi(city, name, near)
         if p is not None:
@@ -230,10 +230,12 @@ class GoalTracker:
             self._answers.popitem(last=False)
         return value
 
-    def targets(self, task: TaskSpec) -> np.ndarray:
-        """The goal sign ids of ``task`` (cached per task id)."""
+    def targets(self, task: TaskSpec, named: tuple[str, Any] | None = None) -> np.ndarray:
+        """The goal sign ids of ``task`` (cached per task id; ``named`` as in
+        :func:`goal_poi_indices`).
+        """
         if self._targets[0] != task.id:
-            self._targets = (task.id, sign_ids(goal_poi_indices(self.city, task)))
+            self._targets = (task.id, sign_ids(goal_poi_indices(self.city, task, named)))
         return self._targets[1]
 
     @property

@@ -8,7 +8,7 @@ an episode depends only on its key (the env is reset with the key's seed and tas
 agent with its seed).
 
 Chunks hold the repeats of one task together (keys ordered by task, then repeat): a task's
-per-goal caches (StreetGraph's distance field, say) are then built in one process, not in
+per-goal caches (a goal's distance field, say) are then built in one process, not in
 every worker. Each chunk comes back with its worker's counters (:class:`WorkerStats`:
 process CPU time, set-up time), gathered in :class:`ParallelStats` -- what the benchmark
 reads to tell the harness's own cost from the machine's load.
@@ -178,6 +178,9 @@ _RUNNER: _ChunkRunner | None = None
 
 def _init_worker(spec: RunSpec) -> None:
     global _RUNNER
+    from urban_gym.render.threads import one_thread_in_worker
+
+    one_thread_in_worker()  # the workers use the cores already
     _RUNNER = _ChunkRunner(spec)
 
 
@@ -289,6 +292,12 @@ class _RayWorker(_ChunkRunner):
     """A Ray actor holding one :class:`EpisodeWorker` (built once, in ``__init__``, on
     the driver's worlds when it shipped them).
     """
+
+    def __init__(self, spec: RunSpec, world: Any = None) -> None:
+        from urban_gym.render.threads import one_thread_in_worker
+
+        one_thread_in_worker()  # the actors use the cores already
+        super().__init__(spec, world)
 
 
 def format_parallel(p: dict[str, Any]) -> str:

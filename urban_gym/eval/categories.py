@@ -1,15 +1,9 @@
 """The groups a report breaks results into: each task's category, and the task facts the
 report's analyses need (goal radius, shortest route, decision points).
 
-Categories follow the papers:
-
-* PoseGraph360 (360CityArena): **Environment Understanding** (localization, landmark search
-  by name and by image), **Path Reasoning** (map navigation, vision-language navigation),
-  **Spatial Reasoning** (object count, relational reasoning);
-* CityWalk (UrbanGround): the five levels **L1**-**L5** of its ladder; a condition variant
-  of an L1/L2 type (dusk, night, rain) belongs to L5;
-* StreetGraph (CityNav): the task type (one category per type);
-* any other family: the type's ``level`` when it has one, else the task type.
+Categories follow the papers: each family says what a task's category is
+(:meth:`~urban_gym.tasks.families.Family.task_category`; by default the type's ``level``
+when the type table gives one, else the task type).
 """
 
 from __future__ import annotations
@@ -17,26 +11,15 @@ from __future__ import annotations
 import math
 from typing import Any
 
-#: PoseGraph360 task type -> category (360CityArena, Fig. 2).
-POSEGRAPH360_CATEGORIES: dict[str, str] = {
-    "localization": "Environment Understanding",
-    "landmark_name": "Environment Understanding",
-    "landmark_image": "Environment Understanding",
-    "map_navigation": "Path Reasoning",
-    "vln": "Path Reasoning",
-    "object_count": "Spatial Reasoning",
-    "relational": "Spatial Reasoning",
-}
-
 
 def task_category(task: Any) -> str:
-    """The category of a :class:`~urban_gym.tasks.spec.TaskSpec` (module docstring)."""
-    if task.family == "posegraph360":
-        return POSEGRAPH360_CATEGORIES.get(task.type, task.type)
-    if task.family == "citywalk" and "variant" in (task.meta or {}):
-        return "L5"
-    level = _type_info(task).get("level", "")
-    return str(level).upper() if level else str(task.type)
+    """The category of a :class:`~urban_gym.tasks.spec.TaskSpec` (module docstring); the
+    task type for a task of no registered family.
+    """
+    from urban_gym.tasks.families import FAMILIES
+
+    fam = FAMILIES.get(task.family)
+    return fam.task_category(task) if fam is not None else str(task.type)
 
 
 def task_kind(task: Any) -> str:
@@ -50,7 +33,7 @@ def _type_info(task: Any) -> dict[str, Any]:
     fam = FAMILIES.get(task.family)
     if fam is None:
         return {}
-    tt = fam.tasks_module().TASK_TYPES.get(task.type)
+    tt = fam.tasks().TASK_TYPES.get(task.type)
     return {"level": getattr(tt, "level", ""), "kind": getattr(tt, "kind", "")}
 
 
@@ -91,4 +74,4 @@ def _num(v: Any) -> float | None:
     return round(f, 3) if math.isfinite(f) else None
 
 
-__all__ = ["POSEGRAPH360_CATEGORIES", "task_category", "task_facts", "task_kind"]
+__all__ = ["task_category", "task_facts", "task_kind"]

@@ -16,8 +16,8 @@ turn does). A failure no rule explains is ``Unclassified``; an episode that ende
 the agent or the env raised, or the model client gave up, is ``Error`` (an infrastructure
 failure, not a behaviour). Successful episodes get no cause.
 
-Distances are metres; ``r`` is the task's goal radius (0 when it has none: StreetGraph's
-goal is a set of nodes, reached at distance 0).
+Distances are metres; ``r`` is the task's goal radius (0 when it has none: a goal that
+is a set of graph nodes is reached at distance 0).
 """
 
 from __future__ import annotations

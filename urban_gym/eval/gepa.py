@@ -72,13 +72,13 @@ def optimise(
     import gymnasium as gym
 
     from urban_gym.baselines.lmm.schemes.gepa import seed_instructions
-    from urban_gym.wrappers.stacks import family_of
+    from urban_gym.tasks.families import family_name
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     env = gym.make(env_id, **dict(env_kwargs or {}))
     ids = list(task_ids) if task_ids is not None else [t.id for t in env.unwrapped.tasks]
-    family = family_of(env)
+    family = family_name(env)
     env.close()
     val = val_split(ids, val_fraction)
     rng = random.Random(seed)
@@ -185,7 +185,7 @@ class _Context:
 
 def add_gepa_arguments(p: Any, add_lmm_options: Any, json_arg: Any) -> None:
     """The arguments of ``urban-gym gepa``."""
-    p.add_argument("env_id", help="registered id, e.g. UrbanGym/StreetGraph-v0")
+    p.add_argument("env_id", help="a registered id (UrbanGym/...)")
     p.add_argument("--out", required=True, help="folder of the candidates' runs and the report")
     p.add_argument("--env-kwargs", type=json_arg, default=None, help="gym.make kwargs (JSON)")
     p.add_argument("--iterations", type=int, default=4, help="proposals (default 4)")

@@ -1,5 +1,4 @@
-"""The family commands ``posegraph360-eval``, ``streetgraph-eval`` and ``citywalk-eval`` as
-thin aliases of the harness: they run ``urban-gym eval`` with the oracle and the random
+"""The families' oracle/random commands (``urban-gym <family>-eval``) as thin aliases of the harness: they run ``urban-gym eval`` with the oracle and the random
 agent (into a temporary run folder, or ``--out``) and print their old tables from the
 records, with the same figures as before (the same seeds: see
 :func:`urban_gym.eval.runner.episode_keys`).

@@ -1,7 +1,8 @@
 """The report's PNG plots (matplotlib, headless): success with 95% intervals by task type,
-category and difficulty (one bar per run), the failure causes by category, CityWalk
-success by route length, StreetGraph success by decision points, and the paired
-differences.
+category and difficulty (one bar per run), the failure causes by category, the paired
+differences, and the plots of each family's own sections
+(:meth:`~urban_gym.tasks.families.Family.report_plots`, drawn with
+:func:`binned_success_plot` and the like).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from urban_gym.eval.failures import ERROR, ORDER, OTHER
+from urban_gym.tasks.families import FAMILIES
 
 CAUSE_COLOURS = {
     "Action": "#d62728",
@@ -109,12 +111,11 @@ def draw_plots(report: dict[str, Any], out: str | Path) -> list[Path]:
             fig.savefig(files[-1], dpi=110)
             plt.close(fig)
         files += _failures(plt, out, slug, env_id, runs, res)
+        fam = FAMILIES.get(str(runs[0].get("family", ""))) if runs else None
         for r in runs:
-            rr = res[r["name"]]
-            if rr.get("distance_bins"):
-                files.append(_distance_plot(plt, out, slug, r["name"], rr["distance_bins"]))
-            if rr.get("decision_bins"):
-                files.append(_decision_plot(plt, out, slug, r["name"], rr["decision_bins"]))
+            if fam is not None:
+                stem = f"{slug}_{_slug(r['name'])}"
+                files += fam.report_plots(plt, out, stem, r["name"], res[r["name"]])
     for c in report.get("comparisons", []):
         files.append(_comparison_plot(plt, out, c))
     return files
@@ -149,46 +150,41 @@ def _failures(plt, out: Path, slug: str, env_id: str, runs, res) -> list[Path]:
     return [p]
 
 
-def _distance_plot(plt, out: Path, slug: str, name: str, bins: dict[str, Any]) -> Path:
-    fig, ax = plt.subplots(figsize=(6, 3.6))
-    for ty, bs in bins.items():
+def binned_success_plot(
+    plt: Any,
+    path: Path,
+    series: dict[str, list[dict[str, Any]]],
+    xlabel: str,
+    title: str,
+    pooled: str | None = None,
+    errorbars: bool = False,
+) -> Path:
+    """Success (with its 95% CI) against the median of equal-count bins
+    (:func:`urban_gym.eval.report.bins_of`), one line per entry of ``series`` (``pooled``:
+    the entry drawn dashed; ``errorbars``: bars instead of bands); written to ``path``.
+    """
+    fig, ax = plt.subplots(figsize=(5, 3.4) if errorbars else (6, 3.6))
+    for label, bs in series.items():
         x = [b["median"] for b in bs]
         s = [b["metrics"].get("success") or {} for b in bs]
         m = np.array([v.get("mean") or 0.0 for v in s]) * 100
         lo = np.array([v.get("low") or 0.0 for v in s]) * 100
         hi = np.array([v.get("high") or 0.0 for v in s]) * 100
-        style = "k--" if ty == "all navigation" else "-o"
-        ax.plot(x, m, style, label=ty, ms=3)
+        if errorbars:
+            ax.errorbar(x, m, yerr=[m - lo, hi - m], fmt="-o", capsize=3)
+            continue
+        ax.plot(x, m, "k--" if label == pooled else "-o", label=label, ms=3)
         ax.fill_between(x, lo, hi, alpha=0.08)
-    ax.set_xlabel("median shortest-route length of the bin (m)")
+    ax.set_xlabel(xlabel)
     ax.set_ylabel("success (%)")
     ax.set_ylim(-2, 102)
-    ax.set_title(f"{name}: success by route length (4 equal-count bins)", fontsize=9)
-    ax.legend(fontsize=6, ncol=2)
+    ax.set_title(title, fontsize=9)
+    if not errorbars:
+        ax.legend(fontsize=6, ncol=2)
     fig.tight_layout()
-    p = out / f"{slug}_{_slug(name)}_distance_bins.png"
-    fig.savefig(p, dpi=110)
+    fig.savefig(path, dpi=110)
     plt.close(fig)
-    return p
-
-
-def _decision_plot(plt, out: Path, slug: str, name: str, bins: list[dict[str, Any]]) -> Path:
-    fig, ax = plt.subplots(figsize=(5, 3.4))
-    x = [b["median"] for b in bins]
-    s = [b["metrics"].get("success") or {} for b in bins]
-    m = np.array([v.get("mean") or 0.0 for v in s]) * 100
-    lo = np.array([v.get("low") or 0.0 for v in s]) * 100
-    hi = np.array([v.get("high") or 0.0 for v in s]) * 100
-    ax.errorbar(x, m, yerr=[m - lo, hi - m], fmt="-o", capsize=3)
-    ax.set_xlabel("decision points (bin median)")
-    ax.set_ylabel("success (%)")
-    ax.set_ylim(-2, 102)
-    ax.set_title(f"{name}: success vs decision points", fontsize=9)
-    fig.tight_layout()
-    p = out / f"{slug}_{_slug(name)}_decision_points.png"
-    fig.savefig(p, dpi=110)
-    plt.close(fig)
-    return p
+    return path
 
 
 def _comparison_plot(plt, out: Path, c: dict[str, Any]) -> Path:

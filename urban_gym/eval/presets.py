@@ -48,6 +48,6 @@ def agent_options(args: argparse.Namespace) -> dict:
 
     preset = lmm_preset(args.preset) if args.preset else {}
     options = {**preset, **lmm_options(args), **options}
-    if args.location_prior is not None:  # PoseGraph360: main setting or its ablation
+    if args.location_prior is not None:  # a location map: main setting or its ablation
         options.setdefault("location", args.location_prior)
     return options

@@ -6,20 +6,15 @@ report as a dict (written as ``report.json``); :func:`format_markdown` turns it 
 ``report.md``; :mod:`urban_gym.eval.plots` draws the PNGs and :mod:`urban_gym.eval.replay`
 the GIFs. What the report holds per run:
 
-* success (``is_success``), and where the family has them the task score (``score``:
-  PoseGraph360's headline number, MRA for counts) and SPL -- overall (count-weighted: every
+* success (``is_success``), and where the family has them the task score (``score``: a
+  family's headline number, such as MRA for counts) and SPL -- overall (count-weighted: every
   task counts once), macro-averaged over task types, and per task type, difficulty and
   category (:mod:`urban_gym.eval.categories`); every figure with a 95% percentile-bootstrap
   interval over tasks (:mod:`urban_gym.eval.stats`: 10,000 resamples, seeded);
 * terminations, tokens;
-* CityWalk: per navigation type, 4 equal-count bins of the tasks' shortest-route length
-  (ShortNav ``SGN`` and InstructionNav ``IN``: of the straight-line start-to-goal
-  distance, as UrbanGround bins them) with success and the share of episodes that ended
-  closer to the goal than they began;
-* StreetGraph: 4 equal-count bins of decision points with success and SPL;
-* PoseGraph360 ``landmark_bbox`` episodes: the strict-JSON protocol's stage 5, the boxes'
-  coordinate scale decided once for the run, original and compatible results
-  (:mod:`urban_gym.eval.grounded`);
+* the family's own sections (:meth:`~urban_gym.tasks.families.Family.report_sections`:
+  success by route length or by decision points in equal-count bins (:func:`bins_of`),
+  grounded boxes scored over the run, ...), with their Markdown and plots;
 * failure causes (:mod:`urban_gym.eval.failures`): the dominant cause of every failed
   episode by category and type, with the rules written out; optionally a model's labels
   and their agreement with the rules (Cohen's kappa).
@@ -47,7 +42,6 @@ import numpy as np
 from urban_gym.errors import UrbanGymError
 from urban_gym.eval import stats
 from urban_gym.eval.failures import ERROR, ORDER, OTHER, RULES, classify
-from urban_gym.eval.grounded import box_section, run_box_scores, view_frame
 from urban_gym.eval.records import RunDir
 
 #: Metrics reported (when a family has them), in order.
@@ -133,8 +127,10 @@ def _metric_value(rec: dict[str, Any], metric: str) -> float:
 
 
 @dataclass
-class _Table:
-    """Per-task means of a run's records (tasks in first-seen order)."""
+class TaskTable:
+    """Per-task means of a run's records (tasks in first-seen order): the table every
+    section of the report is computed from (a family's own sections too).
+    """
 
     tasks: list[str]
     values: np.ndarray  # tasks x metrics
@@ -143,7 +139,8 @@ class _Table:
     episodes: Counter
 
 
-def _table(records: Sequence[dict[str, Any]]) -> _Table:
+def task_table(records: Sequence[dict[str, Any]]) -> TaskTable:
+    """The :class:`TaskTable` of a run's records."""
     metrics = [m for m in METRICS if any(not math.isnan(_metric_value(r, m)) for r in records)]
     v = np.array([[_metric_value(r, m) for m in metrics] for r in records], dtype=np.float64)
     ids = [r["task_id"] for r in records]
@@ -160,13 +157,15 @@ def _table(records: Sequence[dict[str, Any]]) -> _Table:
                 "task_info": r.get("task_info") or {},
             },
         )
-    return _Table([str(t) for t in tasks], means, metrics, attrs, Counter(ids))
+    return TaskTable([str(t) for t in tasks], means, metrics, attrs, Counter(ids))
 
 
-def _summary(
-    table: _Table, rows: np.ndarray, stream: str, resamples: int, seed: int
+def summarize_rows(
+    table: TaskTable, rows: np.ndarray, stream: str, resamples: int, seed: int
 ) -> tuple[dict[str, Any], np.ndarray]:
-    """Means and CIs of the tasks ``rows``; also returns the resampled means."""
+    """Means and CIs of the tasks ``rows`` of ``table`` (bootstrap stream ``stream``);
+    also returns the resampled means.
+    """
     v = table.values[rows]
     samples = stats.bootstrap_means(v, resamples, stats.stream_seed(seed, stream))
     lo, hi = stats.percentile_ci(samples)
@@ -189,23 +188,23 @@ def _f(x: Any) -> float | None:
     return round(x, 6) if math.isfinite(x) else None
 
 
-def _order(keys: Sequence[str], grouping: str, family: str) -> list[str]:
+def ordered(keys: Sequence[str], grouping: str, family: str) -> list[str]:
+    """``keys`` of a grouping in the order the report lists them: difficulties easy to
+    hard, task types in the family's type table's order, categories in the family's
+    order (:meth:`~urban_gym.tasks.families.Family.category_order`); others sorted after.
+    """
+    from urban_gym.tasks.families import FAMILIES
+
+    fam = FAMILIES.get(family)
     if grouping == "by_difficulty":
-        return sorted(
-            keys, key=lambda k: (DIFFICULTY_ORDER.index(k) if k in DIFFICULTY_ORDER else 99, k)
-        )
-    if grouping == "by_type":
-        from urban_gym.tasks.families import FAMILIES
-
-        fam = FAMILIES.get(family)
-        table = list(fam.tasks_module().TASK_TYPES) if fam is not None else []
-        return sorted(keys, key=lambda k: (table.index(k) if k in table else 99, k))
-    if grouping == "by_category" and family == "posegraph360":
-        from urban_gym.eval.categories import POSEGRAPH360_CATEGORIES
-
-        cats = list(dict.fromkeys(POSEGRAPH360_CATEGORIES.values()))
-        return sorted(keys, key=lambda k: (cats.index(k) if k in cats else 99, k))
-    return sorted(keys)
+        table: list[str] = list(DIFFICULTY_ORDER)
+    elif grouping == "by_type":
+        table = list(fam.tasks().TASK_TYPES) if fam is not None else []
+    elif grouping == "by_category":
+        table = list(fam.category_order()) if fam is not None else []
+    else:
+        table = []
+    return sorted(keys, key=lambda k: (table.index(k) if k in table else 99, k))
 
 
 def run_results(run: Run, resamples: int = stats.RESAMPLES, seed: int = 0) -> dict[str, Any]:
@@ -213,18 +212,20 @@ def run_results(run: Run, resamples: int = stats.RESAMPLES, seed: int = 0) -> di
     docstring).
     """
     recs = run.records
-    table = _table(recs)
+    table = task_table(recs)
     all_rows = np.arange(len(table.tasks))
     out: dict[str, Any] = {"metrics": table.metrics}
-    out["overall"], _ = _summary(table, all_rows, "overall", resamples, seed)
+    out["overall"], _ = summarize_rows(table, all_rows, "overall", resamples, seed)
     for grouping, attr in GROUPINGS:
         groups: dict[str, list[int]] = defaultdict(list)
         for i, t in enumerate(table.tasks):
             groups[str(table.attrs[t][attr])].append(i)
         res: dict[str, Any] = {}
         samples: list[np.ndarray] = []
-        for g in _order(list(groups), grouping, run.family):
-            res[g], s = _summary(table, np.array(groups[g]), f"{grouping}/{g}", resamples, seed)
+        for g in ordered(list(groups), grouping, run.family):
+            res[g], s = summarize_rows(
+                table, np.array(groups[g]), f"{grouping}/{g}", resamples, seed
+            )
             samples.append(s)
         out[grouping] = res
         if grouping == "by_type":
@@ -241,16 +242,16 @@ def run_results(run: Run, resamples: int = stats.RESAMPLES, seed: int = 0) -> di
     }
     out["steps"] = {"mean": round(float(np.mean([r.get("steps", 0) for r in recs])), 2)}
     out["errors"] = sum(1 for r in recs if r.get("error") is not None)
-    if run.family == "citywalk":
-        out["distance_bins"] = distance_bins(table, recs, resamples, seed)
-    if run.family == "streetgraph":
-        out["decision_bins"] = decision_bins(table, recs, resamples, seed)
-    if run.family == "posegraph360":
-        frame = view_frame(run.manifest.get("env_kwargs") or {})
-        boxes = run_box_scores(recs, frame)
-        if boxes is not None:
-            out["grounded_boxes"] = boxes
+    fam = _family(run.family)
+    if fam is not None:
+        out.update(fam.report_sections(run, table, resamples, seed))
     return out
+
+
+def _family(name: str) -> Any:
+    from urban_gym.tasks.families import FAMILIES
+
+    return FAMILIES.get(name)
 
 
 def _macro(
@@ -278,8 +279,8 @@ def _macro(
     return out
 
 
-def _bins_of(
-    table: _Table,
+def bins_of(
+    table: TaskTable,
     tasks: list[int],
     value: Callable[[dict[str, Any]], float | None],
     recs_by_task: dict[str, list[dict[str, Any]]],
@@ -288,6 +289,11 @@ def _bins_of(
     seed: int,
     extra: Callable[[list[dict[str, Any]]], dict[str, Any]],
 ) -> list[dict[str, Any]]:
+    """:data:`BINS` equal-count bins of ``tasks`` (rows of ``table``) by ``value`` of their
+    ``task_info`` (tasks without a value left out; no bins for fewer tasks than bins): per
+    bin its value range and median, :func:`summarize_rows` of its tasks and ``extra`` of
+    its episodes' records.
+    """
     pts = [(i, value(table.attrs[table.tasks[i]]["task_info"])) for i in tasks]
     pts = [(i, v) for i, v in pts if v is not None]
     if len(pts) < BINS:
@@ -297,7 +303,7 @@ def _bins_of(
     for b in range(BINS):
         rows = [i for (i, _), w in zip(pts, which) if w == b]
         vals = [v for (_, v), w in zip(pts, which) if w == b]
-        s, _ = _summary(table, np.array(rows), f"{stream}/{b}", resamples, seed)
+        s, _ = summarize_rows(table, np.array(rows), f"{stream}/{b}", resamples, seed)
         recs = [r for i in rows for r in recs_by_task[table.tasks[i]]]
         out.append(
             {
@@ -309,82 +315,6 @@ def _bins_of(
             }
         )
     return out
-
-
-def _ended_closer(recs: list[dict[str, Any]]) -> dict[str, Any]:
-    vals = []
-    for r in recs:
-        m = (r.get("metrics") or {}).get("ended_closer")
-        if isinstance(m, (int, float)):
-            vals.append(float(m))
-            continue
-        a = (r.get("start") or {}).get("distance_to_goal_m")
-        b = (r.get("end") or {}).get("distance_to_goal_m")
-        if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-            vals.append(float(b < a))
-    return {"ended_closer": round(float(np.mean(vals)), 4) if vals else None}
-
-
-#: CityWalk types binned by the straight-line start-to-goal distance (UrbanGround's
-#: navigation-horizon analysis of ShortNav and InstructionNav, seed 002 Section 4.3).
-STRAIGHT_BIN_TYPES = ("SGN", "IN")
-
-
-def distance_bins(
-    table: _Table, recs: Sequence[dict[str, Any]], resamples: int, seed: int
-) -> dict[str, list[dict[str, Any]]]:
-    """CityWalk: per navigation type (and all of them pooled), 4 equal-count bins of the
-    shortest-route length (metres).
-    """
-    by_task: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for r in recs:
-        by_task[r["task_id"]].append(r)
-    types: dict[str, list[int]] = defaultdict(list)
-    for i, t in enumerate(table.tasks):
-        a = table.attrs[t]
-        if a["kind"] == "navigation" and a["task_info"].get("shortest_m") is not None:
-            types[str(a["task_type"])].append(i)
-            types["all navigation"].append(i)
-    out = {}
-    for ty in _order([k for k in types if k != "all navigation"], "by_type", "citywalk") + [
-        "all navigation"
-    ]:
-        if ty in types:
-            key = "straight_m" if ty in STRAIGHT_BIN_TYPES else "shortest_m"
-            b = _bins_of(
-                table,
-                types[ty],
-                lambda info, key=key: info.get(key),
-                by_task,
-                f"distance/{ty}",
-                resamples,
-                seed,
-                _ended_closer,
-            )
-            if b:
-                out[ty] = b
-    return out
-
-
-def decision_bins(
-    table: _Table, recs: Sequence[dict[str, Any]], resamples: int, seed: int
-) -> list[dict[str, Any]]:
-    """StreetGraph: 4 equal-count bins of decision points (intersections on the shortest
-    route).
-    """
-    by_task: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for r in recs:
-        by_task[r["task_id"]].append(r)
-    return _bins_of(
-        table,
-        list(range(len(table.tasks))),
-        lambda info: info.get("decision_points"),
-        by_task,
-        "decisions",
-        resamples,
-        seed,
-        lambda rs: {},
-    )
 
 
 # --------------------------------------------------------------------------- failures
@@ -431,8 +361,8 @@ def failure_breakdown(run: Run, keep_episodes: bool = True) -> dict[str, Any]:
         "by_type": {
             k: count(v)
             for k, v in zip(
-                _order(list(by_type), "by_type", run.family),
-                [by_type[k] for k in _order(list(by_type), "by_type", run.family)],
+                ordered(list(by_type), "by_type", run.family),
+                [by_type[k] for k in ordered(list(by_type), "by_type", run.family)],
             )
         },
         "rule_hits": dict(Counter(h for x in labels for h in x["rules"]).most_common()),
@@ -443,7 +373,7 @@ def failure_breakdown(run: Run, keep_episodes: bool = True) -> dict[str, Any]:
 
 
 def _cat_key(run: Run, cat: str) -> tuple:
-    return (_order([cat], "by_category", run.family).index(cat), cat)
+    return (ordered([cat], "by_category", run.family).index(cat), cat)
 
 
 # --------------------------------------------------------------------------- comparisons
@@ -454,7 +384,7 @@ def compare(
     they share none): mean per-task difference b - a with paired-bootstrap CIs (overall
     and per type), McNemar's exact test on success over episodes paired by (task, repeat).
     """
-    ta, tb = _table(a.records), _table(b.records)
+    ta, tb = task_table(a.records), task_table(b.records)
     common = [t for t in ta.tasks if t in set(tb.tasks)]
     if not common:
         return None
@@ -474,7 +404,7 @@ def compare(
             ),
         }
     by_type: dict[str, Any] = {}
-    types = _order(list({str(ta.attrs[t]["task_type"]) for t in common}), "by_type", a.family)
+    types = ordered(list({str(ta.attrs[t]["task_type"]) for t in common}), "by_type", a.family)
     j = ta.metrics.index("success")
     for ty in types:
         ts = [t for t in common if str(ta.attrs[t]["task_type"]) == ty]
@@ -648,8 +578,8 @@ def format_markdown(report: dict[str, Any]) -> str:
         f"Every figure is a mean with its 95% {s['bootstrap']}-bootstrap interval "
         f"({s['resamples']:,} resamples, seed {s['seed']}; the unit resampled is the task: "
         "a task's episodes over several seeds are averaged first). Success is `is_success`; "
-        "score is the family's headline score where it has one (PoseGraph360: MRA for "
-        "object counts); overall = every task once (count-weighted), macro = the mean of "
+        "score is the family's headline score where it has one (e.g. MRA for object "
+        "counts); overall = every task once (count-weighted), macro = the mean of "
         "the task types' means."
     )
     L.append("")
@@ -737,39 +667,9 @@ def _run_section(r: dict[str, Any], res: dict[str, Any]) -> list[str]:
         f"({res['tokens']['per_episode']:g} per episode); errors {res['errors']}."
     )
     L.append("")
-    if res.get("distance_bins"):
-        L += [
-            "#### Success by distance (4 equal-count bins per type: shortest-route length; "
-            "SGN and IN: straight-line start-to-goal distance)",
-            "",
-            "| type | bin | distance m | median m | tasks | success (95% CI) | ended closer |",
-            "|---|---:|---|---:|---:|---|---:|",
-        ]
-        for ty, bins in res["distance_bins"].items():
-            for b in bins:
-                ec = b.get("ended_closer")
-                L.append(
-                    f"| {ty} | {b['bin']} | {b['range'][0]:g}-{b['range'][1]:g} | {b['median']:g} | "
-                    f"{b['tasks']} | {fmt_ci(b['metrics'].get('success'))} | "
-                    f"{'-' if ec is None else f'{100 * ec:.0f}%'} |"
-                )
-        L.append("")
-    if res.get("decision_bins"):
-        L += [
-            "#### Success by decision points (4 equal-count bins)",
-            "",
-            "| bin | decision points | median | tasks | success (95% CI) | SPL (95% CI) |",
-            "|---:|---|---:|---:|---|---|",
-        ]
-        for b in res["decision_bins"]:
-            L.append(
-                f"| {b['bin']} | {b['range'][0]:g}-{b['range'][1]:g} | {b['median']:g} | "
-                f"{b['tasks']} | {fmt_ci(b['metrics'].get('success'))} | "
-                f"{fmt_ci(b['metrics'].get('spl'), 'spl')} |"
-            )
-        L.append("")
-    if res.get("grounded_boxes"):
-        L += box_section(res["grounded_boxes"])
+    fam = _family(str(r.get("family", "")))
+    if fam is not None:
+        L += fam.report_markdown(res)
     f = res.get("failures")
     if f:
         L += _failure_section(f)
@@ -851,15 +751,18 @@ __all__ = [
     "Run",
     "build_report",
     "compare",
-    "decision_bins",
-    "distance_bins",
+    "TaskTable",
+    "bins_of",
     "failure_breakdown",
     "fmt_ci",
     "format_markdown",
     "leaderboard",
     "load_run",
     "name_runs",
+    "ordered",
     "run_label",
     "run_results",
+    "summarize_rows",
+    "task_table",
     "write_report",
 ]

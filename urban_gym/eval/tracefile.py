@@ -25,7 +25,7 @@ position). :func:`trace_steps` turns a line back into the step objects of
 :mod:`urban_gym.eval.trace`.
 
 Why numbers in binary: writing a float as text (its shortest repr) costs about 0.2 µs, a
-step of the symbolic StreetGraph env about 50 µs, so five decimal numbers per step alone
+step of a symbolic graph env about 50 µs, so five decimal numbers per step alone
 were 2% of the episode -- measured with ``benchmarks/bench_harness.py``, whose goal is a
 harness within 5% of a bare episode loop. ``RunDir.read_trace`` (or :func:`trace_steps`)
 gives them back as numbers.

@@ -84,11 +84,20 @@ def make_env(spec: RunSpec, render_mode: str | None = None) -> gym.Env:
 
 
 #: The in-process memos of loaded worlds (module, attribute) that :func:`world_snapshot`
-#: hands to worker processes that do not start as a fork of this one (Ray actors).
-WORLD_MEMOS: tuple[tuple[str, str], ...] = (
-    ("urban_gym.world.loader", "_MEMO"),  # cities (procedural ones take seconds to build)
-    ("urban_gym.families.streetgraph.world.loading", "_MEMO"),  # preprocessed street graphs
-)
+#: hands to worker processes that do not start as a fork of this one (Ray actors): the
+#: cities (procedural ones take seconds to build), then each family's own
+#: (:meth:`~urban_gym.tasks.families.Family.world_memos`).
+WORLD_MEMOS: tuple[tuple[str, str], ...] = (("urban_gym.world.loader", "_MEMO"),)
+
+
+def world_memos() -> list[tuple[str, str]]:
+    """:data:`WORLD_MEMOS` and the registered families' memos."""
+    from urban_gym.tasks.families import FAMILIES
+
+    out = list(WORLD_MEMOS)
+    for fam in FAMILIES.values():
+        out += [m for m in fam.world_memos() if m not in out]
+    return out
 
 
 def world_snapshot() -> list[tuple[str, str, list[tuple[Any, Any]]]]:
@@ -99,7 +108,7 @@ def world_snapshot() -> list[tuple[str, str, list[tuple[Any, Any]]]]:
     import importlib
 
     out = []
-    for module, attr in WORLD_MEMOS:
+    for module, attr in world_memos():
         memo = getattr(importlib.import_module(module), attr)
         entries = [(k, memo.get(k)) for k in memo.keys()]
         out.append((module, attr, [(k, v) for k, v in entries if v is not None]))

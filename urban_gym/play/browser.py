@@ -20,11 +20,11 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from urban_gym.errors import UrbanGymError
+from urban_gym.play.controls import Press, presses_for
 
 #: Chromium's flags: headless, as root, on a machine without a network or a GPU.
 CHROMIUM_FLAGS: tuple[str, ...] = (
@@ -90,104 +90,6 @@ def open_chromium(width: int = 1280, height: int = 900) -> Any:
 
     driver.quit = quit_and_clean
     return driver
-
-
-@dataclass(frozen=True)
-class Press:
-    """One thing a person does on the page: ``kind`` ``"key"`` (press ``value``, with
-    ``shift``), ``"set"`` (type ``value`` into the number box of widget ``name``) or
-    ``"answer"`` (type ``value`` into the answer box and press Enter).
-    """
-
-    kind: str
-    value: str
-    shift: bool = False
-    name: str = ""
-
-
-_PG_SIZE_KEYS = {None: "0", "SMALL": "1", "MEDIUM": "2", "LARGE": "3"}
-_PG_KEYS = {
-    "W": "w",
-    "A": "a",
-    "D": "d",
-    "Q": "q",
-    "E": "e",
-    "S": "s",
-    "LEFT": "ArrowLeft",
-    "UP": "ArrowUp",
-    "RIGHT": "ArrowRight",
-}
-_CW_MOVE_KEYS = {"forward": "w", "left": "a", "backward": "s", "right": "d"}
-_CW_FIXED_KEYS = {"jump": "j", "open_map": "m", "close_map": "m"}
-
-
-def _num(v: float) -> str:
-    return f"{float(v):.4f}".rstrip("0").rstrip(".")
-
-
-def _posegraph_presses(a: dict[str, Any]) -> list[Press]:
-    name = a["action"]
-    if name == "ANSWER":
-        return [Press("answer", str(a.get("text", "")))]
-    out = []
-    if name in ("W", "A", "D"):
-        out.append(Press("key", _PG_SIZE_KEYS[a.get("size")]))
-    return [*out, Press("key", _PG_KEYS[name])]
-
-
-def _citywalk_presses(a: dict[str, Any]) -> list[Press]:
-    name = a["action"]
-    if name in ("move", "sprint"):
-        rate = float(a.get("yaw_rate") or 0.0)
-        if a.get("jump") or (a.get("jump") is None and a.get("jump_at") is not None):
-            raise UrbanGymError(f"the page has no key for a jump during a move: {a!r}")
-        dur = float(a["seconds"])
-        out = [Press("set", _num(dur), name="duration")]
-        key = _CW_MOVE_KEYS[a["dir"]]
-        if rate and a["dir"] == "forward":
-            out.append(Press("set", _num(abs(rate) * dur), name="turn"))
-            key = "q" if rate < 0 else "e"
-        return [*out, Press("key", key, shift=name == "sprint")]
-    if name == "look":
-        out = []
-        yaw = float(a.get("yaw") or 0.0)
-        if yaw:
-            out += [Press("set", _num(abs(yaw)), name="turn")]
-            out += [Press("key", "ArrowLeft" if yaw < 0 else "ArrowRight")]
-        pitch = float(a.get("pitch") or 0.0)
-        if pitch:
-            if pitch not in (-30.0, 30.0):
-                raise UrbanGymError(f"the page tilts the view by 30° up or down, not {pitch!r}")
-            out.append(Press("key", "ArrowUp" if pitch > 0 else "ArrowDown"))
-        return out
-    if name == "terminate":
-        return [Press("key", "Enter")]
-    if name == "answer":
-        from urban_gym.families.citywalk.tasks import OPTION_LETTERS
-
-        return [Press("key", str(OPTION_LETTERS.index(str(a["answer"])) + 1))]
-    if name in _CW_FIXED_KEYS:
-        return [Press("key", _CW_FIXED_KEYS[name])]
-    raise UrbanGymError(f"no key on the page performs {a!r} exactly")
-
-
-def presses_for(family: str, action: dict[str, Any]) -> list[Press]:
-    """How a person performs the structured ``action`` on ``family``'s page (see
-    :mod:`urban_gym.play.controls` for the keys); :class:`UrbanGymError` for an action no
-    key performs exactly (e.g. a map pan by an odd distance: a drag does that).
-    """
-    if family == "posegraph360":
-        return _posegraph_presses(action)
-    if family == "streetgraph":
-        if action["action"] == "stop":
-            return [Press("key", "Enter")]
-        i = int(action["option"])
-        if not 0 <= i <= 9:
-            raise UrbanGymError(f"option {i} has no key (0-9); click it")
-        return [Press("key", str(i))]
-    if family == "citywalk":
-        return _citywalk_presses(action)
-    raise UrbanGymError(f"family {family!r} has no page")
 
 
 class ScriptedPlayer:

@@ -3,10 +3,11 @@
 :func:`page_state` turns an observation (the dict the env returns to every agent) into the
 JSON the page draws: the images (``view``, ``reference``, ``map`` -- whichever the
 observation holds; all-black images are an absent reference and are left out), the
-StreetGraph options (one picture and compass bearing per street), the texts (instruction,
+options of an intersection (one picture and compass bearing per street: ``bearings``,
+``views``), the texts (instruction,
 status, notice) and the actions the action mask allows now. Nothing else of the env is
 read except the action table (the names behind the mask, as the language-model face's
-"Actions possible now" line) and CityWalk's map mode (which its status line states): the
+"Actions possible now" line) and the env's ``map_mode`` where it has a map mode (which its status line states): the
 ``info`` dict -- pose, distance to the goal, the task's answer -- never reaches the page.
 
 Images travel as data URLs (JPEG, quality :data:`JPEG_QUALITY`) at the agent's own
@@ -82,7 +83,9 @@ def _images(obs: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def _options(obs: Mapping[str, Any], mask: np.ndarray) -> list[dict[str, Any]]:
-    """StreetGraph: the options the mask allows, each with its bearing and picture."""
+    """An intersection's options (``bearings``, ``views``) the mask allows, each with its
+    bearing and picture.
+    """
     bearings = np.asarray(obs["bearings"], dtype=float).reshape(-1)
     views = obs.get("views")
     out = []
@@ -98,9 +101,9 @@ def _options(obs: Mapping[str, Any], mask: np.ndarray) -> list[dict[str, Any]]:
 
 def page_state(env: Any, obs: Mapping[str, Any]) -> dict[str, Any]:
     """What the page shows for observation ``obs`` of ``env`` (see the module docstring):
-    ``images``, ``texts`` (title, text), ``options`` (StreetGraph), ``heading``
-    (StreetGraph: the direction of travel), ``available`` (action names the mask allows),
-    ``letters`` (CityWalk question: the answer letters), ``map_mode`` (CityWalk).
+    ``images``, ``texts`` (title, text), ``options`` (an observation with ``bearings``),
+    ``heading`` (the direction of travel), ``available`` (action names the mask allows),
+    ``letters`` (a question's answer letters), ``map_mode`` (an env with a map mode).
     """
     mask = np.asarray(obs.get("action_mask", []), dtype=np.int8).reshape(-1)
     state: dict[str, Any] = {

@@ -1,7 +1,7 @@
 """Pixels from a world: panorama ray caster, equirect -> perspective camera, first-person
 views, top-down maps, light and weather conditions; the frames a person watches
 (:mod:`urban_gym.render.frame`: panels, text panels, the font loader) and the marks drawn
-into observations (:mod:`urban_gym.render.overlays`: PoseGraph360's branch arrows).
+into observations (:mod:`urban_gym.render.overlays`: the branch arrows at a junction).
 
 Conventions: metres, x east, y north; yaw is a compass bearing in degrees clockwise from
 north (0 north, 90 east); pitch is degrees above the horizon (positive up); images are

@@ -35,6 +35,7 @@ import cv2
 import numpy as np
 
 from urban_gym.caching import lru_cached
+from urban_gym.render import threads
 from urban_gym.render.errors import RenderError
 
 #: Most remap grids kept in the cache, and most bytes they may take together.
@@ -239,7 +240,15 @@ def perspective(
     """
     pano = check_equirect(pano)
     m1, m2 = remap_maps(size, fov, pitch, yaw, pano.shape[:2], pano_heading)
-    return cv2.remap(pano, m1, m2, cv2.INTER_LINEAR, borderMode=cv2.BORDER_WRAP)
+    return threads.for_image(
+        m1.shape[0] * m1.shape[1],
+        cv2.remap,
+        pano,
+        m1,
+        m2,
+        cv2.INTER_LINEAR,
+        borderMode=cv2.BORDER_WRAP,
+    )
 
 
 def perspective_batch(
@@ -259,7 +268,11 @@ def perspective_batch(
         raise RenderError(f"yaws must be a 1-D sequence of bearings, got shape {yaws.shape}")
     w, h = image_size(size)
     out = np.empty((len(yaws), h, w, 3), dtype=np.uint8)
-    for k, yaw in enumerate(yaws):
-        m1, m2 = remap_maps((w, h), fov, pitch, float(yaw), pano.shape[:2], pano_heading)
-        cv2.remap(pano, m1, m2, cv2.INTER_LINEAR, dst=out[k], borderMode=cv2.BORDER_WRAP)
-    return out
+
+    def draw() -> np.ndarray:
+        for k, yaw in enumerate(yaws):
+            m1, m2 = remap_maps((w, h), fov, pitch, float(yaw), pano.shape[:2], pano_heading)
+            cv2.remap(pano, m1, m2, cv2.INTER_LINEAR, dst=out[k], borderMode=cv2.BORDER_WRAP)
+        return out
+
+    return threads.for_image(w * h, draw)

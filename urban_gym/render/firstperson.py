@@ -27,6 +27,7 @@ from collections.abc import Sequence
 import cv2
 import numpy as np
 
+from urban_gym.render import threads
 from urban_gym.render.camera import (
     check_fov,
     check_pitch,
@@ -125,6 +126,20 @@ class FirstPersonRenderer:
             depth: also return metres along the ray per pixel (``float32``, ``inf`` sky).
             ids: also return instance ids per pixel (``int32``).
         """
+        return threads.for_image(
+            self.width * self.height,
+            self._render,
+            x,
+            y,
+            yaw,
+            pitch,
+            conditions,
+            pedestrians,
+            depth,
+            ids,
+        )
+
+    def _render(self, x, y, yaw, pitch, conditions, pedestrians, depth, ids) -> RenderResult:
         cond = _conditions(conditions)
         fx, fy, room = check_position(self.scene, x, y, self.inside, self.eye_height)
         yaw_f = finite_number("yaw", yaw)

@@ -36,7 +36,7 @@ from shapely.geometry import box
 from shapely.geometry.polygon import orient
 
 from urban_gym.caching import LRUCache
-from urban_gym.render import kernels
+from urban_gym.render import kernels, threads
 from urban_gym.render.camera import image_size
 from urban_gym.render.errors import RenderError
 from urban_gym.render.ground import drawn_bounds
@@ -305,6 +305,12 @@ class MapRenderer:
             return self.render_oblique(
                 center, metres_per_pixel, size, rotation, labels, markers, tilt
             )
+        w, h = image_size(size)
+        return threads.for_image(
+            w * h, self._render_top_down, center, metres_per_pixel, size, rotation, labels, markers
+        )
+
+    def _render_top_down(self, center, metres_per_pixel, size, rotation, labels, markers):
         cx, cy = _xy("center", center)
         mpp = float(metres_per_pixel) if _is_num(metres_per_pixel) else math.nan
         if not (math.isfinite(mpp) and mpp > 0):

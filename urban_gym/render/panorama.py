@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from urban_gym.render import threads
 from urban_gym.render.conditions import Conditions
 from urban_gym.render.errors import RenderError
 from urban_gym.render.raycast import ColumnCamera, cast
@@ -157,6 +158,11 @@ class PanoramaRenderer:
             depth: also return metres along the ray per pixel (``float32``).
             ids: also return instance ids per pixel (``int32``).
         """
+        return threads.for_image(
+            self.width * self.height, self._render, x, y, conditions, depth, ids
+        )
+
+    def _render(self, x, y, conditions, depth, ids) -> RenderResult:
         cond = _conditions(conditions)
         fx, fy, room = check_position(self.scene, x, y, self.inside, self.eye_height)
         rgb, d, i = cast(

@@ -3,5 +3,5 @@
 :mod:`~urban_gym.tasks.spec` (``TaskSpec``, task types), :mod:`~urban_gym.tasks.suite`
 (JSONL suites and their statistics), :mod:`~urban_gym.tasks.metrics` (the field's metrics
 as plain functions), :mod:`~urban_gym.tasks.families` (the one registry of task families)
-and one package per family (``posegraph360``, ``streetgraph``, ``citywalk``).
+Each family's own task package lives in its folder (``urban_gym/families/<name>/tasks``).
 """

@@ -1,41 +1,65 @@
-"""The one registry of task families: what every part of urban_gym needs to know about a
-family, by name, as data.
+"""The family registry: every question the core asks of an environment family, and the
+families registered in this process.
 
-A family is a package of tasks (``urban_gym.tasks.<family>``) that exports the same names
-on every family:
+The core of urban_gym (``world``, ``render``, ``tasks``, ``envs``, ``wrappers``,
+``baselines``, ``eval``, ``play``, ``cli``) never names a family. Where it needs something
+only a family knows -- its env class, its tasks, its oracle, the keys of its play page, the
+extra tables of its report, the prompt its language-model face writes -- it asks the
+family's :class:`Family` object, found by name with :func:`get_family`. A family is one
+package (``urban_gym/families/<name>/`` for the built-in ones, or any importable package of
+a user's) whose ``FAMILY`` is an instance of a :class:`Family` subclass:
 
-=================  ============================================================================
-``FAMILY``         the family's name (the ``family`` field of its tasks)
-``TASK_TYPES``     type name -> :class:`~urban_gym.tasks.spec.TaskType` (the type table)
-``check_task``     ``check_task(task) -> task``: the family's fields, or ``TaskError``
-``generate``       ``generate(city, out, seed, per_type) -> GeneratedSuite``: write a suite
-                   (``out`` None = the committed default suite) with its per-type report
-``evaluate``       ``evaluate(task, outcome) -> metrics``: an episode's scores
-``DEFAULT_SUITES`` suite name -> path of the committed suites (JSONL)
-=================  ============================================================================
+======================  ====================================================================
+what the core asks      where :class:`Family` answers it
+======================  ====================================================================
+the family's tasks      :attr:`~Family.tasks_module` (a package exporting
+                        :data:`PACKAGE_EXPORTS`: the type table, ``check_task``,
+                        ``generate``, ``evaluate``, the committed suites)
+its environment         :attr:`~Family.env_entry`, registered under every id of
+                        :attr:`~Family.env_ids`
+its oracle              :attr:`~Family.oracle_entry`
+where a task starts     :meth:`~Family.task_points`, :meth:`~Family.task_frame` (held-out
+and ends                splits by area)
+report groups           :meth:`~Family.task_category`, :meth:`~Family.category_order`
+report extras           :meth:`~Family.report_sections`, :meth:`~Family.report_markdown`,
+                        :meth:`~Family.report_plots`
+the play page           :meth:`~Family.play_controls`
+the language-model      :meth:`~Family.lmm_defaults`, :meth:`~Family.lmm_protocols`,
+face                    :meth:`~Family.lmm_memories`, :meth:`~Family.lmm_schemes`
+the demo                :meth:`~Family.demo`
+command-line tools      :meth:`~Family.cli_commands`
+worlds to hand to       :meth:`~Family.world_memos`
+worker processes
+======================  ====================================================================
 
-plus an environment class (a subclass of :class:`urban_gym.envs.base.UrbanEnv`), an oracle
-and the settings of its language-model face. A :class:`Family` names them all with string
-entry points (``"module:attribute"``), so that reading the registry imports nothing: the
-environment, the oracle and the wrappers each load what they need when they need it, and
-the one-way import direction (``tasks`` <- ``envs`` <- ``wrappers`` <- ``baselines``) holds.
+Every answer but the first three has a default that fits a family with nothing special
+to say, so a new family starts with a name, three entry points and its ids.
 
-:func:`register_family` adds a family defined anywhere (a test, another package) without
-editing a file of urban_gym.
+Entry points are strings (``"module:attribute"``) so that reading the registry imports
+nothing heavy: ``import urban_gym`` registers the families and their ids, and the env,
+oracle and task modules load when first used. :func:`register_family` checks a family
+before it is added (names, entry-point syntax, ids, JSON-serialisable kwargs, the
+language-model defaults) and registers its ids with Gymnasium.
 """
 
 from __future__ import annotations
 
+import argparse
 import importlib
-from collections.abc import Mapping
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType, ModuleType
-from typing import Any
+from typing import Any, ClassVar
 
 from urban_gym.errors import UrbanGymError
 
-#: The names every family's task package exports (see the module docstring).
+#: A task (:class:`urban_gym.tasks.spec.TaskSpec`, which imports this registry).
+TaskSpec = Any
+
+#: The names every family's task package exports.
 PACKAGE_EXPORTS: tuple[str, ...] = (
     "FAMILY",
     "TASK_TYPES",
@@ -45,6 +69,13 @@ PACKAGE_EXPORTS: tuple[str, ...] = (
     "DEFAULT_SUITES",
 )
 
+#: A family's name: lower-case letters, digits and underscores, starting with a letter.
+NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]*$")
+#: A registered id: ``Namespace/Name-vN``.
+ENV_ID_PATTERN = re.compile(r"^[A-Za-z][\w.-]*/[A-Za-z][\w.-]*-v\d+$")
+#: Where an entry point is ``module:attribute``.
+ENTRY_PATTERN = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+
 
 def load_entry(entry: str) -> Any:
     """The object a ``"module:attribute"`` entry point names (``"module"`` alone: the
@@ -52,85 +83,272 @@ def load_entry(entry: str) -> Any:
     """
     module, _, attr = entry.partition(":")
     try:
-        mod = importlib.import_module(module)
+        obj: Any = importlib.import_module(module)
     except ImportError as exc:
         raise UrbanGymError(f"entry point {entry!r}: cannot import {module!r} ({exc})") from exc
-    if not attr:
-        return mod
-    try:
-        return getattr(mod, attr)
-    except AttributeError:
-        raise UrbanGymError(f"entry point {entry!r}: {module!r} has no {attr!r}") from None
+    for part in attr.split(".") if attr else ():
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise UrbanGymError(f"entry point {entry!r}: {module!r} has no {attr!r}") from None
+    return obj
 
 
-@dataclass(frozen=True, eq=False)
-class Family:
-    """One task family (see the module docstring).
+@dataclass(frozen=True)
+class LMMDefaults:
+    """How a family's language-model face is set up unless the caller says otherwise.
 
     Attributes:
-        name: the family's name, as tasks spell it in their ``family`` field.
-        package: the module of its tasks (exports :data:`PACKAGE_EXPORTS`).
-        env: ``"module:Class"`` of its environment (a subclass of ``UrbanEnv``).
-        oracle: ``"module:Class"`` of its oracle (``reset(env)``, ``act(env) -> action``).
-        protocol: the name of its prompt protocol (:mod:`urban_gym.wrappers.protocols`).
-        memory: the memory wrapper of its language-model face (``"reflection"``,
-            ``"agentnav"``) or None.
-        history: past turns a language-model agent sees (:class:`PromptBuilder`).
+        protocol: the name of its prompt protocol (:meth:`Family.lmm_protocols` or one of
+            the core's, :mod:`urban_gym.wrappers.protocols`).
+        memory: the name of its memory wrapper (:meth:`Family.lmm_memories` or the core's
+            ``"reflection"``), or None.
+        history: past turns a language-model agent sees besides the current one.
         history_images: whether those past turns keep their images.
-        demo_env_id: the registered id ``urban-gym demo`` runs (None: not in the demo).
-        demo_kwargs: its ``gym.make`` kwargs (the demo's language-model face adds
-            ``lm_env_kwargs`` where these leave them unset).
-        demo_options: its reset options.
-        lm_env_kwargs: ``gym.make`` kwargs of its language-model face: views sized for a
-            multimodal model rather than for RL (:func:`urban_gym.wrappers.lm_env_kwargs`
-            fills in those that neither the id's registration nor the caller sets).
+        location_map: whether the model sees a map of its current location each step.
+        env_kwargs: ``gym.make`` kwargs of the face: views sized for a multimodal model
+            rather than for RL (filled in where neither the id's registration nor the
+            caller sets them).
     """
 
-    name: str
-    package: str
-    env: str
-    oracle: str
     protocol: str = "generic"
     memory: str | None = None
     history: int = 0
     history_images: bool = False
-    demo_env_id: str | None = None
-    demo_kwargs: Mapping[str, Any] = field(default_factory=dict)
-    demo_options: Mapping[str, Any] | None = None
-    lm_env_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    location_map: bool = False
+    env_kwargs: Mapping[str, Any] = field(default_factory=dict)
 
-    def __post_init__(self) -> None:
-        if not self.name or not isinstance(self.name, str):
-            raise UrbanGymError(f"family name={self.name!r} must be a non-empty string")
-        for what in ("env", "oracle"):
-            entry = getattr(self, what)
-            if not isinstance(entry, str) or ":" not in entry:
-                raise UrbanGymError(
-                    f"family {self.name!r}: {what}={entry!r} must be a 'module:Class' entry point"
-                )
-        if self.history < 0:
-            raise UrbanGymError(f"family {self.name!r}: history={self.history!r} must be >= 0")
 
-    @property
-    def generator(self) -> str:
-        """The entry point of the suite generator: ``"<package>:generate"``."""
-        return f"{self.package}:generate"
+@dataclass(frozen=True)
+class DemoEpisode:
+    """The episode ``urban-gym demo`` runs for a family: an id, its kwargs and reset
+    options (the demo's language-model face adds the family's view sizes).
+    """
 
-    def tasks_module(self) -> ModuleType:
+    env_id: str
+    env_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    options: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class FamilyCommand:
+    """A sub-command of ``urban-gym`` that a family adds.
+
+    Attributes:
+        name: the sub-command (``urban-gym NAME``).
+        help: one line for ``urban-gym --help``.
+        add_arguments: fills the sub-command's ``argparse`` parser.
+        run: runs it with the parsed arguments; returns the exit status.
+    """
+
+    name: str
+    help: str
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+
+
+def _json_ok(value: Any) -> bool:
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+class Family:
+    """One environment family as the core sees it (see the module docstring).
+
+    A family subclasses this, sets the class attributes and overrides the methods where
+    its answer differs from the default. The methods import their family's modules when
+    called, never before.
+
+    Attributes:
+        name: the family's name, as its tasks spell it in their ``family`` field.
+        title: how people write it (``"Corridor"``): page titles, reports.
+        paper: the benchmark the family follows, for reports and docs ("" for none).
+        tasks_module: the family's task package (exports :data:`PACKAGE_EXPORTS`).
+        env_entry: ``"module:Class"`` of its environment, a subclass of
+            :class:`~urban_gym.envs.base.UrbanEnv`.
+        oracle_entry: ``"module:Class"`` of its oracle (``reset(env)``,
+            ``act(env) -> action``).
+        env_ids: the Gymnasium ids of its environment -> their ``gym.make`` kwargs
+            (JSON-serialisable).
+    """
+
+    name: ClassVar[str] = ""
+    title: ClassVar[str] = ""
+    paper: ClassVar[str] = ""
+    tasks_module: ClassVar[str] = ""
+    env_entry: ClassVar[str] = ""
+    oracle_entry: ClassVar[str] = ""
+    env_ids: ClassVar[Mapping[str, Mapping[str, Any]]] = MappingProxyType({})
+
+    # ------------------------------------------------------------------ the three parts
+    def tasks(self) -> ModuleType:
         """The family's task package (imported now)."""
-        return load_entry(self.package)
+        return load_entry(self.tasks_module)
 
     def env_class(self) -> type:
         """The environment class (imported now)."""
-        return load_entry(self.env)
+        return load_entry(self.env_entry)
 
     def make_oracle(self) -> Any:
         """A new oracle of this family."""
-        return load_entry(self.oracle)()
+        return load_entry(self.oracle_entry)()
+
+    def folder(self) -> Path | None:
+        """The family's folder (that of the module defining its class): where its
+        ``suites/`` and shipped training ``configs/`` are. None for a class defined
+        outside a file.
+        """
+        import sys
+
+        path = getattr(sys.modules.get(type(self).__module__), "__file__", None)
+        return Path(path).resolve().parent if path else None
 
     def default_suites(self) -> Mapping[str, Path]:
         """Suite name -> path of the committed suites."""
-        return self.tasks_module().DEFAULT_SUITES
+        return self.tasks().DEFAULT_SUITES
+
+    def generate(self, city: str, out: str | Path | None, seed: int, per_type: int | None):
+        """Write a suite for ``city`` (the task package's ``generate``)."""
+        return self.tasks().generate(city=city, out=out, seed=seed, per_type=per_type)
+
+    # ------------------------------------------------------------------ task geometry
+    def task_points(self, task: TaskSpec) -> tuple[tuple[float, float], list[tuple[float, float]]]:
+        """A task's start and goal places (metres in its world's frame; no goal places for
+        a question). Default: ``start`` ``x``/``y``; the goal's ``stops``, or its
+        ``x``/``y`` when the task has no answer.
+        """
+        g = task.goal or {}
+        start = (float(task.start["x"]), float(task.start["y"]))
+        if g.get("stops"):
+            return start, [(float(s["x"]), float(s["y"])) for s in g["stops"]]
+        if "x" in g and "y" in g and task.answer is None:
+            return start, [(float(g["x"]), float(g["y"]))]
+        return start, []
+
+    def task_frame(self, task: TaskSpec) -> Any:
+        """The :class:`~urban_gym.world.geo.GeoFrame` of a task's world (its city's)."""
+        from urban_gym.world.loader import load_city
+
+        return load_city(task.city).frame
+
+    # ------------------------------------------------------------------ reports
+    def task_category(self, task: TaskSpec) -> str:
+        """The report category of a task: its type's ``level`` (upper case) where the
+        type table gives one, else its type.
+        """
+        tt = self.tasks().TASK_TYPES.get(task.type)
+        level = getattr(tt, "level", "")
+        return str(level).upper() if level else str(task.type)
+
+    def category_order(self) -> Sequence[str]:
+        """The order the report lists categories in (others after them, sorted)."""
+        return ()
+
+    def report_sections(self, run: Any, table: Any, resamples: int, seed: int) -> dict:
+        """The family's own sections of a run's results (``urban-gym report``): a dict of
+        JSON-serialisable values added to the run's results. ``run`` is an
+        :class:`urban_gym.eval.report.Run`, ``table`` its per-task table.
+        """
+        return {}
+
+    def report_markdown(self, results: Mapping[str, Any]) -> list[str]:
+        """Markdown lines of the family's sections of one run's ``results``."""
+        return []
+
+    def report_plots(self, plt: Any, out: Path, stem: str, name: str, results: Any) -> list:
+        """Draw the family's sections of one run's ``results`` (``name``: the run's name)
+        with matplotlib's ``plt`` into PNG files ``out/<stem>_*.png``; returns their paths.
+        """
+        return []
+
+    # ------------------------------------------------------------------ play
+    def play_controls(self) -> Any:
+        """The family's page controls (:class:`urban_gym.play.controls.PlayControls`), or
+        None when it has no play page.
+        """
+        return None
+
+    # ------------------------------------------------------------------ language models
+    def lmm_defaults(self) -> LMMDefaults:
+        """How its language-model face is set up by default."""
+        return LMMDefaults()
+
+    def lmm_protocols(self) -> Mapping[str, type]:
+        """Prompt protocols the family defines: name -> a subclass of
+        :class:`urban_gym.wrappers.protocols.PromptProtocol`.
+        """
+        return {}
+
+    def lmm_memories(self) -> Mapping[str, Callable[..., Any]]:
+        """Memory wrappers the family defines: name -> ``make(env, budget) -> env``."""
+        return {}
+
+    def lmm_schemes(self) -> Mapping[str, type]:
+        """Language-model agents of the family's paper: name -> a subclass of
+        :class:`urban_gym.baselines.lmm.schemes.base.Scheme`.
+        """
+        return {}
+
+    def demo(self) -> DemoEpisode | None:
+        """The episode ``urban-gym demo`` runs, or None to leave the family out."""
+        return None
+
+    # ------------------------------------------------------------------ the rest
+    def cli_commands(self) -> Sequence[FamilyCommand]:
+        """``urban-gym`` sub-commands of the family's own."""
+        return ()
+
+    def world_memos(self) -> Sequence[tuple[str, str]]:
+        """In-process memos of loaded worlds (``(module, attribute)`` of an
+        :class:`~urban_gym.caching.LRUCache`) to hand to worker processes that do not start
+        as a fork (Ray actors).
+        """
+        return ()
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r}>"
+
+
+def check_family(family: Family) -> Family:
+    """``family`` if its declarations are well formed, else :class:`UrbanGymError` naming
+    the bad value: its name, title, entry points, ids and their kwargs, its language-model
+    defaults. What loads modules (protocols, schemes, commands) is checked where it is
+    used, so that registering a family imports nothing heavy.
+    """
+    if not isinstance(family, Family):
+        raise UrbanGymError(f"a family must be a Family instance, got {type(family).__name__}")
+    name = family.name
+    if not isinstance(name, str) or not NAME_PATTERN.match(name):
+        raise UrbanGymError(
+            f"family name={name!r} must be lower-case letters, digits and underscores"
+        )
+    where = f"family {name!r}"
+    if not isinstance(family.title, str) or not family.title:
+        raise UrbanGymError(f"{where}: title={family.title!r} must be a non-empty string")
+    if not isinstance(family.tasks_module, str) or not family.tasks_module:
+        raise UrbanGymError(f"{where}: tasks_module={family.tasks_module!r} must be a module")
+    for what in ("env_entry", "oracle_entry"):
+        entry = getattr(family, what)
+        if not isinstance(entry, str) or not ENTRY_PATTERN.match(entry):
+            raise UrbanGymError(f"{where}: {what}={entry!r} must be a 'module:Class' entry point")
+    if not isinstance(family.env_ids, Mapping) or not family.env_ids:
+        raise UrbanGymError(f"{where}: env_ids={family.env_ids!r} must name one id or more")
+    for env_id, kwargs in family.env_ids.items():
+        if not isinstance(env_id, str) or not ENV_ID_PATTERN.match(env_id):
+            raise UrbanGymError(f"{where}: env id {env_id!r} is not 'Namespace/Name-vN'")
+        if not isinstance(kwargs, Mapping) or not _json_ok(dict(kwargs)):
+            raise UrbanGymError(f"{where}: the kwargs of {env_id} must be a JSON object")
+    d = family.lmm_defaults()
+    if not isinstance(d, LMMDefaults):
+        raise UrbanGymError(f"{where}: lmm_defaults() must return LMMDefaults, got {d!r}")
+    if not isinstance(d.history, int) or d.history < 0:
+        raise UrbanGymError(f"{where}: lmm_defaults().history={d.history!r} must be >= 0")
+    if not _json_ok(dict(d.env_kwargs)):
+        raise UrbanGymError(f"{where}: lmm_defaults().env_kwargs must be a JSON object")
+    return family
 
 
 _FAMILIES: dict[str, Family] = {}
@@ -139,21 +357,50 @@ FAMILIES: Mapping[str, Family] = MappingProxyType(_FAMILIES)
 
 
 def register_family(family: Family, replace: bool = False) -> Family:
-    """Add ``family`` to the registry (``replace=True``: overwrite one of the same name)."""
-    if not isinstance(family, Family):
-        raise UrbanGymError(f"register_family takes a Family, got {type(family).__name__}")
+    """Check ``family`` (:func:`check_family`), add it to the registry and register its
+    ids with Gymnasium. ``replace=True`` overwrites a family of the same name.
+    """
+    check_family(family)
     old = _FAMILIES.get(family.name)
     if old is not None and old is not family and not replace:
         raise UrbanGymError(
             f"family {family.name!r} is already registered; pass replace=True to overwrite it"
         )
+    taken = {i: f.name for f in _FAMILIES.values() if f.name != family.name for i in f.env_ids}
+    clash = sorted(set(family.env_ids) & set(taken))
+    if clash:
+        raise UrbanGymError(
+            f"family {family.name!r}: ids {clash} belong to family {taken[clash[0]]!r}"
+        )
+    if old is not None and old is not family:
+        _unregister_ids(old)
     _FAMILIES[family.name] = family
+    _register_ids(family)
     return family
 
 
 def unregister_family(name: str) -> None:
-    """Remove a family (a no-op when it is not registered)."""
-    _FAMILIES.pop(name, None)
+    """Remove a family and its ids (a no-op when it is not registered)."""
+    fam = _FAMILIES.pop(name, None)
+    if fam is not None:
+        _unregister_ids(fam)
+
+
+def _register_ids(family: Family) -> None:
+    from gymnasium.envs.registration import register, registry
+
+    for env_id, kwargs in family.env_ids.items():
+        if env_id not in registry:
+            register(id=env_id, entry_point=family.env_entry, kwargs=dict(kwargs))
+
+
+def _unregister_ids(family: Family) -> None:
+    from gymnasium.envs.registration import registry
+
+    for env_id in family.env_ids:
+        spec = registry.get(env_id)
+        if spec is not None and spec.entry_point == family.env_entry:
+            registry.pop(env_id, None)
 
 
 def get_family(name: str) -> Family:
@@ -171,56 +418,60 @@ def family_names() -> tuple[str, ...]:
     return tuple(_FAMILIES)
 
 
-register_family(
-    Family(
-        name="posegraph360",
-        package="urban_gym.families.posegraph360.tasks",
-        env="urban_gym.families.posegraph360.env:PoseGraph360Env",
-        oracle="urban_gym.families.posegraph360.oracle:PoseGraphOracle",
-        protocol="react",
-        memory="reflection",
-        demo_env_id="UrbanGym/PoseGraph360-v0",
-        demo_kwargs={"task_types": ["map_navigation"], "difficulties": ["easy"]},
-        # 768x768 cut from a 3072-px panorama: a 90-degree crop is never upsampled
-        lm_env_kwargs={"view_size": [768, 768], "pano_width": 3072},
-    )
-)
-register_family(
-    Family(
-        name="streetgraph",
-        package="urban_gym.families.streetgraph.tasks",
-        env="urban_gym.families.streetgraph.env:StreetGraphEnv",
-        oracle="urban_gym.families.streetgraph.oracle:StreetGraphOracle",
-        protocol="verbalized_path",
-        memory="agentnav",
-        demo_env_id="UrbanGym/StreetGraph-v0",
-        demo_options={"task_index": 0},
-        # CityNav's 512x512 per street, cut from a 2048-px panorama (4 x the width)
-        lm_env_kwargs={"image_size": [512, 512]},
-    )
-)
-register_family(
-    Family(
-        name="citywalk",
-        package="urban_gym.families.citywalk.tasks",
-        env="urban_gym.families.citywalk.env:CityWalkEnv",
-        oracle="urban_gym.families.citywalk.oracle:CityWalkOracle",
-        protocol="observe_reason_act",
-        memory=None,
-        history=2,
-        demo_env_id="UrbanGym/CityWalk-v0",
-        demo_kwargs={"task_types": ["SGN"]},
-        demo_options={"task_index": 0},
-        # a 16:9 first-person view cast at its own resolution, as UrbanGround's screenshots
-        lm_env_kwargs={"view_size": [960, 540]},
-    )
-)
+def family_of(env: Any) -> Family | None:
+    """The registered family of an env or a stack of wrappers: the ``family`` of its
+    class (every ``UrbanEnv`` names one), else of its current task; None for an env of no
+    registered family.
+    """
+    u = getattr(env, "unwrapped", env)
+    for name in (getattr(u, "family", None), getattr(getattr(u, "task", None), "family", None)):
+        if isinstance(name, str) and name in _FAMILIES:
+            return _FAMILIES[name]
+    return None
+
+
+def family_name(env: Any) -> str | None:
+    """The name of :func:`family_of` ``env`` (None for an env of no registered family)."""
+    fam = family_of(env)
+    return fam.name if fam is not None else None
+
+
+def family_of_id(env_id: str) -> Family | None:
+    """The registered family whose ids include ``env_id`` (None for another id)."""
+    for fam in _FAMILIES.values():
+        if env_id in fam.env_ids:
+            return fam
+    try:
+        from gymnasium.envs.registration import registry
+
+        entry = registry[env_id].entry_point
+    except KeyError:
+        return None
+    return next((f for f in _FAMILIES.values() if f.env_entry == entry), None)
+
+
+def env_specs() -> dict[str, tuple[str, dict[str, Any]]]:
+    """Every registered family's ids: id -> (entry point, kwargs)."""
+    return {
+        env_id: (fam.env_entry, dict(kwargs))
+        for fam in _FAMILIES.values()
+        for env_id, kwargs in fam.env_ids.items()
+    }
+
 
 __all__ = [
     "FAMILIES",
     "PACKAGE_EXPORTS",
+    "DemoEpisode",
     "Family",
+    "FamilyCommand",
+    "LMMDefaults",
+    "check_family",
+    "env_specs",
+    "family_name",
     "family_names",
+    "family_of",
+    "family_of_id",
     "get_family",
     "load_entry",
     "register_family",

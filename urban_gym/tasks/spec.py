@@ -62,14 +62,12 @@ class TaskSpec:
 
     Attributes:
         id: unique id within its suite.
-        family: a registered family (:mod:`urban_gym.tasks.families`): ``posegraph360``,
-            ``streetgraph``, ``citywalk``, ...
+        family: the name of a registered family (:mod:`urban_gym.tasks.families`).
         type: the family's task type, e.g. ``localization`` or ``object_count``.
         difficulty: ``easy``/``medium``/``hard`` (or ladder level ``l1``..``l5``).
         city: the :func:`~urban_gym.world.load_city` spec of the world -- the one place a
             task names its world (a family keeps its graph parameters in one documented
-            place besides: ``start["graph"]`` for StreetGraph, ``meta["posegraph"]`` for
-            PoseGraph360).
+            place besides, such as ``start["graph"]`` or a key of ``meta``).
         instruction: the text shown to the agent.
         start: the start state (family-specific, e.g. ``{"node": 12, "heading": 90.0}``).
         goal: what success means (family-specific, e.g. ``{"x": .., "y": .., "radius": 10}``).

@@ -112,30 +112,12 @@ def polygon(points: Sequence[Sequence[float]], latlon: bool = False, frame: Any 
 # ---------------------------------------------------------------- task positions
 def task_points(task: TaskSpec) -> tuple[tuple[float, float], list[tuple[float, float]]]:
     """A task's start and goal places (metres in its world's frame); no goal places for a
-    question task.
+    question task. Its family says where they are
+    (:meth:`~urban_gym.tasks.families.Family.task_points`).
     """
-    g = task.goal or {}
-    if task.family == "streetgraph":
-        from urban_gym.families.streetgraph.tasks.evaluate import graph_of
+    from urban_gym.tasks.families import get_family
 
-        graph = graph_of(task)
-
-        def xy(node: str) -> tuple[float, float]:
-            x, y = graph.xy[graph.index[node]]
-            return float(x), float(y)
-
-        start = xy(task.start["node"])
-        if "position" in g:
-            return start, [(float(g["position"][0]), float(g["position"][1]))]
-        if "route" in g:
-            return start, [xy(g["route"][-1])]
-        return start, []
-    start = (float(task.start["x"]), float(task.start["y"]))
-    if g.get("stops"):
-        return start, [(float(s["x"]), float(s["y"])) for s in g["stops"]]
-    if "x" in g and "y" in g and task.answer is None:
-        return start, [(float(g["x"]), float(g["y"]))]
-    return start, []
+    return get_family(task.family).task_points(task)
 
 
 def destination_keys(task: TaskSpec, goals: Sequence[tuple[float, float]]) -> set[str]:

@@ -1,7 +1,7 @@
 """The city as data: geo frame, City, OpenStreetMap import, procedural cities, bundles,
 walkable geometry (:mod:`~urban_gym.world.walkable`), routing on the walkable network
-(:mod:`~urban_gym.world.routing`), and the pose and street graphs
-(:mod:`~urban_gym.families.posegraph360.world`, :mod:`~urban_gym.families.streetgraph.world`).
+(:mod:`~urban_gym.world.routing`). A family builds its own graphs of a city in its folder
+(``urban_gym/families/<name>/world``).
 
 Start with :func:`load_city`::
 

@@ -3,8 +3,8 @@
 A point is located on the network by :meth:`City.nearest_walkable_point` (edge ``(u, v)``
 and offset along it). :class:`Router` runs Dijkstra from such a point (with the two
 partial edge lengths as initial costs), optionally with some edges closed, and returns
-distances (metres) and route polylines. Used by the CityWalk task generator, the
-environment (remaining distance to the goal) and the oracle.
+distances (metres) and route polylines. Used by task generators, environments (the
+remaining distance to the goal) and oracles.
 """
 
 from __future__ import annotations

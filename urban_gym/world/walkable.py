@@ -16,7 +16,7 @@ Units: metres. The walker is a disc of radius :data:`WALKER_RADIUS` (0.3 m).
   It is *covered* (for rain exposure) when it is inside a covered edge's corridor
   (``covered=yes``) or under a footprint (a carved passage or a canopy).
 
-The CityWalk dynamics (:mod:`urban_gym.families.citywalk.dynamics`) build on this.
+A continuous-walking family's dynamics build on this.
 """
 
 from __future__ import annotations

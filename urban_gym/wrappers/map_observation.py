@@ -7,9 +7,8 @@ markers, the trajectory so far and the localization grid.
 
 Which task markers appear is the environment's call, not the task file's: with
 ``markers="env"`` (the default) the wrapper draws what ``env.unwrapped.map_markers()``
-says the agent may see (a map-navigation task's start and goal, CityWalk destinations the
-task shows and closures once they are active, nothing for a landmark search or a
-StreetGraph destination). ``markers="task"`` draws every start, goal, destination and
+says the agent may see (a map-navigation task's start and goal, the destinations a task
+shows and closures once they are active, nothing for a landmark search). ``markers="task"`` draws every start, goal, destination and
 closure of the task spec -- privileged, for a person watching, not for an agent.
 
 ``show_location=False`` gives the map *without location information*, for the
@@ -232,8 +231,8 @@ class MapObservation(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     def render(self) -> Any:
         """This map and, at its right, the env's frame (padded to one height; the map comes
-        first so that it stays in place when the env's frame changes width, as StreetGraph's
-        does with the number of options), or the env's ``render()`` as it is when it
+        first so that it stays in place when the env's frame changes width, as an intersection
+        view does with the number of options), or the env's ``render()`` as it is when it
         returns no ``rgb_array`` frame or the wrapper is off.
         """
         frame = self.env.render()
@@ -289,8 +288,7 @@ class AddLocationMap(gym.ObservationWrapper, gym.utils.RecordConstructorArgs):
     360CityArena's main setting gives the model, each step, a map that marks where the
     agent is and which way it faces; its ablation ("without location") leaves the map
     out. This wrapper reads the map from the env (``env.unwrapped.location_map(size)``,
-    e.g. :meth:`~urban_gym.families.posegraph360.env.PoseGraph360Env.location_map`) and adds it
-    under ``key``; an env made with ``location_prior=True`` already has it.
+    for a family that draws one) and adds it under ``key``; an env made with ``location_prior=True`` already has it.
 
     Args:
         env: an env with a Dict observation space whose core has ``location_map``.
@@ -307,7 +305,7 @@ class AddLocationMap(gym.ObservationWrapper, gym.utils.RecordConstructorArgs):
         if not callable(getattr(env.unwrapped, "location_map", None)):
             raise UrbanGymError(
                 f"{type(env.unwrapped).__name__} has no location_map(); AddLocationMap "
-                "works on PoseGraph360"
+                "works on an env that draws its location map"
             )
         if key in base.spaces:
             raise UrbanGymError(f"the observation already has a {key!r} entry")

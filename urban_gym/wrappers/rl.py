@@ -32,15 +32,8 @@ from gymnasium import spaces
 from gymnasium.wrappers import FilterObservation, TransformObservation
 
 from urban_gym.envs.goals import hash_words
+from urban_gym.envs.spaces import dict_space
 from urban_gym.errors import UrbanGymError
-
-
-def _dict_space(env: gym.Env, who: str) -> spaces.Dict:
-    if not isinstance(env.observation_space, spaces.Dict):
-        raise UrbanGymError(
-            f"{who} needs a Dict observation space, got {type(env.observation_space).__name__}"
-        )
-    return env.observation_space
 
 
 def is_image_space(space: spaces.Space) -> bool:
@@ -57,7 +50,7 @@ class DropTextObservation(FilterObservation):
     """Keep every observation entry that is not ``gymnasium.spaces.Text``."""
 
     def __init__(self, env: gym.Env) -> None:
-        base = _dict_space(env, "DropTextObservation")
+        base = dict_space(env, "DropTextObservation")
         keep = [k for k, s in base.spaces.items() if not isinstance(s, spaces.Text)]
         if not keep:
             raise UrbanGymError("DropTextObservation: the observation holds only text")
@@ -71,7 +64,7 @@ class EncodeTextObservation(TransformObservation):
     """
 
     def __init__(self, env: gym.Env, dim: int = 64, max_count: float = 16.0) -> None:
-        base = _dict_space(env, "EncodeTextObservation")
+        base = dict_space(env, "EncodeTextObservation")
         if int(dim) < 1:
             raise UrbanGymError(f"EncodeTextObservation dim={dim!r} must be >= 1")
         self.text_keys = [k for k, s in base.spaces.items() if isinstance(s, spaces.Text)]
@@ -104,7 +97,7 @@ class EncodeAngleObservation(TransformObservation):
     """
 
     def __init__(self, env: gym.Env) -> None:
-        base = _dict_space(env, "EncodeAngleObservation")
+        base = dict_space(env, "EncodeAngleObservation")
         self.angle_keys = [k for k, s in base.spaces.items() if is_angle_space(s)]
         new = {
             k: (spaces.Box(-1.0, 1.0, (2 * int(np.prod(s.shape)),), np.float32))
@@ -129,7 +122,7 @@ class ResizeImageObservation(TransformObservation):
     """
 
     def __init__(self, env: gym.Env, size: tuple[int, int] = (64, 64)) -> None:
-        base = _dict_space(env, "ResizeImageObservation")
+        base = dict_space(env, "ResizeImageObservation")
         if len(size) != 2 or min(int(s) for s in size) < 1:
             raise UrbanGymError(f"ResizeImageObservation size={size!r} must be (width, height)")
         w, h = int(size[0]), int(size[1])
@@ -231,7 +224,7 @@ def make_rl_env(
     """
     env = gym.make(env_id, **dict(env_kwargs or {})) if isinstance(env_id, str) else env_id
     if text == "drop":
-        if any(isinstance(s, spaces.Text) for s in _dict_space(env, "make_rl_env").spaces.values()):
+        if any(isinstance(s, spaces.Text) for s in dict_space(env, "make_rl_env").spaces.values()):
             env = DropTextObservation(env)
     elif text == "encode":
         env = EncodeTextObservation(env, dim=text_dim)

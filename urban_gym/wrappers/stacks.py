@@ -1,18 +1,19 @@
 """Ready-made wrapper stacks: the language-model face of any registered id.
 
-:func:`make_lm_env` stacks, from the env outwards: the optional map
+:func:`make_lm_env` stacks, from the env outwards: the map of the current location where
+the family shows one, the optional overview map
 (:class:`~urban_gym.wrappers.map_observation.MapObservation`), the family's memory
-(:class:`~urban_gym.wrappers.memory.ReflectionMemory` for PoseGraph360,
-:class:`~urban_gym.wrappers.memory.AgentNavMemory` for StreetGraph), the episode record
-(:class:`~urban_gym.wrappers.episode_metrics.EpisodeMetrics`) and the language-model
-interface on top. The RL face is :func:`urban_gym.wrappers.rl.make_rl_env`.
+(:class:`~urban_gym.wrappers.memory.ReflectionMemory`, or one the family defines), the
+episode record (:class:`~urban_gym.wrappers.episode_metrics.EpisodeMetrics`) and the
+language-model interface on top; each default is the family's
+(:meth:`~urban_gym.tasks.families.Family.lmm_defaults`). The RL face is
+:func:`urban_gym.wrappers.rl.make_rl_env`.
 
 Made from an id, the language-model face sees views sized for a multimodal model, not
-the small RL defaults: :func:`lm_env_kwargs` adds the family's
-:attr:`~urban_gym.tasks.families.Family.lm_env_kwargs` (CityWalk a 960x540 first-person
-view, PoseGraph360 768x768 cut from a 3072-px panorama, StreetGraph 512x512 per street)
-wherever neither the id's registration nor the caller sets that argument (so
-``CityWalk-NoView-v0`` stays without a view and the small procedural variants stay small).
+the small RL defaults: :func:`lm_env_kwargs` adds the family's ``env_kwargs`` of its
+language-model defaults wherever neither the id's registration nor the caller sets that
+argument (so an id registered without a view stays without one, and small procedural
+variants stay small).
 """
 
 from __future__ import annotations
@@ -25,19 +26,20 @@ from typing import Any
 import gymnasium as gym
 
 from urban_gym.errors import UrbanGymError
-from urban_gym.tasks.families import FAMILIES
+from urban_gym.tasks.families import FAMILIES, family_of, family_of_id
+
+#: The memory the core defines (families add theirs: ``Family.lmm_memories``).
+CORE_MEMORIES: tuple[str, ...] = ("reflection",)
 
 
-def family_of(env: gym.Env) -> str | None:
-    """The registered family of an env (:mod:`urban_gym.tasks.families`): the ``family``
-    of its class (every ``UrbanEnv`` names one), else of its current task; None for an
-    env of no registered family.
+def memory_names() -> tuple[str, ...]:
+    """Every memory name ``make_lm_env(memory=...)`` takes: the core's and the registered
+    families' (plus ``"auto"``, the family's default, and None).
     """
-    u = env.unwrapped
-    for fam in (getattr(u, "family", None), getattr(getattr(u, "task", None), "family", None)):
-        if isinstance(fam, str) and fam in FAMILIES:
-            return fam
-    return None
+    names = list(CORE_MEMORIES)
+    for fam in FAMILIES.values():
+        names += [n for n in fam.lmm_memories() if n not in names]
+    return tuple(names)
 
 
 def find_wrapper(env: gym.Env, cls: type) -> Any:
@@ -57,20 +59,19 @@ def lm_env_kwargs(env_id: str, env_kwargs: Mapping[str, Any] | None = None) -> d
     A setting is added only where neither ``env_kwargs`` nor the id's registered kwargs
     set it. An id of no registered family gets ``env_kwargs`` unchanged.
 
-    Example: ``lm_env_kwargs("UrbanGym/CityWalk-v0")`` is ``{"view_size": [960, 540]}``;
-    ``lm_env_kwargs("UrbanGym/CityWalk-NoView-v0")`` is ``{}``.
+    Example: an id whose family's defaults say ``{"view_size": [960, 540]}`` gets that
+    view; an id registered with ``view_size=None`` keeps None.
     """
     out = dict(env_kwargs or {})
     try:
         spec = gym.spec(env_id)
     except gym.error.Error:
         return out  # gym.make names the unknown id
-    entry = spec.entry_point if isinstance(spec.entry_point, str) else None
-    fam = next((f for f in FAMILIES.values() if f.env == entry), None)
+    fam = family_of_id(env_id)
     if fam is None:
         return out
     registered = spec.kwargs or {}
-    for key, value in fam.lm_env_kwargs.items():
+    for key, value in fam.lmm_defaults().env_kwargs.items():
         if key not in out and key not in registered:
             out[key] = copy.deepcopy(value)
     return out
@@ -94,7 +95,7 @@ def make_lm_env(
         env: a registered id (made with ``gym.make``) or an env instance.
         protocol: prompt protocol name (None: the family's).
         map_observation: add a ``map`` image (True, or a dict of MapObservation arguments).
-        memory: ``"auto"`` (the family's), ``"reflection"``, ``"agentnav"`` or None.
+        memory: ``"auto"`` (the family's), a memory name (:func:`memory_names`) or None.
         memory_budget: characters per memory text.
         record_path: JSONL file the episode records are appended to.
         lm_kwargs: more arguments of :class:`LanguageModelInterface` (image budget, ...).
@@ -103,12 +104,12 @@ def make_lm_env(
             (:func:`lm_env_kwargs`). A given env instance is used as it is.
         location_map: show the map of the agent's current location each step
             (:class:`~urban_gym.wrappers.map_observation.AddLocationMap`). None: the
-            family's default -- on for PoseGraph360, 360CityArena's main setting; False is
-            the paper's "without location" ablation.
+            family's default (``location_map`` of its language-model defaults); False is
+            the "without location" ablation.
     """
     from urban_gym.wrappers.episode_metrics import EpisodeMetrics
     from urban_gym.wrappers.language_model import LanguageModelInterface
-    from urban_gym.wrappers.memory import AgentNavMemory, ReflectionMemory
+    from urban_gym.wrappers.memory import ReflectionMemory
 
     e = gym.make(env, **lm_env_kwargs(env, env_kwargs)) if isinstance(env, str) else env
     e = _location_setting(e, location_map)
@@ -119,19 +120,19 @@ def make_lm_env(
         if kw.get("key", "map") in getattr(e.observation_space, "spaces", {}):
             kw["key"] = "overview_map"  # the env draws its own "map" (e.g. a location prior)
         e = MapObservation(e, **kw)
+    fam = family_of(e)
     if memory == "auto":
-        fam = family_of(e)
-        kind = FAMILIES[fam].memory if fam is not None else None
+        kind = fam.lmm_defaults().memory if fam is not None else None
     else:
         kind = memory
+    family_memories = fam.lmm_memories() if fam is not None else {}
     if kind == "reflection":
         e = ReflectionMemory(e, budget=memory_budget)
-    elif kind == "agentnav":
-        e = AgentNavMemory(e, budget=memory_budget)
+    elif kind in family_memories:
+        e = family_memories[kind](e, budget=memory_budget)
     elif kind is not None:
-        raise UrbanGymError(
-            f"memory={memory!r} is not one of 'auto', 'reflection', 'agentnav', None"
-        )
+        known = ", ".join(repr(n) for n in ("auto", *CORE_MEMORIES, *family_memories))
+        raise UrbanGymError(f"memory={memory!r} is not one of {known}, None")
     e = EpisodeMetrics(e, path=record_path)
     return LanguageModelInterface(e, protocol=protocol, **dict(lm_kwargs or {}))
 
@@ -141,7 +142,8 @@ def _location_setting(e: gym.Env, location_map: bool | None) -> gym.Env:
     has = "map" in getattr(e.observation_space, "spaces", {})
     if location_map is None:  # the family's default: where the env can draw the map
         can = callable(getattr(e.unwrapped, "location_map", None))
-        want = family_of(e) == "posegraph360" and can
+        fam = family_of(e)
+        want = fam is not None and fam.lmm_defaults().location_map and can
     else:
         want = bool(location_map)
     if want and not has:

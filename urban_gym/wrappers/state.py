@@ -5,8 +5,8 @@ The environments keep the true pose, the distance to the goal and the simulation
 (:mod:`urban_gym.envs.info`): ``pose`` = ``{"x", "y", "heading"}`` (metres, degrees
 clockwise from north: where the agent faces) and ``distance_to_goal_m`` (metres). The
 wrappers that need them -- the map, the episode record, the AgentNav memory -- read them
-here, by those names and no others. Two family keys are read as well: ``clock`` (CityWalk's
-simulation clock, seconds) and ``node`` (StreetGraph's panorama).
+here, by those names and no others. Two family keys are read as well: ``clock`` (a simulation
+clock, seconds) and ``node`` (the graph node an agent is at).
 """
 
 from __future__ import annotations
@@ -51,12 +51,12 @@ def read_distance(info: Mapping[str, Any]) -> float | None:
 
 
 def read_clock(info: Mapping[str, Any]) -> float | None:
-    """CityWalk's simulation clock ``info["clock"]`` in seconds, if the env has one."""
+    """The simulation clock ``info["clock"]`` in seconds, if the env has one."""
     return _num(info.get("clock"))
 
 
 def read_node(info: Mapping[str, Any]) -> Any:
-    """StreetGraph's panorama ``info["node"]`` (the intersection the agent is at), if the
+    """The graph node ``info["node"]`` (the intersection the agent is at), if the
     env has one.
     """
     v = info.get("node")
@@ -117,7 +117,7 @@ def task_markers(task: Any) -> TaskMarkers:
     grid = goal.get("grid") or getattr(task, "meta", {}).get("grid")
     if isinstance(grid, Mapping) and "bounds" in grid:  # {"bounds": [...], "nx", "ny"}
         bounds, nx, ny = grid["bounds"], grid.get("nx", 5), grid.get("ny", 5)
-    else:  # PoseGraph360 localization: goal = {"grid": [x0, y0, x1, y1], "nx", "ny"}
+    else:  # a localization goal: {"grid": [x0, y0, x1, y1], "nx", "ny"}
         bounds, nx, ny = grid, goal.get("nx", 5), goal.get("ny", 5)
     if isinstance(bounds, Sequence) and not isinstance(bounds, str) and len(bounds) == 4:
         try:

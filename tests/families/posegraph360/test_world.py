@@ -320,7 +320,7 @@ def test_video_source_errors_and_frames(tmp_path, tiny_graph):
 def test_cli_info_posegraph_and_validate(capsys, tiny_city):
     from urban_gym.cli import main
 
-    assert main(["info", TINY, "--posegraph"]) == 0
+    assert main(["posegraph360-info", TINY]) == 0
     out = capsys.readouterr().out
     assert "nodes (junctions)  5" in out and "mean branching     3.20" in out
     assert main(["validate-posegraph", TINY, "--pairs", "5"]) == 0

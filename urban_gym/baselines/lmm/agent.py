@@ -22,8 +22,9 @@ import gymnasium as gym
 
 from urban_gym.baselines.lmm.client import ChatClient, ClientConfig, ModelError
 from urban_gym.baselines.lmm.prompt import PromptBuilder, prompt_builder_for
+from urban_gym.tasks.families import family_name
 from urban_gym.wrappers.episode_metrics import EpisodeMetrics
-from urban_gym.wrappers.stacks import family_of, find_wrapper
+from urban_gym.wrappers.stacks import find_wrapper
 
 
 class LMMAgent:
@@ -46,7 +47,7 @@ class LMMAgent:
         no past turns.
         """
         if not self._builder_given:
-            self.prompt_builder = prompt_builder_for(family_of(env))
+            self.prompt_builder = prompt_builder_for(family_name(env))
         assert self.prompt_builder is not None
         self.prompt_builder.reset()
         self.replies = []
@@ -153,7 +154,6 @@ CLIENT_OPTIONS: tuple[str, ...] = (
     "timeout_s",
     "max_retries",
 )
-MEMORY_SCHEMES: tuple[str, ...] = ("auto", "reflection", "agentnav", "none")
 
 
 class LMMHarnessAgent:
@@ -177,9 +177,10 @@ class LMMHarnessAgent:
         include_images: False for a text-only model.
         map: add an agent-centred map image (:class:`MapObservation`).
         location: show the map of the current location each step (None: the family's
-            default, on for PoseGraph360 -- 360CityArena's main setting; False: its
+            default, ``location_map`` of its language-model defaults; False: the
             "without location" ablation).
-        memory: ``auto`` (the family's), ``reflection``, ``agentnav`` or ``none``.
+        memory: ``auto`` (the family's), a memory name
+            (:func:`urban_gym.wrappers.stacks.memory_names`) or ``none``.
         memory_budget: characters per memory text.
         history: past turns the model sees (None: the family's default).
         protocol: prompt protocol name (None: the family's).
@@ -222,9 +223,11 @@ class LMMHarnessAgent:
         client: str = "httpx",
     ) -> None:
         from urban_gym.errors import UrbanGymError
+        from urban_gym.wrappers.stacks import memory_names
 
-        if memory not in MEMORY_SCHEMES:
-            raise UrbanGymError(f"memory={memory!r} is not one of {', '.join(MEMORY_SCHEMES)}")
+        choices = ("auto", *memory_names(), "none")
+        if memory not in choices:
+            raise UrbanGymError(f"memory={memory!r} is not one of {', '.join(choices)}")
         self.client_config = ClientConfig.from_env(
             base_url=base_url,
             model=model,
@@ -290,7 +293,7 @@ class LMMHarnessAgent:
             "location_map": self.location,
         }
         if self.scheme is not None:
-            fam = family_of(env)
+            fam = family_name(env)
             self.scheme.check_family(fam)
             opts.update(self.scheme.stack_options(fam))
             opts["protocol"] = self.scheme.protocol(fam)
@@ -310,10 +313,10 @@ class LMMHarnessAgent:
         """A new episode: the prompt builder, the episode header, the scheme's state."""
         self.stack = env
         history = self.history
-        fam_builder = prompt_builder_for(family_of(env))
+        fam_builder = prompt_builder_for(family_name(env))
         images = fam_builder.history_images
         if self.scheme is not None:
-            h = self.scheme.history(family_of(env))
+            h = self.scheme.history(family_name(env))
             if h is not None:
                 history, images = h
         if history is not None:

@@ -6,13 +6,12 @@ each family tells it which episode to script (``POST /v1/scripted/episode``), dr
 episode with the same client, prompt builder and agent loop a real model would get
 (:func:`~urban_gym.baselines.lmm.agent.run_episode`), prints the episode's metrics and
 writes a GIF. The envs are made by :func:`~urban_gym.wrappers.make_lm_env`, so the model
-gets each family's language-model views (CityWalk 960x540, PoseGraph360 768x768,
-StreetGraph 512x512 per street). A GIF frame is the stack's ``render()`` -- the frame a
+gets each family's language-model views (sized for a multimodal model, not for RL). A GIF frame is the stack's ``render()`` -- the frame a
 person watches, the one ``gymnasium.wrappers.RecordVideo`` would record: the map of a
 :class:`~urban_gym.wrappers.map_observation.MapObservation` showing the task's area, its
 markers and the agent's track, the env's own frame at its right -- with, under it, the
 images the model was sent at their own resolution (so their signs read as the model's
-do; StreetGraph's street views in rows of three), and a status line. The map is drawn
+do; a stack of views in rows of three), and a status line. The map is drawn
 for the GIF only (``observe=False``); the model sees what its family's observation holds.
 The server is stopped at the end. Episode records are appended to ``<out>/episodes.jsonl``.
 """
@@ -40,15 +39,16 @@ def demo_cases() -> dict[str, tuple[str, dict[str, Any], dict[str, Any] | None]]
     """
     from urban_gym.tasks.families import FAMILIES
 
-    return {
-        f.name: (
-            f.demo_env_id,
-            dict(f.demo_kwargs),
-            None if f.demo_options is None else dict(f.demo_options),
-        )
-        for f in FAMILIES.values()
-        if f.demo_env_id is not None
-    }
+    out = {}
+    for f in FAMILIES.values():
+        d = f.demo()
+        if d is not None:
+            out[f.name] = (
+                d.env_id,
+                dict(d.env_kwargs),
+                None if d.options is None else dict(d.options),
+            )
+    return out
 
 
 PANEL = 256  # pixels: side of the GIF's map panel
@@ -68,13 +68,14 @@ def run_demo(
     out: str | Path = "demo_out",
     seed: int = 0,
     wrap: str = "mixed",
-    families: Sequence[str] = ("posegraph360", "streetgraph", "citywalk"),
+    families: Sequence[str] | None = None,
     gif: bool = True,
     cases: dict[str, tuple[str, dict[str, Any], dict[str, Any] | None]] | None = None,
     echo: Callable[[str], None] = print,
 ) -> list[dict[str, Any]]:
     """Run the demo (see the module docstring); returns the episode records."""
     cases = {**demo_cases(), **(cases or {})}
+    families = list(cases) if families is None else list(families)
     unknown = [f for f in families if f not in cases]
     if unknown:
         from urban_gym.errors import UrbanGymError

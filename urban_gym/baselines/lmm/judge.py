@@ -10,7 +10,7 @@ paper's exact text -- from a file (:func:`load_prompt`).
 
 :class:`LLMJudge` has the signature of every answer judge of urban_gym
 (``judge(prediction, candidate names) -> bool``: the expected name first, then its known
-aliases), so it plugs into ``PoseGraph360Env(answer_judge=...)`` and
+aliases), so it plugs into an env's ``answer_judge=`` and
 :func:`urban_gym.tasks.metrics.fuzzy_match`. Verdicts are cached by (answer, expected):
 in memory, and in a JSONL file when ``cache_path`` is given (one line per verdict, so a
 rerun asks nothing twice).

@@ -46,7 +46,7 @@ def add_lmm_options(p: argparse.ArgumentParser, json_arg: Any, prefix: str = "")
         "--location-prior",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help="PoseGraph360: show the map of the agent's current location each step "
+        help="show the map of the agent's current location each step (families that draw one) "
         "(default for the lmm agent: on, 360CityArena's main setting; --no-location-prior "
         "is the paper's 'without location' ablation)",
     )

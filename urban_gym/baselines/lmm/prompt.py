@@ -5,15 +5,17 @@ writes the system prompt and the user message for the *current* observation. A
 :class:`PromptBuilder` decides what of the episode's past goes with it: the last
 ``history`` turns (the earlier user messages as text only -- their images dropped, or kept
 with ``history_images`` -- and the model's replies). The family defaults
-(:func:`prompt_builder_for`) follow each benchmark: PoseGraph360 and StreetGraph agents
-carry their state in memory texts and see only the current turn; CityWalk agents see their
-last two turns.
+(:func:`prompt_builder_for`) follow each benchmark: an agent that carries its state in
+memory texts sees only the current turn, others see their last few turns
+(:meth:`~urban_gym.tasks.families.Family.lmm_defaults`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+
+from urban_gym.tasks.families import FAMILIES, Family
 
 
 class PromptBuilder:
@@ -68,13 +70,12 @@ class PromptBuilder:
         return "\n\n".join(texts) + "\n\n(images of this past turn not repeated)"
 
 
-def prompt_builder_for(family: str | None) -> PromptBuilder:
-    """The default prompt builder of a family: its registered ``history`` and
-    ``history_images`` (:mod:`urban_gym.tasks.families`); no history for None.
+def prompt_builder_for(family: Family | str | None) -> PromptBuilder:
+    """The default prompt builder of a family (a :class:`Family` or its name): its
+    ``history`` and ``history_images``; no history for None or an unknown name.
     """
-    from urban_gym.tasks.families import FAMILIES
-
-    fam = FAMILIES.get(family or "")
+    fam = FAMILIES.get(family) if isinstance(family, str) else family
     if fam is None:
         return PromptBuilder()
-    return PromptBuilder(history=fam.history, history_images=fam.history_images)
+    d = fam.lmm_defaults()
+    return PromptBuilder(history=d.history, history_images=d.history_images)

@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from urban_gym.baselines.lmm.policies import ScriptedPolicy
+from urban_gym.tasks.families import family_name
 from urban_gym.wrappers.protocols import PromptProtocol, protocol_for
-from urban_gym.wrappers.stacks import family_of
 
 #: The reply fields the scripted server writes besides the action: a superset of every
 #: protocol's and scheme's fields, so that any scheme's parser finds its own.
@@ -63,7 +63,7 @@ class Session:
         else:
             self.oracle = self.oracle_factory(self.env)
         self.oracle.reset(self.env)
-        self.protocol = protocol_for(family_of(self.env))
+        self.protocol = protocol_for(family_name(self.env))
         task = getattr(self.env.unwrapped, "task", None)
         self.task_id = getattr(task, "id", None)
         self.rng = self.policy.rng_for(seed, self.task_id)
@@ -133,7 +133,7 @@ class Session:
             return self._self_position()
         if kind == "final_answer":
             if self.answer is None and getattr(self.env.unwrapped, "answer_turn", False):
-                # CityWalk's answer turn (issue 16): the policy's answer, carried out here
+                # an answer turn (a question asked after terminate): the policy's answer
                 # as the client's env carries out the reply
                 return self.next_reply()
             return json.dumps({"answer": self.answer, "reason": "scripted: the answer given"})

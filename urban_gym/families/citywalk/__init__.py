@@ -1,3 +1,109 @@
-"""CityWalk: a continuous real-scale city with a five-level task ladder (after
-UrbanGround).
+"""CityWalk: a continuous real-scale city, after UrbanGround.
+
+Move, sprint, look, an interactive map, collisions with buildings, a walkable network,
+road closures, moving pedestrians, time of day and weather; a five-level ladder of thirteen
+task types, from local questions to multi-stop schedules.
+
+==================  ================================================================
+module              what it holds
+==================  ================================================================
+``tasks``           the ladder's task types, generators, evaluator and suite
+``env``             :class:`~urban_gym.families.citywalk.env.CityWalkEnv`
+``actions``         its action table and action set
+``handlers``        what each action does, per mode, and the answer turn
+``dynamics``        walking, collisions, jumps, pedestrians, closures, the clock
+``network``         the walkable network's adherence and closure checks
+``oracle``          the privileged oracle
+``eval_command``    ``urban-gym citywalk-eval``
+==================  ================================================================
 """
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from urban_gym.tasks.families import DemoEpisode, Family, LMMDefaults
+
+
+class CityWalk(Family):
+    """The CityWalk family (see the package docstring)."""
+
+    name = "citywalk"
+    title = "CityWalk"
+    paper = "UrbanGround"
+    tasks_module = "urban_gym.families.citywalk.tasks"
+    env_entry = "urban_gym.families.citywalk.env:CityWalkEnv"
+    oracle_entry = "urban_gym.families.citywalk.oracle:CityWalkOracle"
+    env_ids = {
+        "UrbanGym/CityWalk-v0": {},
+        "UrbanGym/CityWalk-NoView-v0": {"view_size": None},
+    }
+
+    def task_category(self, task: Any) -> str:
+        """The level of the ladder, L1-L5; a condition variant of an L1/L2 type (dusk,
+        night, fog, rain) belongs to L5, as in UrbanGround.
+        """
+        if "variant" in (task.meta or {}):
+            return "L5"
+        return super().task_category(task)
+
+    def report_sections(self, run: Any, table: Any, resamples: int, seed: int) -> dict:
+        """:func:`urban_gym.families.citywalk.report.sections`."""
+        from urban_gym.families.citywalk import report
+
+        return report.sections(run, table, resamples, seed)
+
+    def report_markdown(self, results: Mapping[str, Any]) -> list[str]:
+        """:func:`urban_gym.families.citywalk.report.markdown`."""
+        from urban_gym.families.citywalk import report
+
+        return report.markdown(results)
+
+    def report_plots(self, plt: Any, out: Path, stem: str, name: str, results: Any) -> list:
+        """:func:`urban_gym.families.citywalk.report.plots`."""
+        from urban_gym.families.citywalk import report
+
+        return report.plots(plt, out, stem, name, results)
+
+    def play_controls(self) -> Any:
+        """Its play page (:data:`urban_gym.families.citywalk.controls.CONTROLS`)."""
+        from urban_gym.families.citywalk.controls import CONTROLS
+
+        return CONTROLS
+
+    def lmm_defaults(self) -> LMMDefaults:
+        """UrbanGround's loop: observation/reason/action replies, the last two turns, a
+        16:9 first-person view cast at its own resolution (960x540).
+        """
+        from urban_gym.families.citywalk.tasks.context import LMM_VIEW_SIZE
+
+        return LMMDefaults(
+            protocol="observe_reason_act", history=2, env_kwargs={"view_size": list(LMM_VIEW_SIZE)}
+        )
+
+    def lmm_protocols(self) -> Mapping[str, type]:
+        """Its prompt protocol (:mod:`urban_gym.families.citywalk.prompts`)."""
+        from urban_gym.families.citywalk.prompts import ObserveReasonActProtocol
+
+        return {ObserveReasonActProtocol.name: ObserveReasonActProtocol}
+
+    def lmm_schemes(self) -> Mapping[str, type]:
+        """The agent of its paper (:mod:`urban_gym.families.citywalk.agent`)."""
+        from urban_gym.families.citywalk.agent import UrbanGroundReAct
+
+        return {UrbanGroundReAct.name: UrbanGroundReAct}
+
+    def cli_commands(self) -> tuple:
+        """Its sub-commands (:data:`urban_gym.families.citywalk.commands.COMMANDS`)."""
+        from urban_gym.families.citywalk.commands import COMMANDS
+
+        return COMMANDS
+
+    def demo(self) -> DemoEpisode:
+        """The first short-range navigation task."""
+        return DemoEpisode("UrbanGym/CityWalk-v0", {"task_types": ["SGN"]}, {"task_index": 0})
+
+
+FAMILY = CityWalk()

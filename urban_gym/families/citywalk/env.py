@@ -267,7 +267,7 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
         obs["status"] = SharedMemoryText(TEXT_MAX, min_length=0, charset=charset)
         obs["notice"] = SharedMemoryText(TEXT_MAX, min_length=0, charset=charset)
         obs["action_mask"] = spaces.Box(0, 1, (len(self.action_table),), np.int8)
-        return spaces.Dict(obs)
+        return spaces.Dict({**obs, **self.goal_spaces()})
 
     def _setup_world(self, task: TaskSpec) -> None:
         self.city: City = load_city(task.city)
@@ -707,6 +707,30 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
             info["jump_height"] = JUMP_HEIGHT
             info["eye_rise"] = round(self._eye_rise, 6)
         return info
+
+    # ------------------------------------------------------------------ goal modes
+    no_view_reason = "view_size=None renders no view"
+
+    def _goal_point(self) -> tuple[float, float] | None:
+        """The goal place; for a multi-stop task its first stop not reached yet (the
+        last stop once all are reached).
+        """
+        stops = getattr(self, "stops", None) or (self.task.goal or {}).get("stops")
+        if not stops:
+            return super()._goal_point()
+        arrivals = list(getattr(getattr(self, "record", None), "arrivals", []) or [])
+        for i, st in enumerate(stops):
+            if i >= len(arrivals) or arrivals[i] is None:
+                return float(st["x"]), float(st["y"])
+        return float(stops[-1]["x"]), float(stops[-1]["y"])
+
+    def _view_shape(self) -> tuple[int, int] | None:
+        return (self.view_wh[1], self.view_wh[0]) if self.view_wh is not None else None
+
+    def _goal_view(self, task: TaskSpec, goal: tuple[float, float]) -> np.ndarray:
+        """The first-person view at ``goal``, facing the task's start heading, level."""
+        heading = float(task.start.get("heading", 0.0))
+        return np.asarray(self._renderer("view").render(goal[0], goal[1], heading, 0.0).rgb)
 
     def _goal_visible(self) -> bool:
         """The goal place's sign in the first-person view (pedestrians occlude; False while

@@ -35,7 +35,6 @@ from urban_gym.families.posegraph360.worlds import (
     REFERENCE_CACHE_BYTES,
     compose_frame,
     reference_image,
-    rendered_pixels,
     rendered_source,
     rendered_world,
     task_markers,
@@ -374,7 +373,7 @@ class PoseGraph360Env(UrbanEnv):
         self._charset = task_charset(self.tasks)
         obs["instruction"] = SharedMemoryText(MAX_INSTRUCTION, min_length=0, charset=self._charset)
         obs["action_mask"] = spaces.Box(0, 1, (self.action_space.n,), np.int8)
-        self.observation_space = spaces.Dict(obs)
+        self.observation_space = spaces.Dict({**obs, **self.goal_spaces()})
 
     def _default_tasks(self, city: str | None) -> list[TaskSpec]:
         spec = "helsinki" if city is None else str(city)
@@ -756,10 +755,6 @@ class PoseGraph360Env(UrbanEnv):
                 bearings[i] = self.graph.trajectories[choices[name]].departure % 360.0
         return {"branch_bearings": bearings, "heading": np.array([self.camera_bearing], np.float32)}
 
-    def image_pixels(self) -> int | None:
-        """The larger of the observation's images and the panoramas it renders."""
-        return max(super().image_pixels() or 0, rendered_pixels(self._world))
-
     def _view(self) -> np.ndarray:
         pano, ph = self.graph.panorama(self.state)
         yaw = round(self.camera_bearing, 1)
@@ -847,6 +842,35 @@ class PoseGraph360Env(UrbanEnv):
             info["message"] = self._message
         return info
 
+    # ------------------------------------------------------------------ goal modes
+    no_view_reason = "observation='symbolic' renders no views"
+
+    def _goal_point(self) -> tuple[float, float] | None:
+        """The goal's ``x``/``y``; None for a localization task (its goal is a grid cell)."""
+        if isinstance((self.task.goal or {}).get("grid"), list):
+            return None
+        return super()._goal_point()
+
+    def _view_shape(self) -> tuple[int, int] | None:
+        return (self.view_wh[1], self.view_wh[0]) if self.images else None
+
+    def _goal_view(self, task: TaskSpec, goal: tuple[float, float]) -> np.ndarray:
+        """The view of the goal's frame (``goal["trajectory"]``/``["frame"]`` where the
+        task names one, else the frame nearest the goal), facing along its trajectory.
+        """
+        gl = task.goal
+        graph = self.graph
+        state = graph.nearest_state(goal[0], goal[1])
+        if "trajectory" in gl and "frame" in gl:
+            s = State(int(gl["trajectory"]), int(gl["frame"]))
+            try:
+                graph.check_state(s)
+                state = s
+            except UrbanGymError:
+                pass
+        pano, ph = graph.panorama(state)
+        return perspective(pano, graph.heading(state), 0.0, self.fov, self.view_wh, pano_heading=ph)
+
     def _goal_visible(self) -> bool:
         """The goal place's sign in the current perspective view (ids sampled from an id
         panorama rendered at the frame's position: :mod:`urban_gym.envs.visibility`).
@@ -854,7 +878,11 @@ class PoseGraph360Env(UrbanEnv):
         from urban_gym.envs.visibility import id_view_size, in_view, tracker_of
 
         tr = tracker_of(self, self.city)
-        targets = tr.targets(self.task)
+        task, g = self.task, self.task.goal or {}
+        # a relational task's place to find is its answer, nearest the reference
+        named = (str(task.answer), (g.get("x"), g.get("y")))
+        relational = task.type == "relational" and task.answer is not None
+        targets = tr.targets(task, named if relational else None)
         if targets.size == 0:
             return False
         x, y = self.graph.position(self.state)

@@ -169,16 +169,6 @@ def compose_frame(view: np.ndarray, side: np.ndarray, text: str) -> np.ndarray:
     return F.vstack([top, panel])
 
 
-def rendered_pixels(world: dict) -> int:
-    """Pixels of the panoramas an env's world renders (``pano_width`` x ``pano_width / 2``),
-    0 where its frames are captured (their size is their own, not known here).
-    """
-    if world["posegraph"] is not None or world["capture"] is not None:
-        return 0
-    w = int(world["pano_width"])
-    return w * (w // 2)
-
-
 def view_pano_width(width: int, fov: float) -> int:
     """Width of rendered panoramas for a ``width``-pixel view of ``fov`` degrees: as many
     pixels per degree as the view has at its centre, times about 1.27 (``4 * width`` at
@@ -192,7 +182,6 @@ __all__ = [
     "WORLD_CACHE_ITEMS",
     "compose_frame",
     "reference_image",
-    "rendered_pixels",
     "rendered_source",
     "rendered_world",
     "task_markers",

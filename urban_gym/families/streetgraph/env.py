@@ -306,7 +306,7 @@ class StreetGraphEnv(UrbanEnv):
         if self.images:
             w, h = self.image_wh
             obs["views"] = spaces.Box(0, 255, (d, h, w, 3), np.uint8)
-        self.observation_space = spaces.Dict(obs)
+        self.observation_space = spaces.Dict({**obs, **self.goal_spaces()})
 
     def _init_caches(self) -> None:
         """The per-process caches (dropped when pickled, see :attr:`cache_attributes`)."""
@@ -589,6 +589,54 @@ class StreetGraphEnv(UrbanEnv):
             self._clean_text = clean_text(task.instruction, self._charset)
             self._clean_for = task
         return self._clean_text
+
+    # ------------------------------------------------------------------ goal modes
+    no_view_reason = "observation='symbolic' renders no views"
+
+    def _goal_point(self) -> tuple[float, float] | None:
+        """The destination's position, or the panorama of the goal node (the last one of an
+        instruction route).
+        """
+        task = self.task
+        g = task.goal or {}
+        if "position" in g:
+            return float(g["position"][0]), float(g["position"][1])
+        if "route" in g or "node" in g:
+            node = g["route"][-1] if "route" in g else g["node"]
+            graph = self._graph_of(task)
+            x, y = graph.xy[graph.index[node]]
+            return float(x), float(y)
+        return None
+
+    def _goal_landmarks(self, task: TaskSpec) -> np.ndarray:
+        """The city's landmarks; for a graph of imported panoramas (no city data), its
+        nodes spread over it.
+        """
+        g = self._graph_of(task)
+        if g.meta.get("source") == "city":
+            return super()._goal_landmarks(task)
+        from urban_gym.envs.goals import landmarks_of
+
+        xy = np.asarray(g.xy)
+        x0, y0 = xy.min(axis=0)
+        x1, y1 = xy.max(axis=0)
+        key = f"streetgraph:{g.meta.get('source')}:{len(xy)}:{x0:.1f}:{y0:.1f}"
+        return landmarks_of(key, xy, (x0, y0, x1, y1))
+
+    def _view_shape(self) -> tuple[int, int] | None:
+        return (self.image_wh[1], self.image_wh[0]) if self.images else None
+
+    def _goal_view(self, task: TaskSpec, goal: tuple[float, float]) -> np.ndarray:
+        """The view down the first street of the goal node nearest ``goal``."""
+        g = self._graph_of(task)
+        gl = task.goal
+        names = gl.get("nodes") or [gl["route"][-1] if "route" in gl else gl["node"]]
+        idx = [g.index[n] for n in names]
+        d = np.hypot(*(g.xy[idx] - np.asarray(goal)).T)
+        node = idx[int(np.argmin(d))]
+        streets = g.streets_from(node)
+        heading = float(streets[0].heading) if streets else 0.0
+        return np.asarray(self._render_views(g, node, [heading])[0], dtype=np.uint8)
 
     def _goal_visible(self) -> bool:
         """The goal place's sign in one of the option views (observations with images of a

@@ -93,12 +93,7 @@ function buildControls() {
   for (const w of page.config.controls.widgets) {
     for (const [value, label, key] of w.choices || []) keys.append(el("li", {}, `${key}: ${w.label} ${label}`));
   }
-  const fam = page.config.family;
-  if (fam === "streetgraph") keys.append(el("li", {}, "0-9: take that option"));
-  if (fam === "citywalk") {
-    keys.append(el("li", {}, "1-4: answer A-D (question tasks)"));
-    keys.append(el("li", {}, "map mode: drag to pan, wheel to zoom, click to mark a point"));
-  }
+  for (const note of page.config.controls.notes || []) keys.append(el("li", {}, note));
   if (page.config.controls.answer_box) {
     $("answer-form").hidden = false;
     $("answer").placeholder = page.config.controls.answer_hint;
@@ -273,11 +268,11 @@ function onKey(ev) {
   const s = page.state || {};
   if (s.phase === "between" && key === "n") { ev.preventDefault(); nextTask(); return; }
   if (s.phase !== "playing") return;
-  const fam = page.config.family;
+  const digits = page.config.controls.digits;
   if (/^[0-9]$/.test(key)) {
     const d = parseInt(key, 10);
-    if (fam === "streetgraph") { ev.preventDefault(); send("option", { option: d }); return; }
-    if (fam === "citywalk" && d >= 1 && d <= (s.letters || []).length) {
+    if (digits === "options") { ev.preventDefault(); send("option", { option: d }); return; }
+    if (digits === "letters" && d >= 1 && d <= (s.letters || []).length) {
       ev.preventDefault(); answer(s.letters[d - 1]); return;
     }
     for (const w of page.config.controls.widgets) {
@@ -292,7 +287,7 @@ function onKey(ev) {
   if (key === "Enter" && page.config.controls.answer_box) { ev.preventDefault(); $("answer").focus(); }
 }
 
-// ---------------------------------------------------------------- CityWalk's map gestures
+// ---------------------------------------------------------------- map gestures
 let wheelSum = 0;
 let wheelTimer = null;
 

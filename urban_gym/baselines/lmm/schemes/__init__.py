@@ -3,18 +3,18 @@
 ``urban-gym eval ID --agent lmm --scheme NAME [--scheme-config FILE.yaml]
 [--prompts FILE.yaml]``:
 
-=====================  ==================  ===========================================
-scheme                 defined on          what it is
-=====================  ==================  ===========================================
-``react-reflection``   PoseGraph360        360CityArena's ReAct agent, reflection memory
-``agentnav``           StreetGraph         CityNav's AgentNav, every component a switch
-``urbanground-react``  CityWalk            UrbanGround's observation/reason/action loop
-``cot``                every family        chain of thought on the family's prompts
-``reflexion``          every family        self-reflection across attempts of a task
-``gepa``               every family        instructions evolved by :mod:`urban_gym.eval.gepa`
-=====================  ==================  ===========================================
+=====================  ===========================================================
+scheme                 what it is
+=====================  ===========================================================
+``cot``                chain of thought on the family's prompts (every family)
+``reflexion``          self-reflection across attempts of a task (every family)
+``gepa``               instructions evolved by :mod:`urban_gym.eval.gepa` (every family)
+=====================  ===========================================================
 
-See :mod:`.base` for the framework and :mod:`.texts` for the prompt texts.
+plus the agents of the papers each family follows, which the family names in
+:meth:`~urban_gym.tasks.families.Family.lmm_schemes` (its ``agent`` module; their texts
+are in its ``prompts`` module). See :mod:`.base` for the framework and :mod:`.texts` for
+the texts of the schemes above.
 """
 
 from __future__ import annotations
@@ -23,19 +23,23 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from urban_gym.baselines.lmm.schemes.agentnav import AgentNav
 from urban_gym.baselines.lmm.schemes.base import Scheme, SchemeProtocol, read_mapping
 from urban_gym.baselines.lmm.schemes.cot import ChainOfThought, Reflexion
 from urban_gym.baselines.lmm.schemes.gepa import GEPAPrompt
-from urban_gym.baselines.lmm.schemes.react_reflection import ReactReflection
-from urban_gym.baselines.lmm.schemes.urbanground import UrbanGroundReAct
 from urban_gym.errors import UrbanGymError
+from urban_gym.tasks.families import FAMILIES
 
-#: Scheme name -> class.
-SCHEMES: dict[str, type[Scheme]] = {
-    s.name: s
-    for s in (ReactReflection, AgentNav, UrbanGroundReAct, ChainOfThought, Reflexion, GEPAPrompt)
-}
+#: The core's schemes by name (the families add their papers' agents: :func:`schemes`).
+SCHEMES: dict[str, type[Scheme]] = {s.name: s for s in (ChainOfThought, Reflexion, GEPAPrompt)}
+
+
+def schemes() -> dict[str, type[Scheme]]:
+    """Every scheme by name: the registered families' agents, then the core's."""
+    out: dict[str, type[Scheme]] = {}
+    for fam in FAMILIES.values():
+        out.update(fam.lmm_schemes())
+    out.update(SCHEMES)
+    return out
 
 
 def load_scheme(
@@ -46,9 +50,10 @@ def load_scheme(
     """A scheme by name, with its config and prompt texts (a mapping or a YAML/JSON file);
     :class:`UrbanGymError` naming a bad name, key or file.
     """
-    cls = SCHEMES.get(name)
+    known = schemes()
+    cls = known.get(name)
     if cls is None:
-        raise UrbanGymError(f"unknown scheme {name!r}; use one of {', '.join(SCHEMES)}")
+        raise UrbanGymError(f"unknown scheme {name!r}; use one of {', '.join(known)}")
     if config is not None and not isinstance(config, Mapping):
         config = read_mapping(config, "scheme config")
     if prompts is not None and not isinstance(prompts, Mapping):
@@ -59,4 +64,4 @@ def load_scheme(
     return cls(config, prompts)
 
 
-__all__ = ["SCHEMES", "Scheme", "SchemeProtocol", "load_scheme"]
+__all__ = ["SCHEMES", "Scheme", "SchemeProtocol", "load_scheme", "schemes"]

@@ -34,14 +34,16 @@ EYE_HEIGHT_M = 1.6
 START_VIEW_FOV = 90.0
 
 
-def start_view_size() -> tuple[int, int]:
-    """``(width, height)`` of the view a task's claims of sight are checked in: CityWalk's
-    language-model view (:attr:`~urban_gym.tasks.families.Family.lm_env_kwargs`).
-    """
-    from urban_gym.tasks.families import FAMILIES
+#: ``(width, height)`` of CityWalk's language-model view: a 16:9 first-person view cast at
+#: its own resolution, as UrbanGround's screenshots (the family's language-model defaults).
+LMM_VIEW_SIZE = (960, 540)
 
-    w, h = FAMILIES["citywalk"].lm_env_kwargs["view_size"]
-    return int(w), int(h)
+
+def start_view_size() -> tuple[int, int]:
+    """``(width, height)`` of the view a task's claims of sight are checked in: the
+    language-model view (:data:`LMM_VIEW_SIZE`).
+    """
+    return LMM_VIEW_SIZE
 
 
 def sign_pixels_in_view(renderer: Any, start: dict[str, Any], poi_index: int) -> int:

@@ -1,5 +1,6 @@
-"""Stage 5 of the strict-JSON protocol (seed 004) over a run: the boxes of a run's
-``landmark_bbox`` episodes normalised once for the whole run, with both results kept.
+"""PoseGraph360's section of ``urban-gym report``: stage 5 of the strict-JSON grounding
+protocol over a run -- the boxes of a run's ``landmark_bbox`` episodes normalised once for
+the whole run, with both results kept.
 
 The env scores each episode's box on its own, as given (``bbox_iou`` / ``bbox_acc50`` in
 the episode's metrics: a box that is not normalised to [0, 1] scores 0). The protocol's
@@ -19,8 +20,8 @@ BOX_TASK_TYPE = "landmark_bbox"
 
 
 def view_frame(env_kwargs: Mapping[str, Any]) -> tuple[int, int]:
-    """``(width, height)`` in pixels of the PoseGraph360 view of a run's env kwargs
-    (the env's default ``view_size`` when the run did not set one).
+    """``(width, height)`` in pixels of the view of a run's env kwargs (the env's
+    default ``view_size`` when the run did not set one).
     """
     size = env_kwargs.get("view_size")
     if size is None:
@@ -78,4 +79,15 @@ def box_section(g: Mapping[str, Any]) -> list[str]:
     ]
 
 
-__all__ = ["BOX_TASK_TYPE", "box_section", "run_box_scores", "view_frame"]
+def sections(run: Any, table: Any, resamples: int, seed: int) -> dict[str, Any]:
+    """``grounded_boxes`` of a run with ``landmark_bbox`` episodes (else nothing)."""
+    boxes = run_box_scores(run.records, view_frame(run.manifest.get("env_kwargs") or {}))
+    return {} if boxes is None else {"grounded_boxes": boxes}
+
+
+def markdown(res: Mapping[str, Any]) -> list[str]:
+    """The table of ``grounded_boxes`` (none when the run has none)."""
+    return box_section(res["grounded_boxes"]) if res.get("grounded_boxes") else []
+
+
+__all__ = ["BOX_TASK_TYPE", "box_section", "markdown", "run_box_scores", "sections", "view_frame"]

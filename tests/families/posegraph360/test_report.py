@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from urban_gym.eval.grounded import run_box_scores, view_frame
 from urban_gym.eval.report import build_report, format_markdown
 from urban_gym.eval.runner import run
+from urban_gym.families.posegraph360.report import run_box_scores, view_frame
 
 T1, T2, T3 = [0.1, 0.2, 0.3, 0.4], [0.5, 0.5, 0.7, 0.9], [0.6, 0.1, 0.8, 0.3]
 
@@ -63,7 +63,7 @@ def test_a_run_answering_in_per_mille_is_compatible_but_not_original(tmp_path):
     res = run(
         "UrbanGym/PoseGraph360-v0",
         tmp_path,
-        agent="tests.eval.test_grounded:PerMilleBoxes",
+        agent="tests.families.posegraph360.test_report:PerMilleBoxes",
         env_kwargs={"suite": "helsinki-grounded", "view_size": 32, "pano_width": 128},
         task_ids=ids,
         track_visibility=False,

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from urban_gym.baselines.lmm.schemes.base import Scheme, SchemeProtocol
-from urban_gym.baselines.lmm.schemes.texts import REACT_REFLECTION
+from urban_gym.families.posegraph360.prompts import REACT_REFLECTION
 from urban_gym.wrappers.protocols import protocol_for
 
 FIELD_HELP = {

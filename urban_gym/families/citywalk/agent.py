@@ -16,8 +16,8 @@ from typing import Any
 
 from urban_gym.baselines.lmm.calls import CALL_HEADINGS
 from urban_gym.baselines.lmm.schemes.base import Scheme, SchemeProtocol, lm_interface
-from urban_gym.baselines.lmm.schemes.texts import URBANGROUND
 from urban_gym.errors import UrbanGymError
+from urban_gym.families.citywalk.prompts import URBANGROUND
 from urban_gym.wrappers.protocols import protocol_for
 
 FIELD_HELP = {

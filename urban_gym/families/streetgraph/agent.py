@@ -24,8 +24,8 @@ from typing import Any
 from urban_gym.baselines.lmm.calls import CALL_HEADINGS
 from urban_gym.baselines.lmm.schemes.base import Scheme, SchemeProtocol, lm_interface
 from urban_gym.baselines.lmm.schemes.cot import reply_field
-from urban_gym.baselines.lmm.schemes.texts import AGENTNAV
 from urban_gym.errors import UrbanGymError
+from urban_gym.families.streetgraph.prompts import AGENTNAV
 from urban_gym.wrappers.protocols import protocol_for
 
 VOP_LEVELS = ("none", "partial", "full")

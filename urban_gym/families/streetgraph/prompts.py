@@ -1,0 +1,143 @@
+"""Everything StreetGraph's language-model face writes, in one place: its prompt protocol
+(:class:`VerbalizedPathProtocol`: the options with their compass bearings, the path put
+into words before the choice) and the texts of CityNav's AgentNav (:data:`AGENTNAV`, used
+by the ``agentnav`` scheme of :mod:`urban_gym.families.streetgraph.agent`).
+
+The texts are written in our own words to the paper's specification (the same fields,
+rules and inputs; none of the paper's sentences). ``--prompts FILE`` (a YAML or JSON
+mapping of these names to texts) replaces any of them, e.g. with the paper's exact wording;
+``{placeholders}`` in braces are filled in by the scheme.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from urban_gym.wrappers.parsing import DEFAULT_FIELD_SYNONYMS
+from urban_gym.wrappers.protocols import PromptProtocol
+
+
+class VerbalizedPathProtocol(PromptProtocol):
+    """StreetGraph: options with compass bearings; verbalize the path before choosing."""
+
+    name = "verbalized_path"
+    intro = (
+        "You walk through a city on its streets, from intersection to intersection, "
+        "towards a named destination. There is no map. At each intersection you see one "
+        "image per street leaving it, with its compass bearing (0 = north, 90 = east). "
+        "Choose the street that brings you closer to the destination."
+    )
+    reply_fields = (
+        "destination_location",
+        "current_location",
+        "walking_directions",
+        "memory",
+        "thought",
+    )
+    field_help = {
+        "destination_location": "where exactly the destination is, as well as you know",
+        "current_location": "where you estimate you are now",
+        "walking_directions": "how to walk from here to the destination",
+        "memory": "what to remember for the next intersection (shown back to you)",
+        "thought": "why you choose this street",
+    }
+    field_synonyms = {
+        **DEFAULT_FIELD_SYNONYMS,
+        "destination_location": ("destination_location", "destination", "goal_location"),
+        "current_location": ("current_location", "location", "position", "where_am_i"),
+        "walking_directions": ("walking_directions", "directions", "route", "plan"),
+    }
+
+    def observation_parts(
+        self, obs: Mapping[str, Any], space: spaces.Space | None, env: Any = None
+    ) -> list[tuple[str, Any, str]]:
+        """The destination, the direction of travel, then one line and one image per
+        option (``Option i: bearing° (compass name)``); padding options are left out.
+        """
+        if not isinstance(obs, Mapping) or "bearings" not in obs:
+            return super().observation_parts(obs, space, env)
+        bearings = np.asarray(obs["bearings"], dtype=float).reshape(-1)
+        mask = np.asarray(obs.get("action_mask", np.ones(len(bearings) + 1))).reshape(-1)
+        valid = [i for i in range(len(bearings)) if i < len(mask) and mask[i] > 0]
+        rest = {k: v for k, v in obs.items() if k not in ("bearings", "views", "heading")}
+        rest.pop("action_mask", None)
+        parts = [p for p in super().observation_parts(rest, space, env) if p[0] == "text"]
+        if "heading" in obs:
+            h = float(np.asarray(obs["heading"]).reshape(-1)[0]) % 360.0
+            parts.append(("text", f"## Your direction of travel\n{_bearing_text(h)}", ""))
+        lines = [f"Option {i}: {_bearing_text(bearings[i])}" for i in valid]
+        if len(mask) > len(bearings) and mask[len(bearings)] > 0:
+            lines.append('You may also "stop" here.')
+        parts.append(
+            ("text", "## Options (streets leaving this intersection)\n" + "\n".join(lines), "")
+        )
+        views = obs.get("views")
+        if views is not None:
+            arr = np.asarray(views)
+            for i in valid:
+                if i < len(arr):
+                    parts.append(("image", arr[i], f"Option {i}: {_bearing_text(bearings[i])}"))
+        return parts
+
+
+def _bearing_text(bearing: float) -> str:
+    from urban_gym.wrappers.memory import compass_name
+
+    b = float(bearing) % 360.0
+    return f"{b:.0f}° ({compass_name(b)})"
+
+
+# --------------------------------------------------------------------------- CityNav / AgentNav
+# Seed 003: the agent sees one image per option with its compass bearing at each
+# intersection; the three memory parts (Markovian memory m_t written each step, decision
+# history, previous visits with their count); Partial VoP (state the destination's address
+# first) and VoP (also where you are and the walking directions from there); the
+# self-positioning call every third decision, whose estimate later prompts show.
+AGENTNAV: dict[str, str] = {
+    "system": (
+        "You navigate a real city on its street network, from intersection to "
+        "intersection, towards a destination you know only by name. There is no map. At "
+        "each intersection you receive one image for each street leaving it, labelled with "
+        "its compass bearing (0 = north, 90 = east). Choose the street that takes you "
+        "towards the destination, using what you know about the city.\n"
+        "Actions:\n{actions}\n"
+        "Reply with one JSON object with these fields:\n{fields}"
+    ),
+    "partial_vop": (
+        "Before reasoning about the options, write down the destination's address -- its "
+        "street, district and city as precisely as you know them -- and reason from there."
+    ),
+    "vop": (
+        "Before choosing, put your route into words: where the destination is (its "
+        "address), where you are now, and the walking directions from here to the "
+        "destination, street by street. Then pick the option that starts those directions."
+    ),
+    "markovian_memory": (
+        "Your memory is the only thing that lasts from one intersection to the next: "
+        "whatever you write in `memory` is shown to you, word for word, at the next "
+        "intersection, and replaces the previous memory. Keep in it everything you still "
+        "need -- what lies in which direction, where you have been, your net movement -- "
+        "written in the past tense."
+    ),
+    "decision_history": (
+        "Your decisions so far list the direction you took at each intersection, oldest "
+        "first; use them to notice loops and backtracking."
+    ),
+    "previous_visits": (
+        "When you come back to an intersection you have visited, you are told how often "
+        "you were there and which way you went each time. Avoid repeating a choice that "
+        "brought you back, and prefer a direction you have not tried, unless you have a "
+        "strong reason (say it)."
+    ),
+    "self_positioning": (
+        "Estimate where you are in the city from the images of this intersection and your "
+        "memory. Reply with one JSON object: `estimated_position` (the street, the nearest "
+        "crossing street, the district and the city, as precisely as you can), `evidence` "
+        "(what in the images or your memory supports it) and `confidence` (a number from 0 "
+        "to 1)."
+    ),
+}
