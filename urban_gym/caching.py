@@ -27,7 +27,7 @@ from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from urban_gym.errors import UrbanGymError
+from urban_gym.errors import InputError
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
@@ -119,9 +119,9 @@ class LRUCache(Generic[K, V]):
         name: str | None = None,
     ) -> None:
         if max_bytes is not None and (int(max_bytes) != max_bytes or max_bytes < 0):
-            raise UrbanGymError(f"max_bytes={max_bytes!r} must be a whole number >= 0 or None")
+            raise InputError(f"max_bytes={max_bytes!r} must be a whole number >= 0 or None")
         if max_items is not None and (int(max_items) != max_items or max_items < 1):
-            raise UrbanGymError(f"max_items={max_items!r} must be a whole number >= 1 or None")
+            raise InputError(f"max_items={max_items!r} must be a whole number >= 1 or None")
         self.max_bytes = None if max_bytes is None else int(max_bytes)
         self.max_items = None if max_items is None else int(max_items)
         self.size = size
@@ -315,7 +315,7 @@ def lru_cached(
         label = name or f"{fn.__module__}.{fn.__qualname__}"
         if max_bytes is None:
             if max_items is not None and (int(max_items) != max_items or max_items < 1):
-                raise UrbanGymError(f"max_items={max_items!r} must be a whole number >= 1 or None")
+                raise InputError(f"max_items={max_items!r} must be a whole number >= 1 or None")
             fast = functools.lru_cache(maxsize=max_items)(fn)
             view = FunctionCache(fast, max_items, label)
             fast.cache = view  # type: ignore[attr-defined]

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 import urban_gym
+from urban_gym.errors import RenderError
 from urban_gym.render import fonts
 from urban_gym.render import frame as F
-from urban_gym.render.errors import RenderError
 
 RED, GREEN, BLUE = (255, 0, 0), (0, 255, 0), (0, 0, 255)
 BG = (7, 8, 9)

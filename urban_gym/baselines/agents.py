@@ -35,7 +35,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import gymnasium as gym
 
-from urban_gym.errors import UrbanGymError
+from urban_gym.errors import AgentGaveUp, InputError
 
 #: The token counters of :meth:`Agent.usage`.
 USAGE_KEYS: tuple[str, ...] = (
@@ -45,17 +45,6 @@ USAGE_KEYS: tuple[str, ...] = (
     "requests",
     "retries",
 )
-
-
-class AgentGaveUp(Exception):
-    """Raised by :meth:`Agent.act` when the agent cannot go on (e.g. the model client gave
-    up after its retries); the harness ends the episode with ``termination`` (one of the
-    env's termination reasons, e.g. ``model_error``) and records ``str(exc)``.
-    """
-
-    def __init__(self, termination: str, message: str) -> None:
-        super().__init__(message)
-        self.termination = termination
 
 
 def zero_usage() -> dict[str, int]:
@@ -178,17 +167,17 @@ def agent_kind(spec: str) -> str:
     ``custom`` (``module:Class``); :class:`UrbanGymError` naming a bad spec.
     """
     if not isinstance(spec, str) or not spec.strip():
-        raise UrbanGymError(f"agent spec {spec!r} must be a non-empty string")
+        raise InputError(f"agent spec {spec!r} must be a non-empty string")
     if spec in BUILTIN_AGENTS:
         return spec
     if spec.startswith("sb3:"):
         if not spec[4:]:
-            raise UrbanGymError("agent spec 'sb3:' needs a checkpoint path: sb3:PATH")
+            raise InputError("agent spec 'sb3:' needs a checkpoint path: sb3:PATH")
         return "sb3"
     module, _, cls = spec.partition(":")
     if module and cls and "/" not in module:
         return "custom"
-    raise UrbanGymError(
+    raise InputError(
         f"agent spec {spec!r} is not one of: oracle, random, lmm, sb3:PATH, module:Class"
     )
 
@@ -207,14 +196,14 @@ def load_agent(spec: str, options: Mapping[str, Any] | None = None) -> Agent:
     try:
         cls = getattr(importlib.import_module(module), name)
     except (ImportError, AttributeError) as exc:
-        raise UrbanGymError(f"agent {spec!r}: cannot load {entry!r} ({exc})") from exc
+        raise InputError(f"agent {spec!r}: cannot load {entry!r} ({exc})") from exc
     try:
         agent = cls(**kwargs)
     except TypeError as exc:
-        raise UrbanGymError(f"agent {spec!r}: bad options {sorted(kwargs)} ({exc})") from exc
+        raise InputError(f"agent {spec!r}: bad options {sorted(kwargs)} ({exc})") from exc
     missing = [m for m in ("reset", "act") if not callable(getattr(agent, m, None))]
     if missing:
-        raise UrbanGymError(f"agent {spec!r}: {type(agent).__name__} has no {missing} method")
+        raise InputError(f"agent {spec!r}: {type(agent).__name__} has no {missing} method")
     return _complete(agent, kind)
 
 

@@ -32,7 +32,7 @@ from typing import Any
 import gymnasium as gym
 
 from urban_gym.baselines.agents import BaseAgent
-from urban_gym.errors import UrbanGymError
+from urban_gym.errors import InputError, MissingFileError
 
 #: Name of the face record inside a checkpoint's zip file.
 FACE_MEMBER = "urban_gym_face.json"
@@ -53,7 +53,7 @@ def checkpoint_path(path: str | Path) -> Path:
     if not p.exists() and p.with_suffix(p.suffix + ".zip").exists():
         p = p.with_suffix(p.suffix + ".zip")
     if not p.is_file():
-        raise UrbanGymError(f"sb3 checkpoint {str(path)!r} does not exist")
+        raise MissingFileError(f"sb3 checkpoint {str(path)!r} does not exist")
     return p
 
 
@@ -107,20 +107,20 @@ def read_face(path: str | Path) -> dict[str, Any]:
     try:
         with zipfile.ZipFile(p) as z:
             if FACE_MEMBER not in z.namelist():
-                raise UrbanGymError(
+                raise InputError(
                     f"sb3 checkpoint {str(p)!r} has no {FACE_MEMBER} (the RL face it was trained "
                     "on); add it with urban_gym.baselines.sb3_agent.write_face(path, algo, "
                     "env_id, env_kwargs, image_size, text)"
                 )
             face = json.loads(z.read(FACE_MEMBER))
     except zipfile.BadZipFile as exc:
-        raise UrbanGymError(f"sb3 checkpoint {str(p)!r} is not a zip file ({exc})") from None
+        raise InputError(f"sb3 checkpoint {str(p)!r} is not a zip file ({exc})") from None
     except json.JSONDecodeError as exc:
-        raise UrbanGymError(f"{str(p)!r}: {FACE_MEMBER} is not JSON ({exc})") from None
+        raise InputError(f"{str(p)!r}: {FACE_MEMBER} is not JSON ({exc})") from None
     if not isinstance(face, dict) or face.get("format") != FACE_FORMAT:
-        raise UrbanGymError(f"{str(p)!r}: {FACE_MEMBER} has an unknown format: {face!r}")
+        raise InputError(f"{str(p)!r}: {FACE_MEMBER} has an unknown format: {face!r}")
     if face.get("algo") not in ALGORITHMS:
-        raise UrbanGymError(
+        raise InputError(
             f"{str(p)!r}: algo={face.get('algo')!r} is not one of {', '.join(ALGORITHMS)}"
         )
     return face
@@ -197,7 +197,7 @@ class SB3Agent(BaseAgent):
         if getattr(self.model.action_space, "n", None) != getattr(stack.action_space, "n", None):
             problems.append(f"actions: policy {self.model.action_space}, env {stack.action_space}")
         if problems:
-            raise UrbanGymError(
+            raise InputError(
                 f"sb3 checkpoint {str(self.path)!r} (trained on {self.face.get('env_id')}) "
                 "does not fit this env's RL face: " + "; ".join(problems)
             )

@@ -42,7 +42,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from urban_gym.errors import UrbanGymError
+from urban_gym.errors import InputError, MissingFileError
 
 
 def shipped_configs() -> dict[str, Path]:
@@ -90,15 +90,15 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         if self.algo not in ALGOS:
-            raise UrbanGymError(f"algo={self.algo!r} must be one of {', '.join(ALGOS)}")
+            raise InputError(f"algo={self.algo!r} must be one of {', '.join(ALGOS)}")
         if self.extractor not in EXTRACTORS:
-            raise UrbanGymError(f"extractor={self.extractor!r} must be one of {EXTRACTORS}")
+            raise InputError(f"extractor={self.extractor!r} must be one of {EXTRACTORS}")
         if self.vec_env not in ("dummy", "subproc"):
-            raise UrbanGymError(f"vec_env={self.vec_env!r} must be 'dummy' or 'subproc'")
+            raise InputError(f"vec_env={self.vec_env!r} must be 'dummy' or 'subproc'")
         for k in ("total_timesteps", "n_envs", "eval_every", "eval_tasks"):
             v = getattr(self, k)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise UrbanGymError(f"{k}={v!r} must be a positive integer")
+                raise InputError(f"{k}={v!r} must be a positive integer")
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TrainConfig:
@@ -106,7 +106,7 @@ class TrainConfig:
         names = [f.name for f in dataclasses.fields(cls)]
         bad = sorted(set(data) - set(names))
         if bad:
-            raise UrbanGymError(f"unknown train config keys {bad}; valid: {', '.join(names)}")
+            raise InputError(f"unknown train config keys {bad}; valid: {', '.join(names)}")
         d = dict(data)
         if "net_arch" in d:
             d["net_arch"] = tuple(int(v) for v in d["net_arch"])
@@ -124,13 +124,13 @@ class TrainConfig:
         if not p.exists() and p.name in shipped:
             p = shipped[p.name]
         if not p.exists():
-            raise UrbanGymError(
+            raise MissingFileError(
                 f"train config {str(path)!r} does not exist (shipped: {', '.join(sorted(shipped))})"
             )
         try:
             return cls.from_dict(json.loads(p.read_text()))
         except json.JSONDecodeError as exc:
-            raise UrbanGymError(f"train config {str(p)!r} is not JSON ({exc})") from None
+            raise InputError(f"train config {str(p)!r} is not JSON ({exc})") from None
 
     def to_dict(self) -> dict[str, Any]:
         """The config as JSON-ready data."""

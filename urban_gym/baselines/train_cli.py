@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from urban_gym.errors import UrbanGymError
+from urban_gym.errors import InputError
 
 
 def add_train(p: argparse.ArgumentParser) -> None:
@@ -45,7 +45,7 @@ def run_train(args: argparse.Namespace) -> int:
     for item in args.set:
         key, eq, val = item.partition("=")
         if not eq:
-            raise UrbanGymError(f"--set {item!r} must be KEY=JSON")
+            raise InputError(f"--set {item!r} must be KEY=JSON")
         try:
             changes[key] = json.loads(val)
         except json.JSONDecodeError:

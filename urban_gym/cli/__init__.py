@@ -15,7 +15,7 @@ import sys
 # the sub-command modules register their commands in COMMANDS when imported
 from urban_gym.cli import evaluate, serve, train, world  # noqa: F401
 from urban_gym.cli._common import COMMANDS, Command, command
-from urban_gym.errors import UrbanGymError
+from urban_gym.errors import InputError, UrbanGymError
 
 __all__ = ["COMMANDS", "all_commands", "build_parser", "command", "main"]
 
@@ -30,11 +30,9 @@ def all_commands() -> dict[str, tuple[str, Command]]:
     for fam in FAMILIES.values():
         for cmd in fam.cli_commands():
             if not isinstance(cmd, FamilyCommand):
-                raise UrbanGymError(f"family {fam.name!r}: {cmd!r} is not a FamilyCommand")
+                raise InputError(f"family {fam.name!r}: {cmd!r} is not a FamilyCommand")
             if cmd.name in out:
-                raise UrbanGymError(
-                    f"family {fam.name!r}: the command {cmd.name!r} is taken already"
-                )
+                raise InputError(f"family {fam.name!r}: the command {cmd.name!r} is taken already")
             out[cmd.name] = (cmd.help, (cmd.add_arguments, cmd.run))
     return out
 

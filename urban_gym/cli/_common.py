@@ -6,7 +6,7 @@ import argparse
 import json
 from collections.abc import Callable
 
-from urban_gym.errors import UrbanGymError
+from urban_gym.errors import InputError
 
 Command = tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]
 COMMANDS: dict[str, tuple[str, Command]] = {}
@@ -55,7 +55,7 @@ def task_ids(text: str | None) -> list[str] | None:
         try:
             lines = path.read_text(encoding="utf-8").splitlines()
         except OSError as exc:
-            raise UrbanGymError(f"--task-ids {text!r}: cannot read {path} ({exc})") from None
+            raise InputError(f"--task-ids {text!r}: cannot read {path} ({exc})") from None
         return [x.strip() for x in lines if x.strip() and not x.startswith("#")]
     return csv_list(text)
 

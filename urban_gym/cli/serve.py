@@ -8,7 +8,7 @@ import argparse
 import sys
 
 from urban_gym.cli._common import command, csv_list, json_arg, task_env_kwargs, task_ids
-from urban_gym.errors import UrbanGymError
+from urban_gym.errors import InputError
 
 
 def _add_serve_scripted(p: argparse.ArgumentParser) -> None:
@@ -53,7 +53,7 @@ def run_serve_scripted(args: argparse.Namespace) -> int:
     try:
         faults = [int(s) for s in args.fail.split(",") if s.strip()]
     except ValueError as exc:
-        raise UrbanGymError(f"--fail={args.fail!r} must be comma-separated HTTP statuses") from exc
+        raise InputError(f"--fail={args.fail!r} must be comma-separated HTTP statuses") from exc
     server = ScriptedServer(
         env_id=args.env_id,
         env_kwargs=args.env_kwargs,

@@ -24,9 +24,7 @@ from typing import Any
 
 import numpy as np
 
-
-class InvalidAction(Exception):
-    """An agent's action that cannot be carried out; the message is shown to the agent."""
+from urban_gym.errors import InvalidAction
 
 
 class NormalisedAction(dict):

@@ -86,7 +86,7 @@ from urban_gym.envs.goals import (
     task_goal_point,
 )
 from urban_gym.envs.info import make_pose
-from urban_gym.errors import UrbanGymError
+from urban_gym.errors import InputError
 
 if TYPE_CHECKING:  # the task modules load with the first env (import urban_gym stays light)
     from urban_gym.tasks.spec import TaskSpec
@@ -168,9 +168,9 @@ class UrbanEnv(gym.Env):
         """
         modes = self.metadata.get("render_modes", [])
         if render_mode is not None and render_mode not in modes:
-            raise UrbanGymError(f"render_mode={render_mode!r} must be None or one of {modes}")
+            raise InputError(f"render_mode={render_mode!r} must be None or one of {modes}")
         if not isinstance(track_visibility, (bool, np.bool_)):
-            raise UrbanGymError(f"track_visibility={track_visibility!r} must be True or False")
+            raise InputError(f"track_visibility={track_visibility!r} must be True or False")
         self.render_mode = render_mode
         self.track_visibility = bool(track_visibility)
         self.goal_mode = check_goal_mode(self, goal)

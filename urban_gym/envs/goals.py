@@ -32,6 +32,7 @@ mode            observation key and content
 ==============  ==========================================================================
 
 Landmarks are the city's named places (POIs) chosen by farthest-point sampling, starting
+from urban_gym.errors import GoalModeError
 from the one nearest the city's centre, so they spread over the city and are the same in
 every process; a world with fewer than K named places adds points of a regular grid over
 its bounds. The goal position is the task's goal place (a multi-stop task: its first
@@ -52,7 +53,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from gymnasium import spaces
 
-from urban_gym.errors import UrbanGymError
+from urban_gym.errors import GoalModeError
 
 if TYPE_CHECKING:
     from urban_gym.tasks.spec import TaskSpec
@@ -71,10 +72,6 @@ TEXT_DIM = 64
 TEXT_MAX_COUNT = 16.0
 
 _WORD = re.compile(r"[\w']+", re.UNICODE)
-
-
-class GoalModeError(UrbanGymError):
-    """A ``goal=`` mode that is unknown or cannot apply to the env."""
 
 
 def hash_words(text: str, dim: int) -> np.ndarray:

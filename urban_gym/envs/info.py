@@ -48,6 +48,8 @@ import math
 from collections.abc import Mapping
 from typing import Any, TypedDict
 
+from urban_gym.errors import InfoSchemaError
+
 #: ``distance_to_goal_m`` of a task without a goal position (or with an unreachable one).
 NO_GOAL = math.inf
 
@@ -97,10 +99,6 @@ END_KEYS: dict[str, type] = {"termination": str, "is_success": bool, "metrics": 
 OPTIONAL_KEYS: dict[str, type] = {"goal_visible": bool}
 #: The keys of ``pose``.
 POSE_KEYS: tuple[str, ...] = ("x", "y", "heading")
-
-
-class InfoSchemaError(ValueError):
-    """An ``info`` that does not follow the schema; the message lists every problem."""
 
 
 def schema_problems(info: Mapping[str, Any], end: bool = False) -> list[str]:

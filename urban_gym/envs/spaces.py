@@ -27,7 +27,7 @@ from gymnasium.vector.utils import (
     write_to_shared_memory,
 )
 
-from urban_gym.errors import UrbanGymError
+from urban_gym.errors import InputError
 
 
 class SharedMemoryText(spaces.Text):
@@ -141,5 +141,5 @@ def dict_space(env: Any, who: str) -> spaces.Dict:
     """The env's ``Dict`` observation space; :class:`UrbanGymError` naming ``who`` otherwise."""
     space = env.observation_space
     if not isinstance(space, spaces.Dict):
-        raise UrbanGymError(f"{who} needs a Dict observation space, got {type(space).__name__}")
+        raise InputError(f"{who} needs a Dict observation space, got {type(space).__name__}")
     return space

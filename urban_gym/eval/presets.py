@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from urban_gym.errors import UrbanGymError
+from urban_gym.errors import InputError
 
 #: Preset name -> options of :class:`~urban_gym.baselines.lmm.agent.LMMHarnessAgent`.
 LMM_PRESETS: dict[str, dict[str, Any]] = {
@@ -31,7 +31,7 @@ def lmm_preset(name: str) -> dict[str, Any]:
     """The agent options of preset ``name`` (a copy); a clear error for an unknown name."""
     key = str(name).strip().casefold()
     if key not in LMM_PRESETS:
-        raise UrbanGymError(f"preset {name!r} is not one of {', '.join(sorted(LMM_PRESETS))}")
+        raise InputError(f"preset {name!r} is not one of {', '.join(sorted(LMM_PRESETS))}")
     return dict(LMM_PRESETS[key])
 
 
@@ -42,7 +42,7 @@ def agent_options(args: argparse.Namespace) -> dict:
     options = dict(args.agent_kwargs or {})
     if args.agent != "lmm":
         if args.preset:
-            raise UrbanGymError(f"--preset {args.preset} applies to --agent lmm only")
+            raise InputError(f"--preset {args.preset} applies to --agent lmm only")
         return options
     from urban_gym.baselines.lmm.options import lmm_options
 

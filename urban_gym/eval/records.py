@@ -54,7 +54,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from urban_gym.errors import UrbanGymError
+from urban_gym.errors import ManifestMismatch, RecordsError
 from urban_gym.eval.jsonlines import strict_line
 from urban_gym.eval.tracefile import (
     TRACE_FORMAT,
@@ -87,14 +87,6 @@ TIMING_FIELD = "timing"
 #: The record field that says where the episode's trace is (left out by :func:`comparable`:
 #: which part file and byte depend on the process that wrote it and on the order).
 TRACE_FIELD = "trace"
-
-
-class ManifestMismatch(UrbanGymError):
-    """A rerun into a run folder whose manifest describes a different run."""
-
-
-class RecordsError(UrbanGymError):
-    """A run folder's records cannot be read (the message names the file and line)."""
 
 
 def episode_name(task_id: str, seed: int, repeat: int) -> str:

@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from urban_gym.errors import UrbanGymError
+from urban_gym.errors import InputError, UrbanGymError
 from urban_gym.eval import stats
 from urban_gym.eval.failures import ERROR, ORDER, OTHER, RULES, classify
 from urban_gym.eval.records import RunDir
@@ -82,7 +82,7 @@ def load_run(path: str | os.PathLike) -> Run:
     manifest = d.read_manifest()
     records = d.read_episodes(repair=False)
     if not records:
-        raise UrbanGymError(f"{d.path}: no episode records yet")
+        raise InputError(f"{d.path}: no episode records yet")
     return Run(Path(path), manifest, records)
 
 
@@ -106,7 +106,7 @@ def name_runs(runs: Sequence[Run], names: Sequence[str] | None = None) -> None:
     """
     if names:
         if len(names) != len(runs):
-            raise UrbanGymError(f"{len(names)} names for {len(runs)} runs")
+            raise InputError(f"{len(names)} names for {len(runs)} runs")
         for r, n in zip(runs, names):
             r.name = n
         return

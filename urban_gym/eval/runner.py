@@ -54,19 +54,19 @@ def episode_keys(
     """The episodes of a run, repeat by repeat, tasks in the env's order (see the module
     docstring for the seeds).
     """
-    from urban_gym.errors import UrbanGymError
+    from urban_gym.errors import InputError
 
     if seeding not in SEEDINGS:
-        raise UrbanGymError(f"seeding={seeding!r} is not one of {', '.join(SEEDINGS)}")
+        raise InputError(f"seeding={seeding!r} is not one of {', '.join(SEEDINGS)}")
     if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1:
-        raise UrbanGymError(f"seeds={seeds!r} must be a positive integer (repeats per task)")
+        raise InputError(f"seeds={seeds!r} must be a positive integer (repeats per task)")
     index = {t.id: i for i, t in enumerate(tasks)}
     if task_ids is None:
         chosen = [t.id for t in tasks]
     else:
         unknown = [t for t in task_ids if t not in index]
         if unknown:
-            raise UrbanGymError(
+            raise InputError(
                 f"task ids {unknown[:5]}{' ...' if len(unknown) > 5 else ''} are not among the "
                 f"env's {len(tasks)} tasks"
             )
@@ -283,12 +283,12 @@ def run(
         max_episodes: stop after this many new episodes (the rest stays for a resume).
     """
     from urban_gym.baselines.agents import agent_kind, load_agent
-    from urban_gym.errors import UrbanGymError
+    from urban_gym.errors import InputError
 
     if backend not in ("local", "ray"):
-        raise UrbanGymError(f"backend={backend!r} must be 'local' or 'ray'")
+        raise InputError(f"backend={backend!r} must be 'local' or 'ray'")
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise UrbanGymError(f"workers={workers!r} must be a positive integer")
+        raise InputError(f"workers={workers!r} must be a positive integer")
     kwargs = dict(env_kwargs or {})
     if agent_kind(agent) == "lmm":  # the language-model face: views sized for a model
         from urban_gym.wrappers.stacks import lm_env_kwargs

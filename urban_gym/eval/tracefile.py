@@ -46,6 +46,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from urban_gym.errors import TraceFormatError
 from urban_gym.eval.jsonlines import encode, strict_line, strict_text
 
 #: The trace format this package writes (1: a file per episode, one step object per line).
@@ -59,10 +60,6 @@ PART_BYTES = 64 << 20
 
 _N = len(FLOAT_FIELDS)
 _INF = math.inf
-
-
-class TraceFormatError(ValueError):
-    """A trace line that is not one of format 2 (the message says what is wrong)."""
 
 
 # --------------------------------------------------------------------------- numbers

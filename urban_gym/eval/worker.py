@@ -76,9 +76,9 @@ def make_env(spec: RunSpec, render_mode: str | None = None) -> gym.Env:
     try:
         return gym.make(spec.env_id, **kwargs)
     except TypeError as exc:
-        from urban_gym.errors import UrbanGymError
+        from urban_gym.errors import InputError
 
-        raise UrbanGymError(
+        raise InputError(
             f"{spec.env_id} does not take the kwargs {sorted(spec.env_kwargs)} ({exc})"
         ) from exc
 

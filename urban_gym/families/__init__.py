@@ -41,9 +41,9 @@ def builtin_names() -> list[str]:
 def _as_family(obj: object, where: str) -> Family:
     fam = obj() if isinstance(obj, type) and issubclass(obj, Family) else obj
     if not isinstance(fam, Family):
-        from urban_gym.errors import UrbanGymError
+        from urban_gym.errors import InputError
 
-        raise UrbanGymError(f"{where} is {type(fam).__name__}, not a Family")
+        raise InputError(f"{where} is {type(fam).__name__}, not a Family")
     return fam
 
 

@@ -42,7 +42,7 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from urban_gym.errors import UrbanGymError
+from urban_gym.errors import InputError, UrbanGymError
 from urban_gym.play.controls import ControlError, family_controls
 from urban_gym.play.run import PlayRun
 from urban_gym.play.session import PlaySession, SessionBusy
@@ -292,7 +292,7 @@ def serve_args(
 
     for name in ("idle_timeout", "heartbeat_timeout", "leave_grace"):
         if not getattr(args, name) > 0:
-            raise UrbanGymError(f"--{name.replace('_', '-')}={getattr(args, name)!r} must be > 0 s")
+            raise InputError(f"--{name.replace('_', '-')}={getattr(args, name)!r} must be > 0 s")
     return serve(
         args.env_id,
         args.out or "play_out/" + args.env_id.replace("/", "_"),

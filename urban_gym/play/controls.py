@@ -24,13 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from urban_gym.errors import UrbanGymError
-
-
-class ControlError(UrbanGymError):
-    """A command the page cannot have meant: an unknown control or a parameter that is not
-    a number (a bug of the page, answered with HTTP 400; never an env step).
-    """
+from urban_gym.errors import ControlError, InputError
 
 
 @dataclass(frozen=True)
@@ -98,7 +92,7 @@ class Press:
 
 
 def _no_presses(action: dict[str, Any]) -> list[Press]:
-    raise UrbanGymError(f"no key on the page performs {action!r}")
+    raise InputError(f"no key on the page performs {action!r}")
 
 
 @dataclass(frozen=True)

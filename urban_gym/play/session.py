@@ -30,7 +30,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from urban_gym.baselines.agents import AgentGaveUp, BaseAgent
-from urban_gym.play.controls import ControlError, to_action
+from urban_gym.errors import SessionBusy
+from urban_gym.play.controls import to_action
 from urban_gym.play.view import page_state
 
 if TYPE_CHECKING:
@@ -50,12 +51,6 @@ class PlaySettings:
     heartbeat_timeout_s: float = 120.0
     leave_grace_s: float = 15.0
     reap_interval_s: float = 1.0
-
-
-class SessionBusy(ControlError):
-    """A command while the session cannot take one (the env is stepping, or no episode is
-    running); answered with HTTP 409.
-    """
 
 
 class HumanAgent(BaseAgent):

@@ -11,6 +11,7 @@ equirectangular with their centre column facing north (``pano_heading`` 0). See
 for instance ids.
 """
 
+from urban_gym.errors import RenderError
 from urban_gym.render.camera import (
     camera_cache_info,
     check_equirect,
@@ -19,7 +20,6 @@ from urban_gym.render.camera import (
     perspective_batch,
 )
 from urban_gym.render.conditions import TIMES_OF_DAY, WEATHERS, Conditions
-from urban_gym.render.errors import RenderError
 from urban_gym.render.firstperson import FirstPersonRenderer
 from urban_gym.render.ids import (
     KINDS,

@@ -35,8 +35,8 @@ import cv2
 import numpy as np
 
 from urban_gym.caching import lru_cached
+from urban_gym.errors import RenderError
 from urban_gym.render import threads
-from urban_gym.render.errors import RenderError
 
 #: Most remap grids kept in the cache, and most bytes they may take together.
 CACHE_MAX_ENTRIES = 256

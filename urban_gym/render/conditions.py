@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from urban_gym.render.errors import RenderError
+from urban_gym.errors import RenderError
 
 #: Valid values of :attr:`Conditions.time_of_day`.
 TIMES_OF_DAY: tuple[str, ...] = ("day", "dusk", "night")

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 import cv2
 import numpy as np
 
+from urban_gym.errors import RenderError
 from urban_gym.render import threads
 from urban_gym.render.camera import (
     check_fov,
@@ -36,7 +37,6 @@ from urban_gym.render.camera import (
     view_directions,
 )
 from urban_gym.render.conditions import Conditions
-from urban_gym.render.errors import RenderError
 from urban_gym.render.panorama import (
     INSIDE_MODES,
     RenderResult,

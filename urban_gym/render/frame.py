@@ -23,7 +23,7 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
 from urban_gym.caching import lru_cached
-from urban_gym.render.errors import RenderError
+from urban_gym.errors import RenderError
 from urban_gym.render.fonts import load_font
 
 Colour = tuple[int, int, int]

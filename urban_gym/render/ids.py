@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from urban_gym.render.errors import RenderError
+from urban_gym.errors import RenderError
 
 SKY_ID = 0
 GROUND_ID = 1

@@ -36,9 +36,9 @@ from shapely.geometry import box
 from shapely.geometry.polygon import orient
 
 from urban_gym.caching import LRUCache
+from urban_gym.errors import RenderError
 from urban_gym.render import kernels, threads
 from urban_gym.render.camera import image_size
-from urban_gym.render.errors import RenderError
 from urban_gym.render.ground import drawn_bounds
 from urban_gym.render.text import Colour, blit_text, text_sprite, text_width
 from urban_gym.world.city import City

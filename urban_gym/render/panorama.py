@@ -28,9 +28,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from urban_gym.errors import RenderError
 from urban_gym.render import threads
 from urban_gym.render.conditions import Conditions
-from urban_gym.render.errors import RenderError
 from urban_gym.render.raycast import ColumnCamera, cast
 from urban_gym.render.scene import Scene, scene_for
 from urban_gym.world.city import City

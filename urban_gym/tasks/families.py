@@ -54,7 +54,7 @@ from pathlib import Path
 from types import MappingProxyType, ModuleType
 from typing import Any, ClassVar
 
-from urban_gym.errors import UrbanGymError
+from urban_gym.errors import InputError
 
 #: A task (:class:`urban_gym.tasks.spec.TaskSpec`, which imports this registry).
 TaskSpec = Any
@@ -85,12 +85,12 @@ def load_entry(entry: str) -> Any:
     try:
         obj: Any = importlib.import_module(module)
     except ImportError as exc:
-        raise UrbanGymError(f"entry point {entry!r}: cannot import {module!r} ({exc})") from exc
+        raise InputError(f"entry point {entry!r}: cannot import {module!r} ({exc})") from exc
     for part in attr.split(".") if attr else ():
         try:
             obj = getattr(obj, part)
         except AttributeError:
-            raise UrbanGymError(f"entry point {entry!r}: {module!r} has no {attr!r}") from None
+            raise InputError(f"entry point {entry!r}: {module!r} has no {attr!r}") from None
     return obj
 
 
@@ -319,35 +319,33 @@ def check_family(family: Family) -> Family:
     used, so that registering a family imports nothing heavy.
     """
     if not isinstance(family, Family):
-        raise UrbanGymError(f"a family must be a Family instance, got {type(family).__name__}")
+        raise InputError(f"a family must be a Family instance, got {type(family).__name__}")
     name = family.name
     if not isinstance(name, str) or not NAME_PATTERN.match(name):
-        raise UrbanGymError(
-            f"family name={name!r} must be lower-case letters, digits and underscores"
-        )
+        raise InputError(f"family name={name!r} must be lower-case letters, digits and underscores")
     where = f"family {name!r}"
     if not isinstance(family.title, str) or not family.title:
-        raise UrbanGymError(f"{where}: title={family.title!r} must be a non-empty string")
+        raise InputError(f"{where}: title={family.title!r} must be a non-empty string")
     if not isinstance(family.tasks_module, str) or not family.tasks_module:
-        raise UrbanGymError(f"{where}: tasks_module={family.tasks_module!r} must be a module")
+        raise InputError(f"{where}: tasks_module={family.tasks_module!r} must be a module")
     for what in ("env_entry", "oracle_entry"):
         entry = getattr(family, what)
         if not isinstance(entry, str) or not ENTRY_PATTERN.match(entry):
-            raise UrbanGymError(f"{where}: {what}={entry!r} must be a 'module:Class' entry point")
+            raise InputError(f"{where}: {what}={entry!r} must be a 'module:Class' entry point")
     if not isinstance(family.env_ids, Mapping) or not family.env_ids:
-        raise UrbanGymError(f"{where}: env_ids={family.env_ids!r} must name one id or more")
+        raise InputError(f"{where}: env_ids={family.env_ids!r} must name one id or more")
     for env_id, kwargs in family.env_ids.items():
         if not isinstance(env_id, str) or not ENV_ID_PATTERN.match(env_id):
-            raise UrbanGymError(f"{where}: env id {env_id!r} is not 'Namespace/Name-vN'")
+            raise InputError(f"{where}: env id {env_id!r} is not 'Namespace/Name-vN'")
         if not isinstance(kwargs, Mapping) or not _json_ok(dict(kwargs)):
-            raise UrbanGymError(f"{where}: the kwargs of {env_id} must be a JSON object")
+            raise InputError(f"{where}: the kwargs of {env_id} must be a JSON object")
     d = family.lmm_defaults()
     if not isinstance(d, LMMDefaults):
-        raise UrbanGymError(f"{where}: lmm_defaults() must return LMMDefaults, got {d!r}")
+        raise InputError(f"{where}: lmm_defaults() must return LMMDefaults, got {d!r}")
     if not isinstance(d.history, int) or d.history < 0:
-        raise UrbanGymError(f"{where}: lmm_defaults().history={d.history!r} must be >= 0")
+        raise InputError(f"{where}: lmm_defaults().history={d.history!r} must be >= 0")
     if not _json_ok(dict(d.env_kwargs)):
-        raise UrbanGymError(f"{where}: lmm_defaults().env_kwargs must be a JSON object")
+        raise InputError(f"{where}: lmm_defaults().env_kwargs must be a JSON object")
     return family
 
 
@@ -363,13 +361,13 @@ def register_family(family: Family, replace: bool = False) -> Family:
     check_family(family)
     old = _FAMILIES.get(family.name)
     if old is not None and old is not family and not replace:
-        raise UrbanGymError(
+        raise InputError(
             f"family {family.name!r} is already registered; pass replace=True to overwrite it"
         )
     taken = {i: f.name for f in _FAMILIES.values() if f.name != family.name for i in f.env_ids}
     clash = sorted(set(family.env_ids) & set(taken))
     if clash:
-        raise UrbanGymError(
+        raise InputError(
             f"family {family.name!r}: ids {clash} belong to family {taken[clash[0]]!r}"
         )
     if old is not None and old is not family:
@@ -407,7 +405,7 @@ def get_family(name: str) -> Family:
     """The registered family ``name``; :class:`UrbanGymError` naming the known ones."""
     fam = _FAMILIES.get(name) if isinstance(name, str) else None
     if fam is None:
-        raise UrbanGymError(
+        raise InputError(
             f"unknown task family {name!r}; registered: {', '.join(_FAMILIES) or 'none'}"
         )
     return fam

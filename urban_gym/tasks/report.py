@@ -14,20 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from urban_gym.tasks.spec import TaskError, TaskSpec
-
-
-class SuiteGenerationError(TaskError):
-    """A city supports none of a family's task types; the message names what it lacks.
-
-    ``report`` holds the per-type :class:`GenerationReport`.
-    """
-
-    def __init__(self, report: GenerationReport) -> None:
-        super().__init__(
-            f"city {report.city!r} supports no {report.family} task type:\n{report.format()}"
-        )
-        self.report = report
+from urban_gym.errors import SuiteGenerationError
+from urban_gym.tasks.spec import TaskSpec
 
 
 @dataclass

@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from urban_gym.errors import UrbanGymError
+from urban_gym.errors import TaskError
 from urban_gym.tasks.families import family_names
 from urban_gym.world.jsondata import JSONDataError, check_value, loads_strict, show
 
@@ -22,10 +22,6 @@ DIFFICULTIES = ("easy", "medium", "hard", "l1", "l2", "l3", "l4", "l5", "n/a")
 
 #: Largest per-task step limit (``limits.*``) accepted.
 MAX_LIMIT_STEPS = 10_000_000
-
-
-class TaskError(UrbanGymError):
-    """A task spec or suite file is malformed."""
 
 
 #: What a task type asks of the agent: answer a question, reach one goal, visit stops.

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from urban_gym.errors import SuiteNotFoundError
 from urban_gym.tasks.spec import TaskError, TaskSpec
 
 
@@ -43,7 +44,7 @@ def load_suite(path: str | Path) -> list[TaskSpec]:
     try:
         text = p.read_text(encoding="utf-8-sig")
     except FileNotFoundError as exc:
-        raise TaskError(f"{p}: no such suite file") from exc
+        raise SuiteNotFoundError(f"{p}: no such suite file") from exc
     except (OSError, UnicodeDecodeError) as exc:
         raise TaskError(f"{p}: cannot read suite ({exc})") from exc
     tasks: list[TaskSpec] = []

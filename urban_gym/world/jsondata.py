@@ -22,16 +22,12 @@ import json
 import math
 from typing import Any
 
-from urban_gym.errors import UrbanGymError
+from urban_gym.errors import JSONDataError
 
 #: Deepest nesting of lists and objects accepted (the package's own data uses 6 levels).
 MAX_DEPTH = 32
 #: Largest integer magnitude accepted: the signed 64-bit range.
 MAX_INT = 2**63 - 1
-
-
-class JSONDataError(UrbanGymError):
-    """A JSON text or value is not plain, bounded JSON data."""
 
 
 def show(value: Any, limit: int = 60) -> str:

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from urban_gym.caching import LRUCache
-from urban_gym.errors import CityLoadError, CityLoadWarning
+from urban_gym.errors import CityLoadError, CityLoadWarning, CityNotFoundError
 from urban_gym.world.city import City
 from urban_gym.world.osm import IMPORTER_VERSION, check_bbox, import_osm
 
@@ -94,7 +94,7 @@ def load_city(spec: str | os.PathLike, bbox=None, cache: bool = True) -> City:
         path = Path(spec_s).expanduser()
         if not path.exists():
             known = ", ".join(sorted(BUILTIN_CITIES))
-            raise CityLoadError(
+            raise CityNotFoundError(
                 f"unknown city {spec_s!r}: not a built-in city ({known}), not an existing "
                 "file or bundle directory, and not a 'procedural:...' spec"
             )
@@ -178,6 +178,8 @@ def _load_osm(path: Path, name: str | None, bbox, cache: bool) -> City:
     """
     try:
         digest = file_sha256(path)
+    except FileNotFoundError as exc:
+        raise CityNotFoundError(f"{path}: no such file") from exc
     except OSError as exc:
         raise CityLoadError(f"{path}: cannot read ({exc.strerror or exc})") from exc
     key = ("osm", digest, tuple(bbox) if bbox else None, IMPORTER_VERSION, name)

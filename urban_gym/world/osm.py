@@ -54,7 +54,7 @@ import osmium
 import shapely
 from shapely.geometry import LineString
 
-from urban_gym.errors import CityLoadError, CityLoadWarning
+from urban_gym.errors import CityLoadError, CityLoadWarning, CityNotFoundError
 from urban_gym.world.assemble import assemble_city, make_valid_polygons
 from urban_gym.world.city import City
 from urban_gym.world.features import POI, Area, Building, StreetObject
@@ -425,7 +425,7 @@ def import_osm(path: str | Path, bbox=None, name: str | None = None) -> City:
     """
     path = Path(path)
     if not path.exists():
-        raise CityLoadError(f"{path}: no such file")
+        raise CityNotFoundError(f"{path}: no such file")
     if not path.is_file():
         raise CityLoadError(f"{path}: not a file")
     fmt = _format_of(path)

@@ -36,7 +36,7 @@ from gymnasium import spaces
 
 from urban_gym.envs.actions import NormalisedAction, UnreadableReply
 from urban_gym.envs.text import text_charset
-from urban_gym.errors import UrbanGymError
+from urban_gym.errors import InputError
 from urban_gym.wrappers.images import fit_images
 from urban_gym.wrappers.parsing import ParsedReply
 from urban_gym.wrappers.protocols import PromptProtocol, protocol_for
@@ -140,7 +140,7 @@ class LanguageModelInterface(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self.image_quality = int(image_quality)
         self.max_image_side = max_image_side
         if not 0.0 < float(image_downscale_step) < 1.0:
-            raise UrbanGymError(
+            raise InputError(
                 f"image_downscale_step={image_downscale_step!r} must be in (0, 1), e.g. 0.85"
             )
         self.image_downscale_step = float(image_downscale_step)

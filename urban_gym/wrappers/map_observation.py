@@ -35,7 +35,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from urban_gym.errors import UrbanGymError
+from urban_gym.errors import InputError
 from urban_gym.world.grid import GridOverlay
 from urban_gym.wrappers.state import Pose, read_pose, task_markers
 
@@ -97,11 +97,11 @@ class MapObservation(gym.Wrapper, gym.utils.RecordConstructorArgs):
         )
         gym.Wrapper.__init__(self, env)
         if view not in VIEWS:
-            raise UrbanGymError(f"MapObservation view={view!r} is not one of {', '.join(VIEWS)}")
+            raise InputError(f"MapObservation view={view!r} is not one of {', '.join(VIEWS)}")
         if int(size) < 16:
-            raise UrbanGymError(f"MapObservation size={size!r} must be >= 16 pixels")
+            raise InputError(f"MapObservation size={size!r} must be >= 16 pixels")
         if not float(metres_per_pixel) > 0:
-            raise UrbanGymError(
+            raise InputError(
                 f"MapObservation metres_per_pixel={metres_per_pixel!r} must be positive"
             )
         self.view = view if show_location else "district"
@@ -112,7 +112,7 @@ class MapObservation(gym.Wrapper, gym.utils.RecordConstructorArgs):
         if markers is True:
             markers = "env"
         if markers not in ("env", "task", False, None):
-            raise UrbanGymError(
+            raise InputError(
                 f"MapObservation markers={markers!r} is not one of 'env', 'task', False"
             )
         self.draw_markers = markers or None
@@ -125,11 +125,11 @@ class MapObservation(gym.Wrapper, gym.utils.RecordConstructorArgs):
         if enabled and observe:
             base = env.observation_space
             if not isinstance(base, spaces.Dict):
-                raise UrbanGymError(
+                raise InputError(
                     f"MapObservation needs a Dict observation space, got {type(base).__name__}"
                 )
             if key in base.spaces:
-                raise UrbanGymError(f"the observation already has a {key!r} entry")
+                raise InputError(f"the observation already has a {key!r} entry")
             self.observation_space = spaces.Dict(
                 {**base.spaces, key: spaces.Box(0, 255, (self.size, self.size, 3), np.uint8)}
             )
@@ -178,7 +178,7 @@ class MapObservation(gym.Wrapper, gym.utils.RecordConstructorArgs):
                 task = getattr(u, "task", None)
                 spec = getattr(task, "city", None)
                 if spec is None:
-                    raise UrbanGymError("MapObservation: the env has neither a city nor a task")
+                    raise InputError("MapObservation: the env has neither a city nor a task")
                 from urban_gym.world import load_city
 
                 city = load_city(spec)
@@ -301,14 +301,14 @@ class AddLocationMap(gym.ObservationWrapper, gym.utils.RecordConstructorArgs):
         gym.ObservationWrapper.__init__(self, env)
         base = env.observation_space
         if not isinstance(base, spaces.Dict):
-            raise UrbanGymError("AddLocationMap needs a Dict observation space")
+            raise InputError("AddLocationMap needs a Dict observation space")
         if not callable(getattr(env.unwrapped, "location_map", None)):
-            raise UrbanGymError(
+            raise InputError(
                 f"{type(env.unwrapped).__name__} has no location_map(); AddLocationMap "
                 "works on an env that draws its location map"
             )
         if key in base.spaces:
-            raise UrbanGymError(f"the observation already has a {key!r} entry")
+            raise InputError(f"the observation already has a {key!r} entry")
         self.size = int(size or getattr(env.unwrapped, "map_size", 512))
         self.key = key
         self.observation_space = spaces.Dict(

@@ -28,7 +28,7 @@ from gymnasium import spaces
 
 from urban_gym.envs.spaces import SharedMemoryText, dict_space
 from urban_gym.envs.text import BASE_CHARSET
-from urban_gym.errors import UrbanGymError
+from urban_gym.errors import InputError
 from urban_gym.strict_json import dumps
 
 #: Characters allowed in memory texts whatever the env (others become "?").
@@ -127,10 +127,10 @@ class ReflectionMemory(gym.Wrapper, gym.utils.RecordConstructorArgs):
         gym.utils.RecordConstructorArgs.__init__(self, budget=budget, key=key, field=field)
         gym.Wrapper.__init__(self, env)
         if int(budget) < 1:
-            raise UrbanGymError(f"ReflectionMemory budget={budget!r} must be >= 1 character")
+            raise InputError(f"ReflectionMemory budget={budget!r} must be >= 1 character")
         base = dict_space(env, "ReflectionMemory")
         if key in base.spaces:
-            raise UrbanGymError(f"the observation already has a {key!r} entry")
+            raise InputError(f"the observation already has a {key!r} entry")
         self.budget, self.key, self.field = int(budget), key, field
         self.charset = memory_charset(base)
         self.observation_space = spaces.Dict(

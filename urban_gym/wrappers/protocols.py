@@ -196,9 +196,9 @@ def protocol_for(name_or_family: str | PromptProtocol | None) -> PromptProtocol:
         key = FAMILIES[key].lmm_defaults().protocol
     known = protocols()
     if key not in known:
-        from urban_gym.errors import UrbanGymError
+        from urban_gym.errors import InputError
 
-        raise UrbanGymError(
+        raise InputError(
             f"unknown prompt protocol {name_or_family!r}; use one of "
             + ", ".join([*known, *FAMILIES])
         )

@@ -33,7 +33,7 @@ from gymnasium.wrappers import FilterObservation, TransformObservation
 
 from urban_gym.envs.goals import hash_words
 from urban_gym.envs.spaces import dict_space
-from urban_gym.errors import UrbanGymError
+from urban_gym.errors import InputError
 
 
 def is_image_space(space: spaces.Space) -> bool:
@@ -53,7 +53,7 @@ class DropTextObservation(FilterObservation):
         base = dict_space(env, "DropTextObservation")
         keep = [k for k, s in base.spaces.items() if not isinstance(s, spaces.Text)]
         if not keep:
-            raise UrbanGymError("DropTextObservation: the observation holds only text")
+            raise InputError("DropTextObservation: the observation holds only text")
         gym.utils.RecordConstructorArgs.__init__(self)
         super().__init__(env, keep)
 
@@ -66,7 +66,7 @@ class EncodeTextObservation(TransformObservation):
     def __init__(self, env: gym.Env, dim: int = 64, max_count: float = 16.0) -> None:
         base = dict_space(env, "EncodeTextObservation")
         if int(dim) < 1:
-            raise UrbanGymError(f"EncodeTextObservation dim={dim!r} must be >= 1")
+            raise InputError(f"EncodeTextObservation dim={dim!r} must be >= 1")
         self.text_keys = [k for k, s in base.spaces.items() if isinstance(s, spaces.Text)]
         box = spaces.Box(0.0, float(max_count), (int(dim),), np.float32)
         new = spaces.Dict({k: (box if k in self.text_keys else s) for k, s in base.spaces.items()})
@@ -124,7 +124,7 @@ class ResizeImageObservation(TransformObservation):
     def __init__(self, env: gym.Env, size: tuple[int, int] = (64, 64)) -> None:
         base = dict_space(env, "ResizeImageObservation")
         if len(size) != 2 or min(int(s) for s in size) < 1:
-            raise UrbanGymError(f"ResizeImageObservation size={size!r} must be (width, height)")
+            raise InputError(f"ResizeImageObservation size={size!r} must be (width, height)")
         w, h = int(size[0]), int(size[1])
         self.size = (w, h)
         self.image_keys = [k for k, s in base.spaces.items() if is_image_space(s)]
@@ -176,7 +176,7 @@ class ExposeActionMask(gym.Wrapper, gym.utils.RecordConstructorArgs):
         gym.utils.RecordConstructorArgs.__init__(self, mask_key=mask_key)
         gym.Wrapper.__init__(self, env)
         if not isinstance(env.action_space, spaces.Discrete):
-            raise UrbanGymError(
+            raise InputError(
                 f"ExposeActionMask needs a Discrete action space, got {env.action_space}"
             )
         self.mask_key = mask_key
@@ -229,11 +229,11 @@ def make_rl_env(
     elif text == "encode":
         env = EncodeTextObservation(env, dim=text_dim)
     else:
-        raise UrbanGymError(f"make_rl_env text={text!r} must be 'drop' or 'encode'")
+        raise InputError(f"make_rl_env text={text!r} must be 'drop' or 'encode'")
     if image_size is not None:
         env = ResizeImageObservation(env, tuple(image_size))
     if angles == "sincos":
         env = EncodeAngleObservation(env)
     elif angles != "raw":
-        raise UrbanGymError(f"make_rl_env angles={angles!r} must be 'raw' or 'sincos'")
+        raise InputError(f"make_rl_env angles={angles!r} must be 'raw' or 'sincos'")
     return ExposeActionMask(env)

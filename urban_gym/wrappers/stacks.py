@@ -25,7 +25,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from urban_gym.errors import UrbanGymError
+from urban_gym.errors import InputError
 from urban_gym.tasks.families import FAMILIES, family_of, family_of_id
 
 #: The memory the core defines (families add theirs: ``Family.lmm_memories``).
@@ -132,7 +132,7 @@ def make_lm_env(
         e = family_memories[kind](e, budget=memory_budget)
     elif kind is not None:
         known = ", ".join(repr(n) for n in ("auto", *CORE_MEMORIES, *family_memories))
-        raise UrbanGymError(f"memory={memory!r} is not one of {known}, None")
+        raise InputError(f"memory={memory!r} is not one of {known}, None")
     e = EpisodeMetrics(e, path=record_path)
     return LanguageModelInterface(e, protocol=protocol, **dict(lm_kwargs or {}))
 
@@ -151,7 +151,7 @@ def _location_setting(e: gym.Env, location_map: bool | None) -> gym.Env:
 
         return AddLocationMap(e)
     if not want and has and getattr(e.unwrapped, "location_prior", False):
-        raise UrbanGymError(
+        raise InputError(
             "location_map=False (the 'without location' setting) but the env was made with "
             "location_prior=True; make it with location_prior=False"
         )

@@ -222,12 +222,12 @@ class LMMHarnessAgent:
         cache: str | None = None,
         client: str = "httpx",
     ) -> None:
-        from urban_gym.errors import UrbanGymError
+        from urban_gym.errors import InputError
         from urban_gym.wrappers.stacks import memory_names
 
         choices = ("auto", *memory_names(), "none")
         if memory not in choices:
-            raise UrbanGymError(f"memory={memory!r} is not one of {', '.join(choices)}")
+            raise InputError(f"memory={memory!r} is not one of {', '.join(choices)}")
         self.client_config = ClientConfig.from_env(
             base_url=base_url,
             model=model,
@@ -254,12 +254,12 @@ class LMMHarnessAgent:
 
             self.scheme = load_scheme(scheme, scheme_config, prompts)
         elif prompts is not None or scheme_config is not None:
-            raise UrbanGymError("prompts and scheme_config need a scheme (--scheme NAME)")
+            raise InputError("prompts and scheme_config need a scheme (--scheme NAME)")
         self.cache_dir = cache
         if client not in ("httpx", "openai"):
-            raise UrbanGymError(f"client={client!r} is not one of httpx, openai")
+            raise InputError(f"client={client!r} is not one of httpx, openai")
         if client == "openai" and cache is not None:
-            raise UrbanGymError("the response cache works with client='httpx' only")
+            raise InputError("the response cache works with client='httpx' only")
         self.client_kind = client
         if client == "openai":
             from urban_gym.baselines.lmm.openai_client import OpenAIChatClient

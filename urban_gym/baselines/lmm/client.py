@@ -38,19 +38,9 @@ from typing import Any
 
 import httpx
 
+from urban_gym.errors import ModelError
+
 RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504, 520, 522, 524, 529})
-
-
-class ModelError(RuntimeError):
-    """The model could not be reached or gave no usable completion.
-
-    Attributes: ``status`` (last HTTP status, None for connection errors) and ``attempts``.
-    """
-
-    def __init__(self, message: str, status: int | None = None, attempts: int = 0) -> None:
-        super().__init__(message)
-        self.status = status
-        self.attempts = attempts
 
 
 @dataclass(frozen=True)

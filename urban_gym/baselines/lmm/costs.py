@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from urban_gym.errors import UrbanGymError
+from urban_gym.errors import InputError
 
 #: Example prices (USD per 1M tokens); edit or replace with ``--prices FILE``.
 DEFAULT_PRICES: dict[str, dict[str, float]] = {
@@ -45,13 +45,13 @@ def load_prices(path: str | Path | None) -> dict[str, dict[str, float]]:
     out: dict[str, dict[str, float]] = {}
     for model, entry in table.items():
         if not isinstance(entry, Mapping) or set(entry) - {"prompt", "completion"}:
-            raise UrbanGymError(
+            raise InputError(
                 f"prices {str(path)!r}: {model!r} must map prompt/completion to USD per 1M tokens"
             )
         try:
             out[model] = {k: float(entry.get(k, 0.0)) for k in ("prompt", "completion")}
         except (TypeError, ValueError):
-            raise UrbanGymError(
+            raise InputError(
                 f"prices {str(path)!r}: {model!r} has a price that is not a number"
             ) from None
     return out
@@ -88,7 +88,7 @@ def run_cost(
         manifest = json.loads((root / "manifest.json").read_text(encoding="utf-8"))
         lines = (root / "episodes.jsonl").read_text(encoding="utf-8").splitlines()
     except (OSError, ValueError) as exc:
-        raise UrbanGymError(f"{str(root)!r} is not a run folder: {exc}") from exc
+        raise InputError(f"{str(root)!r} is not a run folder: {exc}") from exc
     prices = DEFAULT_PRICES if prices is None else prices
     model = str(((manifest.get("agent") or {}).get("config") or {}).get("model") or "")
     totals = dict.fromkeys(("requests", "prompt_tokens", "completion_tokens", "total_tokens"), 0)

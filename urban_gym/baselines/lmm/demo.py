@@ -78,9 +78,9 @@ def run_demo(
     families = list(cases) if families is None else list(families)
     unknown = [f for f in families if f not in cases]
     if unknown:
-        from urban_gym.errors import UrbanGymError
+        from urban_gym.errors import InputError
 
-        raise UrbanGymError(f"unknown families {unknown}; known: {', '.join(cases)}")
+        raise InputError(f"unknown families {unknown}; known: {', '.join(cases)}")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     records: list[dict[str, Any]] = []

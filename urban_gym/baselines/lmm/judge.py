@@ -31,7 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from urban_gym.errors import UrbanGymError
+from urban_gym.errors import InputError, JudgeError
 
 SYSTEM_PROMPT = (
     "You grade answers in a city-navigation benchmark. You receive the answer an agent gave "
@@ -58,10 +58,6 @@ _VERDICT = re.compile(r"is[_ ]?correct\W{0,3}\s*(true|false|yes|no)\b", re.IGNOR
 _BARE = re.compile(r"^\W*(true|false)\W*$", re.IGNORECASE)
 
 
-class JudgeError(UrbanGymError):
-    """The judge model could not give a verdict (the client gave up)."""
-
-
 def load_prompt(path: str | Path) -> tuple[str, str]:
     """``(system prompt, user template)`` from a text file: the system prompt, optionally
     followed by a line ``---user---`` and a user template with the placeholders
@@ -71,14 +67,14 @@ def load_prompt(path: str | Path) -> tuple[str, str]:
     try:
         text = p.read_text(encoding="utf-8")
     except OSError as exc:
-        raise UrbanGymError(f"judge prompt file {str(p)!r} cannot be read ({exc})") from None
+        raise InputError(f"judge prompt file {str(p)!r} cannot be read ({exc})") from None
     system, sep, user = text.partition(USER_MARKER)
     system, user = system.strip(), user.strip() if sep else USER_TEMPLATE
     if not system:
-        raise UrbanGymError(f"judge prompt file {str(p)!r} has an empty system prompt")
+        raise InputError(f"judge prompt file {str(p)!r} has an empty system prompt")
     for key in ("{answer}", "{expected}"):
         if key not in user:
-            raise UrbanGymError(
+            raise InputError(
                 f"judge prompt file {str(p)!r}: the user template lacks the placeholder {key}"
             )
     return system, user
@@ -217,7 +213,7 @@ def make_judge(settings: Mapping[str, Any]) -> LLMJudge:
     s = dict(settings)
     kind = s.pop("kind", "lmm")
     if kind != "lmm":
-        raise UrbanGymError(f"judge kind {kind!r} is not 'lmm'")
+        raise InputError(f"judge kind {kind!r} is not 'lmm'")
     prompt_file = s.pop("prompt_file", None)
     cache = s.pop("cache", None)
     config = ClientConfig.from_env(**{k: v for k, v in s.items() if v is not None})

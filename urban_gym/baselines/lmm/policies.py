@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from urban_gym.errors import UrbanGymError
+from urban_gym.errors import InputError
 
 #: The policy kinds (``noisy-oracle`` and ``replay`` take an argument after a colon).
 POLICY_KINDS: tuple[str, ...] = ("oracle", "noisy-oracle", "random", "replay")
@@ -77,7 +77,7 @@ class NoisyOraclePolicy(ScriptedPolicy):
     def __init__(self, spec: str, p: float, seed: int = 0) -> None:
         super().__init__(spec, seed)
         if not 0.0 <= p <= 1.0:
-            raise UrbanGymError(f"policy {spec!r}: P={p!r} must be in [0, 1]")
+            raise InputError(f"policy {spec!r}: P={p!r} must be in [0, 1]")
         self.p = float(p)
 
     def choose(self, env: Any, oracle: Any, rng: random.Random) -> tuple[dict, bool]:
@@ -118,7 +118,7 @@ class ReplayPolicy(ScriptedPolicy):
     def next_text(self) -> str | None:
         """The next recorded reply; :class:`UrbanGymError` when the file is spent."""
         if self.position >= len(self.texts):
-            raise UrbanGymError(
+            raise InputError(
                 f"replay {self.path}: all {len(self.texts)} recorded replies were used"
             )
         self.position += 1
@@ -130,7 +130,7 @@ def read_replies(path: Path) -> list[str]:
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError as exc:
-        raise UrbanGymError(f"replay file {str(path)!r} cannot be read: {exc}") from exc
+        raise InputError(f"replay file {str(path)!r} cannot be read: {exc}") from exc
     texts: list[str] = []
     for n, line in enumerate(lines, start=1):
         if not line.strip():
@@ -138,10 +138,10 @@ def read_replies(path: Path) -> list[str]:
         try:
             value = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise UrbanGymError(f"replay file {str(path)!r} line {n} is not JSON: {exc}") from exc
+            raise InputError(f"replay file {str(path)!r} line {n} is not JSON: {exc}") from exc
         texts += _reply_texts(value)
     if not texts:
-        raise UrbanGymError(f"replay file {str(path)!r} holds no reply")
+        raise InputError(f"replay file {str(path)!r} holds no reply")
     return texts
 
 
@@ -175,7 +175,7 @@ def parse_policy(spec: str, seed: int = 0) -> ScriptedPolicy:
     a bad spec.
     """
     if not isinstance(spec, str) or not spec.strip():
-        raise UrbanGymError(f"policy {spec!r} must be a non-empty string")
+        raise InputError(f"policy {spec!r} must be a non-empty string")
     kind, _, arg = spec.strip().partition(":")
     if kind == "oracle" and not arg:
         return ScriptedPolicy(spec, seed)
@@ -185,15 +185,13 @@ def parse_policy(spec: str, seed: int = 0) -> ScriptedPolicy:
         try:
             p = float(arg)
         except ValueError:
-            raise UrbanGymError(
+            raise InputError(
                 f"policy {spec!r}: noisy-oracle needs a probability, e.g. noisy-oracle:0.3"
             ) from None
         return NoisyOraclePolicy(spec, p, seed)
     if kind == "replay" and arg:
         return ReplayPolicy(spec, arg, seed)
-    raise UrbanGymError(
-        f"policy {spec!r} is not one of: oracle, noisy-oracle:P, random, replay:FILE"
-    )
+    raise InputError(f"policy {spec!r} is not one of: oracle, noisy-oracle:P, random, replay:FILE")
 
 
 def _canonical(env: Any, action: Any) -> dict:

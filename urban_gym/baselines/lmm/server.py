@@ -475,13 +475,13 @@ def oracle_from_path(path: str) -> Callable[[gym.Env], Any]:
     """An oracle factory from ``"module:Class"`` (the class is called without arguments)."""
     import importlib
 
-    from urban_gym.errors import UrbanGymError
+    from urban_gym.errors import InputError
 
     mod, _, cls = path.partition(":")
     if not mod or not cls:
-        raise UrbanGymError(f"oracle {path!r} must be 'module:Class'")
+        raise InputError(f"oracle {path!r} must be 'module:Class'")
     try:
         klass = getattr(importlib.import_module(mod), cls)
     except (ImportError, AttributeError) as exc:
-        raise UrbanGymError(f"oracle {path!r} cannot be imported: {exc}") from exc
+        raise InputError(f"oracle {path!r} cannot be imported: {exc}") from exc
     return lambda env: klass()

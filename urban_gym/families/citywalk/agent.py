@@ -16,7 +16,7 @@ from typing import Any
 
 from urban_gym.baselines.lmm.calls import CALL_HEADINGS
 from urban_gym.baselines.lmm.schemes.base import Scheme, SchemeProtocol, lm_interface
-from urban_gym.errors import UrbanGymError
+from urban_gym.errors import InputError
 from urban_gym.families.citywalk.prompts import URBANGROUND
 from urban_gym.wrappers.protocols import protocol_for
 
@@ -44,7 +44,7 @@ class UrbanGroundReAct(Scheme):
     def __init__(self, config: Any = None, prompts: Any = None) -> None:
         super().__init__(config, prompts)
         if self.config["variant"] not in VARIANTS:
-            raise UrbanGymError(
+            raise InputError(
                 f"scheme 'urbanground-react': variant={self.config['variant']!r} is not one "
                 f"of {', '.join(VARIANTS)}"
             )

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from urban_gym.errors import UrbanGymError
+from urban_gym.errors import InputError
 from urban_gym.families.citywalk.tasks import OPTION_LETTERS
 from urban_gym.play.controls import (
     Control,
@@ -146,7 +146,7 @@ def presses(a: dict[str, Any]) -> list[Press]:
     if name in ("move", "sprint"):
         rate = float(a.get("yaw_rate") or 0.0)
         if a.get("jump") or (a.get("jump") is None and a.get("jump_at") is not None):
-            raise UrbanGymError(f"the page has no key for a jump during a move: {a!r}")
+            raise InputError(f"the page has no key for a jump during a move: {a!r}")
         dur = float(a["seconds"])
         out = [Press("set", _num(dur), name="duration")]
         key = _MOVE_KEYS[a["dir"]]
@@ -163,7 +163,7 @@ def presses(a: dict[str, Any]) -> list[Press]:
         pitch = float(a.get("pitch") or 0.0)
         if pitch:
             if pitch not in (-30.0, 30.0):
-                raise UrbanGymError(f"the page tilts the view by 30° up or down, not {pitch!r}")
+                raise InputError(f"the page tilts the view by 30° up or down, not {pitch!r}")
             out.append(Press("key", "ArrowUp" if pitch > 0 else "ArrowDown"))
         return out
     if name == "terminate":
@@ -172,7 +172,7 @@ def presses(a: dict[str, Any]) -> list[Press]:
         return [Press("key", str(OPTION_LETTERS.index(str(a["answer"])) + 1))]
     if name in _FIXED_KEYS:
         return [Press("key", _FIXED_KEYS[name])]
-    raise UrbanGymError(f"no key on the page performs {a!r} exactly")
+    raise InputError(f"no key on the page performs {a!r} exactly")
 
 
 _DURATION = Widget("duration", "duration", "range", 1.0, low=0.05, high=2.0, step=0.05, unit="s")

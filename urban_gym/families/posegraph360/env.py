@@ -19,7 +19,7 @@ from urban_gym.envs.actions import (
 from urban_gym.envs.base import UrbanEnv
 from urban_gym.envs.spaces import SharedMemoryText
 from urban_gym.envs.text import clean_text, task_charset
-from urban_gym.errors import UrbanGymError
+from urban_gym.errors import InputError, UrbanGymError
 from urban_gym.families.posegraph360 import tasks as T
 from urban_gym.families.posegraph360.actions import (
     _SIZES,
@@ -264,9 +264,9 @@ class PoseGraph360Env(UrbanEnv):
         goal: str = "none",
     ) -> None:
         if observation not in ("images", "symbolic"):
-            raise UrbanGymError(f"observation={observation!r} must be 'images' or 'symbolic'")
+            raise InputError(f"observation={observation!r} must be 'images' or 'symbolic'")
         if observation == "symbolic" and location_prior:
-            raise UrbanGymError("location_prior=True adds a map image: not with 'symbolic'")
+            raise InputError("location_prior=True adds a map image: not with 'symbolic'")
         self.images = observation == "images"
         self._init_base(render_mode, track_visibility, goal)
         if city is not None:
@@ -280,7 +280,7 @@ class PoseGraph360Env(UrbanEnv):
         if isinstance(shaping, (bool, np.bool_)):
             shaping = "progress" if shaping else "none"
         if shaping not in ("none", "progress", "charged"):
-            raise UrbanGymError(
+            raise InputError(
                 f"reward_shaping={reward_shaping!r} must be False, True, 'progress' or 'charged'"
             )
         self.reward_shaping = shaping != "none"
@@ -324,11 +324,11 @@ class PoseGraph360Env(UrbanEnv):
         elif isinstance(view_size, Sequence) and len(view_size) == 2:
             self.view_wh = (int(view_size[0]), int(view_size[1]))
         else:
-            raise UrbanGymError(f"view_size={view_size!r} must be an int or (w, h)")
+            raise InputError(f"view_size={view_size!r} must be an int or (w, h)")
         if min(self.view_wh) < 8:
-            raise UrbanGymError(f"view_size={view_size!r} must be at least 8 pixels")
+            raise InputError(f"view_size={view_size!r} must be at least 8 pixels")
         if not 10.0 <= float(fov) <= 170.0:
-            raise UrbanGymError(f"fov={fov!r} must be in [10, 170] degrees")
+            raise InputError(f"fov={fov!r} must be in [10, 170] degrees")
         self.fov = float(fov)
         self.ref_size = int(reference_size or self.view_wh[1])
         self.location_prior = bool(location_prior)
@@ -344,7 +344,7 @@ class PoseGraph360Env(UrbanEnv):
             ("away_limit", away_limit),
         ):
             if not isinstance(v, (int, np.integer)) or v < 1:
-                raise UrbanGymError(f"{name}={v!r} must be a positive integer")
+                raise InputError(f"{name}={v!r} must be a positive integer")
         self.limits = {
             "step_limit": int(step_limit),
             "stagnation_limit": int(stagnation_limit),
@@ -352,7 +352,7 @@ class PoseGraph360Env(UrbanEnv):
         }
         ff = tuple(int(v) for v in forward_frames)
         if len(ff) != 3 or min(ff) < 1:
-            raise UrbanGymError(f"forward_frames={forward_frames!r} must be 3 positive ints")
+            raise InputError(f"forward_frames={forward_frames!r} must be 3 positive ints")
         self.forward_frames = ff
 
     def _build_spaces(self) -> None:

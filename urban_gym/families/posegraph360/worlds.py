@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from urban_gym.caching import LRUCache
-from urban_gym.errors import UrbanGymError
+from urban_gym.errors import InputError, UrbanGymError
 from urban_gym.families.posegraph360.world import PoseGraph, RenderedFrames, State, load_posegraph
 from urban_gym.tasks.spec import TaskError, TaskSpec
 from urban_gym.world.grid import GridOverlay
@@ -45,7 +45,7 @@ def rendered_source(
     except ImportError:
         from urban_gym.render.panorama import PanoramaRenderer
     if width < 64 or width % 2:
-        raise UrbanGymError(f"pano_width={width!r} must be an even number >= 64")
+        raise InputError(f"pano_width={width!r} must be an even number >= 64")
     renderer = PanoramaRenderer(city, width=width, height=width // 2)
     cond = Conditions(time_of_day=time_of_day, weather=weather)
 

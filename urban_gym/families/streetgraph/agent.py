@@ -24,7 +24,7 @@ from typing import Any
 from urban_gym.baselines.lmm.calls import CALL_HEADINGS
 from urban_gym.baselines.lmm.schemes.base import Scheme, SchemeProtocol, lm_interface
 from urban_gym.baselines.lmm.schemes.cot import reply_field
-from urban_gym.errors import UrbanGymError
+from urban_gym.errors import InputError
 from urban_gym.families.streetgraph.prompts import AGENTNAV
 from urban_gym.wrappers.protocols import protocol_for
 
@@ -58,12 +58,12 @@ class AgentNav(Scheme):
     def __init__(self, config: Any = None, prompts: Any = None) -> None:
         super().__init__(config, prompts)
         if self.config["vop"] not in VOP_LEVELS:
-            raise UrbanGymError(
+            raise InputError(
                 f"scheme 'agentnav': vop={self.config['vop']!r} is not one of "
                 + ", ".join(VOP_LEVELS)
             )
         if int(self.config["self_positioning_every"]) < 0:
-            raise UrbanGymError("scheme 'agentnav': self_positioning_every must be >= 0")
+            raise InputError("scheme 'agentnav': self_positioning_every must be >= 0")
         self.decisions = 0
         self.estimate = ""
         self.positionings = 0

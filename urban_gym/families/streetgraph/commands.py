@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from urban_gym.errors import UrbanGymError
+from urban_gym.errors import InputError
 from urban_gym.tasks.families import FamilyCommand
 
 
@@ -46,7 +46,7 @@ def run_streetgraph_routes(args: argparse.Namespace) -> int:
         print(made.report.format())
         return 0
     if args.routes is None:
-        raise UrbanGymError("give a route file, or --od N for origin-destination tasks")
+        raise InputError("give a route file, or --od N for origin-destination tasks")
 
     tasks = instruction_tasks(
         args.graph, args.routes, images=args.images, skip_bad_lines=args.skip_bad_lines

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from urban_gym.errors import UrbanGymError
+from urban_gym.errors import InputError
 from urban_gym.play.controls import Control, ControlError, FamilyControls, Press
 
 
@@ -32,7 +32,7 @@ def presses(action: dict[str, Any]) -> list[Press]:
         return [Press("key", "Enter")]
     i = int(action["option"])
     if not 0 <= i <= 9:
-        raise UrbanGymError(f"option {i} has no key (0-9); click it")
+        raise InputError(f"option {i} has no key (0-9); click it")
     return [Press("key", str(i))]
 
 

@@ -15,7 +15,7 @@ from urban_gym.envs.actions import ActionSet, ActionSpec, InvalidAction, Param
 from urban_gym.envs.base import UrbanEnv, is_success
 from urban_gym.envs.spaces import SharedMemoryText
 from urban_gym.envs.text import clean_text, task_charset
-from urban_gym.errors import UrbanGymError
+from urban_gym.errors import InputError
 from urban_gym.families.streetgraph.tasks import EpisodeOutcome, graph_spec, reached
 from urban_gym.families.streetgraph.world import (
     Street,
@@ -237,7 +237,7 @@ class StreetGraphEnv(UrbanEnv):
         self._init_base(render_mode, track_visibility, goal)
         self._check_settings(observation, travel, max_decisions, max_transitions, dtw_threshold)
         if not (view_cache_mb >= 0):
-            raise UrbanGymError(f"view_cache_mb={view_cache_mb!r} must be >= 0")
+            raise InputError(f"view_cache_mb={view_cache_mb!r} must be >= 0")
         self.tasks = self._load_tasks(suite, tasks, task_types, difficulties, city)
         self.image_wh = _size(image_size)
         self.max_decisions = max_decisions
@@ -253,7 +253,7 @@ class StreetGraphEnv(UrbanEnv):
         most = max(int(self._graph_of(t).out_degree.max()) for t in self.tasks)
         if max_degree is not None:
             if max_degree < most:
-                raise UrbanGymError(
+                raise InputError(
                     f"max_degree={max_degree!r} is smaller than the graphs' largest out-degree {most}"
                 )
             most = int(max_degree)
@@ -277,16 +277,14 @@ class StreetGraphEnv(UrbanEnv):
         dtw_threshold: float,
     ) -> None:
         if observation not in ("auto", "images", "symbolic"):
-            raise UrbanGymError(
-                f"observation={observation!r} must be 'auto', 'images' or 'symbolic'"
-            )
+            raise InputError(f"observation={observation!r} must be 'auto', 'images' or 'symbolic'")
         if travel not in ("auto", "street", "link"):
-            raise UrbanGymError(f"travel={travel!r} must be 'auto', 'street' or 'link'")
+            raise InputError(f"travel={travel!r} must be 'auto', 'street' or 'link'")
         for key, val in (("max_decisions", max_decisions), ("max_transitions", max_transitions)):
             if isinstance(val, bool) or not isinstance(val, int) or val < 1:
-                raise UrbanGymError(f"{key}={val!r} must be a positive integer")
+                raise InputError(f"{key}={val!r} must be a positive integer")
         if not (dtw_threshold > 0):
-            raise UrbanGymError(f"dtw_threshold={dtw_threshold!r} must be > 0 metres")
+            raise InputError(f"dtw_threshold={dtw_threshold!r} must be > 0 metres")
 
     def _build_spaces(self) -> None:
         """The action table, action set and spaces for :attr:`max_degree` options."""
@@ -348,7 +346,7 @@ class StreetGraphEnv(UrbanEnv):
             elif src not in ("city", "touchdown"):
                 missing.append(f"{g.name}: unknown graph source {src!r}")
         if missing and observation == "images":
-            raise UrbanGymError("observation='images' is not possible: " + "; ".join(missing))
+            raise InputError("observation='images' is not possible: " + "; ".join(missing))
         return not missing
 
     def map_markers(self) -> Any:
@@ -755,9 +753,9 @@ def _size(size: int | tuple[int, int]) -> tuple[int, int]:
     elif isinstance(size, (tuple, list)) and len(size) == 2:
         w, h = (int(s) for s in size)
     else:
-        raise UrbanGymError(f"image_size={size!r} must be an int or (width, height)")
+        raise InputError(f"image_size={size!r} must be an int or (width, height)")
     if w < 8 or h < 8 or w > 4096 or h > 4096:
-        raise UrbanGymError(f"image_size={size!r} must be between 8 and 4096 pixels")
+        raise InputError(f"image_size={size!r} must be between 8 and 4096 pixels")
     return w, h
 
 
@@ -765,13 +763,13 @@ def _conditions(conditions: dict[str, Any] | None) -> Any:
     if conditions is None:
         return None
     if not isinstance(conditions, dict):
-        raise UrbanGymError(f"conditions={conditions!r} must be a dict of Conditions fields")
+        raise InputError(f"conditions={conditions!r} must be a dict of Conditions fields")
     from urban_gym.render import Conditions
 
     try:
         return Conditions(**conditions)
     except TypeError as exc:
-        raise UrbanGymError(f"conditions={conditions!r}: {exc}") from None
+        raise InputError(f"conditions={conditions!r}: {exc}") from None
 
 
 _ONE_FLOAT32 = np.zeros(1, np.float32)

@@ -26,7 +26,7 @@ from typing import Any
 from urban_gym.baselines.lmm.schemes.base import Scheme, SchemeProtocol, read_mapping
 from urban_gym.baselines.lmm.schemes.cot import ChainOfThought, Reflexion
 from urban_gym.baselines.lmm.schemes.gepa import GEPAPrompt
-from urban_gym.errors import UrbanGymError
+from urban_gym.errors import InputError
 from urban_gym.tasks.families import FAMILIES
 
 #: The core's schemes by name (the families add their papers' agents: :func:`schemes`).
@@ -53,14 +53,14 @@ def load_scheme(
     known = schemes()
     cls = known.get(name)
     if cls is None:
-        raise UrbanGymError(f"unknown scheme {name!r}; use one of {', '.join(known)}")
+        raise InputError(f"unknown scheme {name!r}; use one of {', '.join(known)}")
     if config is not None and not isinstance(config, Mapping):
         config = read_mapping(config, "scheme config")
     if prompts is not None and not isinstance(prompts, Mapping):
         prompts = read_mapping(prompts, "prompts")
         bad = [k for k, v in prompts.items() if not isinstance(v, str)]
         if bad:
-            raise UrbanGymError(f"prompts: the texts of {bad} must be strings")
+            raise InputError(f"prompts: the texts of {bad} must be strings")
     return cls(config, prompts)
 
 

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from urban_gym.errors import UrbanGymError
+from urban_gym.errors import InputError
 from urban_gym.wrappers.parsing import ParsedReply
 from urban_gym.wrappers.protocols import PromptProtocol, protocol_for
 
@@ -124,21 +124,21 @@ class Scheme:
         config = dict(config or {})
         unknown = sorted(set(config) - set(self.defaults))
         if unknown:
-            raise UrbanGymError(
+            raise InputError(
                 f"scheme {self.name!r}: unknown config keys {unknown}; valid: "
                 f"{sorted(self.defaults)}"
             )
         for k, v in config.items():
             want = type(self.defaults[k])
             if self.defaults[k] is not None and not _fits(v, want):
-                raise UrbanGymError(
+                raise InputError(
                     f"scheme {self.name!r}: config {k}={v!r} must be a {want.__name__}"
                 )
         self.config: dict[str, Any] = {**self.defaults, **config}
         prompts = dict(prompts or {})
         bad = sorted(set(prompts) - set(self.texts))
         if bad:
-            raise UrbanGymError(
+            raise InputError(
                 f"scheme {self.name!r}: unknown prompt names {bad}; valid: {sorted(self.texts)}"
             )
         self.prompts: dict[str, str] = {**self.texts, **prompts}
@@ -164,7 +164,7 @@ class Scheme:
     def check_family(self, family: str | None) -> None:
         """:class:`UrbanGymError` when the scheme is not defined on ``family``."""
         if self.families and family not in self.families:
-            raise UrbanGymError(
+            raise InputError(
                 f"scheme {self.name!r} is defined on {', '.join(self.families)} only, not on "
                 f"{family!r}"
             )
@@ -244,15 +244,15 @@ def read_mapping(path: str | Path, what: str) -> dict[str, Any]:
     try:
         text = p.read_text(encoding="utf-8")
     except OSError as exc:
-        raise UrbanGymError(f"{what} file {str(p)!r} cannot be read: {exc}") from exc
+        raise InputError(f"{what} file {str(p)!r} cannot be read: {exc}") from exc
     try:
         import yaml
 
         data = yaml.safe_load(text)
     except Exception as exc:  # yaml.YAMLError and friends
-        raise UrbanGymError(f"{what} file {str(p)!r} is not YAML/JSON: {exc}") from exc
+        raise InputError(f"{what} file {str(p)!r} is not YAML/JSON: {exc}") from exc
     if data is None:
         return {}
     if not isinstance(data, dict) or not all(isinstance(k, str) for k in data):
-        raise UrbanGymError(f"{what} file {str(p)!r} must hold a mapping of names to values")
+        raise InputError(f"{what} file {str(p)!r} must hold a mapping of names to values")
     return data

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from shapely.geometry import LineString
 
-from urban_gym.errors import UrbanGymError
+from urban_gym.errors import GraphError
 from urban_gym.world.geo import bearing
 
 #: Default distance between frames along a trajectory, metres.
@@ -32,7 +32,7 @@ DEFAULT_MIN_STUB_M = 20.0
 BEARING_BASE_M = 10.0
 
 
-class PoseGraphError(UrbanGymError):
+class PoseGraphError(GraphError):
     """A pose graph cannot be built or read: bad pose CSV, missing frames, unreadable
     video, an empty street selection.
     """

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from urban_gym.errors import UrbanGymError
+from urban_gym.errors import GraphError
 
 #: Hops along a street used for its outgoing heading (CityNav: the 3-hop lookahead).
 LOOKAHEAD_HOPS = 3
@@ -19,7 +19,7 @@ DEFAULT_STREET_KINDS: tuple[str, ...] = ("road", "pedestrian")
 IMAGE_SUFFIXES: tuple[str, ...] = (".jpg", ".jpeg", ".png")
 
 
-class StreetGraphError(UrbanGymError):
+class StreetGraphError(GraphError):
     """A street graph file, route or query is malformed (the message names file, line and
     value where there is one).
     """
