@@ -3,7 +3,7 @@
 For a fixed seeded sample of named Helsinki places whose signboard hangs on a facade, the
 script stands a viewer in front of the sign at 8 m and 15 m, straight on and 30° to the
 side (the same distance from the sign's centre), and renders the view each family sends a
-language model by default (:func:`urban_gym.wrappers.make_lm_env`: its size, field of
+language model by default (:func:`urban_gym.wrappers.make_lmm_env`: its size, field of
 view, pitch, and for the panorama families the panorama the view is cut from), by day and
 by night. The viewer faces the sign; where the family's camera tilts (CityWalk,
 PoseGraph360) and the board would leave the view's top or bottom, it looks up at the
@@ -92,24 +92,24 @@ def _wh(v) -> tuple[int, int]:
     return int(v[0]), int(v[1])
 
 
-def lm_view_specs() -> list[ViewSpec]:
+def lmm_view_specs() -> list[ViewSpec]:
     """The view of each family's language-model face, read from the envs that
-    :func:`~urban_gym.wrappers.make_lm_env` builds by default."""
+    :func:`~urban_gym.wrappers.make_lmm_env` builds by default."""
     from urban_gym.families.streetgraph import env as sg
-    from urban_gym.wrappers import make_lm_env
+    from urban_gym.wrappers import make_lmm_env
 
     specs = []
-    env = make_lm_env("UrbanGym/CityWalk-v0")
+    env = make_lmm_env("UrbanGym/CityWalk-v0")
     u = env.unwrapped
     size = getattr(u, "view_wh", None) or _wh(u.view_size)
     specs.append(ViewSpec("CityWalk", _wh(size), float(u.fov), 0.0, None))
     env.close()
-    env = make_lm_env("UrbanGym/PoseGraph360-v0")
+    env = make_lmm_env("UrbanGym/PoseGraph360-v0")
     u = env.unwrapped
     pano = int(u._world["pano_width"])
     specs.append(ViewSpec("PoseGraph360", _wh(u.view_wh), float(u.fov), 0.0, pano))
     env.close()
-    env = make_lm_env("UrbanGym/StreetGraph-v0")
+    env = make_lmm_env("UrbanGym/StreetGraph-v0")
     u = env.unwrapped
     specs.append(
         ViewSpec(
@@ -417,7 +417,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     city = load_city("helsinki")
     scene = scene_for(city)
-    specs = lm_view_specs()
+    specs = lmm_view_specs()
     samples = sample_signs(city, args.n, args.seed)
     print(f"{len(samples)} Helsinki signs (seed {args.seed}) seen whole from every viewpoint")
     viewer = Viewer(city, specs)

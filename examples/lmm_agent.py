@@ -28,7 +28,7 @@ import sys
 
 import urban_gym  # noqa: F401  (registers the UrbanGym/... ids)
 from urban_gym.baselines.lmm import ChatClient, ClientConfig, LMMAgent, run_episode
-from urban_gym.wrappers import make_lm_env
+from urban_gym.wrappers import make_lmm_env
 
 
 def where_from(flag: str | None, flag_name: str, *variables: str) -> str:
@@ -84,12 +84,12 @@ def main() -> int:
         connect = min(args.timeout, ClientConfig.connect_timeout_s)
         settings.update(timeout_s=args.timeout, connect_timeout_s=connect)
     config = ClientConfig.from_env(**settings)
-    env = make_lm_env(
+    env = make_lmm_env(
         args.env,
         env_kwargs=args.env_kwargs,
         map_observation=args.map,
         record_path=args.out,
-        lm_kwargs={"image_budget_bytes": args.image_budget, "include_images": not args.text_only},
+        lmm_kwargs={"image_budget_bytes": args.image_budget, "include_images": not args.text_only},
     )
     print(f"{args.env}, {args.episodes} episode(s)\n{describe(config, args)}", flush=True)
     failed = 0  # episodes the endpoint failed (no completion, rejected request, bad answer)

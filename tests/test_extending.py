@@ -111,16 +111,16 @@ def test_rl_face_under_maskable_ppo(registered):
     assert stats["timesteps"] >= 256 and stats["updates"] == 8 and stats["param_change"] > 0
 
 
-def test_language_model_face_against_the_scripted_server(registered):
+def test_lmm_face_against_the_scripted_server(registered):
     # [doc:lm-face]
     from urban_gym.baselines.lmm import ChatClient, ClientConfig, LMMAgent, ScriptedServer
-    from urban_gym.baselines.lmm import run_episode as run_lm_episode
-    from urban_gym.wrappers.stacks import make_lm_env
+    from urban_gym.baselines.lmm import run_episode as run_lmm_episode
+    from urban_gym.wrappers.stacks import make_lmm_env
 
     options = {"task_id": "patrol-0"}  # from cell 3 visit 9, then 0
     with ScriptedServer("Toy/Corridor-v0", seed=0, options=options, wrap="mixed") as server:
         client = ChatClient(ClientConfig(base_url=server.url, model="scripted"))
-        record = run_lm_episode(make_lm_env("Toy/Corridor-v0"), LMMAgent(client), 0, options)
+        record = run_lmm_episode(make_lmm_env("Toy/Corridor-v0"), LMMAgent(client), 0, options)
     assert record["is_success"] and record["metrics"]["stops_in_order"] == 1.0
     assert record["l"] == 6 + 9 + 1  # 6 cells east, 9 west, stop
     # [/doc:lm-face]
@@ -128,9 +128,9 @@ def test_language_model_face_against_the_scripted_server(registered):
 
 
 def test_a_bad_reply_is_an_invalid_step(registered):
-    from urban_gym.wrappers.stacks import make_lm_env
+    from urban_gym.wrappers.stacks import make_lmm_env
 
-    lm = make_lm_env("Toy/Corridor-v0", memory=None)
+    lm = make_lmm_env("Toy/Corridor-v0", memory=None)
     lm.reset(seed=0, options={"task_id": "reach-1"})
     *_, info = lm.step('{"action": {"name": "walk", "cells": 7}}')
     assert not info["action_valid"] and "cells=7 is outside [-2, 2]" in info["invalid_action"]

@@ -18,7 +18,7 @@ from urban_gym.baselines.lmm import ChatClient, ClientConfig, LMMAgent, run_epis
 from urban_gym.envs.actions import InvalidAction
 from urban_gym.tasks.families import family_of
 from urban_gym.wrappers.protocols import PROTOCOLS, protocol_for
-from urban_gym.wrappers.stacks import make_lm_env
+from urban_gym.wrappers.stacks import make_lmm_env
 
 #: family -> (env id, gym.make kwargs of the LM test, of the RL test, reset options, seed).
 #: Small images keep the tests fast; the RL views are rendered at 36 px (sb3's CNN minimum).
@@ -93,18 +93,18 @@ def serve(env_id: str, kwargs: dict, options: dict, seed: int, *extra: str):
 
 
 @pytest.fixture(scope="module")
-def lm_envs():
+def lmm_envs():
     """The language-model stack of each family (built once: worlds take seconds to load)."""
-    envs = {f: make_lm_env(c[0], env_kwargs=c[1]) for f, c in CASES.items()}
+    envs = {f: make_lmm_env(c[0], env_kwargs=c[1]) for f, c in CASES.items()}
     yield envs
     for e in envs.values():
         e.close()
 
 
 @pytest.mark.parametrize("family", sorted(CASES))
-def test_language_model_face_reaches_the_oracles_success(family, lm_envs):
+def test_lmm_face_reaches_the_oracles_success(family, lmm_envs):
     env_id, kwargs, _, options, seed = CASES[family]
-    env = lm_envs[family]
+    env = lmm_envs[family]
     proc, url = serve(env_id, kwargs, options, seed, "--wrap", "mixed")
     try:
         client = ChatClient(ClientConfig(base_url=url, model="scripted", backoff_s=0.05))
@@ -133,9 +133,9 @@ BAD_REPLIES = [
 
 
 @pytest.mark.parametrize("family", sorted(CASES))
-def test_bad_replies_cost_a_step_each_and_never_raise(family, lm_envs):
+def test_bad_replies_cost_a_step_each_and_never_raise(family, lmm_envs):
     _, _, _, options, seed = CASES[family]
-    env = lm_envs[family]
+    env = lmm_envs[family]
     env.reset(seed=seed, options=options)
     out_of_range = {
         "posegraph360": '{"action": "A", "size": "HUGE"}',
@@ -178,9 +178,9 @@ def test_rl_face_trains_maskable_ppo(family):
 
 
 @pytest.fixture(scope="module")
-def action_sets(lm_envs):
+def action_sets(lmm_envs):
     out = {}
-    for family, env in lm_envs.items():
+    for family, env in lmm_envs.items():
         _, _, _, options, seed = CASES[family]
         env.reset(seed=seed, options=options)
         u = env.unwrapped

@@ -11,7 +11,7 @@ from tests.wrappers.recording_env import RecordingEnv, RecordingOracle
 from urban_gym.baselines.lmm import ChatClient, ClientConfig, LMMAgent, ScriptedServer, run_episode
 from urban_gym.baselines.lmm.prompt import PromptBuilder
 from urban_gym.baselines.lmm.server import wrap_reply
-from urban_gym.wrappers.stacks import make_lm_env
+from urban_gym.wrappers.stacks import make_lmm_env
 
 
 def scripted(**kw) -> ScriptedServer:
@@ -38,7 +38,7 @@ def test_scripted_episode_reaches_the_oracles_success(tmp_path):
     with scripted(env_id="rec", wrap="mixed") as s:
         r = httpx.post(s.url + "/scripted/episode", json={"seed": 11})
         assert r.status_code == 200 and r.json()["task"] == "rec-11"
-        env = make_lm_env(RecordingEnv(), record_path=tmp_path / "ep.jsonl")
+        env = make_lmm_env(RecordingEnv(), record_path=tmp_path / "ep.jsonl")
         rec = run_episode(env, agent(s.url), seed=11)
     assert rec["termination"] == "arrived" and rec["is_success"]
     assert rec["metrics"]["unreadable_replies"] == 0 and rec["metrics"]["invalid_actions"] == 0
@@ -68,7 +68,7 @@ def test_consecutive_episodes_follow_the_seeds_and_retries_do_not_step_twice():
     with scripted(env_id="rec", seed=3, wrap="prose") as s:
         a = agent(s.url)
         for seed in (3, 4):
-            rec = run_episode(make_lm_env(RecordingEnv()), a, seed=seed)
+            rec = run_episode(make_lmm_env(RecordingEnv()), a, seed=seed)
             assert rec["is_success"], rec["termination"]
         # a request repeated verbatim gets the same answer without stepping the env
         s.start_episode(seed=9)
@@ -81,7 +81,7 @@ def test_consecutive_episodes_follow_the_seeds_and_retries_do_not_step_twice():
 def test_a_failing_server_ends_the_episode_as_model_error(tmp_path):
     path = tmp_path / "ep.jsonl"
     with scripted(env_id="rec", seed=1, faults=[500] * 50) as s:
-        env = make_lm_env(RecordingEnv(), record_path=path)
+        env = make_lmm_env(RecordingEnv(), record_path=path)
         rec = run_episode(env, agent(s.url, max_retries=2), seed=1)
     assert rec["termination"] == "model_error" and "HTTP 500" in rec["error"]
     assert rec["l"] == 0 and rec["usage"]["requests"] == 3
@@ -92,7 +92,7 @@ def test_a_failing_server_ends_the_episode_as_model_error(tmp_path):
 def test_prompt_builder_keeps_past_turns_as_text():
     with scripted(env_id="rec", seed=2) as s:
         a = LMMAgent(ChatClient(ClientConfig(base_url=s.url, model="m")), PromptBuilder(history=2))
-        env = make_lm_env(RecordingEnv())
+        env = make_lmm_env(RecordingEnv())
         env.reset(seed=2)
         a.reset(env)
         for _ in range(3):
@@ -130,7 +130,7 @@ def test_the_cli_server_in_a_subprocess_drives_an_episode():
         line = proc.stdout.readline()
         assert line.startswith("serving "), line + proc.stderr.read()
         url = line.rsplit(" at ", 1)[1].strip()
-        rec = run_episode(make_lm_env(RecordingEnv()), agent(url), seed=5)
+        rec = run_episode(make_lmm_env(RecordingEnv()), agent(url), seed=5)
     finally:
         proc.terminate()
         proc.wait(timeout=10)

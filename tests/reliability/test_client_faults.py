@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from tests.reliability.fault_server import Answer, FaultServer, completion_body, json_answer
 from tests.wrappers.recording_env import RecordingEnv
 from urban_gym.baselines.lmm import ChatClient, ClientConfig, LMMAgent, ModelError, run_episode
-from urban_gym.wrappers.stacks import make_lm_env
+from urban_gym.wrappers.stacks import make_lmm_env
 
 MESSAGES = [{"role": "user", "content": "where to?"}]
 
@@ -203,7 +203,7 @@ def test_run_episode_records_model_error_with_the_reason(tmp_path):
     path = tmp_path / "episodes.jsonl"
     turn = json_answer(completion_body('{"action": "turn", "angle": 90}'))
     with FaultServer([turn, turn, json_answer(completion_body(usage=5))]) as s:
-        env = make_lm_env(RecordingEnv(), record_path=path)
+        env = make_lmm_env(RecordingEnv(), record_path=path)
         rec = run_episode(env, LMMAgent(client(s.url, max_retries=1)), seed=2)
     lines = path.read_text(encoding="utf-8").splitlines()
     assert len(lines) == 1

@@ -2,7 +2,7 @@
 action (huge integers, deep nesting, lone surrogates, NaN and infinities, strings, lists,
 dicts with synonym keys, numpy scalars) never raises out of ``step`` and always yields an
 observation inside ``observation_space``; the same for any reply string through
-``make_lm_env``.
+``make_lmm_env``.
 
 The default run draws a few dozen examples per id (derandomized, so CI sees the same
 ones); ``-m slow`` (also marked ``soak``: many minutes, so CI leaves it out) runs 10,000
@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from tests.reliability.small import IDS, make_small, small_kwargs
 from tests.reliability.test_step_nesting import nested
 from urban_gym.envs.actions import ACTION_KEY_SYNONYMS
-from urban_gym.wrappers import make_lm_env
+from urban_gym.wrappers import make_lmm_env
 from urban_gym.wrappers.parsing import PARAM_CONTAINER_KEYS, REPLY_ACTION_KEYS
 
 DEFAULT_EXAMPLES = 40
@@ -182,18 +182,18 @@ def replies_for(env) -> st.SearchStrategy:
 
 
 @pytest.fixture(scope="module")
-def lm_envs():
+def lmm_envs():
     made: dict[str, Any] = {}
     yield lambda env_id: made.setdefault(
-        env_id, make_lm_env(env_id, env_kwargs=small_kwargs(env_id, images=False))
+        env_id, make_lmm_env(env_id, env_kwargs=small_kwargs(env_id, images=False))
     )
     for e in made.values():
         e.close()
 
 
 @pytest.mark.parametrize("env_id", IDS)
-def test_any_reply_is_a_step_through_make_lm_env(env_id, lm_envs):
-    env = lm_envs(env_id)
+def test_any_reply_is_a_step_through_make_lmm_env(env_id, lmm_envs):
+    env = lmm_envs(env_id)
     stepper = Stepper(env)
     run_property(replies_for(env), stepper, DEFAULT_EXAMPLES)
     assert stepper.steps >= DEFAULT_EXAMPLES and stepper.invalid > 0
@@ -218,8 +218,8 @@ def test_any_json_like_action_is_a_step_10000_examples(env_id, envs):
 @pytest.mark.slow
 @pytest.mark.soak
 @pytest.mark.parametrize("env_id", IDS)
-def test_any_reply_is_a_step_through_make_lm_env_10000_examples(env_id, lm_envs):
-    env = lm_envs(env_id)
+def test_any_reply_is_a_step_through_make_lmm_env_10000_examples(env_id, lmm_envs):
+    env = lmm_envs(env_id)
     stepper = Stepper(env)
     t0 = time.perf_counter()
     run_property(replies_for(env), stepper, SLOW_EXAMPLES)

@@ -24,7 +24,7 @@ from urban_gym.baselines.lmm import ChatClient, ClientConfig, LMMAgent, Scripted
 from urban_gym.eval import episodes as eval_episodes
 from urban_gym.strict_json import dumps, json_safe
 from urban_gym.wrappers.episode_metrics import EpisodeMetrics
-from urban_gym.wrappers.stacks import make_lm_env
+from urban_gym.wrappers.stacks import make_lmm_env
 
 
 def _reject(constant: str):
@@ -184,7 +184,7 @@ DEEP_REPLIES = {
 @pytest.mark.parametrize("name", list(DEEP_REPLIES))
 def test_a_reply_nested_500_deep_is_recorded_bounded(tmp_path, name):
     path = tmp_path / "episodes.jsonl"
-    env = make_lm_env(RecordingEnv(), record_path=path)
+    env = make_lmm_env(RecordingEnv(), record_path=path)
     env.reset(seed=1)
     *_, info = env.step(DEEP_REPLIES[name])
     assert len(env.unwrapped.received) == 1  # the env step was applied
@@ -211,7 +211,7 @@ def test_an_action_nested_5000_deep_is_recorded_bounded(tmp_path):
 
 def test_a_memory_nested_5000_deep_becomes_bounded_memory_text(tmp_path):
     path = tmp_path / "episodes.jsonl"
-    env = make_lm_env(RecordingEnv(), record_path=path)  # posegraph360: ReflectionMemory
+    env = make_lmm_env(RecordingEnv(), record_path=path)  # posegraph360: ReflectionMemory
     env.reset(seed=1)
     obs, *_ = env.step({"action": "turn", "angle": 90, "memory": nested(10**5000, 5000)})
     # written as JSON, cut at 16 levels (the leaf, a 5,000-digit integer, is never reached)
@@ -226,7 +226,7 @@ def test_a_memory_nested_5000_deep_becomes_bounded_memory_text(tmp_path):
 
 def test_a_lone_surrogate_in_a_reply_does_not_lose_the_record(tmp_path):
     path = tmp_path / "episodes.jsonl"
-    env = make_lm_env(RecordingEnv(), record_path=path)
+    env = make_lmm_env(RecordingEnv(), record_path=path)
     env.reset(seed=1)
     *_, term, _, info = env.step('{"action":"stop"} \ud800')
     assert term
@@ -247,7 +247,7 @@ class OddMetricsEnv(RecordingEnv):
 
 def test_nan_and_infinity_never_reach_the_file(tmp_path):
     path = tmp_path / "episodes.jsonl"
-    env = make_lm_env(OddMetricsEnv(), record_path=path)
+    env = make_lmm_env(OddMetricsEnv(), record_path=path)
     env.reset(seed=1)
     env.step('{"action": "turn", "angle": 90, "thought": NaN, "reason": -Infinity}')
     env.step('{"action": "stop", "thought": Infinity}')
@@ -279,7 +279,7 @@ def test_tokens_and_model_are_on_the_written_line(tmp_path):
     path = tmp_path / "episodes.jsonl"
     with scripted_server(env_id="rec", seed=11) as s:
         agent = lmm_agent(s.url)
-        rec = run_episode(make_lm_env(RecordingEnv(), record_path=path), agent, seed=11)
+        rec = run_episode(make_lmm_env(RecordingEnv(), record_path=path), agent, seed=11)
     (line,) = read_records(path)
     assert line == rec and line["termination"] == "arrived"
     assert line["model"] == "scripted"
@@ -317,7 +317,7 @@ def _failing_on_step(exc: BaseException, after: int):
 def test_the_agent_loop_failing_after_two_steps_writes_the_record(tmp_path, exc, reason):
     path = tmp_path / "episodes.jsonl"
     with scripted_server(env_id="rec", seed=11) as s:
-        env = make_lm_env(RecordingEnv(), record_path=path)
+        env = make_lmm_env(RecordingEnv(), record_path=path)
         with pytest.raises(type(exc)):
             run_episode(env, lmm_agent(s.url), seed=11, on_step=_failing_on_step(exc, 2))
     (line,) = read_records(path)
@@ -449,7 +449,7 @@ def test_every_episode_leaves_exactly_one_strict_record(tmp_path, first, second)
     env raised (the env side's own tests require it not to)."""
     path = tmp_path / "episodes.jsonl"
     before = len(read_records(path)) if path.exists() else 0
-    env = make_lm_env(RecordingEnv(max_steps=5), record_path=path)
+    env = make_lmm_env(RecordingEnv(max_steps=5), record_path=path)
     env.reset(seed=0)
     try:
         for action in (first, second):

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from tests.reliability.small import IDS, make_small
-from urban_gym.wrappers.language_model import LanguageModelInterface
+from urban_gym.wrappers.lmm_interface import LMMInterface
 from urban_gym.wrappers.parsing import parse_reply
 
 
@@ -72,7 +72,7 @@ def reply_500_deep(kind: str) -> str:
 def test_500_deep_replies_through_the_language_model_interface(env_id):
     """The parser and the env (a guard: on main only the episode record, EpisodeMetrics,
     failed on these replies; that wrapper is tested with the records)."""
-    env = LanguageModelInterface(make_small(env_id, images=False))
+    env = LMMInterface(make_small(env_id, images=False))
     env.reset(seed=0)
     for kind in ("action", "field", "no_action", "fenced"):
         obs, reward, terminated, truncated, info = env.step(reply_500_deep(kind))

@@ -12,7 +12,7 @@ import pytest
 
 from tests.reliability.small import IDS, family, make_small, small_kwargs
 from urban_gym.envs.actions import ActionSet, ActionSpec, Param
-from urban_gym.wrappers import make_lm_env
+from urban_gym.wrappers import make_lmm_env
 
 HUGE = 10**400  # str() works, float() overflows
 HUGER = 10**5000  # str() raises (Python's int max str digits, 4300 by default)
@@ -99,8 +99,8 @@ REPLIES = {
 
 
 @pytest.mark.parametrize("env_id", IDS)
-def test_huge_integer_in_a_reply_through_make_lm_env(env_id):
-    env = make_lm_env(env_id, env_kwargs=small_kwargs(env_id, images=False))
+def test_huge_integer_in_a_reply_through_make_lmm_env(env_id):
+    env = make_lmm_env(env_id, env_kwargs=small_kwargs(env_id, images=False))
     env.reset(seed=0)
     reply, start = REPLIES[family(env_id)]
     for text in (reply, REPLIES["streetgraph"][0]):

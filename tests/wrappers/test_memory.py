@@ -7,7 +7,7 @@ from gymnasium.utils.env_checker import check_env
 
 from tests.wrappers.recording_env import RecordingEnv
 from urban_gym.errors import UrbanGymError
-from urban_gym.wrappers.language_model import LanguageModelInterface
+from urban_gym.wrappers.lmm_interface import LMMInterface
 from urban_gym.wrappers.memory import (
     TRUNCATION_MARK,
     ReflectionMemory,
@@ -42,9 +42,9 @@ def test_reflection_memory_is_kept_verbatim_and_cut_by_the_rule():
     assert obs["memory"] == "" and mem.truncations == 0
 
 
-def test_reflection_memory_reads_the_reply_field_through_the_lm_face():
+def test_reflection_memory_reads_the_reply_field_through_the_lmm_face():
     env = RecordingEnv()
-    lm = LanguageModelInterface(ReflectionMemory(env, budget=50), protocol="react")
+    lm = LMMInterface(ReflectionMemory(env, budget=50), protocol="react")
     lm.reset(seed=0)
     lm.step('{"thought": "x", "action": {"name": "turn", "angle": 45}, "memory": "goal is east"}')
     user = lm.messages()[1]["content"][0]["text"]

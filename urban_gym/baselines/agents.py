@@ -16,7 +16,7 @@ person:
 
 :class:`Agent` is that protocol. ``wrap(env)`` receives the core environment (an
 ``UrbanEnv`` made with ``gym.make``) and returns the stack the agent acts on: the env
-itself (oracle, random), the language-model face (:func:`urban_gym.wrappers.make_lm_env`)
+itself (oracle, random), the language-model face (:func:`urban_gym.wrappers.make_lmm_env`)
 or the RL face (:func:`urban_gym.wrappers.rl.make_rl_env`). ``config()`` is what the run's
 manifest records about the agent (never a secret); ``usage()`` the token counts so far
 (zeros for agents that use no model).

@@ -267,7 +267,7 @@ def run(
         env_kwargs: ``gym.make`` keyword arguments (``suite``, ``task_types``,
             ``difficulties`` select the tasks). For the ``lmm`` agent the family's
             language-model views fill in what they leave unset
-            (:func:`urban_gym.wrappers.lm_env_kwargs`).
+            (:func:`urban_gym.wrappers.lmm_env_kwargs`).
         task_ids: only these tasks (default: all the env's tasks).
         seeds: repeats per task.
         seed: the base seed.
@@ -291,9 +291,9 @@ def run(
         raise InputError(f"workers={workers!r} must be a positive integer")
     kwargs = dict(env_kwargs or {})
     if agent_kind(agent) == "lmm":  # the language-model face: views sized for a model
-        from urban_gym.wrappers.stacks import lm_env_kwargs
+        from urban_gym.wrappers.stacks import lmm_env_kwargs
 
-        kwargs = lm_env_kwargs(env_id, kwargs)
+        kwargs = lmm_env_kwargs(env_id, kwargs)
     if track_visibility:
         kwargs["track_visibility"] = True
     run_dir = RunDir(out)

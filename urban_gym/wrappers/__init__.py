@@ -9,8 +9,8 @@ MapObservation            :mod:`urban_gym.wrappers.map_observation`
 ReflectionMemory          :mod:`urban_gym.wrappers.memory`
 AgentNavMemory            :mod:`urban_gym.wrappers.memory`
 EpisodeMetrics            :mod:`urban_gym.wrappers.episode_metrics`
-LanguageModelInterface    :mod:`urban_gym.wrappers.language_model`
-ReplyAction               :mod:`urban_gym.wrappers.language_model`
+LMMInterface    :mod:`urban_gym.wrappers.lmm_interface`
+ReplyAction               :mod:`urban_gym.wrappers.lmm_interface`
 parse_reply, ParsedReply  :mod:`urban_gym.wrappers.parsing`
 protocol_for              :mod:`urban_gym.wrappers.protocols`
 DropTextObservation       :mod:`urban_gym.wrappers.rl`
@@ -18,8 +18,8 @@ EncodeTextObservation     :mod:`urban_gym.wrappers.rl`
 ResizeImageObservation    :mod:`urban_gym.wrappers.rl`
 ExposeActionMask          :mod:`urban_gym.wrappers.rl`
 make_rl_env               :mod:`urban_gym.wrappers.rl`
-make_lm_env               :mod:`urban_gym.wrappers.stacks`
-lm_env_kwargs             :mod:`urban_gym.wrappers.stacks`
+make_lmm_env               :mod:`urban_gym.wrappers.stacks`
+lmm_env_kwargs             :mod:`urban_gym.wrappers.stacks`
 ========================  ====================================================
 """
 
@@ -33,8 +33,8 @@ _LAZY: dict[str, str] = {
     "ReflectionMemory": "memory",
     "AgentNavMemory": "memory",
     "EpisodeMetrics": "episode_metrics",
-    "LanguageModelInterface": "language_model",
-    "ReplyAction": "language_model",
+    "LMMInterface": "lmm_interface",
+    "ReplyAction": "lmm_interface",
     "parse_reply": "parsing",
     "ParsedReply": "parsing",
     "protocol_for": "protocols",
@@ -45,8 +45,8 @@ _LAZY: dict[str, str] = {
     "ResizeImageObservation": "rl",
     "ExposeActionMask": "rl",
     "make_rl_env": "rl",
-    "make_lm_env": "stacks",
-    "lm_env_kwargs": "stacks",
+    "make_lmm_env": "stacks",
+    "lmm_env_kwargs": "stacks",
 }
 
 __all__ = sorted(_LAZY)

@@ -1,6 +1,6 @@
 """Ready-made wrapper stacks: the language-model face of any registered id.
 
-:func:`make_lm_env` stacks, from the env outwards: the map of the current location where
+:func:`make_lmm_env` stacks, from the env outwards: the map of the current location where
 the family shows one, the optional overview map
 (:class:`~urban_gym.wrappers.map_observation.MapObservation`), the family's memory
 (:class:`~urban_gym.wrappers.memory.ReflectionMemory`, or one the family defines), the
@@ -10,7 +10,7 @@ language-model interface on top; each default is the family's
 :func:`urban_gym.wrappers.rl.make_rl_env`.
 
 Made from an id, the language-model face sees views sized for a multimodal model, not
-the small RL defaults: :func:`lm_env_kwargs` adds the family's ``env_kwargs`` of its
+the small RL defaults: :func:`lmm_env_kwargs` adds the family's ``env_kwargs`` of its
 language-model defaults wherever neither the id's registration nor the caller sets that
 argument (so an id registered without a view stays without one, and small procedural
 variants stay small).
@@ -33,7 +33,7 @@ CORE_MEMORIES: tuple[str, ...] = ("reflection",)
 
 
 def memory_names() -> tuple[str, ...]:
-    """Every memory name ``make_lm_env(memory=...)`` takes: the core's and the registered
+    """Every memory name ``make_lmm_env(memory=...)`` takes: the core's and the registered
     families' (plus ``"auto"``, the family's default, and None).
     """
     names = list(CORE_MEMORIES)
@@ -53,7 +53,7 @@ def find_wrapper(env: gym.Env, cls: type) -> Any:
         e = e.env
 
 
-def lm_env_kwargs(env_id: str, env_kwargs: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def lmm_env_kwargs(env_id: str, env_kwargs: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """``env_kwargs`` plus the language-model view settings of ``env_id``'s family.
 
     A setting is added only where neither ``env_kwargs`` nor the id's registered kwargs
@@ -77,14 +77,14 @@ def lm_env_kwargs(env_id: str, env_kwargs: Mapping[str, Any] | None = None) -> d
     return out
 
 
-def make_lm_env(
+def make_lmm_env(
     env: str | gym.Env,
     protocol: str | None = None,
     map_observation: bool | Mapping[str, Any] = False,
     memory: str | None = "auto",
     memory_budget: int = 2000,
     record_path: str | Path | None = None,
-    lm_kwargs: Mapping[str, Any] | None = None,
+    lmm_kwargs: Mapping[str, Any] | None = None,
     env_kwargs: Mapping[str, Any] | None = None,
     location_map: bool | None = None,
 ) -> gym.Env:
@@ -98,20 +98,20 @@ def make_lm_env(
         memory: ``"auto"`` (the family's), a memory name (:func:`memory_names`) or None.
         memory_budget: characters per memory text.
         record_path: JSONL file the episode records are appended to.
-        lm_kwargs: more arguments of :class:`LanguageModelInterface` (image budget, ...).
+        lmm_kwargs: more arguments of :class:`LMMInterface` (image budget, ...).
         env_kwargs: keyword arguments of ``gym.make`` when ``env`` is an id; the
             family's language-model views fill in what they leave unset
-            (:func:`lm_env_kwargs`). A given env instance is used as it is.
+            (:func:`lmm_env_kwargs`). A given env instance is used as it is.
         location_map: show the map of the agent's current location each step
             (:class:`~urban_gym.wrappers.map_observation.AddLocationMap`). None: the
             family's default (``location_map`` of its language-model defaults); False is
             the "without location" ablation.
     """
     from urban_gym.wrappers.episode_metrics import EpisodeMetrics
-    from urban_gym.wrappers.language_model import LanguageModelInterface
+    from urban_gym.wrappers.lmm_interface import LMMInterface
     from urban_gym.wrappers.memory import ReflectionMemory
 
-    e = gym.make(env, **lm_env_kwargs(env, env_kwargs)) if isinstance(env, str) else env
+    e = gym.make(env, **lmm_env_kwargs(env, env_kwargs)) if isinstance(env, str) else env
     e = _location_setting(e, location_map)
     if map_observation:
         from urban_gym.wrappers.map_observation import MapObservation
@@ -134,7 +134,7 @@ def make_lm_env(
         known = ", ".join(repr(n) for n in ("auto", *CORE_MEMORIES, *family_memories))
         raise InputError(f"memory={memory!r} is not one of {known}, None")
     e = EpisodeMetrics(e, path=record_path)
-    return LanguageModelInterface(e, protocol=protocol, **dict(lm_kwargs or {}))
+    return LMMInterface(e, protocol=protocol, **dict(lmm_kwargs or {}))
 
 
 def _location_setting(e: gym.Env, location_map: bool | None) -> gym.Env:

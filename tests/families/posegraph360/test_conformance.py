@@ -18,7 +18,7 @@ from tests.families.posegraph360.posegraph_frames import folder_graph
 from urban_gym.families.posegraph360.env import PoseGraph360Env
 from urban_gym.families.posegraph360.world import load_posegraph
 from urban_gym.tasks.spec import TaskSpec
-from urban_gym.wrappers.language_model import LanguageModelInterface
+from urban_gym.wrappers.lmm_interface import LMMInterface
 from urban_gym.wrappers.memory import ReflectionMemory
 from urban_gym.wrappers.protocols import protocol_for
 
@@ -70,7 +70,7 @@ def _task(g, type_="map_navigation", frame=3):
 
 def face(graph, type_="map_navigation"):
     env = PoseGraph360Env(city=TINY, tasks=[_task(graph, type_)], posegraph=graph, view_size=32)
-    lm = LanguageModelInterface(ReflectionMemory(env, budget=2000), protocol="react")
+    lm = LMMInterface(ReflectionMemory(env, budget=2000), protocol="react")
     lm.reset(seed=0)
     return lm
 
@@ -160,26 +160,26 @@ def test_the_system_prompt_carries_the_size_rule_and_the_reflection_rules(graph)
 
 
 # ------------------------------------------------------------------ main setting (A.4)
-def test_the_lm_face_shows_the_location_map_by_default_and_the_ablation_drops_it(graph):
-    from urban_gym.wrappers.stacks import make_lm_env
+def test_the_lmm_face_shows_the_location_map_by_default_and_the_ablation_drops_it(graph):
+    from urban_gym.wrappers.stacks import make_lmm_env
 
     def env(**kw):
         return PoseGraph360Env(city=TINY, tasks=[_task(graph)], posegraph=graph, view_size=32, **kw)
 
     # the paper's main setting: a map of the current location every step
-    lm = make_lm_env(env())
+    lm = make_lmm_env(env())
     obs, _ = lm.reset(seed=0)
     assert "map" in obs and obs["map"].any()
     texts = [c for m in lm.messages() for c in m["content"] if isinstance(m["content"], list)]
     assert sum(c.get("type") == "image_url" for c in texts) == 3  # view, reference, map
     # its "without location" ablation: one flag
-    ab = make_lm_env(env(), location_map=False)
+    ab = make_lmm_env(env(), location_map=False)
     obs, _ = ab.reset(seed=0)
     assert "map" not in obs
     texts = [c for m in ab.messages() for c in m["content"] if isinstance(m["content"], list)]
     assert sum(c.get("type") == "image_url" for c in texts) == 2
     # an env made with the map already (location_prior=True) shows it once
-    lm = make_lm_env(env(location_prior=True))
+    lm = make_lmm_env(env(location_prior=True))
     obs, _ = lm.reset(seed=0)
     assert "map" in obs and lm.observation_space["map"].shape == obs["map"].shape
 
@@ -413,7 +413,7 @@ def test_landmark_bbox_scores_the_protocols_answer_by_iou():
 def test_landmark_bbox_truth_is_where_the_env_sees_the_sign_and_a_reply_answers_it():
     tasks = [t for t in _grounded() if t.type == "landmark_bbox"][:3]
     env = PoseGraph360Env(tasks=tasks, view_size=96, pano_width=256, track_visibility=True)
-    lm = LanguageModelInterface(env, protocol="react")
+    lm = LMMInterface(env, protocol="react")
     for i, t in enumerate(tasks):
         _, info = lm.reset(options={"task_index": i})
         assert info["goal_visible"] is True, t.id  # the renderer's ids show the sign

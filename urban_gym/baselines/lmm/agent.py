@@ -5,7 +5,7 @@ prompt builder (:mod:`.prompt`) knows which messages to send, and :class:`LMMAge
 the loop: messages -> completion -> reply text -> ``env.step(reply)``.
 
 :func:`run_episode` drives one episode of a language-model stack
-(:func:`urban_gym.wrappers.make_lm_env`) and returns its episode record. When the client
+(:func:`urban_gym.wrappers.make_lmm_env`) and returns its episode record. When the client
 gives up (:class:`~.client.ModelError`: server down, 500s after all retries) the episode
 ends with termination ``model_error`` and the record is still written; so it is when
 anything else interrupts the loop (see :func:`run_episode`).
@@ -93,7 +93,7 @@ def run_episode(
     """
     metrics = find_wrapper(env, EpisodeMetrics)
     if metrics is None:
-        raise ValueError("run_episode needs an EpisodeMetrics wrapper in the stack (make_lm_env)")
+        raise ValueError("run_episode needs an EpisodeMetrics wrapper in the stack (make_lmm_env)")
     usage0 = dict(agent.client.usage)
     latency = 0.0
 
@@ -279,10 +279,10 @@ class LMMHarnessAgent:
         self._calls: list[dict[str, Any]] = []
 
     def wrap(self, env: gym.Env) -> gym.Env:
-        """The language-model face of ``env`` (:func:`urban_gym.wrappers.make_lm_env`),
+        """The language-model face of ``env`` (:func:`urban_gym.wrappers.make_lmm_env`),
         the scheme's when one is set.
         """
-        from urban_gym.wrappers.stacks import make_lm_env
+        from urban_gym.wrappers.stacks import make_lmm_env
 
         self.tap = OutcomeTap(env)
         opts: dict[str, Any] = {
@@ -297,10 +297,10 @@ class LMMHarnessAgent:
             self.scheme.check_family(fam)
             opts.update(self.scheme.stack_options(fam))
             opts["protocol"] = self.scheme.protocol(fam)
-        self.stack = make_lm_env(
+        self.stack = make_lmm_env(
             self.tap,
             **opts,
-            lm_kwargs={
+            lmm_kwargs={
                 "image_budget_bytes": self.image_budget_bytes,
                 "max_image_side": self.max_image_side,
                 "image_downscale_step": self.image_downscale_step,

@@ -5,7 +5,7 @@ On Helsinki, the demo starts the scripted chat-completions server
 each family tells it which episode to script (``POST /v1/scripted/episode``), drives the
 episode with the same client, prompt builder and agent loop a real model would get
 (:func:`~urban_gym.baselines.lmm.agent.run_episode`), prints the episode's metrics and
-writes a GIF. The envs are made by :func:`~urban_gym.wrappers.make_lm_env`, so the model
+writes a GIF. The envs are made by :func:`~urban_gym.wrappers.make_lmm_env`, so the model
 gets each family's language-model views (sized for a multimodal model, not for RL). A GIF frame is the stack's ``render()`` -- the frame a
 person watches, the one ``gymnasium.wrappers.RecordVideo`` would record: the map of a
 :class:`~urban_gym.wrappers.map_observation.MapObservation` showing the task's area, its
@@ -30,7 +30,7 @@ from urban_gym.baselines.lmm.agent import LMMAgent, run_episode
 from urban_gym.baselines.lmm.client import ChatClient, ClientConfig
 from urban_gym.baselines.lmm.server import ScriptedServer
 from urban_gym.render import frame as F
-from urban_gym.wrappers.stacks import make_lm_env
+from urban_gym.wrappers.stacks import make_lmm_env
 
 
 def demo_cases() -> dict[str, tuple[str, dict[str, Any], dict[str, Any] | None]]:
@@ -102,7 +102,7 @@ def run_demo(
                 )
                 if r.status_code != 200:
                     raise RuntimeError(f"the scripted server could not start {env_id}: {r.text}")
-                env = make_lm_env(
+                env = make_lmm_env(
                     env_id,
                     env_kwargs={**kwargs, "render_mode": "rgb_array"} if gif else kwargs,
                     map_observation=WATCH_MAP if gif else False,

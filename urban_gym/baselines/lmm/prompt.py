@@ -1,6 +1,6 @@
 """Prompt builders: which messages the model sees each turn.
 
-The environment's language-model face (:class:`~urban_gym.wrappers.LanguageModelInterface`)
+The environment's language-model face (:class:`~urban_gym.wrappers.LMMInterface`)
 writes the system prompt and the user message for the *current* observation. A
 :class:`PromptBuilder` decides what of the episode's past goes with it: the last
 ``history`` turns (the earlier user messages as text only -- their images dropped, or kept
@@ -37,11 +37,11 @@ class PromptBuilder:
         """Forget the past turns (a new episode)."""
         self.turns = []
 
-    def build(self, lm_env: Any) -> list[dict[str, Any]]:
-        """The messages for the current observation of ``lm_env`` (a stack whose top
-        provides ``messages()``, i.e. a LanguageModelInterface).
+    def build(self, lmm_env: Any) -> list[dict[str, Any]]:
+        """The messages for the current observation of ``lmm_env`` (a stack whose top
+        provides ``messages()``, i.e. a LMMInterface).
         """
-        current = lm_env.messages()
+        current = lmm_env.messages()
         system, user = current[0], current[-1]
         past: list[dict[str, Any]] = []
         if self.history:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from urban_gym.baselines.lmm.calls import CALL_HEADINGS
-from urban_gym.baselines.lmm.schemes.base import Scheme, SchemeProtocol, lm_interface
+from urban_gym.baselines.lmm.schemes.base import Scheme, SchemeProtocol, lmm_interface
 from urban_gym.errors import InputError
 from urban_gym.families.citywalk.prompts import URBANGROUND
 from urban_gym.wrappers.protocols import protocol_for
@@ -101,7 +101,7 @@ class UrbanGroundReAct(Scheme):
         """
         if not (self._question and getattr(stack.unwrapped, "answer_turn", False)):
             return agent.ask_action(stack)
-        lm = lm_interface(stack)
+        lm = lmm_interface(stack)
         messages = [
             {
                 "role": "system",

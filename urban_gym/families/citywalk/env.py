@@ -188,7 +188,7 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
       its ``task.city``).
     * ``view_size``: the view's size in pixels: an int for a square view or ``(width,
       height)`` (each 1-2048), or None for no view. The language-model face
-      (:func:`urban_gym.wrappers.make_lm_env`) uses 960x540.
+      (:func:`urban_gym.wrappers.make_lmm_env`) uses 960x540.
     * ``fov``: horizontal field of view in degrees (default 90).
     * ``max_steps``: step limit overriding the tasks' (default: the task's, else 150).
     * ``render_mode``: None or ``"rgb_array"`` (view, map and text side by side).

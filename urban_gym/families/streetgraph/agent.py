@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from urban_gym.baselines.lmm.calls import CALL_HEADINGS
-from urban_gym.baselines.lmm.schemes.base import Scheme, SchemeProtocol, lm_interface
+from urban_gym.baselines.lmm.schemes.base import Scheme, SchemeProtocol, lmm_interface
 from urban_gym.baselines.lmm.schemes.cot import reply_field
 from urban_gym.errors import InputError
 from urban_gym.families.streetgraph.prompts import AGENTNAV
@@ -140,7 +140,7 @@ class AgentNav(Scheme):
         return agent.ask_action(stack)
 
     def _self_position(self, agent: Any, stack: Any) -> None:
-        lm = lm_interface(stack)
+        lm = lmm_interface(stack)
         system = CALL_HEADINGS["self_positioning"] + "\n" + self.text("self_positioning")
         messages = [
             {"role": "system", "content": system},

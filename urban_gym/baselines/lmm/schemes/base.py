@@ -170,7 +170,7 @@ class Scheme:
             )
 
     def stack_options(self, family: str | None) -> dict[str, Any]:
-        """Arguments of :func:`~urban_gym.wrappers.stacks.make_lm_env` besides the env:
+        """Arguments of :func:`~urban_gym.wrappers.stacks.make_lmm_env` besides the env:
         ``memory``, ``map_observation``, ``memory_budget`` (None: the agent's own).
         """
         return {}
@@ -200,14 +200,14 @@ class Scheme:
         return _fill(self.prompts[name], values)
 
 
-def lm_interface(stack: Any) -> Any:
-    """The :class:`~urban_gym.wrappers.language_model.LanguageModelInterface` of a stack."""
-    from urban_gym.wrappers.language_model import LanguageModelInterface
+def lmm_interface(stack: Any) -> Any:
+    """The :class:`~urban_gym.wrappers.lmm_interface.LMMInterface` of a stack."""
+    from urban_gym.wrappers.lmm_interface import LMMInterface
     from urban_gym.wrappers.stacks import find_wrapper
 
-    lm = find_wrapper(stack, LanguageModelInterface)
+    lm = find_wrapper(stack, LMMInterface)
     if lm is None:
-        raise ValueError("the stack has no LanguageModelInterface")
+        raise ValueError("the stack has no LMMInterface")
     return lm
 
 

@@ -11,15 +11,15 @@ from tests.wrappers.recording_env import RecordingEnv
 from urban_gym.envs.actions import UnreadableReply
 from urban_gym.wrappers.episode_metrics import EpisodeMetrics
 from urban_gym.wrappers.images import decode_data_url, fit_images
-from urban_gym.wrappers.language_model import (
-    LanguageModelInterface,
+from urban_gym.wrappers.lmm_interface import (
+    LMMInterface,
     ReplyAction,
 )
 
 
 def make(**kw):
     env = RecordingEnv(**kw)
-    return env, LanguageModelInterface(EpisodeMetrics(env))
+    return env, LMMInterface(EpisodeMetrics(env))
 
 
 def test_messages_carry_schema_task_mask_and_image():
@@ -132,9 +132,9 @@ def test_the_face_declares_a_text_action_space_and_the_env_reads_the_reply_once(
     import gymnasium as gym
 
     import urban_gym  # noqa: F401
-    from urban_gym.wrappers.stacks import make_lm_env
+    from urban_gym.wrappers.stacks import make_lmm_env
 
-    lm = make_lm_env("UrbanGym/StreetGraph-Procedural-v0", env_kwargs={"observation": "symbolic"})
+    lm = make_lmm_env("UrbanGym/StreetGraph-Procedural-v0", env_kwargs={"observation": "symbolic"})
     assert isinstance(lm.action_space, gym.spaces.Text)
     reply = '{"thought": "t", "action": {"name": "go", "option": 0}}'
     assert lm.action_space.contains(reply) and isinstance(lm.action_space.sample(), str)

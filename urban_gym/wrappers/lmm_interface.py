@@ -1,9 +1,9 @@
 """The language-model face of an environment: observations as chat messages, replies as
 actions.
 
-:class:`LanguageModelInterface` wraps any urban_gym environment. Its ``step`` takes the
+:class:`LMMInterface` wraps any urban_gym environment. Its ``step`` takes the
 model's reply *text*; the tolerant parser (:mod:`urban_gym.wrappers.parsing`) reads the
-action from it and the wrapped env carries it out. :meth:`LanguageModelInterface.messages`
+action from it and the wrapped env carries it out. :meth:`LMMInterface.messages`
 gives the OpenAI-format chat messages for the current observation: a system prompt with the
 env's action schema and the reply format of the family's protocol
 (:mod:`urban_gym.wrappers.protocols`), and a user message with the task, the memory texts,
@@ -80,7 +80,7 @@ def _rebuild_reply_action(action: dict, reply: ParsedReply, text: str) -> ReplyA
     return ReplyAction(action, reply, text)
 
 
-class LanguageModelInterface(gym.Wrapper, gym.utils.RecordConstructorArgs):
+class LMMInterface(gym.Wrapper, gym.utils.RecordConstructorArgs):
     """Chat messages out, reply text in (see the module docstring).
 
     ``action_space`` is ``spaces.Text`` (a reply of up to :data:`MAX_REPLY_CHARS`
