@@ -13,10 +13,12 @@ No model at hand? Serve the scripted oracle in another terminal and point the ex
     URBAN_GYM_LMM_BASE_URL=http://127.0.0.1:8000/v1 python examples/lmm_agent.py --episodes 3
 
 Before the first episode it prints the endpoint, the model and whether an API key was found
-(never the key). Each episode's record (every step, the model's replies, the metrics) is
-appended to --out; an episode the endpoint failed (down, key rejected, not a chat completion)
-ends as termination=model_error and its reason is printed. The exit status is 1 when every
-episode failed that way.
+(never the key). The episodes run in urban_gym's one episode loop (the evaluation harness's),
+so each one's record goes to --out/episodes.jsonl and its trace -- every step, the model's
+replies and what the parser read from them -- to --out/traces/, as in any run folder. An
+episode the endpoint failed (down, key rejected, not a chat completion) ends as
+termination=model_error and its reason is printed. The exit status is 1 when every episode
+failed that way.
 """
 
 from __future__ import annotations
@@ -26,9 +28,13 @@ import json
 import os
 import sys
 
+import gymnasium as gym
+
 import urban_gym  # noqa: F401  (registers the UrbanGym/... ids)
-from urban_gym.baselines.lmm import ChatClient, ClientConfig, LMMAgent, run_episode
-from urban_gym.wrappers import make_lmm_env
+from urban_gym.baselines.lmm import ChatClient, ClientConfig, LMMAgent
+from urban_gym.eval.records import RunDir
+from urban_gym.eval.trace import run_episode
+from urban_gym.wrappers import lmm_env_kwargs
 
 
 def where_from(flag: str | None, flag_name: str, *variables: str) -> str:
@@ -76,7 +82,7 @@ def main() -> int:
     )
     p.add_argument("--text-only", action="store_true", help="send no images")
     p.add_argument("--map", action="store_true", help="add an agent-centred map image")
-    p.add_argument("--out", default="lmm_episodes.jsonl", help="JSONL file of episode records")
+    p.add_argument("--out", default="lmm_run", help="folder of the episode records and traces")
     args = p.parse_args()
 
     settings = {"base_url": args.base_url, "model": args.model, "max_retries": args.max_retries}
@@ -84,32 +90,34 @@ def main() -> int:
         connect = min(args.timeout, ClientConfig.connect_timeout_s)
         settings.update(timeout_s=args.timeout, connect_timeout_s=connect)
     config = ClientConfig.from_env(**settings)
-    env = make_lmm_env(
-        args.env,
-        env_kwargs=args.env_kwargs,
-        map_observation=args.map,
-        record_path=args.out,
-        lmm_kwargs={"image_budget_bytes": args.image_budget, "include_images": not args.text_only},
+    agent = LMMAgent(
+        client=ChatClient(config),
+        map=args.map,
+        image_budget_bytes=args.image_budget,
+        include_images=not args.text_only,
     )
+    face = agent.wrap(gym.make(args.env, **lmm_env_kwargs(args.env, args.env_kwargs)))
+    out = RunDir(args.out)
     print(f"{args.env}, {args.episodes} episode(s)\n{describe(config, args)}", flush=True)
     failed = 0  # episodes the endpoint failed (no completion, rejected request, bad answer)
-    with ChatClient(config) as client:
-        agent = LMMAgent(client)
-        for i in range(args.episodes):
-            rec = run_episode(env, agent, seed=args.seed + i)
-            m = rec["metrics"]
-            print(
-                f"episode {i}: task {rec['task']['id']} termination={rec['termination']} "
-                f"success={rec['is_success']} steps={rec['l']} "
-                f"unreadable={m.get('unreadable_replies', 0)} "
-                f"tokens={rec['usage']['total_tokens']}",
-                flush=True,
-            )
-            if rec["termination"] == "model_error":
-                failed += 1
-                print(f"  model error: {rec.get('error') or 'no reason recorded'}", flush=True)
-    env.close()
-    print(f"records appended to {args.out}")
+    for i in range(args.episodes):
+        rec, trace = run_episode(face, agent, seed=args.seed + i)
+        rec["trace"] = out.write_trace(rec["key"], trace)
+        out.append(rec)
+        print(
+            f"episode {i}: task {rec['task_id']} termination={rec['termination']} "
+            f"success={rec['is_success']} steps={rec['steps']} "
+            f"unreadable={rec['unreadable_replies']} "
+            f"tokens={rec['tokens']['total_tokens']}",
+            flush=True,
+        )
+        if rec["termination"] == "model_error":
+            failed += 1
+            print(f"  model error: {rec.get('error') or 'no reason recorded'}", flush=True)
+    out.close()
+    agent.close()
+    face.close()
+    print(f"records and traces in {args.out}/")
     if failed and failed == args.episodes:
         print(
             f"every episode failed on the endpoint {config.base_url}: is the server running, "

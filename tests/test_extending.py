@@ -113,18 +113,18 @@ def test_rl_face_under_maskable_ppo(registered):
 
 def test_lmm_face_against_the_scripted_server(registered):
     # [doc:lm-face]
-    from urban_gym.baselines.lmm import ChatClient, ClientConfig, LMMAgent, ScriptedServer
-    from urban_gym.baselines.lmm import run_episode as run_lmm_episode
-    from urban_gym.wrappers.stacks import make_lmm_env
+    from urban_gym.baselines.lmm import LMMAgent, ScriptedServer
+    from urban_gym.eval.trace import run_episode
 
     options = {"task_id": "patrol-0"}  # from cell 3 visit 9, then 0
-    with ScriptedServer("Toy/Corridor-v0", seed=0, options=options, wrap="mixed") as server:
-        client = ChatClient(ClientConfig(base_url=server.url, model="scripted"))
-        record = run_lmm_episode(make_lmm_env("Toy/Corridor-v0"), LMMAgent(client), 0, options)
+    with ScriptedServer("Toy/Corridor-v0", wrap="mixed") as server:
+        agent = LMMAgent(base_url=server.url, model="scripted")
+        face = agent.wrap(gym.make("Toy/Corridor-v0"))  # prompts, replies parsed into actions
+        record, trace = run_episode(face, agent, seed=0, options=options)
     assert record["is_success"] and record["metrics"]["stops_in_order"] == 1.0
-    assert record["l"] == 6 + 9 + 1  # 6 cells east, 9 west, stop
+    assert record["steps"] == 6 + 9 + 1  # 6 cells east, 9 west, stop
     # [/doc:lm-face]
-    assert record["metrics"]["unreadable_replies"] == 0
+    assert record["unreadable_replies"] == 0 and record["tokens"]["requests"] == 16
 
 
 def test_a_bad_reply_is_an_invalid_step(registered):
@@ -142,15 +142,16 @@ def test_a_bad_reply_is_an_invalid_step(registered):
 
 def test_the_oracle_runner_solves_the_suite(registered):
     # [doc:oracle-runner]
+    from urban_gym.baselines.agents import OracleAgent
     from urban_gym.baselines.oracles import make_oracle
-    from urban_gym.eval.episodes import run_episode
+    from urban_gym.eval.trace import run_episode
 
     env = gym.make("Toy/Corridor-v0")
     assert isinstance(make_oracle(env), CorridorOracle)  # found through the registry
-    for i, task in enumerate(env.unwrapped.tasks):
-        info = run_episode(env, "oracle", task_index=i)
-        assert info["is_success"] and info["metrics"]["spl"] == 1.0, task.id
-        assert info["steps"] == toy_tasks.route_length(task) + 1  # every cell, then stop
+    for task in env.unwrapped.tasks:
+        record, trace = run_episode(env, OracleAgent(), seed=0, options={"task_id": task.id})
+        assert record["is_success"] and record["metrics"]["spl"] == 1.0, task.id
+        assert record["steps"] == toy_tasks.route_length(task) + 1  # every cell, then stop
     # [/doc:oracle-runner]
     assert len(env.unwrapped.tasks) == 8
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from urban_gym.baselines.lmm.agent import LMMHarnessAgent
+from urban_gym.baselines.lmm.agent import LMMAgent
 
 #: family -> (env id, small gym.make kwargs)
 ENVS = {
@@ -35,13 +35,13 @@ def render(
     opts: dict[str, Any] = {"base_url": "http://127.0.0.1:9/v1", "model": "m"}
     if scheme is not None:
         opts.update(scheme=scheme, scheme_config=config, prompts=prompts)
-    agent = LMMHarnessAgent(**opts)
+    agent = LMMAgent(**opts)
     try:
         stack = agent.wrap(core)
         task = first_task(core, task_type)
         stack.reset(seed=0, options={"task_id": task.id})
         agent.reset(stack, task, seed=0)
-        messages = agent.agent.prompt_builder.build(stack)
+        messages = agent.prompt_builder.build(stack)
         return [_textual(m) for m in messages]
     finally:
         agent.close()

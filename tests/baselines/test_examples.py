@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import subprocess
@@ -11,6 +10,7 @@ from pathlib import Path
 
 from tests.wrappers.recording_env import RecordingEnv, RecordingOracle
 from urban_gym.baselines.lmm import ScriptedServer
+from urban_gym.eval.records import RunDir
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV_ID = "tests.wrappers.recording_env:UrbanGymTest/Recording-v0"
@@ -51,7 +51,7 @@ def test_lmm_agent_example_against_the_scripted_server(tmp_path):
         seed=3,
         wrap="mixed",
     )
-    records = tmp_path / "eps.jsonl"
+    records = tmp_path / "run"
     with server:
         out = run(
             [
@@ -72,8 +72,9 @@ def test_lmm_agent_example_against_the_scripted_server(tmp_path):
     assert "model:    scripted (from URBAN_GYM_LMM_MODEL)" in out
     assert "API key:  none (URBAN_GYM_LMM_API_KEY / OPENAI_API_KEY not set" in out
     assert "model error" not in out
-    recs = [json.loads(line) for line in records.read_text().splitlines()]
-    assert [r["task"]["id"] for r in recs] == ["rec-3", "rec-4"]
+    recs = RunDir(records).read_episodes()
+    assert [r["task_id"] for r in recs] == ["rec-3", "rec-4"]
+    assert all(len(RunDir(records).read_trace(r)) == r["steps"] + 1 for r in recs)
 
 
 def free_port() -> int:
@@ -87,7 +88,7 @@ def test_lmm_agent_example_says_why_when_the_endpoint_is_down(tmp_path):
     port = free_port()
     url = f"http://127.0.0.1:{port}/v1"
     secret = "sk-test-0123456789abcdef"  # must never be printed
-    records = tmp_path / "eps.jsonl"
+    records = tmp_path / "run"
     args = ["examples/lmm_agent.py", "--env", ENV_ID, "--episodes", "2", "--out", str(records)]
     done = start(
         [*args, "--max-retries", "1", "--timeout", "2"],
@@ -107,7 +108,7 @@ def test_lmm_agent_example_says_why_when_the_endpoint_is_down(tmp_path):
     assert out.count("termination=model_error") == 2
     assert out.count(f"  model error: {reason}") == 2
     assert "every episode failed on the endpoint" in err
-    recs = [json.loads(line) for line in records.read_text().splitlines()]
+    recs = RunDir(records).read_episodes()
     assert [r["termination"] for r in recs] == ["model_error", "model_error"]
     assert all(r["error"].startswith(reason) for r in recs)
 

@@ -14,8 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from urban_gym.baselines.lmm import ChatClient, ClientConfig, LMMAgent, run_episode
+from urban_gym.baselines.lmm import ChatClient, ClientConfig, LMMAgent
 from urban_gym.envs.actions import InvalidAction
+from urban_gym.eval.trace import run_episode
 from urban_gym.tasks.families import family_of
 from urban_gym.wrappers.protocols import PROTOCOLS, protocol_for
 from urban_gym.wrappers.stacks import make_lmm_env
@@ -106,18 +107,19 @@ def test_lmm_face_reaches_the_oracles_success(family, lmm_envs):
     env_id, kwargs, _, options, seed = CASES[family]
     env = lmm_envs[family]
     proc, url = serve(env_id, kwargs, options, seed, "--wrap", "mixed")
+    client = ChatClient(ClientConfig(base_url=url, model="scripted", backoff_s=0.05))
     try:
-        client = ChatClient(ClientConfig(base_url=url, model="scripted", backoff_s=0.05))
-        rec = run_episode(env, LMMAgent(client), seed=seed, options=options)
+        rec, trace = run_episode(env, LMMAgent(client=client), seed=seed, options=options)
     finally:
+        client.close()
         proc.terminate()
         proc.wait(timeout=10)
     assert family_of(env).name == family
     assert rec["is_success"] and rec["metrics"]["success"] == 1.0, rec["termination"]
-    assert rec["metrics"]["unreadable_replies"] == 0 and rec["metrics"]["invalid_actions"] == 0
-    assert rec["l"] == rec["metrics"]["model_replies"] == rec["usage"]["requests"]
-    assert {s["reply"]["stage"] for s in rec["steps"]} >= (
-        {"json"} if rec["l"] < 2 else {"json", "fence"}
+    assert rec["unreadable_replies"] == 0 and rec["invalid_actions"] == 0
+    assert rec["steps"] == rec["tokens"]["requests"] == len(trace) - 1
+    assert {s["reply"]["stage"] for s in trace.steps()[1:]} >= (
+        {"json"} if rec["steps"] < 2 else {"json", "fence"}
     )
     json.dumps(rec)
 

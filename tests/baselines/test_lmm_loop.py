@@ -1,17 +1,14 @@
 """The language-model path end to end on the recording env: scripted server on loopback,
-client, prompt builder, agent loop, parser, episode record."""
+client, prompt builder, agent, parser, the one episode loop and its record."""
 
 from __future__ import annotations
 
-import json
-
 import httpx
 
-from tests.wrappers.recording_env import RecordingEnv, RecordingOracle
-from urban_gym.baselines.lmm import ChatClient, ClientConfig, LMMAgent, ScriptedServer, run_episode
+from tests.wrappers.recording_env import RecordingEnv, RecordingOracle, episode
+from urban_gym.baselines.lmm import ChatClient, ClientConfig, LMMAgent, ScriptedServer
 from urban_gym.baselines.lmm.prompt import PromptBuilder
 from urban_gym.baselines.lmm.server import wrap_reply
-from urban_gym.wrappers.stacks import make_lmm_env
 
 
 def scripted(**kw) -> ScriptedServer:
@@ -24,7 +21,7 @@ def scripted(**kw) -> ScriptedServer:
 
 def agent(url: str, **kw) -> LMMAgent:
     cfg = ClientConfig(base_url=url, model="scripted", backoff_s=0.01, jitter=0.0, **kw)
-    return LMMAgent(ChatClient(cfg))
+    return LMMAgent(client=ChatClient(cfg))
 
 
 def test_wrap_styles():
@@ -38,17 +35,16 @@ def test_scripted_episode_reaches_the_oracles_success(tmp_path):
     with scripted(env_id="rec", wrap="mixed") as s:
         r = httpx.post(s.url + "/scripted/episode", json={"seed": 11})
         assert r.status_code == 200 and r.json()["task"] == "rec-11"
-        env = make_lmm_env(RecordingEnv(), record_path=tmp_path / "ep.jsonl")
-        rec = run_episode(env, agent(s.url), seed=11)
+        rec, steps = episode(agent(s.url), seed=11)
     assert rec["termination"] == "arrived" and rec["is_success"]
-    assert rec["metrics"]["unreadable_replies"] == 0 and rec["metrics"]["invalid_actions"] == 0
-    stages = [st["reply"]["stage"] for st in rec["steps"]]
+    assert rec["unreadable_replies"] == 0 and rec["invalid_actions"] == 0
+    stages = [st["reply"]["stage"] for st in steps[1:]]
     # "mixed" wraps reply i as plain JSON, fenced, in prose, in prose around a fence (i % 4);
     # the parser finds them at the stages json, fence, braces (the balanced {...}), fence
     cycle = ("json", "fence", "braces", "fence")
-    assert len(stages) == rec["l"] >= 4  # one reply per step, every wrap at least once
+    assert len(stages) == rec["steps"] >= 4  # one reply per step, every wrap at least once
     assert stages == [cycle[i % 4] for i in range(len(stages))]
-    assert rec["usage"]["requests"] == rec["l"] and rec["usage"]["total_tokens"] > 0
+    assert rec["tokens"]["requests"] == rec["steps"] and rec["tokens"]["total_tokens"] > 0
     # the same oracle run directly takes the same number of steps
     direct = RecordingEnv()
     direct.reset(seed=11)
@@ -60,15 +56,14 @@ def test_scripted_episode_reaches_the_oracles_success(tmp_path):
         *_, term, trunc, _ = direct.step(o.act(direct))
         if term or trunc:
             break
-    assert rec["l"] == n
-    assert json.loads((tmp_path / "ep.jsonl").read_text())["termination"] == "arrived"
+    assert rec["steps"] == n
 
 
 def test_consecutive_episodes_follow_the_seeds_and_retries_do_not_step_twice():
     with scripted(env_id="rec", seed=3, wrap="prose") as s:
         a = agent(s.url)
         for seed in (3, 4):
-            rec = run_episode(make_lmm_env(RecordingEnv()), a, seed=seed)
+            rec, _ = episode(a, seed=seed)
             assert rec["is_success"], rec["termination"]
         # a request repeated verbatim gets the same answer without stepping the env
         s.start_episode(seed=9)
@@ -78,25 +73,22 @@ def test_consecutive_episodes_follow_the_seeds_and_retries_do_not_step_twice():
         assert t1 == t2 and s.steps == 1
 
 
-def test_a_failing_server_ends_the_episode_as_model_error(tmp_path):
-    path = tmp_path / "ep.jsonl"
+def test_a_failing_server_ends_the_episode_as_model_error():
     with scripted(env_id="rec", seed=1, faults=[500] * 50) as s:
-        env = make_lmm_env(RecordingEnv(), record_path=path)
-        rec = run_episode(env, agent(s.url, max_retries=2), seed=1)
+        rec, _ = episode(agent(s.url, max_retries=2), seed=1)
     assert rec["termination"] == "model_error" and "HTTP 500" in rec["error"]
-    assert rec["l"] == 0 and rec["usage"]["requests"] == 3
-    saved = json.loads(path.read_text())
-    assert saved["termination"] == "model_error" and saved["task"]["id"] == "rec-1"
+    assert rec["steps"] == 0 and rec["tokens"]["requests"] == 3 and rec["task_id"] == "rec-1"
 
 
 def test_prompt_builder_keeps_past_turns_as_text():
     with scripted(env_id="rec", seed=2) as s:
-        a = LMMAgent(ChatClient(ClientConfig(base_url=s.url, model="m")), PromptBuilder(history=2))
-        env = make_lmm_env(RecordingEnv())
-        env.reset(seed=2)
-        a.reset(env)
+        client = ChatClient(ClientConfig(base_url=s.url, model="m"))
+        a = LMMAgent(client=client, prompt_builder=PromptBuilder(history=2))
+        env = a.wrap(RecordingEnv())
+        obs, info = env.reset(seed=2)
+        a.reset(env, env.unwrapped.task)
         for _ in range(3):
-            env.step(a.act(env))
+            obs, *_, info = env.step(a.act(obs, info))
         msgs = a.prompt_builder.build(env)
     roles = [m["role"] for m in msgs]
     assert roles == ["system", "user", "assistant", "user", "assistant", "user"]
@@ -130,9 +122,9 @@ def test_the_cli_server_in_a_subprocess_drives_an_episode():
         line = proc.stdout.readline()
         assert line.startswith("serving "), line + proc.stderr.read()
         url = line.rsplit(" at ", 1)[1].strip()
-        rec = run_episode(make_lmm_env(RecordingEnv()), agent(url), seed=5)
+        rec, _ = episode(agent(url), seed=5)
     finally:
         proc.terminate()
         proc.wait(timeout=10)
     assert rec["is_success"] and rec["termination"] == "arrived"
-    assert rec["usage"]["retries"] == 1  # the 503 was retried
+    assert rec["tokens"]["retries"] == 1  # the 503 was retried

@@ -99,10 +99,10 @@ def test_paper_schemes_refuse_other_families(tmp_path, scheme):
 
 
 def test_paper_scheme_on_another_family_is_an_error_naming_it():
-    from urban_gym.baselines.lmm.agent import LMMHarnessAgent
+    from urban_gym.baselines.lmm.agent import LMMAgent
 
     env = gym.make("UrbanGym/StreetGraph-Procedural-v0", observation="symbolic")
-    agent = LMMHarnessAgent(base_url="http://127.0.0.1:9/v1", scheme="react-reflection")
+    agent = LMMAgent(base_url="http://127.0.0.1:9/v1", scheme="react-reflection")
     with pytest.raises(UrbanGymError, match="posegraph360 only, not on 'streetgraph'"):
         agent.wrap(env)
 

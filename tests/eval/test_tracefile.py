@@ -287,8 +287,8 @@ def test_the_fast_capture_writes_what_the_general_one_does(tmp_path, env_id, kwa
     keys = episode_keys(w.core.unwrapped.tasks, None, 2)[::5][:8]
     for k in keys:
         task = w.tasks[k.task_id]
-        fast, fast_trace = run_episode(w.face, None, w.agent, k, task)
-        slow, slow_trace = run_episode(recorder, recorder, w.agent, k, task)
+        fast, fast_trace = run_episode(w.face, w.agent, k, task=task)
+        slow, slow_trace = run_episode(recorder, w.agent, k, task=task, recorder=recorder)
         assert k.name == episode_name(k.task_id, k.seed, k.repeat)
         assert comparable(fast) == comparable(slow)
         assert fast_trace.steps() == slow_trace.steps()

@@ -20,8 +20,9 @@ import pytest
 
 import urban_gym  # noqa: F401  (registers the ids)
 from tests.world.city_fixtures import write_fixtures
+from urban_gym.baselines.agents import OracleAgent
 from urban_gym.errors import CityLoadError, UrbanGymError
-from urban_gym.eval.episodes import run_episode
+from urban_gym.eval.trace import run_episode
 from urban_gym.tasks.report import SuiteGenerationError
 from urban_gym.tasks.suite import load_suite
 
@@ -220,9 +221,9 @@ def test_oracle_solves_one_task_of_each_kind(generated, city, family):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for kind, i in firsts.items():
-            info = run_episode(env, "oracle", i, seed=0)
-            if not info["is_success"]:
-                failed.append((kind, info["termination"]))
+            rec, _ = run_episode(env, OracleAgent(), seed=0, options={"task_index": i})
+            if not rec["is_success"]:
+                failed.append((kind, rec["termination"]))
     assert not failed
     env.close()
 

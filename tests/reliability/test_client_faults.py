@@ -13,9 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.reliability.fault_server import Answer, FaultServer, completion_body, json_answer
-from tests.wrappers.recording_env import RecordingEnv
-from urban_gym.baselines.lmm import ChatClient, ClientConfig, LMMAgent, ModelError, run_episode
-from urban_gym.wrappers.stacks import make_lmm_env
+from tests.wrappers.recording_env import episode
+from urban_gym.baselines.lmm import ChatClient, ClientConfig, LMMAgent, ModelError
 
 MESSAGES = [{"role": "user", "content": "where to?"}]
 
@@ -199,18 +198,13 @@ def fault_server():
         yield s
 
 
-def test_run_episode_records_model_error_with_the_reason(tmp_path):
-    path = tmp_path / "episodes.jsonl"
+def test_run_episode_records_model_error_with_the_reason():
     turn = json_answer(completion_body('{"action": "turn", "angle": 90}'))
     with FaultServer([turn, turn, json_answer(completion_body(usage=5))]) as s:
-        env = make_lmm_env(RecordingEnv(), record_path=path)
-        rec = run_episode(env, LMMAgent(client(s.url, max_retries=1)), seed=2)
-    lines = path.read_text(encoding="utf-8").splitlines()
-    assert len(lines) == 1
-    line = json.loads(lines[0])
-    assert line == rec
-    assert line["termination"] == "model_error" and line["l"] == 2 and not line["is_success"]
-    assert "'usage' is a number (5)" in line["error"]
-    assert line["usage"]["requests"] == 3 and line["usage"]["failures"] == 1
-    assert line["usage"]["total_tokens"] == 10  # two good answers of 5 tokens
-    assert line["model"] == "m"
+        agent = LMMAgent(client=client(s.url, max_retries=1))
+        rec, steps = episode(agent, seed=2)
+    assert rec["termination"] == "model_error" and rec["steps"] == 2 and not rec["is_success"]
+    assert "'usage' is a number (5)" in rec["error"]
+    assert rec["tokens"]["requests"] == 3 and agent.client.usage["failures"] == 1
+    assert rec["tokens"]["total_tokens"] == 10  # two good answers of 5 tokens
+    assert agent.config()["model"] == "m"

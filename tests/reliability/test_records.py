@@ -1,6 +1,7 @@
-"""Issue 10, items 2, 3 and 5, and "nothing is lost from an episode log": every episode
-leaves one whole line of strict JSON in ``episodes.jsonl``, with the model's tokens and
-name on it, whatever the agent sent, the model replied, or the loop ran into."""
+""" "Nothing is lost from an episode log": every episode of the one episode loop
+(:func:`urban_gym.eval.trace.run_episode`) leaves one whole line of strict JSON in a run
+folder's ``episodes.jsonl`` and its trace, with the model's tokens on it, whatever the agent
+sent, the model replied, or the loop ran into."""
 
 from __future__ import annotations
 
@@ -20,10 +21,11 @@ from hypothesis.extra import numpy as hnp
 
 from tests.strategies import nested_json
 from tests.wrappers.recording_env import RecordingEnv, RecordingOracle
-from urban_gym.baselines.lmm import ChatClient, ClientConfig, LMMAgent, ScriptedServer, run_episode
-from urban_gym.eval import episodes as eval_episodes
+from urban_gym.baselines.agents import BaseAgent
+from urban_gym.baselines.lmm import ChatClient, ClientConfig, LMMAgent, ScriptedServer
+from urban_gym.eval.records import RunDir
+from urban_gym.eval.trace import TraceRecorder, run_episode
 from urban_gym.strict_json import dumps, json_safe
-from urban_gym.wrappers.episode_metrics import EpisodeMetrics
 from urban_gym.wrappers.stacks import make_lmm_env
 
 
@@ -181,58 +183,74 @@ DEEP_REPLIES = {
 }
 
 
+class Sends(BaseAgent):
+    """An agent that sends the given actions (reply texts or structured actions) in
+    order, then ``stop``; on the language-model face (``face=True``) or the core env."""
+
+    kind = "sends"
+
+    def __init__(self, *actions, face: bool = True) -> None:
+        self.actions, self.face = list(actions), face
+
+    def wrap(self, env):
+        return make_lmm_env(env) if self.face else env
+
+    def reset(self, env, task, seed=None):
+        self.todo = list(self.actions)
+
+    def act(self, obs, info):
+        return self.todo.pop(0) if self.todo else '{"action": "stop"}'
+
+
+def record_episode(env, agent, path, seed=1, **kw):
+    """One episode in the one loop, written to the run folder ``path`` as the harness
+    writes it; returns the record and its trace as read back from disk."""
+    recorder = TraceRecorder(env)
+    face = agent.wrap(recorder)
+    rec, trace = run_episode(face, agent, seed=seed, recorder=recorder, **kw)
+    run = RunDir(path)
+    rec["trace"] = run.write_trace(rec["key"], trace)
+    run.append(rec)
+    run.close()
+    (line,) = [r for r in read_records(path / "episodes.jsonl") if r["key"] == rec["key"]]
+    return line, run.read_trace(line)
+
+
 @pytest.mark.parametrize("name", list(DEEP_REPLIES))
 def test_a_reply_nested_500_deep_is_recorded_bounded(tmp_path, name):
-    path = tmp_path / "episodes.jsonl"
-    env = make_lmm_env(RecordingEnv(), record_path=path)
-    env.reset(seed=1)
-    *_, info = env.step(DEEP_REPLIES[name])
-    assert len(env.unwrapped.received) == 1  # the env step was applied
-    assert info["action_valid"] is False  # and rejected by the env, as it should be
-    *_, term, _, info = env.step('{"action": "stop"}')
-    assert term
-    (rec,) = read_records(path)
-    step = rec["steps"][0]
-    assert "nested deeper than 24 levels" in json.dumps(step["action"])
-    assert depth(step["action"]) <= 24 and not step["valid"]
-    assert rec["l"] == 2 and rec == info["episode"]
+    env = RecordingEnv()
+    rec, steps = record_episode(env, Sends(DEEP_REPLIES[name]), tmp_path)
+    assert len(env.received) == 2  # the deep reply's step was applied (and rejected), then stop
+    assert rec["steps"] == 2 and rec["termination"] == "terminated_by_agent"
+    step = steps[1]
+    assert not step["valid"] and step["reply"]["stage"] == "json"
+    assert depth(step) <= 20  # every part of the step bounded (16 levels of a value)
 
 
 def test_an_action_nested_5000_deep_is_recorded_bounded(tmp_path):
-    path = tmp_path / "episodes.jsonl"
-    env = EpisodeMetrics(RecordingEnv(), path=path)
-    env.reset(seed=1)
-    *_, term, _, _ = env.step({"action": "stop", "note": nested("leaf", 5000)})
-    assert term and len(env.unwrapped.received) == 1
-    (rec,) = read_records(path)
-    assert rec["termination"] == "terminated_by_agent"
-    assert "nested deeper than 24 levels" in json.dumps(rec["steps"][0]["action"]["note"])
+    env = RecordingEnv()
+    agent = Sends({"action": "stop", "note": nested("leaf", 5000)}, face=False)
+    rec, steps = record_episode(env, agent, tmp_path)
+    assert rec["termination"] == "terminated_by_agent" and len(env.received) == 1
+    assert "nested deeper than 16 levels" in json.dumps(steps[1]["action"]["note"])
 
 
-def test_a_memory_nested_5000_deep_becomes_bounded_memory_text(tmp_path):
-    path = tmp_path / "episodes.jsonl"
-    env = make_lmm_env(RecordingEnv(), record_path=path)  # posegraph360: ReflectionMemory
+def test_a_memory_nested_5000_deep_becomes_bounded_memory_text():
+    env = make_lmm_env(RecordingEnv())  # posegraph360: ReflectionMemory
     env.reset(seed=1)
     obs, *_ = env.step({"action": "turn", "angle": 90, "memory": nested(10**5000, 5000)})
     # written as JSON, cut at 16 levels (the leaf, a 5,000-digit integer, is never reached)
     assert obs["memory"] == '{"a": ' * 16 + '"<dict nested deeper than 16 levels>"' + "}" * 16
     assert env.observation_space.contains(obs)
-    *_, term, _, _ = env.step({"action": "stop"})
-    assert term and read_records(path)[0]["l"] == 2
 
 
 # --------------------------------------------------------------------------- item 3: text
 
 
 def test_a_lone_surrogate_in_a_reply_does_not_lose_the_record(tmp_path):
-    path = tmp_path / "episodes.jsonl"
-    env = make_lmm_env(RecordingEnv(), record_path=path)
-    env.reset(seed=1)
-    *_, term, _, info = env.step('{"action":"stop"} \ud800')
-    assert term
-    (rec,) = read_records(path)
+    rec, steps = record_episode(RecordingEnv(), Sends('{"action":"stop"} \ud800'), tmp_path)
     assert rec["termination"] == "terminated_by_agent"
-    assert rec["steps"][0]["reply"]["text"] == '{"action":"stop"} \ufffd'
+    assert steps[1]["reply"]["text"] == '{"action":"stop"} \ufffd'
 
 
 class OddMetricsEnv(RecordingEnv):
@@ -246,14 +264,13 @@ class OddMetricsEnv(RecordingEnv):
 
 
 def test_nan_and_infinity_never_reach_the_file(tmp_path):
-    path = tmp_path / "episodes.jsonl"
-    env = make_lmm_env(OddMetricsEnv(), record_path=path)
-    env.reset(seed=1)
-    env.step('{"action": "turn", "angle": 90, "thought": NaN, "reason": -Infinity}')
-    env.step('{"action": "stop", "thought": Infinity}')
-    (rec,) = read_records(path)  # strict: a bare NaN or Infinity would fail here
-    assert rec["steps"][0]["reply"]["fields"]["thought"] is None
-    assert rec["steps"][0]["reply"]["fields"]["reason"] is None
+    agent = Sends(
+        '{"action": "turn", "angle": 90, "thought": NaN, "reason": -Infinity}',
+        '{"action": "stop", "thought": Infinity}',
+    )
+    rec, steps = record_episode(OddMetricsEnv(), agent, tmp_path)  # strict reading
+    assert steps[1]["reply"]["fields"]["thought"] is None
+    assert steps[1]["reply"]["fields"]["reason"] is None
     m = rec["metrics"]
     assert m["spl"] is None and m["ratio"] is None and m["decisions"] == 3
     assert m["huge"] == "<integer of about 401 digits>"
@@ -272,27 +289,22 @@ def scripted_server(**kw) -> ScriptedServer:
 
 def lmm_agent(url: str, **kw) -> LMMAgent:
     cfg = ClientConfig(base_url=url, model="scripted", backoff_s=0.001, jitter=0.0, **kw)
-    return LMMAgent(ChatClient(cfg))
+    return LMMAgent(client=ChatClient(cfg))
 
 
-def test_tokens_and_model_are_on_the_written_line(tmp_path):
-    path = tmp_path / "episodes.jsonl"
+def test_tokens_are_on_the_written_line_and_each_step(tmp_path):
     with scripted_server(env_id="rec", seed=11) as s:
         agent = lmm_agent(s.url)
-        rec = run_episode(make_lmm_env(RecordingEnv(), record_path=path), agent, seed=11)
-    (line,) = read_records(path)
-    assert line == rec and line["termination"] == "arrived"
-    assert line["model"] == "scripted"
-    usage = line["usage"]
+        rec, steps = record_episode(RecordingEnv(), agent, tmp_path, seed=11)
+    assert rec["termination"] == "arrived"
+    tokens = rec["tokens"]
     for k in ("prompt_tokens", "completion_tokens", "total_tokens"):
-        assert usage[k] == sum(r["usage"][k] for r in agent.replies) > 0
-    assert usage["total_tokens"] == usage["prompt_tokens"] + usage["completion_tokens"]
-    assert usage["requests"] == line["l"] == len(agent.replies)
+        assert tokens[k] == sum(r["usage"][k] for r in agent.replies) > 0
+    assert tokens["total_tokens"] == tokens["prompt_tokens"] + tokens["completion_tokens"]
+    assert tokens["requests"] == rec["steps"] == len(agent.replies)
     # each step carries the tokens of the reply it carried out
-    assert [st["model_usage"]["usage"] for st in line["steps"]] == [
-        r["usage"] for r in agent.replies
-    ]
-    assert line["model_latency_s"] > 0
+    assert [s["tokens"] for s in steps[1:]] == [r["usage"] for r in agent.replies]
+    assert rec["timing"]["model_latency_s"] > 0
 
 
 # --------------------------------------------------------------------------- nothing lost
@@ -309,21 +321,32 @@ def _failing_on_step(exc: BaseException, after: int):
     return on_step
 
 
-@pytest.mark.parametrize(
-    "exc, reason",
-    [(RuntimeError("gif writer failed"), "agent_error"), (KeyboardInterrupt(), "interrupted")],
-    ids=["exception", "ctrl-c"],
-)
-def test_the_agent_loop_failing_after_two_steps_writes_the_record(tmp_path, exc, reason):
-    path = tmp_path / "episodes.jsonl"
+def test_the_loop_failing_after_two_steps_writes_the_record(tmp_path):
+    """A failing callback of the loop (a GIF writer, say) ends the episode as the agent's
+    error would: the record says so, and holds the two steps done."""
     with scripted_server(env_id="rec", seed=11) as s:
-        env = make_lmm_env(RecordingEnv(), record_path=path)
-        with pytest.raises(type(exc)):
-            run_episode(env, lmm_agent(s.url), seed=11, on_step=_failing_on_step(exc, 2))
-    (line,) = read_records(path)
-    assert line["termination"] == reason and line["l"] == 2 and not line["is_success"]
-    assert line["error"].startswith(type(exc).__name__)
-    assert line["usage"]["requests"] == 2 and line["model"] == "scripted"
+        on_step = _failing_on_step(RuntimeError("gif writer failed"), 2)
+        rec, steps = record_episode(
+            RecordingEnv(), lmm_agent(s.url), tmp_path, seed=11, on_step=on_step
+        )
+    assert rec["termination"] == "agent_error" and rec["steps"] == 2 and not rec["is_success"]
+    assert rec["error"] == "RuntimeError: gif writer failed"
+    assert rec["tokens"]["requests"] == 2 and len(steps) == 3
+
+
+def test_ctrl_c_stops_the_loop_and_the_episode_is_not_recorded(tmp_path):
+    """Ctrl-C stops the run: the episode in progress is not recorded (half an episode is
+    no record), so resuming the run plays it again."""
+    with scripted_server(env_id="rec", seed=11) as s:
+        with pytest.raises(KeyboardInterrupt):
+            record_episode(
+                RecordingEnv(),
+                lmm_agent(s.url),
+                tmp_path,
+                seed=11,
+                on_step=_failing_on_step(KeyboardInterrupt(), 2),
+            )
+    assert not (tmp_path / "episodes.jsonl").exists()
 
 
 class CrashingEnv(RecordingEnv):
@@ -336,52 +359,32 @@ class CrashingEnv(RecordingEnv):
 
 
 def test_an_env_raising_mid_episode_writes_the_record(tmp_path):
-    path = tmp_path / "episodes.jsonl"
-    env = EpisodeMetrics(CrashingEnv(), path=path)
-    env.reset(seed=3)
-    env.step(4)
-    env.step(5)
-    with pytest.raises(ZeroDivisionError):
-        env.step({"action": "turn", "angle": 45})
-    (line,) = read_records(path)
-    assert line["termination"] == "env_error" and line["l"] == 2
-    assert line["error"] == "ZeroDivisionError: division by zero in the dynamics"
-    assert line["failed_action"] == {"action": {"action": "turn", "angle": 45}}
+    agent = Sends(4, 5, {"action": "turn", "angle": 45}, face=False)
+    rec, steps = record_episode(CrashingEnv(), agent, tmp_path, seed=3)
+    assert rec["termination"] == "env_error" and rec["steps"] == 2
+    assert rec["error"] == "ZeroDivisionError: division by zero in the dynamics"
 
 
-def test_close_or_reset_before_the_end_writes_an_unfinished_record(tmp_path):
-    path = tmp_path / "episodes.jsonl"
-    env = EpisodeMetrics(RecordingEnv(), path=path)
-    env.reset(seed=1)
-    env.step(4)
-    env.reset(seed=2)  # the first episode was left after one step
-    env.reset(seed=3)  # the second took none: nothing to record
-    env.step(4)
-    env.step(5)
-    env.close()
-    recs = read_records(path)
-    assert [(r["seed"], r["termination"], r["l"]) for r in recs] == [
-        (1, "unfinished", 1),
-        (3, "unfinished", 2),
-    ]
-    assert recs[0]["error"] == "reset before the episode ended"
+class Broken(BaseAgent):
+    kind = "broken"
+
+    def act(self, obs, info):
+        raise ValueError("agent='human' has no oracle here")
 
 
-def test_eval_run_episode_writes_the_record_when_the_agent_fails(tmp_path):
-    path = tmp_path / "episodes.jsonl"
-    env = EpisodeMetrics(RecordingEnv(), path=path)
-    with pytest.raises(ValueError, match="agent='human'"):
-        eval_episodes.run_episode(env, "human", task_index=0, seed=0)
-    (line,) = read_records(path)
-    assert line["termination"] == "agent_error" and "agent='human'" in line["error"]
+def test_an_agent_raising_writes_the_record(tmp_path):
+    rec, steps = record_episode(RecordingEnv(), Broken(), tmp_path)
+    assert rec["termination"] == "agent_error" and "agent='human'" in rec["error"]
+    assert rec["steps"] == 0 and len(steps) == 1
 
 
 def test_a_line_cut_off_by_a_killed_writer_does_not_swallow_the_next(tmp_path):
     path = tmp_path / "episodes.jsonl"
     path.write_text('{"termination": "arrived"}\n{"termination": "arr', encoding="utf-8")
-    env = EpisodeMetrics(RecordingEnv(), path=path)
-    env.reset(seed=1)
-    env.step({"action": "stop"})
+    run_episode_rec, _ = run_episode(RecordingEnv(), Sends({"action": "stop"}, face=False), seed=1)
+    run = RunDir(tmp_path)
+    run.append(run_episode_rec)
+    run.close()
     lines = path.read_text(encoding="utf-8").split("\n")
     assert lines[1] == '{"termination": "arr' and lines[3] == ""
     assert strict(lines[2])["termination"] == "terminated_by_agent"
@@ -444,22 +447,21 @@ _replies = st.one_of(
 )
 @given(first=st.one_of(json_like, _replies), second=st.one_of(json_like, _replies))
 def test_every_episode_leaves_exactly_one_strict_record(tmp_path, first, second):
-    """Any JSON-like value or reply text as the agent's action, twice, then ``close``:
-    one new whole line of strict JSON, whether the episode ended, was left open, or the
-    env raised (the env side's own tests require it not to)."""
+    """Any JSON-like value or reply text as the agent's action, twice, then a stop: one
+    new whole line of strict JSON, and its trace, whether the episode ended, hit the step
+    limit, or the env raised (the env side's own tests require it not to)."""
     path = tmp_path / "episodes.jsonl"
     before = len(read_records(path)) if path.exists() else 0
-    env = make_lmm_env(RecordingEnv(max_steps=5), record_path=path)
-    env.reset(seed=0)
-    try:
-        for action in (first, second):
-            *_, term, trunc, _ = env.step(action)
-            if term or trunc:
-                break
-    except Exception:
-        pass  # not this test's concern: the record below is
-    env.close()
+    env = RecordingEnv(max_steps=5)
+    recorder = TraceRecorder(env)
+    agent = Sends(first, second)
+    face = agent.wrap(recorder)
+    rec, trace = run_episode(face, agent, recorder=recorder, seed=before)
+    run = RunDir(tmp_path)
+    rec["trace"] = run.write_trace(rec["key"], trace)
+    run.append(rec)
+    run.close()
     recs = read_records(path)
-    assert len(recs) == before + 1
-    ends = {"terminated_by_agent", "arrived", "answered", "unfinished", "env_error"}
+    assert len(recs) == before + 1 and len(run.read_trace(recs[-1])) == recs[-1]["steps"] + 1
+    ends = {"terminated_by_agent", "arrived", "answered", "step_limit", "env_error"}
     assert recs[-1]["termination"] in ends

@@ -70,8 +70,8 @@ def reply_500_deep(kind: str) -> str:
 
 @pytest.mark.parametrize("env_id", IDS)
 def test_500_deep_replies_through_the_language_model_interface(env_id):
-    """The parser and the env (a guard: on main only the episode record, EpisodeMetrics,
-    failed on these replies; that wrapper is tested with the records)."""
+    """The parser and the env on replies nested 500 deep (the episode record of such replies
+    is tested with the records, ``tests/reliability/test_records.py``)."""
     env = LMMInterface(make_small(env_id, images=False))
     env.reset(seed=0)
     for kind in ("action", "field", "no_action", "fenced"):

@@ -419,3 +419,15 @@ class RecordingGraphEnv(gym.Env):
 RECORDING_ID = "UrbanGymTest/Recording-v0"
 if RECORDING_ID not in gym.registry:
     gym.register(RECORDING_ID, entry_point="tests.wrappers.recording_env:RecordingEnv")
+
+
+def episode(agent, seed, env=None, **kw):
+    """One episode of ``agent`` on a :class:`RecordingEnv` (or ``env``) in the one
+    episode loop (:func:`urban_gym.eval.trace.run_episode`): ``(record, steps)``, the
+    steps as the trace holds them (step 0 the reset)."""
+    from urban_gym.eval.trace import TraceRecorder, run_episode
+
+    recorder = TraceRecorder(env if env is not None else RecordingEnv())
+    face = agent.wrap(recorder)
+    rec, trace = run_episode(face, agent, seed=seed, recorder=recorder, **kw)
+    return rec, trace.steps()

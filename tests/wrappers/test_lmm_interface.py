@@ -9,7 +9,6 @@ import pytest
 
 from tests.wrappers.recording_env import RecordingEnv
 from urban_gym.envs.actions import UnreadableReply
-from urban_gym.wrappers.episode_metrics import EpisodeMetrics
 from urban_gym.wrappers.images import decode_data_url, fit_images
 from urban_gym.wrappers.lmm_interface import (
     LMMInterface,
@@ -19,7 +18,7 @@ from urban_gym.wrappers.lmm_interface import (
 
 def make(**kw):
     env = RecordingEnv(**kw)
-    return env, LMMInterface(EpisodeMetrics(env))
+    return env, LMMInterface(env)
 
 
 def test_messages_carry_schema_task_mask_and_image():
@@ -111,19 +110,37 @@ def test_bad_replies_never_raise_from_step(reply):
     assert "reply" in info and isinstance(lm.messages()[1]["content"], list)
 
 
-def test_episode_record_keeps_model_replies():
-    env, lm = make()
-    lm.reset(seed=2)
-    info = {}
-    for _ in range(3):
-        *_, info = lm.step("nonsense")
-    *_, info = lm.step('```json\n{"action": "stop"}\n```')
-    rec = info["episode"]
+class Replies:
+    """An agent that sends the given reply texts in order (on the language-model face)."""
+
+    kind = "replies"
+
+    def __init__(self, *texts):
+        self.texts = list(texts)
+
+    def wrap(self, env):
+        return LMMInterface(env)
+
+    def reset(self, env, task, seed=None):
+        self.todo = list(self.texts)
+
+    def act(self, obs, info):
+        return self.todo.pop(0)
+
+    def usage(self):
+        return {}
+
+
+def test_the_episode_record_keeps_the_model_replies():
+    from tests.wrappers.recording_env import episode
+
+    agent = Replies("nonsense", "nonsense", "nonsense", '```json\n{"action": "stop"}\n```')
+    rec, steps = episode(agent, seed=2)
     json.dumps(rec)
-    assert [s["reply"]["ok"] for s in rec["steps"]] == [False, False, False, True]
-    assert rec["steps"][-1]["reply"]["stage"] == "fence"
-    assert rec["metrics"]["unreadable_replies"] == 3 and rec["metrics"]["invalid_actions"] == 3
-    assert rec["steps"][0]["reply"]["text"] == "nonsense"
+    replies = [s["reply"] for s in steps[1:]]
+    assert [r["ok"] for r in replies] == [False, False, False, True]
+    assert replies[-1]["stage"] == "fence" and replies[0]["text"] == "nonsense"
+    assert rec["unreadable_replies"] == 3 and rec["invalid_actions"] == 3
 
 
 def test_the_face_declares_a_text_action_space_and_the_env_reads_the_reply_once(monkeypatch):

@@ -22,7 +22,7 @@ manifest records about the agent (never a secret); ``usage()`` the token counts 
 (zeros for agents that use no model).
 
 Agents are named by a spec string (:func:`load_agent`): ``oracle``, ``random``, ``lmm``
-(:class:`urban_gym.baselines.lmm.agent.LMMHarnessAgent`), ``sb3:PATH``
+(:class:`urban_gym.baselines.lmm.agent.LMMAgent`), ``sb3:PATH``
 (:class:`urban_gym.baselines.sb3_agent.SB3Agent`) or ``module:Class`` (any class with the
 protocol, constructed with the spec's keyword arguments).
 """
@@ -158,7 +158,7 @@ BUILTIN_AGENTS: dict[str, str] = {
     "oracle": "urban_gym.baselines.agents:OracleAgent",
     "random": "urban_gym.baselines.agents:RandomPolicyAgent",
     "sb3": "urban_gym.baselines.sb3_agent:SB3Agent",
-    "lmm": "urban_gym.baselines.lmm.agent:LMMHarnessAgent",
+    "lmm": "urban_gym.baselines.lmm.agent:LMMAgent",
 }
 
 

@@ -102,7 +102,7 @@ def _add_demo(p: argparse.ArgumentParser) -> None:
 )(_add_demo)
 def run_demo(args: argparse.Namespace) -> int:
     """Run one language-model episode per family; status 1 unless all succeed."""
-    from urban_gym.baselines.lmm.demo import run_demo as demo
+    from urban_gym.eval.demo import run_demo as demo
 
     families = csv_list(args.families)
     results = demo(

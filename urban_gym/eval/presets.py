@@ -16,7 +16,7 @@ from typing import Any
 
 from urban_gym.errors import InputError
 
-#: Preset name -> options of :class:`~urban_gym.baselines.lmm.agent.LMMHarnessAgent`.
+#: Preset name -> options of :class:`~urban_gym.baselines.lmm.agent.LMMAgent`.
 LMM_PRESETS: dict[str, dict[str, Any]] = {
     "360cityarena": {
         "temperature": 1.0,

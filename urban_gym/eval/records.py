@@ -51,6 +51,7 @@ import os
 import re
 import tempfile
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -98,6 +99,29 @@ def episode_name(task_id: str, seed: int, repeat: int) -> str:
     if safe != str(task_id) or safe.startswith("."):
         safe = f"{safe.lstrip('.')}-{hashlib.sha256(str(task_id).encode()).hexdigest()[:8]}"
     return f"{safe}__s{int(seed)}__r{int(repeat)}"
+
+
+@dataclass(frozen=True)
+class EpisodeKey:
+    """One episode of a run: ``task_id``, ``seed`` (the env's reset seed), ``repeat``;
+    ``index`` is the task's position in the env's task list, ``agent_seed`` the agent's.
+    """
+
+    task_id: str
+    seed: int
+    repeat: int
+    index: int
+    agent_seed: int
+
+    @property
+    def name(self) -> str:
+        """The key as a file name (:func:`~urban_gym.eval.records.episode_name`)."""
+        return episode_name(self.task_id, self.seed, self.repeat)
+
+    @property
+    def key(self) -> tuple[str, int, int]:
+        """``(task_id, seed, repeat)``: its record's key (:func:`~urban_gym.eval.records.record_key`)."""
+        return (self.task_id, self.seed, self.repeat)
 
 
 def record_key(record: Mapping[str, Any]) -> tuple[str, int, int]:

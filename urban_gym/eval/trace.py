@@ -39,6 +39,8 @@ import gymnasium as gym
 import numpy as np
 
 from urban_gym.envs.actions import UnreadableReply
+from urban_gym.errors import AgentGaveUp
+from urban_gym.eval.records import episode_name
 from urban_gym.eval.tracefile import EpisodeTrace
 from urban_gym.strict_json import json_safe
 
@@ -286,18 +288,17 @@ def _steps(
     obs: Any,
     info: Any,
     trace: EpisodeTrace,
+    on_step: Any = None,
 ) -> tuple[str | None, str | None, float, Any]:
     """The steps of an episode after its reset, added to ``trace``; returns the
     termination (None: the env's own), the error, the model's latency and the last info.
     An agent that acts on the core env and has no step notes (a language model's tokens)
-    runs in :func:`_plain_steps`.
+    and no ``on_step`` runs in :func:`_plain_steps`.
     """
-    from urban_gym.baselines.agents import AgentGaveUp
-
     step_info = getattr(agent, "step_info", None)
     if not callable(step_info):
         step_info = None
-    if recorder is None and step_info is None:
+    if recorder is None and step_info is None and on_step is None:
         return _plain_steps(face, agent, obs, info, trace)
     act, step = agent.act, face.step
     latency = 0.0
@@ -305,7 +306,7 @@ def _steps(
         try:
             action = act(obs, info)
         except AgentGaveUp as exc:
-            return None, str(exc), latency, face.unwrapped.end_episode(exc.termination)
+            return (*_gave_up(face, exc, info), latency, _ended(face, exc, info))
         except Exception as exc:
             return "agent_error", f"{type(exc).__name__}: {exc}", latency, info
         notes = step_info() if step_info is not None else None
@@ -319,8 +320,28 @@ def _steps(
             latency += lat
         a = core_action(action) if recorder is None else recorder.last_action
         add_step(trace, info, a, reward, more)
+        if on_step is not None:
+            try:
+                on_step(obs, info)
+            except Exception as exc:  # the driver's callback failed: the episode ends
+                return "agent_error", f"{type(exc).__name__}: {exc}", latency, info
         if terminated or truncated:
             return None, None, latency, info
+
+
+def _gave_up(face: gym.Env, exc: AgentGaveUp, info: Any) -> tuple[str | None, str]:
+    """The termination and error of an episode its agent gave up: the env ends it with
+    the agent's termination (None here: the env's own info says it); an env that cannot
+    end an episode from outside (no ``end_episode``) leaves it to the record.
+    """
+    ends = callable(getattr(face.unwrapped, "end_episode", None))
+    return (None if ends else exc.termination), str(exc)
+
+
+def _ended(face: gym.Env, exc: AgentGaveUp, info: Any) -> Any:
+    """The env's last info after the agent gave up (:func:`_gave_up`)."""
+    end = getattr(face.unwrapped, "end_episode", None)
+    return end(exc.termination) if callable(end) else info
 
 
 def _plain_steps(
@@ -331,8 +352,6 @@ def _plain_steps(
     JSON values; pose, distance and visibility as the info schema has them) added inline:
     this runs on every step, and a function call costs about as much as the rest.
     """
-    from urban_gym.baselines.agents import AgentGaveUp
-
     act, step = agent.act, face.step
     actions, valid, visible = trace.actions.append, trace.valid.append, trace.visible.append
     floats, table = trace.floats, trace.distinct
@@ -340,7 +359,7 @@ def _plain_steps(
         try:
             action = act(obs, info)
         except AgentGaveUp as exc:
-            return None, str(exc), 0.0, face.unwrapped.end_episode(exc.termination)
+            return (*_gave_up(face, exc, info), 0.0, _ended(face, exc, info))
         except Exception as exc:
             return "agent_error", f"{type(exc).__name__}: {exc}", 0.0, info
         try:
@@ -376,31 +395,67 @@ def _plain_steps(
 
 def run_episode(
     face: gym.Env,
-    recorder: TraceRecorder | None,
     agent: Any,
-    key: Any,
-    task: Any,
+    key: Any = None,
+    *,
+    task: Any = None,
+    recorder: TraceRecorder | None = None,
     summary: Mapping[str, Any] | None = None,
+    seed: int | None = None,
+    options: dict[str, Any] | None = None,
+    on_step: Any = None,
 ) -> tuple[dict[str, Any], EpisodeTrace]:
-    """Run the episode of ``key`` (an :class:`~urban_gym.eval.worker.EpisodeKey`) with
-    ``agent`` on its ``face``; returns ``(record, trace)`` (an
-    :class:`~urban_gym.eval.tracefile.EpisodeTrace`; ``trace.steps()`` gives the
-    step entries). ``recorder`` is the :class:`TraceRecorder` at the bottom of a face of
-    wrappers, or None when the agent acts on the core env itself (its actions are then
-    what the core env received).
+    """Run one episode of ``agent`` on its ``face`` (the stack ``agent.wrap(env)`` built);
+    returns ``(record, trace)``: the episode record (the line a run folder's
+    ``episodes.jsonl`` holds) and its :class:`~urban_gym.eval.tracefile.EpisodeTrace`
+    (``trace.steps()`` gives the step entries). This is the one episode loop of urban_gym:
+    the harness, human play, the demo and the examples all run their episodes here.
 
-    The agent giving up (:class:`~urban_gym.baselines.agents.AgentGaveUp`, e.g. the model
-    client) ends the episode with its termination (``model_error``) and the family's
-    metrics of the episode so far; any other exception of the agent or the env ends it
-    with ``agent_error`` / ``env_error``, ``is_success`` False and the error's text, and
-    the run goes on. Ctrl-C (``KeyboardInterrupt``) stops the run.
+    Args:
+        face: the env stack the agent acts on.
+        agent: an agent of the harness's protocol
+            (:class:`urban_gym.baselines.agents.Agent`).
+        key: the run's :class:`~urban_gym.eval.records.EpisodeKey` (task id, seed, repeat,
+            agent seed). None: reset with ``seed`` and ``options`` and name the episode
+            by the task that reset picked (repeat 0, the agent seeded with ``seed``).
+        task: the task of ``key`` (default: the one the env runs after its reset).
+        recorder: the :class:`TraceRecorder` at the bottom of a face of wrappers, or
+            None when the agent acts on the core env itself (its actions are then what
+            the core env received).
+        summary: the task fields of the record (default: :func:`task_summary`).
+        seed: the reset seed when ``key`` is None.
+        options: the reset options when ``key`` is None.
+        on_step: ``on_step(obs, info)`` after the reset and after every step (e.g. to
+            collect the frames of a GIF); an exception of it ends the episode as the
+            agent's would.
+
+    The agent giving up (:class:`~urban_gym.errors.AgentGaveUp`, e.g. the model client)
+    ends the episode with its termination (``model_error``) and the family's metrics of
+    the episode so far; any other exception of the agent or the env ends it with
+    ``agent_error`` / ``env_error``, ``is_success`` False and the error's text, and the
+    run goes on. Ctrl-C (``KeyboardInterrupt``) stops the run.
     """
     t0 = time.perf_counter()
     usage0 = agent.usage()
-    obs, info = face.reset(seed=key.seed, options={"task_id": key.task_id})
+    if key is not None:
+        obs, info = face.reset(seed=key.seed, options={"task_id": key.task_id})
+    else:
+        obs, info = face.reset(seed=seed, options=options)
+    if task is None:
+        task = face.unwrapped.task
+    if key is None:
+        from urban_gym.eval.records import EpisodeKey
+
+        key = EpisodeKey(task.id, seed, 0, -1, seed)  # type: ignore[arg-type]
     agent.reset(face, task, seed=key.agent_seed)
     trace = start_trace(info)
-    termination, error, latency, info = _steps(face, recorder, agent, obs, info, trace)
+    try:
+        if on_step is not None:
+            on_step(obs, info)
+    except Exception as exc:  # the driver's callback failed before the first step
+        termination, error, latency = "agent_error", f"{type(exc).__name__}: {exc}", 0.0
+    else:
+        termination, error, latency, info = _steps(face, recorder, agent, obs, info, trace, on_step)
     if not _BOOLISH.issuperset(map(id, trace.visible)):  # not None, True or False: a bool
         trace.visible[:] = [v if v is None else bool(v) for v in trace.visible]
     usage1 = agent.usage()
@@ -425,7 +480,7 @@ def run_episode(
         "task_id": key.task_id,
         "seed": key.seed,
         "repeat": key.repeat,
-        "key": key.name,
+        "key": episode_name(key.task_id, key.seed, key.repeat) if key.seed is not None else None,
         "agent_seed": key.agent_seed,
         **summary,
         "termination": termination,
@@ -433,6 +488,7 @@ def run_episode(
         "metrics": metrics,
         "steps": len(trace) - 1,
         "invalid_actions": trace.valid.count(False),
+        "unreadable_replies": _unreadable(trace),
         "answer": _answer(trace),
         "tokens": tokens,
         "goal_seen": (True in trace.visible) if trace.visible[0] is not None else None,
@@ -448,6 +504,17 @@ def run_episode(
         "finished_at": time.time(),
     }
     return record, trace
+
+
+def _unreadable(trace: EpisodeTrace) -> int:
+    """Replies from which no action could be read (their trace entry's parse stage "")."""
+    if not trace.more:
+        return 0
+    return sum(
+        1
+        for m in trace.more.values()
+        if isinstance(m.get("reply"), dict) and not m["reply"]["stage"]
+    )
 
 
 def replay(

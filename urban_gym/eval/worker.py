@@ -13,32 +13,9 @@ from typing import Any
 
 import gymnasium as gym
 
-from urban_gym.eval.records import RunDir, episode_name
+from urban_gym.eval.records import EpisodeKey, RunDir
 from urban_gym.eval.trace import TraceRecorder, run_episode, task_summary
 from urban_gym.eval.tracefile import EpisodeTrace
-
-
-@dataclass(frozen=True)
-class EpisodeKey:
-    """One episode of a run: ``task_id``, ``seed`` (the env's reset seed), ``repeat``;
-    ``index`` is the task's position in the env's task list, ``agent_seed`` the agent's.
-    """
-
-    task_id: str
-    seed: int
-    repeat: int
-    index: int
-    agent_seed: int
-
-    @property
-    def name(self) -> str:
-        """The key as a file name (:func:`~urban_gym.eval.records.episode_name`)."""
-        return episode_name(self.task_id, self.seed, self.repeat)
-
-    @property
-    def key(self) -> tuple[str, int, int]:
-        """``(task_id, seed, repeat)``: its record's key (:func:`~urban_gym.eval.records.record_key`)."""
-        return (self.task_id, self.seed, self.repeat)
 
 
 @dataclass
@@ -167,7 +144,9 @@ class EpisodeWorker:
         summary = self._summaries.get(key.task_id)
         if summary is None:
             summary = self._summaries[key.task_id] = task_summary(task)
-        return run_episode(self.face, self.recorder, self.agent, key, task, summary)
+        return run_episode(
+            self.face, self.agent, key, task=task, recorder=self.recorder, summary=summary
+        )
 
     def run(self, key: EpisodeKey) -> dict[str, Any]:
         """Run the episode of ``key``; returns its record (its trace is on disk, in this

@@ -275,7 +275,7 @@ class PlaySession:
         last: dict[str, Any]
         try:
             record, steps = run_episode(
-                self.env, None, self.agent, key, self.run.task(key), self.run.summary(key)
+                self.env, self.agent, key, task=self.run.task(key), summary=self.run.summary(key)
             )
             record["session"] = self.sid
             self.run.record(key, record, steps)

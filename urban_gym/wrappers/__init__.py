@@ -8,7 +8,6 @@ name                      module
 MapObservation            :mod:`urban_gym.wrappers.map_observation`
 ReflectionMemory          :mod:`urban_gym.wrappers.memory`
 AgentNavMemory            :mod:`urban_gym.wrappers.memory`
-EpisodeMetrics            :mod:`urban_gym.wrappers.episode_metrics`
 LMMInterface    :mod:`urban_gym.wrappers.lmm_interface`
 ReplyAction               :mod:`urban_gym.wrappers.lmm_interface`
 parse_reply, ParsedReply  :mod:`urban_gym.wrappers.parsing`
@@ -32,7 +31,6 @@ _LAZY: dict[str, str] = {
     "MapObservation": "map_observation",
     "ReflectionMemory": "memory",
     "AgentNavMemory": "memory",
-    "EpisodeMetrics": "episode_metrics",
     "LMMInterface": "lmm_interface",
     "ReplyAction": "lmm_interface",
     "parse_reply": "parsing",

@@ -3,8 +3,7 @@
 :func:`make_lmm_env` stacks, from the env outwards: the map of the current location where
 the family shows one, the optional overview map
 (:class:`~urban_gym.wrappers.map_observation.MapObservation`), the family's memory
-(:class:`~urban_gym.wrappers.memory.ReflectionMemory`, or one the family defines), the
-episode record (:class:`~urban_gym.wrappers.episode_metrics.EpisodeMetrics`) and the
+(:class:`~urban_gym.wrappers.memory.ReflectionMemory`, or one the family defines) and the
 language-model interface on top; each default is the family's
 (:meth:`~urban_gym.tasks.families.Family.lmm_defaults`). The RL face is
 :func:`urban_gym.wrappers.rl.make_rl_env`.
@@ -20,7 +19,6 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -83,7 +81,6 @@ def make_lmm_env(
     map_observation: bool | Mapping[str, Any] = False,
     memory: str | None = "auto",
     memory_budget: int = 2000,
-    record_path: str | Path | None = None,
     lmm_kwargs: Mapping[str, Any] | None = None,
     env_kwargs: Mapping[str, Any] | None = None,
     location_map: bool | None = None,
@@ -97,7 +94,6 @@ def make_lmm_env(
         map_observation: add a ``map`` image (True, or a dict of MapObservation arguments).
         memory: ``"auto"`` (the family's), a memory name (:func:`memory_names`) or None.
         memory_budget: characters per memory text.
-        record_path: JSONL file the episode records are appended to.
         lmm_kwargs: more arguments of :class:`LMMInterface` (image budget, ...).
         env_kwargs: keyword arguments of ``gym.make`` when ``env`` is an id; the
             family's language-model views fill in what they leave unset
@@ -107,7 +103,6 @@ def make_lmm_env(
             family's default (``location_map`` of its language-model defaults); False is
             the "without location" ablation.
     """
-    from urban_gym.wrappers.episode_metrics import EpisodeMetrics
     from urban_gym.wrappers.lmm_interface import LMMInterface
     from urban_gym.wrappers.memory import ReflectionMemory
 
@@ -133,7 +128,6 @@ def make_lmm_env(
     elif kind is not None:
         known = ", ".join(repr(n) for n in ("auto", *CORE_MEMORIES, *family_memories))
         raise InputError(f"memory={memory!r} is not one of {known}, None")
-    e = EpisodeMetrics(e, path=record_path)
     return LMMInterface(e, protocol=protocol, **dict(lmm_kwargs or {}))
 
 

@@ -4,7 +4,7 @@ The environments keep the true pose, the distance to the goal and the simulation
 ``info`` (never in the observation), under the names of the info schema
 (:mod:`urban_gym.envs.info`): ``pose`` = ``{"x", "y", "heading"}`` (metres, degrees
 clockwise from north: where the agent faces) and ``distance_to_goal_m`` (metres). The
-wrappers that need them -- the map, the episode record, the AgentNav memory -- read them
+wrappers that need them -- the map, a graph memory -- read them
 here, by those names and no others. Two family keys are read as well: ``clock`` (a simulation
 clock, seconds) and ``node`` (the graph node an agent is at).
 """

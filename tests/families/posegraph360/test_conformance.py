@@ -185,10 +185,10 @@ def test_the_lmm_face_shows_the_location_map_by_default_and_the_ablation_drops_i
 
 
 def test_the_lmm_agent_defaults_to_the_main_setting():
-    from urban_gym.baselines.lmm.agent import LMMHarnessAgent
+    from urban_gym.baselines.lmm.agent import LMMAgent
 
-    assert LMMHarnessAgent(model="m", base_url="http://127.0.0.1:9").config()["location"] is None
-    cfg = LMMHarnessAgent(model="m", base_url="http://127.0.0.1:9", location=False).config()
+    assert LMMAgent(model="m", base_url="http://127.0.0.1:9").config()["location"] is None
+    cfg = LMMAgent(model="m", base_url="http://127.0.0.1:9", location=False).config()
     assert cfg["location"] is False
 
 
@@ -250,7 +250,7 @@ def test_relations_include_the_papers_forms_with_truth_from_facade_order():
 
 # ------------------------------------------------------------------ model settings (A.4)
 def test_preset_360cityarena_sets_the_papers_model_settings():
-    from urban_gym.baselines.lmm.agent import LMMHarnessAgent
+    from urban_gym.baselines.lmm.agent import LMMAgent
     from urban_gym.cli import build_parser
     from urban_gym.eval.presets import agent_options
 
@@ -264,7 +264,7 @@ def test_preset_360cityarena_sets_the_papers_model_settings():
     # temperature 1.0, 8,096 output tokens, images under 5 MB in 15% downscaling steps
     assert opts["temperature"] == 1.0 and opts["max_tokens"] == 8096
     assert opts["image_budget_bytes"] == 5_000_000 and opts["image_downscale_step"] == 0.85
-    cfg = LMMHarnessAgent(base_url="http://127.0.0.1:9", model="m", **opts).config()
+    cfg = LMMAgent(base_url="http://127.0.0.1:9", model="m", **opts).config()
     assert (cfg["temperature"], cfg["max_tokens"], cfg["image_downscale_step"]) == (1.0, 8096, 0.85)
     # an explicit option wins over the preset; the ablation is one flag
     opts = options("--preset", "360cityarena", "--temperature", "0.2", "--no-location-prior")

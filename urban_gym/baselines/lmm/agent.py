@@ -1,149 +1,42 @@
-"""The language-model agent and its episode loop.
+"""The language-model agent.
 
-The three parts are kept apart as in BALROG: the client (:mod:`.client`) knows HTTP, the
-prompt builder (:mod:`.prompt`) knows which messages to send, and :class:`LMMAgent` knows
-the loop: messages -> completion -> reply text -> ``env.step(reply)``.
+The three parts of a language-model agent are kept apart as in BALROG: the client
+(:mod:`.client`) knows HTTP; the prompt builder (:mod:`.prompt`) knows which messages to
+send -- the system prompt and the user message of the current observation, which the env's
+language-model face writes (:class:`~urban_gym.wrappers.lmm_interface.LMMInterface` with
+the family's prompt protocol, :mod:`urban_gym.wrappers.protocols`), plus the episode's past
+turns -- and :class:`LMMAgent` knows the loop: messages -> completion -> reply text, which
+the face parses into the env's action.
 
-:func:`run_episode` drives one episode of a language-model stack
-(:func:`urban_gym.wrappers.make_lmm_env`) and returns its episode record. When the client
-gives up (:class:`~.client.ModelError`: server down, 500s after all retries) the episode
-ends with termination ``model_error`` and the record is still written; so it is when
-anything else interrupts the loop (see :func:`run_episode`).
+:class:`LMMAgent` follows the harness's agent protocol
+(:class:`urban_gym.baselines.agents.Agent`), so every episode of it runs in the one
+episode loop, :func:`urban_gym.eval.trace.run_episode` -- in ``urban-gym eval``, the demo
+and ``examples/lmm_agent.py`` alike -- and is recorded by it: when the client gives up
+(:class:`~urban_gym.errors.ModelError`: server down, 500s after all retries) the episode
+ends with termination ``model_error`` and its record says why.
+
+.. code-block:: python
+
+    agent = LMMAgent(base_url="http://localhost:8000/v1", model="my-model")
+    face = agent.wrap(gym.make(env_id, **lmm_env_kwargs(env_id)))
+    record, trace = run_episode(face, agent, seed=0)
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 
-from urban_gym.baselines.lmm.client import ChatClient, ClientConfig, ModelError
+from urban_gym.baselines.lmm.client import ChatClient, ClientConfig
 from urban_gym.baselines.lmm.prompt import PromptBuilder, prompt_builder_for
+from urban_gym.errors import AgentGaveUp, ModelError
 from urban_gym.tasks.families import family_name
-from urban_gym.wrappers.episode_metrics import EpisodeMetrics
-from urban_gym.wrappers.stacks import find_wrapper
 
-
-class LMMAgent:
-    """Asks the model for one reply per step.
-
-    Args:
-        client: the chat-completions client.
-        prompt_builder: which messages to send (default: the family's, chosen at reset).
-    """
-
-    def __init__(self, client: ChatClient, prompt_builder: PromptBuilder | None = None) -> None:
-        self.client = client
-        self.prompt_builder = prompt_builder
-        self._builder_given = prompt_builder is not None
-        self.replies: list[dict[str, Any]] = []
-        self.headers: dict[str, str] = {}
-
-    def reset(self, env: gym.Env) -> None:
-        """A new episode on ``env``: the family's prompt builder (unless one was given),
-        no past turns.
-        """
-        if not self._builder_given:
-            self.prompt_builder = prompt_builder_for(family_name(env))
-        assert self.prompt_builder is not None
-        self.prompt_builder.reset()
-        self.replies = []
-
-    def act(self, env: gym.Env) -> str:
-        """The model's reply text for the env's current observation (may raise
-        :class:`ModelError`).
-        """
-        assert self.prompt_builder is not None, "call reset(env) first"
-        messages = self.prompt_builder.build(env)
-        resp = self.client.chat(messages, headers=self.headers or None)
-        self.prompt_builder.record(resp.text)
-        self.replies.append(
-            {"usage": resp.usage, "latency_s": round(resp.latency_s, 4), "attempts": resp.attempts}
-        )
-        return resp.text
-
-
-def run_episode(
-    env: gym.Env,
-    agent: LMMAgent,
-    seed: int | None = None,
-    options: dict[str, Any] | None = None,
-    max_steps: int = 10_000,
-    on_step: Callable[[Any, dict[str, Any]], None] | None = None,
-    record_fields: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
-    """Run one episode of a language-model stack and return its episode record.
-
-    ``on_step(obs, info)`` is called after the reset and after every step (e.g. to collect
-    GIF frames). ``max_steps`` is a safety net for envs without a step limit (ends as
-    ``step_limit``). The record -- the line written to the record file as well as the
-    returned dict -- holds ``model`` (the configured model name), ``usage`` (this
-    episode's ``prompt_tokens``, ``completion_tokens``, ``total_tokens``, ``requests``,
-    ``retries``, ``failures``), ``model_latency_s`` (seconds spent waiting for
-    completions) and ``record_fields``; each step's record holds ``model_usage`` (the
-    tokens, latency in seconds and attempts of the reply it carried out).
-
-    How the episode ends: the env ends it; the client gives up (:class:`ModelError`:
-    ``model_error`` with the reason in ``error``); anything else raised in the loop
-    (by the agent, ``on_step`` or the env) writes the record as ``agent_error`` /
-    ``env_error`` (``interrupted`` for Ctrl-C) and is raised again.
-    """
-    metrics = find_wrapper(env, EpisodeMetrics)
-    if metrics is None:
-        raise ValueError("run_episode needs an EpisodeMetrics wrapper in the stack (make_lmm_env)")
-    usage0 = dict(agent.client.usage)
-    latency = 0.0
-
-    def annotate() -> None:
-        usage = {k: agent.client.usage[k] - usage0.get(k, 0) for k in agent.client.usage}
-        metrics.annotate(
-            model=agent.client.config.model,
-            usage=usage,
-            model_latency_s=round(latency, 4),
-            **dict(record_fields or {}),
-        )
-
-    obs, info = env.reset(seed=seed, options=options)
-    annotate()
-    record: dict[str, Any] | None = None
-    try:
-        agent.reset(env)
-        if on_step is not None:
-            on_step(obs, info)
-        for _ in range(max_steps):
-            try:
-                reply = agent.act(env)
-            except ModelError as exc:
-                annotate()
-                record = metrics.abort("model_error", str(exc))
-                break
-            last = agent.replies[-1] if agent.replies else {}
-            latency += float(last.get("latency_s", 0.0))
-            annotate()
-            metrics.note_step(model_usage=last)
-            obs, _, terminated, truncated, info = env.step(reply)
-            if terminated or truncated:
-                record = info["episode"]
-            if on_step is not None:
-                on_step(obs, info)
-            if record is not None:
-                break
-        if record is None:
-            annotate()
-            record = metrics.abort("step_limit", f"run_episode stopped after {max_steps} steps")
-    except BaseException as exc:
-        if metrics.episode_open:  # an env error was already written by EpisodeMetrics
-            annotate()
-            reason = "agent_error" if isinstance(exc, Exception) else "interrupted"
-            metrics.abort(reason, f"{type(exc).__name__}: {exc}")
-        raise
-    return record
-
-
-#: The client settings :class:`LMMHarnessAgent` takes (fields of :class:`ClientConfig`
+#: The client settings :class:`LMMAgent` takes (fields of :class:`ClientConfig`
 #: except the API key, which comes from the environment and is never recorded).
 CLIENT_OPTIONS: tuple[str, ...] = (
     "base_url",
@@ -156,10 +49,9 @@ CLIENT_OPTIONS: tuple[str, ...] = (
 )
 
 
-class LMMHarnessAgent:
-    """The language-model agent in the evaluation harness's protocol
-    (:class:`urban_gym.baselines.agents.Agent`): :class:`LMMAgent` (client, prompt
-    builder, loop) acting on the language-model face of the core env.
+class LMMAgent:
+    """A multimodal language model behind an OpenAI-compatible endpoint, acting on the
+    language-model face of an env (see the module docstring).
 
     Args:
         base_url: the OpenAI-compatible endpoint (None: the environment / default).
@@ -175,7 +67,8 @@ class LMMHarnessAgent:
         max_image_side: cap on an image's longer side (pixels) before encoding.
         image_downscale_step: the factor per downscaling step (0.85 = 15% steps).
         include_images: False for a text-only model.
-        map: add an agent-centred map image (:class:`MapObservation`).
+        map: add an agent-centred map image (:class:`MapObservation`; a mapping: its
+            arguments).
         location: show the map of the current location each step (None: the family's
             default, ``location_map`` of its language-model defaults; False: the
             "without location" ablation).
@@ -190,8 +83,12 @@ class LMMHarnessAgent:
         scheme_config: the scheme's config (a mapping or a YAML/JSON file).
         prompts: prompt texts replacing the scheme's (a mapping or a YAML/JSON file).
         cache: a folder of cached responses (:class:`~.cache.ResponseCache`).
-        client: ``httpx`` (the project's :class:`ChatClient`) or ``openai`` (the
-            official client, :class:`~.openai_client.OpenAIChatClient`).
+        client: ``httpx`` (the project's :class:`ChatClient`), ``openai`` (the
+            official client, :class:`~.openai_client.OpenAIChatClient`), or a client
+            object made already (a :class:`ChatClient`, or any object with its ``chat``,
+            ``usage``, ``config`` and ``close``: the settings above are then its own).
+        prompt_builder: which past turns the model sees (default: the scheme's, else
+            ``history``, else the family's: :func:`~.prompt.prompt_builder_for`).
     """
 
     kind = "lmm"
@@ -209,7 +106,7 @@ class LMMHarnessAgent:
         max_image_side: int | None = None,
         image_downscale_step: float = 0.75,
         include_images: bool = True,
-        map: bool = False,
+        map: bool | Mapping[str, Any] = False,
         location: bool | None = None,
         memory: str = "auto",
         memory_budget: int = 2000,
@@ -220,7 +117,8 @@ class LMMHarnessAgent:
         scheme_config: Any = None,
         prompts: Any = None,
         cache: str | None = None,
-        client: str = "httpx",
+        client: Any = "httpx",
+        prompt_builder: PromptBuilder | None = None,
     ) -> None:
         from urban_gym.errors import InputError
         from urban_gym.wrappers.stacks import memory_names
@@ -228,7 +126,10 @@ class LMMHarnessAgent:
         choices = ("auto", *memory_names(), "none")
         if memory not in choices:
             raise InputError(f"memory={memory!r} is not one of {', '.join(choices)}")
-        self.client_config = ClientConfig.from_env(
+        given = client if not isinstance(client, str) else None
+        if given is not None:
+            client = "given"
+        self.client_config = getattr(given, "config", None) or ClientConfig.from_env(
             base_url=base_url,
             model=model,
             temperature=temperature,
@@ -241,7 +142,7 @@ class LMMHarnessAgent:
         self.max_image_side = max_image_side
         self.image_downscale_step = float(image_downscale_step)
         self.include_images = bool(include_images)
-        self.map = bool(map)
+        self.map: bool | dict[str, Any] = dict(map) if isinstance(map, Mapping) else bool(map)
         self.location = None if location is None else bool(location)
         self.memory = memory
         self.memory_budget = int(memory_budget)
@@ -256,24 +157,30 @@ class LMMHarnessAgent:
         elif prompts is not None or scheme_config is not None:
             raise InputError("prompts and scheme_config need a scheme (--scheme NAME)")
         self.cache_dir = cache
-        if client not in ("httpx", "openai"):
-            raise InputError(f"client={client!r} is not one of httpx, openai")
-        if client == "openai" and cache is not None:
+        if client not in ("httpx", "openai", "given"):
+            raise InputError(f"client={client!r} is not one of httpx, openai or a client")
+        if client != "httpx" and cache is not None:
             raise InputError("the response cache works with client='httpx' only")
         self.client_kind = client
-        if client == "openai":
+        if given is not None:
+            self.client: Any = given
+        elif client == "openai":
             from urban_gym.baselines.lmm.openai_client import OpenAIChatClient
 
-            self.client: Any = OpenAIChatClient(self.client_config, seed=seed)
+            self.client = OpenAIChatClient(self.client_config, seed=seed)
         else:
             self.client = ChatClient(self.client_config, seed=seed)
         if cache is not None:
             from urban_gym.baselines.lmm.cache import ResponseCache
 
             self.client.cache = ResponseCache(cache)
-        self.agent = LMMAgent(self.client)
+        self.prompt_builder = prompt_builder
+        self._builder_given = prompt_builder is not None
+        self.replies: list[dict[str, Any]] = []
+        self.headers: dict[str, str] = {}
         self.nonce = uuid.uuid4().hex[:12]  # names this agent's episodes on the server
         self.stack: gym.Env | None = None
+        self._wrapped: gym.Env | None = None  # the face wrap() built last
         self.tap: OutcomeTap | None = None
         self._last: dict[str, Any] = {}
         self._calls: list[dict[str, Any]] = []
@@ -297,7 +204,7 @@ class LMMHarnessAgent:
             self.scheme.check_family(fam)
             opts.update(self.scheme.stack_options(fam))
             opts["protocol"] = self.scheme.protocol(fam)
-        self.stack = make_lmm_env(
+        self._wrapped = self.stack = make_lmm_env(
             self.tap,
             **opts,
             lmm_kwargs={
@@ -310,22 +217,26 @@ class LMMHarnessAgent:
         return self.stack
 
     def reset(self, env: gym.Env, task: Any, seed: int | None = None) -> None:
-        """A new episode: the prompt builder, the episode header, the scheme's state."""
+        """A new episode on ``env`` (the face :meth:`wrap` built): the prompt builder (the
+        one given, else the scheme's history, else ``history``, else the family's), no
+        past turns, the episode header, the scheme's state.
+        """
         self.stack = env
-        history = self.history
-        fam_builder = prompt_builder_for(family_name(env))
-        images = fam_builder.history_images
-        if self.scheme is not None:
-            h = self.scheme.history(family_name(env))
-            if h is not None:
-                history, images = h
-        if history is not None:
-            self.agent.prompt_builder = PromptBuilder(history, images)
-            self.agent._builder_given = True
-        self.agent.reset(env)
-        tap = self.tap
-        env_seed = tap.seed if tap is not None else None
-        self.agent.headers = self.episode_header(env_seed, getattr(task, "id", None))
+        if not self._builder_given:
+            fam = family_name(env)
+            builder = prompt_builder_for(fam)
+            history, images = self.history, builder.history_images
+            if self.scheme is not None:
+                h = self.scheme.history(fam)
+                if h is not None:
+                    history, images = h
+            self.prompt_builder = builder if history is None else PromptBuilder(history, images)
+        assert self.prompt_builder is not None
+        self.prompt_builder.reset()
+        self.replies = []
+        tap = self.tap if self.tap is not None and self.stack is self._wrapped else None
+        env_seed = tap.seed if tap is not None else seed  # a face not of wrap(): the seed given
+        self.headers = self.episode_header(env_seed, getattr(task, "id", None))
         self._last, self._calls = {}, []
         if self.scheme is not None:
             self.scheme.reset(self, env, task, seed)
@@ -345,11 +256,9 @@ class LMMHarnessAgent:
 
     def act(self, obs: Any, info: dict[str, Any]) -> str:
         """The model's reply text (raises
-        :class:`~urban_gym.baselines.agents.AgentGaveUp` with ``model_error`` when the
-        client gives up).
+        :class:`~urban_gym.errors.AgentGaveUp` with ``model_error`` when the client
+        gives up).
         """
-        from urban_gym.baselines.agents import AgentGaveUp
-
         assert self.stack is not None, "wrap(env) and reset() first"
         self._calls = []
         try:
@@ -363,13 +272,22 @@ class LMMHarnessAgent:
         return text
 
     def ask_action(self, stack: gym.Env) -> str:
-        """One action request for the stack's current observation (the reply's tokens
-        and latency are added to this step's notes).
+        """One action request for the stack's current observation: the prompt builder's
+        messages, the client's completion, its text (the reply's tokens and latency are
+        added to this step's notes).
         """
-        text = self.agent.act(stack)
-        last = dict(self.agent.replies[-1]) if self.agent.replies else {}
+        assert self.prompt_builder is not None, "reset(env, task) first"
+        messages = self.prompt_builder.build(stack)
+        resp = self.client.chat(messages, headers=self.headers or None)
+        self.prompt_builder.record(resp.text)
+        last = {
+            "usage": resp.usage,
+            "latency_s": round(resp.latency_s, 4),
+            "attempts": resp.attempts,
+        }
+        self.replies.append(last)
         self._add_notes(last)
-        return text
+        return resp.text
 
     def ask(
         self,
@@ -382,7 +300,7 @@ class LMMHarnessAgent:
         answer, a reflection): its reply text; the call is noted in this step's notes.
         """
         params = {"model": model} if model else {}
-        resp = self.client.chat(messages, headers=headers or self.agent.headers, **params)
+        resp = self.client.chat(messages, headers=headers or self.headers, **params)
         self._calls.append({"kind": kind, "usage": resp.usage})
         self._add_notes({"usage": resp.usage, "latency_s": round(resp.latency_s, 4), "attempts": 0})
         return resp.text

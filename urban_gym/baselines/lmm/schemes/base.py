@@ -1,7 +1,7 @@
 """The scheme framework: a named way of prompting a language model, with its config.
 
 A :class:`Scheme` decides, for the language-model agent of the harness
-(:class:`~urban_gym.baselines.lmm.agent.LMMHarnessAgent`), what stack the agent acts on
+(:class:`~urban_gym.baselines.lmm.agent.LMMAgent`), what stack the agent acts on
 (memory wrapper, map), which prompt protocol writes the messages (:class:`SchemeProtocol`:
 the scheme's texts around the env's own action list and observation), how many past turns
 are shown, and what happens around each step (:meth:`Scheme.act`: extra calls such as

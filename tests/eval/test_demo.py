@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
-
 import imageio.v3 as iio
 
 from urban_gym.cli import main
+from urban_gym.eval.records import RunDir
 from urban_gym.families.streetgraph.env import FRAME_TILE
 from urban_gym.render import frame as F
 
@@ -15,15 +14,21 @@ def test_demo_prints_metrics_and_writes_a_gif(tmp_path, capsys):
     status = main(["demo", "--families", "streetgraph", "--out", str(tmp_path)])
     out = capsys.readouterr().out
     assert status == 0, out
-    assert "scripted model server at http://127.0.0.1:" in out and "server stopped" in out
+    assert "streetgraph: scripted model server at http://127.0.0.1:" in out
     assert "termination=arrived success=True steps=18" in out
     assert '"decision_accuracy": 1.0' in out
-    rec = json.loads((tmp_path / "episodes.jsonl").read_text().splitlines()[-1])
-    assert rec["termination"] == "arrived" and rec["l"] == 18
+    # the record and its trace are the harness's: a run folder's episodes and traces
+    run = RunDir(tmp_path)
+    (rec,) = run.read_episodes()
+    assert (
+        rec["termination"] == "arrived" and rec["steps"] == 18 and rec["tokens"]["requests"] == 18
+    )
+    steps = run.read_trace(rec)
+    assert len(steps) == 19 and all(s["reply"]["ok"] for s in steps[1:])
     frames = iio.imread(tmp_path / "streetgraph.gif", index=None)
     # one frame after the reset and one per step: the 256 px map, then the env's render()
     # (160 px per option, 230 px tall); under them the street views the model was sent at
-    # their own 512x512 (issue 19: the language-model default), in rows of three; a status
+    # their own 512x512 (the language-model default), in rows of three; a status
     # line under all; padded to the largest frame
     strip = F.status_line("step", 10).shape[0]
     assert frames.shape[0] == 19

@@ -1,19 +1,20 @@
 """``urban-gym demo``: one episode of each family through the language-model face.
 
-On Helsinki, the demo starts the scripted chat-completions server
-(:class:`~urban_gym.baselines.lmm.server.ScriptedServer`) on a free loopback port, and for
-each family tells it which episode to script (``POST /v1/scripted/episode``), drives the
-episode with the same client, prompt builder and agent loop a real model would get
-(:func:`~urban_gym.baselines.lmm.agent.run_episode`), prints the episode's metrics and
-writes a GIF. The envs are made by :func:`~urban_gym.wrappers.make_lmm_env`, so the model
-gets each family's language-model views (sized for a multimodal model, not for RL). A GIF frame is the stack's ``render()`` -- the frame a
+On Helsinki, for each family the demo starts the scripted chat-completions server
+(:class:`~urban_gym.baselines.lmm.server.ScriptedServer`) on a free loopback port, runs
+one episode of the language-model agent a real model would get
+(:class:`~urban_gym.baselines.lmm.agent.LMMAgent`: client, prompt builder, the
+family's language-model face with its views sized for a multimodal model) in the one
+episode loop (:func:`~urban_gym.eval.trace.run_episode`), prints the episode's metrics and
+writes a GIF. A GIF frame is the stack's ``render()`` -- the frame a
 person watches, the one ``gymnasium.wrappers.RecordVideo`` would record: the map of a
 :class:`~urban_gym.wrappers.map_observation.MapObservation` showing the task's area, its
 markers and the agent's track, the env's own frame at its right -- with, under it, the
 images the model was sent at their own resolution (so their signs read as the model's
 do; a stack of views in rows of three), and a status line. The map is drawn
 for the GIF only (``observe=False``); the model sees what its family's observation holds.
-The server is stopped at the end. Episode records are appended to ``<out>/episodes.jsonl``.
+Each server is stopped after its episode. The episode records (the harness's) are appended
+to ``<out>/episodes.jsonl`` and their traces to ``<out>/traces/``.
 """
 
 from __future__ import annotations
@@ -23,14 +24,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-import httpx
 import numpy as np
 
-from urban_gym.baselines.lmm.agent import LMMAgent, run_episode
-from urban_gym.baselines.lmm.client import ChatClient, ClientConfig
+from urban_gym.baselines.lmm.agent import LMMAgent
 from urban_gym.baselines.lmm.server import ScriptedServer
+from urban_gym.eval.records import RunDir
+from urban_gym.eval.trace import run_episode
 from urban_gym.render import frame as F
-from urban_gym.wrappers.stacks import make_lmm_env
+from urban_gym.wrappers.stacks import lmm_env_kwargs
 
 
 def demo_cases() -> dict[str, tuple[str, dict[str, Any], dict[str, Any] | None]]:
@@ -84,57 +85,59 @@ def run_demo(
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     records: list[dict[str, Any]] = []
-    with ScriptedServer(wrap=wrap) as server:
-        echo(f"scripted model server at {server.url} (replies: {wrap})")
-        client = ChatClient(ClientConfig(base_url=server.url, model=server.model_name))
-        try:
-            for family in families:
-                env_id, kwargs, options = cases[family]
-                r = httpx.post(
-                    server.url + "/scripted/episode",
-                    timeout=300.0,
-                    json={
-                        "env_id": env_id,
-                        "env_kwargs": kwargs,
-                        "seed": seed,
-                        "options": options,
-                    },
-                )
-                if r.status_code != 200:
-                    raise RuntimeError(f"the scripted server could not start {env_id}: {r.text}")
-                env = make_lmm_env(
-                    env_id,
-                    env_kwargs={**kwargs, "render_mode": "rgb_array"} if gif else kwargs,
-                    map_observation=WATCH_MAP if gif else False,
-                    record_path=out / "episodes.jsonl",
-                )
-                movie = _Movie(env) if gif else None
-                # family and GIF path go on the record line itself (the GIF is written next)
-                fields = {"family": family}
-                if movie is not None:
-                    fields["gif"] = str(out / f"{family}.gif")
-                rec = run_episode(
-                    env,
-                    LMMAgent(client),
-                    seed=seed,
-                    options=options,
-                    on_step=movie.add if movie else None,
-                    record_fields=fields,
-                )
-                env.close()
-                if movie is not None:
-                    movie.write(out / f"{family}.gif")
-                records.append(rec)
-                echo(format_record(rec))
-        finally:
-            client.close()
-    echo(f"server stopped; episode records in {out / 'episodes.jsonl'}")
+    run_dir = RunDir(out)
+    try:
+        for family in families:
+            env_id, kwargs, options = cases[family]
+            record = _episode(run_dir, family, env_id, kwargs, options, seed, wrap, gif, echo)
+            records.append(record)
+            echo(format_record(record))
+    finally:
+        run_dir.close()
+    echo(f"episode records in {out / 'episodes.jsonl'} (traces in {out / 'traces'})")
     return records
+
+
+def _episode(
+    run_dir: RunDir,
+    family: str,
+    env_id: str,
+    kwargs: dict[str, Any],
+    options: dict[str, Any] | None,
+    seed: int,
+    wrap: str,
+    gif: bool,
+    echo: Callable[[str], None],
+) -> dict[str, Any]:
+    """One family's episode: its scripted server, the agent, the harness's loop, the GIF."""
+    import gymnasium as gym
+
+    kwargs = lmm_env_kwargs(env_id, kwargs)
+    with ScriptedServer(env_id=env_id, env_kwargs=kwargs, wrap=wrap) as server:
+        echo(f"{family}: scripted model server at {server.url} (replies: {wrap})")
+        agent = LMMAgent(
+            base_url=server.url, model=server.model_name, map=WATCH_MAP if gif else False
+        )
+        env = gym.make(env_id, **({**kwargs, "render_mode": "rgb_array"} if gif else kwargs))
+        face = agent.wrap(env)
+        movie = _Movie(face) if gif else None
+        try:
+            record, trace = run_episode(
+                face, agent, seed=seed, options=options, on_step=movie.add if movie else None
+            )
+        finally:
+            agent.close()
+            face.close()
+    record["env_id"] = env_id
+    if movie is not None:
+        record["gif"] = str(movie.write(run_dir.path / f"{family}.gif"))
+    record["trace"] = run_dir.write_trace(record["key"], trace)
+    run_dir.append(record)
+    return record
 
 
 def format_record(rec: dict[str, Any]) -> str:
     """A few lines on one episode: task, outcome, metrics, tokens, GIF."""
-    task = rec.get("task") or {}
     m = rec.get("metrics", {})
     shown = {
         k: (round(v, 3) if isinstance(v, float) else v)
@@ -142,11 +145,10 @@ def format_record(rec: dict[str, Any]) -> str:
         if isinstance(v, (int, float, bool))
     }
     lines = [
-        f"{rec.get('family', '?'):<13} {rec.get('env_id')}  task {task.get('id')} "
-        f"({task.get('type')}, {task.get('difficulty')})",
-        f"  {task.get('instruction', '')[:110]}",
+        f"{rec.get('family', '?'):<13} {rec.get('env_id')}  task {rec.get('task_id')} "
+        f"({rec.get('task_type')}, {rec.get('difficulty')})",
         f"  termination={rec.get('termination')} success={rec.get('is_success')} "
-        f"steps={rec.get('l')} tokens={rec.get('usage', {}).get('total_tokens', 0)}",
+        f"steps={rec.get('steps')} tokens={(rec.get('tokens') or {}).get('total_tokens', 0)}",
         "  metrics " + json.dumps(shown, ensure_ascii=False),
     ]
     if rec.get("gif"):
