@@ -371,5 +371,7 @@ def count_accuracy(prediction: object, truth: int) -> float:
 def temporal_interval_f1(
     predicted: Sequence[tuple[float, float]], truth: Sequence[tuple[float, float]]
 ) -> float:
-    """Temporal F1@0.5 of one class (:func:`temporal_f1`); kept under its old name."""
+    """Temporal F1@0.5 of one class (:func:`temporal_f1`), its intervals given as
+    ``(start, end)`` tuples.
+    """
     return temporal_f1(list(predicted), list(truth))

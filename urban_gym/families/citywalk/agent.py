@@ -95,7 +95,7 @@ class UrbanGroundReAct(Scheme):
         instructions.
 
         The env itself opens the answer turn after ``terminate`` (or at the step limit) and
-        takes only ``{"answer": ..., "reason": ...}`` in it (issue 16); this scheme asks
+        takes only ``{"answer": ..., "reason": ...}`` in it; this scheme asks
         for that reply with UrbanGround's final-answer prompt instead of the exploration
         system message.
         """
