@@ -23,7 +23,7 @@ def test_demo_prints_metrics_and_writes_a_gif(tmp_path, capsys):
     frames = iio.imread(tmp_path / "streetgraph.gif", index=None)
     # one frame after the reset and one per step: the 256 px map, then the env's render()
     # (160 px per option, 230 px tall); under them the street views the model was sent at
-    # their own 512x512 (issue 19: the language-model default), in rows of three; a status
+    # their own 512x512 (the language-model default), in rows of three; a status
     # line under all; padded to the largest frame
     strip = F.status_line("step", 10).shape[0]
     assert frames.shape[0] == 19

@@ -1,4 +1,4 @@
-"""Issue 10, items 2, 3 and 5, and "nothing is lost from an episode log": every episode
+"""Nothing is lost from an episode log: every episode
 leaves one whole line of strict JSON in ``episodes.jsonl``, with the model's tokens and
 name on it, whatever the agent sent, the model replied, or the loop ran into."""
 

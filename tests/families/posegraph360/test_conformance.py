@@ -354,7 +354,7 @@ def test_validate_posegraph_applies_the_reviews_bar_to_the_streets_the_graph_is_
     v = validate_posegraph(graph, city, pairs=100)
     assert v["network"] == "streets" and v["pairs"] == 100
     assert v["length_disagreement_p95"] <= 0.10 and validation_failures(v) == []
-    # footpaths cut corners the street graph goes round: the old comparison fails
+    # footpaths cut corners the street graph goes round: against them the bar is missed
     w = validate_posegraph(graph, city, pairs=100, network="walkable")
     assert w["length_disagreement_p95"] > 0.10 and w["length_ratio_median"] >= 1.0
     assert "p95" in validation_failures(w)[0]
