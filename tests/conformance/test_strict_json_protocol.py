@@ -1,4 +1,4 @@
-"""Conformance with the strict-JSON evaluation protocol (seed 004): reasoning tags,
+"""Conformance with the strict-JSON grounding protocol: reasoning tags,
 grounded metrics and stage 5 (run-level coordinate normalisation).
 
 The protocol accepts "JSON objects embedded in prose or Markdown fences after removing
@@ -52,7 +52,7 @@ def test_text_without_tags_is_unchanged():
     assert parse_reply(text, ACTIONS).action["action"] == "W"
 
 
-# ------------------------------------------------------------------ metrics (seed 004)
+# ------------------------------------------------------------------ metrics
 # The protocol's output examples: {"answer_option_id":"A","bbox_xyxy_norm":[0.1,0.2,0.3,0.4]},
 # {"answers":[{"option_id":"A","intervals_sec":[[0.0,1.2]]},{"option_id":"C",
 # "intervals_sec":[[3.4,5.0]]}]} and {"visible_count":2,"visible_intervals_sec":[[0.0,9.1],

@@ -245,7 +245,7 @@ def ended_closer(start_distance: float, end_distance: float) -> bool:
 
 
 # ---------------------------------------------------------------- perception
-# Grounded answers after the strict-JSON evaluation protocol (seed 004): boxes are
+# Grounded answers after the strict-JSON grounding protocol: boxes are
 # ``[x0, y0, x1, y1]`` normalised to [0, 1]; intervals are ``[start, end]`` seconds (or
 # frames). Interval metrics match predictions to truths one to one, greedily by tIoU (the
 # highest pair first), and only within the same class.

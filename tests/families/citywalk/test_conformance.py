@@ -1,4 +1,4 @@
-"""CityWalk against UrbanGround (seed 002): the action space of its Section 3.4 and its
+"""CityWalk against UrbanGround: the action space of its Section 3.4 and its
 Appendix F prompts -- every action and field with its range and clamping -- and the
 episode rules, metrics and suite the paper describes.
 

@@ -2,7 +2,7 @@
 discrete action table of the RL face (durations in seconds, angles in degrees, distances
 in metres).
 
-The structured actions are UrbanGround's action space (seed 002, Section 3.4 and the
+The structured actions are UrbanGround's action space (Section 3.4 and the
 action-space prompt of its Appendix F) with its field names as the canonical ones:
 ``move``/``sprint`` take ``dir`` and ``seconds`` (``direction`` and ``duration``
 are accepted as synonyms), optional ``yaw_rate``, ``pitch_rate``, ``jump`` and ``jump_at``;

@@ -1,4 +1,4 @@
-"""``urbanground-react``: UrbanGround's agent (seed 002, appendix F.1).
+"""``urbanground-react``: UrbanGround's agent (Appendix F.1).
 
 The system message is the task prompt, then the action-space prompt (one flat action
 object per turn named by its ``action`` field, only its own parameters, no ``type`` field,
