@@ -1,7 +1,7 @@
 """Throughput as a reinforcement-learning rollout sees it, beside MiniGrid and CartPole.
 
-Every registered id (and the variants the issue's goals name: 84x84 views, symbolic
-StreetGraph, ``pano_width``) runs in this one process with seeded random *masked* actions
+Every registered id (and the variants the benchmarks page sets goals for: 84x84 views,
+symbolic StreetGraph, ``pano_width``) runs in this one process with seeded random *masked* actions
 (uniform over the valid entries of ``obs["action_mask"]``); episodes that end are reset
 and the resets are counted in the time; nothing is pre-rendered or pre-cached (each row
 builds a fresh env; process-wide caches that a real run would also share, such as the

@@ -1,5 +1,5 @@
 """The package's layout at a git revision: modules and lines per folder, and any module
-over the 900-line limit (the figures of issue 11's before/after table).
+over the 900-line limit; run it at two revisions to compare them.
 
     python scripts/layout.py            # HEAD
     python scripts/layout.py c2c814b    # any revision

@@ -1,4 +1,4 @@
-"""Conformance with the strict-JSON evaluation protocol (seed 004): reasoning tags,
+"""Conformance with the strict-JSON grounding protocol: reasoning tags,
 grounded metrics and stage 5 (run-level coordinate normalisation).
 
 The protocol accepts "JSON objects embedded in prose or Markdown fences after removing
@@ -17,7 +17,7 @@ from urban_gym.wrappers.parsing import parse_reply, strip_reasoning
 ACTIONS = make_action_set()
 
 
-def test_the_issue_example_executes_the_action_after_the_think_block():
+def test_the_action_after_a_think_block_executes_not_the_one_inside_it():
     r = parse_reply('<think>{"action":"D"}</think>{"action":"A"}', ACTIONS)
     assert r.ok and r.action["action"] == "A"
     assert r.reasoning_chars == len('<think>{"action":"D"}</think>')
@@ -52,7 +52,7 @@ def test_text_without_tags_is_unchanged():
     assert parse_reply(text, ACTIONS).action["action"] == "W"
 
 
-# ------------------------------------------------------------------ metrics (seed 004)
+# ------------------------------------------------------------------ metrics
 # The protocol's output examples: {"answer_option_id":"A","bbox_xyxy_norm":[0.1,0.2,0.3,0.4]},
 # {"answers":[{"option_id":"A","intervals_sec":[[0.0,1.2]]},{"option_id":"C",
 # "intervals_sec":[[3.4,5.0]]}]} and {"visible_count":2,"visible_intervals_sec":[[0.0,9.1],
@@ -65,7 +65,7 @@ BOX = [0.1, 0.2, 0.3, 0.4]
 
 
 def test_temporal_f1_is_one_to_one_matching_not_time_coverage():
-    # the issue's case: one long prediction over two true intervals covers 8 of its 10 s
+    # one long prediction over two true intervals covers 8 of its 10 s
     # (coverage F1 = 2*0.8*1/1.8 = 0.889), but its tIoU with each is 4/10 < 0.5: F1 = 0
     assert m.temporal_f1([[0, 10]], [[0, 4], [5, 9]]) == 0.0
     assert m.temporal_interval_f1([(0, 10)], [(0, 4), (5, 9)]) == 0.0

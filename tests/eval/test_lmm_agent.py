@@ -57,7 +57,7 @@ def test_lmm_agent_run_through_a_loopback_server(tmp_path, monkeypatch):
     assert cfg["base_url"] == server.url and cfg["model"] == "urban-gym-scripted"
     assert (cfg["temperature"], cfg["max_tokens"], cfg["extra_body"]) == (0.7, 256, {"seed": 1})
     assert cfg["memory"] == "auto" and cfg["map"] is False
-    # the lmm agent's env has the family's language-model views (issue 19)
+    # the lmm agent's env has the family's language-model views
     assert d.read_manifest()["env_kwargs"]["image_size"] == [512, 512]
 
 

@@ -18,14 +18,15 @@ import pytest
 
 from tests.golden.golden import SEEDS, load, rollout
 
-#: recorded info key -> its name today (renamed on purpose by a later issue).
+#: recorded info key -> its name today (renamed on purpose by a later change).
 RENAMED: dict[str, str] = {
-    # issue 11 (one info schema): PoseGraph360's direction of travel; "pose.heading" is now
-    # where the agent faces (the camera), as on every id
+    # the shared info schema: PoseGraph360's direction of travel; "pose.heading" is where
+    # the agent faces (the camera), as on every id
     "heading": "travel_heading",
 }
 #: recorded info key -> a function of today's (plain) info giving the recorded value: keys
-#: that issue 11's info schema superseded (pose, distance_to_goal_m) are checked through it.
+#: that the shared info schema holds in another form (pose, distance_to_goal_m) are checked
+#: through it.
 DERIVED: dict[str, Callable[[dict], Any]] = {
     # PoseGraph360 and StreetGraph: (x, y) metres
     "position": lambda info: [info["pose"]["x"], info["pose"]["y"]],

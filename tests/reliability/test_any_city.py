@@ -1,4 +1,4 @@
-"""Issue 10, item 14 and "any real city": generating a suite for each family on small
+"""Any real city: generating a suite for each family on small
 extracts unlike Helsinki either works -- the tasks load into the env and the oracle solves
 them -- or names what the city lacks, type by type.
 

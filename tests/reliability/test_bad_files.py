@@ -1,9 +1,9 @@
-"""Bad files get named errors, not raw exceptions (issue 10, items 9-11).
+"""Bad files get named errors, not raw exceptions.
 
 Each test writes a small real file with one defect and checks that the package's own
-error names the file, the line (and row/column or field) and the bad value, where before
-a raw ``InvalidLocationError``, ``ValueError``, ``OverflowError``, ``RecursionError`` or
-``TypeError`` came out, or the defect passed silently.
+error names the file, the line (and row/column or field) and the bad value -- not a raw
+``InvalidLocationError``, ``ValueError``, ``OverflowError``, ``RecursionError`` or
+``TypeError``, and not silence.
 """
 
 from __future__ import annotations

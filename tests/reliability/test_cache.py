@@ -1,5 +1,5 @@
 """The world cache never lands in the current directory, and a failed write costs only
-speed (issue 10, item 12).
+speed.
 
 ``URBAN_GYM_CACHE=""`` counts as unset. A cache that cannot be written -- its directory is
 a file, the entry's name is taken by a directory, the disk is full (a file-size limit set

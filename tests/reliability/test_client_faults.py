@@ -1,4 +1,4 @@
-"""Issue 10, item 4: whatever a server answers, ``ChatClient.chat`` raises ``ModelError``
+"""Whatever a server answers, ``ChatClient.chat`` raises ``ModelError``
 (naming the problem) or returns a completion -- never another exception -- and
 ``run_episode`` writes a record ending in ``model_error`` with the reason. Every fault is
 answered by a real loopback HTTP server (:mod:`tests.reliability.fault_server`)."""

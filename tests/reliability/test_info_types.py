@@ -1,4 +1,4 @@
-"""Issue 10, item 7: every ``info`` value keeps one type on every id, after reset and on
+"""Every ``info`` value keeps one type on every id, after reset and on
 every step (valid, masked-out, out-of-range and unreadable actions, episode ends). Vector
 envs batch each info key into an array typed by the first value they see; a key that is
 ``None`` on one step and an ``int`` or a ``dict`` on the next crashes them."""

@@ -1,4 +1,4 @@
-"""OSM files are read by their content, and Overpass JSON imports (issue 10, item 15).
+"""OSM files are read by their content, and Overpass JSON imports.
 
 The hand-written fixture town (``tests/world/osm_fixture.py``) is written as OSM XML,
 then converted -- by osmium itself or by the test, element for element -- into PBF, OPL,

@@ -1,4 +1,4 @@
-"""Issue 10, Done-when: property tests over every registered id. Any JSON-like value as an
+"""Property tests over every registered id. Any JSON-like value as an
 action (huge integers, deep nesting, lone surrogates, NaN and infinities, strings, lists,
 dicts with synonym keys, numpy scalars) never raises out of ``step`` and always yields an
 observation inside ``observation_space``; the same for any reply string through

@@ -1,4 +1,4 @@
-""" "Nothing is lost from an episode log": every episode of the one episode loop
+"""Nothing is lost from an episode log: every episode of the one episode loop
 (:func:`urban_gym.eval.trace.run_episode`) leaves one whole line of strict JSON in a run
 folder's ``episodes.jsonl`` and its trace, with the model's tokens on it, whatever the agent
 sent, the model replied, or the loop ran into."""

@@ -1,5 +1,5 @@
-"""Issue 10, item 2 (the env and parser side): deeply nested actions and replies are
-invalid-action steps, never a ``RecursionError``."""
+"""Deeply nested actions (the env) and replies (the parser) are invalid-action steps, never
+a ``RecursionError``."""
 
 from __future__ import annotations
 

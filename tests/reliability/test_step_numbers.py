@@ -1,4 +1,4 @@
-"""Issue 10, items 1 and 6: numbers an agent may send. Huge integers (past float range,
+"""Numbers an agent may send. Huge integers (past float range,
 past Python's 4300-digit ``str`` limit), NaN and infinities are invalid-action steps whose
 message names the value, shortened; numpy scalars are accepted as parameter values and as
 indices into the action table."""

@@ -1,4 +1,4 @@
-"""Issue 10, item 6: ``step`` before the first ``reset`` or after the episode ended raises
+"""``step`` before the first ``reset`` or after the episode ended raises
 ``gymnasium.error.ResetNeeded`` on every family (the bare env, without Gymnasium's
 ``OrderEnforcing`` wrapper), also after a pickle round trip."""
 

@@ -1,4 +1,4 @@
-"""Issue 10, item 13: every env's ``Text`` spaces accept any script a city's names come in.
+"""Every env's ``Text`` spaces accept any script a city's names come in.
 
 A task whose instruction holds Cyrillic, CJK and Arabic names loads into every family,
 its observation shows the text unchanged, and Gymnasium's ``Text`` space (``contains``,

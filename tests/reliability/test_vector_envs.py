@@ -1,4 +1,4 @@
-"""Issue 10, items 7 and 8: ``gym.make_vec`` on every id, in sync and async mode.
+"""``gym.make_vec`` on every id, in sync and async mode.
 
 Gymnasium 1.4's ``AsyncVectorEnv`` with shared memory (the default) decodes a ``Text``
 entry of its shared buffer once, at construction, and returns that stale decoding

@@ -161,7 +161,8 @@ def test_bbox_iou_and_temporal_f1():
     assert m.bbox_iou((0, 0, 2, 2), (1, 1, 3, 3)) == pytest.approx(1 / 7)
     assert m.bbox_iou((0, 0, 1, 1), (2, 2, 3, 3)) == 0.0
     assert m.temporal_interval_f1([(0, 10)], [(0, 10)]) == pytest.approx(1.0)
-    # predicted 0-10, true 5-15: tIoU 5/15 < 0.5, no one-to-one match (seed 004's F1@0.5)
+    # predicted 0-10, true 5-15: tIoU 5/15 < 0.5, no one-to-one match (F1@0.5 of the
+    # strict-JSON grounding protocol)
     assert m.temporal_interval_f1([(0, 10)], [(5, 15)]) == 0.0
     assert m.temporal_interval_f1([(0, 10)], [(2, 12)]) == pytest.approx(1.0)
     assert m.temporal_interval_f1([(0, 1)], [(2, 3)]) == 0.0

@@ -145,7 +145,7 @@ def test_the_episode_record_keeps_the_model_replies():
 
 def test_the_face_declares_a_text_action_space_and_the_env_reads_the_reply_once(monkeypatch):
     """``spaces.Text`` in, one parse: the env takes the parser's canonical action as it is
-    (before issue 11 it normalised it a second time)."""
+    and does not normalise it a second time."""
     import gymnasium as gym
 
     import urban_gym  # noqa: F401

@@ -1,4 +1,4 @@
-"""The language-model face sees views sized for a model (issue 19); the RL face keeps its
+"""The language-model face sees views sized for a model; the RL face keeps its
 small ones."""
 
 from __future__ import annotations

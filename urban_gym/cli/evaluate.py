@@ -7,7 +7,7 @@ import sys
 
 from urban_gym.cli._common import command, csv_list, json_arg, task_env_kwargs, task_ids
 
-# ------------------------------------------------------------------ the harness (issue 13)
+# ------------------------------------------------------------------ the harness
 
 
 def _add_lmm_options(p: argparse.ArgumentParser, prefix: str = "") -> None:

@@ -8,7 +8,7 @@ papers' settings stay as they were.
 ==============  ==========================================================================
 mode            observation key and content
 ==============  ==========================================================================
-``none``        nothing (pixels and text only, as before)
+``none``        nothing (the env's own pixels and text only)
 ``vector``      ``goal_vector``: ``Box(-1, 1, (8,), float32)`` -- the point-goal of
                 Habitat's PointNav with the agent's own heading: ``sin`` and ``cos`` of the
                 goal's bearing relative to the agent's heading, the straight-line distance

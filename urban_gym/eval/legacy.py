@@ -1,7 +1,7 @@
 """The families' oracle/random commands (``urban-gym <family>-eval``) as thin aliases of the harness: they run ``urban-gym eval`` with the oracle and the random
-agent (into a temporary run folder, or ``--out``) and print their old tables from the
-records, with the same figures as before (the same seeds: see
-:func:`urban_gym.eval.runner.episode_keys`).
+agent (into a temporary run folder, or ``--out``) and print each family's table of results
+from the records. The episodes' seeds follow :func:`urban_gym.eval.runner.episode_keys`, so
+one ``--seed`` gives the same figures on every run.
 """
 
 from __future__ import annotations

@@ -27,8 +27,8 @@ part file, at which byte) are dropped (:func:`comparable`).
 a part file -- its rows (action, validity, goal visibility, the step's other entries) and
 its numbers (reward, pose, distance to the goal) -- written by :meth:`RunDir.write_trace`;
 :meth:`RunDir.read_trace` gives it back as the step objects :mod:`urban_gym.eval.trace`
-describes. It also reads the per-episode trace files of format 1 (``traces/<key>.jsonl``,
-one step object per line) that records written before format 2 point at with a plain path.
+describes. It also reads per-episode trace files of format 1 (``traces/<key>.jsonl``,
+one step object per line), which a record names by a plain path; it never writes them.
 Why one line per episode in a few shared files: a file per episode cost about as much as
 the rest of the harness together (creating a file takes up to a millisecond on a disk),
 and one call of the C encoder per episode costs a fraction of one object per step.
@@ -305,7 +305,7 @@ class RunDir:
 
     # ------------------------------------------------------------------ traces
     def trace_path(self, name: str) -> Path:
-        """The format-1 trace file of the episode named ``name`` (read, no longer written)."""
+        """The format-1 trace file of the episode named ``name`` (read, never written)."""
         return self.traces_dir / f"{name}.jsonl"
 
     def write_trace(

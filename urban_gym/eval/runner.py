@@ -10,7 +10,7 @@ records; this process appends them to ``episodes.jsonl`` (one writer) and shows 
 **Seeds.** ``seeds`` is the number of repeats per task. With ``seeding="repeat"`` (the
 default) repeat ``r`` of every task resets the env with seed ``base + r``; with
 ``seeding="task"`` task number ``i`` of the env's list uses ``base + i + r * n_tasks`` (so
-every episode of a run has its own seed -- the scheme of the old ``*-eval`` commands). The
+every episode of a run has its own seed -- the scheme of the families' ``*-eval`` commands). The
 agent's own seed (the random agent's generator) is ``seed * 100003 + i`` under ``repeat``
 and ``seed`` under ``task``. Both are in the record.
 """

@@ -55,7 +55,8 @@ class FirstPersonRenderer:
 
     Args:
         city: the world.
-        width, height: image size in pixels.
+        width: image width in pixels.
+        height: image height in pixels.
         fov: horizontal field of view in degrees, in (0, 180).
         eye_height: metres above the ground.
         max_distance: walls farther than about this many metres are not drawn.

@@ -100,7 +100,8 @@ class PanoramaRenderer:
 
     Args:
         city: the world.
-        width, height: image size in pixels; ``width`` must be ``2 * height``.
+        width: image width in pixels; must be ``2 * height``.
+        height: image height in pixels.
         eye_height: metres above the ground.
         max_distance: walls farther than about this many metres are not drawn.
         inside: ``"room"`` or ``"error"``: what a position inside a building does.

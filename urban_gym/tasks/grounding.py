@@ -1,4 +1,4 @@
-"""Stage 5 of the strict-JSON protocol (seed 004): run-level coordinate normalisation of
+"""Stage 5 of the strict-JSON grounding protocol: run-level coordinate normalisation of
 grounded answers, with both the original and the compatible result kept.
 
 A model's boxes are read once per *run*, not per reply: the coordinate scale is decided

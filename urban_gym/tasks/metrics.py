@@ -245,7 +245,7 @@ def ended_closer(start_distance: float, end_distance: float) -> bool:
 
 
 # ---------------------------------------------------------------- perception
-# Grounded answers after the strict-JSON evaluation protocol (seed 004): boxes are
+# Grounded answers after the strict-JSON grounding protocol: boxes are
 # ``[x0, y0, x1, y1]`` normalised to [0, 1]; intervals are ``[start, end]`` seconds (or
 # frames). Interval metrics match predictions to truths one to one, greedily by tIoU (the
 # highest pair first), and only within the same class.
@@ -371,5 +371,7 @@ def count_accuracy(prediction: object, truth: int) -> float:
 def temporal_interval_f1(
     predicted: Sequence[tuple[float, float]], truth: Sequence[tuple[float, float]]
 ) -> float:
-    """Temporal F1@0.5 of one class (:func:`temporal_f1`); kept under its old name."""
+    """Temporal F1@0.5 of one class (:func:`temporal_f1`), its intervals given as
+    ``(start, end)`` tuples.
+    """
     return temporal_f1(list(predicted), list(truth))

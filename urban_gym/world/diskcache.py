@@ -6,7 +6,7 @@ by what it is and a hash of the source files that build it (so a change to that 
 builds it anew), and opens it memory-mapped and read-only: processes on one machine (the
 workers of a vector env) share its pages. :func:`cached_object` does the same for any
 picklable value (a city's walking geometry, sign boards). Where the folder cannot be
-written or a file cannot be read, the value is built in memory as before.
+written or a file cannot be read, the value is built in memory, as without a cache.
 """
 
 from __future__ import annotations

@@ -30,6 +30,7 @@ import os
 import pickle
 import tempfile
 import warnings
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -72,7 +73,9 @@ def file_sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def load_city(spec: str | os.PathLike, bbox=None, cache: bool = True) -> City:
+def load_city(
+    spec: str | os.PathLike, bbox: Sequence[float] | None = None, cache: bool = True
+) -> City:
     """Load a city by name, OSM file path, bundle directory or procedural spec.
 
     Args:

@@ -45,6 +45,7 @@ import gzip
 import re
 import warnings
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -404,7 +405,9 @@ def _warn_bad_nodes(path: Path, col: _Collector) -> None:
     )
 
 
-def import_osm(path: str | Path, bbox=None, name: str | None = None) -> City:
+def import_osm(
+    path: str | Path, bbox: Sequence[float] | None = None, name: str | None = None
+) -> City:
     """Import an OpenStreetMap file into a :class:`City`.
 
     Args:

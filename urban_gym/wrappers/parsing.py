@@ -5,7 +5,7 @@ Before any stage, **reasoning blocks are removed** (:func:`strip_reasoning`):
 ``<reflection>`` and ``<scratchpad>`` blocks (any case), a closing tag with no opening one
 (everything before it is reasoning, as when a chat template opened the block) and an opening
 tag never closed (everything after it is reasoning, as when the reply was cut off). The
-strict-JSON protocol (seed 004) accepts JSON "after removing reasoning tags": an action
+strict-JSON grounding protocol accepts JSON "after removing reasoning tags": an action
 written inside a reasoning block is a draft, not the reply, so
 ``<think>{"action":"D"}</think>{"action":"A"}`` executes ``A``.
 

@@ -1,6 +1,6 @@
-"""CityWalk against UrbanGround (seed 002): the action space of its Section 3.4 and its
+"""CityWalk against UrbanGround: the action space of its Section 3.4 and its
 Appendix F prompts -- every action and field with its range and clamping -- and the
-episode rules, metrics and suite the paper describes (issue 16).
+episode rules, metrics and suite the paper describes.
 
 The JSON examples below are the paper's schemas filled with values; the expected numbers
 are worked out by hand in the comments (walk 1.4 m/s, sprint 3.0 m/s).

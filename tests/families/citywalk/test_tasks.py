@@ -351,10 +351,10 @@ def test_oracle_solves_one_task_of_each_type_of_the_default_suite(default_suite)
 
 
 def test_every_claim_of_sight_holds_in_the_start_views_pixels(default_suite, helsinki):
-    """Issue 19: "its sign is in sight from where you start" (SGN) and "the sign straight
-    ahead of you" (VR) hold in the language-model start view (960x540, 90 degrees, the
-    env's own pedestrians drawn): 100 % of those tasks show at least MIN_SIGN_PIXELS
-    pixels of the place's signboard in the renderer's instance ids."""
+    """The claims "its sign is in sight from where you start" (SGN) and "the sign
+    straight ahead of you" (VR) hold in the language-model start view (960x540, 90
+    degrees, the env's own pedestrians drawn): 100 % of those tasks show at least
+    MIN_SIGN_PIXELS pixels of the place's signboard in the renderer's instance ids."""
     from urban_gym.families.citywalk.env import CityWalkEnv
     from urban_gym.families.citywalk.tasks.context import MIN_SIGN_PIXELS, start_view_size
     from urban_gym.render import FirstPersonRenderer
@@ -362,7 +362,7 @@ def test_every_claim_of_sight_holds_in_the_start_views_pixels(default_suite, hel
 
     assert start_view_size() == (960, 540)
     claims = [i for i, t in enumerate(default_suite) if t.type in ("SGN", "VR")]
-    # UrbanGround's 63 SGN and 63 VR base tasks, and 40 condition variants of each (issue 16)
+    # UrbanGround's 63 SGN and 63 VR base tasks, and 40 condition variants of each
     assert len(claims) == 2 * 63 + 2 * 40
     env = CityWalkEnv(tasks=default_suite, view_size=None)
     fp = FirstPersonRenderer(helsinki, 960, 540, fov=90.0)

@@ -1,4 +1,4 @@
-"""Conformance with 360CityArena (seed 000, Watanabe et al.; appendix B.1 and B.2).
+"""Conformance with 360CityArena (Watanabe et al.; Appendices B.1 and B.2).
 
 The paper's agent replies with one JSON object ``{"thought", "action", "memory",
 "answer"}``; the size of a move or a turn is written in ``"answer"`` (SMALL / MEDIUM /
@@ -332,7 +332,7 @@ def test_difficulty_follows_the_papers_statistics_and_the_table_shows_both():
     assert "[3.3]" in table and "[6.4]" in table and "[9.0]" in table and "[7.4]" in table
 
 
-# ------------------------------------------------------------------ review (seed 001)
+# -------------------------------------------------------------- the review of 360CityArena
 def test_validate_posegraph_applies_the_reviews_bar_to_the_streets_the_graph_is_made_of(
     capsys,
 ):
@@ -354,7 +354,7 @@ def test_validate_posegraph_applies_the_reviews_bar_to_the_streets_the_graph_is_
     v = validate_posegraph(graph, city, pairs=100)
     assert v["network"] == "streets" and v["pairs"] == 100
     assert v["length_disagreement_p95"] <= 0.10 and validation_failures(v) == []
-    # footpaths cut corners the street graph goes round: the old comparison fails
+    # footpaths cut corners the street graph goes round: against them the bar is missed
     w = validate_posegraph(graph, city, pairs=100, network="walkable")
     assert w["length_disagreement_p95"] > 0.10 and w["length_ratio_median"] >= 1.0
     assert "p95" in validation_failures(w)[0]
@@ -364,7 +364,7 @@ def test_validate_posegraph_applies_the_reviews_bar_to_the_streets_the_graph_is_
     assert "FAIL: path-length disagreement p95" in capsys.readouterr().err
 
 
-# ------------------------------------------------------------------ grounded types (seed 004)
+# --------------------------------------------- grounded types (the strict-JSON grounding protocol)
 def _grounded():
     from urban_gym.families.posegraph360.tasks import DEFAULT_SUITES
     from urban_gym.tasks.suite import load_suite

@@ -1,4 +1,4 @@
-"""Conformance with CityNav / AgentNav (seed 003) on StreetGraph.
+"""Conformance with CityNav / AgentNav on StreetGraph.
 
 At each decision point the agent receives one image per movement option and the option's
 compass bearing; the street heading comes from CityNav's 3-hop link calculation. Two

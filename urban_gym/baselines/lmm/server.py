@@ -97,7 +97,8 @@ class ScriptedServer:
         responders: answer non-episode requests (see the module docstring).
         schedule: ``(seed, options)`` of the episodes to script, in order: each is started
             by the first request after the previous one ended (e.g. a harness run's keys:
-            ``(seed, {"task_id": ...})``); when it is spent, ``seed`` + 1 as before.
+            ``(seed, {"task_id": ...})``); once it is spent, episodes start as without a
+            schedule (the previous seed + 1, with ``options``).
         policy: what the replies are (:mod:`.policies`): ``oracle``, ``noisy-oracle:P``,
             ``random`` or ``replay:FILE``, or a :class:`~.policies.ScriptedPolicy`.
         policy_seed: the base seed of the policy's per-episode random choices.

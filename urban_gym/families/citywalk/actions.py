@@ -2,9 +2,9 @@
 discrete action table of the RL face (durations in seconds, angles in degrees, distances
 in metres).
 
-The structured actions are UrbanGround's action space (seed 002, Section 3.4 and the
+The structured actions are UrbanGround's action space (Section 3.4 and the
 action-space prompt of its Appendix F) with its field names as the canonical ones:
-``move``/``sprint`` take ``dir`` and ``seconds`` (our earlier ``direction`` and ``duration``
+``move``/``sprint`` take ``dir`` and ``seconds`` (``direction`` and ``duration``
 are accepted as synonyms), optional ``yaw_rate``, ``pitch_rate``, ``jump`` and ``jump_at``;
 ``look`` turns by ``yaw`` and tilts by ``pitch`` (both relative); ``map_zoom`` ``factor``
 above 1 zooms out; ``map_orbit`` turns (``yaw``) and tilts (``pitch``) the map camera.

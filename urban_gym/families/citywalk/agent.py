@@ -1,4 +1,4 @@
-"""``urbanground-react``: UrbanGround's agent (seed 002, appendix F.1).
+"""``urbanground-react``: UrbanGround's agent (Appendix F.1).
 
 The system message is the task prompt, then the action-space prompt (one flat action
 object per turn named by its ``action`` field, only its own parameters, no ``type`` field,
@@ -95,7 +95,7 @@ class UrbanGroundReAct(Scheme):
         instructions.
 
         The env itself opens the answer turn after ``terminate`` (or at the step limit) and
-        takes only ``{"answer": ..., "reason": ...}`` in it (issue 16); this scheme asks
+        takes only ``{"answer": ..., "reason": ...}`` in it; this scheme asks
         for that reply with UrbanGround's final-answer prompt instead of the exploration
         system message.
         """

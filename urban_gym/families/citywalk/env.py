@@ -199,10 +199,9 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
       (``"vector"``, ``"landmarks"``, ``"text"``; ``"image"`` needs a view).
 
     ## Version History
-    * v0: initial version; UrbanGround's action names, look/zoom/orbit semantics, jumps,
-      the answer turn and arrival without terminate since issue 16; ``info`` follows the shared schema since issue 11
-      (``distance_to_goal_m`` replaces ``distance_to_goal``, ``pitch`` moves out of
-      ``pose``).
+    * v0: UrbanGround's action names, look/zoom/orbit semantics, jumps, the answer turn
+      and arrival without ``terminate``; ``info`` in the shared schema
+      (``distance_to_goal_m``; the view's ``pitch`` a key of its own, outside ``pose``).
     """
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 4}

@@ -1,7 +1,7 @@
 """What each CityWalk action does (the ``_do_*`` handlers of :class:`CityWalkControls`),
 which actions the current mode allows, and the answer turn of question tasks.
 
-The rules follow UrbanGround's action space (seed 002, Section 3.4 and Appendix F), in our
+The rules follow UrbanGround's action space (Section 3.4 and Appendix F), in our
 own words:
 
 * ``move``/``sprint`` -- ``dir`` and ``seconds`` (0.05-2 s; a longer request is clamped to

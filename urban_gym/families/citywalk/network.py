@@ -1,6 +1,6 @@
 """The *pedestrian* network of a city, for pedestrian-network adherence (UrbanGround's
 PNA: the share of action time whose post-action position lies on the registered pedestrian
-network, seed 002 Section 4.1).
+network, Section 4.1).
 
 The walkable network (:mod:`urban_gym.world.walkable`) holds every way people can walk,
 car roads included. The pedestrian network is the part meant for people:

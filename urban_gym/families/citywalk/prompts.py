@@ -20,7 +20,7 @@ from urban_gym.wrappers.protocols import PromptProtocol, plain_value
 
 
 class ObserveReasonActProtocol(PromptProtocol):
-    """CityWalk: UrbanGround's visual ReAct loop (seed 002, Appendix F), in our own words.
+    """CityWalk: UrbanGround's visual ReAct loop (Appendix F), in our own words.
 
     Every turn the reply is one flat JSON object with ``observation``, ``reason`` and
     ``action``; the action object names its action under ``"action"`` and uses the paper's
@@ -125,7 +125,7 @@ class ObserveReasonActProtocol(PromptProtocol):
 
 
 # --------------------------------------------------------------------------- UrbanGround
-# Seed 002, appendix F.1: the system message is the task's prompt, then the action space
+# UrbanGround, Appendix F.1: the system message is the task's prompt, then the action space
 # (one flat object per turn, the `action` field names it, only its own parameters, no
 # `type` field, a move or sprint lasts at most 2 s and a longer one is clamped, first-
 # person actions only in first-person mode and map actions only with the map open, no

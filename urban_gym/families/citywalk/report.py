@@ -35,7 +35,7 @@ def _ended_closer(recs: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 #: Types binned by the straight-line start-to-goal distance (UrbanGround's
-#: navigation-horizon analysis of ShortNav and InstructionNav, seed 002 Section 4.3).
+#: navigation-horizon analysis of ShortNav and InstructionNav, Section 4.3).
 STRAIGHT_BIN_TYPES = ("SGN", "IN")
 
 

@@ -1,4 +1,4 @@
-"""``react-reflection``: 360CityArena's agent (seed 000, appendix A.4 and B).
+"""``react-reflection``: 360CityArena's agent (Appendices A.4 and B).
 
 Each step the model gets the system prompt (ReAct with memory: the actions and the rules
 of the red arrows, the two kinds of image, the reply fields ``thought``, ``action``,

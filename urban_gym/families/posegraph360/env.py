@@ -203,15 +203,13 @@ class PoseGraph360Env(UrbanEnv):
 
     ## Version History
 
-    * v0: initial version; ``info`` follows the shared schema since issue 11 (``pose``,
-      ``distance_to_goal_m`` and ``travel_heading`` replace ``position``, ``yaw``,
-      ``distance_to_goal`` and ``heading``). Issue 15 (360CityArena's reply format): the
-      size may be given in ``"answer"``, ``Q``/``E`` take sizes and tilt 24° by default
-      (was 15°), an empty ``ANSWER`` confirms arrival in navigation tasks. Issue 14:
-      suites of several cities (each task runs in its own world) and on-the-fly
-      procedural suites (``suite="procedural:..."``); nothing changes for one city.
-      ``mask_noops``, ``reward_shaping="charged"`` and ``observation="symbolic"`` (all
-      off by default: the default mask, rewards and observation are as before).
+    * v0: ``info`` in the shared schema (``pose``, ``distance_to_goal_m``) with the
+      family's ``travel_heading``; 360CityArena's reply format (the size may be given in
+      ``"answer"``, ``Q``/``E`` take sizes and tilt 24° without one, an empty ``ANSWER``
+      confirms arrival in navigation tasks); suites of one city or of several (each task
+      runs in its own world) and on-the-fly procedural suites
+      (``suite="procedural:..."``); ``mask_noops``, ``reward_shaping="charged"`` and
+      ``observation="symbolic"`` as options, all off by default.
     """
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 4}

@@ -66,7 +66,7 @@ class ReActProtocol(PromptProtocol):
 
 
 # --------------------------------------------------------------------------- 360CityArena
-# Appendix B of seed 000: a system prompt (ReAct with memory, the actions and their rules,
+# 360CityArena, Appendix B: a system prompt (ReAct with memory, the actions and their rules,
 # the two kinds of image, the JSON reply with thought/action/memory/answer, examples), a
 # reflection prompt (how to keep the reflection memory) and one task prompt per type.
 REACT_REFLECTION: dict[str, str] = {

@@ -1,4 +1,4 @@
-"""``agentnav``: CityNav's AgentNav (seed 003, sections 4 and 5), every component a switch.
+"""``agentnav``: CityNav's AgentNav (Sections 4 and 5), every component a switch.
 
 Config keys (one per row of the paper's component table):
 

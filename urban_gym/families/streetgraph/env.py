@@ -192,11 +192,10 @@ class StreetGraphEnv(UrbanEnv):
 
     ## Version History
 
-    * v0: initial version; ``info`` follows the shared schema since issue 11 (``pose``
-      and ``distance_to_goal_m`` replace ``position`` and ``remaining_m``). Issue 15:
-      parallel links are merged when a graph is built (Helsinki: 5,570 -> 5,530 links,
-      at most 4 options instead of 5, so ``Discrete(5)``), the Helsinki suite was
-      regenerated on the merged graph, and ``info`` gains ``option_bearings``.
+    * v0: ``info`` in the shared schema (``pose``, ``distance_to_goal_m``) with the
+      family's ``option_bearings``; parallel links merged when a graph is built (Helsinki:
+      5,570 links merge into 5,530, with at most 4 options at an intersection, so
+      ``Discrete(5)``), and the Helsinki suite generated on the merged graph.
     """
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 2}

@@ -92,7 +92,7 @@ def _bearing_text(bearing: float) -> str:
 
 
 # --------------------------------------------------------------------------- CityNav / AgentNav
-# Seed 003: the agent sees one image per option with its compass bearing at each
+# CityNav (AgentNav): the agent sees one image per option with its compass bearing at each
 # intersection; the three memory parts (Markovian memory m_t written each step, decision
 # history, previous visits with their count); Partial VoP (state the destination's address
 # first) and VoP (also where you are and the walking directions from there); the

@@ -1,4 +1,4 @@
-"""Reasoning baselines of CityNav (seed 003, section 5.2) on the family's own prompts:
+"""Reasoning baselines of CityNav (Section 5.2) on the family's own prompts:
 ``cot`` (chain of thought) and ``reflexion`` (self-reflection after a failed attempt).
 
 ``cot`` asks for a ``reasoning`` field before the action, written step by step. Defined

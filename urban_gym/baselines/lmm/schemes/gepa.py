@@ -1,5 +1,5 @@
 """``gepa``: the family's prompts with instructions evolved by the GEPA-style optimiser
-(:mod:`urban_gym.eval.gepa`; CityNav's GEPA baseline, seed 003 section 5.2).
+(:mod:`urban_gym.eval.gepa`; CityNav's GEPA baseline, Section 5.2).
 
 The optimiser evolves the first paragraph of the system prompt -- the agent's
 instructions -- and keeps the rest (the actions, the reply format, the example) as the

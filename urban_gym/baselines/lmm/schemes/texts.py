@@ -10,8 +10,8 @@ are filled in by the scheme; a replacement text may use the same ones.
 from __future__ import annotations
 
 # --------------------------------------------------------------------------- reasoning baselines
-# Seed 003, section 5.2: chain-of-thought, self-reflection (Reflexion) and GEPA, run on the
-# family's own prompts.
+# CityNav (AgentNav), Section 5.2: chain-of-thought, self-reflection (Reflexion) and GEPA,
+# run on the family's own prompts.
 REASONING: dict[str, str] = {
     "cot": (
         "Before you choose, think it through step by step in the `reasoning` field: what "

@@ -44,7 +44,7 @@ TASK_TYPES: dict[str, TaskType] = {
 VARIANT_TYPES: tuple[str, ...] = ("VR", "OU", "AEQ", "SGN")
 
 #: ``(time_of_day, weather)`` of the condition variants: UrbanGround's dusk, night, fog
-#: and rain (seed 002, Section 4.4), each applied to the same base tasks.
+#: and rain (Section 4.4), each applied to the same base tasks.
 VARIANT_CONDITIONS: tuple[tuple[str, str], ...] = (
     ("dusk", "clear"),
     ("night", "clear"),
@@ -52,7 +52,7 @@ VARIANT_CONDITIONS: tuple[tuple[str, str], ...] = (
     ("day", "rain"),
 )
 
-#: UrbanGround's base instances (seed 002, Section 4.1): 810 over the 13 types. The paper's
+#: UrbanGround's base instances (Section 4.1): 810 over the 13 types. The paper's
 #: text gives only the total (its per-type counts are in Figure 5, an image), so the split
 #: is as even as 810 allows: 63 for the L1 types and SGN (the types its condition study
 #: reuses), 62 for the other nine.

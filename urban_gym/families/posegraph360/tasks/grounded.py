@@ -1,6 +1,6 @@
 """Grounded PoseGraph360 task types outside 360CityArena's seven.
 
-They follow the strict-JSON protocol's image and video grounding (seed 004), with ground
+They follow the strict-JSON grounding protocol's image and video grounding, with ground
 truth from the renderer's instance ids:
 
 * ``landmark_bbox`` -- standing where a named sign is in view, answer the sign's box in

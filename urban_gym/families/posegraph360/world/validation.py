@@ -94,7 +94,7 @@ def route_points(graph: PoseGraph, route: Sequence[State]) -> list[tuple[float, 
     return pts
 
 
-#: The review's bars (seed 001): route-length disagreement at most 10% (checked at the
+#: The bars of the review of 360CityArena: route-length disagreement at most 10% (checked at the
 #: 95th percentile of the pairs) and a node-to-road median error of at most about 5 m.
 MAX_LENGTH_DISAGREEMENT_P95 = 0.10
 MAX_NODE_TO_STREET_MEDIAN_M = 5.0
