@@ -175,3 +175,17 @@ def test_the_family_checks_see_what_they_look_for(tmp_path):
     f = tmp_path / "m.py"
     f.write_text("def f():\n    from urban_gym.families.citywalk import env\n")
     assert imports_of(f, tmp_path) == ["urban_gym.families.citywalk"]
+
+
+def test_import_registers_the_families_without_loading_them():
+    """``import urban_gym`` registers every family and its ids, and loads no family's
+    tasks, env or world (they load with the first env)."""
+    code = (
+        "import sys, urban_gym, gymnasium as gym;"
+        "from urban_gym.tasks.families import FAMILIES;"
+        "heavy = [m for m in sys.modules if m.startswith('urban_gym.families.')"
+        " and any(p in m.split('.') for p in ('tasks', 'env', 'world', 'render'))];"
+        "print(len(FAMILIES), 'UrbanGym/CityWalk-v0' in gym.registry, heavy)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split(" ", 2) == ["3", "True", "[]\n"], out.stdout

@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from urban_gym.families.citywalk.views import LMM_VIEW_SIZE
 from urban_gym.tasks.families import DemoEpisode, Family, LMMDefaults
 
 
@@ -77,8 +78,6 @@ class CityWalk(Family):
         """UrbanGround's loop: observation/reason/action replies, the last two turns, a
         16:9 first-person view cast at its own resolution (960x540).
         """
-        from urban_gym.families.citywalk.tasks.context import LMM_VIEW_SIZE
-
         return LMMDefaults(
             protocol="observe_reason_act", history=2, env_kwargs={"view_size": list(LMM_VIEW_SIZE)}
         )

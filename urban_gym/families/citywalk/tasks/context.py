@@ -19,6 +19,7 @@ from urban_gym.families.citywalk.tasks.types import (
     OPTION_LETTERS,
     SUCCESS_RADIUS,
 )
+from urban_gym.families.citywalk.views import LMM_VIEW_SIZE
 from urban_gym.tasks.report import Misses
 from urban_gym.tasks.spec import TaskError
 from urban_gym.world.city import POI, City
@@ -32,11 +33,6 @@ MIN_SIGN_PIXELS = 16
 EYE_HEIGHT_M = 1.6
 #: Horizontal field of view (degrees) of the start-view check (the env's default).
 START_VIEW_FOV = 90.0
-
-
-#: ``(width, height)`` of CityWalk's language-model view: a 16:9 first-person view cast at
-#: its own resolution, as UrbanGround's screenshots (the family's language-model defaults).
-LMM_VIEW_SIZE = (960, 540)
 
 
 def start_view_size() -> tuple[int, int]:
