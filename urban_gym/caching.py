@@ -172,7 +172,7 @@ class LRUCache(Generic[K, V]):
         value = make()
         n = int(self.size(value))
         with self._lock:
-            first = self._data.get(key, _MISSING)
+            first: Any = self._data.get(key, _MISSING)  # (value, size) or _MISSING
             if first is not _MISSING:
                 return first[0]
             self._store(key, value, n)
@@ -253,8 +253,8 @@ class LRUCache(Generic[K, V]):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         """Rebuild an empty cache (unnamed: only the original is process-wide)."""
-        self.__init__(
-            state["max_bytes"], state["max_items"], size=state["size"], lock=state["lock"]
+        type(self).__init__(
+            self, state["max_bytes"], state["max_items"], size=state["size"], lock=state["lock"]
         )
 
 

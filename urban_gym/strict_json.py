@@ -181,7 +181,8 @@ class LineAppender:
 
 
 try:  # the C function: signal.pthread_sigmask wraps it and turns its ints into enums
-    from _signal import pthread_sigmask as _sigmask
+    # ignore: typeshed has no stub of the _signal C module
+    from _signal import pthread_sigmask as _sigmask  # type: ignore[import-not-found]
 except ImportError:  # pragma: no cover - not CPython, or no pthread_sigmask
     _sigmask = getattr(signal, "pthread_sigmask", None)
 _HELD_SIGNALS = {int(signal.SIGINT), int(signal.SIGTERM)}

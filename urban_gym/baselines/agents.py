@@ -216,7 +216,7 @@ def _complete(agent: Any, kind: str) -> Agent:
     if not isinstance(getattr(agent, "kind", None), str):
         agent.kind = kind
     try:
-        params = inspect.signature(agent.reset).parameters
+        params: Mapping[str, inspect.Parameter] = inspect.signature(agent.reset).parameters
     except (TypeError, ValueError):
         params = {}
     takes_seed = "seed" in params or any(p.kind == p.VAR_KEYWORD for p in params.values())

@@ -27,12 +27,15 @@ import json
 import zipfile
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
 
 from urban_gym.baselines.agents import BaseAgent
 from urban_gym.errors import InputError, MissingFileError
+
+if TYPE_CHECKING:
+    from urban_gym.wrappers.rl import ExposeActionMask
 
 #: Name of the face record inside a checkpoint's zip file.
 FACE_MEMBER = "urban_gym_face.json"
@@ -157,7 +160,7 @@ class SB3Agent(BaseAgent):
         self.recurrent = self.face["algo"] == "RecurrentPPO"
         self._state: Any = None
         self._start = True
-        self.stack: gym.Env | None = None
+        self.stack: ExposeActionMask | None = None
 
     def reset(self, env: gym.Env, task: Any, seed: int | None = None) -> None:
         """Start an episode (a recurrent policy forgets its memory)."""

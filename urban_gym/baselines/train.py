@@ -204,7 +204,7 @@ def held_out_tasks(cfg: TrainConfig, suite: str, path: Path) -> Path:
     from urban_gym.tasks.suite import save_suite
 
     env = gym.make(cfg.env_id, **cfg.kwargs_for(suite))
-    u = env.unwrapped
+    u: Any = env.unwrapped  # the family's UrbanEnv
     if getattr(u, "task_source", None) is not None:
         rng = np.random.default_rng(10_000 + cfg.seed)
         drawn: dict[str, Any] = {}  # distinct tasks (a pool may give one twice)
@@ -235,7 +235,8 @@ def evaluate_policy(
         env_kwargs=cfg.kwargs_for(str(suite_path)),
         angles=cfg.angles,
     )
-    n = len(env.unwrapped.tasks)
+    u: Any = env.unwrapped  # the family's UrbanEnv
+    n = len(u.tasks)
     succ: list[float] = []
     spl: list[float] = []
     recurrent = cfg.algo == "RecurrentPPO"
@@ -285,7 +286,7 @@ def build_model(cfg: TrainConfig, venv: Any, tensorboard_log: str | None) -> Any
     }
     ppo = {"n_steps": 256, "batch_size": 256, "n_epochs": 4, "learning_rate": 3e-4}
     ppo.update(cfg.ppo)
-    common = {
+    common: dict[str, Any] = {
         "seed": cfg.seed,
         "verbose": 0,
         "device": "cpu",
@@ -393,7 +394,7 @@ def train(
         def __init__(self) -> None:
             super().__init__()
             self.next_eval = 0
-            self.level = None
+            self.level: int | None = None
 
         def _on_step(self) -> bool:
             step = self.model.num_timesteps

@@ -461,7 +461,7 @@ def _describe_container(value: Mapping | list | tuple, limit: int, depth: int) -
     parts: list[str] = []
     used = 2
     try:
-        for item in value.items() if is_map else value:
+        for item in value.items() if isinstance(value, Mapping) else value:
             if used > limit:
                 parts.append("...")
                 break

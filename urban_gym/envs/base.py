@@ -73,6 +73,7 @@ import gymnasium as gym
 import numpy as np
 
 from urban_gym.envs.actions import (
+    ActionSet,
     InvalidAction,
     NormalisedAction,
     UnreadableReply,
@@ -145,11 +146,18 @@ class UrbanEnv(gym.Env):
     no_view_reason: ClassVar[str] = "this env renders no views"
     track_visibility: bool = False
     cache_attributes: ClassVar[tuple[str, ...]] = ()
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": 4}
+    metadata: dict[str, Any] = {"render_modes": ["rgb_array"], "render_fps": 4}
 
     tasks: list[TaskSpec]
     task: TaskSpec
-    action_table: Sequence[dict[str, Any]]
+    action_set: ActionSet
+    action_space: gym.spaces.Discrete  # the documented action table
+
+    if TYPE_CHECKING:  # a family's env sets it as an attribute or defines a property
+
+        @property
+        def action_table(self) -> Sequence[dict[str, Any]]:
+            """Index -> structured action: the ``Discrete`` action table."""
 
     # ------------------------------------------------------------------ construction
     def _init_base(

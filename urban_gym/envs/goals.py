@@ -194,7 +194,7 @@ def city_landmarks(city_spec: str) -> np.ndarray:
 
     city = load_city(city_spec)
     pts = np.array([p.position for p in city.pois if p.name], dtype=np.float64).reshape(-1, 2)
-    return landmarks_of(f"city:{city_spec}", pts, tuple(city.bounds))
+    return landmarks_of(f"city:{city_spec}", pts, city.bounds)
 
 
 def landmark_code(landmarks: np.ndarray, goal: tuple[float, float] | None) -> np.ndarray:

@@ -103,7 +103,7 @@ def sign_ids(poi_indices: Iterable[int]) -> np.ndarray:
     return np.array(sorted(sign_id(p) for p in poi_indices), dtype=np.int32)
 
 
-def in_view(ids: np.ndarray, targets: np.ndarray, min_pixels: int = MIN_GOAL_PIXELS) -> bool:
+def in_view(ids: np.ndarray | None, targets: np.ndarray, min_pixels: int = MIN_GOAL_PIXELS) -> bool:
     """Whether at least ``min_pixels`` pixels of the id image ``ids`` show one of
     ``targets``.
     """
@@ -208,6 +208,9 @@ class GoalTracker:
 
     Use :func:`tracker_of` to get an env's tracker (it is not pickled with the env).
     """
+
+    #: the ``load_city`` spec of the city (set by :func:`tracker_for_spec`)
+    spec: str
 
     def __init__(self, city: City) -> None:
         self.city = city

@@ -248,7 +248,8 @@ def run_ray(
     try:
         actor_cls = ray.remote(num_cpus=1)(_RayWorker)
         world = _shared_world(ray)
-        actors = [actor_cls.remote(spec, world) for _ in range(workers)]
+        # actor handles: ray's types do not model their methods' .remote()
+        actors: list[Any] = [actor_cls.remote(spec, world) for _ in range(workers)]
         parts = chunks(keys, chunk_size(len(keys), workers))
         queue = list(reversed(parts))
         inflight: dict[Any, Any] = {}

@@ -179,7 +179,7 @@ def trace_features(steps: Sequence[Mapping[str, Any]]) -> TraceFeatures:
     prev_xy = prev_cell = None
     prev_d = None
     for s in steps:
-        p = s.get("pose") or {}
+        p: Any = s.get("pose") or {}  # a record's pose dict
         xy = (p.get("x"), p.get("y"))
         d = s.get("distance_to_goal_m")
         if None in xy:
@@ -219,6 +219,7 @@ def _action_hits(
     if f.invalid >= INVALID_MIN and f.invalid >= INVALID_SHARE * max(1, f.steps):
         hits["invalid_actions"] = f"{f.invalid} of {f.steps} steps invalid"
     if goal and f.d_min is not None and f.d_end is not None:
+        assert f.d_start is not None  # goal: a start distance is known
         if f.d_min <= r + eps < f.d_end:
             hits["overshoot"] = f"came within {f.d_min:.1f} m (r = {r:g} m), ended {f.d_end:.1f} m"
         if f.d_end <= r + eps and not ended:

@@ -77,13 +77,14 @@ def optimise(
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     env = gym.make(env_id, **dict(env_kwargs or {}))
-    ids = list(task_ids) if task_ids is not None else [t.id for t in env.unwrapped.tasks]
+    u: Any = env.unwrapped  # the family's UrbanEnv
+    ids = list(task_ids) if task_ids is not None else [t.id for t in u.tasks]
     family = family_name(env)
     env.close()
     val = val_split(ids, val_fraction)
     rng = random.Random(seed)
     ctx = _Context(env_id, out, agent_options, env_kwargs, metric)
-    first = {"id": 0, "parent": None, "instructions": seed_instructions(family)}
+    first: dict[str, Any] = {"id": 0, "parent": None, "instructions": seed_instructions(family)}
     first["val"] = ctx.scores(first, val, "val")[0]
     candidates = [first]
     tried: list[dict[str, Any]] = []
@@ -92,7 +93,11 @@ def optimise(
         batch = rng.sample(val, min(minibatch, len(val)))
         p_scores, p_records = ctx.scores(parent, batch, f"batch{i}")
         text = ctx.revise(parent["instructions"], p_records, reflect_model)
-        child = {"id": len(candidates) + len(tried), "parent": parent["id"], "instructions": text}
+        child: dict[str, Any] = {
+            "id": len(candidates) + len(tried),
+            "parent": parent["id"],
+            "instructions": text,
+        }
         c_scores, _ = ctx.scores(child, batch, f"batch{i}")
         child["batch"] = {"parent": sum(p_scores.values()), "child": sum(c_scores.values())}
         if sum(c_scores.values()) >= sum(p_scores.values()):

@@ -54,7 +54,8 @@ def _make_encoder() -> Callable[[Any], str]:
     try:
         from json import encoder as _json_encoder
 
-        make = _json_encoder.c_make_encoder
+        # ignore: typeshed does not declare CPython's C encoder
+        make = _json_encoder.c_make_encoder  # type: ignore[attr-defined]
         if make is None:
             raise ImportError
         c_encode = make(

@@ -105,7 +105,7 @@ class ModelLabeler:
         from urban_gym.baselines.lmm.client import ModelError
 
         by_key = {r.get("key"): r for r in run.records}
-        rows = []
+        rows: list[dict[str, Any]] = []
         unparsed = errors = 0
         for ep in breakdown.get("episodes", []):
             if ep["dominant"] == ERROR or len(rows) + unparsed + errors >= self.max_episodes:
@@ -151,7 +151,8 @@ def label_responder(label_of: Callable[[str], str]) -> Callable[[list], str | No
     def respond(messages: list) -> str | None:
         for msg in reversed(messages):
             if isinstance(msg, dict) and msg.get("role") == "user":
-                text = msg.get("content") if isinstance(msg.get("content"), str) else ""
+                content = msg.get("content")
+                text = content if isinstance(content, str) else ""
                 m = re.search(re.escape(MARKER) + r" (\S+)", text)
                 return None if m is None else json.dumps({"cause": label_of(m.group(1))})
         return None

@@ -294,8 +294,8 @@ def bins_of(
     bin its value range and median, :func:`summarize_rows` of its tasks and ``extra`` of
     its episodes' records.
     """
-    pts = [(i, value(table.attrs[table.tasks[i]]["task_info"])) for i in tasks]
-    pts = [(i, v) for i, v in pts if v is not None]
+    got = [(i, value(table.attrs[table.tasks[i]]["task_info"])) for i in tasks]
+    pts = [(i, v) for i, v in got if v is not None]
     if len(pts) < BINS:
         return []
     which = stats.equal_count_bins([v for _, v in pts], BINS)
@@ -545,7 +545,8 @@ def fmt_ci(x: dict[str, Any] | None, metric: str = "success") -> str:
     if not x or x.get("mean") is None:
         return "-"
     pct = metric == "success"
-    m, lo, hi = x["mean"], x.get("low"), x.get("high")
+    m, lo = x["mean"], x.get("low")
+    hi: Any = x.get("high")  # given with "low"
     if pct:
         s = f"{100 * m:.1f}%"
         return s + (f" [{100 * lo:.1f}, {100 * hi:.1f}]" if lo is not None else "")

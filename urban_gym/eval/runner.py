@@ -90,7 +90,7 @@ def episode_keys(
 # --------------------------------------------------------------------------- manifest
 def suite_file(env: gym.Env, suite: Any) -> Path | None:
     """The suite file an env's tasks came from (None: tasks given inline or generated)."""
-    u = env.unwrapped
+    u: Any = env.unwrapped  # an UrbanEnv
     fam = u.task_family
     if isinstance(suite, (str, os.PathLike)) and Path(suite).is_file():
         return Path(suite)
@@ -143,7 +143,8 @@ def build_manifest(
     from urban_gym import __version__
     from urban_gym.baselines.agents import agent_kind
 
-    tasks = env.unwrapped.tasks
+    core: Any = env.unwrapped  # an UrbanEnv
+    tasks = core.tasks
     chosen = sorted({k.task_id for k in keys})
     effective = dict(getattr(getattr(env, "spec", None), "kwargs", None) or {})
     suite = spec.env_kwargs.get("suite", effective.get("suite"))
@@ -155,7 +156,7 @@ def build_manifest(
         "created": _now(),
         "env_id": spec.env_id,
         "env_kwargs": spec.env_kwargs,
-        "family": env.unwrapped.family,
+        "family": core.family,
         "suite": {
             "spec": suite if not isinstance(suite, os.PathLike) else str(suite),
             "path": str(path) if path is not None else None,
@@ -307,7 +308,8 @@ def run(
     )
     env = make_env(spec)
     the_agent = load_agent(spec.agent, spec.agent_options)
-    keys = episode_keys(env.unwrapped.tasks, task_ids, seeds, seed, seeding)
+    core: Any = env.unwrapped  # an UrbanEnv
+    keys = episode_keys(core.tasks, task_ids, seeds, seed, seeding)
     task_filter = {
         "task_types": kwargs.get("task_types"),
         "difficulties": kwargs.get("difficulties"),

@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Hashable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -28,6 +28,8 @@ RESAMPLES = 10_000
 LEVEL = 0.95
 #: Resamples generated per block (bounds memory: block x tasks counts at a time).
 _BLOCK_ELEMENTS = 4_000_000
+#: a unit of a paired comparison (a task id, ...)
+_Unit = TypeVar("_Unit", bound=Hashable)
 
 
 def stream_seed(seed: int, name: str) -> list[int]:
@@ -134,8 +136,8 @@ def mean_ci(
 
 
 def paired_bootstrap(
-    a: Mapping[Hashable, float],
-    b: Mapping[Hashable, float],
+    a: Mapping[_Unit, float],
+    b: Mapping[_Unit, float],
     resamples: int = RESAMPLES,
     seed: int | Sequence[int] = 0,
     level: float = LEVEL,

@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import gymnasium as gym
 import numpy as np
@@ -182,7 +182,7 @@ def add_step(
     degrees, not rounded).
     """
     get = info.get
-    p = get("pose")
+    p: Any = get("pose")
     try:
         nums = (reward, p["x"], p["y"], p["heading"], get("distance_to_goal_m"))
     except (TypeError, KeyError, IndexError):  # no pose, or not the three numbers
@@ -214,7 +214,8 @@ def start_trace(info: Mapping[str, Any]) -> EpisodeTrace:
 
 
 def _reply_entry(text: Any, info: Mapping[str, Any]) -> dict[str, Any]:
-    r = info.get("reply") if isinstance(info.get("reply"), Mapping) else {}
+    reply = info.get("reply")
+    r: Mapping[str, Any] = reply if isinstance(reply, Mapping) else {}
     return {
         "text": json_safe(text, max_chars=LIMITS["max_chars"]),
         "stage": r.get("stage", ""),
@@ -442,13 +443,15 @@ def run_episode(
     else:
         obs, info = face.reset(seed=seed, options=options)
     if task is None:
-        task = face.unwrapped.task
+        task = cast(Any, face.unwrapped).task  # every env of the harness is an UrbanEnv
     if key is None:
         from urban_gym.eval.records import EpisodeKey
 
         key = EpisodeKey(task.id, seed, 0, -1, seed)  # type: ignore[arg-type]
     agent.reset(face, task, seed=key.agent_seed)
     trace = start_trace(info)
+    termination: str | None
+    error: str | None
     try:
         if on_step is not None:
             on_step(obs, info)

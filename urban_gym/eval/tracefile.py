@@ -44,7 +44,7 @@ import re
 import struct
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from urban_gym.errors import TraceFormatError
 from urban_gym.eval.jsonlines import encode, strict_line, strict_text
@@ -206,7 +206,8 @@ def trace_steps(obj: Mapping[str, Any]) -> list[dict[str, Any]]:
         more = {int(k): v for k, v in more.items()}
     except ValueError:
         raise TraceFormatError("more: keys that are not step numbers") from None
-    return columns_steps(*cols, more, unpack_floats(obj.get("floats")))
+    actions, valid, visible = cast(list[list[Any]], cols)  # checked above: three lists
+    return columns_steps(actions, valid, visible, more, unpack_floats(obj.get("floats")))
 
 
 _FLOAT_FIELDS = list(FLOAT_FIELDS)

@@ -136,7 +136,8 @@ class EpisodeWorker:
         self.recorder: TraceRecorder | None = recorder
         if self.face is recorder:
             self.face, self.recorder = self.core, None
-        self.tasks = {t.id: t for t in self.core.unwrapped.tasks}
+        core: Any = self.core.unwrapped  # an UrbanEnv
+        self.tasks = {t.id: t for t in core.tasks}
         self._summaries: dict[str, dict[str, Any]] = {}
 
     def _episode(self, key: EpisodeKey) -> tuple[dict[str, Any], EpisodeTrace]:

@@ -73,7 +73,7 @@ def register_all() -> None:
             register_family(fam)
     for where, source in _plugin_entries():
         try:
-            obj = source.load() if hasattr(source, "load") else None  # type: ignore[attr-defined]
+            obj = source.load() if hasattr(source, "load") else None
             fam = _as_family(obj, where) if obj is not None else _load(str(source))
             if FAMILIES.get(fam.name) is not fam:
                 register_family(fam)

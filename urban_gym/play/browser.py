@@ -88,7 +88,7 @@ def open_chromium(width: int = 1280, height: int = 900) -> Any:
         finally:
             shutil.rmtree(profile, ignore_errors=True)
 
-    driver.quit = quit_and_clean
+    driver.quit = quit_and_clean  # type: ignore[method-assign]  # on purpose: quit cleans up
     return driver
 
 

@@ -203,7 +203,7 @@ def number_param(params: Mapping[str, Any], name: str, default: float | None = N
     return float(v)
 
 
-def to_action(family: str, control: str, params: Mapping[str, Any] | None, env: Any) -> dict:
+def to_action(family: str, control: object, params: Mapping[str, Any] | None, env: Any) -> dict:
     """The structured action of a command on ``family``'s page (its ``action_of``);
     ``env`` is the session's env. Values the env rejects (a duration out of range, an
     unknown option) are passed on: the env answers them with an invalid-action step, as it

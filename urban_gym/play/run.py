@@ -87,12 +87,11 @@ class PlayRun:
         self.spec = RunSpec(env_id=env_id, env_kwargs=kwargs, agent="human", run_dir=str(out))
         env = make_env(self.spec)
         self.env_id = env_id
-        self.family = str(env.unwrapped.family)
-        self._tasks = {t.id: t for t in env.unwrapped.tasks}
+        u: Any = env.unwrapped  # the family's UrbanEnv
+        self.family = str(u.family)
+        self._tasks = {t.id: t for t in u.tasks}
         self._summaries: dict[str, dict[str, Any]] = {}
-        self.keys: list[EpisodeKey] = episode_keys(
-            env.unwrapped.tasks, task_ids, seeds, seed, seeding
-        )
+        self.keys: list[EpisodeKey] = episode_keys(u.tasks, task_ids, seeds, seed, seeding)
         self._position = {k.key: i + 1 for i, k in enumerate(self.keys)}
         self.manifest = self._manifest(env, task_ids, seeds, seed, seeding)
         invocation = {

@@ -176,7 +176,7 @@ class PlaySession:
             self._cond.wait_for(lambda: self.version > v, timeout)
             return self._state()
 
-    def command(self, control: str, params: Mapping[str, Any] | None) -> dict[str, Any]:
+    def command(self, control: object, params: Mapping[str, Any] | None) -> dict[str, Any]:
         """Carry out one command of the page; returns the state with the new frame and
         ``server_ms`` (milliseconds from here to the frame being ready).
         """

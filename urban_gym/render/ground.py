@@ -140,7 +140,7 @@ class GroundPainter:
         foot = shapely.get_coordinates(shapely.line_interpolate_point(g, s))
         along = q1 - q0
         nrm = np.hypot(along[:, 0], along[:, 1])
-        out = []
+        out: list[list[np.ndarray]] = []
         for j in range(len(pts)):
             if not near[j] or nrm[j] < 1e-9:
                 out.append([])

@@ -27,7 +27,7 @@ import math
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 import cv2
 import numpy as np
@@ -210,6 +210,7 @@ class MapRenderer:
         self._poi_by_x: tuple[np.ndarray, np.ndarray] | None = None
 
     # ------------------------------------------------------------------ transforms
+    @overload
     @staticmethod
     def world_to_pixel(
         x: float,
@@ -218,7 +219,26 @@ class MapRenderer:
         metres_per_pixel: float,
         size: int | tuple[int, int],
         rotation: float = 0.0,
-    ) -> tuple[float, float]:
+    ) -> tuple[float, float]: ...
+    @overload
+    @staticmethod
+    def world_to_pixel(
+        x: np.ndarray,
+        y: np.ndarray,
+        center: tuple[float, float],
+        metres_per_pixel: float,
+        size: int | tuple[int, int],
+        rotation: float = 0.0,
+    ) -> tuple[np.ndarray, np.ndarray]: ...
+    @staticmethod
+    def world_to_pixel(
+        x: float | np.ndarray,
+        y: float | np.ndarray,
+        center: tuple[float, float],
+        metres_per_pixel: float,
+        size: int | tuple[int, int],
+        rotation: float = 0.0,
+    ) -> tuple[float, float] | tuple[np.ndarray, np.ndarray]:
         """Continuous ``(col, row)`` of world point ``(x, y)`` (metres) in a map with these
         parameters; the point lies in pixel ``[floor(row), floor(col)]``. Arrays work too.
         """
@@ -234,6 +254,7 @@ class MapRenderer:
             return float(col), float(row)
         return col, row
 
+    @overload
     @staticmethod
     def pixel_to_world(
         col: float,
@@ -242,7 +263,26 @@ class MapRenderer:
         metres_per_pixel: float,
         size: int | tuple[int, int],
         rotation: float = 0.0,
-    ) -> tuple[float, float]:
+    ) -> tuple[float, float]: ...
+    @overload
+    @staticmethod
+    def pixel_to_world(
+        col: np.ndarray,
+        row: np.ndarray,
+        center: tuple[float, float],
+        metres_per_pixel: float,
+        size: int | tuple[int, int],
+        rotation: float = 0.0,
+    ) -> tuple[np.ndarray, np.ndarray]: ...
+    @staticmethod
+    def pixel_to_world(
+        col: float | np.ndarray,
+        row: float | np.ndarray,
+        center: tuple[float, float],
+        metres_per_pixel: float,
+        size: int | tuple[int, int],
+        rotation: float = 0.0,
+    ) -> tuple[float, float] | tuple[np.ndarray, np.ndarray]:
         """World point (metres) at continuous pixel coordinates ``(col, row)``; the inverse
         of :meth:`world_to_pixel` (pixel ``[r, c]``'s centre is ``(c + 0.5, r + 0.5)``).
         """
@@ -364,9 +404,9 @@ class MapRenderer:
         cam = _ObliqueCamera((cx, cy), mpp, w, h, rot, float(tilt))
         # ground: the flat map's corners (metres right/forward of the centre) -> the image
         half = side / 2.0
-        src = np.float32([[0, 0], [side, 0], [side, side], [0, side]])
-        ab = (src - half) * mpp * np.float32([1, -1])
-        dst = np.float32(cam.project(ab[:, 0], ab[:, 1], np.zeros(4)))
+        src = np.array([[0, 0], [side, 0], [side, side], [0, side]], np.float32)
+        ab = (src - half) * mpp * np.array([1, -1], np.float32)
+        dst = np.array(cam.project(ab[:, 0], ab[:, 1], np.zeros(4)), np.float32)
         hom = cv2.getPerspectiveTransform(src, dst)
         img = cv2.warpPerspective(
             flat, hom, (w, h), flags=cv2.INTER_LINEAR, borderValue=STYLE["sky"]
@@ -697,8 +737,8 @@ class MapRenderer:
             q = p(line)
             cv2.polylines(img, [q], False, STYLE["closure"], 5, aa, _SHIFT)
             mid = q[len(q) // 2 - 1 : len(q) // 2 + 1].mean(0) if len(q) > 2 else q.mean(0)
-            r = 6 * _ONE
-            for dx, dy in ((r, r), (r, -r)):
+            arm = 6 * _ONE
+            for dx, dy in ((arm, arm), (arm, -arm)):
                 a = np.array([mid[0] - dx, mid[1] - dy]).astype(np.int32)
                 b = np.array([mid[0] + dx, mid[1] + dy]).astype(np.int32)
                 cv2.line(img, tuple(a), tuple(b), STYLE["closure"], 3, aa, _SHIFT)
@@ -707,21 +747,21 @@ class MapRenderer:
             cv2.circle(img, tuple(q), 10 * _ONE, (255, 255, 255), 1, aa, _SHIFT)
         for key in ("start", "goal"):
             if m[key] is not None:
-                q = tuple(p(m[key])[0])
-                cv2.circle(img, q, 10 * _ONE, STYLE[key], -1, aa, _SHIFT)
-                cv2.circle(img, q, 10 * _ONE, (255, 255, 255), 2, aa, _SHIFT)
+                pt = tuple(p(m[key])[0])
+                cv2.circle(img, pt, 10 * _ONE, STYLE[key], -1, aa, _SHIFT)
+                cv2.circle(img, pt, 10 * _ONE, (255, 255, 255), 2, aa, _SHIFT)
         if m["selected"] is not None:
-            q = p(m["selected"])[0]
-            cv2.circle(img, tuple(q), 8 * _ONE, STYLE["selected"], 2, aa, _SHIFT)
+            sel = p(m["selected"])[0]
+            cv2.circle(img, tuple(sel), 8 * _ONE, STYLE["selected"], 2, aa, _SHIFT)
             for dx, dy in ((12, 0), (0, 12)):
-                a = (int(q[0] - dx * _ONE), int(q[1] - dy * _ONE))
-                b = (int(q[0] + dx * _ONE), int(q[1] + dy * _ONE))
-                cv2.line(img, a, b, STYLE["selected"], 1, aa, _SHIFT)
+                p1 = (int(sel[0] - dx * _ONE), int(sel[1] - dy * _ONE))
+                p2 = (int(sel[0] + dx * _ONE), int(sel[1] + dy * _ONE))
+                cv2.line(img, p1, p2, STYLE["selected"], 1, aa, _SHIFT)
         if m["agent"] is not None:
             ax, ay, heading = m["agent"]
             c, r = self._pt((ax, ay), view)
-            b = math.radians(heading - rot)
-            fwd = np.array([math.sin(b), -math.cos(b)])
+            bearing = math.radians(heading - rot)
+            fwd = np.array([math.sin(bearing), -math.cos(bearing)])
             side = np.array([-fwd[1], fwd[0]])
             tri = np.array([fwd * 13, -fwd * 7 + side * 8, -fwd * 3, -fwd * 7 - side * 8])
             poly = np.round((tri + [c - 0.5, r - 0.5]) * _ONE).astype(np.int32)

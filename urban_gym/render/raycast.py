@@ -24,6 +24,7 @@ import math
 import sys
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 import cv2
 import numpy as np
@@ -82,7 +83,7 @@ class ColumnCamera:
         self.relx = np.concatenate([self.rel, self.rel + 2 * math.pi])
         self.a32 = self.a.astype(np.float32)
         self.rows_col = np.arange(self.height, dtype=np.int64)[:, None]
-        self.shared: dict[str, np.ndarray] = {}  # yaw-free arrays, shared by with_yaw copies
+        self.shared: dict[str, Any] = {}  # yaw-free arrays, shared by with_yaw copies
 
     def column_lut(self) -> tuple[np.ndarray, float]:
         """A table for finding a bearing's column fast: ``(lut, bins)`` -- ``lut[k]`` is
@@ -559,7 +560,7 @@ def _cast_compiled(scene, cam, x, y, eye, cond, need_depth: bool, want_ids: bool
             borderMode=cv2.BORDER_REPLICATE,
         )
         cv2.transpose(cols, dst=rgb[r_top:r_bot])
-    ground_px = _NO_RGBA
+    ground_px: np.ndarray = _NO_RGBA
     if hg > 0:
         gx, gy = (maps[i, : hg * W].reshape(hg, W) for i in (2, 3))
         ground_px = cv2.remap(

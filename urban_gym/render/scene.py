@@ -26,6 +26,7 @@ import weakref
 from collections import OrderedDict
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Literal
 
 import numpy as np
 from shapely.geometry.polygon import orient
@@ -82,6 +83,25 @@ class SignPlacement:
 class Scene:
     """Everything the ray caster needs to know about ``city`` (see the module docstring)."""
 
+    # the boards, set by ensure_signs() (the names _build_signs returns)
+    signs: list[SignPlacement]
+    poi_sign: dict[int, SignPlacement]
+    free_signs: list[tuple[int, Sprite]]
+    free_sign_xy: np.ndarray
+    free_sign_w: np.ndarray
+    free_sign_h: np.ndarray
+    sign_atlas: np.ndarray
+    sign_seg_start: np.ndarray
+    sign_poi: np.ndarray
+    sign_u0: np.ndarray
+    sign_u1: np.ndarray
+    sign_z0: np.ndarray
+    sign_z1: np.ndarray
+    sign_ax: np.ndarray
+    sign_ay: np.ndarray
+    sign_w: np.ndarray
+    sign_h: np.ndarray
+
     def __init__(self, city: City, max_distance: float = 400.0) -> None:
         self.city = city
         self.max_distance = float(max_distance)
@@ -98,7 +118,7 @@ class Scene:
         self._signs_ready = False
         self._painter: GroundPainter | None = None
         self._ground: OrderedDict[tuple, GroundWindow] = OrderedDict()
-        self._city_ground: GroundWindow | bool | None = None  # False: painted in windows
+        self._city_ground: GroundWindow | Literal[False] | None = None  # False: painted in windows
         self._build_objects()
 
     # ------------------------------------------------------------------ walls

@@ -244,8 +244,15 @@ def _sprite_items(scene, cam, x: float, y: float, pedestrians) -> SpriteItems | 
 
     cand = scene.object_candidates(x, y, OBJECT_RANGE_M)
     if len(cand):
-        o = (scene.obj_xy, scene.obj_w, scene.obj_z0, scene.obj_h)
-        add(*(v[cand] for v in o), 0, cand, 0.4)
+        add(
+            scene.obj_xy[cand],
+            scene.obj_w[cand],
+            scene.obj_z0[cand],
+            scene.obj_h[cand],
+            0,
+            cand,
+            0.4,
+        )
     nf = len(scene.free_signs)
     if nf:
         zero = np.zeros(nf)

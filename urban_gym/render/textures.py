@@ -167,8 +167,8 @@ def _facade_style(k: int, time_of_day: str) -> list[np.ndarray]:
     tint = {"day": (1.0, 1.0, 1.0), "dusk": (1.08, 0.9, 0.82), "night": (0.75, 0.8, 1.05)}
     tint_a = np.array(tint[time_of_day], np.float32)
     for shade in SHADES:
-        s = shade if time_of_day == "day" else 0.5 + 0.5 * shade
-        img = np.where(glass[..., None] > 0, glass_rgb, wall) * (s * ambient) * tint_a
+        level = shade if time_of_day == "day" else 0.5 + 0.5 * shade
+        img = np.where(glass[..., None] > 0, glass_rgb, wall) * (level * ambient) * tint_a
         img = np.where(lit[..., None] > 0, window_lit * (0.9 + 0.1 * shade), img)
         out.append(np.clip(img, 0, 255).astype(np.uint8))
     return out

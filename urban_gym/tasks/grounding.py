@@ -99,7 +99,7 @@ def convert_box(
     box: Any, scale: str, image_size: tuple[int, int] = PROTOCOL_IMAGE_SIZE
 ) -> tuple[float, float, float, float] | None:
     """``box`` in [0, 1] under the run's ``scale``, corners ordered; None when invalid."""
-    b = read_box(box)
+    b: tuple[float, ...] | None = read_box(box)
     if b is None or scale in ("ambiguous", "none"):
         return None
     if scale == "per_mille":

@@ -17,12 +17,15 @@ split, default 32), ``radius`` (a range of fractions of the city's diagonal, fam
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from urban_gym.tasks.spec import TaskError, TaskSpec
 from urban_gym.tasks.splits import SPLITS, seeds_of
+
+if TYPE_CHECKING:
+    from typing import Self  # Python 3.11; annotations are not evaluated on 3.10
 
 #: Keys a ``procedural:`` suite spec may hold.
 SPEC_KEYS: tuple[str, ...] = ("blocks", "split", "cities", "radius", "block_size", "types")
@@ -77,7 +80,7 @@ class ProceduralTasks:
         return state
 
     @classmethod
-    def parse(cls, spec: str) -> ProceduralTasks:
+    def parse(cls, spec: str) -> Self:
         """The source of ``spec`` (``"procedural:key=value,..."``); :class:`TaskError`
         naming a bad key or value.
         """

@@ -214,4 +214,4 @@ _FIELD_TYPES: dict[str, type] = {
     **dict.fromkeys(("family", "type", "difficulty", "city", "instruction"), str),
     **dict.fromkeys(("start", "goal", "constraints", "limits", "meta"), dict),
 }
-_KIND_NAMES = {str: "a string", dict: "a JSON object"}
+_KIND_NAMES: dict[type, str] = {str: "a string", dict: "a JSON object"}

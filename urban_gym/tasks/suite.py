@@ -9,18 +9,22 @@ difficulty) are built from the generic pieces here: :func:`group_tasks`,
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from urban_gym.errors import SuiteNotFoundError
 from urban_gym.tasks.spec import TaskError, TaskSpec
 
+#: the key that :func:`group_tasks` groups by
+_Key = TypeVar("_Key", bound=Hashable)
 
-def save_suite(path: str | Path, tasks: Iterable[TaskSpec]) -> Path:
+
+def save_suite(path: str | os.PathLike, tasks: Iterable[TaskSpec]) -> Path:
     """Write tasks as JSONL (one task per line, keys sorted)."""
     p = Path(path)
     tasks = list(tasks)
@@ -34,7 +38,7 @@ def save_suite(path: str | Path, tasks: Iterable[TaskSpec]) -> Path:
     return p
 
 
-def load_suite(path: str | Path) -> list[TaskSpec]:
+def load_suite(path: str | os.PathLike) -> list[TaskSpec]:
     r"""Read a JSONL suite; a malformed line raises :class:`TaskError` with its line number.
 
     A UTF-8 byte-order mark is accepted. Lines are split at ``\n`` only (a task's text
@@ -65,10 +69,10 @@ def load_suite(path: str | Path) -> list[TaskSpec]:
 
 # --------------------------------------------------------------------------- statistics
 def group_tasks(
-    tasks: Iterable[TaskSpec], key: Callable[[TaskSpec], Hashable]
-) -> dict[Hashable, list[TaskSpec]]:
+    tasks: Iterable[TaskSpec], key: Callable[[TaskSpec], _Key]
+) -> dict[_Key, list[TaskSpec]]:
     """Tasks grouped by ``key(task)``, groups and tasks in first-seen order."""
-    out: dict[Hashable, list[TaskSpec]] = {}
+    out: dict[_Key, list[TaskSpec]] = {}
     for t in tasks:
         out.setdefault(key(t), []).append(t)
     return out

@@ -25,6 +25,8 @@ position.
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 import shapely
 
@@ -109,7 +111,7 @@ def anchor_pois(
     # 2. facade candidates: every outer-ring edge of every hosting building, with its
     #    access distance and blocked flag evaluated once per edge in one batch
     with_b = [i for i, p in enumerate(pois) if p.building_id is not None]
-    hosts = sorted({pois[i].building_id for i in with_b})  # type: ignore[type-var]
+    hosts = sorted({cast(int, pois[i].building_id) for i in with_b})  # with_b: not None
     if hosts:
         rings = [outer_ring_edges(buildings[b].polygon) for b in hosts]
         A = np.concatenate([r[0] for r in rings])
@@ -126,7 +128,7 @@ def anchor_pois(
         bad = blocked | (access > MAX_ACCESS_M) | (seg_len < MIN_FACADE_M)
         for i in with_b:
             p = pois[i]
-            lo, hi = span[p.building_id]  # type: ignore[index]
+            lo, hi = span[cast(int, p.building_id)]  # with_b: not None
             a, b, n, L = A[lo:hi], B[lo:hi], N[lo:hi], seg_len[lo:hi]
             P = np.broadcast_to(np.asarray(p.position, dtype=float), a.shape)
             t, foot = _foot(P, a, b)

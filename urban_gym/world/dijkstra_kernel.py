@@ -10,10 +10,12 @@ out where they are used: calling shared numba functions for them made a field 1.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numba
 import numpy as np
 
-_JIT = {"cache": True, "nogil": True}
+_JIT: dict[str, Any] = {"cache": True, "nogil": True}  # numba.njit keyword arguments
 
 
 @numba.njit(**_JIT)

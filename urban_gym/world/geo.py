@@ -99,7 +99,7 @@ class GeoFrame:
         """Latitude/longitude in degrees -> (x east, y north) in metres."""
         dlon = (np.asarray(lon, dtype=float) - self.lon0 + 180.0) % 360.0 - 180.0
         e, n = _tm_forward(np.asarray(lat, dtype=float), dlon)
-        x, y = e, n - self._north0  # type: ignore[attr-defined]
+        x, y = e, n - self._north0
         if np.ndim(x) == 0:
             return float(x), float(y)
         return x, y
@@ -108,7 +108,7 @@ class GeoFrame:
         """(x east, y north) in metres -> latitude/longitude in degrees."""
         lat, dlon = _tm_inverse(
             np.asarray(x, dtype=float), np.asarray(y, dtype=float) + self._north0
-        )  # type: ignore[attr-defined]
+        )
         lon = (dlon + self.lon0 + 180.0) % 360.0 - 180.0
         if np.ndim(lat) == 0:
             return float(lat), float(lon)

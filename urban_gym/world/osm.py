@@ -45,7 +45,7 @@ import gzip
 import re
 import warnings
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -314,7 +314,7 @@ def _read(path: Path, bbox, fmt: str) -> _Collector:
         for oid, lat, lon, where in overpass.bad_coordinates:
             col.bad_nodes[oid] = (lat, lon, where)
             col.stats["nodes_bad_location"] += 1
-        source = osmium.io.FileBuffer(overpass.xml, "osm")
+        source: osmium.io.File | osmium.io.FileBuffer = osmium.io.FileBuffer(overpass.xml, "osm")
     else:
         source = osmium.io.File(str(path), fmt)
     try:
@@ -324,12 +324,14 @@ def _read(path: Path, bbox, fmt: str) -> _Collector:
             .with_areas(osmium.filter.KeyFilter(*AREA_FILTER_KEYS))
             .with_filter(osmium.filter.EmptyTagFilter())
         )
+        # osmium types the objects as Node | Way | Relation | Area | Changeset; an extract
+        # holds no changesets (which have no is_node())
         for obj in fp:
-            if obj.is_node():
+            if obj.is_node():  # type: ignore[union-attr]
                 col.node(obj)
-            elif obj.is_way():
+            elif obj.is_way():  # type: ignore[union-attr]
                 col.way(obj)
-            elif obj.is_area():
+            elif obj.is_area():  # type: ignore[union-attr]
                 col.area(obj)
     except osmium.InvalidLocationError as exc:
         where = _find_bad_coordinate(path, fmt, str(exc)) if overpass is None else ""
@@ -356,7 +358,8 @@ def _find_bad_coordinate(path: Path, fmt: str, message: str) -> str:
     if not fmt.startswith("osm"):
         return ""
     fragment = message.split(":", 1)[1].strip().strip("'") if ":" in message else ""
-    opener = {"osm": open, "osm.gz": gzip.open, "osm.bz2": bz2.open}[fmt]
+    openers: dict[str, Callable[..., Any]] = {"osm": open, "osm.gz": gzip.open, "osm.bz2": bz2.open}
+    opener = openers[fmt]
     try:
         with opener(path, "rt", encoding="utf-8", errors="replace") as f:
             for no, line in enumerate(f, start=1):
@@ -610,7 +613,7 @@ def _add_area_pois(
         if is_building and osm_id not in building_index:
             continue  # a building outside the bbox or degenerate
         cat, kind = poi_category(tags)  # type: ignore[misc]
-        rp = geom.representative_point() if not is_building else None
+        rp: Any = geom.representative_point() if not is_building else None
         if is_building:
             bid = building_index[osm_id]
             rp = buildings[bid].polygon.representative_point()

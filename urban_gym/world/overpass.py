@@ -44,6 +44,7 @@ import bz2
 import gzip
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
@@ -86,7 +87,8 @@ def read_overpass_json(path: Path, compression: str | None = None) -> OverpassDa
         CityLoadError: unreadable file, not JSON, not an object with an ``elements`` list,
             a malformed element (named by its index, type and id).
     """
-    opener = {None: open, "gz": gzip.open, "bz2": bz2.open}[compression]
+    openers: dict[str | None, Callable[..., Any]] = {None: open, "gz": gzip.open, "bz2": bz2.open}
+    opener = openers[compression]
     try:
         with opener(path, "rb") as f:
             raw = f.read()
@@ -346,7 +348,7 @@ def _fixed(value: Decimal | int) -> int:
 
 def _storable(value: Decimal | int) -> Decimal | int:
     """``value`` if osmium can hold it (|v| < 214.7 degrees), else 200 with its sign."""
-    return value if abs(value) < 214 else (200 if value > 0 else -200)
+    return value if -214 < value < 214 else (200 if value > 0 else -200)
 
 
 def _num(value: Decimal | int) -> str:

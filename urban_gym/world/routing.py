@@ -11,11 +11,15 @@ from __future__ import annotations
 
 import math
 import weakref
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from urban_gym.world import dijkstra
 from urban_gym.world.city import City
+
+if TYPE_CHECKING:
+    import numpy as np
 
 #: city -> node -> [(neighbour, length m)], built once per city.
 _ADJACENCY: weakref.WeakKeyDictionary[City, dict[int, list[tuple[int, float]]]] = (
@@ -57,7 +61,7 @@ class Router:
     edges (pairs of node ids, either order).
     """
 
-    def __init__(self, city: City, closed: Iterable[tuple[int, int]] = ()) -> None:
+    def __init__(self, city: City, closed: Iterable[Sequence[int]] = ()) -> None:
         self.city = city
         self.closed = frozenset(_key(int(a), int(b)) for a, b in closed)
         adj = _ADJACENCY.get(city)
@@ -68,9 +72,9 @@ class Router:
                 adj.setdefault(v, []).append((u, float(d["length"])))
             _ADJACENCY[city] = adj
         self._adj = adj
-        self._closed_mask = None
+        self._closed_mask: np.ndarray | None = None
 
-    def with_closed(self, closed: Iterable[tuple[int, int]]) -> Router:
+    def with_closed(self, closed: Iterable[Sequence[int]]) -> Router:
         """A router with these edges closed in addition."""
         return Router(self.city, [*self.closed, *closed])
 
@@ -148,8 +152,8 @@ class Router:
         else:
             end_node, tail = b.v, _sub_line(city, b.v, b.u, 0.0, b.length - b.offset)
         nodes = [end_node]
-        while fld.pred[nodes[-1]] is not None:
-            nodes.append(fld.pred[nodes[-1]])
+        while (prev := fld.pred[nodes[-1]]) is not None:
+            nodes.append(prev)
         nodes.reverse()
         first = nodes[0]
         if first == a.u:
@@ -165,8 +169,8 @@ class Router:
     def route_nodes(self, fld: DistanceField, node: int) -> list[int]:
         """Node ids of the shortest path from the field's source edge to ``node``."""
         out = [node]
-        while fld.pred.get(out[-1]) is not None:
-            out.append(fld.pred[out[-1]])
+        while (prev := fld.pred.get(out[-1])) is not None:
+            out.append(prev)
         return out[::-1]
 
 
@@ -180,7 +184,7 @@ def _sub_line(city: City, u: int, v: int, s0: float, s1: float) -> list[tuple[fl
         p = g.interpolate(s0)
         return [(p.x, p.y)]
     sub = substring(g, min(s0, s1), max(s0, s1))
-    pts = [tuple(map(float, c)) for c in get_coordinates(sub)]
+    pts = [(float(x), float(y)) for x, y in get_coordinates(sub)]
     if s1 < s0:
         pts.reverse()
     return pts

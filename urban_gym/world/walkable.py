@@ -26,6 +26,7 @@ import sys
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import shapely
@@ -148,7 +149,7 @@ class WalkGeometry:
     net_offset: list[float]
     net_covered: list[bool]
     obstacles: list[Polygon]
-    shelter: object  # prepared geometry
+    shelter: Any  # prepared geometry
     _shelter_geom: object = field(repr=False, default=None)
 
     @classmethod

@@ -37,7 +37,7 @@ from gymnasium import spaces
 from urban_gym.envs.actions import NormalisedAction, UnreadableReply
 from urban_gym.envs.text import text_charset
 from urban_gym.errors import InputError
-from urban_gym.wrappers.images import fit_images
+from urban_gym.wrappers.images import FittedImages, fit_images
 from urban_gym.wrappers.parsing import ParsedReply
 from urban_gym.wrappers.protocols import PromptProtocol, protocol_for
 
@@ -148,7 +148,7 @@ class LMMInterface(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self.include_schema = include_schema
         self.unreadable_replies = 0
         self.replies = 0
-        self.last_image_fit = None
+        self.last_image_fit: FittedImages | None = None
         self._obs: Any = None
         self._feedback = ""
 

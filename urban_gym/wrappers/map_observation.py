@@ -29,7 +29,7 @@ world from ``env.unwrapped.city`` (or loaded from the task's ``city`` spec).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, SupportsFloat
+from typing import Any, SupportsFloat, cast
 
 import gymnasium as gym
 import numpy as np
@@ -309,7 +309,7 @@ class AddLocationMap(gym.ObservationWrapper, gym.utils.RecordConstructorArgs):
             )
         if key in base.spaces:
             raise InputError(f"the observation already has a {key!r} entry")
-        self.size = int(size or getattr(env.unwrapped, "map_size", 512))
+        self.size = int(size or cast(int, getattr(env.unwrapped, "map_size", 512)))
         self.key = key
         self.observation_space = spaces.Dict(
             {**base.spaces, key: spaces.Box(0, 255, (self.size, self.size, 3), np.uint8)}
@@ -317,4 +317,5 @@ class AddLocationMap(gym.ObservationWrapper, gym.utils.RecordConstructorArgs):
 
     def observation(self, observation: Mapping[str, Any]) -> dict[str, Any]:
         """The observation with the location map added."""
-        return {**observation, self.key: self.env.unwrapped.location_map(self.size)}
+        core: Any = self.env.unwrapped  # an env that draws its location map (checked)
+        return {**observation, self.key: core.location_map(self.size)}

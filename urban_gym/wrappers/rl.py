@@ -24,7 +24,7 @@ observation numeric and small:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeGuard, cast
 
 import gymnasium as gym
 import numpy as np
@@ -36,7 +36,7 @@ from urban_gym.envs.spaces import dict_space
 from urban_gym.errors import InputError
 
 
-def is_image_space(space: spaces.Space) -> bool:
+def is_image_space(space: spaces.Space) -> TypeGuard[spaces.Box]:
     """A ``Box`` of uint8 shaped (H, W, C) or (K, H, W, C) with C in 1, 3, 4."""
     return (
         isinstance(space, spaces.Box)
@@ -81,7 +81,7 @@ class EncodeTextObservation(TransformObservation):
         return out
 
 
-def is_angle_space(space: spaces.Space) -> bool:
+def is_angle_space(space: spaces.Space) -> TypeGuard[spaces.Box]:
     """A float ``Box`` whose bounds are 0 and 360 everywhere (compass degrees)."""
     return (
         isinstance(space, spaces.Box)
@@ -101,7 +101,7 @@ class EncodeAngleObservation(TransformObservation):
         self.angle_keys = [k for k, s in base.spaces.items() if is_angle_space(s)]
         new = {
             k: (spaces.Box(-1.0, 1.0, (2 * int(np.prod(s.shape)),), np.float32))
-            if k in self.angle_keys
+            if is_angle_space(s)
             else s
             for k, s in base.spaces.items()
         }
@@ -128,9 +128,9 @@ class ResizeImageObservation(TransformObservation):
         w, h = int(size[0]), int(size[1])
         self.size = (w, h)
         self.image_keys = [k for k, s in base.spaces.items() if is_image_space(s)]
-        new = {}
+        new: dict[str, spaces.Space] = {}
         for k, s in base.spaces.items():
-            if k in self.image_keys:
+            if is_image_space(s):
                 c = s.shape[-1]
                 k_imgs = s.shape[0] if len(s.shape) == 4 else 1
                 new[k] = spaces.Box(0, 255, (h, w * k_imgs, c), np.uint8)
@@ -183,7 +183,7 @@ class ExposeActionMask(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._mask = np.ones(int(env.action_space.n), dtype=bool)
 
     def _update(self, obs: Any) -> None:
-        n = int(self.env.action_space.n)
+        n = int(cast(spaces.Discrete, self.env.action_space).n)  # checked in __init__
         if isinstance(obs, Mapping) and self.mask_key in obs:
             m = np.asarray(obs[self.mask_key]).reshape(-1)[:n] > 0
             self._mask = m if m.any() else np.ones(n, dtype=bool)
@@ -214,7 +214,7 @@ def make_rl_env(
     text_dim: int = 64,
     env_kwargs: Mapping[str, Any] | None = None,
     angles: str = "raw",
-) -> gym.Env:
+) -> ExposeActionMask:
     """The RL face of ``env_id``: ``gym.make(env_id, **env_kwargs)`` (or a given env),
     text dropped or encoded, images resized to ``image_size = (width, height)`` (None:
     kept), compass entries kept in degrees (``angles="raw"``) or as sines and cosines
@@ -231,7 +231,7 @@ def make_rl_env(
     else:
         raise InputError(f"make_rl_env text={text!r} must be 'drop' or 'encode'")
     if image_size is not None:
-        env = ResizeImageObservation(env, tuple(image_size))
+        env = ResizeImageObservation(env, cast(tuple[int, int], tuple(image_size)))
     if angles == "sincos":
         env = EncodeAngleObservation(env)
     elif angles != "raw":

@@ -123,7 +123,7 @@ def make_lmm_env(
     family_memories = fam.lmm_memories() if fam is not None else {}
     if kind == "reflection":
         e = ReflectionMemory(e, budget=memory_budget)
-    elif kind in family_memories:
+    elif kind is not None and kind in family_memories:
         e = family_memories[kind](e, budget=memory_budget)
     elif kind is not None:
         known = ", ".join(repr(n) for n in ("auto", *CORE_MEMORIES, *family_memories))

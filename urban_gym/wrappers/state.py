@@ -59,7 +59,7 @@ def read_node(info: Mapping[str, Any]) -> Any:
     """The graph node ``info["node"]`` (the intersection the agent is at), if the
     env has one.
     """
-    v = info.get("node")
+    v: Any = info.get("node")
     return v.item() if hasattr(v, "item") else v
 
 

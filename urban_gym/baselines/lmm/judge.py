@@ -295,7 +295,7 @@ def server_judge_responder(server: Any) -> Callable[[list], str | None]:
     """
     from urban_gym.baselines.lmm.judge import judge_responder, poi_name_truth
 
-    truths: dict[int, object] = {}
+    truths: dict[int, Callable[[str, str], bool]] = {}
     served: list[Any] = []  # the city of an env made for judging, before any episode
 
     def served_city() -> Any:

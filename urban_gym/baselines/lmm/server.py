@@ -43,7 +43,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, cast
 
 import gymnasium as gym
 
@@ -126,7 +126,8 @@ class ScriptedServer:
             raise ValueError(f"wrap={wrap!r} is not one of {', '.join(WRAPS)}")
         self.env_id = env_id
         self.env_kwargs = dict(env_kwargs or {})
-        self.env_factory = env_factory or (lambda i, kw: gym.make(i, **kw))
+        # the default needs env_id (the docstring's "or give env_factory")
+        self.env_factory = env_factory or (lambda i, kw: gym.make(cast(str, i), **kw))
         self.oracle_factory = oracle_factory
         self.seed = seed
         self.options = options
@@ -296,6 +297,7 @@ class ScriptedServer:
                     revise_answer(messages, self.calls[kind]), self.model_name, messages, 0
                 )
             if named is not None:
+                assert header is not None  # named: read from the header
                 session: Session | None = self._named_session(header, named)
             else:
                 session = self._unnamed_session(messages, kind)

@@ -50,7 +50,7 @@ _MAP_PANS = {
     "map_west": (-100.0, 0.0),
     "map_east": (100.0, 0.0),
 }
-_FIXED = {
+_FIXED: dict[str, dict[str, Any]] = {
     "look_up": {"action": "look", "yaw": 0.0, "pitch": 30.0},
     "look_down": {"action": "look", "yaw": 0.0, "pitch": -30.0},
     "jump": {"action": "jump"},

@@ -112,6 +112,7 @@ def simulate_move(
         b = math.radians(state.heading + off + yaw_rate * tm)
         before = len(path)
         g = air if flying else geom
+        assert g is not None  # flying only where air is given
         x, y, h = g.sweep(x, y, chord * math.sin(b), chord * math.cos(b), path)
         hit = hit or h
         # contact points appended by sweep get times spread over the sub-move
@@ -171,7 +172,7 @@ def low_obstacles(city: City, geometry: WalkGeometry) -> WalkGeometry:
     w = geometry.walls
     old = np.column_stack([w.ax, w.ay, w.bx, w.by])
     r = LOW_OBSTACLE_HALF
-    squares = []
+    squares: list[tuple[float, float, float, float]] = []
     for o in city.objects:
         if o.kind in LOW_OBSTACLE_KINDS and city.contains(*o.position):
             x, y = o.position

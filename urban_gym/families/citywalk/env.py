@@ -216,6 +216,7 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
         "_last_view",
         "_remaining_memo",
     )
+    _router_closed: tuple[tuple[int, int], ...]  # the closures of _router_cache
 
     def __init__(
         self,
@@ -244,7 +245,7 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
         self.render_size = int(render_size)
         self.tasks = self._load_tasks(suite, tasks, task_types, difficulties, city)
         self.action_set = citywalk_action_set()
-        self.action_table = citywalk_action_table()
+        self.action_table: list[dict[str, Any]] = citywalk_action_table()
         self.action_space = spaces.Discrete(len(self.action_table))
         self.observation_space = self._make_observation_space()
         self._renderers: dict[str, Any] = {}
@@ -758,7 +759,9 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
             if name == "map":
                 r = R.MapRenderer(self.city)
             else:
-                vw, vh = self.view_wh if name == "view" else (self.render_size,) * 2
+                size = self.view_wh if name == "view" else (self.render_size,) * 2
+                assert size is not None  # only an env with a view renders one
+                vw, vh = size
                 r = R.FirstPersonRenderer(self.city, width=vw, height=vh, fov=self.fov)
             self._renderers[name] = r
         return r

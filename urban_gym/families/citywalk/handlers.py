@@ -31,7 +31,7 @@ that ends less than 0.6 s after its jump) is rendered from the raised eye.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from urban_gym.envs.actions import InvalidAction, describe_value
 from urban_gym.families.citywalk.actions import (
@@ -51,6 +51,10 @@ from urban_gym.families.citywalk.dynamics import (
 )
 from urban_gym.families.citywalk.tasks import OPTION_LETTERS
 from urban_gym.tasks.metrics import normalize_text
+
+if TYPE_CHECKING:
+    from urban_gym.tasks.spec import TaskSpec
+    from urban_gym.world.walkable import WalkGeometry
 
 MAP_MPP_DEFAULT = 2.0  # metres per pixel when the map opens
 MAP_MPP_RANGE = (0.25, 32.0)
@@ -104,23 +108,36 @@ def jump_eye_rise(t: float) -> float:
 class CityWalkControls:
     """The action handlers of :class:`~urban_gym.families.citywalk.env.CityWalkEnv` (a mixin)."""
 
+    if TYPE_CHECKING:  # the env's state that the handlers read and change
+        task: TaskSpec
+        kind: str
+        answer_turn: bool
+        map_mode: bool
+        map: MapState
+        walker: WalkerState
+        ground: WalkGeometry
+        geometry: WalkGeometry
+        view_wh: tuple[int, int] | None
+
     # ------------------------------------------------------------------ modes
     def _check_mode(self, s: StepScratch) -> None:
         """``InvalidAction`` when ``s.action`` is not possible now (the wrong mode, the
         answer turn, an answer that is not an option); notes a question's answer in ``s``.
         """
-        name = s.action["action"]
+        action = s.action
+        assert action is not None  # _apply sets it before the handlers run
+        name = action["action"]
         if self.answer_turn:
             if name not in ANSWER_ONLY:
                 raise InvalidAction(
                     f"{name} is not possible now: exploration is over; reply with the final "
                     'answer, e.g. {"answer": "A", "reason": "..."}'
                 )
-            idx = self._answer_index(s.action.get("answer"))
+            idx = self._answer_index(action.get("answer"))
             if idx is None:
                 opts = ", ".join(f"{L}) {o}" for L, o in zip(OPTION_LETTERS, self.task.options))
                 raise InvalidAction(
-                    f"answer: answer={describe_value(s.action.get('answer'))} is not one of "
+                    f"answer: answer={describe_value(action.get('answer'))} is not one of "
                     f"the options: {opts}"
                 )
             s.answer_index = idx
@@ -163,6 +180,7 @@ class CityWalkControls:
 
     def _execute(self, s: StepScratch) -> None:
         a = s.action
+        assert a is not None  # _apply sets it before the handlers run
         getattr(self, "_do_" + a["action"])(a, s)
 
     # ------------------------------------------------------------------ first person

@@ -371,7 +371,11 @@ class CityWalkOracle:
         if not self._contact_if_still(e, 0.6):
             return {"action": "jump"}
         goal = self._point_at(self.s + 3.0) if len(self.path) > 1 else (w.x, w.y)
-        safe, fallback = None, (self._clearance_to_people(e, _still(w), 0.6), {"action": "jump"})
+        safe: tuple[float, dict[str, Any]] | None = None
+        fallback: tuple[float, dict[str, Any]] = (
+            self._clearance_to_people(e, _still(w), 0.6),
+            {"action": "jump"},
+        )
         for direction in ("forward", "left", "right", "backward"):
             for name, speed in (("move", WALK_SPEED), ("sprint", SPRINT_SPEED)):
                 for dur in (1.0, 0.5, 0.25):

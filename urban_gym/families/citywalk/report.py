@@ -10,7 +10,7 @@ that ended closer to the goal than they began; a Markdown table and a plot.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +39,11 @@ def _ended_closer(recs: list[dict[str, Any]]) -> dict[str, Any]:
 STRAIGHT_BIN_TYPES = ("SGN", "IN")
 
 
+def _info_value(key: str) -> Callable[[dict[str, Any]], float | None]:
+    """A task's ``task_info[key]`` (None where it has none)."""
+    return lambda info: info.get(key)
+
+
 def distance_bins(
     table: TaskTable, recs: Sequence[dict[str, Any]], resamples: int, seed: int
 ) -> dict[str, list[dict[str, Any]]]:
@@ -64,7 +69,7 @@ def distance_bins(
             b = bins_of(
                 table,
                 types[ty],
-                lambda info, key=key: info.get(key),
+                _info_value(key),
                 by_task,
                 f"distance/{ty}",
                 resamples,

@@ -291,7 +291,7 @@ class PoseGraph360Env(UrbanEnv):
         fixed = posegraph is not None or capture is not None
         self.city_spec = self._one_city(city) if fixed else str(city or self.tasks[0].city)
         self.spacing = T.tasks_spacing(self.tasks, self._spacing_arg)
-        self._world = {
+        self._world: dict[str, Any] = {
             "posegraph": posegraph,
             "capture": capture,
             "poses": poses,
@@ -776,7 +776,7 @@ class PoseGraph360Env(UrbanEnv):
         """The task's reference image, drawn once per env and kept (read-only) for the
         tasks that come back (:data:`~.posegraph360_world.REFERENCE_CACHE_BYTES`).
         """
-        key = (task.city, task.id, self.ref_size)
+        key: tuple[str | int, ...] = (task.city, task.id, self.ref_size)
         key += tuple(map(repr, (task.reference_images, task.goal, task.start)))
 
         def draw() -> np.ndarray:

@@ -36,7 +36,8 @@ def evaluate(
         import gymnasium as gym
 
         env = gym.make(ENV_ID, **env_kwargs)
-        task_ids = [t.id for t in env.unwrapped.tasks[: max(0, int(episodes))]]
+        u: Any = env.unwrapped  # the family's UrbanEnv
+        task_ids = [t.id for t in u.tasks[: max(0, int(episodes))]]
         env.close()
     records = alias_records(ENV_ID, env_kwargs, agent, seed, "task", task_ids, out, progress)
     return summarize(agent, records)

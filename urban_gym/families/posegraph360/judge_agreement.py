@@ -39,7 +39,7 @@ def probes(
     kwargs: dict[str, Any] = {"suite": suite, "task_types": ["relational"], "view_size": 32}
     if city:
         kwargs["city"] = city
-    env = gym.make("UrbanGym/PoseGraph360-v0", pano_width=64, **kwargs).unwrapped
+    env: Any = gym.make("UrbanGym/PoseGraph360-v0", pano_width=64, **kwargs).unwrapped
     tasks = {t.id: t for t in env.tasks}
     env.close()
     out: list[dict[str, Any]] = []

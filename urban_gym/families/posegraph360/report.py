@@ -46,7 +46,7 @@ def run_box_scores(
     from urban_gym.tasks.grounding import score_run_boxes
 
     recs = [r for r in records if r.get("task_type") == BOX_TASK_TYPE]
-    truth = [(r.get("task_info") or {}).get("bbox") for r in recs]
+    truth: list[Any] = [(r.get("task_info") or {}).get("bbox") for r in recs]
     if not recs or any(t is None for t in truth):
         return None
     boxes = [read_box(r.get("answer")) if r.get("answer") is not None else None for r in recs]

@@ -41,7 +41,7 @@ def rendered_source(
     from urban_gym.render import Conditions
 
     try:
-        from urban_gym.render import PanoramaRenderer  # type: ignore[attr-defined]
+        from urban_gym.render import PanoramaRenderer
     except ImportError:
         from urban_gym.render.panorama import PanoramaRenderer
     if width < 64 or width % 2:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import Any
 
 from urban_gym.errors import InputError
 from urban_gym.tasks.families import FamilyCommand
@@ -159,7 +160,7 @@ def run_streetgraph_eval(args: argparse.Namespace) -> int:
     from urban_gym.families.streetgraph.tasks import suite_statistics
 
     kwargs = {"suite": args.suite, "observation": args.observation, "image_size": args.image_size}
-    env = gym.make(ENV_ID, **kwargs).unwrapped
+    env: Any = gym.make(ENV_ID, **kwargs).unwrapped  # the family's UrbanEnv
     agents = ["oracle", "random"] if args.agent == "both" else [args.agent]
     ids = [t.id for t in env.tasks]
     if args.episodes is not None:

@@ -14,11 +14,12 @@ to the numpy path where numba is missing or cannot compile.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numba
 import numpy as np
 
-_JIT = {"cache": True, "nogil": True}
+_JIT: dict[str, Any] = {"cache": True, "nogil": True}  # numba.njit keyword arguments
 
 
 @numba.njit(**_JIT)

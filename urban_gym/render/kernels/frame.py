@@ -20,6 +20,8 @@ Import this module only through :func:`urban_gym.render.kernels.compiled`.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numba
 import numpy as np
 from llvmlite import ir as llvmir
@@ -33,7 +35,7 @@ from urban_gym.render.kernels.columns import (
     wall_hits,
 )
 
-_JIT = {"cache": True, "nogil": True}
+_JIT: dict[str, Any] = {"cache": True, "nogil": True}  # numba.njit keyword arguments
 #: 1.5 * 2**23: ``(v + M) - M`` is ``v`` rounded half to even, in float32, for |v| < 2**22
 _ROUND = np.float32(12582912.0)
 

@@ -6,11 +6,12 @@ Import this module only through :func:`urban_gym.render.kernels.compiled`.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numba
 import numpy as np
 
-_JIT = {"cache": True, "nogil": True}
+_JIT: dict[str, Any] = {"cache": True, "nogil": True}  # numba.njit keyword arguments
 
 
 @numba.njit(**_JIT)

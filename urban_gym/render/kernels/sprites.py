@@ -10,13 +10,14 @@ Import this module only through :func:`urban_gym.render.kernels.compiled`.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numba
 import numpy as np
 
 from urban_gym.render.kernels.frame import _blend, _split
 
-_JIT = {"cache": True, "nogil": True}
+_JIT: dict[str, Any] = {"cache": True, "nogil": True}  # numba.njit keyword arguments
 
 
 @numba.njit(**_JIT)

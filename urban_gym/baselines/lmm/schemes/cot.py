@@ -70,8 +70,8 @@ class Reflexion(ChainOfThought):
 
     def __init__(self, config: Any = None, prompts: Any = None) -> None:
         super().__init__(config, prompts)
-        self.reflections: dict[str, list[str]] = {}
-        self.attempts: dict[str, int] = {}
+        self.reflections: dict[str | None, list[str]] = {}
+        self.attempts: dict[str | None, int] = {}
         self._notes: dict[str, Any] = {}
 
     def reset(self, agent: Any, stack: Any, task: Any, seed: int | None) -> None:

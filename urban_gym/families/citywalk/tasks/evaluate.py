@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import cast
 
 from urban_gym.families.citywalk.tasks.types import CLOCK_RANGES, SUCCESS_RADIUS, TASK_TYPES
 from urban_gym.tasks import metrics as M
@@ -90,7 +91,7 @@ def _check_closure(cl: object, i: int, where: str) -> None:
         raise TaskError(
             f"{where}: closure {i} points={pts!r} must be >= 2 distinct finite [x, y] pairs"
         )
-    trig = cl.get("trigger")  # type: ignore[union-attr]
+    trig = cast(dict, cl).get("trigger")  # its points were read: a dict
     if trig is not None and not (
         isinstance(trig, (list, tuple)) and len(trig) == 3 and float(trig[2]) > 0
     ):

@@ -271,7 +271,7 @@ def suite_statistics(tasks: Sequence[TaskSpec]) -> dict[str, Any]:
     """Counts by type and level, and walking-distance quantiles (m) per type."""
     by_type = group_tasks(tasks, lambda t: t.type)
     out: dict[str, Any] = {"tasks": len(tasks), "by_level": counts(tasks, "difficulty")}
-    rows = {}
+    rows: dict[str, dict[str, Any]] = {}
     for code in TASK_TYPES:
         ts = by_type.get(code, [])
         d = meta_values(ts, "shortest_m")

@@ -131,9 +131,9 @@ class PoseGraphTaskGenerator:
             raise TaskError(f"number of tasks n={n!r} must be >= 0")
         rng = np.random.default_rng([self.seed, list(TASK_TYPES).index(task_type)])
         if task_type == "landmark_image":
-            out = [self._as_image(t) for t in self.generate("landmark_name", n)]
+            images = [self._as_image(t) for t in self.generate("landmark_name", n)]
             self.rows[task_type] = dataclasses.replace(self.rows["landmark_name"], type=task_type)
-            return out
+            return images
         row = self.rows[task_type] = TypeReport(task_type, n)
         row.reason = self.type_lacks(task_type)
         if row.reason is not None:

@@ -66,7 +66,9 @@ class IdViews:
         key = (round(x, 3), round(y, 3))
         pano = self._panos.get(key)
         if pano is None:
-            pano = self._panos[key] = self.renderer.render(x, y, ids=True).ids
+            ids = self.renderer.render(x, y, ids=True).ids
+            assert ids is not None  # rendered with ids=True
+            pano = self._panos[key] = ids
         ph, pw = pano.shape
         b, e = view_directions(ID_VIEW, ID_VIEW, float(fov), float(pitch), float(bearing))
         col = np.floor((b / 360.0 + 0.5) * pw).astype(np.int64) % pw
@@ -207,8 +209,8 @@ def score_bbox(truth: list[float], answer: Any) -> dict[str, float]:
     box = read_box(answer)
     from urban_gym.tasks.grounding import convert_box
 
-    box = convert_box(box, "unit") if box is not None else None
-    iou = metrics.bbox_iou(box, truth) if box is not None else 0.0
+    unit = convert_box(box, "unit") if box is not None else None
+    iou = metrics.bbox_iou(unit, truth) if unit is not None else 0.0
     return {"bbox_iou": iou, "bbox_acc50": float(iou >= metrics.IOU_THRESHOLD)}
 
 

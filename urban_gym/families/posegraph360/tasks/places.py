@@ -13,6 +13,7 @@ from shapely.geometry import LineString, Point, Polygon
 
 from urban_gym.families.posegraph360.tasks.types import COUNT_CORRIDOR_M, MAX_POI_OFFSET_M
 from urban_gym.families.posegraph360.world import PoseGraph, State
+from urban_gym.world.city import POI
 from urban_gym.world.geo import angle_diff, bearing
 
 
@@ -23,7 +24,7 @@ class Place:
     (``side`` as seen along trajectory ``ref``: ``"left"``/``"right"``).
     """
 
-    poi: Any
+    poi: POI
     state: State
     distance: float
     ref: int
@@ -102,11 +103,12 @@ def relation_of(
             return None
         return cand[0]
     side, _, k = relation.partition("_")
-    cur: Place | None = x
+    cur = x
     for _ in range(int(k or 1)):
-        cur = _next_door(cur, side, same)
-        if cur is None:
+        nxt = _next_door(cur, side, same)
+        if nxt is None:
             return None
+        cur = nxt
     return cur
 
 
@@ -135,14 +137,13 @@ def count_objects(city: Any, kind: str, line: LineString, polygon: Polygon | Non
     block's side of its streets).
     """
     n = 0
-    closed = polygon is not None
     for o in city.objects:
         if o.kind != kind:
             continue
         p = Point(o.position)
         if line.distance(p) > COUNT_CORRIDOR_M:
             continue
-        if closed:
+        if polygon is not None:
             if polygon.contains(p):
                 n += 1
             continue

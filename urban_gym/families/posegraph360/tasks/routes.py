@@ -159,6 +159,7 @@ def plan_route(
             stay = math.inf if s.frame == t.last else f.distance_along(s)
             if f.junction[j] + 1e-9 < stay:
                 k = f.best_branch(j)
+                assert k is not None  # the junction is no goal and reaches one (finite)
                 cam = float(t.heading[s.frame]) + yaw
                 choices = graph.branch_choices(j, cam)
                 hit = [name for name, v in choices.items() if v == k]

@@ -72,7 +72,7 @@ def export_capture(
                     if writer is None:
                         h, w = bgr.shape[:2]
                         writer = cv2.VideoWriter(
-                            str(target), cv2.VideoWriter_fourcc(*"mp4v"), fps, (w, h)
+                            str(target), cv2.VideoWriter.fourcc(*"mp4v"), fps, (w, h)
                         )
                         if not writer.isOpened():
                             raise PoseGraphError(f"{target}: OpenCV cannot write an mp4 video")

@@ -277,9 +277,9 @@ def _assemble(
         named = [(v, n) for n, v in s.names.items() if n]
         if named:
             street = max(named)[1]
-        c = np.asarray(s.coords, dtype=float)
+        coords = np.asarray(s.coords, dtype=float)
         for direction in (0, 1):
-            cc = c if direction == 0 else c[::-1]
+            cc = coords if direction == 0 else coords[::-1]
             xy, h, offs = _sample(cc, spacing)
             dep, arr = end_bearings(xy, offs)
             tid = len(trajs)

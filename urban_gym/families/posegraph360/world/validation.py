@@ -182,7 +182,11 @@ def validate_posegraph(
     _, jd = city.nearest_walkable_points(jxy)
     _, fd = city.nearest_walkable_points(graph.frame_xy)
     rng = np.random.default_rng(seed)
-    rel, ratio, same, sim, rel_full = [], [], [], [], []
+    rel: list[float] = []
+    ratio: list[float] = []
+    same: list[bool] = []
+    sim: list[float] = []
+    rel_full: list[float] = []
     tried = unreachable = 0
     n = len(graph.junctions)
     while len(rel) < pairs and tried < pairs * 50:

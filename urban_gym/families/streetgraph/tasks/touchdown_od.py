@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -88,7 +88,10 @@ def osm_destinations(graph: StreetGraph, city: Any, reach: float = 25.0) -> list
     # the position a task records is in the graph's own frame
     return [
         dataclasses.replace(
-            d, position=tuple(float(v) for v in graph.xy[list(d.nodes)].mean(axis=0))
+            d,
+            position=cast(
+                tuple[float, float], tuple(float(v) for v in graph.xy[list(d.nodes)].mean(axis=0))
+            ),
         )
         for d in dests
     ]

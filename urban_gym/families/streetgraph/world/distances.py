@@ -18,17 +18,44 @@ import math
 from collections import deque
 from collections.abc import Iterable
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from urban_gym.families.streetgraph.world.elements import StreetGraphError
+
+if TYPE_CHECKING:
+    from urban_gym.families.streetgraph.world.elements import Street
 
 
 class StreetDistances:
     """Distance queries of a :class:`~urban_gym.families.streetgraph.world.StreetGraph` (a mixin;
     see the module docstring).
     """
+
+    if TYPE_CHECKING:  # what the mixin reads of StreetGraph
+        ids: list[str]
+        src: np.ndarray
+        dst: np.ndarray
+        length: np.ndarray
+        indptr: np.ndarray
+
+        @property
+        def num_nodes(self) -> int:
+            """The number of nodes."""
+
+        @property
+        def _link_key(self) -> np.ndarray: ...
+
+        @property
+        def _xy_list(self) -> list[tuple[float, ...]]: ...
+
+        @property
+        def decision_points(self) -> np.ndarray:
+            """The decision points' node indices."""
+
+        def streets_from(self, node: int) -> list[Street]:
+            """The streets leaving ``node``."""
 
     @cached_property
     def _reverse_adjacency(self) -> list[list[tuple[int, float]]]:

@@ -249,7 +249,7 @@ class StreetGraph(StreetDistances):
         return self.degree.tolist()
 
     @cached_property
-    def _xy_list(self) -> list[tuple[float, float]]:
+    def _xy_list(self) -> list[tuple[float, ...]]:
         return [tuple(p) for p in self.xy.tolist()]
 
     @cached_property
