@@ -102,6 +102,8 @@ class _Bad(Family):
         ({"env_ids": {}}, "env_ids={} must name one id or more"),
         ({"env_ids": {"bad-id": {}}}, "env id 'bad-id' is not 'Namespace/Name-vN'"),
         ({"env_ids": {"Bad/One-v0": {"f": object()}}}, "kwargs of Bad/One-v0 must be a JSON"),
+        ({"controls_entry": "no colon"}, "controls_entry='no colon' must be a 'module:attr"),
+        ({"lmm_scheme_entries": {"x": 3}}, "lmm_scheme_entries=.* must map names to"),
     ],
 )
 def test_registering_checks_the_declarations(attrs, message):

@@ -16,7 +16,8 @@ from urban_gym.tasks.families import Family, register_family, unregister_family
 
 
 class Corridor(Family):
-    """The toy family: a name, three entry points, its ids and its play page."""
+    """The toy family: a name, its entry points (strings: nothing loads before it is
+    used), its ids and its play page."""
 
     name = "toy_corridor"
     title = "Corridor"
@@ -24,11 +25,7 @@ class Corridor(Family):
     env_entry = "tests.toy_family.env:CorridorEnv"
     oracle_entry = "tests.toy_family.oracle:CorridorOracle"
     env_ids = {"Toy/Corridor-v0": {}}
-
-    def play_controls(self):
-        from tests.toy_family.controls import CONTROLS
-
-        return CONTROLS
+    controls_entry = "tests.toy_family.controls:CONTROLS"
 
 
 FAMILY = Corridor()

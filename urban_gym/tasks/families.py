@@ -173,6 +173,15 @@ class Family:
             ``act(env) -> action``).
         env_ids: the Gymnasium ids of its environment -> their ``gym.make`` kwargs
             (JSON-serialisable).
+        report_module: the module of its own report sections ("" for none): its
+            ``sections(run, table, resamples, seed)``, ``markdown(results)`` and
+            ``plots(plt, out, stem, name, results)``, each optional.
+        controls_entry: ``"module:attribute"`` of its play page's controls ("" for none).
+        commands_entry: ``"module:attribute"`` of its ``urban-gym`` sub-commands.
+        lmm_protocol_entries: its prompt protocols, name -> ``"module:Class"``.
+        lmm_memory_entries: its memory wrappers, name -> ``"module:Class"``.
+        lmm_scheme_entries: the agents of its paper, name -> ``"module:Class"``.
+        world_memo_entries: in-process memos of its loaded worlds, ``(module, attribute)``.
     """
 
     name: ClassVar[str] = ""
@@ -182,6 +191,13 @@ class Family:
     env_entry: ClassVar[str] = ""
     oracle_entry: ClassVar[str] = ""
     env_ids: ClassVar[Mapping[str, Mapping[str, Any]]] = MappingProxyType({})
+    report_module: ClassVar[str] = ""
+    controls_entry: ClassVar[str] = ""
+    commands_entry: ClassVar[str] = ""
+    lmm_protocol_entries: ClassVar[Mapping[str, str]] = MappingProxyType({})
+    lmm_memory_entries: ClassVar[Mapping[str, str]] = MappingProxyType({})
+    lmm_scheme_entries: ClassVar[Mapping[str, str]] = MappingProxyType({})
+    world_memo_entries: ClassVar[tuple[tuple[str, str], ...]] = ()
 
     # ------------------------------------------------------------------ the three parts
     def tasks(self) -> ModuleType:
@@ -247,29 +263,42 @@ class Family:
         """The order the report lists categories in (others after them, sorted)."""
         return ()
 
+    def _report(self, function: str) -> Any:
+        """The function of :attr:`report_module` (None where there is none)."""
+        if not self.report_module:
+            return None
+        return getattr(load_entry(self.report_module), function, None)
+
     def report_sections(self, run: Any, table: Any, resamples: int, seed: int) -> dict:
         """The family's own sections of a run's results (``urban-gym report``): a dict of
         JSON-serialisable values added to the run's results. ``run`` is an
-        :class:`urban_gym.eval.report.Run`, ``table`` its per-task table.
+        :class:`urban_gym.eval.report.Run`, ``table`` its per-task table. Default: its
+        report module's ``sections``.
         """
-        return {}
+        fn = self._report("sections")
+        return fn(run, table, resamples, seed) if fn is not None else {}
 
     def report_markdown(self, results: Mapping[str, Any]) -> list[str]:
-        """Markdown lines of the family's sections of one run's ``results``."""
-        return []
+        """Markdown lines of the family's sections of one run's ``results`` (default: its
+        report module's ``markdown``).
+        """
+        fn = self._report("markdown")
+        return fn(results) if fn is not None else []
 
     def report_plots(self, plt: Any, out: Path, stem: str, name: str, results: Any) -> list:
         """Draw the family's sections of one run's ``results`` (``name``: the run's name)
-        with matplotlib's ``plt`` into PNG files ``out/<stem>_*.png``; returns their paths.
+        with matplotlib's ``plt`` into PNG files ``out/<stem>_*.png``; returns their paths
+        (default: its report module's ``plots``).
         """
-        return []
+        fn = self._report("plots")
+        return fn(plt, out, stem, name, results) if fn is not None else []
 
     # ------------------------------------------------------------------ play
     def play_controls(self) -> Any:
-        """The family's page controls (:class:`urban_gym.play.controls.PlayControls`), or
-        None when it has no play page.
+        """The family's page controls (:class:`urban_gym.play.controls.FamilyControls`:
+        :attr:`controls_entry`), or None when it has no play page.
         """
-        return None
+        return load_entry(self.controls_entry) if self.controls_entry else None
 
     # ------------------------------------------------------------------ language models
     def lmm_defaults(self) -> LMMDefaults:
@@ -278,19 +307,21 @@ class Family:
 
     def lmm_protocols(self) -> Mapping[str, type]:
         """Prompt protocols the family defines: name -> a subclass of
-        :class:`urban_gym.wrappers.protocols.PromptProtocol`.
+        :class:`urban_gym.wrappers.protocols.PromptProtocol` (:attr:`lmm_protocol_entries`).
         """
-        return {}
+        return {n: load_entry(e) for n, e in self.lmm_protocol_entries.items()}
 
     def lmm_memories(self) -> Mapping[str, Callable[..., Any]]:
-        """Memory wrappers the family defines: name -> ``make(env, budget) -> env``."""
-        return {}
+        """Memory wrappers the family defines: name -> ``make(env, budget) -> env``
+        (:attr:`lmm_memory_entries`).
+        """
+        return {n: load_entry(e) for n, e in self.lmm_memory_entries.items()}
 
     def lmm_schemes(self) -> Mapping[str, type]:
         """Language-model agents of the family's paper: name -> a subclass of
-        :class:`urban_gym.baselines.lmm.schemes.base.Scheme`.
+        :class:`urban_gym.baselines.lmm.schemes.base.Scheme` (:attr:`lmm_scheme_entries`).
         """
-        return {}
+        return {n: load_entry(e) for n, e in self.lmm_scheme_entries.items()}
 
     def demo(self) -> DemoEpisode | None:
         """The episode ``urban-gym demo`` runs, or None to leave the family out."""
@@ -298,15 +329,15 @@ class Family:
 
     # ------------------------------------------------------------------ the rest
     def cli_commands(self) -> Sequence[FamilyCommand]:
-        """``urban-gym`` sub-commands of the family's own."""
-        return ()
+        """``urban-gym`` sub-commands of the family's own (:attr:`commands_entry`)."""
+        return tuple(load_entry(self.commands_entry)) if self.commands_entry else ()
 
     def world_memos(self) -> Sequence[tuple[str, str]]:
         """In-process memos of loaded worlds (``(module, attribute)`` of an
         :class:`~urban_gym.caching.LRUCache`) to hand to worker processes that do not start
-        as a fork (Ray actors).
+        as a fork (Ray actors): :attr:`world_memo_entries`.
         """
-        return ()
+        return self.world_memo_entries
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"
@@ -328,10 +359,7 @@ def check_family(family: Family) -> Family:
         raise InputError(f"{where}: title={family.title!r} must be a non-empty string")
     if not isinstance(family.tasks_module, str) or not family.tasks_module:
         raise InputError(f"{where}: tasks_module={family.tasks_module!r} must be a module")
-    for what in ("env_entry", "oracle_entry"):
-        entry = getattr(family, what)
-        if not isinstance(entry, str) or not ENTRY_PATTERN.match(entry):
-            raise InputError(f"{where}: {what}={entry!r} must be a 'module:Class' entry point")
+    _check_entries(family, where)
     if not isinstance(family.env_ids, Mapping) or not family.env_ids:
         raise InputError(f"{where}: env_ids={family.env_ids!r} must name one id or more")
     for env_id, kwargs in family.env_ids.items():
@@ -347,6 +375,28 @@ def check_family(family: Family) -> Family:
     if not _json_ok(dict(d.env_kwargs)):
         raise InputError(f"{where}: lmm_defaults().env_kwargs must be a JSON object")
     return family
+
+
+def _is_entry(entry: Any) -> bool:
+    return isinstance(entry, str) and ENTRY_PATTERN.match(entry) is not None
+
+
+def _check_entries(family: Family, where: str) -> None:
+    """The entry points of ``family``: required, optional, and the named tables."""
+    for what in ("env_entry", "oracle_entry"):
+        entry = getattr(family, what)
+        if not _is_entry(entry):
+            raise InputError(f"{where}: {what}={entry!r} must be a 'module:Class' entry point")
+    for what in ("controls_entry", "commands_entry"):
+        entry = getattr(family, what)
+        if entry and not _is_entry(entry):
+            raise InputError(f"{where}: {what}={entry!r} must be a 'module:attribute' entry point")
+    for what in ("lmm_protocol_entries", "lmm_memory_entries", "lmm_scheme_entries"):
+        table = getattr(family, what)
+        if not isinstance(table, Mapping) or not all(
+            isinstance(n, str) and _is_entry(e) for n, e in table.items()
+        ):
+            raise InputError(f"{where}: {what}={table!r} must map names to 'module:Class'")
 
 
 _FAMILIES: dict[str, Family] = {}

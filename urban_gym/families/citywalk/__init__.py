@@ -20,8 +20,6 @@ module              what it holds
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from urban_gym.families.citywalk.views import LMM_VIEW_SIZE
@@ -41,6 +39,13 @@ class CityWalk(Family):
         "UrbanGym/CityWalk-v0": {},
         "UrbanGym/CityWalk-NoView-v0": {"view_size": None},
     }
+    report_module = "urban_gym.families.citywalk.report"
+    controls_entry = "urban_gym.families.citywalk.controls:CONTROLS"
+    commands_entry = "urban_gym.families.citywalk.commands:COMMANDS"
+    lmm_protocol_entries = {
+        "observe_reason_act": "urban_gym.families.citywalk.prompts:ObserveReasonActProtocol"
+    }
+    lmm_scheme_entries = {"urbanground-react": "urban_gym.families.citywalk.agent:UrbanGroundReAct"}
 
     def task_category(self, task: Any) -> str:
         """The level of the ladder, L1-L5; a condition variant of an L1/L2 type (dusk,
@@ -50,30 +55,6 @@ class CityWalk(Family):
             return "L5"
         return super().task_category(task)
 
-    def report_sections(self, run: Any, table: Any, resamples: int, seed: int) -> dict:
-        """:func:`urban_gym.families.citywalk.report.sections`."""
-        from urban_gym.families.citywalk import report
-
-        return report.sections(run, table, resamples, seed)
-
-    def report_markdown(self, results: Mapping[str, Any]) -> list[str]:
-        """:func:`urban_gym.families.citywalk.report.markdown`."""
-        from urban_gym.families.citywalk import report
-
-        return report.markdown(results)
-
-    def report_plots(self, plt: Any, out: Path, stem: str, name: str, results: Any) -> list:
-        """:func:`urban_gym.families.citywalk.report.plots`."""
-        from urban_gym.families.citywalk import report
-
-        return report.plots(plt, out, stem, name, results)
-
-    def play_controls(self) -> Any:
-        """Its play page (:data:`urban_gym.families.citywalk.controls.CONTROLS`)."""
-        from urban_gym.families.citywalk.controls import CONTROLS
-
-        return CONTROLS
-
     def lmm_defaults(self) -> LMMDefaults:
         """UrbanGround's loop: observation/reason/action replies, the last two turns, a
         16:9 first-person view cast at its own resolution (960x540).
@@ -81,24 +62,6 @@ class CityWalk(Family):
         return LMMDefaults(
             protocol="observe_reason_act", history=2, env_kwargs={"view_size": list(LMM_VIEW_SIZE)}
         )
-
-    def lmm_protocols(self) -> Mapping[str, type]:
-        """Its prompt protocol (:mod:`urban_gym.families.citywalk.prompts`)."""
-        from urban_gym.families.citywalk.prompts import ObserveReasonActProtocol
-
-        return {ObserveReasonActProtocol.name: ObserveReasonActProtocol}
-
-    def lmm_schemes(self) -> Mapping[str, type]:
-        """The agent of its paper (:mod:`urban_gym.families.citywalk.agent`)."""
-        from urban_gym.families.citywalk.agent import UrbanGroundReAct
-
-        return {UrbanGroundReAct.name: UrbanGroundReAct}
-
-    def cli_commands(self) -> tuple:
-        """Its sub-commands (:data:`urban_gym.families.citywalk.commands.COMMANDS`)."""
-        from urban_gym.families.citywalk.commands import COMMANDS
-
-        return COMMANDS
 
     def demo(self) -> DemoEpisode:
         """The first short-range navigation task."""

@@ -22,7 +22,6 @@ module              what it holds
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from urban_gym.tasks.families import DemoEpisode, Family, LMMDefaults
@@ -58,6 +57,13 @@ class PoseGraph360(Family):
             "pano_width": 512,
         },
     }
+    report_module = "urban_gym.families.posegraph360.report"
+    controls_entry = "urban_gym.families.posegraph360.controls:CONTROLS"
+    commands_entry = "urban_gym.families.posegraph360.commands:COMMANDS"
+    lmm_protocol_entries = {"react": "urban_gym.families.posegraph360.prompts:ReActProtocol"}
+    lmm_scheme_entries = {
+        "react-reflection": "urban_gym.families.posegraph360.agent:ReactReflection"
+    }
 
     def task_category(self, task: Any) -> str:
         """360CityArena's three categories: Environment Understanding (localization,
@@ -71,24 +77,6 @@ class PoseGraph360(Family):
         """The paper's order of the categories."""
         return tuple(dict.fromkeys(CATEGORIES.values()))
 
-    def report_sections(self, run: Any, table: Any, resamples: int, seed: int) -> dict:
-        """:func:`urban_gym.families.posegraph360.report.sections`."""
-        from urban_gym.families.posegraph360 import report
-
-        return report.sections(run, table, resamples, seed)
-
-    def report_markdown(self, results: Mapping[str, Any]) -> list[str]:
-        """:func:`urban_gym.families.posegraph360.report.markdown`."""
-        from urban_gym.families.posegraph360 import report
-
-        return report.markdown(results)
-
-    def play_controls(self) -> Any:
-        """Its play page (:data:`urban_gym.families.posegraph360.controls.CONTROLS`)."""
-        from urban_gym.families.posegraph360.controls import CONTROLS
-
-        return CONTROLS
-
     def lmm_defaults(self) -> LMMDefaults:
         """360CityArena's agent: ReAct JSON replies, reflection memory, the current turn
         only, a map of the current location each step (its main setting), and a 768x768
@@ -100,24 +88,6 @@ class PoseGraph360(Family):
             location_map=True,
             env_kwargs={"view_size": [768, 768], "pano_width": 3072},
         )
-
-    def lmm_protocols(self) -> Mapping[str, type]:
-        """Its prompt protocol (:mod:`urban_gym.families.posegraph360.prompts`)."""
-        from urban_gym.families.posegraph360.prompts import ReActProtocol
-
-        return {ReActProtocol.name: ReActProtocol}
-
-    def lmm_schemes(self) -> Mapping[str, type]:
-        """The agent of its paper (:mod:`urban_gym.families.posegraph360.agent`)."""
-        from urban_gym.families.posegraph360.agent import ReactReflection
-
-        return {ReactReflection.name: ReactReflection}
-
-    def cli_commands(self) -> tuple:
-        """Its sub-commands (:data:`urban_gym.families.posegraph360.commands.COMMANDS`)."""
-        from urban_gym.families.posegraph360.commands import COMMANDS
-
-        return COMMANDS
 
     def demo(self) -> DemoEpisode:
         """An easy map-navigation task."""

@@ -18,8 +18,6 @@ module              what it holds
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any
 
 from urban_gym.tasks.families import DemoEpisode, Family, LMMDefaults
@@ -38,6 +36,16 @@ class StreetGraph(Family):
         "UrbanGym/StreetGraph-v0": {"suite": "helsinki"},
         "UrbanGym/StreetGraph-Procedural-v0": {"suite": "procedural"},
     }
+    report_module = "urban_gym.families.streetgraph.report"
+    controls_entry = "urban_gym.families.streetgraph.controls:CONTROLS"
+    commands_entry = "urban_gym.families.streetgraph.commands:COMMANDS"
+    lmm_protocol_entries = {
+        "verbalized_path": "urban_gym.families.streetgraph.prompts:VerbalizedPathProtocol"
+    }
+    lmm_memory_entries = {"agentnav": "urban_gym.families.streetgraph.memory:AgentNavMemory"}
+    lmm_scheme_entries = {"agentnav": "urban_gym.families.streetgraph.agent:AgentNav"}
+    # the preprocessed street graphs loaded in this process
+    world_memo_entries = (("urban_gym.families.streetgraph.world.loading", "_MEMO"),)
 
     def task_points(self, task: Any) -> tuple[tuple[float, float], list[tuple[float, float]]]:
         """The start node's panorama; the destination's position, or the last panorama
@@ -65,30 +73,6 @@ class StreetGraph(Family):
 
         return graph_of(task).frame
 
-    def report_sections(self, run: Any, table: Any, resamples: int, seed: int) -> dict:
-        """:func:`urban_gym.families.streetgraph.report.sections`."""
-        from urban_gym.families.streetgraph import report
-
-        return report.sections(run, table, resamples, seed)
-
-    def report_markdown(self, results: Mapping[str, Any]) -> list[str]:
-        """:func:`urban_gym.families.streetgraph.report.markdown`."""
-        from urban_gym.families.streetgraph import report
-
-        return report.markdown(results)
-
-    def report_plots(self, plt: Any, out: Path, stem: str, name: str, results: Any) -> list:
-        """:func:`urban_gym.families.streetgraph.report.plots`."""
-        from urban_gym.families.streetgraph import report
-
-        return report.plots(plt, out, stem, name, results)
-
-    def play_controls(self) -> Any:
-        """Its play page (:data:`urban_gym.families.streetgraph.controls.CONTROLS`)."""
-        from urban_gym.families.streetgraph.controls import CONTROLS
-
-        return CONTROLS
-
     def lmm_defaults(self) -> LMMDefaults:
         """CityNav's AgentNav: options with compass bearings and a verbalized path, its
         Markovian memory texts, the current turn only, 512x512 per street.
@@ -96,34 +80,6 @@ class StreetGraph(Family):
         return LMMDefaults(
             protocol="verbalized_path", memory="agentnav", env_kwargs={"image_size": [512, 512]}
         )
-
-    def lmm_protocols(self) -> Mapping[str, type]:
-        """Its prompt protocol (:mod:`urban_gym.families.streetgraph.prompts`)."""
-        from urban_gym.families.streetgraph.prompts import VerbalizedPathProtocol
-
-        return {VerbalizedPathProtocol.name: VerbalizedPathProtocol}
-
-    def lmm_memories(self) -> Mapping[str, Callable[..., Any]]:
-        """``agentnav``: CityNav's three memory texts."""
-        from urban_gym.families.streetgraph.memory import AgentNavMemory
-
-        return {"agentnav": AgentNavMemory}
-
-    def lmm_schemes(self) -> Mapping[str, type]:
-        """The agent of its paper (:mod:`urban_gym.families.streetgraph.agent`)."""
-        from urban_gym.families.streetgraph.agent import AgentNav
-
-        return {AgentNav.name: AgentNav}
-
-    def cli_commands(self) -> tuple:
-        """Its sub-commands (:data:`urban_gym.families.streetgraph.commands.COMMANDS`)."""
-        from urban_gym.families.streetgraph.commands import COMMANDS
-
-        return COMMANDS
-
-    def world_memos(self) -> tuple[tuple[str, str], ...]:
-        """The preprocessed street graphs loaded in this process."""
-        return (("urban_gym.families.streetgraph.world.loading", "_MEMO"),)
 
     def demo(self) -> DemoEpisode:
         """The first task of the Helsinki suite."""
