@@ -256,7 +256,7 @@ def test_clear_caches_empties_a_cache_of_each_layer() -> None:
     from urban_gym.families.citywalk.dynamics import _FIELD_CACHE, distance_field
     from urban_gym.families.posegraph360.world import load_posegraph
     from urban_gym.render.fonts import load_font
-    from urban_gym.render.map import text_sprite
+    from urban_gym.render.text import text_sprite
     from urban_gym.world import load_city
     from urban_gym.world.routing import Router
     from urban_gym.world.walkable import WalkGeometry
@@ -278,7 +278,7 @@ def test_clear_caches_empties_a_cache_of_each_layer() -> None:
         "world.posegraphs",
         "world.walk_geometry",
         "render.fonts",
-        "render.map.text_sprites",
+        "render.text.sprites",
         "envs.citywalk.distance_fields",
         "tests.caching.dict",
     ]

@@ -212,7 +212,7 @@ def test_bad_markers_are_named(kwargs, match):
 
 
 def test_text_width_is_the_sprites_width_without_drawing_it():
-    from urban_gym.render.map import text_sprite, text_width
+    from urban_gym.render.text import text_sprite, text_width
 
     for text in ("Kamppi", "Mannerheimintie 5", "Ä", "", "Café Ekberg"):
         for size, bold, halo in ((11, False, 2), (12, True, 2), (14, False, 0)):

@@ -35,8 +35,6 @@ def run_info(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(s, ensure_ascii=False, indent=1))
         return 0
-    from urban_gym.world.city import format_summary
-
     print(format_summary(s, city.meta))
     return 0
 
@@ -69,3 +67,34 @@ def run_generate_suite(args: argparse.Namespace) -> int:
     print("tasks per type (made of requested):")
     print(made.report.format())
     return 0
+
+
+def format_summary(s: dict, meta: dict) -> str:
+    """Human-readable form of :meth:`~urban_gym.world.city.City.summary` (``urban-gym info``)."""
+    w, h = s["extent_m"]
+    lines = [
+        f"city               {s['name']}",
+        f"origin (lat, lon)  {s['origin_latlon'][0]:.6f}, {s['origin_latlon'][1]:.6f}",
+        f"extent             {w:.0f} m east-west x {h:.0f} m north-south",
+        f"buildings          {s['buildings']}",
+        f"POIs               {s['pois']}",
+    ]
+    for k, v in s["pois_by_category"].items():
+        lines.append(f"  {k:<17}{v}")
+    lines.append(
+        f"walkable network   {s['network_nodes']} nodes, {s['network_edges']} edges, "
+        f"{s['network_km']:.2f} km"
+    )
+    for k, v in s["network_by_kind_km"].items():
+        lines.append(f"  {k:<17}{v:.2f} km")
+    lines.append(f"street objects     {s['objects']}")
+    for k, v in s["objects_by_kind"].items():
+        lines.append(f"  {k:<17}{v}")
+    lines.append(
+        "map areas          " + ", ".join(f"{k} {v}" for k, v in s["areas_by_kind"].items())
+    )
+    if meta.get("attribution"):
+        lines.append(f"data               {meta['attribution']}")
+    if meta.get("loaded_from"):
+        lines.append(f"loaded from        {meta['loaded_from']}")
+    return "\n".join(lines)

@@ -19,7 +19,7 @@ from urban_gym.render.fonts import load_font
 Colour = tuple[int, int, int]
 
 
-@lru_cached(max_items=4096, name="render.map.text_sprites")
+@lru_cached(max_items=4096, name="render.text.sprites")
 def text_sprite(text: str, size: int, bold: bool = False, halo: int = 2) -> np.ndarray:
     """Alpha masks of ``text`` in DejaVu Sans at ``size`` px: ``(h, w, 2)`` uint8 with the
     glyphs in channel 0 and a ``halo``-pixel outline around them in channel 1. Row

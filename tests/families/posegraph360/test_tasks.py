@@ -306,7 +306,8 @@ def test_task_start_is_the_episode_start(tiny_suite):
     g = load_posegraph(TINY)
     kinds = set()
     for t in tiny_suite:
-        state, field_, dist, geo, ref = T.task_start(g, t)
+        s = T.task_start(g, t)
+        state, field_, dist, geo, ref = s.state, s.field, s.distance, s.geodesic, s.route
         assert state == T.start_state(g, t)
         if t.type not in T.NAVIGATION_TYPES:
             assert (field_, ref) == (None, ()) and math.isnan(dist) and math.isnan(geo)

@@ -420,7 +420,7 @@ class PoseGraph360Env(UrbanEnv):
         self._reference_cache: LRUCache[tuple, np.ndarray] = LRUCache(REFERENCE_CACHE_BYTES)
         # a task's start (its start state, goal field, distances and reference route)
         # never changes on one graph either: kept for the tasks that come back
-        self._start_cache: LRUCache[tuple, tuple] = LRUCache(max_items=1024)
+        self._start_cache: LRUCache[tuple, T.EpisodeStart] = LRUCache(max_items=1024)
         self._field: Any = None
         task = getattr(self, "task", None)
         if task is not None and task.type in T.NAVIGATION_TYPES:
@@ -469,15 +469,15 @@ class PoseGraph360Env(UrbanEnv):
                 self._task_limits[k] = int(task.limits[k])
         key = (task.id, repr(task.start), repr(task.goal), task.type)
         start = self._start_cache.get_or_create(key, lambda: T.task_start(self.graph, task))
-        self.state, field_, dist, geo, ref_path = start
+        self.state = start.state
         self.yaw = float(task.start.get("yaw", 0.0))
         self.pitch = float(
             np.clip(float(task.start.get("pitch", 0.0)), -self.pitch_limit, self.pitch_limit)
         )
         self.path = [self.graph.position(self.state)]
         if task.type in T.NAVIGATION_TYPES:
-            self._field, self._dist, self._geo = field_, dist, geo
-            self._ref_path = list(ref_path)
+            self._field, self._dist, self._geo = start.field, start.distance, start.geodesic
+            self._ref_path = list(start.route)
             self._shortest = float(self._dist)
         if self.images:  # symbolic: drawn only for render()
             self._reference = self._render_reference(task)  # read-only; obs gets a copy

@@ -76,6 +76,7 @@ from urban_gym.families.posegraph360.tasks.procedural import (
     procedural_source,
 )
 from urban_gym.families.posegraph360.tasks.routes import (
+    EpisodeStart,
     RouteInfo,
     away_moves,
     goal_states,
@@ -172,6 +173,7 @@ __all__ = [
     "RELATIONS",
     "route_info",
     "start_state",
+    "EpisodeStart",
     "task_start",
     "suite_path",
     "suite_statistics",

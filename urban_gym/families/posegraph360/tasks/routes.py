@@ -76,18 +76,37 @@ def start_state(graph: PoseGraph, task: TaskSpec) -> State:
     return graph.nearest_state(x, y, st.get("heading"))
 
 
-def task_start(graph: PoseGraph, task: TaskSpec) -> tuple:
-    """``(start state, goal field, distance, geodesic, reference route points)`` of
-    ``task`` on ``graph``: what an episode starts from (the last four ``None, nan, nan,
-    ()`` but for navigation tasks; the route empty when the goal is unreachable).
+@dataclass(frozen=True)
+class EpisodeStart:
+    """What an episode of a task starts from on a pose graph.
+
+    Attributes:
+        state: the start frame.
+        field: the distance field to the goal frames (None but for navigation tasks).
+        distance: metres along the graph from the start to the goal (nan without a goal,
+            inf when it is unreachable).
+        geodesic: straight-line metres from the start to the nearest goal frame (nan
+            without a goal).
+        route: the reference route's points, ``(x, y)`` metres (empty without a goal or
+            when it is unreachable).
     """
+
+    state: State
+    field: Any = None
+    distance: float = math.nan
+    geodesic: float = math.nan
+    route: tuple[tuple[float, float], ...] = ()
+
+
+def task_start(graph: PoseGraph, task: TaskSpec) -> EpisodeStart:
+    """What an episode of ``task`` on ``graph`` starts from (:class:`EpisodeStart`)."""
     state = start_state(graph, task)
     if task.type not in NAVIGATION_TYPES:
-        return state, None, math.nan, math.nan, ()
+        return EpisodeStart(state)
     field_ = graph.distance_field(goal_states(graph, task))
     dist = field_.distance(state)
     ref = tuple(route_points(graph, field_.route(state))) if math.isfinite(dist) else ()
-    return state, field_, dist, field_.geodesic(state), ref
+    return EpisodeStart(state, field_, dist, field_.geodesic(state), ref)
 
 
 def goal_states(graph: PoseGraph, task: TaskSpec) -> list[State]:
