@@ -54,23 +54,38 @@ class SchemeProtocol(PromptProtocol):
         self.field_help = dict(field_help)
         self.field_synonyms = base.field_synonyms
         self.fill_from_fields = base.fill_from_fields
+        self.action_format = base.action_format
+        self.param_fields = base.param_fields
+        self.reply_order = base.reply_order
+        self.show_schema = base.show_schema
         self.hidden = frozenset(hidden)
         self._extra = extra
         self._example = dict(example_fields or {})
 
-    def system_prompt(self, action_set: Any, include_schema: bool = True) -> str:
-        """The scheme's system prompt (``include_schema`` adds the action JSON schema)."""
+    def system_prompt(self, action_set: Any, include_schema: bool | None = None) -> str:
+        """The scheme's system prompt (``include_schema`` adds the action JSON schema;
+        None: as the family's protocol does).
+        """
         from urban_gym.wrappers.protocols import action_object_schema
 
         text = self._system(action_set, self)
-        if include_schema:
+        if self.show_schema if include_schema is None else include_schema:
             text += "\n\nJSON schema of the action object:\n" + json.dumps(
                 action_object_schema(action_set), ensure_ascii=False
             )
         return text
 
-    def fields_text(self) -> str:
-        """One line per reply field, then the action's."""
+    def fields_text(self, action_set: Any = None) -> str:
+        """One line per reply field, then the action's (nested object or flat name, as the
+        family's protocol writes it).
+        """
+        if self.action_format == "flat":  # in the order a reply writes them
+            return "\n".join(
+                self.action_help(action_set)
+                if f == "action"
+                else f"- `{f}`: {self.field_help.get(f, f)}"
+                for f in self.reply_keys()
+            )
         lines = [f"- `{f}`: {self.field_help.get(f, f)}" for f in self.reply_fields]
         lines.append("- `action`: the action object (its name and its parameters)")
         return "\n".join(lines)
@@ -79,9 +94,19 @@ class SchemeProtocol(PromptProtocol):
         """The reply fields of the example reply."""
         return self._example or {f: "..." for f in self.reply_fields}
 
-    def example_text(self, action_set: Any) -> str:
-        """Example replies, one per line, for the first examples of the action set."""
-        ex = action_set.examples()[:2]
+    def describe_actions(self, action_set: Any) -> str:
+        """The actions as the family's protocol describes them."""
+        return self.base.describe_actions(action_set)
+
+    def example_actions(self, action_set: Any) -> list[dict[str, Any]]:
+        """The actions of the example replies: the family protocol's."""
+        return self.base.example_actions(action_set)
+
+    def example_text(self, action_set: Any, n: int = 3) -> str:
+        """Example replies, one per line, for the first ``n`` example actions of the
+        family's protocol.
+        """
+        ex = self.example_actions(action_set)[:n]
         return "\n".join(self.format_reply(a, self.example_fields(), action_set) for a in ex)
 
     def observation_parts(self, obs: Any, space: Any, env: Any = None) -> list:
