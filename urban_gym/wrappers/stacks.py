@@ -101,8 +101,10 @@ def make_lmm_env(
             (:func:`lmm_env_kwargs`). A given env instance is used as it is.
         location_map: show the map of the agent's current location each step
             (:class:`~urban_gym.wrappers.map_observation.AddLocationMap`). None: the
-            family's default (``location_map`` of its language-model defaults); False is
-            the "without location" ablation.
+            family's default (``location_map`` of its language-model defaults); False
+            leaves it out. (The "without location" ablation also draws an extra map
+            without the agent's arrow, ``map_observation={"show_location": False}``; the
+            ``lmm`` agent decides both, :mod:`urban_gym.baselines.lmm.face`.)
     """
     from urban_gym.wrappers.lmm_interface import LMMInterface
     from urban_gym.wrappers.memory import ReflectionMemory

@@ -1,10 +1,11 @@
 """The scheme framework: a named way of prompting a language model, with its config.
 
 A :class:`Scheme` decides, for the language-model agent of the harness
-(:class:`~urban_gym.baselines.lmm.agent.LMMAgent`), what stack the agent acts on
-(memory wrapper, map), which prompt protocol writes the messages (:class:`SchemeProtocol`:
-the scheme's texts around the env's own action list and observation), how many past turns
-are shown, and what happens around each step (:meth:`Scheme.act`: extra calls such as
+(:class:`~urban_gym.baselines.lmm.agent.LMMAgent`), the defaults of the stack the agent
+acts on (memory wrapper, maps, past turns shown -- the user's explicit switches win over
+them, :mod:`urban_gym.baselines.lmm.face`), which prompt protocol writes the messages
+(:class:`SchemeProtocol`: the scheme's texts around the env's own action list and
+observation), and what happens around each step (:meth:`Scheme.act`: extra calls such as
 self-positioning or a final answer). Its ``config`` is a small mapping (a YAML file on the
 command line) with defaults; unknown keys are an error naming the valid ones. The run
 manifest records the scheme's name, its config and the digest of its prompt texts.
@@ -195,8 +196,10 @@ class Scheme:
             )
 
     def stack_options(self, family: str | None) -> dict[str, Any]:
-        """Arguments of :func:`~urban_gym.wrappers.stacks.make_lmm_env` besides the env:
-        ``memory``, ``map_observation``, ``memory_budget`` (None: the agent's own).
+        """The scheme's defaults for the face on ``family``: any of ``location_map``,
+        ``map_observation``, ``memory``, ``memory_budget`` (absent or None: the family's).
+        They are defaults only: a switch the user gives explicitly wins over them
+        (:mod:`urban_gym.baselines.lmm.face`).
         """
         return {}
 
@@ -205,7 +208,9 @@ class Scheme:
         return protocol_for(family)
 
     def history(self, family: str | None) -> tuple[int, bool] | None:
-        """``(past turns, keep their images)``; None: the family's default."""
+        """``(past turns, keep their images)`` by default; None: the family's. An explicit
+        ``history`` / ``history_images`` of the agent wins.
+        """
         return None
 
     # ------------------------------------------------------------------ the loop
