@@ -92,7 +92,7 @@ def main() -> int:
     config = ClientConfig.from_env(**settings)
     agent = LMMAgent(
         client=ChatClient(config),
-        map=args.map,
+        map=args.map or None,  # None: the family's maps; False would mean "without map"
         image_budget_bytes=args.image_budget,
         include_images=not args.text_only,
     )

@@ -71,17 +71,18 @@ REACT_REFLECTION_SYSTEM = [
     ("two kinds of image: camera view and map", r"camera view[\s\S]*the map \(when given\)"),
     ("the map's red arrow is position and direction", r"red arrow marking your position"),
     (
-        "reply fields thought, action, memory, answer",
-        r"`thought`[\s\S]*`memory`[\s\S]*`answer`"
-        r"[\s\S]*`action`",
+        "reply fields thought, action, memory, answer, in that order",
+        r"`thought`[\s\S]*`action`[\s\S]*`memory`"
+        r"[\s\S]*`answer`",
     ),
+    ("the action's name alone, flat", r"`action`: the action's name alone"),
     ("an empty memory string keeps the memory", r"empty string to keep your memory"),
     (
         "sizes SMALL/MEDIUM/LARGE; 30/60/90 degrees; 24 by default",
         r"SMALL, MEDIUM or LARGE"
         r"[\s\S]*30, 60 or 90 degrees[\s\S]*24 degrees",
     ),
-    ("only the size with W", r"only the size with W"),
+    ("only the size in answer with W", r"only the size in `answer` with W"),
     ("examples of replies", r"Example replies:\n\{"),
     ("no code fences, the JSON object alone", r"JSON object alone, without code fences"),
     (
@@ -91,7 +92,10 @@ REACT_REFLECTION_SYSTEM = [
     ),
 ]
 REACT_REFLECTION_REFLECTION = [
-    ("only recent observations are seen", r"You see only the current step"),
+    (
+        "only the last few observations are seen",
+        r"You see only the current step and at most a few steps before it",
+    ),
     ("read all text on screen", r"Read every sign and text in view"),
     (
         "do not overwrite: copy the previous reflection and add",

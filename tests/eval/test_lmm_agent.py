@@ -56,7 +56,12 @@ def test_lmm_agent_run_through_a_loopback_server(tmp_path, monkeypatch):
     cfg = d.read_manifest()["agent"]["config"]
     assert cfg["base_url"] == server.url and cfg["model"] == "urban-gym-scripted"
     assert (cfg["temperature"], cfg["max_tokens"], cfg["extra_body"]) == (0.7, 256, {"seed": 1})
-    assert cfg["memory"] == "auto" and cfg["map"] is False
+    assert cfg["memory"] == "auto" and cfg["map"] is None  # not given: the family's
+    # what the model saw: StreetGraph's symbolic face -- no images, AgentNav's memory texts
+    face = cfg["face"]
+    assert face["images"] == [] and face["maps"] == [] and face["family"] == "streetgraph"
+    assert face["memory"] == {"kind": "agentnav", "budget": 2000}
+    assert face["sources"]["memory"] == "family"
     # the lmm agent's env has the family's language-model views
     assert d.read_manifest()["env_kwargs"]["image_size"] == [512, 512]
 

@@ -78,7 +78,8 @@ def run_eval(args: argparse.Namespace) -> int:
     from urban_gym.eval.runner import run
 
     kwargs = task_env_kwargs(args)
-    if args.location_prior is not None:
+    if args.location_prior is not None and args.agent != "lmm":
+        # the lmm agent's face adds (or leaves out) the location map itself, on any family
         kwargs["location_prior"] = args.location_prior
     from urban_gym.eval.presets import agent_options
 

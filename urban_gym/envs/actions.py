@@ -110,9 +110,9 @@ class Param:
         if self.kind == "enum" and not self.choices:
             raise ValueError(f"Param {self.name!r}: an enum needs choices")
 
-    def describe(self) -> str:
-        """One line for a prompt: the parameter's name, what it takes (choices, range, unit)
-        and what it means.
+    def describe(self, key: str | None = None) -> str:
+        """One line for a prompt: the parameter's name (or ``key``, the reply field a flat
+        reply writes it in), what it takes (choices, range, unit) and what it means.
         """
         if self.kind == "enum":
             what = "one of " + ", ".join(self.choices)
@@ -131,7 +131,7 @@ class Param:
         else:
             what = "text"
         opt = "" if self.required else f", optional (default {json.dumps(self.default)})"
-        return f"`{self.name}`: {what}{opt} - {self.description}"
+        return f"`{key or self.name}`: {what}{opt} - {self.description}"
 
     def schema(self) -> dict[str, Any]:
         """The parameter's JSON schema (type, enum or bounds, description)."""
@@ -219,10 +219,14 @@ class ActionSpec:
     params: tuple[Param, ...] = ()
     synonyms: tuple[str, ...] = ()
 
-    def describe(self) -> str:
-        """The action's lines for a prompt: name and description, then one line per parameter."""
+    def describe(self, keys: Mapping[str, str] | None = None) -> str:
+        """The action's lines for a prompt: name and description, then one line per
+        parameter (``keys``: parameter name -> the reply field it is written in, for a
+        flat reply).
+        """
+        keys = keys or {}
         head = f"- `{self.name}`: {self.description}"
-        return "\n".join([head, *(f"    - {p.describe()}" for p in self.params)])
+        return "\n".join([head, *(f"    - {p.describe(keys.get(p.name))}" for p in self.params)])
 
     def schema(self) -> dict[str, Any]:
         """The JSON schema of this action's object: ``action`` fixed to the name, one property
@@ -260,9 +264,11 @@ class ActionSet:
     def __getitem__(self, name: str) -> ActionSpec:
         return self._by_name[name.casefold()]
 
-    def describe(self) -> str:
-        """Text for a prompt: every action with its parameters."""
-        return "\n".join(s.describe() for s in self.specs)
+    def describe(self, keys: Mapping[str, str] | None = None) -> str:
+        """Text for a prompt: every action with its parameters (``keys``: parameter name ->
+        the reply field a flat reply writes it in; default: the parameter's own name).
+        """
+        return "\n".join(s.describe(keys) for s in self.specs)
 
     def json_schema(self) -> dict[str, Any]:
         """A JSON schema (``oneOf`` over the actions) for one action object."""

@@ -116,7 +116,7 @@ def _episode(
     with ScriptedServer(env_id=env_id, env_kwargs=kwargs, wrap=wrap) as server:
         echo(f"{family}: scripted model server at {server.url} (replies: {wrap})")
         agent = LMMAgent(
-            base_url=server.url, model=server.model_name, map=WATCH_MAP if gif else False
+            base_url=server.url, model=server.model_name, map=WATCH_MAP if gif else None
         )
         env = gym.make(env_id, **({**kwargs, "render_mode": "rgb_array"} if gif else kwargs))
         face = agent.wrap(env)

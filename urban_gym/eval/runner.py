@@ -146,6 +146,10 @@ def build_manifest(
     core: Any = env.unwrapped  # an UrbanEnv
     tasks = core.tasks
     chosen = sorted({k.task_id for k in keys})
+    config = agent.config()
+    describe_face = getattr(agent, "describe_face", None)
+    if callable(describe_face):  # an agent with a model face: what its model sees
+        config["face"] = describe_face(env)
     effective = dict(getattr(getattr(env, "spec", None), "kwargs", None) or {})
     suite = spec.env_kwargs.get("suite", effective.get("suite"))
     path = suite_file(env, suite)
@@ -171,7 +175,7 @@ def build_manifest(
             "spec": spec.agent,
             "kind": agent_kind(spec.agent),
             "options": public_options(spec.agent_options),
-            "config": agent.config(),
+            "config": config,
         },
         "judge": _public_judge(spec.judge),
         "seeds": seeds,

@@ -109,6 +109,9 @@ class LMMDefaults:
         env_kwargs: ``gym.make`` kwargs of the face: views sized for a multimodal model
             rather than for RL (filled in where neither the id's registration nor the
             caller sets them).
+        notes: what switching a setting off (``"location"``, ``"map"``, ``"memory"``)
+            leaves in place on this family, one sentence each; a run that switches it off
+            records the sentence in its manifest (:mod:`urban_gym.baselines.lmm.face`).
     """
 
     protocol: str = "generic"
@@ -117,6 +120,7 @@ class LMMDefaults:
     history_images: bool = False
     location_map: bool = False
     env_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    notes: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

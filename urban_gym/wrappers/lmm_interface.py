@@ -98,7 +98,8 @@ class LMMInterface(gym.Wrapper, gym.utils.RecordConstructorArgs):
         max_image_side: cap on an image's longer side in pixels before encoding.
         image_downscale_step: the factor per downscaling step (0.75; 0.85 = 15% steps).
         include_images: False for a text-only model (images are left out).
-        include_schema: put the JSON schema of the actions into the system prompt.
+        include_schema: put the JSON schema of the actions into the system prompt
+            (None: as the protocol does, its ``show_schema``).
 
     ``step`` also accepts an int or a dict (passed through unchanged) so that scripted
     agents can drive the same stack. ``info`` gains ``reply`` (what the parser read) and
@@ -114,7 +115,7 @@ class LMMInterface(gym.Wrapper, gym.utils.RecordConstructorArgs):
         image_quality: int = 85,
         max_image_side: int | None = None,
         include_images: bool = True,
-        include_schema: bool = True,
+        include_schema: bool | None = None,
         image_downscale_step: float = 0.75,
     ) -> None:
         gym.utils.RecordConstructorArgs.__init__(
@@ -207,7 +208,10 @@ class LMMInterface(gym.Wrapper, gym.utils.RecordConstructorArgs):
     def system_prompt(self) -> str:
         """The system message text for this env."""
         protocol = self.protocol or protocol_for(None)
-        text = protocol.system_prompt(self.action_set, include_schema=self.include_schema)
+        schema = self.include_schema
+        if schema is None:
+            schema = bool(getattr(protocol, "show_schema", True))
+        text = protocol.system_prompt(self.action_set, include_schema=schema)
         if not self.include_images:
             text += "\n\n(You receive text only; no images are shown.)"
         return text

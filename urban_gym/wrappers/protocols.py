@@ -53,6 +53,17 @@ class PromptProtocol:
         field_synonyms: canonical field -> accepted keys (for the parser).
         fill_from_fields: parameter name (``"*"``: any text parameter) -> the reply field
             that supplies it when the action object lacks it.
+        action_format: ``"nested"``: ``action`` is an object naming the action with its
+            parameters beside the name (``{"name": "W", "size": "SMALL"}``); ``"flat"``:
+            ``action`` is the name alone and each parameter is a field of the reply itself,
+            under the name :attr:`param_fields` gives it (360CityArena's
+            ``{"action": "W", "answer": "MEDIUM"}``). The parser reads both either way.
+        param_fields: for a flat reply, parameter name -> the reply field it is written in
+            (a parameter not named keeps its own name).
+        reply_order: the order of a reply's keys, ``"action"`` among them (fields not
+            listed come first); empty: the fields, then the action.
+        show_schema: whether the system prompt shows the JSON schema of the action object
+            unless told otherwise (``LMMInterface(include_schema=...)``).
     """
 
     name = "generic"
@@ -64,33 +75,93 @@ class PromptProtocol:
     field_help: Mapping[str, str] = {"thought": "a short reason for the action"}
     field_synonyms: Mapping[str, tuple[str, ...]] = DEFAULT_FIELD_SYNONYMS
     fill_from_fields: Mapping[str, str] = {}
+    action_format: str = "nested"
+    param_fields: Mapping[str, str] = {}
+    reply_order: tuple[str, ...] = ()
+    show_schema: bool = True
 
     # ------------------------------------------------------------------ system prompt
-    def system_prompt(self, action_set: ActionSet, include_schema: bool = True) -> str:
-        """The system message: role, actions, reply format, an example and the schema."""
-        parts = [self.intro, "## Actions", action_set.describe(), "## How to reply"]
+    def system_prompt(self, action_set: ActionSet, include_schema: bool | None = None) -> str:
+        """The system message: role, actions, reply format, an example and (with
+        ``include_schema``; None: :attr:`show_schema`) the JSON schema of the action object.
+        """
+        parts = [self.intro, "## Actions", self.describe_actions(action_set), "## How to reply"]
         parts.append(self.reply_instructions(action_set))
-        ex = action_set.examples()
+        ex = self.example_actions(action_set)
         if ex:
-            parts.append("Example reply:\n" + self.format_reply(ex[0], self.example_fields()))
-        if include_schema:
+            parts.append(
+                "Example reply:\n" + self.format_reply(ex[0], self.example_fields(), action_set)
+            )
+        if self.show_schema if include_schema is None else include_schema:
             parts.append(
                 "JSON schema of the action object:\n"
                 + json.dumps(action_object_schema(action_set), ensure_ascii=False)
             )
         return "\n\n".join(parts)
 
-    def reply_instructions(self, action_set: ActionSet) -> str:
-        """The part of the system prompt that says how to reply (fields, the action object)."""
+    def describe_actions(self, action_set: ActionSet) -> str:
+        """The actions and their parameters for the prompt; a flat reply's parameters under
+        the fields they are written in (:attr:`param_fields`).
+        """
+        if self.action_format == "flat":
+            return action_set.describe(self.param_fields)
+        return action_set.describe()
+
+    def example_actions(self, action_set: ActionSet) -> list[dict[str, Any]]:
+        """The canonical actions the prompt's example replies show (default: one per action,
+        :meth:`~urban_gym.envs.actions.ActionSet.examples`).
+        """
+        return action_set.examples()
+
+    def action_help(self, action_set: ActionSet | None) -> str:
+        """The reply-field line of the action: the nested object or the flat name."""
+        if self.action_format == "flat":
+            return (
+                "- `action`: the action's name alone, a string (e.g. "
+                + ", ".join(f'"{n}"' for n in (action_set.names[:2] if action_set else ()))
+                + "); its parameters are fields of the reply, named under each action above"
+            )
         key = action_object_key(action_set)
+        return (
+            f'- `action`: the action object: `"{key}"` names the action, its parameters '
+            "sit beside it."
+        )
+
+    def reply_instructions(self, action_set: ActionSet) -> str:
+        """The part of the system prompt that says how to reply (fields, the action)."""
+        keys = self.reply_keys() if self.action_format == "flat" else [*self.reply_fields, "action"]
         lines = [
             "Reply with one JSON object and nothing else. Its fields:",
-            *(f"- `{f}`: {self.field_help.get(f, f)}" for f in self.reply_fields),
-            f'- `action`: the action object: `"{key}"` names the action, its parameters '
-            "sit beside it.",
+            *(
+                self.action_help(action_set)
+                if f == "action"
+                else f"- `{f}`: {self.field_help.get(f, f)}"
+                for f in keys
+            ),
             "A reply that cannot be read costs a step, like any invalid action.",
         ]
         return "\n".join(lines)
+
+    def reply_format(self, include_schema: bool | None = None) -> dict[str, Any]:
+        """What a run's manifest records of the reply format: the protocol, the reply's
+        keys in order, nested or flat action, where a flat reply writes each parameter,
+        whether the JSON schema is shown.
+        """
+        return {
+            "protocol": self.name,
+            "keys": self.reply_keys(),
+            "action": self.action_format,
+            "param_fields": dict(self.param_fields) if self.action_format == "flat" else {},
+            "json_schema": bool(self.show_schema if include_schema is None else include_schema),
+        }
+
+    def reply_keys(self) -> list[str]:
+        """The reply's keys in the order a reply writes them, ``"action"`` among them."""
+        if not self.reply_order:
+            return [*self.reply_fields, "action"]
+        first = [f for f in self.reply_fields if f not in self.reply_order]
+        rest = [f for f in self.reply_order if f == "action" or f in self.reply_fields]
+        return first + rest
 
     def example_fields(self) -> dict[str, Any]:
         """The reply fields of the example reply (placeholders)."""
@@ -103,14 +174,19 @@ class PromptProtocol:
         fields: Mapping[str, Any] | None = None,
         action_set: ActionSet | None = None,
     ) -> str:
-        """A reply in this protocol for a canonical ``action`` (JSON text)."""
-        out: dict[str, Any] = {}
-        fields = dict(fields or {})
-        for f in self.reply_fields:
-            if f in fields:
-                out[f] = fields[f]
-        out["action"] = action_object(action, action_set)
-        for f, v in fields.items():
+        """A reply in this protocol for a canonical ``action`` (JSON text): the fields in
+        :meth:`reply_keys` order, the action nested or flat (:attr:`action_format`).
+        """
+        values = dict(fields or {})
+        if self.action_format == "flat":
+            values["action"] = action["action"]
+            for k, v in action.items():
+                if k != "action" and v is not None:
+                    values[self.param_fields.get(k, k)] = plain_value(v)
+        else:
+            values["action"] = action_object(action, action_set)
+        out = {k: values[k] for k in self.reply_keys() if k in values}
+        for f, v in values.items():
             out.setdefault(f, v)
         return json.dumps(out, ensure_ascii=False)
 

@@ -25,6 +25,7 @@ import gymnasium as gym
 
 from urban_gym.errors import InputError
 from urban_gym.tasks.families import FAMILIES, family_of, family_of_id
+from urban_gym.wrappers.protocols import PromptProtocol
 
 #: The memory the core defines (families add theirs: ``Family.lmm_memories``).
 CORE_MEMORIES: tuple[str, ...] = ("reflection",)
@@ -77,7 +78,7 @@ def lmm_env_kwargs(env_id: str, env_kwargs: Mapping[str, Any] | None = None) -> 
 
 def make_lmm_env(
     env: str | gym.Env,
-    protocol: str | None = None,
+    protocol: str | PromptProtocol | None = None,
     map_observation: bool | Mapping[str, Any] = False,
     memory: str | None = "auto",
     memory_budget: int = 2000,
@@ -90,7 +91,7 @@ def make_lmm_env(
 
     Args:
         env: a registered id (made with ``gym.make``) or an env instance.
-        protocol: prompt protocol name (None: the family's).
+        protocol: a prompt protocol or its name (None: the family's).
         map_observation: add a ``map`` image (True, or a dict of MapObservation arguments).
         memory: ``"auto"`` (the family's), a memory name (:func:`memory_names`) or None.
         memory_budget: characters per memory text.
@@ -100,8 +101,10 @@ def make_lmm_env(
             (:func:`lmm_env_kwargs`). A given env instance is used as it is.
         location_map: show the map of the agent's current location each step
             (:class:`~urban_gym.wrappers.map_observation.AddLocationMap`). None: the
-            family's default (``location_map`` of its language-model defaults); False is
-            the "without location" ablation.
+            family's default (``location_map`` of its language-model defaults); False
+            leaves it out. (The "without location" ablation also draws an extra map
+            without the agent's arrow, ``map_observation={"show_location": False}``; the
+            ``lmm`` agent decides both, :mod:`urban_gym.baselines.lmm.face`.)
     """
     from urban_gym.wrappers.lmm_interface import LMMInterface
     from urban_gym.wrappers.memory import ReflectionMemory

@@ -32,7 +32,8 @@ from typing import Any
 import gymnasium as gym
 
 from urban_gym.baselines.lmm.client import ChatClient, ClientConfig
-from urban_gym.baselines.lmm.prompt import PromptBuilder, prompt_builder_for
+from urban_gym.baselines.lmm.face import FaceRequest, FaceSettings, describe_face, resolve_face
+from urban_gym.baselines.lmm.prompt import PromptBuilder
 from urban_gym.errors import AgentGaveUp, ModelError
 from urban_gym.tasks.families import family_name
 
@@ -67,19 +68,28 @@ class LMMAgent:
         max_image_side: cap on an image's longer side (pixels) before encoding.
         image_downscale_step: the factor per downscaling step (0.85 = 15% steps).
         include_images: False for a text-only model.
-        map: add an agent-centred map image (:class:`MapObservation`; a mapping: its
-            arguments).
-        location: show the map of the current location each step (None: the family's
-            default, ``location_map`` of its language-model defaults; False: the
-            "without location" ablation).
-        memory: ``auto`` (the family's), a memory name
-            (:func:`urban_gym.wrappers.stacks.memory_names`) or ``none``.
-        memory_budget: characters per memory text.
-        history: past turns the model sees (None: the family's default).
-        protocol: prompt protocol name (None: the family's).
+        map: an extra map image (True: an agent-centred :class:`MapObservation`; a
+            mapping: its arguments); False: *without map*, no map image at all (the
+            location map included); None: the scheme's or family's default.
+        location: show the map of the current location each step (None: the scheme's or
+            family's default; False: the *without location* setting -- no location map,
+            any other map without the agent's arrow).
+        memory: ``auto`` (the scheme's or family's), a memory name
+            (:func:`urban_gym.wrappers.stacks.memory_names`) or ``none`` (*without
+            memory*).
+        memory_budget: characters per memory text (None: the scheme's, else 2,000).
+        history: past turns the model sees (None: the scheme's, else the family's).
+        history_images: whether past turns keep their images (None: the scheme's, else
+            the family's).
+        action_schema: show the JSON schema of the action object in the system prompt
+            (None: as the prompt protocol does).
+        protocol: prompt protocol name (None: the family's; not with a scheme, whose
+            texts are its protocol).
         seed: client seed for the retry jitter.
-        scheme: a named scheme (:mod:`urban_gym.baselines.lmm.schemes`); it sets the
-            memory, map, history and protocol itself.
+        scheme: a named scheme (:mod:`urban_gym.baselines.lmm.schemes`): its prompts, and
+            defaults for the settings above. Every setting given explicitly here wins over
+            the scheme's default, which wins over the family's
+            (:mod:`urban_gym.baselines.lmm.face`).
         scheme_config: the scheme's config (a mapping or a YAML/JSON file).
         prompts: prompt texts replacing the scheme's (a mapping or a YAML/JSON file).
         cache: a folder of cached responses (:class:`~.cache.ResponseCache`).
@@ -87,8 +97,8 @@ class LMMAgent:
             official client, :class:`~.openai_client.OpenAIChatClient`), or a client
             object made already (a :class:`ChatClient`, or any object with its ``chat``,
             ``usage``, ``config`` and ``close``: the settings above are then its own).
-        prompt_builder: which past turns the model sees (default: the scheme's, else
-            ``history``, else the family's: :func:`~.prompt.prompt_builder_for`).
+        prompt_builder: which past turns the model sees (default: ``history`` and
+            ``history_images`` as :meth:`face_settings` decides them).
     """
 
     kind = "lmm"
@@ -106,11 +116,13 @@ class LMMAgent:
         max_image_side: int | None = None,
         image_downscale_step: float = 0.75,
         include_images: bool = True,
-        map: bool | Mapping[str, Any] = False,
+        map: bool | Mapping[str, Any] | None = None,
         location: bool | None = None,
         memory: str = "auto",
-        memory_budget: int = 2000,
+        memory_budget: int | None = None,
         history: int | None = None,
+        history_images: bool | None = None,
+        action_schema: bool | None = None,
         protocol: str | None = None,
         seed: int | None = 0,
         scheme: str | None = None,
@@ -142,17 +154,35 @@ class LMMAgent:
         self.max_image_side = max_image_side
         self.image_downscale_step = float(image_downscale_step)
         self.include_images = bool(include_images)
-        self.map: bool | dict[str, Any] = dict(map) if isinstance(map, Mapping) else bool(map)
+        self.map: bool | dict[str, Any] | None = (
+            dict(map) if isinstance(map, Mapping) else None if map is None else bool(map)
+        )
         self.location = None if location is None else bool(location)
         self.memory = memory
-        self.memory_budget = int(memory_budget)
-        self.history = history
+        self.memory_budget = None if memory_budget is None else int(memory_budget)
+        self.history = None if history is None else int(history)
+        self.history_images = None if history_images is None else bool(history_images)
+        self.action_schema = None if action_schema is None else bool(action_schema)
+        self.request = FaceRequest(
+            location=self.location,
+            map=self.map,
+            memory=memory,
+            memory_budget=self.memory_budget,
+            history=self.history,
+            history_images=self.history_images,
+            action_schema=self.action_schema,
+        )
         self.protocol = protocol
         self.scheme = None
         self.prompts_file = str(prompts) if isinstance(prompts, (str, Path)) else None
         if scheme is not None:
             from urban_gym.baselines.lmm.schemes import load_scheme
 
+            if protocol is not None:
+                raise InputError(
+                    f"protocol={protocol!r} and scheme={scheme!r}: a scheme writes its own "
+                    "prompts; give one of the two"
+                )
             self.scheme = load_scheme(scheme, scheme_config, prompts)
         elif prompts is not None or scheme_config is not None:
             raise InputError("prompts and scheme_config need a scheme (--scheme NAME)")
@@ -176,6 +206,7 @@ class LMMAgent:
             self.client.cache = ResponseCache(cache)
         self.prompt_builder = prompt_builder
         self._builder_given = prompt_builder is not None
+        self.face: FaceSettings | None = None  # the settings wrap() built the face with
         self.replies: list[dict[str, Any]] = []
         self.headers: dict[str, str] = {}
         self.nonce = uuid.uuid4().hex[:12]  # names this agent's episodes on the server
@@ -185,52 +216,62 @@ class LMMAgent:
         self._last: dict[str, Any] = {}
         self._calls: list[dict[str, Any]] = []
 
-    def wrap(self, env: gym.Env) -> gym.Env:
-        """The language-model face of ``env`` (:func:`urban_gym.wrappers.make_lmm_env`),
-        the scheme's when one is set.
+    def face_settings(self, env: gym.Env) -> FaceSettings:
+        """The settings of the face on ``env``: this agent's explicit ones, else the
+        scheme's defaults, else the family's (:func:`~.face.resolve_face`).
         """
+        if self.scheme is not None:
+            self.scheme.check_family(family_name(env))
+        return resolve_face(env, self.request, self.scheme)
+
+    def _build(self, env: gym.Env, settings: FaceSettings) -> gym.Env:
         from urban_gym.wrappers.stacks import make_lmm_env
 
-        self.tap = OutcomeTap(env)
-        opts: dict[str, Any] = {
-            "protocol": self.protocol,
-            "map_observation": self.map,
-            "memory": None if self.memory == "none" else self.memory,
-            "memory_budget": self.memory_budget,
-            "location_map": self.location,
-        }
-        if self.scheme is not None:
-            fam = family_name(env)
-            self.scheme.check_family(fam)
-            opts.update(self.scheme.stack_options(fam))
-            opts["protocol"] = self.scheme.protocol(fam)
-        self._wrapped = self.stack = make_lmm_env(
-            self.tap,
-            **opts,
+        fam = family_name(env)
+        protocol = self.scheme.protocol(fam) if self.scheme is not None else self.protocol
+        return make_lmm_env(
+            env,
+            protocol=protocol,
+            **settings.stack_options(),
             lmm_kwargs={
                 "image_budget_bytes": self.image_budget_bytes,
                 "max_image_side": self.max_image_side,
                 "image_downscale_step": self.image_downscale_step,
                 "include_images": self.include_images,
+                "include_schema": settings.action_schema,
             },
         )
+
+    def wrap(self, env: gym.Env) -> gym.Env:
+        """The language-model face of ``env`` (:func:`urban_gym.wrappers.make_lmm_env`)
+        with the settings of :meth:`face_settings`, the scheme's prompts when one is set.
+        """
+        self.face = self.face_settings(env)
+        self.tap = OutcomeTap(env)
+        self._wrapped = self.stack = self._build(self.tap, self.face)
         return self.stack
+
+    def describe_face(self, env: gym.Env) -> dict[str, Any]:
+        """What the model sees on ``env`` (the core env :meth:`wrap` takes): images, maps
+        and whether they show the agent's arrow, memory, history window, reply format, and
+        where each setting came from (:func:`~.face.describe_face`; the run's manifest
+        records it under ``agent.config.face``).
+        """
+        settings = self.face_settings(env)
+        stack = self._build(env, settings)
+        return describe_face(stack, settings, self.include_images)
 
     def reset(self, env: gym.Env, task: Any, seed: int | None = None) -> None:
         """A new episode on ``env`` (the face :meth:`wrap` built): the prompt builder (the
-        one given, else the scheme's history, else ``history``, else the family's), no
-        past turns, the episode header, the scheme's state.
+        one given, else the face's history window), no past turns, the episode header,
+        the scheme's state.
         """
         self.stack = env
         if not self._builder_given:
-            fam = family_name(env)
-            builder = prompt_builder_for(fam)
-            history, images = self.history, builder.history_images
-            if self.scheme is not None:
-                h = self.scheme.history(fam)
-                if h is not None:
-                    history, images = h
-            self.prompt_builder = builder if history is None else PromptBuilder(history, images)
+            face = self.face if env is self._wrapped and self.face is not None else None
+            if face is None:  # a face not of wrap(): the settings for its env
+                face = resolve_face(env, self.request, self.scheme)
+            self.prompt_builder = PromptBuilder(face.history, face.history_images)
         assert self.prompt_builder is not None
         self.prompt_builder.reset()
         self.replies = []
@@ -337,8 +378,9 @@ class LMMAgent:
         return {k: int(self.client.usage.get(k, 0)) for k in USAGE_KEYS}
 
     def config(self) -> dict[str, Any]:
-        """Model, endpoint (credentials and query removed), sampling, images, map,
-        memory, scheme -- never the API key.
+        """Model, endpoint (credentials and query removed), sampling, images, the face
+        settings as given (None: not given), scheme -- never the API key. What the model
+        sees with them on an env is :meth:`describe_face`.
         """
         c = self.client_config
         out = {
@@ -359,6 +401,8 @@ class LMMAgent:
             "memory": self.memory,
             "memory_budget": self.memory_budget,
             "history": self.history,
+            "history_images": self.history_images,
+            "action_schema": self.action_schema,
             "protocol": self.protocol,
         }
         if self.scheme is not None:

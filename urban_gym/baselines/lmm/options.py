@@ -1,5 +1,9 @@
 """The command-line options of the language-model agent (``urban-gym eval --agent lmm``)
 and the agent options they make.
+
+The face switches (``--location-prior``, ``--map``, ``--memory``, ``--history``, ...)
+default to None, "not given", so that an explicit one -- ``--no-map`` included -- wins over
+the scheme's and the family's defaults (:mod:`urban_gym.baselines.lmm.face`).
 """
 
 from __future__ import annotations
@@ -39,8 +43,9 @@ def add_lmm_options(p: argparse.ArgumentParser, json_arg: Any, prefix: str = "")
     g.add_argument(
         "--map",
         action=argparse.BooleanOptionalAction,
-        default=False,
-        help="add an agent-centred map image (MapObservation)",
+        default=None,
+        help="add an agent-centred map image (MapObservation); --no-map: no map image at "
+        "all, the location map included ('without map') (default: the scheme's or family's)",
     )
     g.add_argument(
         "--location-prior",
@@ -54,10 +59,32 @@ def add_lmm_options(p: argparse.ArgumentParser, json_arg: Any, prefix: str = "")
         "--memory",
         default="auto",
         choices=("auto", "reflection", "agentnav", "none"),
-        help="memory scheme (auto: the family's)",
+        help="memory texts (auto: the scheme's or family's; none: 'without memory')",
     )
-    g.add_argument("--memory-budget", type=int, default=2000, help="characters per memory")
-    g.add_argument("--history", type=int, default=None, help="past turns shown (default: family)")
+    g.add_argument(
+        "--memory-budget",
+        type=int,
+        default=None,
+        help="characters per memory (default: the scheme's, else 2000)",
+    )
+    g.add_argument(
+        "--history",
+        type=int,
+        default=None,
+        help="past turns shown (default: the scheme's, else the family's)",
+    )
+    g.add_argument(
+        "--history-images",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="past turns keep their images (default: the scheme's, else the family's)",
+    )
+    g.add_argument(
+        "--action-schema",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="show the action's JSON schema in the system prompt (default: the protocol's)",
+    )
     g.add_argument(
         "--scheme",
         default=None,
@@ -96,6 +123,8 @@ def lmm_options(args: argparse.Namespace) -> dict[str, Any]:
         "memory": args.memory,
         "memory_budget": args.memory_budget,
         "history": args.history,
+        "history_images": args.history_images,
+        "action_schema": args.action_schema,
         "scheme": args.scheme,
         "scheme_config": args.scheme_config,
         "prompts": args.prompts,

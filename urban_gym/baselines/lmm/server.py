@@ -102,6 +102,10 @@ class ScriptedServer:
         policy: what the replies are (:mod:`.policies`): ``oracle``, ``noisy-oracle:P``,
             ``random`` or ``replay:FILE``, or a :class:`~.policies.ScriptedPolicy`.
         policy_seed: the base seed of the policy's per-episode random choices.
+        record_requests: keep every chat request answered, in order, in
+            :attr:`recorded`: ``{"messages", "kind", "episode"}`` (``kind`` None for an
+            action request, ``episode`` the episode header or None) -- what a model was
+            sent, for tests that check it.
     """
 
     def __init__(
@@ -121,6 +125,7 @@ class ScriptedServer:
         schedule: Sequence[tuple[int | None, dict[str, Any] | None]] = (),
         policy: str | ScriptedPolicy = "oracle",
         policy_seed: int = 0,
+        record_requests: bool = False,
     ) -> None:
         if wrap not in WRAPS:
             raise ValueError(f"wrap={wrap!r} is not one of {', '.join(WRAPS)}")
@@ -148,6 +153,8 @@ class ScriptedServer:
         self.started = False
         self.requests = 0
         self.log: list[dict[str, Any]] = []
+        self.record_requests = bool(record_requests)
+        self.recorded: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -290,6 +297,8 @@ class ScriptedServer:
             header = _header(headers, EPISODE_HEADER)
             named = read_episode_header(header)
             kind = call_kind(messages)
+            if self.record_requests:
+                self.recorded.append({"messages": messages, "kind": kind, "episode": header})
             if kind == "prompt_revision":  # about a prompt, not an episode
                 self.answered += 1
                 self.calls[kind] = self.calls.get(kind, 0) + 1

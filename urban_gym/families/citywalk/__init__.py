@@ -59,8 +59,15 @@ class CityWalk(Family):
         """UrbanGround's loop: observation/reason/action replies, the last two turns, a
         16:9 first-person view cast at its own resolution (960x540).
         """
+        tool = (
+            "the map the agent opens itself (open_map: UrbanGround's map mode, an action "
+            "of the task) is part of the action space and still marks the walker"
+        )
         return LMMDefaults(
-            protocol="observe_reason_act", history=2, env_kwargs={"view_size": list(LMM_VIEW_SIZE)}
+            protocol="observe_reason_act",
+            history=2,
+            env_kwargs={"view_size": list(LMM_VIEW_SIZE)},
+            notes={"location": f"without location: {tool}", "map": f"without map: {tool}"},
         )
 
     def demo(self) -> DemoEpisode:

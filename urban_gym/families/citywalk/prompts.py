@@ -48,7 +48,7 @@ class ObserveReasonActProtocol(PromptProtocol):
     #: The answer turn's ``{"answer": ..., "reason": ...}``: the reason goes to the action.
     fill_from_fields = {"reason": "reason"}
 
-    def system_prompt(self, action_set: ActionSet, include_schema: bool = True) -> str:
+    def system_prompt(self, action_set: ActionSet, include_schema: bool | None = None) -> str:
         """Role, the action space (schemas, no example action), the loop, the reply format
         and the two ways an episode ends (question / navigation).
         """
@@ -76,7 +76,7 @@ class ObserveReasonActProtocol(PromptProtocol):
             "the episode, and so does the turn limit. Stay on sidewalks, crossings and "
             "other pedestrian ways where you can.",
         ]
-        if include_schema:
+        if self.show_schema if include_schema is None else include_schema:
             parts.append(
                 "JSON schema of the action object:\n"
                 + json.dumps(action_set.json_schema(), ensure_ascii=False)

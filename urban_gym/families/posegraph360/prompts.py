@@ -14,13 +14,26 @@ from __future__ import annotations
 from typing import Any
 
 from urban_gym.envs.actions import ActionSet
+from urban_gym.errors import InvalidAction
 from urban_gym.wrappers.protocols import PromptProtocol
 
 
 class ReActProtocol(PromptProtocol):
-    """PoseGraph360: think, act, keep notes, answer (ReAct JSON)."""
+    """PoseGraph360: think, act, keep notes, answer (ReAct JSON).
+
+    The reply is 360CityArena's (Appendix B.1): one flat JSON object
+    ``{"thought": ..., "action": "W", "memory": ..., "answer": "MEDIUM"}`` -- the action's
+    name alone in ``action``, the size of a move or turn (SMALL / MEDIUM / LARGE) and the
+    final answer in ``answer`` -- and no JSON schema, which the paper's prompt does not
+    show (``LMMInterface(include_schema=True)``, ``--action-schema``, adds it). The parser
+    reads the nested form (``"action": {"name": "W", "size": "SMALL"}``) as well.
+    """
 
     name = "react"
+    action_format = "flat"
+    param_fields = {"size": "answer", "text": "answer"}
+    reply_order = ("thought", "action", "memory", "answer")
+    show_schema = False
     intro = (
         "You explore a city through 360-degree street-level video. You see one camera view "
         "at a time; at a junction the streets you can take are drawn as red arrows. Think "
@@ -61,8 +74,32 @@ class ReActProtocol(PromptProtocol):
         return "\n\n".join([super().reply_instructions(action_set), sizes, self.reflection])
 
     def example_fields(self) -> dict[str, Any]:
-        """The reply fields of the example reply (placeholders; no answer yet)."""
-        return {"thought": "...", "memory": "...", "answer": None}
+        """The reply fields of the example reply (placeholders; an empty answer)."""
+        return {"thought": "...", "memory": "...", "answer": ""}
+
+    def example_actions(self, action_set: ActionSet) -> list[dict[str, Any]]:
+        """The example replies' actions, as the paper's examples go: a move with its size,
+        a reset of the view, an answer (Appendix B.1).
+        """
+        return example_actions(action_set)
+
+
+def example_actions(action_set: ActionSet) -> list[dict[str, Any]]:
+    """A MEDIUM move forward, S and an ANSWER with a grid cell -- those of ``action_set``'s
+    actions that exist (any other set: its own examples).
+    """
+    wanted = [
+        {"action": "W", "size": "MEDIUM"},
+        {"action": "S"},
+        {"action": "ANSWER", "text": "x:1 y:2"},
+    ]
+    out = []
+    for a in wanted:
+        try:
+            out.append(dict(action_set.normalise(a)))
+        except InvalidAction:  # an action set without that action or parameter
+            continue
+    return out or action_set.examples()
 
 
 # --------------------------------------------------------------------------- 360CityArena
@@ -88,22 +125,22 @@ REACT_REFLECTION: dict[str, str] = {
         "- the map (when given): a top-down map of where you are, the red arrow marking "
         "your position and the way you face.\n"
         "Use both: the map tells you where you are and helps you plan the route.\n"
-        "Reply with a JSON object with these fields:\n"
+        "Reply with one flat JSON object with these fields:\n"
         "{fields}\n"
         "Leave `memory` as an empty string to keep your memory as it is.\n"
-        "Sizes: W, A, D, Q and E take a size SMALL, MEDIUM or LARGE, in `answer` or as the "
-        "action's `size` (W: a short, normal or long move; A/D: about 30, 60 or 90 degrees, "
-        "Q/E the same up or down within 60 degrees; without a size a turn or tilt is about "
-        "24 degrees). Put only the size with W, nothing else.\n"
+        "Sizes: W, A, D, Q and E take a size SMALL, MEDIUM or LARGE, written in `answer` "
+        "(W: a short, normal or long move; A/D: about 30, 60 or 90 degrees, Q/E the same "
+        "up or down within 60 degrees; without a size a turn or tilt is about 24 degrees). "
+        "Put only the size in `answer` with W, nothing else.\n"
         "Example replies:\n{examples}\n"
         "Reply with the JSON object alone, without code fences. Study the camera view "
         "closely before each action, use the map when you have one, and put into `memory` "
         "whatever you will need later."
     ),
     "reflection": (
-        "You see only the current step, so your reflection memory is how you remember the "
-        "goal, your plan and what you found. Read every sign and text in view and note what "
-        "matters. Your memory replaces the previous one when you write it: carry over "
+        "You see only the current step and at most a few steps before it, so your "
+        "reflection memory is how you remember the goal, your plan and what you found. "
+        "Read every sign and text in view and note what matters. Your memory replaces the previous one when you write it: carry over "
         "everything from the previous memory that you still need and add the new notes -- "
         "never drop earlier notes by accident. Write generously; you will need it all. "
         "Worth keeping: the goal and its sub-goals, what worked and what did not, the "

@@ -1,10 +1,11 @@
 """The scheme framework: a named way of prompting a language model, with its config.
 
 A :class:`Scheme` decides, for the language-model agent of the harness
-(:class:`~urban_gym.baselines.lmm.agent.LMMAgent`), what stack the agent acts on
-(memory wrapper, map), which prompt protocol writes the messages (:class:`SchemeProtocol`:
-the scheme's texts around the env's own action list and observation), how many past turns
-are shown, and what happens around each step (:meth:`Scheme.act`: extra calls such as
+(:class:`~urban_gym.baselines.lmm.agent.LMMAgent`), the defaults of the stack the agent
+acts on (memory wrapper, maps, past turns shown -- the user's explicit switches win over
+them, :mod:`urban_gym.baselines.lmm.face`), which prompt protocol writes the messages
+(:class:`SchemeProtocol`: the scheme's texts around the env's own action list and
+observation), and what happens around each step (:meth:`Scheme.act`: extra calls such as
 self-positioning or a final answer). Its ``config`` is a small mapping (a YAML file on the
 command line) with defaults; unknown keys are an error naming the valid ones. The run
 manifest records the scheme's name, its config and the digest of its prompt texts.
@@ -54,23 +55,38 @@ class SchemeProtocol(PromptProtocol):
         self.field_help = dict(field_help)
         self.field_synonyms = base.field_synonyms
         self.fill_from_fields = base.fill_from_fields
+        self.action_format = base.action_format
+        self.param_fields = base.param_fields
+        self.reply_order = base.reply_order
+        self.show_schema = base.show_schema
         self.hidden = frozenset(hidden)
         self._extra = extra
         self._example = dict(example_fields or {})
 
-    def system_prompt(self, action_set: Any, include_schema: bool = True) -> str:
-        """The scheme's system prompt (``include_schema`` adds the action JSON schema)."""
+    def system_prompt(self, action_set: Any, include_schema: bool | None = None) -> str:
+        """The scheme's system prompt (``include_schema`` adds the action JSON schema;
+        None: as the family's protocol does).
+        """
         from urban_gym.wrappers.protocols import action_object_schema
 
         text = self._system(action_set, self)
-        if include_schema:
+        if self.show_schema if include_schema is None else include_schema:
             text += "\n\nJSON schema of the action object:\n" + json.dumps(
                 action_object_schema(action_set), ensure_ascii=False
             )
         return text
 
-    def fields_text(self) -> str:
-        """One line per reply field, then the action's."""
+    def fields_text(self, action_set: Any = None) -> str:
+        """One line per reply field, then the action's (nested object or flat name, as the
+        family's protocol writes it).
+        """
+        if self.action_format == "flat":  # in the order a reply writes them
+            return "\n".join(
+                self.action_help(action_set)
+                if f == "action"
+                else f"- `{f}`: {self.field_help.get(f, f)}"
+                for f in self.reply_keys()
+            )
         lines = [f"- `{f}`: {self.field_help.get(f, f)}" for f in self.reply_fields]
         lines.append("- `action`: the action object (its name and its parameters)")
         return "\n".join(lines)
@@ -79,9 +95,19 @@ class SchemeProtocol(PromptProtocol):
         """The reply fields of the example reply."""
         return self._example or {f: "..." for f in self.reply_fields}
 
-    def example_text(self, action_set: Any) -> str:
-        """Example replies, one per line, for the first examples of the action set."""
-        ex = action_set.examples()[:2]
+    def describe_actions(self, action_set: Any) -> str:
+        """The actions as the family's protocol describes them."""
+        return self.base.describe_actions(action_set)
+
+    def example_actions(self, action_set: Any) -> list[dict[str, Any]]:
+        """The actions of the example replies: the family protocol's."""
+        return self.base.example_actions(action_set)
+
+    def example_text(self, action_set: Any, n: int = 3) -> str:
+        """Example replies, one per line, for the first ``n`` example actions of the
+        family's protocol.
+        """
+        ex = self.example_actions(action_set)[:n]
         return "\n".join(self.format_reply(a, self.example_fields(), action_set) for a in ex)
 
     def observation_parts(self, obs: Any, space: Any, env: Any = None) -> list:
@@ -170,8 +196,10 @@ class Scheme:
             )
 
     def stack_options(self, family: str | None) -> dict[str, Any]:
-        """Arguments of :func:`~urban_gym.wrappers.stacks.make_lmm_env` besides the env:
-        ``memory``, ``map_observation``, ``memory_budget`` (None: the agent's own).
+        """The scheme's defaults for the face on ``family``: any of ``location_map``,
+        ``map_observation``, ``memory``, ``memory_budget`` (absent or None: the family's).
+        They are defaults only: a switch the user gives explicitly wins over them
+        (:mod:`urban_gym.baselines.lmm.face`).
         """
         return {}
 
@@ -180,7 +208,9 @@ class Scheme:
         return protocol_for(family)
 
     def history(self, family: str | None) -> tuple[int, bool] | None:
-        """``(past turns, keep their images)``; None: the family's default."""
+        """``(past turns, keep their images)`` by default; None: the family's. An explicit
+        ``history`` / ``history_images`` of the agent wins.
+        """
         return None
 
     # ------------------------------------------------------------------ the loop

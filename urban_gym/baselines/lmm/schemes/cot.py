@@ -51,9 +51,9 @@ def family_system(base: Any, action_set: Any, proto: SchemeProtocol) -> str:
     """``base``'s system prompt (intro, actions, how to reply, example) with ``proto``'s
     reply fields.
     """
-    parts = [base.intro, "## Actions", action_set.describe(), "## How to reply"]
+    parts = [base.intro, "## Actions", proto.describe_actions(action_set), "## How to reply"]
     parts.append(proto.reply_instructions(action_set))
-    ex = action_set.examples()
+    ex = proto.example_actions(action_set)
     if ex:
         parts.append(
             "Example reply:\n" + proto.format_reply(ex[0], proto.example_fields(), action_set)
