@@ -89,6 +89,8 @@ class LMMAgent:
             ``usage``, ``config`` and ``close``: the settings above are then its own).
         prompt_builder: which past turns the model sees (default: the scheme's, else
             ``history``, else the family's: :func:`~.prompt.prompt_builder_for`).
+        preset: the record of the model-settings preset the options came from
+            (:func:`urban_gym.eval.presets.lmm_preset`), kept in :meth:`config`.
     """
 
     kind = "lmm"
@@ -119,6 +121,7 @@ class LMMAgent:
         cache: str | None = None,
         client: Any = "httpx",
         prompt_builder: PromptBuilder | None = None,
+        preset: Mapping[str, Any] | None = None,
     ) -> None:
         from urban_gym.errors import InputError
         from urban_gym.wrappers.stacks import memory_names
@@ -176,6 +179,7 @@ class LMMAgent:
             self.client.cache = ResponseCache(cache)
         self.prompt_builder = prompt_builder
         self._builder_given = prompt_builder is not None
+        self.preset = dict(preset) if preset else None
         self.replies: list[dict[str, Any]] = []
         self.headers: dict[str, str] = {}
         self.nonce = uuid.uuid4().hex[:12]  # names this agent's episodes on the server
@@ -363,6 +367,8 @@ class LMMAgent:
         }
         if self.scheme is not None:
             out["scheme"] = {**self.scheme.describe(), "prompts_file": self.prompts_file}
+        if self.preset is not None:
+            out["preset"] = dict(self.preset)
         if self.cache_dir is not None:
             out["cache"] = str(self.cache_dir)
         if self.client_kind != "httpx":
