@@ -29,6 +29,7 @@ WHERE = {
     "agentnav": ["streetgraph"],
     "urbanground-react": ["citywalk"],
     "cot": ["posegraph360", "streetgraph", "citywalk"],
+    "self-reflection": ["posegraph360", "streetgraph", "citywalk"],
     "reflexion": ["posegraph360", "streetgraph", "citywalk"],
     "gepa": ["posegraph360", "streetgraph", "citywalk"],
 }
@@ -141,3 +142,14 @@ def test_reflexion_reflects_after_a_failed_attempt(tmp_path):
         assert notes["attempt"] == 2
         assert notes["reflections"][0].startswith("The attempt ended as decision_limit")
     assert server.calls["reflection"] >= len(second)
+
+
+def test_self_reflection_reviews_every_draft_before_acting(tmp_path):
+    res, d, server = run_scheme(tmp_path, "streetgraph", "self-reflection")
+    recs = d.read_episodes()
+    steps = [s for r in recs for s in d.read_trace(r)[1:]]
+    # one review per decision, after its draft; the scripted review keeps the action
+    assert server.calls == {"draft_review": len(steps)} and res.successes == res.ran
+    assert all(s["calls"][0]["kind"] == "draft_review" for s in steps)
+    assert all(s["scheme"]["changed"] is False and '"action"' in s["scheme"]["draft"] for s in steps)
+    assert all("scripted review" in s["reply"]["text"] for s in steps)

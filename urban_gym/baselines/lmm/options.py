@@ -61,9 +61,9 @@ def add_lmm_options(p: argparse.ArgumentParser, json_arg: Any, prefix: str = "")
     g.add_argument(
         "--scheme",
         default=None,
-        help="a paper's agent or a reasoning baseline: react-reflection, agentnav, "
-        "urbanground-react, cot, reflexion, gepa (its prompt from urban-gym gepa's best.yaml "
-        "via --scheme-config)",
+        help="a paper's agent or a reasoning baseline: react-reflection, agentnav, prep, "
+        "urbanground-react, cot, self-reflection, reflexion, gepa (its prompt from urban-gym "
+        "gepa's best.yaml via --scheme-config)",
     )
     g.add_argument("--scheme-config", default=None, help="YAML/JSON config of the scheme")
     g.add_argument("--prompts", default=None, help="YAML/JSON prompt texts replacing ours")
