@@ -140,4 +140,79 @@ AGENTNAV: dict[str, str] = {
         "(what in the images or your memory supports it) and `confidence` (a number from 0 "
         "to 1)."
     ),
+    # the prompt components C1-C7 of CityNav's prompt-only variants P1-P7 (its appendix,
+    # "Component definitions"); urban_gym.families.streetgraph.ablations combines them
+    "c1_visual_inference": (
+        "Read every image for clues to where it leads before anything else: street and "
+        "shop signs, house numbers, names on buildings, transit stops, how the traffic "
+        "flows, towers or landmarks on the skyline. Write what each clue tells you in "
+        "`visual_cues` and let it guide your choice."
+    ),
+    "c2_confidence": (
+        "Give every option a confidence between 0 and 1 that it takes you closer to the "
+        "destination, calibrated so that 0.8 means you would be right four times in five "
+        "(`confidence`: option number -> value), and choose the option with the highest "
+        "confidence."
+    ),
+    "c3_protocol": (
+        "Decide in four steps, in this order, one field each: `observe` (what each image "
+        "shows), `infer` (what that tells you about where you are and where each street "
+        "leads), `plan` (which way the destination lies and the route you intend) and "
+        "`question` (what could make this plan wrong, and whether it changes your choice)."
+    ),
+    "c4_cardinal_direction": (
+        "Estimate in which compass direction the destination lies from where you are now "
+        "(`destination_direction`: N, NE, E, SE, S, SW, W or NW) and prefer the option "
+        "whose bearing points most nearly that way."
+    ),
+    "c5_elimination": (
+        "Decide by elimination: rule the options out one at a time -- the street you came "
+        "from, streets that brought you back before, streets leading away from the "
+        "destination -- with a reason for each (`eliminated`), then choose among the "
+        "options left."
+    ),
+    "c6_team": (
+        "You decide for a team. Before you, an image analyst described what each option's "
+        "image shows and a planner proposed a route; their reports are in your input. "
+        "Weigh them, settle any disagreement, and make the decision."
+    ),
+    "c6_analyst": (
+        "You are the image analyst of a navigation team walking towards the destination "
+        "named in the input. Describe, option by option, what the image shows that could "
+        "tell where the street leads: signs, names, numbers, landmarks, the kind of area. "
+        'Do not choose. Reply with one JSON object: {"analysis": your description}.'
+    ),
+    "c6_planner": (
+        "You are the planner of a navigation team walking towards the destination named in "
+        "the input. From the image analyst's report, the memory and what you know of the "
+        "city, propose the route: which way the destination lies and which option starts "
+        'the route. Reply with one JSON object: {"plan": your route}.'
+    ),
+    "c7_self_critique": (
+        "Before you reply, criticise your own choice in `critique`: why the chosen option "
+        "is right and, one by one, why each other option is wrong. If the critique shows "
+        "the choice to be inconsistent with what you observed or remembered, change it."
+    ),
 }
+
+#: The reply fields the prompt components add (component -> fields, in reply order).
+COMPONENT_FIELDS: dict[str, tuple[str, ...]] = {
+    "C1": ("visual_cues",),
+    "C3": ("observe", "infer", "plan", "question"),
+    "C4": ("destination_direction",),
+    "C5": ("eliminated",),
+    "C2": ("confidence",),
+    "C7": ("critique",),
+}
+
+#: The prompt text of each component (its name in :data:`AGENTNAV`).
+COMPONENT_TEXTS: dict[str, str] = {
+    "C1": "c1_visual_inference",
+    "C2": "c2_confidence",
+    "C3": "c3_protocol",
+    "C4": "c4_cardinal_direction",
+    "C5": "c5_elimination",
+    "C6": "c6_team",
+    "C7": "c7_self_critique",
+}
+
