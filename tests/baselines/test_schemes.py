@@ -27,6 +27,7 @@ FAMILY_CASES = {
 WHERE = {
     "react-reflection": ["posegraph360"],
     "agentnav": ["streetgraph"],
+    "prep": ["streetgraph"],
     "urbanground-react": ["citywalk"],
     "cot": ["posegraph360", "streetgraph", "citywalk"],
     "self-reflection": ["posegraph360", "streetgraph", "citywalk"],
@@ -92,7 +93,7 @@ def test_scheme_runs_end_to_end(tmp_path, scheme, family):
     assert all(s["reply"]["ok"] for s in steps)
 
 
-@pytest.mark.parametrize("scheme", ["react-reflection", "agentnav", "urbanground-react"])
+@pytest.mark.parametrize("scheme", ["react-reflection", "agentnav", "prep", "urbanground-react"])
 def test_paper_schemes_refuse_other_families(tmp_path, scheme):
     for other in [f for f in FAMILY_CASES if f not in WHERE[scheme]]:
         with pytest.raises(UrbanGymError, match=f"only, not on '{other}'"):

@@ -216,3 +216,45 @@ COMPONENT_TEXTS: dict[str, str] = {
     "C7": "c7_self_critique",
 }
 
+
+# --------------------------------------------------------------------------- PReP
+# PReP (Zeng et al., 2024), CityNav's outdoor-navigation baseline: perceive the landmarks
+# around you with their direction and distance, reflect on them together with the memory of
+# earlier steps, plan a long-range route, then decide. Our words, to that description.
+PREP: dict[str, str] = {
+    "system": (
+        "You navigate a real city on its street network, from intersection to "
+        "intersection, towards a destination you know only by name. There is no map. At "
+        "each intersection you receive one image for each street leaving it, labelled with "
+        "its compass bearing (0 = north, 90 = east). Before each decision you have "
+        "perceived the landmarks around you, reflected on them with your memory of earlier "
+        "steps, and planned a route; those notes are in your input. Choose the street that "
+        "carries out the next step of your plan, unless what you see now shows the plan "
+        "to be wrong.\n"
+        "Actions:\n{actions}\n"
+        "Reply with one JSON object with these fields:\n{fields}"
+    ),
+    "perceive": (
+        "Look at the images of this intersection. Name every landmark you recognise or can "
+        "read -- buildings, towers, stations, churches, parks, squares, named streets and "
+        "well-known shops -- and for each estimate its compass bearing and its distance "
+        "from here in metres. Then say where the destination lies from here, as far as "
+        "these landmarks and what you know of the city tell you. Reply with one JSON "
+        'object: {"perception": your landmarks, bearings, distances and the destination\'s '
+        "likely direction}."
+    ),
+    "reflect": (
+        "Put what you perceive now together with your memory of the earlier steps. Where "
+        "are you relative to the destination -- its direction and distance from here? Which "
+        "landmarks have you seen before, and what did you do then? Have you been going in "
+        "circles or away from the destination, and which directions are left untried? "
+        'Reply with one JSON object: {"reflection": a few sentences}.'
+    ),
+    "plan": (
+        "Plan the rest of the way to the destination from your reflection: a sequence of "
+        "sub-goals (streets to follow, landmarks to reach, directions to keep) that ends at "
+        "the destination. Keep your previous plan where it still holds and change it where "
+        "the reflection shows it failing. Reply with one JSON object: "
+        '{"plan": the numbered sub-goals, the next one first}.'
+    ),
+}
