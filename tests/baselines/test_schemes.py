@@ -152,5 +152,7 @@ def test_self_reflection_reviews_every_draft_before_acting(tmp_path):
     # one review per decision, after its draft; the scripted review keeps the action
     assert server.calls == {"draft_review": len(steps)} and res.successes == res.ran
     assert all(s["calls"][0]["kind"] == "draft_review" for s in steps)
-    assert all(s["scheme"]["changed"] is False and '"action"' in s["scheme"]["draft"] for s in steps)
+    assert all(
+        s["scheme"]["changed"] is False and '"action"' in s["scheme"]["draft"] for s in steps
+    )
     assert all("scripted review" in s["reply"]["text"] for s in steps)
