@@ -27,8 +27,10 @@ FAMILY_CASES = {
 WHERE = {
     "react-reflection": ["posegraph360"],
     "agentnav": ["streetgraph"],
+    "prep": ["streetgraph"],
     "urbanground-react": ["citywalk"],
     "cot": ["posegraph360", "streetgraph", "citywalk"],
+    "self-reflection": ["posegraph360", "streetgraph", "citywalk"],
     "reflexion": ["posegraph360", "streetgraph", "citywalk"],
     "gepa": ["posegraph360", "streetgraph", "citywalk"],
 }
@@ -91,7 +93,7 @@ def test_scheme_runs_end_to_end(tmp_path, scheme, family):
     assert all(s["reply"]["ok"] for s in steps)
 
 
-@pytest.mark.parametrize("scheme", ["react-reflection", "agentnav", "urbanground-react"])
+@pytest.mark.parametrize("scheme", ["react-reflection", "agentnav", "prep", "urbanground-react"])
 def test_paper_schemes_refuse_other_families(tmp_path, scheme):
     for other in [f for f in FAMILY_CASES if f not in WHERE[scheme]]:
         with pytest.raises(UrbanGymError, match=f"only, not on '{other}'"):
@@ -141,3 +143,16 @@ def test_reflexion_reflects_after_a_failed_attempt(tmp_path):
         assert notes["attempt"] == 2
         assert notes["reflections"][0].startswith("The attempt ended as decision_limit")
     assert server.calls["reflection"] >= len(second)
+
+
+def test_self_reflection_reviews_every_draft_before_acting(tmp_path):
+    res, d, server = run_scheme(tmp_path, "streetgraph", "self-reflection")
+    recs = d.read_episodes()
+    steps = [s for r in recs for s in d.read_trace(r)[1:]]
+    # one review per decision, after its draft; the scripted review keeps the action
+    assert server.calls == {"draft_review": len(steps)} and res.successes == res.ran
+    assert all(s["calls"][0]["kind"] == "draft_review" for s in steps)
+    assert all(
+        s["scheme"]["changed"] is False and '"action"' in s["scheme"]["draft"] for s in steps
+    )
+    assert all("scripted review" in s["reply"]["text"] for s in steps)

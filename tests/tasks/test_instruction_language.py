@@ -49,13 +49,15 @@ SUITES = [
 
 @cache
 def city_places(spec: str) -> tuple[dict[int, Any], dict[str, Any], dict[str, Any]]:
-    """The POIs of a city by id and by OSM id, and its places (POIs, areas) by name."""
+    """The POIs of a city by id and by OSM id, and its places (POIs, areas, named
+    buildings) by name."""
     city = load_city(spec)
     by_name: dict[str, Any] = {}
     for p in [*city.pois, *city.areas]:
         if p.name:
             by_name.setdefault(p.name, p)
-    osm = {p.osm_id: p for p in [*city.pois, *city.areas]}
+    named = [b for b in city.buildings if b.name]
+    osm = {p.osm_id: p for p in [*named, *city.pois, *city.areas]}
     return {p.id: p for p in city.pois}, osm, by_name
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from urban_gym.cli._common import command, csv_list, json_arg, task_env_kwargs, task_ids
@@ -139,8 +140,10 @@ def run_gepa(args: argparse.Namespace) -> int:
     from urban_gym.eval.gepa import run_gepa_command
     from urban_gym.eval.presets import lmm_preset
 
-    preset = lmm_preset(args.preset) if args.preset else {}
-    return run_gepa_command(args, {**preset, **lmm_options(args)})
+    given = lmm_options(args)
+    model = given.get("model") or os.environ.get("URBAN_GYM_LMM_MODEL")
+    preset = lmm_preset(args.preset, model) if args.preset else {}
+    return run_gepa_command(args, {**preset, **given})
 
 
 def _add_cost(p: argparse.ArgumentParser) -> None:

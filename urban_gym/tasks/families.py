@@ -25,7 +25,8 @@ report extras           :meth:`~Family.report_sections`, :meth:`~Family.report_m
                         :meth:`~Family.report_plots`
 the play page           :meth:`~Family.play_controls`
 the language-model      :meth:`~Family.lmm_defaults`, :meth:`~Family.lmm_protocols`,
-face                    :meth:`~Family.lmm_memories`, :meth:`~Family.lmm_schemes`
+face                    :meth:`~Family.lmm_memories`, :meth:`~Family.lmm_schemes`,
+                        :meth:`~Family.lmm_presets`
 the demo                :meth:`~Family.demo`
 command-line tools      :meth:`~Family.cli_commands`
 worlds to hand to       :meth:`~Family.world_memos`
@@ -185,6 +186,8 @@ class Family:
         lmm_protocol_entries: its prompt protocols, name -> ``"module:Class"``.
         lmm_memory_entries: its memory wrappers, name -> ``"module:Class"``.
         lmm_scheme_entries: the agents of its paper, name -> ``"module:Class"``.
+        lmm_preset_entries: its paper's model settings (``--preset NAME``), name ->
+            ``"module:attribute"`` of a :class:`urban_gym.eval.presets.ModelPreset`.
         world_memo_entries: in-process memos of its loaded worlds, ``(module, attribute)``.
     """
 
@@ -201,6 +204,7 @@ class Family:
     lmm_protocol_entries: ClassVar[Mapping[str, str]] = MappingProxyType({})
     lmm_memory_entries: ClassVar[Mapping[str, str]] = MappingProxyType({})
     lmm_scheme_entries: ClassVar[Mapping[str, str]] = MappingProxyType({})
+    lmm_preset_entries: ClassVar[Mapping[str, str]] = MappingProxyType({})
     world_memo_entries: ClassVar[tuple[tuple[str, str], ...]] = ()
 
     # ------------------------------------------------------------------ the three parts
@@ -327,6 +331,12 @@ class Family:
         """
         return {n: load_entry(e) for n, e in self.lmm_scheme_entries.items()}
 
+    def lmm_presets(self) -> Mapping[str, Any]:
+        """Model settings of the family's paper: name -> a
+        :class:`urban_gym.eval.presets.ModelPreset` (:attr:`lmm_preset_entries`).
+        """
+        return {n: load_entry(e) for n, e in self.lmm_preset_entries.items()}
+
     def demo(self) -> DemoEpisode | None:
         """The episode ``urban-gym demo`` runs, or None to leave the family out."""
         return None
@@ -395,7 +405,12 @@ def _check_entries(family: Family, where: str) -> None:
         entry = getattr(family, what)
         if entry and not _is_entry(entry):
             raise InputError(f"{where}: {what}={entry!r} must be a 'module:attribute' entry point")
-    for what in ("lmm_protocol_entries", "lmm_memory_entries", "lmm_scheme_entries"):
+    for what in (
+        "lmm_protocol_entries",
+        "lmm_memory_entries",
+        "lmm_scheme_entries",
+        "lmm_preset_entries",
+    ):
         table = getattr(family, what)
         if not isinstance(table, Mapping) or not all(
             isinstance(n, str) and _is_entry(e) for n, e in table.items()

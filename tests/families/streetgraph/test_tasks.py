@@ -178,7 +178,9 @@ def test_generate_od_tasks_deterministic_and_consistent(small_city):
 
 def test_default_suites_are_committed_and_reproducible():
     hel = load_default_suite("helsinki")
-    assert len(hel) == 100 and len({t.goal["name"] for t in hel}) == 100
+    # the notable places are fewer than the tasks: CityNav's destinations repeat too
+    assert len(hel) == 100 and len({t.goal["name"] for t in hel}) >= 40
+    assert all(t.goal["notable"] and t.goal["address"]["text"] for t in hel)
     again = generate_od_tasks(dataclasses.replace(SUITE_CONFIGS["helsinki"], n=3))
     assert [t.to_json() for t in again] == [t.to_json() for t in hel[:3]]
     proc = load_default_suite("procedural")

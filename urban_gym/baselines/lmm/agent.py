@@ -99,6 +99,8 @@ class LMMAgent:
             ``usage``, ``config`` and ``close``: the settings above are then its own).
         prompt_builder: which past turns the model sees (default: ``history`` and
             ``history_images`` as :meth:`face_settings` decides them).
+        preset: the record of the model-settings preset the options came from
+            (:func:`urban_gym.eval.presets.lmm_preset`), kept in :meth:`config`.
     """
 
     kind = "lmm"
@@ -131,6 +133,7 @@ class LMMAgent:
         cache: str | None = None,
         client: Any = "httpx",
         prompt_builder: PromptBuilder | None = None,
+        preset: Mapping[str, Any] | None = None,
     ) -> None:
         from urban_gym.errors import InputError
         from urban_gym.wrappers.stacks import memory_names
@@ -207,6 +210,7 @@ class LMMAgent:
         self.prompt_builder = prompt_builder
         self._builder_given = prompt_builder is not None
         self.face: FaceSettings | None = None  # the settings wrap() built the face with
+        self.preset = dict(preset) if preset else None
         self.replies: list[dict[str, Any]] = []
         self.headers: dict[str, str] = {}
         self.nonce = uuid.uuid4().hex[:12]  # names this agent's episodes on the server
@@ -407,6 +411,8 @@ class LMMAgent:
         }
         if self.scheme is not None:
             out["scheme"] = {**self.scheme.describe(), "prompts_file": self.prompts_file}
+        if self.preset is not None:
+            out["preset"] = dict(self.preset)
         if self.cache_dir is not None:
             out["cache"] = str(self.cache_dir)
         if self.client_kind != "httpx":

@@ -4,7 +4,8 @@ request says which kind it is, and how an episode names itself to the endpoint.
 Some schemes (:mod:`urban_gym.baselines.lmm.schemes`) make calls besides the action of
 each step: AgentNav's self-positioning every third decision, UrbanGround's final answer
 after ``terminate``, Reflexion's reflection after a failed attempt, the GEPA optimiser's
-prompt revision. Each such request opens its system message with a fixed heading
+prompt revision, Self-Reflection's review of each draft decision, and the perception,
+reflection and planning calls of PReP (and of AgentNav's multi-agent prompt variant). Each such request opens its system message with a fixed heading
 (:data:`CALL_HEADINGS`); the scripted server (:mod:`.server`) recognises it by that
 heading (:func:`call_kind`) and answers from ground truth instead of stepping the
 episode. The headings are plain Markdown headings, so a real model reads them as the
@@ -30,6 +31,10 @@ CALL_HEADINGS: dict[str, str] = {
     "final_answer": "# Final answer",
     "reflection": "# Reflection on a failed attempt",
     "prompt_revision": "# Revising the instructions",
+    "draft_review": "# Reviewing a draft decision",
+    "perception": "# Perception",
+    "memory_reflection": "# Reflecting on what you remember",
+    "planning": "# Route planning",
 }
 
 

@@ -21,7 +21,12 @@ def add_lmm_options(p: argparse.ArgumentParser, json_arg: Any, prefix: str = "")
     g.add_argument(f"--{prefix}model", default=None, help="model name")
     if prefix:
         return
-    g.add_argument("--preset", default=None, help="source-benchmark model settings: 360cityarena")
+    g.add_argument(
+        "--preset",
+        default=None,
+        help="source-benchmark model settings: 360cityarena, citynav (its row by --model; "
+        "citynav:ROW names one)",
+    )
     g.add_argument("--temperature", type=float, default=None, help="sampling temperature")
     g.add_argument("--max-tokens", type=int, default=None, help="max output tokens per reply")
     g.add_argument(
@@ -88,11 +93,17 @@ def add_lmm_options(p: argparse.ArgumentParser, json_arg: Any, prefix: str = "")
     g.add_argument(
         "--scheme",
         default=None,
-        help="a paper's agent or a reasoning baseline: react-reflection, agentnav, "
-        "urbanground-react, cot, reflexion, gepa (its prompt from urban-gym gepa's best.yaml "
-        "via --scheme-config)",
+        help="a paper's agent or a reasoning baseline: react-reflection, agentnav, prep, "
+        "urbanground-react, cot, self-reflection, reflexion, gepa (its prompt from urban-gym "
+        "gepa's best.yaml via --scheme-config)",
     )
     g.add_argument("--scheme-config", default=None, help="YAML/JSON config of the scheme")
+    g.add_argument(
+        "--ablation",
+        default=None,
+        help="a named variant of the scheme's prompt, for schemes that define them "
+        "(agentnav: base, P1..P7 and the rows of CityNav's component table)",
+    )
     g.add_argument("--prompts", default=None, help="YAML/JSON prompt texts replacing ours")
     g.add_argument(
         "--client", default=None, choices=("httpx", "openai"), help="HTTP client (default ours)"
@@ -131,4 +142,35 @@ def lmm_options(args: argparse.Namespace) -> dict[str, Any]:
         "cache": args.cache,
         "client": args.client,
     }
+    if getattr(args, "ablation", None) is not None:
+        opts["scheme_config"] = with_ablation(args.scheme, args.scheme_config, args.ablation)
     return {k: v for k, v in opts.items() if v is not None}
+
+
+def with_ablation(scheme: str | None, config: Any, ablation: str) -> dict[str, Any]:
+    """The scheme config (a mapping or a YAML/JSON file) with ``ablation`` added; a clear
+    error when no scheme is given or the scheme has no ablations (the value itself is
+    checked by the scheme).
+    """
+    from collections.abc import Mapping
+
+    from urban_gym.baselines.lmm.schemes import schemes
+    from urban_gym.baselines.lmm.schemes.base import read_mapping
+    from urban_gym.errors import InputError
+
+    if scheme is None:
+        raise InputError(f"--ablation {ablation} needs a scheme, e.g. --scheme agentnav")
+    known = schemes()
+    with_variants = sorted(n for n, c in known.items() if "ablation" in c.defaults)
+    if scheme in known and "ablation" not in known[scheme].defaults:
+        raise InputError(
+            f"--ablation {ablation}: scheme {scheme!r} has no ablations; schemes with "
+            f"ablations: {', '.join(with_variants) or 'none'}"
+        )
+    if config is None:
+        base: dict[str, Any] = {}
+    elif isinstance(config, Mapping):
+        base = dict(config)
+    else:
+        base = read_mapping(config, "scheme config")
+    return {**base, "ablation": ablation}

@@ -139,7 +139,35 @@ class Session:
             return json.dumps({"answer": self.answer, "reason": "scripted: the answer given"})
         if kind == "reflection":
             return json.dumps({"reflection": self._reflection()})
+        if kind == "draft_review":
+            return self._review()
+        if kind in ("perception", "memory_reflection", "planning"):
+            return self._report(kind)
         raise ValueError(f"no scripted answer to a {kind!r} call")
+
+    def _review(self) -> str:
+        """The draft the last action request got back, its action kept (the client carries
+        out the reviewed reply, which must be the action the server stepped with), with a
+        ``critique`` added.
+        """
+        if self.last is None:
+            raise ValueError("a draft review before any action request of the episode")
+        draft = str(self.last[1]["choices"][0]["message"]["content"])
+        from urban_gym.baselines.lmm.schemes.cot import first_object
+
+        obj = first_object(draft)
+        if not isinstance(obj, dict):
+            return draft
+        obj["critique"] = f"scripted review of step {self.steps}: the draft stands"
+        return json.dumps(obj)
+
+    def _report(self, kind: str) -> str:
+        """A perception, reflection or plan of the current step, from ground truth."""
+        d = self.info.get("distance_to_goal_m")
+        fact = f"the destination is {float(d):.0f} m away" if d is not None else "no goal distance"
+        text = f"scripted {kind} before step {self.steps + 1}: {fact}"
+        field = {"perception": "perception", "memory_reflection": "reflection"}.get(kind, "plan")
+        return json.dumps({field: text, "analysis": text})
 
     def _self_position(self) -> str:
         pose = self.info.get("pose") or {}

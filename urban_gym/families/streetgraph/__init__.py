@@ -43,7 +43,11 @@ class StreetGraph(Family):
         "verbalized_path": "urban_gym.families.streetgraph.prompts:VerbalizedPathProtocol"
     }
     lmm_memory_entries = {"agentnav": "urban_gym.families.streetgraph.memory:AgentNavMemory"}
-    lmm_scheme_entries = {"agentnav": "urban_gym.families.streetgraph.agent:AgentNav"}
+    lmm_scheme_entries = {
+        "agentnav": "urban_gym.families.streetgraph.agent:AgentNav",
+        "prep": "urban_gym.families.streetgraph.prep:PReP",
+    }
+    lmm_preset_entries = {"citynav": "urban_gym.families.streetgraph.presets:CITYNAV"}
     # the preprocessed street graphs loaded in this process
     world_memo_entries = (("urban_gym.families.streetgraph.world.loading", "_MEMO"),)
 

@@ -10,7 +10,18 @@ Config keys (one per row of the paper's component table):
   (also where you are now and the walking directions from there);
 * ``self_positioning_every`` -- every N-th decision (3 in the paper; 0: never), a
   separate call to the same model estimates the current position from the intersection's
-  images and the memory; the latest estimate is shown in the decision prompts after it.
+  images and the memory; the latest estimate is shown in the decision prompts after it;
+* ``components`` -- prompt components C1-C7 of CityNav's prompt-only variants (appendix,
+  "Component definitions"), each its text and reply fields; C6 adds an image analyst's
+  and a planner's call before each decision, whose reports the decision prompt shows;
+* ``ablation`` -- a named variant: a row of CityNav's Table 5 (``base`` ...
+  ``vop``) or Table 6 (``P1`` ... ``P7``), :mod:`~urban_gym.families.streetgraph.ablations`;
+  it sets the keys above, and keys given with it win (``--ablation P3`` is the
+  command line's way to set it).
+
+With Partial VoP or VoP the model states the destination's address each step; the step
+notes of the trace (``scheme.address``) put it beside the task's address
+(``goal.address``) with whether it names the task's street and house number.
 
 The memory texts come from :class:`~urban_gym.wrappers.memory.AgentNavMemory`; the
 options, their bearings and images from the StreetGraph observation. Defined on
@@ -19,13 +30,21 @@ StreetGraph.
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from typing import Any
 
 from urban_gym.baselines.lmm.calls import CALL_HEADINGS
 from urban_gym.baselines.lmm.schemes.base import Scheme, SchemeProtocol, lmm_interface
-from urban_gym.baselines.lmm.schemes.cot import reply_field
+from urban_gym.baselines.lmm.schemes.cot import first_object, reply_field
 from urban_gym.errors import InputError
-from urban_gym.families.streetgraph.prompts import AGENTNAV
+from urban_gym.families.streetgraph.ablations import (
+    COMPONENTS,
+    Variant,
+    check_components,
+    variant,
+)
+from urban_gym.families.streetgraph.prompts import AGENTNAV, COMPONENT_FIELDS, COMPONENT_TEXTS
 from urban_gym.wrappers.protocols import protocol_for
 
 VOP_LEVELS = ("none", "partial", "full")
@@ -37,6 +56,15 @@ FIELD_HELP = {
     "walking_directions": "the walking directions from here to the destination, street by street",
     "memory": "your memory for the next intersection (it replaces the previous one)",
     "thought": "why the chosen option is the best step towards the destination",
+    "visual_cues": "the clues in each image and what they tell you",
+    "observe": "step 1: what each image shows",
+    "infer": "step 2: where you are and where each street leads",
+    "plan": "step 3: which way the destination lies and your route",
+    "question": "step 4: what could make the plan wrong",
+    "destination_direction": "the destination's compass direction from here (N, NE, ... NW)",
+    "eliminated": "each option you rule out and why",
+    "confidence": "option number -> confidence (0 to 1) that it leads towards the destination",
+    "critique": "why the chosen option is right and each other option wrong",
 }
 
 
@@ -52,11 +80,24 @@ class AgentNav(Scheme):
         "vop": "full",
         "self_positioning_every": 3,
         "memory_budget": 4000,
+        "components": [],
+        "ablation": "",
     }
     texts = AGENTNAV
 
     def __init__(self, config: Any = None, prompts: Any = None) -> None:
         super().__init__(config, prompts)
+        given = dict(config or {})
+        self.variant: Variant | None = None
+        if self.config["ablation"]:
+            self.variant = variant(self.config["ablation"])
+            self.config = {
+                **self.defaults,
+                **self.variant.config,
+                **given,
+                "ablation": self.variant.name,
+            }
+        self.config["components"] = check_components(self.config["components"])
         if self.config["vop"] not in VOP_LEVELS:
             raise InputError(
                 f"scheme 'agentnav': vop={self.config['vop']!r} is not one of "
@@ -67,6 +108,30 @@ class AgentNav(Scheme):
         self.decisions = 0
         self.estimate = ""
         self.positionings = 0
+        self.reports: dict[str, str] = {}
+        self.address: dict[str, Any] | None = None
+        self.address_check: dict[str, Any] = {}
+
+    def describe(self) -> dict[str, Any]:
+        """The manifest's record: name, config, prompts -- and the variant (its table, its
+        components with what each is, and how we know them).
+        """
+        out = super().describe()
+        comps = list(self.config["components"])
+        if self.variant is not None:
+            out["variant"] = self.variant.describe()
+            if comps != list(self.variant.components):
+                out["variant"]["components_given"] = {c: COMPONENTS[c] for c in comps}
+            return out
+        switches = [k for k in self.defaults if k not in ("memory_budget", "ablation")]
+        out["variant"] = {
+            "ablation": None,
+            "source": "CityNav Sections 4-5 (AgentNav)",
+            "all_components_as_in_paper": all(self.config[k] == self.defaults[k] for k in switches),
+        }
+        if comps:
+            out["variant"]["components"] = {c: COMPONENTS[c] for c in comps}
+        return out
 
     def stack_options(self, family: str | None) -> dict[str, Any]:
         """AgentNav's memory wrapper (the disabled texts are hidden, not removed)."""
@@ -79,14 +144,20 @@ class AgentNav(Scheme):
     def reply_fields(self) -> tuple[str, ...]:
         """The reply's fields for the configured VoP level and memory."""
         vop = self.config["vop"]
+        comps = self.config["components"]
         fields: list[str] = []
         if vop in ("partial", "full"):
             fields.append("destination_location")
         if vop == "full":
             fields += ["current_location", "walking_directions"]
+        for c in ("C1", "C3", "C4", "C5", "C2"):
+            if c in comps:
+                fields += COMPONENT_FIELDS[c]
         if self.config["markovian_memory"]:
             fields.append("memory")
         fields.append("thought")
+        if "C7" in comps:
+            fields += COMPONENT_FIELDS["C7"]
         return tuple(fields)
 
     def protocol(self, family: str | None) -> SchemeProtocol:
@@ -119,25 +190,66 @@ class AgentNav(Scheme):
         for key in ("markovian_memory", "decision_history", "previous_visits"):
             if self.config[key]:
                 parts.append(self.text(key))
+        for c in self.config["components"]:
+            parts.append(self.text(COMPONENT_TEXTS[c]))
         return "\n\n".join(parts)
 
     def _estimate_text(self, obs: Any, env: Any) -> list[str]:
-        if not self.estimate:
-            return []
-        return [f"## Estimated position (from your last self-positioning)\n{self.estimate}"]
+        out = []
+        if self.estimate:
+            out.append(f"## Estimated position (from your last self-positioning)\n{self.estimate}")
+        if self.reports:
+            out.append(
+                "## Your team's reports\n"
+                f"Image analyst: {self.reports.get('analysis', '')}\n"
+                f"Planner: {self.reports.get('plan', '')}"
+            )
+        return out
 
     # ------------------------------------------------------------------ the loop
     def reset(self, agent: Any, stack: Any, task: Any, seed: int | None) -> None:
-        """A new episode: no decisions, no estimate."""
+        """A new episode: no decisions, no estimate, no reports; the task's address."""
         self.decisions, self.estimate, self.positionings = 0, "", 0
+        self.reports, self.address_check = {}, {}
+        goal = getattr(task, "goal", None) or {}
+        address = goal.get("address") if isinstance(goal, dict) else None
+        self.address = dict(address) if isinstance(address, dict) else None
 
     def act(self, agent: Any, stack: Any) -> str:
-        """Self-position every N-th decision (a separate call), then decide."""
+        """Self-position every N-th decision (a separate call); with C6 the analyst's and
+        the planner's calls; then decide (and compare the stated address with the task's).
+        """
         every = int(self.config["self_positioning_every"])
         if every and self.decisions % every == 0:
             self._self_position(agent, stack)
+        if "C6" in self.config["components"]:
+            self._team(agent, stack)
         self.decisions += 1
-        return agent.ask_action(stack)
+        text = agent.ask_action(stack)
+        if self.config["vop"] in ("partial", "full"):
+            self.address_check = check_address(text, self.address)
+        return text
+
+    def _team(self, agent: Any, stack: Any) -> None:
+        """C6: the image analyst sees the intersection; the planner, its report and the
+        texts of the input; both reports go into the decision prompt.
+        """
+        lm = lmm_interface(stack)
+        self.reports = {}
+        content = lm.user_content()
+        system = CALL_HEADINGS["perception"] + "\n" + self.text("c6_analyst")
+        text = agent.ask(
+            [{"role": "system", "content": system}, {"role": "user", "content": content}],
+            "perception",
+        )
+        analysis = reply_field(text, "analysis")
+        system = CALL_HEADINGS["planning"] + "\n" + self.text("c6_planner")
+        user = text_of(content) + f"\n\n## The image analyst's report\n{analysis}"
+        text = agent.ask(
+            [{"role": "system", "content": system}, {"role": "user", "content": user}],
+            "planning",
+        )
+        self.reports = {"analysis": analysis, "plan": reply_field(text, "plan")}
 
     def _self_position(self, agent: Any, stack: Any) -> None:
         lm = lmm_interface(stack)
@@ -151,5 +263,58 @@ class AgentNav(Scheme):
         self.positionings += 1
 
     def episode_notes(self) -> dict[str, Any]:
-        """The self-positioning calls so far and the latest estimate."""
-        return {"self_positionings": self.positionings, "estimate": self.estimate}
+        """The self-positioning calls so far, the latest estimate, the team's reports
+        (C6) and the stated address beside the task's (Partial VoP, VoP).
+        """
+        notes: dict[str, Any] = {"self_positionings": self.positionings, "estimate": self.estimate}
+        if self.reports:
+            notes["reports"] = dict(self.reports)
+        if self.address_check:
+            notes["address"], self.address_check = self.address_check, {}
+        return notes
+
+
+def text_of(content: Any) -> str:
+    """The text parts of a user message's content (images left out)."""
+    if isinstance(content, str):
+        return content
+    return "\n\n".join(
+        str(p.get("text", ""))
+        for p in content
+        if isinstance(p, dict)
+        and p.get("type") == "text"
+        and not str(p.get("text", "")).startswith("Image: ")
+    )
+
+
+def check_address(reply: str, address: dict[str, Any] | None) -> dict[str, Any]:
+    """The destination's address a reply states (``destination_location``) beside the
+    task's (``goal.address``): ``stated``, ``task``, its ``source``, and whether the
+    stated one names the task's street (``street_named``) and house number
+    (``number_named``: the number as a word of its own, with the street named), compared
+    without case or accents; ``{"stated": ...}`` alone when the task has no address.
+    """
+    obj = first_object(reply)
+    stated = obj.get("destination_location") if isinstance(obj, dict) else None
+    out: dict[str, Any] = {"stated": stated if isinstance(stated, str) else None}
+    if not address:
+        return out
+    said = _plain(out["stated"] or "")
+    street = _plain(str(address.get("street", "")))
+    number = _plain(str(address.get("housenumber", "")))
+    out.update(
+        task=address.get("text"),
+        source=address.get("source"),
+        street_named=bool(street) and street in said,
+    )
+    out["number_named"] = (
+        out["street_named"]
+        and bool(number)
+        and re.search(rf"(?<!\w){re.escape(number)}(?!\w)", said) is not None
+    )
+    return out
+
+
+def _plain(text: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", text.casefold())
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))

@@ -1,5 +1,6 @@
 """StreetGraph's sub-commands of ``urban-gym``: ``streetgraph-routes`` (tasks on a Touchdown
-graph), ``streetgraph-info`` (a graph's size and preprocessing report) and
+graph), ``streetgraph-info`` (a graph's size and preprocessing report, and how many of its
+city's named places are notable) and
 ``streetgraph-eval`` (the oracle and the random agent on a suite).
 """
 
@@ -98,17 +99,24 @@ def run_streetgraph_info(args: argparse.Namespace) -> int:
     t1 = time.perf_counter()
     graph, report = preprocess(raw, prune=not args.no_prune)
     t2 = time.perf_counter()
-    out = {
+    out: dict[str, Any] = {
         "raw": raw.summary(),
         "preprocessed": graph.summary(),
         "report": report.to_dict(),
         "load": raw.meta.get("load"),
         "seconds": {"load": round(t1 - t0, 3), "preprocess": round(t2 - t1, 3)},
     }
+    census_line = ""
     if city is not None:
         from urban_gym.families.streetgraph.tasks import city_destinations
+        from urban_gym.families.streetgraph.tasks.destinations import (
+            destination_census,
+            pick_destinations,
+        )
 
-        out["destinations"] = len(city_destinations(graph, city))
+        dests = city_destinations(graph, city)
+        out["destinations"] = destination_census(dests)
+        census_line = pick_destinations(dests)[1]
     if args.json:
         print(json.dumps(out, ensure_ascii=False, indent=1))
         return 0
@@ -133,7 +141,9 @@ def run_streetgraph_info(args: argparse.Namespace) -> int:
     )
     print(f"degrees            {s['degree_histogram']}")
     if "destinations" in out:
-        print(f"destinations       {out['destinations']} uniquely named places with nodes")
+        from urban_gym.families.streetgraph.tasks.destinations import format_census
+
+        print(format_census(out["destinations"], census_line))
     return 0
 
 
@@ -188,6 +198,11 @@ def run_streetgraph_eval(args: argparse.Namespace) -> int:
                 f"q75 {q['q75']}  max {q['max']}  mean {q['mean']}"
             )
         print(f"  difficulty       {stats['difficulty']}")
+        g = stats["goals"]
+        print(
+            f"  destinations     {g['places']} places, {g['notable']} of {g['tasks']} tasks to "
+            f"a notable one; addresses {g['address_sources']}"
+        )
     keys = [
         k
         for k in ("success", "spl", "decision_accuracy", "ndtw", "sdtw", "spd")

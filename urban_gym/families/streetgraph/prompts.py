@@ -140,4 +140,121 @@ AGENTNAV: dict[str, str] = {
         "(what in the images or your memory supports it) and `confidence` (a number from 0 "
         "to 1)."
     ),
+    # the prompt components C1-C7 of CityNav's prompt-only variants P1-P7 (its appendix,
+    # "Component definitions"); urban_gym.families.streetgraph.ablations combines them
+    "c1_visual_inference": (
+        "Read every image for clues to where it leads before anything else: street and "
+        "shop signs, house numbers, names on buildings, transit stops, how the traffic "
+        "flows, towers or landmarks on the skyline. Write what each clue tells you in "
+        "`visual_cues` and let it guide your choice."
+    ),
+    "c2_confidence": (
+        "Give every option a confidence between 0 and 1 that it takes you closer to the "
+        "destination, calibrated so that 0.8 means you would be right four times in five "
+        "(`confidence`: option number -> value), and choose the option with the highest "
+        "confidence."
+    ),
+    "c3_protocol": (
+        "Decide in four steps, in this order, one field each: `observe` (what each image "
+        "shows), `infer` (what that tells you about where you are and where each street "
+        "leads), `plan` (which way the destination lies and the route you intend) and "
+        "`question` (what could make this plan wrong, and whether it changes your choice)."
+    ),
+    "c4_cardinal_direction": (
+        "Estimate in which compass direction the destination lies from where you are now "
+        "(`destination_direction`: N, NE, E, SE, S, SW, W or NW) and prefer the option "
+        "whose bearing points most nearly that way."
+    ),
+    "c5_elimination": (
+        "Decide by elimination: rule the options out one at a time -- the street you came "
+        "from, streets that brought you back before, streets leading away from the "
+        "destination -- with a reason for each (`eliminated`), then choose among the "
+        "options left."
+    ),
+    "c6_team": (
+        "You decide for a team. Before you, an image analyst described what each option's "
+        "image shows and a planner proposed a route; their reports are in your input. "
+        "Weigh them, settle any disagreement, and make the decision."
+    ),
+    "c6_analyst": (
+        "You are the image analyst of a navigation team walking towards the destination "
+        "named in the input. Describe, option by option, what the image shows that could "
+        "tell where the street leads: signs, names, numbers, landmarks, the kind of area. "
+        'Do not choose. Reply with one JSON object: {"analysis": your description}.'
+    ),
+    "c6_planner": (
+        "You are the planner of a navigation team walking towards the destination named in "
+        "the input. From the image analyst's report, the memory and what you know of the "
+        "city, propose the route: which way the destination lies and which option starts "
+        'the route. Reply with one JSON object: {"plan": your route}.'
+    ),
+    "c7_self_critique": (
+        "Before you reply, criticise your own choice in `critique`: why the chosen option "
+        "is right and, one by one, why each other option is wrong. If the critique shows "
+        "the choice to be inconsistent with what you observed or remembered, change it."
+    ),
+}
+
+#: The reply fields the prompt components add (component -> fields, in reply order).
+COMPONENT_FIELDS: dict[str, tuple[str, ...]] = {
+    "C1": ("visual_cues",),
+    "C3": ("observe", "infer", "plan", "question"),
+    "C4": ("destination_direction",),
+    "C5": ("eliminated",),
+    "C2": ("confidence",),
+    "C7": ("critique",),
+}
+
+#: The prompt text of each component (its name in :data:`AGENTNAV`).
+COMPONENT_TEXTS: dict[str, str] = {
+    "C1": "c1_visual_inference",
+    "C2": "c2_confidence",
+    "C3": "c3_protocol",
+    "C4": "c4_cardinal_direction",
+    "C5": "c5_elimination",
+    "C6": "c6_team",
+    "C7": "c7_self_critique",
+}
+
+
+# --------------------------------------------------------------------------- PReP
+# PReP (Zeng et al., 2024), CityNav's outdoor-navigation baseline: perceive the landmarks
+# around you with their direction and distance, reflect on them together with the memory of
+# earlier steps, plan a long-range route, then decide. Our words, to that description.
+PREP: dict[str, str] = {
+    "system": (
+        "You navigate a real city on its street network, from intersection to "
+        "intersection, towards a destination you know only by name. There is no map. At "
+        "each intersection you receive one image for each street leaving it, labelled with "
+        "its compass bearing (0 = north, 90 = east). Before each decision you have "
+        "perceived the landmarks around you, reflected on them with your memory of earlier "
+        "steps, and planned a route; those notes are in your input. Choose the street that "
+        "carries out the next step of your plan, unless what you see now shows the plan "
+        "to be wrong.\n"
+        "Actions:\n{actions}\n"
+        "Reply with one JSON object with these fields:\n{fields}"
+    ),
+    "perceive": (
+        "Look at the images of this intersection. Name every landmark you recognise or can "
+        "read -- buildings, towers, stations, churches, parks, squares, named streets and "
+        "well-known shops -- and for each estimate its compass bearing and its distance "
+        "from here in metres. Then say where the destination lies from here, as far as "
+        "these landmarks and what you know of the city tell you. Reply with one JSON "
+        'object: {"perception": your landmarks, bearings, distances and the destination\'s '
+        "likely direction}."
+    ),
+    "reflect": (
+        "Put what you perceive now together with your memory of the earlier steps. Where "
+        "are you relative to the destination -- its direction and distance from here? Which "
+        "landmarks have you seen before, and what did you do then? Have you been going in "
+        "circles or away from the destination, and which directions are left untried? "
+        'Reply with one JSON object: {"reflection": a few sentences}.'
+    ),
+    "plan": (
+        "Plan the rest of the way to the destination from your reflection: a sequence of "
+        "sub-goals (streets to follow, landmarks to reach, directions to keep) that ends at "
+        "the destination. Keep your previous plan where it still holds and change it where "
+        "the reflection shows it failing. Reply with one JSON object: "
+        '{"plan": the numbered sub-goals, the next one first}.'
+    ),
 }

@@ -7,7 +7,8 @@
 scheme                 what it is
 =====================  ===========================================================
 ``cot``                chain of thought on the family's prompts (every family)
-``reflexion``          self-reflection across attempts of a task (every family)
+``self-reflection``    each step's draft reviewed and refined before acting (every family)
+``reflexion``          reflection across failed attempts of a task (every family)
 ``gepa``               instructions evolved by :mod:`urban_gym.eval.gepa` (every family)
 =====================  ===========================================================
 
@@ -26,11 +27,14 @@ from typing import Any
 from urban_gym.baselines.lmm.schemes.base import Scheme, SchemeProtocol, read_mapping
 from urban_gym.baselines.lmm.schemes.cot import ChainOfThought, Reflexion
 from urban_gym.baselines.lmm.schemes.gepa import GEPAPrompt
+from urban_gym.baselines.lmm.schemes.self_reflection import SelfReflection
 from urban_gym.errors import InputError
 from urban_gym.tasks.families import FAMILIES
 
 #: The core's schemes by name (the families add their papers' agents: :func:`schemes`).
-SCHEMES: dict[str, type[Scheme]] = {s.name: s for s in (ChainOfThought, Reflexion, GEPAPrompt)}
+SCHEMES: dict[str, type[Scheme]] = {
+    s.name: s for s in (ChainOfThought, SelfReflection, Reflexion, GEPAPrompt)
+}
 
 
 def schemes() -> dict[str, type[Scheme]]:

@@ -1,5 +1,5 @@
 """The prompt texts of the reasoning baselines that run on every family (chain of thought,
-Reflexion, GEPA: CityNav, section 5.2), written in our own words. The papers' own agents
+Self-Reflection, Reflexion, GEPA: CityNav, section 5.2), written in our own words. The papers' own agents
 keep their texts with their family (``urban_gym/families/<name>/prompts.py``).
 
 Each scheme names the texts it uses (``Scheme.prompt_names``); ``--prompts FILE`` (a YAML
@@ -10,8 +10,9 @@ are filled in by the scheme; a replacement text may use the same ones.
 from __future__ import annotations
 
 # --------------------------------------------------------------------------- reasoning baselines
-# CityNav (AgentNav), Section 5.2: chain-of-thought, self-reflection (Reflexion) and GEPA,
-# run on the family's own prompts.
+# CityNav (AgentNav), Section 5.2: chain-of-thought, Self-Reflection (each step's draft
+# reviewed and refined before acting), Reflexion (reflection across failed attempts) and
+# GEPA, run on the family's own prompts.
 REASONING: dict[str, str] = {
     "cot": (
         "Before you choose, think it through step by step in the `reasoning` field: what "
@@ -26,6 +27,16 @@ REASONING: dict[str, str] = {
         "Your attempt at the task below failed. Look back at it: what went wrong, and what "
         'will you do differently next time? Reply with one JSON object: {"reflection": '
         "a few sentences, in the first person, that you will read at your next attempt}."
+    ),
+    "review": (
+        "You check a navigation agent's draft decision before it is carried out. You get "
+        "the agent's instructions, the input it decided on (the same texts and images) "
+        "and its draft reply. Go through the draft's reasoning against the input: is what "
+        "it says it sees really there, does each step follow from the one before, does the "
+        "chosen action serve the task? Then write the final reply in exactly the format "
+        "the agent's instructions ask for: correct or deepen the reasoning where it is "
+        "wrong or thin, and change the action only where the checked reasoning calls for "
+        "another one. Add a `critique` field saying what you found and what you changed."
     ),
     "revise": (
         "You improve the instructions (the system prompt) of a navigation agent. You get "

@@ -18,6 +18,7 @@ from urban_gym.families.streetgraph.world import (
 from urban_gym.tasks.spec import TaskError
 from urban_gym.tasks.wording import place_name
 from urban_gym.world.geo import bearing
+from urban_gym.world.places import Address, AddressBook, notability, place_kind_of
 
 #: Difficulty thresholds on the number of decision points along the shortest route.
 DIFFICULTY_DECISIONS = {"easy": 10, "medium": 25}
@@ -150,6 +151,13 @@ class Destination:
     ``polygon`` (shapely geometry, metres). ``called`` is how an instruction names it:
     the name, or ``"the post office Helsinki 00130"`` when the name only says where it is
     (:func:`~urban_gym.tasks.wording.place_name`); empty means the name.
+
+    ``kind`` is what the place is in the city's data (``poi``, ``building``, ``area``, or
+    ``node`` for a named panorama), ``category`` the kind of place it is (never ``yes``:
+    :func:`~urban_gym.world.places.place_kind_of`), ``notable`` why OpenStreetMap marks it
+    as notable (:func:`~urban_gym.world.places.notability`; ``""``: it does not) and
+    ``address`` its :class:`~urban_gym.world.places.Address` as a dict (None when the
+    city around it has none).
     """
 
     name: str
@@ -159,6 +167,8 @@ class Destination:
     position: tuple[float, float]
     nodes: tuple[int, ...]
     called: str = ""
+    notable: str = ""
+    address: dict[str, Any] | None = None
 
 
 def city_destinations(
@@ -167,41 +177,127 @@ def city_destinations(
     """Named destinations of ``city`` mapped to node sets of ``graph``.
 
     POIs use their building footprint (or a ``point_radius`` m disc at their anchor when
-    they have no building); named green areas use their polygon. A destination's nodes are
-    the graph nodes within ``reach`` metres of that polygon; places with no node in reach
-    and names shared by several places (compared case-insensitively) are left out.
-    Sorted by name.
+    they have no building); named buildings that are not a POI already use their
+    footprint; named green areas use their polygon. A destination's nodes are the graph
+    nodes within ``reach`` metres of that polygon; places with no node in reach and names
+    shared by several places (compared case-insensitively) are left out. Each carries
+    its notability and address (:mod:`urban_gym.world.places`). Sorted by name.
     """
+    book = AddressBook(city)
+    cands = list(_poi_places(city, book, point_radius))
+    cands += _building_places(city, book)
+    for area in city.areas:
+        if area.kind == "green" and area.name:
+            c = area.polygon.representative_point()
+            tags = area.tags or {}
+            cands.append(
+                _Place(
+                    area.name,
+                    "area",
+                    place_kind_of(tags, "park"),
+                    area.osm_id,
+                    area.polygon,
+                    (c.x, c.y),
+                    area.name,
+                    notability(tags),
+                    book.address_of(tags, (c.x, c.y)),
+                )
+            )
+    counts: dict[str, int] = {}
+    for c in cands:
+        k = c.name.casefold().strip()
+        counts[k] = counts.get(k, 0) + 1
+    out = []
+    for c in cands:
+        if not c.name.strip() or counts[c.name.casefold().strip()] != 1:
+            continue
+        nodes = graph.nodes_within(c.polygon, reach)
+        if nodes:
+            xy = (float(c.position[0]), float(c.position[1]))
+            address = c.address.to_dict() if c.address is not None else None
+            out.append(
+                Destination(
+                    c.name,
+                    c.kind,
+                    c.category,
+                    c.osm_id,
+                    xy,
+                    tuple(nodes),
+                    c.called,
+                    c.notable,
+                    address,
+                )
+            )
+    out.sort(key=lambda d: d.name)
+    return out
+
+
+@dataclass(frozen=True)
+class _Place:
+    name: str
+    kind: str
+    category: str
+    osm_id: str
+    polygon: Any
+    position: tuple[float, float]
+    called: str
+    notable: str
+    address: Address | None
+
+
+def _poi_places(city: Any, book: AddressBook, point_radius: float) -> list[_Place]:
     from shapely.geometry import Point
 
-    cands: list[tuple[str, str, str, str, Any, tuple[float, float], str]] = []
+    out = []
     for poi in city.pois:
         if poi.building_id is not None:
             poly = city.buildings[poi.building_id].polygon
         else:
             poly = Point(poi.anchor).buffer(point_radius)
-        cands.append(
-            (poi.name, "poi", poi.kind, poi.osm_id, poly, tuple(poi.anchor), place_name(poi))
-        )
-    for area in city.areas:
-        if area.kind == "green" and area.name:
-            c = area.polygon.representative_point()
-            cands.append(
-                (area.name, "area", "green", area.osm_id, area.polygon, (c.x, c.y), area.name)
+        tags = poi.tags or {}
+        category = poi.kind if poi.kind not in ("yes", "no") else place_kind_of(tags)
+        out.append(
+            _Place(
+                poi.name,
+                "poi",
+                category,
+                poi.osm_id,
+                poly,
+                tuple(poi.anchor),
+                place_name(poi),
+                notability(tags),
+                book.address_of(tags, tuple(poi.anchor), poi.building_id),
             )
-    counts: dict[str, int] = {}
-    for c in cands:
-        k = c[0].casefold().strip()
-        counts[k] = counts.get(k, 0) + 1
+        )
+    return out
+
+
+def _building_places(city: Any, book: AddressBook) -> list[_Place]:
+    """Named buildings that are not a POI already (an area POI mapped on the building
+    itself, or a POI of the same name inside it).
+    """
+    as_poi = {p.osm_id for p in city.pois}
+    inside = {(p.building_id, p.name.casefold().strip()) for p in city.pois}
     out = []
-    for name, kind, cat, osm_id, poly, pos, called in cands:
-        if not name.strip() or counts[name.casefold().strip()] != 1:
+    for b in city.buildings:
+        name = (b.name or "").strip()
+        if not name or b.osm_id in as_poi or (b.id, name.casefold()) in inside:
             continue
-        nodes = graph.nodes_within(poly, reach)
-        if nodes:
-            xy = (float(pos[0]), float(pos[1]))
-            out.append(Destination(name, kind, cat, osm_id, xy, tuple(nodes), called))
-    out.sort(key=lambda d: d.name)
+        tags = b.tags or {}
+        c = b.polygon.representative_point()
+        out.append(
+            _Place(
+                b.name,
+                "building",
+                place_kind_of(tags, "building"),
+                b.osm_id,
+                b.polygon,
+                (c.x, c.y),
+                b.name,
+                notability(tags),
+                book.address_of(tags, (c.x, c.y), b.id),
+            )
+        )
     return out
 
 

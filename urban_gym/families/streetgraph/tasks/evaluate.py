@@ -83,6 +83,14 @@ def _check_goal_nodes(task: TaskSpec, g: StreetGraph) -> None:
         raise TaskError(f"task {task.id!r}: goal nodes {missing[:3]} are not in graph {g.name!r}")
     if task.start["node"] in nodes:
         raise TaskError(f"task {task.id!r}: the start node {task.start['node']!r} is a goal node")
+    address = task.goal.get("address")
+    if address is not None and not (
+        isinstance(address, dict) and isinstance(address.get("text"), str)
+    ):
+        raise TaskError(
+            f"task {task.id!r}: goal.address={address!r} must be null or an object with a "
+            "'text' string"
+        )
 
 
 @dataclass

@@ -1,5 +1,6 @@
 """Origin-destination suites: their configurations, generation with a per-type report, the
-committed default suites and their statistics.
+committed default suites and their statistics (destinations:
+:mod:`~urban_gym.families.streetgraph.tasks.destinations`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,12 @@ from urban_gym.families.streetgraph.tasks.crawler import (
     crawl,
     difficulty_of,
     route_decision_points,
+)
+from urban_gym.families.streetgraph.tasks.destinations import (
+    destination_census,
+    format_census,
+    pick_destinations,
+    task_destinations,
 )
 from urban_gym.families.streetgraph.world import (
     StreetGraph,
@@ -42,6 +49,10 @@ class SuiteConfig:
     ``radius`` is the range the crawler's target radial distance is drawn from (capped at
     95% of the farthest node from the seed); tasks whose shortest route is shorter than
     ``min_route_m`` or has fewer than ``min_decisions`` decision points are redrawn.
+    ``destinations`` says which places tasks go to: ``notable`` (the places OpenStreetMap
+    marks as notable, when the city has at least ``min_notable`` of them in reach of the
+    graph, else every named place) or ``any`` (see
+    :mod:`~urban_gym.families.streetgraph.tasks.destinations`).
     """
 
     name: str
@@ -55,6 +66,8 @@ class SuiteConfig:
     kinds: tuple[str, ...] = ("road", "pedestrian")
     reach: float = 25.0
     crawler: CrawlerParams = CrawlerParams()
+    destinations: str = "notable"
+    min_notable: int = 10
     #: A graph spec of its own (e.g. a Touchdown graph) instead of the city's streets.
     graph: dict[str, Any] | None = None
 
@@ -149,6 +162,7 @@ def generate_od_with_report(
         dests = list(destinations)
     else:
         dests = city_destinations(graph, city, reach=config.reach)
+    dests = pick_destinations(dests, config.destinations, config.min_notable)[0]
     if not dests and destinations is not None:
         row.reason = "no destination was given (no named node, no POI in reach of the graph)"
         report.check_any()
@@ -253,6 +267,8 @@ def _od_task(
             "osm_id": dest.osm_id,
             "nodes": [graph.ids[n] for n in dest.nodes],
             "position": [round(dest.position[0], 2), round(dest.position[1], 2)],
+            "notable": dest.notable,
+            "address": dest.address,
         },
         meta={
             "route_length_m": round(length, 1),
@@ -318,12 +334,27 @@ def generate(
     cfg = dataclasses.replace(cfg, **changes)
     path = Path(out) if out is not None else suite_path(cfg.name)
     tasks, report = generate_od_with_report(cfg)
-    return GeneratedSuite(save_suite(path, tasks), tasks, report)
+    notes = format_census(*suite_census(cfg, tasks))
+    return GeneratedSuite(save_suite(path, tasks), tasks, report, notes)
+
+
+def suite_census(config: SuiteConfig, tasks: Sequence[TaskSpec] = ()) -> tuple[dict, str]:
+    """The destination census of ``config``'s city and graph
+    (:func:`~urban_gym.families.streetgraph.tasks.destinations.destination_census`), with
+    ``tasks``' destinations, and the line saying which places tasks go to.
+    """
+    from urban_gym.world.loader import load_city
+
+    graph = load_streetgraph(config.graph_spec())
+    dests = city_destinations(graph, load_city(config.city), reach=config.reach)
+    line = pick_destinations(dests, config.destinations, config.min_notable)[1]
+    return destination_census(dests, tasks), line
 
 
 def suite_statistics(tasks: Sequence[TaskSpec]) -> dict[str, Any]:
     """Route length and decision-point distributions of an origin-destination suite:
-    min / quartiles / max, the mean, and counts per difficulty.
+    min / quartiles / max, the mean, counts per difficulty, and its destinations (``goals``:
+    notable ones, kinds, address sources).
     """
     od = [t for t in tasks if t.type == "origin_destination"]
     if not od:
@@ -334,4 +365,5 @@ def suite_statistics(tasks: Sequence[TaskSpec]) -> dict[str, Any]:
         "route_length_m": quantiles(meta_values(od, "route_length_m")),
         "decision_points": quantiles(meta_values(od, "decision_points")),
         "difficulty": counts(od, "difficulty"),
+        "goals": task_destinations(od),
     }
