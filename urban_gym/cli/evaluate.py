@@ -212,6 +212,9 @@ def run_report(args: argparse.Namespace) -> int:
         report["gifs"] = episode_gifs(runs, out)
     paths = write_report(report, out, plots=not args.no_plots)
     print(f"wrote {paths['md']} and {paths['json']} ({report['build_s']:.1f} s to build)")
+    from urban_gym.eval.report import judges_text
+
+    print("  " + judges_text(report).replace("**", ""))
     for row in report["leaderboard"]:
         s = row["success"] or {}
         print(

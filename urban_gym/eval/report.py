@@ -19,6 +19,10 @@ the GIFs. What the report holds per run:
   episode by category and type, with the rules written out; optionally a model's labels
   and their agreement with the rules (Cohen's kappa).
 
+Every report states the judge that scored each run's ``fuzzy_match`` answers (rules, or a
+language model with its prompt's SHA-256: :mod:`urban_gym.eval.judging`) and says so
+when the runs it compares were judged differently.
+
 Across runs: a leaderboard, and a paired comparison of each run with the first (the
 baseline) on the tasks both ran -- the mean per-task difference with a paired-bootstrap
 interval and McNemar's exact test on success (pairs matched by task and repeat).
@@ -42,6 +46,7 @@ import numpy as np
 from urban_gym.errors import InputError, UrbanGymError
 from urban_gym.eval import stats
 from urban_gym.eval.failures import ERROR, ORDER, OTHER, RULES, classify
+from urban_gym.eval.judging import judge_label, judges_summary, run_judge
 from urban_gym.eval.records import RunDir
 
 #: Metrics reported (when a family has them), in order.
@@ -498,9 +503,11 @@ def build_report(
                 "planned_episodes": r.manifest.get("episodes"),
                 "complete": len(r.records) == r.manifest.get("episodes"),
                 "suite": r.manifest.get("suite"),
+                "judge": run_judge(r.manifest),
             }
             for r in runs
         ],
+        "judges": judges_summary([run_judge(r.manifest) for r in runs]),
         "settings": {
             "bootstrap": "percentile",
             "resamples": resamples,
@@ -584,15 +591,17 @@ def format_markdown(report: dict[str, Any]) -> str:
         "the task types' means."
     )
     L.append("")
-    L += ["## Runs", "", "| run | env | agent | tasks | seeds | episodes | complete |"]
-    L.append("|---|---|---|---:|---:|---:|---|")
+    L += [judges_text(report), ""]
+    L += ["## Runs", ""]
+    L.append("| run | env | agent | fuzzy-match judge | tasks | seeds | episodes | complete |")
+    L.append("|---|---|---|---|---:|---:|---:|---|")
     for r in report["runs"]:
         ag = r["agent"] or {}
         res = report["results"][r["name"]]
         done = "yes" if r["complete"] else f"no ({r['episodes']}/{r['planned_episodes']})"
         L.append(
-            f"| {r['name']} | {r['env_id']} | {ag.get('spec')} | {res['overall']['tasks']} | "
-            f"{r['seeds']} | {r['episodes']} | {done} |"
+            f"| {r['name']} | {r['env_id']} | {ag.get('spec')} | {judge_label(r.get('judge'))} "
+            f"| {res['overall']['tasks']} | {r['seeds']} | {r['episodes']} | {done} |"
         )
     L += ["", "## Leaderboard", ""]
     L.append("| # | run | env | tasks | success | macro success | score | SPL | tokens/ep |")
@@ -627,6 +636,22 @@ def format_markdown(report: dict[str, Any]) -> str:
     if report.get("plots"):
         L += ["## Plots", ""] + [f"![{p}]({p})" for p in report["plots"]] + [""]
     return "\n".join(L)
+
+
+def judges_text(report: dict[str, Any]) -> str:
+    """The sentence that says which judge scored the runs' ``fuzzy_match`` answers, and
+    whether the runs differ in it (then their fuzzy_match results are not comparable).
+    """
+    runs = report["runs"]
+    j = report.get("judges") or judges_summary([r.get("judge") for r in runs])
+    if j["same"]:
+        who = "every run" if len(runs) > 1 else "the run"
+        return f"Fuzzy-match judge ({who}): {j['labels'][0] if j['labels'] else 'rules'}."
+    each = "; ".join(f"{r['name']}: {lab}" for r, lab in zip(runs, j["labels"]))
+    return (
+        f"**The runs differ in their fuzzy-match judge** ({each}): their fuzzy_match "
+        "answers were scored by different judges, so those results are not comparable."
+    )
 
 
 def _rules_text(report: dict[str, Any]) -> str:
@@ -757,6 +782,7 @@ __all__ = [
     "failure_breakdown",
     "fmt_ci",
     "format_markdown",
+    "judges_text",
     "leaderboard",
     "load_run",
     "name_runs",
