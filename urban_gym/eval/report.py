@@ -9,7 +9,9 @@ the GIFs. What the report holds per run:
 * success (``is_success``), and where the family has them the task score (``score``: a
   family's headline number, such as MRA for counts) and SPL -- overall (count-weighted: every
   task counts once), macro-averaged over task types, and per task type, difficulty and
-  category (:mod:`urban_gym.eval.categories`); every figure with a 95% percentile-bootstrap
+  category (:mod:`urban_gym.eval.categories`) and per category x difficulty
+  (:func:`category_difficulty`: 360CityArena's Fig. 4 layout; a heatmap among the plots);
+  every figure with a 95% percentile-bootstrap
   interval over tasks (:mod:`urban_gym.eval.stats`: 10,000 resamples, seeded);
 * terminations, tokens;
 * the family's own sections (:meth:`~urban_gym.tasks.families.Family.report_sections`:
@@ -235,6 +237,7 @@ def run_results(run: Run, resamples: int = stats.RESAMPLES, seed: int = 0) -> di
         out[grouping] = res
         if grouping == "by_type":
             out["macro"] = _macro(res, samples, table.metrics)
+    out["by_category_difficulty"] = category_difficulty(table, run.family, resamples, seed)
     out["terminations"] = dict(Counter(r.get("termination") for r in recs).most_common())
     tokens = sum(int((r.get("tokens") or {}).get("total_tokens", 0) or 0) for r in recs)
     out["tokens"] = {
@@ -251,6 +254,33 @@ def run_results(run: Run, resamples: int = stats.RESAMPLES, seed: int = 0) -> di
     if fam is not None:
         out.update(fam.report_sections(run, table, resamples, seed))
     return out
+
+
+def category_difficulty(
+    table: TaskTable, family: str, resamples: int = stats.RESAMPLES, seed: int = 0
+) -> dict[str, Any]:
+    """Results per task category x difficulty (the layout of 360CityArena's Fig. 4:
+    success per category, split by difficulty): ``{"categories": [...], "difficulties":
+    [...], "cells": {category: {difficulty: summary}}}`` with each cell's
+    :func:`summarize_rows` (tasks, episodes, means with 95% CIs); a pair no task has is
+    left out of ``cells``. Categories and difficulties in the report's order
+    (:func:`ordered`).
+    """
+    groups: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for i, t in enumerate(table.tasks):
+        a = table.attrs[t]
+        groups[(str(a["category"]), str(a["difficulty"]))].append(i)
+    cats = ordered(list(dict.fromkeys(c for c, _ in groups)), "by_category", family)
+    diffs = ordered(list(dict.fromkeys(d for _, d in groups)), "by_difficulty", family)
+    cells: dict[str, dict[str, Any]] = {}
+    for c in cats:
+        row: dict[str, Any] = {}
+        for d in diffs:
+            if (c, d) in groups:
+                stream = f"by_category_difficulty/{c}/{d}"
+                row[d], _ = summarize_rows(table, np.array(groups[(c, d)]), stream, resamples, seed)
+        cells[c] = row
+    return {"categories": cats, "difficulties": diffs, "cells": cells}
 
 
 def _family(name: str) -> Any:
@@ -685,6 +715,8 @@ def _run_section(r: dict[str, Any], res: dict[str, Any]) -> list[str]:
     L.append("")
     L += _group_table("By category", res["by_category"], ms, "category")
     L += _group_table("By difficulty", res["by_difficulty"], ms, "difficulty")
+    if res.get("by_category_difficulty"):
+        L += category_difficulty_table(res)
     L += _group_table("By task type", res["by_type"], ms, "type")
     L.append(
         "Terminations: "
@@ -703,6 +735,34 @@ def _run_section(r: dict[str, Any], res: dict[str, Any]) -> list[str]:
     if lab:
         L += _labeler_section(lab)
     return L
+
+
+def category_difficulty_table(res: dict[str, Any]) -> list[str]:
+    """Markdown of a run's success by category (rows) x difficulty (columns), each cell
+    ``"57.1% [49.0, 64.6] (n=7)"`` (``n``: tasks); the ``all`` column is the category's,
+    the ``all`` row the difficulty's.
+    """
+    cd = res["by_category_difficulty"]
+    diffs = cd["difficulties"]
+
+    def cell(g: dict[str, Any] | None) -> str:
+        if not g:
+            return "-"
+        return f"{fmt_ci(g['metrics'].get('success'))} (n={g['tasks']})"
+
+    L = [
+        "#### Success by category and difficulty",
+        "",
+        "| category | " + " | ".join(diffs) + " | all |",
+        "|---|" + "---|" * (len(diffs) + 1),
+    ]
+    for c in cd["categories"]:
+        row = cd["cells"].get(c, {})
+        cells = [cell(row.get(d)) for d in diffs] + [cell(res["by_category"].get(c))]
+        L.append(f"| {c} | " + " | ".join(cells) + " |")
+    total = [cell(res["by_difficulty"].get(d)) for d in diffs] + [cell(res["overall"])]
+    L.append("| all | " + " | ".join(total) + " |")
+    return [*L, ""]
 
 
 def _failure_section(f: dict[str, Any]) -> list[str]:
@@ -779,6 +839,8 @@ __all__ = [
     "compare",
     "TaskTable",
     "bins_of",
+    "category_difficulty",
+    "category_difficulty_table",
     "failure_breakdown",
     "fmt_ci",
     "format_markdown",
