@@ -1,4 +1,6 @@
-"""``urban-gym`` commands that evaluate agents and read runs: eval, report, cost, gepa."""
+"""``urban-gym`` commands that evaluate agents and read runs: eval, report, sensitivity,
+cost, gepa.
+"""
 
 from __future__ import annotations
 
@@ -221,4 +223,87 @@ def run_report(args: argparse.Namespace) -> int:
             f"  {row['run']:<24} {row['env_id']:<36} success {100 * (s.get('mean') or 0):5.1f}% "
             f"[{100 * (s.get('low') or 0):.1f}, {100 * (s.get('high') or 0):.1f}]"
         )
+    return 0
+
+
+def _radii_arg(text: str) -> tuple[str, list[float]]:
+    """``--radii TYPE=R1,R2,...``: a task type and its radii in metres."""
+    tt, sep, values = text.partition("=")
+    try:
+        radii = [float(v) for v in values.split(",") if v.strip()]
+    except ValueError:
+        radii = []
+    if not sep or not tt.strip() or not radii:
+        raise argparse.ArgumentTypeError(f"{text!r} is not TYPE=R1,R2,... (radii in metres)")
+    return tt.strip(), radii
+
+
+def _scales_arg(text: str) -> list[float]:
+    """``--scales 0.75,1,1.25``: radius factors."""
+    try:
+        return [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not comma-separated numbers") from None
+
+
+def _add_sensitivity(p: argparse.ArgumentParser) -> None:
+    p.add_argument("run_dirs", nargs="+", help="run folders of one family")
+    p.add_argument("--names", default=None, help="comma-separated display names of the runs")
+    p.add_argument(
+        "--out",
+        default=None,
+        help="folder for sensitivity.json and sensitivity.png (default RUN_DIR/sensitivity; "
+        "several runs: sensitivity)",
+    )
+    p.add_argument(
+        "--scales", type=_scales_arg, default=None, help="radius factors (default: the family's)"
+    )
+    p.add_argument(
+        "--radii",
+        type=_radii_arg,
+        action="append",
+        default=None,
+        help="TYPE=R1,R2,...: radii (m) of one task type alone, repeatable (default: the family's)",
+    )
+    p.add_argument("--no-plot", action="store_true", help="no PNG plot")
+
+
+@command(
+    "sensitivity",
+    "rescore runs at scaled success radii (and one type's radii alone): success per run "
+    "and threshold, Kendall's tau between the runs' rankings, a PNG plot",
+)(_add_sensitivity)
+def run_sensitivity(args: argparse.Namespace) -> int:
+    """Print the threshold sensitivity of the run folders and write its JSON and plot."""
+    import json
+    from pathlib import Path
+
+    from urban_gym.eval.sensitivity import format_sensitivity, plot_sensitivity, sensitivity
+    from urban_gym.strict_json import json_safe
+
+    res = sensitivity(
+        args.run_dirs,
+        names=csv_list(args.names),
+        scales=args.scales,
+        radii=dict(args.radii) if args.radii else None,
+    )
+    print(format_sensitivity(res))
+    out = (
+        Path(args.out)
+        if args.out
+        else (
+            Path(args.run_dirs[0]) / "sensitivity"
+            if len(args.run_dirs) == 1
+            else Path("sensitivity")
+        )
+    )
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "sensitivity.json").write_text(
+        json.dumps(json_safe(res), indent=1, ensure_ascii=False, allow_nan=False) + "\n",
+        encoding="utf-8",
+    )
+    wrote = [out / "sensitivity.json"]
+    if not args.no_plot:
+        wrote.append(plot_sensitivity(res, out / "sensitivity.png"))
+    print("wrote " + " and ".join(str(p) for p in wrote))
     return 0
