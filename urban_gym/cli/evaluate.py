@@ -171,6 +171,18 @@ def _add_report(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-failures", action="store_true", help="no failure-cause breakdown")
     p.add_argument("--labeler", default="rules", choices=("rules", "lmm"))
     p.add_argument("--labeler-max", type=int, default=200, help="failed episodes labeled per run")
+    p.add_argument(
+        "--labeler-images",
+        action="store_true",
+        help="--labeler lmm also sees each failed episode's views and location maps (replayed "
+        "from its trace) at evenly spaced steps and the last, with the thoughts",
+    )
+    p.add_argument(
+        "--labeler-image-budget",
+        type=int,
+        default=None,
+        help="bytes of images (base64 data URLs) per labelled episode (default 4,000,000)",
+    )
     _add_lmm_options(p, "labeler-")
 
 
@@ -186,12 +198,21 @@ def run_report(args: argparse.Namespace) -> int:
     from urban_gym.eval.report import build_report, write_report
 
     labeler = None
+    if (args.labeler_images or args.labeler_image_budget is not None) and args.labeler != "lmm":
+        from urban_gym.errors import InputError
+
+        raise InputError("--labeler-images and --labeler-image-budget need --labeler lmm")
     if args.labeler == "lmm" and not args.no_failures:
         from urban_gym.baselines.lmm.client import ChatClient, ClientConfig
         from urban_gym.eval.labeler import ModelLabeler
 
         cfg = ClientConfig.from_env(base_url=args.labeler_base_url, model=args.labeler_model)
-        labeler = ModelLabeler(ChatClient(cfg), max_episodes=args.labeler_max)
+        labeler = ModelLabeler(
+            ChatClient(cfg),
+            max_episodes=args.labeler_max,
+            images=args.labeler_images,
+            image_budget=args.labeler_image_budget,
+        )
     report = build_report(
         args.run_dirs,
         names=csv_list(args.names),

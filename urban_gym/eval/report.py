@@ -787,8 +787,18 @@ def _failure_section(f: dict[str, Any]) -> list[str]:
 
 
 def _labeler_section(lab: dict[str, Any]) -> list[str]:
+    inputs = lab.get("inputs") or {}
+    seen = "the text trace (actions, distances, thoughts)"
+    if inputs.get("images"):
+        seen += (
+            f", and the agent's views and location maps of {inputs.get('steps', 0)} steps "
+            f"over {inputs.get('episodes', 0)} episodes (evenly spaced, always the last; "
+            f"at most {inputs.get('budget_bytes', 0):,} bytes of images per episode)"
+        )
     L = [
         f"#### Model labels vs rules ({lab.get('model')}, {lab.get('labeled')} failed episodes)",
+        "",
+        f"The model saw {seen}.",
         "",
         f"Cohen's kappa {lab.get('kappa'):.3f}; raw agreement {100 * lab.get('agreement', 0):.1f}%."
         if lab.get("kappa") is not None
