@@ -139,3 +139,49 @@ def test_replays_are_exact(env_id, kwargs, tmp_path):
     steps = d.read_trace(rec)
     steps[1]["pose"] = {"x": 1e6, "y": 0.0, "heading": 0.0}
     assert not replay(env, rec, steps)[0]
+
+
+def test_category_by_difficulty_table_and_heatmap(tmp_path):
+    """Success per category x difficulty from hand-made records: rows in the family's
+    category order, columns easy to hard, a pair no task has left out; each cell's success
+    by hand; the markdown table and the heatmap."""
+    from tests.eval.handmade import nav_record, record, write_run
+    from urban_gym.eval.report import format_markdown, write_report
+
+    recs = [
+        nav_record("l1", "landmark_name", 3.0, difficulty="easy"),  # success
+        nav_record("l2", "landmark_name", 30.0, difficulty="easy"),  # too far
+        nav_record("l3", "landmark_name", 3.0, difficulty="hard"),
+        nav_record("m1", "map_navigation", 15.0, difficulty="medium"),  # within 20 m
+        # a task with two episodes: averaged first (success 0.5)
+        nav_record("m2", "map_navigation", 5.0, difficulty="medium"),
+        nav_record("m2", "map_navigation", 50.0, difficulty="medium", repeat=1),
+        record("c1", "object_count", False, difficulty="hard"),
+    ]
+    write_run(tmp_path / "run", "handmade", recs)
+    rep = build_report([tmp_path / "run"], resamples=200, failures=False)
+    res = rep["results"]["handmade"]
+    cd = res["by_category_difficulty"]
+    assert cd["categories"] == ["Environment Understanding", "Path Reasoning", "Spatial Reasoning"]
+    assert cd["difficulties"] == ["easy", "medium", "hard"]
+    cells = cd["cells"]
+
+    def success(c, d):
+        return cells[c][d]["metrics"]["success"]["mean"]
+
+    assert success("Environment Understanding", "easy") == 0.5  # l1 of l1, l2
+    assert success("Environment Understanding", "hard") == 1.0
+    assert "medium" not in cells["Environment Understanding"]  # no such task
+    assert success("Path Reasoning", "medium") == 0.75  # m1 1.0, m2 0.5
+    assert cells["Path Reasoning"]["medium"]["tasks"] == 2
+    assert cells["Path Reasoning"]["medium"]["episodes"] == 3
+    assert success("Spatial Reasoning", "hard") == 0.0
+    md = format_markdown(rep)
+    assert "#### Success by category and difficulty" in md
+    assert "| category | easy | medium | hard | all |" in md
+    assert "| Path Reasoning | - | 75.0% [" in md and "(n=2) |" in md
+    assert "| Environment Understanding | 50.0% [" in md
+    paths = write_report(rep, tmp_path / "rep")
+    heat = tmp_path / "rep" / "posegraph360_v0_handmade_category_difficulty.png"
+    assert heat.exists() and "posegraph360_v0_handmade_category_difficulty.png" in rep["plots"]
+    assert paths["md"].read_text().count("](posegraph360_v0_handmade_category_difficulty.png)") == 1

@@ -1,4 +1,6 @@
-"""``urban-gym`` commands that evaluate agents and read runs: eval, report, cost, gepa."""
+"""``urban-gym`` commands that evaluate agents and read runs: eval, report, sensitivity,
+cost, gepa.
+"""
 
 from __future__ import annotations
 
@@ -173,6 +175,18 @@ def _add_report(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-failures", action="store_true", help="no failure-cause breakdown")
     p.add_argument("--labeler", default="rules", choices=("rules", "lmm"))
     p.add_argument("--labeler-max", type=int, default=200, help="failed episodes labeled per run")
+    p.add_argument(
+        "--labeler-images",
+        action="store_true",
+        help="--labeler lmm also sees each failed episode's views and location maps (replayed "
+        "from its trace) at evenly spaced steps and the last, with the thoughts",
+    )
+    p.add_argument(
+        "--labeler-image-budget",
+        type=int,
+        default=None,
+        help="bytes of images (base64 data URLs) per labelled episode (default 4,000,000)",
+    )
     _add_lmm_options(p, "labeler-")
 
 
@@ -188,12 +202,21 @@ def run_report(args: argparse.Namespace) -> int:
     from urban_gym.eval.report import build_report, write_report
 
     labeler = None
+    if (args.labeler_images or args.labeler_image_budget is not None) and args.labeler != "lmm":
+        from urban_gym.errors import InputError
+
+        raise InputError("--labeler-images and --labeler-image-budget need --labeler lmm")
     if args.labeler == "lmm" and not args.no_failures:
         from urban_gym.baselines.lmm.client import ChatClient, ClientConfig
         from urban_gym.eval.labeler import ModelLabeler
 
         cfg = ClientConfig.from_env(base_url=args.labeler_base_url, model=args.labeler_model)
-        labeler = ModelLabeler(ChatClient(cfg), max_episodes=args.labeler_max)
+        labeler = ModelLabeler(
+            ChatClient(cfg),
+            max_episodes=args.labeler_max,
+            images=args.labeler_images,
+            image_budget=args.labeler_image_budget,
+        )
     report = build_report(
         args.run_dirs,
         names=csv_list(args.names),
@@ -216,10 +239,96 @@ def run_report(args: argparse.Namespace) -> int:
         report["gifs"] = episode_gifs(runs, out)
     paths = write_report(report, out, plots=not args.no_plots)
     print(f"wrote {paths['md']} and {paths['json']} ({report['build_s']:.1f} s to build)")
+    from urban_gym.eval.report import judges_text
+
+    print("  " + judges_text(report).replace("**", ""))
     for row in report["leaderboard"]:
         s = row["success"] or {}
         print(
             f"  {row['run']:<24} {row['env_id']:<36} success {100 * (s.get('mean') or 0):5.1f}% "
             f"[{100 * (s.get('low') or 0):.1f}, {100 * (s.get('high') or 0):.1f}]"
         )
+    return 0
+
+
+def _radii_arg(text: str) -> tuple[str, list[float]]:
+    """``--radii TYPE=R1,R2,...``: a task type and its radii in metres."""
+    tt, sep, values = text.partition("=")
+    try:
+        radii = [float(v) for v in values.split(",") if v.strip()]
+    except ValueError:
+        radii = []
+    if not sep or not tt.strip() or not radii:
+        raise argparse.ArgumentTypeError(f"{text!r} is not TYPE=R1,R2,... (radii in metres)")
+    return tt.strip(), radii
+
+
+def _scales_arg(text: str) -> list[float]:
+    """``--scales 0.75,1,1.25``: radius factors."""
+    try:
+        return [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not comma-separated numbers") from None
+
+
+def _add_sensitivity(p: argparse.ArgumentParser) -> None:
+    p.add_argument("run_dirs", nargs="+", help="run folders of one family")
+    p.add_argument("--names", default=None, help="comma-separated display names of the runs")
+    p.add_argument(
+        "--out",
+        default=None,
+        help="folder for sensitivity.json and sensitivity.png (default RUN_DIR/sensitivity; "
+        "several runs: sensitivity)",
+    )
+    p.add_argument(
+        "--scales", type=_scales_arg, default=None, help="radius factors (default: the family's)"
+    )
+    p.add_argument(
+        "--radii",
+        type=_radii_arg,
+        action="append",
+        default=None,
+        help="TYPE=R1,R2,...: radii (m) of one task type alone, repeatable (default: the family's)",
+    )
+    p.add_argument("--no-plot", action="store_true", help="no PNG plot")
+
+
+@command(
+    "sensitivity",
+    "rescore runs at scaled success radii (and one type's radii alone): success per run "
+    "and threshold, Kendall's tau between the runs' rankings, a PNG plot",
+)(_add_sensitivity)
+def run_sensitivity(args: argparse.Namespace) -> int:
+    """Print the threshold sensitivity of the run folders and write its JSON and plot."""
+    import json
+    from pathlib import Path
+
+    from urban_gym.eval.sensitivity import format_sensitivity, plot_sensitivity, sensitivity
+    from urban_gym.strict_json import json_safe
+
+    res = sensitivity(
+        args.run_dirs,
+        names=csv_list(args.names),
+        scales=args.scales,
+        radii=dict(args.radii) if args.radii else None,
+    )
+    print(format_sensitivity(res))
+    out = (
+        Path(args.out)
+        if args.out
+        else (
+            Path(args.run_dirs[0]) / "sensitivity"
+            if len(args.run_dirs) == 1
+            else Path("sensitivity")
+        )
+    )
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "sensitivity.json").write_text(
+        json.dumps(json_safe(res), indent=1, ensure_ascii=False, allow_nan=False) + "\n",
+        encoding="utf-8",
+    )
+    wrote = [out / "sensitivity.json"]
+    if not args.no_plot:
+        wrote.append(plot_sensitivity(res, out / "sensitivity.png"))
+    print("wrote " + " and ".join(str(p) for p in wrote))
     return 0

@@ -14,7 +14,10 @@ module                 its one job
 ``stats``              bootstrap CIs over tasks, paired bootstrap, exact McNemar, kappa
 ``failures``           the five failure causes of 360CityArena as rules over a trace
 ``labeler``            a model's failure labels and their agreement with the rules
+``labeler_images``     the views and maps the labeller sees, replayed within a byte budget
+``judging``            which fuzzy-match judge scored a run: its manifest entry, its label
 ``report``             ``urban-gym report``: tables, comparisons, leaderboard (report.json/md)
+``sensitivity``        ``urban-gym sensitivity``: success at scaled radii, Kendall's tau
 ``plots``              the report's PNGs
 ``replay``             GIFs of the best and worst episodes, from exact replays
 ``judge_agreement``    the language-model judge against the deterministic one

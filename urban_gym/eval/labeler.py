@@ -6,7 +6,12 @@ agreement figure).
 
 The model receives the task, how the episode ended and a compact trace (per step: the
 action, whether it was carried out, the distance to the goal, whether the goal was in view,
-the start of the agent's thought), and replies ``{"cause": "<one of the five>"}``.
+the start of the agent's thought), and replies ``{"cause": "<one of the five>"}``. With
+``images`` (``--labeler-images``) it also sees what 360CityArena's labeller saw (its
+section 5.2: viewpoint images, maps and thoughts): the agent's view and a map of its
+location at evenly spaced steps and the last, each with the step's action and whole
+thought, the images within a byte budget per episode (:mod:`urban_gym.eval.labeler_images`:
+made by replaying the episode from its trace).
 Episodes the rules mark ``Error`` are not sent; a reply without a readable cause counts in
 ``unparsed`` and is left out of the kappa.
 """
@@ -40,6 +45,13 @@ SYSTEM_PROMPT = (
     'Explore|Planning>"}'
 )
 MARKER = "Failed episode to label:"
+#: Added to the system prompt when the labeller sees images.
+IMAGES_NOTE = (
+    "Besides the trace you receive, for some of the agent's steps (evenly spaced, always "
+    "the last one), the image the agent saw and, where there is one, a map of where it "
+    "was, with the step's action and the agent's thought. Use them to tell what the agent "
+    "could see from what it did."
+)
 
 
 def trace_summary(
@@ -88,17 +100,98 @@ def parse_label(text: str) -> str | None:
     return None
 
 
+def image_content(
+    record: Mapping[str, Any], steps: Sequence[Mapping[str, Any]], images: Any
+) -> list[dict[str, Any]]:
+    """The user message of one episode with images: the trace (:func:`trace_summary`),
+    then per chosen step its action, the agent's thought and its images
+    (:class:`~urban_gym.eval.labeler_images.EpisodeImages`), and a line saying how many
+    steps are shown.
+    """
+    parts: list[dict[str, Any]] = [{"type": "text", "text": trace_summary(record, steps)}]
+    for t in images.sent:
+        s = steps[t] if t < len(steps) else {}
+        thought = ((s.get("reply") or {}).get("fields") or {}).get("thought", "")
+        action = json.dumps(s.get("action"), ensure_ascii=False)[:200]
+        text = f"Step {t}: action {action}" if t else "Step 0: the start"
+        parts.append(
+            {
+                "type": "text",
+                "text": text + (f"; thought: {str(thought)[:1000]}" if thought else ""),
+            }
+        )
+        if not images.images[t]:
+            parts.append({"type": "text", "text": f"(step {t}: the same images as before)"})
+        for caption, url in images.images[t]:
+            parts.append({"type": "text", "text": f"Step {t}, {caption}:"})
+            parts.append({"type": "image_url", "image_url": {"url": url}})
+    parts.append(
+        {
+            "type": "text",
+            "text": f"Images of {len(images.sent)} of the episode's {images.steps} steps "
+            "(evenly spaced, with the last one)."
+            if images.sent
+            else "No image of this episode fitted the size limit.",
+        }
+    )
+    return parts
+
+
 class ModelLabeler:
     """Labels failed episodes with a chat model and compares with the rules.
 
     Args:
         client: a :class:`~urban_gym.baselines.lmm.client.ChatClient`.
         max_episodes: at most this many failed episodes per run (the first ones).
+        images: send the agent's views and location maps of each episode too
+            (:mod:`urban_gym.eval.labeler_images`).
+        image_budget: bytes of images (their data URLs) per episode.
     """
 
-    def __init__(self, client: Any, max_episodes: int = 200) -> None:
+    def __init__(
+        self,
+        client: Any,
+        max_episodes: int = 200,
+        images: bool = False,
+        image_budget: int | None = None,
+    ) -> None:
+        from urban_gym.eval.labeler_images import IMAGE_BUDGET
+
         self.client = client
         self.max_episodes = int(max_episodes)
+        self.images = bool(images)
+        self.image_budget = int(image_budget if image_budget is not None else IMAGE_BUDGET)
+        if self.image_budget <= 0:
+            from urban_gym.errors import InputError
+
+            raise InputError(f"image_budget={image_budget!r} must be a positive number of bytes")
+
+    def _replay_env(self, run: Any) -> Any:
+        """A fresh core env of ``run`` to replay its episodes (for their images)."""
+        from urban_gym.eval.worker import RunSpec, make_env
+
+        m = run.manifest
+        spec = RunSpec(m["env_id"], dict(m.get("env_kwargs") or {}), "oracle", judge=m.get("judge"))
+        spec.env_kwargs.pop("track_visibility", None)
+        return make_env(spec)
+
+    def _messages(self, rec: Any, steps: Any, env: Any, shown: dict) -> list[dict[str, Any]]:
+        if env is None:
+            return [
+                {"role": "system", "content": SYSTEM_PROMPT},
+                {"role": "user", "content": trace_summary(rec, steps)},
+            ]
+        from urban_gym.eval.labeler_images import episode_images
+
+        imgs = episode_images(env, rec, steps, budget=self.image_budget)
+        shown["episodes"] += 1
+        shown["steps"] += len(imgs.sent)
+        shown["bytes"] += imgs.total_bytes
+        shown["inexact_replays"] += not imgs.exact
+        return [
+            {"role": "system", "content": SYSTEM_PROMPT + "\n" + IMAGES_NOTE},
+            {"role": "user", "content": image_content(rec, steps, imgs)},
+        ]
 
     def __call__(self, run: Any, breakdown: Mapping[str, Any]) -> dict[str, Any]:
         """Label the run's failed episodes with the model; returns the labels and the agreement with the rules."""
@@ -107,30 +200,38 @@ class ModelLabeler:
         by_key = {r.get("key"): r for r in run.records}
         rows: list[dict[str, Any]] = []
         unparsed = errors = 0
-        for ep in breakdown.get("episodes", []):
-            if ep["dominant"] == ERROR or len(rows) + unparsed + errors >= self.max_episodes:
-                continue
-            rec = by_key[ep["key"]]
-            msgs = [
-                {"role": "system", "content": SYSTEM_PROMPT},
-                {"role": "user", "content": trace_summary(rec, run.dir.read_trace(rec))},
-            ]
-            try:
-                label = parse_label(self.client.chat(msgs).text)
-            except ModelError:
-                errors += 1
-                continue
-            if label is None:
-                unparsed += 1
-                continue
-            rows.append({"key": ep["key"], "rules": ep["dominant"], "model": label})
+        shown = dict.fromkeys(("episodes", "steps", "bytes", "inexact_replays"), 0)
+        todo = [ep for ep in breakdown.get("episodes", []) if ep["dominant"] != ERROR]
+        env = self._replay_env(run) if self.images and todo else None
+        try:
+            for ep in todo:
+                if len(rows) + unparsed + errors >= self.max_episodes:
+                    break
+                rec = by_key[ep["key"]]
+                msgs = self._messages(rec, run.dir.read_trace(rec), env, shown)
+                try:
+                    label = parse_label(self.client.chat(msgs).text)
+                except ModelError:
+                    errors += 1
+                    continue
+                if label is None:
+                    unparsed += 1
+                    continue
+                rows.append({"key": ep["key"], "rules": ep["dominant"], "model": label})
+        finally:
+            if env is not None:
+                env.close()
         rules = [r["rules"] for r in rows]
         model = [r["model"] for r in rows]
         conf: dict[str, Counter] = defaultdict(Counter)
         for a, b in zip(rules, model):
             conf[a][b] += 1
+        inputs: dict[str, Any] = {"trace": True, "images": self.images}
+        if self.images:
+            inputs.update(budget_bytes=self.image_budget, **shown)
         return {
             "model": self.client.config.model,
+            "inputs": inputs,
             "labeled": len(rows),
             "unparsed": unparsed,
             "errors": errors,
@@ -152,6 +253,10 @@ def label_responder(label_of: Callable[[str], str]) -> Callable[[list], str | No
         for msg in reversed(messages):
             if isinstance(msg, dict) and msg.get("role") == "user":
                 content = msg.get("content")
+                if isinstance(content, list):  # text and image parts
+                    content = "\n".join(
+                        str(p.get("text", "")) for p in content if isinstance(p, dict)
+                    )
                 text = content if isinstance(content, str) else ""
                 m = re.search(re.escape(MARKER) + r" (\S+)", text)
                 return None if m is None else json.dumps({"cause": label_of(m.group(1))})
@@ -161,9 +266,11 @@ def label_responder(label_of: Callable[[str], str]) -> Callable[[list], str | No
 
 
 __all__ = [
+    "IMAGES_NOTE",
     "MARKER",
     "SYSTEM_PROMPT",
     "ModelLabeler",
+    "image_content",
     "label_responder",
     "parse_label",
     "trace_summary",

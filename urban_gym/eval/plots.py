@@ -1,5 +1,6 @@
 """The report's PNG plots (matplotlib, headless): success with 95% intervals by task type,
-category and difficulty (one bar per run), the failure causes by category, the paired
+category and difficulty (one bar per run), a heatmap of success by category x difficulty
+per run (360CityArena's Fig. 4 layout), the failure causes by category, the paired
 differences, and the plots of each family's own sections
 (:meth:`~urban_gym.tasks.families.Family.report_plots`, drawn with
 :func:`binned_success_plot` and the like).
@@ -113,6 +114,10 @@ def draw_plots(report: dict[str, Any], out: str | Path) -> list[Path]:
         files += _failures(plt, out, slug, env_id, runs, res)
         fam = FAMILIES.get(str(runs[0].get("family", ""))) if runs else None
         for r in runs:
+            cd = res[r["name"]].get("by_category_difficulty")
+            if cd and cd["cells"]:
+                path = out / f"{slug}_{_slug(r['name'])}_category_difficulty.png"
+                files.append(category_difficulty_heatmap(plt, path, f"{env_id}: {r['name']}", cd))
             if fam is not None:
                 stem = f"{slug}_{_slug(r['name'])}"
                 files += fam.report_plots(plt, out, stem, r["name"], res[r["name"]])
@@ -187,6 +192,48 @@ def binned_success_plot(
     return path
 
 
+def category_difficulty_heatmap(plt: Any, path: Path, title: str, cd: dict[str, Any]) -> Path:
+    """A heatmap of success (%) by category (rows) x difficulty (columns) -- a report's
+    ``by_category_difficulty`` -- each cell labelled with its success and task count
+    (blank: no task); written to ``path``.
+    """
+    cats, diffs = cd["categories"], cd["difficulties"]
+    grid = np.full((len(cats), len(diffs)), np.nan)
+    for i, c in enumerate(cats):
+        for j, d in enumerate(diffs):
+            g = cd["cells"].get(c, {}).get(d)
+            m = (g or {}).get("metrics", {}).get("success") or {}
+            if m.get("mean") is not None:
+                grid[i, j] = 100.0 * m["mean"]
+    fig, ax = plt.subplots(figsize=(1.6 * len(diffs) + 3.0, 0.55 * len(cats) + 1.4))
+    im = ax.imshow(grid, cmap="viridis", vmin=0, vmax=100, aspect="auto")
+    for i, c in enumerate(cats):
+        for j, d in enumerate(diffs):
+            g = cd["cells"].get(c, {}).get(d)
+            if g is None or np.isnan(grid[i, j]):
+                continue
+            colour = "white" if grid[i, j] < 60 else "black"
+            ax.text(
+                j,
+                i,
+                f"{grid[i, j]:.0f}%\nn={g['tasks']}",
+                ha="center",
+                va="center",
+                fontsize=7,
+                color=colour,
+            )
+    ax.set_xticks(range(len(diffs)))
+    ax.set_xticklabels(diffs)
+    ax.set_yticks(range(len(cats)))
+    ax.set_yticklabels(cats, fontsize=8)
+    fig.colorbar(im, ax=ax, label="success (%)")
+    ax.set_title(f"{title}: success by category and difficulty", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def _comparison_plot(plt, out: Path, c: dict[str, Any]) -> Path:
     types = list(c.get("success_by_type", {}))
     d = [c["success_by_type"][t] for t in types] + [c["metrics"]["success"]["diff"]]
@@ -208,4 +255,4 @@ def _comparison_plot(plt, out: Path, c: dict[str, Any]) -> Path:
     return p
 
 
-__all__ = ["draw_plots"]
+__all__ = ["binned_success_plot", "category_difficulty_heatmap", "draw_plots"]

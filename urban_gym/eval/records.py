@@ -5,7 +5,9 @@
     RUN_DIR/
       manifest.json            what was run: package version, git commit, env id and kwargs,
                                suite file and its SHA-256, the selected tasks' SHA-256, agent
-                               spec and config, seeds; one entry per invocation in "runs"
+                               spec and config, the fuzzy-match judge (rules, or a language
+                               model with its prompt's SHA-256: urban_gym.eval.judging),
+                               seeds; one entry per invocation in "runs"
       episodes.jsonl           one strict-JSON line per finished episode (see below)
       traces/part-0001.jsonl   the per-step traces: one strict-JSON line per episode (see
                                below), appended by one writer (a process) per part file
@@ -405,11 +407,16 @@ def _parse_line(chunk: bytes) -> dict[str, Any] | None:
 
 def manifest_differences(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
     """What differs between two manifests in :data:`IDENTITY_KEYS` (``"key: old -> new"``
-    lines, values shortened).
+    lines, values shortened). Judges compare by :func:`urban_gym.eval.judging.same_judge`
+    (an older run's ``null`` judge is the rules judge).
     """
+    from urban_gym.eval.judging import same_judge
+
     out = []
     for k in IDENTITY_KEYS:
         a, b = json_safe(old.get(k)), json_safe(new.get(k))
+        if k == "judge" and same_judge(a, b):  # null (an older run) is the rules judge
+            continue
         if a != b:
             out.append(f"{k}: {_short(a)} -> {_short(b)}")
     return out

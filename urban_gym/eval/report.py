@@ -9,7 +9,9 @@ the GIFs. What the report holds per run:
 * success (``is_success``), and where the family has them the task score (``score``: a
   family's headline number, such as MRA for counts) and SPL -- overall (count-weighted: every
   task counts once), macro-averaged over task types, and per task type, difficulty and
-  category (:mod:`urban_gym.eval.categories`); every figure with a 95% percentile-bootstrap
+  category (:mod:`urban_gym.eval.categories`) and per category x difficulty
+  (:func:`category_difficulty`: 360CityArena's Fig. 4 layout; a heatmap among the plots);
+  every figure with a 95% percentile-bootstrap
   interval over tasks (:mod:`urban_gym.eval.stats`: 10,000 resamples, seeded);
 * terminations, tokens;
 * the family's own sections (:meth:`~urban_gym.tasks.families.Family.report_sections`:
@@ -18,6 +20,10 @@ the GIFs. What the report holds per run:
 * failure causes (:mod:`urban_gym.eval.failures`): the dominant cause of every failed
   episode by category and type, with the rules written out; optionally a model's labels
   and their agreement with the rules (Cohen's kappa).
+
+Every report states the judge that scored each run's ``fuzzy_match`` answers (rules, or a
+language model with its prompt's SHA-256: :mod:`urban_gym.eval.judging`) and says so
+when the runs it compares were judged differently.
 
 Across runs: a leaderboard, and a paired comparison of each run with the first (the
 baseline) on the tasks both ran -- the mean per-task difference with a paired-bootstrap
@@ -42,6 +48,7 @@ import numpy as np
 from urban_gym.errors import InputError, UrbanGymError
 from urban_gym.eval import stats
 from urban_gym.eval.failures import ERROR, ORDER, OTHER, RULES, classify
+from urban_gym.eval.judging import judge_label, judges_summary, run_judge
 from urban_gym.eval.records import RunDir
 
 #: Metrics reported (when a family has them), in order.
@@ -230,6 +237,7 @@ def run_results(run: Run, resamples: int = stats.RESAMPLES, seed: int = 0) -> di
         out[grouping] = res
         if grouping == "by_type":
             out["macro"] = _macro(res, samples, table.metrics)
+    out["by_category_difficulty"] = category_difficulty(table, run.family, resamples, seed)
     out["terminations"] = dict(Counter(r.get("termination") for r in recs).most_common())
     tokens = sum(int((r.get("tokens") or {}).get("total_tokens", 0) or 0) for r in recs)
     out["tokens"] = {
@@ -246,6 +254,33 @@ def run_results(run: Run, resamples: int = stats.RESAMPLES, seed: int = 0) -> di
     if fam is not None:
         out.update(fam.report_sections(run, table, resamples, seed))
     return out
+
+
+def category_difficulty(
+    table: TaskTable, family: str, resamples: int = stats.RESAMPLES, seed: int = 0
+) -> dict[str, Any]:
+    """Results per task category x difficulty (the layout of 360CityArena's Fig. 4:
+    success per category, split by difficulty): ``{"categories": [...], "difficulties":
+    [...], "cells": {category: {difficulty: summary}}}`` with each cell's
+    :func:`summarize_rows` (tasks, episodes, means with 95% CIs); a pair no task has is
+    left out of ``cells``. Categories and difficulties in the report's order
+    (:func:`ordered`).
+    """
+    groups: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for i, t in enumerate(table.tasks):
+        a = table.attrs[t]
+        groups[(str(a["category"]), str(a["difficulty"]))].append(i)
+    cats = ordered(list(dict.fromkeys(c for c, _ in groups)), "by_category", family)
+    diffs = ordered(list(dict.fromkeys(d for _, d in groups)), "by_difficulty", family)
+    cells: dict[str, dict[str, Any]] = {}
+    for c in cats:
+        row: dict[str, Any] = {}
+        for d in diffs:
+            if (c, d) in groups:
+                stream = f"by_category_difficulty/{c}/{d}"
+                row[d], _ = summarize_rows(table, np.array(groups[(c, d)]), stream, resamples, seed)
+        cells[c] = row
+    return {"categories": cats, "difficulties": diffs, "cells": cells}
 
 
 def _family(name: str) -> Any:
@@ -498,9 +533,11 @@ def build_report(
                 "planned_episodes": r.manifest.get("episodes"),
                 "complete": len(r.records) == r.manifest.get("episodes"),
                 "suite": r.manifest.get("suite"),
+                "judge": run_judge(r.manifest),
             }
             for r in runs
         ],
+        "judges": judges_summary([run_judge(r.manifest) for r in runs]),
         "settings": {
             "bootstrap": "percentile",
             "resamples": resamples,
@@ -584,15 +621,17 @@ def format_markdown(report: dict[str, Any]) -> str:
         "the task types' means."
     )
     L.append("")
-    L += ["## Runs", "", "| run | env | agent | tasks | seeds | episodes | complete |"]
-    L.append("|---|---|---|---:|---:|---:|---|")
+    L += [judges_text(report), ""]
+    L += ["## Runs", ""]
+    L.append("| run | env | agent | fuzzy-match judge | tasks | seeds | episodes | complete |")
+    L.append("|---|---|---|---|---:|---:|---:|---|")
     for r in report["runs"]:
         ag = r["agent"] or {}
         res = report["results"][r["name"]]
         done = "yes" if r["complete"] else f"no ({r['episodes']}/{r['planned_episodes']})"
         L.append(
-            f"| {r['name']} | {r['env_id']} | {ag.get('spec')} | {res['overall']['tasks']} | "
-            f"{r['seeds']} | {r['episodes']} | {done} |"
+            f"| {r['name']} | {r['env_id']} | {ag.get('spec')} | {judge_label(r.get('judge'))} "
+            f"| {res['overall']['tasks']} | {r['seeds']} | {r['episodes']} | {done} |"
         )
     L += ["", "## Leaderboard", ""]
     L.append("| # | run | env | tasks | success | macro success | score | SPL | tokens/ep |")
@@ -629,6 +668,22 @@ def format_markdown(report: dict[str, Any]) -> str:
     return "\n".join(L)
 
 
+def judges_text(report: dict[str, Any]) -> str:
+    """The sentence that says which judge scored the runs' ``fuzzy_match`` answers, and
+    whether the runs differ in it (then their fuzzy_match results are not comparable).
+    """
+    runs = report["runs"]
+    j = report.get("judges") or judges_summary([r.get("judge") for r in runs])
+    if j["same"]:
+        who = "every run" if len(runs) > 1 else "the run"
+        return f"Fuzzy-match judge ({who}): {j['labels'][0] if j['labels'] else 'rules'}."
+    each = "; ".join(f"{r['name']}: {lab}" for r, lab in zip(runs, j["labels"]))
+    return (
+        f"**The runs differ in their fuzzy-match judge** ({each}): their fuzzy_match "
+        "answers were scored by different judges, so those results are not comparable."
+    )
+
+
 def _rules_text(report: dict[str, Any]) -> str:
     from urban_gym.eval.failures import rules_markdown
 
@@ -660,6 +715,8 @@ def _run_section(r: dict[str, Any], res: dict[str, Any]) -> list[str]:
     L.append("")
     L += _group_table("By category", res["by_category"], ms, "category")
     L += _group_table("By difficulty", res["by_difficulty"], ms, "difficulty")
+    if res.get("by_category_difficulty"):
+        L += category_difficulty_table(res)
     L += _group_table("By task type", res["by_type"], ms, "type")
     L.append(
         "Terminations: "
@@ -678,6 +735,34 @@ def _run_section(r: dict[str, Any], res: dict[str, Any]) -> list[str]:
     if lab:
         L += _labeler_section(lab)
     return L
+
+
+def category_difficulty_table(res: dict[str, Any]) -> list[str]:
+    """Markdown of a run's success by category (rows) x difficulty (columns), each cell
+    ``"57.1% [49.0, 64.6] (n=7)"`` (``n``: tasks); the ``all`` column is the category's,
+    the ``all`` row the difficulty's.
+    """
+    cd = res["by_category_difficulty"]
+    diffs = cd["difficulties"]
+
+    def cell(g: dict[str, Any] | None) -> str:
+        if not g:
+            return "-"
+        return f"{fmt_ci(g['metrics'].get('success'))} (n={g['tasks']})"
+
+    L = [
+        "#### Success by category and difficulty",
+        "",
+        "| category | " + " | ".join(diffs) + " | all |",
+        "|---|" + "---|" * (len(diffs) + 1),
+    ]
+    for c in cd["categories"]:
+        row = cd["cells"].get(c, {})
+        cells = [cell(row.get(d)) for d in diffs] + [cell(res["by_category"].get(c))]
+        L.append(f"| {c} | " + " | ".join(cells) + " |")
+    total = [cell(res["by_difficulty"].get(d)) for d in diffs] + [cell(res["overall"])]
+    L.append("| all | " + " | ".join(total) + " |")
+    return [*L, ""]
 
 
 def _failure_section(f: dict[str, Any]) -> list[str]:
@@ -702,8 +787,18 @@ def _failure_section(f: dict[str, Any]) -> list[str]:
 
 
 def _labeler_section(lab: dict[str, Any]) -> list[str]:
+    inputs = lab.get("inputs") or {}
+    seen = "the text trace (actions, distances, thoughts)"
+    if inputs.get("images"):
+        seen += (
+            f", and the agent's views and location maps of {inputs.get('steps', 0)} steps "
+            f"over {inputs.get('episodes', 0)} episodes (evenly spaced, always the last; "
+            f"at most {inputs.get('budget_bytes', 0):,} bytes of images per episode)"
+        )
     L = [
         f"#### Model labels vs rules ({lab.get('model')}, {lab.get('labeled')} failed episodes)",
+        "",
+        f"The model saw {seen}.",
         "",
         f"Cohen's kappa {lab.get('kappa'):.3f}; raw agreement {100 * lab.get('agreement', 0):.1f}%."
         if lab.get("kappa") is not None
@@ -754,9 +849,12 @@ __all__ = [
     "compare",
     "TaskTable",
     "bins_of",
+    "category_difficulty",
+    "category_difficulty_table",
     "failure_breakdown",
     "fmt_ci",
     "format_markdown",
+    "judges_text",
     "leaderboard",
     "load_run",
     "name_runs",

@@ -142,6 +142,7 @@ def build_manifest(
     """The manifest of a run (see :mod:`urban_gym.eval.records`)."""
     from urban_gym import __version__
     from urban_gym.baselines.agents import agent_kind
+    from urban_gym.eval.judging import judge_setting
 
     core: Any = env.unwrapped  # an UrbanEnv
     tasks = core.tasks
@@ -177,7 +178,7 @@ def build_manifest(
             "options": public_options(spec.agent_options),
             "config": config,
         },
-        "judge": _public_judge(spec.judge),
+        "judge": judge_setting(spec.judge),
         "seeds": seeds,
         "seed": seed,
         "seeding": seeding,
@@ -202,10 +203,6 @@ def public_options(options: Mapping[str, Any] | None) -> dict[str, Any]:
         else:
             out[k] = v
     return out
-
-
-def _public_judge(judge: Mapping[str, Any] | None) -> Any:
-    return public_options(judge) if judge else None
 
 
 def _now() -> str:

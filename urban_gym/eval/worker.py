@@ -28,7 +28,8 @@ class RunSpec:
         agent: agent spec (:func:`urban_gym.baselines.agents.load_agent`).
         agent_options: keyword arguments of the agent's class.
         run_dir: the run folder (traces are written there by the workers).
-        judge: settings of a language-model answer judge (None: the deterministic one).
+        judge: settings of a language-model answer judge (None or ``{"kind": "rules"}``:
+            the deterministic one).
     """
 
     env_id: str
@@ -40,11 +41,11 @@ class RunSpec:
 
 
 def make_env(spec: RunSpec, render_mode: str | None = None) -> gym.Env:
-    """The core env of a run (with the judge, when the spec names one)."""
+    """The core env of a run (with its language-model judge, when the spec names one)."""
     import urban_gym  # noqa: F401  (registers the ids)
 
     kwargs = dict(spec.env_kwargs)
-    if spec.judge:
+    if spec.judge and spec.judge.get("kind", "lmm") != "rules":
         from urban_gym.baselines.lmm.judge import make_judge
 
         kwargs["answer_judge"] = make_judge(spec.judge)

@@ -23,6 +23,7 @@ and ends                splits by area)
 report groups           :meth:`~Family.task_category`, :meth:`~Family.category_order`
 report extras           :meth:`~Family.report_sections`, :meth:`~Family.report_markdown`,
                         :meth:`~Family.report_plots`
+threshold sensitivity   :meth:`~Family.threshold_sweep`, :meth:`~Family.rescore`
 the play page           :meth:`~Family.play_controls`
 the language-model      :meth:`~Family.lmm_defaults`, :meth:`~Family.lmm_protocols`,
 face                    :meth:`~Family.lmm_memories`, :meth:`~Family.lmm_schemes`,
@@ -125,6 +126,22 @@ class LMMDefaults:
 
 
 @dataclass(frozen=True)
+class ThresholdSweep:
+    """The success thresholds ``urban-gym sensitivity`` varies for a family's runs.
+
+    Attributes:
+        scales: factors applied to every episode's own success radius at once.
+        radii: task type -> absolute radii (metres) tried for that type alone, the other
+            types keeping their own.
+        source: where the values come from (a paper and its section), for the output.
+    """
+
+    scales: tuple[float, ...] = (0.75, 1.0, 1.25, 1.5)
+    radii: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
+    source: str = ""
+
+
+@dataclass(frozen=True)
 class DemoEpisode:
     """The episode ``urban-gym demo`` runs for a family: an id, its kwargs and reset
     options (the demo's language-model face adds the family's view sizes).
@@ -180,7 +197,9 @@ class Family:
             (JSON-serialisable).
         report_module: the module of its own report sections ("" for none): its
             ``sections(run, table, resamples, seed)``, ``markdown(results)`` and
-            ``plots(plt, out, stem, name, results)``, each optional.
+            ``plots(plt, out, stem, name, results)``, and for the threshold-sensitivity
+            check its ``THRESHOLD_SWEEP`` and ``rescore(record, scale, radius_m)``, each
+            optional.
         controls_entry: ``"module:attribute"`` of its play page's controls ("" for none).
         commands_entry: ``"module:attribute"`` of its ``urban-gym`` sub-commands.
         lmm_protocol_entries: its prompt protocols, name -> ``"module:Class"``.
@@ -300,6 +319,28 @@ class Family:
         """
         fn = self._report("plots")
         return fn(plt, out, stem, name, results) if fn is not None else []
+
+    def threshold_sweep(self) -> ThresholdSweep | None:
+        """The success thresholds ``urban-gym sensitivity`` varies (its report module's
+        ``THRESHOLD_SWEEP``), or None when the family's success depends on no radius.
+        """
+        if not self.report_module:
+            return None
+        sweep = getattr(load_entry(self.report_module), "THRESHOLD_SWEEP", None)
+        return sweep if isinstance(sweep, ThresholdSweep) else None
+
+    def rescore(
+        self, record: Mapping[str, Any], scale: float = 1.0, radius_m: float | None = None
+    ) -> bool | None:
+        """Whether the episode of ``record`` (an ``episodes.jsonl`` line) would have
+        succeeded with its success radius multiplied by ``scale``, or set to ``radius_m``
+        metres when given; None when its success does not depend on a radius (a question,
+        an episode that ended in an error) -- it keeps its recorded success. With
+        ``scale=1`` it gives the recorded ``is_success``. Default: its report module's
+        ``rescore``, else None.
+        """
+        fn = self._report("rescore")
+        return fn(record, scale, radius_m) if fn is not None else None
 
     # ------------------------------------------------------------------ play
     def play_controls(self) -> Any:
@@ -533,6 +574,7 @@ __all__ = [
     "Family",
     "FamilyCommand",
     "LMMDefaults",
+    "ThresholdSweep",
     "check_family",
     "env_specs",
     "family_name",

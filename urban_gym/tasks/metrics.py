@@ -9,8 +9,11 @@ References for the formulas (facts, re-implemented here):
   ``SPL = S * l / max(p, l)`` with shortest length ``l`` and taken length ``p``.
 * nDTW / SDTW: Ilharco et al., "General Evaluation for Instruction Conditioned Navigation
   Agents", 2019: ``nDTW = exp(-DTW(R, Q) / (|R| * d_th))``, ``SDTW = SR * nDTW``.
-* Mean relative accuracy (MRA): Yang et al., "Thinking in Space", 2024:
-  ``MRA = 1/10 * sum_{theta in {0.50, 0.55, ..., 0.95}} 1[|y_hat - y| / y < 1 - theta]``.
+* Mean relative accuracy (MRA): Yang et al., "Thinking in Space", 2024 (360CityArena, its
+  section 3.4, eq. 1, for object counts):
+  ``MRA = 1/10 * sum_{theta in {0.50, 0.55, ..., 0.95}} 1[|y_hat - y| / y < 1 - theta]``;
+  ``y_hat`` is the number the answer states, in digits or English words
+  (:mod:`urban_gym.tasks.numbers`).
 * Task completion (Touchdown, Chen et al. 2019): the final node is the goal or adjacent to it.
 """
 
@@ -22,6 +25,8 @@ import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
+
+from urban_gym.tasks.numbers import read_number
 
 Point = tuple[float, float]
 Judge = Callable[[str, Sequence[str]], bool]
@@ -91,17 +96,19 @@ def fuzzy_match(
 
 
 def parse_number(value: object) -> float | None:
-    """The first number in ``value`` (``"about 12 trees"`` -> 12.0), else None."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        return float(value) if math.isfinite(value) else None
-    m = re.search(r"-?\d+(?:[.,]\d+)?", str(value))
-    return float(m.group(0).replace(",", ".")) if m else None
+    """The number an answer states: digits inside text or English number words
+    (``"There are four."`` -> 4.0, ``"about 12 trees"`` -> 12.0), the last one stated
+    unless an answer marker such as ``total`` or ``answer`` points at another; None when
+    it states none. The rules are :func:`urban_gym.tasks.numbers.read_number`'s.
+    """
+    return read_number(value)
 
 
 def mean_relative_accuracy(prediction: object, truth: float) -> float:
-    """MRA over thresholds 0.50..0.95; when ``truth == 0`` only an exact 0 scores (1.0)."""
+    """MRA over thresholds 0.50..0.95 of the number ``prediction`` states
+    (:func:`parse_number`: ``"There are four."`` is 4); an answer with no number scores 0;
+    when ``truth == 0`` only an exact 0 scores (1.0).
+    """
     y_hat = parse_number(prediction)
     if y_hat is None:
         return 0.0
@@ -363,7 +370,9 @@ def mean_tiou(predicted: Labelled, truth: Labelled) -> float:
 
 
 def count_accuracy(prediction: object, truth: int) -> float:
-    """Count accuracy: 1.0 when the predicted count equals ``truth`` exactly, else 0.0."""
+    """Count accuracy: 1.0 when the count ``prediction`` states (:func:`parse_number`)
+    equals ``truth`` exactly, else 0.0.
+    """
     num = parse_number(prediction)
     return 1.0 if num is not None and num == float(truth) else 0.0
 

@@ -206,11 +206,13 @@ class LLMJudge:
 
 def make_judge(settings: Mapping[str, Any]) -> LLMJudge:
     """An :class:`LLMJudge` from harness settings: ``base_url``, ``model``,
-    ``temperature``, ``max_tokens``, ``prompt_file``, ``cache`` (a JSONL path).
+    ``temperature``, ``max_tokens``, ``prompt_file``, ``cache`` (a JSONL path). The
+    entries a run's manifest adds to describe its judge (``prompt``, ``prompt_sha256``)
+    are read past, so a manifest's ``judge`` remakes the judge it records.
     """
     from urban_gym.baselines.lmm.client import ClientConfig
 
-    s = dict(settings)
+    s = {k: v for k, v in settings.items() if k not in ("prompt", "prompt_sha256")}
     kind = s.pop("kind", "lmm")
     if kind != "lmm":
         raise InputError(f"judge kind {kind!r} is not 'lmm'")

@@ -1,4 +1,14 @@
-"""PoseGraph360's section of ``urban-gym report``: stage 5 of the strict-JSON grounding
+"""PoseGraph360's part of ``urban-gym report`` and ``urban-gym sensitivity``.
+
+**Threshold sensitivity** (360CityArena, section 3.4): coordinate_match counts an answer as
+a success when the final position is within epsilon of the goal -- 10 m for every navigation
+task but Map Navigation, 20 m for Map Navigation. The paper checks that model rankings stay
+stable with the thresholds scaled 0.75x-1.5x (Kendall's tau >= 0.89) and that Map Navigation
+changes by at most 2 points for epsilon 15-25 m: :data:`THRESHOLD_SWEEP`; :func:`rescore`
+rescores a recorded episode at another radius from its record (the final straight-line
+distance to the goal, whether it answered, its own radius).
+
+**Grounded boxes**: stage 5 of the strict-JSON grounding
 protocol over a run -- the boxes of a run's ``landmark_bbox`` episodes normalised once for
 the whole run, with both results kept.
 
@@ -16,7 +26,34 @@ import inspect
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from urban_gym.tasks.families import ThresholdSweep
+
 BOX_TASK_TYPE = "landmark_bbox"
+#: The thresholds 360CityArena's sensitivity check varies (its section 3.4).
+THRESHOLD_SWEEP = ThresholdSweep(
+    scales=(0.75, 1.0, 1.25, 1.5),
+    radii={"map_navigation": (15.0, 20.0, 25.0)},
+    source="360CityArena, section 3.4 (coordinate_match)",
+)
+
+
+def rescore(record: Mapping[str, Any], scale: float = 1.0, radius_m: float | None = None):
+    """Whether a navigation episode's answer lies within ``scale`` times its goal radius
+    (or ``radius_m`` metres) of the goal, as the evaluator scores it (answered and final
+    straight-line distance <= radius); None for a question or a record without those
+    numbers (an episode that ended in an error).
+    """
+    from urban_gym.families.posegraph360.tasks.types import NAVIGATION_TYPES
+
+    if record.get("task_type") not in NAVIGATION_TYPES:
+        return None
+    m = record.get("metrics") or {}
+    distance, answered = m.get("distance_to_goal"), m.get("answered")
+    radius = (record.get("task_info") or {}).get("goal_radius_m")
+    if distance is None or answered is None or radius is None:
+        return None
+    r = float(radius_m) if radius_m is not None else float(radius) * float(scale)
+    return bool(answered) and float(distance) <= r
 
 
 def view_frame(env_kwargs: Mapping[str, Any]) -> tuple[int, int]:
@@ -90,4 +127,13 @@ def markdown(res: Mapping[str, Any]) -> list[str]:
     return box_section(res["grounded_boxes"]) if res.get("grounded_boxes") else []
 
 
-__all__ = ["BOX_TASK_TYPE", "box_section", "markdown", "run_box_scores", "sections", "view_frame"]
+__all__ = [
+    "BOX_TASK_TYPE",
+    "THRESHOLD_SWEEP",
+    "box_section",
+    "markdown",
+    "rescore",
+    "run_box_scores",
+    "sections",
+    "view_frame",
+]
