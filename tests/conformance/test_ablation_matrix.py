@@ -31,6 +31,7 @@ from urban_gym.baselines.lmm.agent import LMMAgent
 from urban_gym.baselines.lmm.schemes import schemes
 from urban_gym.baselines.lmm.server import ScriptedServer
 from urban_gym.errors import InputError
+from urban_gym.families.posegraph360.env import LOCATION_ARROW
 from urban_gym.render.map import STYLE
 from urban_gym.tasks.families import FAMILIES
 from urban_gym.wrappers.protocols import title
@@ -154,17 +155,28 @@ def shown(request):
     return captions, images, texts
 
 
-def arrow_pixels(image):
-    """Pixels of the map's agent-arrow fill colour (within JPEG noise)."""
-    r, g, b = STYLE["agent_fill"]
+def arrow_pixels(image, colour=STYLE["agent_fill"]):
+    """Pixels of an agent-arrow fill colour (within JPEG noise): the core map's amber, or
+    the red of PoseGraph360's map of the current location.
+    """
+    r, g, b = colour
     near = (abs(image[..., 0] - r) < 60) & (abs(image[..., 1] - g) < 60)
     return int((near & (abs(image[..., 2] - b) < 120)).sum())
 
 
-def maps_of(request):
-    """``[(caption, arrow pixels)]`` of the map images of a request."""
+def maps_of(request, face):
+    """``[(caption, arrow pixels)]`` of the map images of a request; a map the face
+    describes as the family's map of the current location is checked for its red arrow
+    (red elsewhere, a map-navigation task's goal marker, is not an arrow), any other for
+    the core map's amber one.
+    """
     captions, images, _ = shown(request)
-    return [(c, arrow_pixels(im)) for c, im in zip(captions, images) if c in MAP_CAPTIONS]
+    kinds = {title(m["key"]): m["kind"] for m in face["maps"]}
+    return [
+        (c, arrow_pixels(im, LOCATION_ARROW if kinds.get(c) == "location" else STYLE["agent_fill"]))
+        for c, im in zip(captions, images)
+        if c in MAP_CAPTIONS
+    ]
 
 
 def others_of(request):
@@ -185,7 +197,7 @@ def test_the_model_sees_what_the_setting_says(episodes, scheme, family, setting)
     first, second = sent
     # the camera view(s) and the task's reference image are never ablated
     assert others_of(first) == others_of(main[0]) and others_of(main[0])
-    maps = maps_of(first)
+    maps = maps_of(first, face)
     if setting == "main":
         if family == "posegraph360":  # A.4: one map of the current location, with the arrow
             assert [c for c, _ in maps] == ["Map"], maps
@@ -200,7 +212,7 @@ def test_the_model_sees_what_the_setting_says(episodes, scheme, family, setting)
         if not main_face["maps"]:  # nothing to remove: a recorded no-op
             assert any("nothing removed" in n for n in face["notes"]), face["notes"]
     elif setting == "without-memory":
-        assert maps == maps_of(main[0])
+        assert maps == maps_of(main[0], main_face)
         assert not memory_shown(first) and not memory_shown(second)
         assert face["memory"] is None and face["sources"]["memory"] == "user"
     # no image anywhere shows the arrow without a location map
@@ -233,12 +245,12 @@ def test_without_location_draws_an_extra_map_without_the_arrow(worlds):
     """
     world = worlds("posegraph360")
     sent, face = run(world, "react-reflection", {"map": {"size": 128}}, steps=1)
-    maps = maps_of(sent[0])
+    maps = maps_of(sent[0], face)
     assert [c for c, _ in maps] == ["Map", "Overview map"]
     assert all(px >= ARROW_PIXELS for _, px in maps), maps  # the check sees an arrow
     assert face["sources"]["map"] == "user" and face["agent_arrow"]
     sent, face = run(world, "react-reflection", {"map": {"size": 128}, "location": False}, 1)
-    maps = maps_of(sent[0])
+    maps = maps_of(sent[0], face)
     assert [c for c, _ in maps] == ["Map"]  # the only map now: under the key "map"
     assert maps[0][1] < ARROW_PIXELS, "the map without location shows the agent's arrow"
     assert face["maps"] == [{"key": "map", "kind": "map", "view": "district", "agent_arrow": False}]
@@ -297,7 +309,7 @@ def test_eval_records_what_the_model_saw_in_the_manifest(tmp_path, worlds):
     argv += ["--model", "m", "--env-kwargs", json.dumps(kw), "--task-ids", task.id]
     assert main([*argv, "--no-progress", "--no-visibility", "--max-episodes", "1"]) == 0
     sent = [r for r in server.recorded[start:] if r["kind"] is None]
-    assert sent and all(maps_of(r) == [] for r in sent)
+    assert sent and not any(c in MAP_CAPTIONS for r in sent for c in shown(r)[0])
     config = RunDir(tmp_path / "run").read_manifest()["agent"]["config"]
     face = config["face"]
     assert config["location"] is False and face["maps"] == [] and not face["agent_arrow"]

@@ -87,6 +87,16 @@ def test_agent_arrow_points_along_heading(maps):
     assert r < 31 and abs(c - 32) < 0.5
 
 
+def test_agent_arrow_takes_the_fill_colour_asked_for(maps):
+    red = (220, 30, 30)
+    img = maps.render((0, 0), 1.0, 64, markers=MapMarkers(agent=(0, 0, 90), agent_fill=red))
+    assert (img == red).all(axis=-1).sum() > 20
+    assert not (img == STYLE["agent_fill"]).all(axis=-1).any()
+    for bad in ((300, 0, 0), (1, 2), "red"):
+        with pytest.raises(RenderError, match="agent_fill"):
+            MapMarkers(agent=(0, 0, 0), agent_fill=bad)
+
+
 def test_static_layers(tiny_city, maps):
     b = tiny_city.buildings[0]
     c = b.polygon.representative_point()

@@ -124,6 +124,8 @@ class MapMarkers:
         grid: a :class:`~urban_gym.world.grid.GridOverlay`: cell lines and ``"x:i y:j"``
             labels in each cell's top-left corner.
         selected: ``(x, y)``: a magenta ring with a cross-hair.
+        agent_fill: the arrow's fill colour (RGB; default ``STYLE["agent_fill"]``, amber),
+            e.g. red where a benchmark's prompt tells the model its arrow is red.
     """
 
     agent: tuple[float, float, float] | None = None
@@ -134,6 +136,7 @@ class MapMarkers:
     trajectory: Sequence[tuple[float, float]] = ()
     grid: GridOverlay | None = None
     selected: tuple[float, float] | None = None
+    agent_fill: Colour | None = None
     _checked: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -149,6 +152,14 @@ class MapMarkers:
         ]
         if self.grid is not None and not isinstance(self.grid, GridOverlay):
             raise RenderError(f"grid={self.grid!r} must be a GridOverlay")
+        fill = STYLE["agent_fill"] if self.agent_fill is None else self.agent_fill
+        try:
+            rgb = tuple(int(v) for v in fill)
+        except (TypeError, ValueError):
+            rgb = ()
+        if len(rgb) != 3 or not all(0 <= v <= 255 for v in rgb):
+            raise RenderError(f"agent_fill={self.agent_fill!r} must be 3 integers in 0..255")
+        c["agent_fill"] = rgb
 
 
 @dataclass
@@ -765,7 +776,7 @@ class MapRenderer:
             side = np.array([-fwd[1], fwd[0]])
             tri = np.array([fwd * 13, -fwd * 7 + side * 8, -fwd * 3, -fwd * 7 - side * 8])
             poly = np.round((tri + [c - 0.5, r - 0.5]) * _ONE).astype(np.int32)
-            cv2.fillPoly(img, [poly], STYLE["agent_fill"], aa, _SHIFT)
+            cv2.fillPoly(img, [poly], m["agent_fill"], aa, _SHIFT)
             cv2.polylines(img, [poly], True, STYLE["agent"], 2, aa, _SHIFT)
 
     def _draw_marker_text(self, img: np.ndarray, mk: MapMarkers, view) -> None:

@@ -492,6 +492,21 @@ def test_map_markers_reveal_only_what_the_task_shows(graph, suite):
         assert m.goal is None and m.start is None and not m.destinations, kind
 
 
+def test_the_location_map_draws_the_agent_as_a_red_arrow(graph, suite):
+    """360CityArena's prompt tells the model the map marks it with a red arrow (its
+    appendix B.1): the map of the current location draws it red, not the core's amber.
+    """
+    from urban_gym.families.posegraph360.env import LOCATION_ARROW
+    from urban_gym.render.map import STYLE
+
+    env = make(graph, suite, location_prior=True)
+    env.reset(seed=0)
+    img = env.location_map()
+    assert (img == LOCATION_ARROW).all(axis=-1).sum() > 8
+    assert not (img == STYLE["agent_fill"]).all(axis=-1).any()
+    assert LOCATION_ARROW[0] > 200 and max(LOCATION_ARROW[1:]) < 60  # red
+
+
 def test_rendered_panoramas_are_as_wide_as_the_view_needs():
     from urban_gym.families.posegraph360.env import view_pano_width
 

@@ -47,6 +47,9 @@ from urban_gym.tasks.suite import load_suite
 
 #: Max length of the instruction text.
 MAX_INSTRUCTION = 2048
+#: Fill colour (RGB) of the agent's arrow on the map of the current location: red, as
+#: 360CityArena's prompt describes that map to the model (its appendix B.1).
+LOCATION_ARROW = (220, 30, 30)
 
 
 def default_suite_path(city: str) -> Path:
@@ -811,7 +814,7 @@ class PoseGraph360Env(UrbanEnv):
                 ((x0 + x1) / 2, (y0 + y1) / 2),
                 mpp,
                 size,
-                markers=MapMarkers(agent=(x, y, self.camera_bearing)),
+                markers=MapMarkers(agent=(x, y, self.camera_bearing), agent_fill=LOCATION_ARROW),
             )
             self._prior_cache = (key, img)
         return self._prior_cache[1].copy()
