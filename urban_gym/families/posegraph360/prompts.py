@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from urban_gym.envs.actions import ActionSet
+from urban_gym.families.posegraph360.tasks.types import DEFAULT_FORWARD_FRAMES
 from urban_gym.wrappers.protocols import PromptProtocol
 
 
@@ -53,10 +54,11 @@ class ReActProtocol(PromptProtocol):
 
     def reply_instructions(self, action_set: ActionSet) -> str:
         """The reply's fields, the size rule of W/A/D/Q/E and the reflection instruction."""
+        small, medium, large = DEFAULT_FORWARD_FRAMES
         sizes = (
-            "Sizes: W moves SMALL = 1 frame, MEDIUM = 3 frames, LARGE = 5 frames; A, D, Q and "
-            "E turn SMALL = 30°, MEDIUM = 60°, LARGE = 90° (24° when no size is given). Put "
-            'the size in "answer", e.g. {"action": "A", "answer": "LARGE"}.'
+            f"Sizes: W moves SMALL = {small} frame, MEDIUM = {medium} frames, LARGE = {large} "
+            "frames; A, D, Q and E turn SMALL = 30°, MEDIUM = 60°, LARGE = 90° (24° when no "
+            'size is given). Put the size in "answer", e.g. {"action": "A", "answer": "LARGE"}.'
         )
         return "\n\n".join([super().reply_instructions(action_set), sizes, self.reflection])
 
