@@ -328,3 +328,29 @@ def test_task_start_is_the_episode_start(tiny_suite):
         length = sum(math.dist(a, b) for a, b in zip(ref, ref[1:]))
         assert length == pytest.approx(dist, rel=0.01)  # frame to frame, within 1%
     assert kinds == {"question", "navigation"}
+
+
+def test_generate_suite_prints_ours_beside_the_papers(tmp_path, capsys):
+    """``urban-gym generate-suite --family posegraph360`` prints, per type and difficulty,
+    the suite's averages with 360CityArena's in brackets, our deviation and the +-15%
+    check, the oracle's steps and the object kinds counted.
+    """
+    from urban_gym.cli import main
+
+    out = tmp_path / "tiny.jsonl"
+    args = ["--family", "posegraph360", "--city", TINY, "--per-type", "3", "--out", str(out)]
+    assert main(["generate-suite", *args]) == 0
+    printed = capsys.readouterr().out
+    tasks = load_suite(out)
+    rows = {(r["type"], r["difficulty"]): r for r in T.suite_statistics(tasks)}
+    easy = rows[("map_navigation", "easy")]
+    length, dev = easy["route_length_m"], easy["route_length_m"] / 124.0 - 1.0
+    # the paper's 124 m beside ours, e.g. "| 126 [124 +2% ok] |"
+    assert f"| {length:.0f} [124 {dev:+.0%} ok] |" in printed
+    decisions = easy["decision_points"]
+    mark = "ok" if abs(decisions / 3.3 - 1.0) <= 0.15 else "OFF"
+    assert f"| {decisions:.1f} [3.3 {decisions / 3.3 - 1.0:+.0%} {mark}] |" in printed
+    assert "oracle steps (mean / most, of 50)" in printed
+    assert "every task's oracle needs at most 30 of the 50 steps" in printed
+    assert "object count kinds (tasks; easy/medium/hard): " in printed
+    assert f"wrote {len(tasks)} posegraph360 tasks" in printed

@@ -6,7 +6,8 @@ A generator draws a pool of candidates per difficulty (:data:`POOL_FACTOR` times
 tasks it needs), each inside the difficulty's band of :data:`~.types.THRESHOLDS`, and
 :func:`closest_to_paper` keeps the tasks one by one, each time the candidate that brings
 the running averages of the paper's statistics closest to the paper's values (relative
-distance summed over the statistics; ties go to the earlier draw). Where a city has
+distance beyond :data:`SLACK`, summed over the statistics; ties go to the earlier draw,
+so the tasks keep the spread of the draws). Where a city has
 candidates on both sides of the paper's value the kept tasks straddle it; where it has
 none as high (Helsinki's streets have fewer junctions per metre than Akihabara's), the
 kept tasks are the city's highest.
@@ -22,6 +23,10 @@ from urban_gym.tasks.spec import TaskSpec
 
 #: Candidates drawn per task kept, for the types a suite calibrates (:data:`CALIBRATED`).
 POOL_FACTOR = 32
+#: Running averages within this share of the paper's count as on target: among such
+#: candidates the earlier draw is kept, so the tasks keep the spread of the draws instead
+#: of all sitting on the paper's average.
+SLACK = 0.03
 #: Task type -> the paper's statistic (its :data:`~.types.PAPER_STATISTICS` key) -> the
 #: task's ``meta`` key holding it: what the suite selection matches.
 CALIBRATED: dict[str, dict[str, str]] = {
@@ -57,7 +62,16 @@ def closest_to_paper(
     for _ in range(min(k, len(pool))):
         n = len(chosen) + 1
         gaps = [
-            (round(sum(abs((sums[q] + vals[i][q]) / n - v) / v for q, v in targets.items()), 12), i)
+            (
+                round(
+                    sum(
+                        max(0.0, abs((sums[q] + vals[i][q]) / n - v) / v - SLACK)
+                        for q, v in targets.items()
+                    ),
+                    12,
+                ),
+                i,
+            )
             for i in rest
         ]
         best = min(gaps)[1]

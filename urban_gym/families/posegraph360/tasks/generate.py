@@ -90,6 +90,15 @@ def _band(value: float, bands: dict[str, tuple[float, float]]) -> str | None:
     return None
 
 
+def _values(task_type: str, difficulty: str) -> str:
+    """The whole numbers of a difficulty band of :data:`THRESHOLDS` as text (``"5"``,
+    ``"8-11"``: the hardest band includes its upper end).
+    """
+    lo, hi = THRESHOLDS[task_type][difficulty]
+    top = int(hi) if difficulty == DIFFICULTY_LEVELS[-1] else int(hi) - 1
+    return str(int(lo)) if top == int(lo) else f"{int(lo)}-{top}"
+
+
 def _quotas(n: int) -> dict[str, int]:
     base, extra = divmod(n, 3)
     return {d: base + (1 if i < extra else 0) for i, d in enumerate(DIFFICULTY_LEVELS)}
@@ -144,7 +153,10 @@ class PoseGraphTaskGenerator:
     # ------------------------------------------------------------------ public
     def generate(self, task_type: str, n: int) -> list[TaskSpec]:
         """``n`` tasks of ``task_type`` split evenly over easy/medium/hard (fewer when the
-        city cannot supply them: :attr:`rows` ``[task_type]`` says how many and why).
+        city cannot supply them: :attr:`rows` ``[task_type]`` says how many and why). A
+        type the paper reports statistics for (:data:`~.calibration.CALIBRATED`) draws
+        :data:`~.calibration.POOL_FACTOR` candidates per task and keeps those closest to
+        the paper's averages (:func:`~.calibration.closest_to_paper`).
         """
         if task_type not in TASK_TYPES:
             raise TaskError(f"task type {task_type!r} is not one of {', '.join(TASK_TYPES)}")
@@ -226,8 +238,9 @@ class PoseGraphTaskGenerator:
         this draw found none (the on-the-fly source of
         :mod:`urban_gym.families.posegraph360.tasks.procedural`). Its id is ``"tmp"`` and
         ``meta["key"]`` names what makes it distinct; a navigation task has passed the
-        oracle check of :meth:`generate`'s tasks (within the step limit, never
-        :data:`AWAY_LIMIT` moves in a row away from the goal).
+        oracle check of :meth:`generate`'s tasks (within :attr:`oracle_budget` steps,
+        never :data:`AWAY_LIMIT` moves in a row away from the goal). A map-navigation
+        task is one draw, not matched to the paper's averages as a suite's are.
         """
         if task_type not in PAPER_TASK_TYPES or difficulty not in DIFFICULTY_LEVELS:
             raise TaskError(
@@ -561,10 +574,9 @@ class PoseGraphTaskGenerator:
         steps_sentences = self._vln_steps(s, route, pl)
         diff = _band(len(steps_sentences), THRESHOLDS["vln"])
         if diff != want:
-            lo, hi = THRESHOLDS["vln"][want]
             return self._miss(
-                f"no route to a landmark whose directions have {lo}-{hi - 1} steps (turns at "
-                "junctions)",
+                f"no route to a landmark whose directions have {_values('vln', want)} steps "
+                "(turns at junctions)",
                 1,
             )
         steps = self._feasible(s, goals)
@@ -772,7 +784,6 @@ class PoseGraphTaskGenerator:
         okind = self._count_kind(rng, want)
         if okind is None:
             return self._miss("no mapped street objects to count")
-        lo, hi = THRESHOLDS["object_count"][want]
         for _ in range(COUNT_RANGE_TRIES):
             s = self._random_state(rng)
             rg = self._count_range(rng, s)
@@ -787,7 +798,8 @@ class PoseGraphTaskGenerator:
                 break
         else:
             return self._miss(
-                f"no counting range with {lo}-{hi - 1} {COUNT_KINDS[okind]} (a crosswalk ahead, "
+                f"no counting range with {_values('object_count', want)} {COUNT_KINDS[okind]} (a "
+                "crosswalk ahead, "
                 "the next junction or the block to the left)",
                 2,
             )

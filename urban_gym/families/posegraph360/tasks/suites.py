@@ -18,6 +18,7 @@ from urban_gym.families.posegraph360.tasks.types import (
     DEFAULT_STEP_LIMIT,
     DIFFICULTY_LEVELS,
     GROUNDED_TASK_TYPES,
+    ORACLE_BUDGET_SHARE,
     PAPER_STATISTICS,
     TASK_TYPES,
 )
@@ -99,7 +100,8 @@ def format_statistics(rows: Sequence[dict[str, Any]], step_limit: int = DEFAULT_
         )
     out.append(
         "[brackets]: 360CityArena's averages for the same type and difficulty (section 3.3), "
-        f"our deviation, ok within +-{CALIBRATION_TOLERANCE:.0%}."
+        f"our deviation, ok within +-{CALIBRATION_TOLERANCE:.0%}; every task's oracle needs at "
+        f"most {int(ORACLE_BUDGET_SHARE * step_limit)} of the {step_limit} steps."
     )
     kinds = [r for r in rows if r.get("kinds")]
     if kinds:
