@@ -118,10 +118,10 @@ def test_moves_and_camera_by_hand(graph):
     assert info["state"] == {"trajectory": south.id, "frame": 3}
     assert (info["pose"]["x"], info["pose"]["y"]) == pytest.approx((0.0, -106.0 + 3 * D))
     assert info["distance_to_goal_m"] == pytest.approx(212.0 - 3 * D)
-    # W LARGE: 5 more frames; W SMALL: 1 more
+    # W LARGE: 9 more frames; W SMALL: 1 more
     _, _, _, _, info = env.step({"action": "W", "size": "LARGE"})
     _, _, _, _, info = env.step("W")
-    assert info["state"]["frame"] == 9
+    assert info["state"]["frame"] == 13
     # A MEDIUM: camera yaw -60° -> bearing 300°, seen in the view's red channel
     obs, _, _, _, info = env.step(5)
     assert info["yaw_offset"] == -60.0 and info["pose"]["heading"] == pytest.approx(300.0)
@@ -136,7 +136,7 @@ def test_moves_and_camera_by_hand(graph):
     assert info["pitch"] == 24.0
     _, _, _, _, info = env.step("S")
     assert (info["yaw_offset"], info["pitch"]) == (0.0, 0.0)
-    assert info["state"]["frame"] == 9  # looking does not move
+    assert info["state"]["frame"] == 13  # looking does not move
     assert info["invalid_actions"] == 0
 
 
@@ -144,12 +144,12 @@ def test_pitch_limits_are_masked(graph):
     south = spoke(graph, (0, -106), (0, 0))
     env = make(graph, [nav(graph, south.id, 5, (0.0, 106.0))])
     obs, _ = env.reset(seed=0)
-    for _ in range(3):  # 24°, 48°, then 60° (the limit stops the third tilt)
+    for _ in range(4):  # 24°, 48°, 72°, then 90° (the limit stops the fourth tilt)
         obs, *_ = env.step(11)
     assert obs["action_mask"][11] == 0 and obs["action_mask"][12] == 1
     _, r, _, _, info = env.step(11)
-    assert info["action_valid"] is False and "limit +60" in info["invalid_action"]
-    assert r == pytest.approx(-0.01) and info["pitch"] == 60.0
+    assert info["action_valid"] is False and "limit +90" in info["invalid_action"]
+    assert r == pytest.approx(-0.01) and info["pitch"] == 90.0
 
 
 def test_end_of_street_and_branches(graph):
@@ -283,7 +283,7 @@ def test_stopping_conditions(graph):
 
 def test_reward_shaping_progress_and_charged(graph):
     """Start on the south spoke at frame 3, goal at the north junction (0, 106): the route
-    is 106 - 3 D m to the centre plus 106 m up the north spoke. W LARGE earns 5 D / 100
+    is 106 - 3 D m to the centre plus 106 m up the north spoke. W LARGE earns 9 D / 100
     with either shaping; a wrong ANSWER then ends with 0, or, charged, with minus the
     distance left / 100."""
     south = spoke(graph, (0, -106), (0, 0))
@@ -293,10 +293,10 @@ def test_reward_shaping_progress_and_charged(graph):
         env = make(graph, [task], reward_shaping=shaping)
         env.reset(seed=0)
         _, r, *_ = env.step(2)
-        assert r == pytest.approx(0.0 if shaping is False else 5 * D / 100)
+        assert r == pytest.approx(0.0 if shaping is False else 9 * D / 100)
         _, r, term, _, info = env.step(ANSWER_BASE)
         assert term and not info["is_success"]
-        assert r == pytest.approx(end * (left - 5 * D) / 100), shaping
+        assert r == pytest.approx(end * (left - 9 * D) / 100), shaping
     # a successful answer is never charged
     env = make(graph, [nav(graph, south.id, 32, (0.0, 0.0))], reward_shaping="charged")
     env.reset(seed=0)

@@ -55,8 +55,9 @@ def test_difficulty_bands_hold(tiny_suite):
             lo, hi = b["landmark"][t.difficulty]
             assert lo <= t.meta["route_length"] <= hi
         elif t.type == "map_navigation":
+            # graded by route length: the paper's average +-15% (124 / 247 / 347 m)
             lo, hi = b["map_navigation"][t.difficulty]
-            assert lo <= t.meta["decision_points"] < hi
+            assert lo <= t.meta["route_length"] < hi
             assert t.goal["radius"] == 20.0
         elif t.type == "vln":
             lo, hi = b["vln"][t.difficulty]
@@ -72,7 +73,8 @@ def test_difficulty_bands_hold(tiny_suite):
             # the route length recorded is the one the graph gives
             d = g.distance_field(T.goal_states(g, t)).distance(T.start_state(g, t))
             assert d == pytest.approx(t.meta["route_length"], abs=0.06)
-            assert t.meta["oracle_steps"] <= T.DEFAULT_STEP_LIMIT
+        # every task's oracle needs at most 60% of the step limit: 30 of 50 steps
+        assert 1 <= t.meta["oracle_steps"] <= 30
 
 
 def test_localization_answer_is_the_grid_cell_of_the_start(tiny_suite):
@@ -292,9 +294,15 @@ def test_statistics_table(tiny_suite):
     assert counts[0]["count"] < counts[1]["count"] < counts[2]["count"]
     assert counts[0]["paper"] == {"count": 3.5}  # 360CityArena's own average
     text = T.format_statistics(rows)
-    assert text.splitlines()[0].startswith("| type | difficulty | tasks |")
-    assert len(text.splitlines()) == 3 + len(rows)  # header, rule, rows, the legend
-    assert " [3.5] |" in text
+    lines = text.splitlines()
+    assert lines[0].startswith("| type | difficulty | tasks |")
+    # header, rule, rows, the legend and the object kinds counted
+    assert len(lines) == 4 + len(rows) and lines[-1].startswith("object count kinds")
+    # the paper's average in brackets with our deviation and the +-15% check
+    easy = counts[0]["count"]
+    dev = easy / 3.5 - 1.0
+    mark = "ok" if abs(dev) <= 0.15 else "OFF"
+    assert f" {easy:.1f} [3.5 {dev:+.0%} {mark}] |" in text
 
 
 def test_task_start_is_the_episode_start(tiny_suite):
@@ -320,3 +328,29 @@ def test_task_start_is_the_episode_start(tiny_suite):
         length = sum(math.dist(a, b) for a, b in zip(ref, ref[1:]))
         assert length == pytest.approx(dist, rel=0.01)  # frame to frame, within 1%
     assert kinds == {"question", "navigation"}
+
+
+def test_generate_suite_prints_ours_beside_the_papers(tmp_path, capsys):
+    """``urban-gym generate-suite --family posegraph360`` prints, per type and difficulty,
+    the suite's averages with 360CityArena's in brackets, our deviation and the +-15%
+    check, the oracle's steps and the object kinds counted.
+    """
+    from urban_gym.cli import main
+
+    out = tmp_path / "tiny.jsonl"
+    args = ["--family", "posegraph360", "--city", TINY, "--per-type", "3", "--out", str(out)]
+    assert main(["generate-suite", *args]) == 0
+    printed = capsys.readouterr().out
+    tasks = load_suite(out)
+    rows = {(r["type"], r["difficulty"]): r for r in T.suite_statistics(tasks)}
+    easy = rows[("map_navigation", "easy")]
+    length, dev = easy["route_length_m"], easy["route_length_m"] / 124.0 - 1.0
+    # the paper's 124 m beside ours, e.g. "| 126 [124 +2% ok] |"
+    assert f"| {length:.0f} [124 {dev:+.0%} ok] |" in printed
+    decisions = easy["decision_points"]
+    mark = "ok" if abs(decisions / 3.3 - 1.0) <= 0.15 else "OFF"
+    assert f"| {decisions:.1f} [3.3 {decisions / 3.3 - 1.0:+.0%} {mark}] |" in printed
+    assert "oracle steps (mean / most, of 50)" in printed
+    assert "every task's oracle needs at most 30 of the 50 steps" in printed
+    assert "object count kinds (tasks; easy/medium/hard): " in printed
+    assert f"wrote {len(tasks)} posegraph360 tasks" in printed

@@ -9,9 +9,11 @@ spatial reasoning) plus two grounded ones.
 ==================  ================================================================
 module              what it holds
 ==================  ================================================================
+``paper``           the numbers 360CityArena reports, in one place
 ``world``           the pose graph: trajectories of panorama frames, junctions, capture
                     import, validation against OpenStreetMap
-``tasks``           the task types, generators, evaluator and committed suites
+``tasks``           the task types, generators, calibration to the paper, evaluator and
+                    committed suites
 ``env``             :class:`~urban_gym.families.posegraph360.env.PoseGraph360Env`
 ``actions``         its action table and action set
 ``worlds``          the rendered worlds an env runs (one per city, shared per process)

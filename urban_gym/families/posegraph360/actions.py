@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from urban_gym.envs.actions import ActionSet, ActionSpec, Param
+from urban_gym.families.posegraph360.tasks.types import DEFAULT_FORWARD_FRAMES, PITCH_LIMIT
 
 #: Number of answer heads (``ANSWER_0`` .. ``ANSWER_24``): the most options of any task.
 N_ANSWER_HEADS = 25
@@ -39,7 +40,9 @@ def make_action_set() -> ActionSet:
     wsize = Param(
         "size",
         "enum",
-        "SMALL 1 frame, MEDIUM 3 frames, LARGE 5 frames forward (SMALL when omitted)",
+        "SMALL {} frame, MEDIUM {} frames, LARGE {} frames forward (SMALL when omitted)".format(
+            *DEFAULT_FORWARD_FRAMES
+        ),
         choices=_SIZES,
         required=False,
         default="SMALL",
@@ -84,9 +87,17 @@ def make_action_set() -> ActionSet:
                 (rsize,),
                 ("look_right", "rotate_right", "turn_camera_right", "pan_right"),
             ),
-            ActionSpec("Q", "tilt the camera up (within +60°)", (rsize,), ("look_up", "tilt_up")),
             ActionSpec(
-                "E", "tilt the camera down (within -60°)", (rsize,), ("look_down", "tilt_down")
+                "Q",
+                f"tilt the camera up (within +{PITCH_LIMIT:.0f}°)",
+                (rsize,),
+                ("look_up", "tilt_up"),
+            ),
+            ActionSpec(
+                "E",
+                f"tilt the camera down (within -{PITCH_LIMIT:.0f}°)",
+                (rsize,),
+                ("look_down", "tilt_down"),
             ),
             ActionSpec(
                 "S",

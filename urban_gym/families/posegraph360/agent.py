@@ -97,7 +97,10 @@ class ReactReflection(Scheme):
             fields=proto.fields_text(action_set),
             examples=proto.example_text(action_set),
         )
-        return system + "\n\n## Reflection memory\n" + self.text("reflection")
+        if "memory" not in proto.reply_fields:  # without memory: nothing about one
+            return system
+        memory = self.text("memory") + "\n\n" + self.text("reflection")
+        return system + "\n\n## Reflection memory\n" + memory
 
     def _task_text(self, obs: Any, env: Any) -> list[str]:
         task = getattr(getattr(env, "unwrapped", env), "task", None)

@@ -10,18 +10,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from urban_gym.families.posegraph360.tasks.types import DEFAULT_FORWARD_FRAMES, ROTATIONS
 from urban_gym.play.controls import Control, ControlError, FamilyControls, Press, Widget
 
+_FRAMES = dict(zip(("SMALL", "MEDIUM", "LARGE"), DEFAULT_FORWARD_FRAMES))
 _SIZE = Widget(
     "size",
     "step size",
     "choice",
     "",
     choices=(
-        ("", "default (W: 1 frame, A/D: 24°)", "0"),
-        ("SMALL", "SMALL (1 frame / 30°)", "1"),
-        ("MEDIUM", "MEDIUM (3 frames / 60°)", "2"),
-        ("LARGE", "LARGE (5 frames / 90°)", "3"),
+        ("", f"default (W: {_FRAMES['SMALL']} frame, A/D: {ROTATIONS[None]:.0f}°)", "0"),
+        *(
+            (k, f"{k} ({n} frame{'s' if n > 1 else ''} / {ROTATIONS[k]:.0f}°)", str(i))
+            for i, (k, n) in enumerate(_FRAMES.items(), start=1)
+        ),
     ),
 )
 

@@ -81,12 +81,13 @@ class PoseGraph360Env(UrbanEnv):
     ``Discrete(42)``; ``env.unwrapped.action_table`` maps an index to the structured action:
 
     ====== ===========================================================================
-    0-2    ``W`` SMALL / MEDIUM / LARGE: forward 1 / 3 / 5 frames (3 / 9 / 15 m at 3 m
-           spacing; the benchmark plays 1/3/5 s of video)
+    0-2    ``W`` SMALL / MEDIUM / LARGE: forward 1 / 3 / 9 frames (3 / 9 / 27 m at 3 m
+           spacing; the paper's short / normal / long move, sized in
+           :data:`~urban_gym.families.posegraph360.tasks.types.DEFAULT_FORWARD_FRAMES`)
     3-6    ``A`` (24°), SMALL (30°), MEDIUM (60°), LARGE (90°): camera yaw left
     7-10   ``D`` (24°), SMALL, MEDIUM, LARGE: camera yaw right
-    11, 12 ``Q`` / ``E``: tilt up / down 24° (pitch stays within +-60°: a tilt past the
-           limit stops at it; at the limit the tilt is masked)
+    11, 12 ``Q`` / ``E``: tilt up / down 24° (pitch stays within +-90°, straight up or
+           down: a tilt past the limit stops at it; at the limit the tilt is masked)
     13     ``S``: camera back to the direction of travel (yaw offset 0, pitch 0)
     14-16  ``LEFT`` / ``UP`` / ``RIGHT``: take that branch (only at a junction, only where it
            exists; see :meth:`PoseGraph.branch_choices` -- sectors relative to the camera)
@@ -99,8 +100,10 @@ class PoseGraph360Env(UrbanEnv):
     Structured actions (``{"action": "W", "size": "MEDIUM"}``, ``{"action": "ANSWER",
     "text": "x:2 y:3"}``) go through ``env.unwrapped.action_set``. As in 360CityArena's
     reply format the size may sit in ``"answer"`` (``{"action": "A", "answer": "LARGE"}``
-    turns 90°); ``Q``/``E`` take SMALL/MEDIUM/LARGE too (30/60/90°, 24° without a size;
-    sized tilts exist only as structured actions, the table keeps the default tilt). An
+    turns 90°); ``Q``/``E`` take SMALL/MEDIUM/LARGE too (30/60/90°, 24° without a size,
+    so a LARGE tilt from level looks straight up or down; sized tilts exist only as
+    structured actions: the table keeps the default tilt, which reaches any pitch in at
+    most four presses, and its indices stay those trained policies use). An
     ``ANSWER`` with no or empty text confirms arrival in a navigation task. An unknown
     action or size, a branch where none exists, ``ANSWER`` without text in a question task,
     or a masked index is an invalid-action step (state unchanged, reward ``INVALID_ACTION_REWARD``, message in
@@ -188,7 +191,7 @@ class PoseGraph360Env(UrbanEnv):
     instead of a suite); ``task_types``/``difficulties`` (filters); ``view_size`` (512;
     int or (w, h)), ``fov`` (90); ``reference_size`` (default: the view's height); ``location_prior``
     (False) and ``map_size``; ``step_limit`` (50), ``stagnation_limit`` (20),
-    ``away_limit`` (5); ``forward_frames`` ((1, 3, 5)); ``spacing`` (frame spacing, m;
+    ``away_limit`` (5); ``forward_frames`` ((1, 3, 9)); ``spacing`` (frame spacing, m;
     default: the tasks' ``meta["posegraph"]["spacing"]``, 3 m);
     ``posegraph`` (a ready :class:`PoseGraph` with a frame source), or ``capture`` +
     ``poses`` (a folder of equirect images or a 360° video with its pose CSV, imported
@@ -212,7 +215,10 @@ class PoseGraph360Env(UrbanEnv):
       confirms arrival in navigation tasks); suites of one city or of several (each task
       runs in its own world) and on-the-fly procedural suites
       (``suite="procedural:..."``); ``mask_noops``, ``reward_shaping="charged"`` and
-      ``observation="symbolic"`` as options, all off by default.
+      ``observation="symbolic"`` as options, all off by default. W LARGE moves 9 frames
+      (was 5) and tilts reach +-90° (was +-60°), the default suite calibrated to the
+      paper's per-difficulty statistics; ``forward_frames=(1, 3, 5)`` restores the
+      earlier moves.
     """
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 4}
@@ -334,7 +340,7 @@ class PoseGraph360Env(UrbanEnv):
         self.ref_size = int(reference_size or self.view_wh[1])
         self.location_prior = bool(location_prior)
         self.map_size = int(map_size or self.view_wh[1])
-        self.pitch_limit = 60.0
+        self.pitch_limit = T.PITCH_LIMIT
 
     def _set_limits(
         self, step_limit: int, stagnation_limit: int, away_limit: int, forward_frames: Sequence[int]

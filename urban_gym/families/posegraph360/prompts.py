@@ -15,6 +15,7 @@ from typing import Any
 
 from urban_gym.envs.actions import ActionSet
 from urban_gym.errors import InvalidAction
+from urban_gym.families.posegraph360.tasks.types import DEFAULT_FORWARD_FRAMES
 from urban_gym.wrappers.protocols import PromptProtocol
 
 
@@ -66,10 +67,11 @@ class ReActProtocol(PromptProtocol):
 
     def reply_instructions(self, action_set: ActionSet) -> str:
         """The reply's fields, the size rule of W/A/D/Q/E and the reflection instruction."""
+        small, medium, large = DEFAULT_FORWARD_FRAMES
         sizes = (
-            "Sizes: W moves SMALL = 1 frame, MEDIUM = 3 frames, LARGE = 5 frames; A, D, Q and "
-            "E turn SMALL = 30°, MEDIUM = 60°, LARGE = 90° (24° when no size is given). Put "
-            'the size in "answer", e.g. {"action": "A", "answer": "LARGE"}.'
+            f"Sizes: W moves SMALL = {small} frame, MEDIUM = {medium} frames, LARGE = {large} "
+            "frames; A, D, Q and E turn SMALL = 30°, MEDIUM = 60°, LARGE = 90° (24° when no "
+            'size is given). Put the size in "answer", e.g. {"action": "A", "answer": "LARGE"}.'
         )
         return "\n\n".join([super().reply_instructions(action_set), sizes, self.reflection])
 
@@ -108,8 +110,8 @@ def example_actions(action_set: ActionSet) -> list[dict[str, Any]]:
 # reflection prompt (how to keep the reflection memory) and one task prompt per type.
 REACT_REFLECTION: dict[str, str] = {
     "system": (
-        "You explore a city as an agent that alternates reasoning and acting (ReAct) and "
-        "keeps a written memory. At every step:\n"
+        "You explore a city as an agent that alternates reasoning and acting (ReAct). At "
+        "every step:\n"
         "1. Think: look at where you are and decide what to do next.\n"
         "2. Act: pick exactly one of the actions below.\n"
         "{actions}\n"
@@ -127,15 +129,17 @@ REACT_REFLECTION: dict[str, str] = {
         "Use both: the map tells you where you are and helps you plan the route.\n"
         "Reply with one flat JSON object with these fields:\n"
         "{fields}\n"
-        "Leave `memory` as an empty string to keep your memory as it is.\n"
         "Sizes: W, A, D, Q and E take a size SMALL, MEDIUM or LARGE, written in `answer` "
         "(W: a short, normal or long move; A/D: about 30, 60 or 90 degrees, Q/E the same "
-        "up or down within 60 degrees; without a size a turn or tilt is about 24 degrees). "
-        "Put only the size in `answer` with W, nothing else.\n"
+        "up or down, LARGE looking straight up or down; without a size a turn or tilt is "
+        "about 24 degrees). Put only the size in `answer` with W, nothing else.\n"
         "Example replies:\n{examples}\n"
         "Reply with the JSON object alone, without code fences. Study the camera view "
-        "closely before each action, use the map when you have one, and put into `memory` "
-        "whatever you will need later."
+        "closely before each action and use the map when you have one."
+    ),
+    "memory": (
+        "You keep a written memory: put into `memory` whatever you will need later, or "
+        "leave it as an empty string to keep your memory as it is."
     ),
     "reflection": (
         "You see only the current step and at most a few steps before it, so your "

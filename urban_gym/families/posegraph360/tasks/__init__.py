@@ -17,19 +17,24 @@ Task types (after the 360CityArena benchmark):
                     right of X, or across the street from X (facade order along the street)
 ==================  ==========================================================================
 
-Difficulty thresholds (``[low, high)``; route lengths are metres along the pose graph):
+Difficulty thresholds (``[low, high)``, the hardest band ``[low, high]``; route lengths
+are metres along the pose graph):
 
 * ``localization``: the start's distance to the nearest cell border as a fraction of
   the half cell size -- easy >= 0.5, medium [0.2, 0.5), hard < 0.2.
 * ``landmark_name``/``landmark_image``: route length easy [15, 80), medium [80, 150),
   hard [150, 250].
-* ``map_navigation``: decision points of the shortest route easy 3-4, medium 5-7, hard
-  8-12 (360CityArena's averages: 3.3 / 6.4 / 9.0; its routes 124 / 247 / 347 m), starts
-  60-900 m from the goal.
-* ``vln``: instruction steps (numbered sentences) easy 3-4, medium 5-6, hard 7-8 (the
+* ``map_navigation``: the shortest route's length, 360CityArena's average +-15%: easy
+  [105.4, 142.6), medium [209.9, 284.0), hard [294.9, 399.0) (its 124 / 247 / 347 m);
+  within a band the suite keeps the routes whose decision points bring the average
+  closest to the paper's 3.3 / 6.4 / 9.0 (:mod:`.calibration`: a pool of 32 candidates
+  per task, each the start of 64 in the band closest to the paper's count).
+* ``vln``: instruction steps (numbered sentences) easy 4, medium 5-6, hard 7-9 (the
   paper: 4.4 / 5.9 / 7.4); route length [40, 700].
-* ``object_count``: the true count easy 3-4, medium 5-6, hard 8-12 (the paper: 3.5 /
-  4.6 / 9.0).
+* ``object_count``: the true count easy 3-4, medium 5, hard 8-11 (the paper: 3.5 / 4.6 /
+  9.0). Each task draws its kind first, every kind the city maps with the same chance,
+  then looks for a range holding a count in the band: the kinds share the tasks equally
+  where the city allows it (see :meth:`PoseGraphTaskGenerator._gen_object_count`).
 * ``relational``: route length from the start to the reference store X easy < 15
   (standing at X), medium [15, 80), hard [80, 200].
 
@@ -40,9 +45,11 @@ other sign within 6 m (so the name and the photo pick out one sign).
 On-the-fly tasks on held-out procedural cities (``suite="procedural:..."``, train / val /
 test cities by seed): :mod:`urban_gym.families.posegraph360.tasks.procedural`.
 
-Every navigation task is feasible for the oracle: its planned action count (answer
-included) is at most the step limit (50) and it never makes 5 consecutive moves away from
-the goal (checked at generation; ``meta["oracle_steps"]``).
+Every task is feasible for the oracle within 60% of the step limit (30 of 50 steps,
+:data:`~.types.ORACLE_BUDGET_SHARE`): a navigation task's planned action count (answer
+included) is at most 30 and it never makes 5 consecutive moves away from the goal
+(checked at generation); a question's oracle answers at once (1 step). The count is in
+``meta["oracle_steps"]``.
 
 Task fields used by this family (see :class:`~urban_gym.tasks.spec.TaskSpec`):
 
@@ -58,7 +65,8 @@ Task fields used by this family (see :class:`~urban_gym.tasks.spec.TaskSpec`):
 * ``answer`` / ``options``: the truth and the multiple-choice candidates (grid labels,
   counts ``"0"``..``"24"``, five store names); navigation tasks have no answer.
 * ``meta``: ``posegraph`` (the graph parameters), ``route_length``, ``decision_points``,
-  ``instruction_steps``, ``count``, ``range``/``relation`` and the generator seed.
+  ``instruction_steps``, ``count``, ``range``/``relation``, ``oracle_steps`` and the
+  generator seed.
 """
 
 from urban_gym.families.posegraph360.tasks.evaluate import EpisodeOutcome, check_task, evaluate
@@ -117,7 +125,10 @@ from urban_gym.families.posegraph360.tasks.types import (
     MAX_COUNT,
     MAX_POI_OFFSET_M,
     NAVIGATION_TYPES,
+    ORACLE_BUDGET_SHARE,
+    PAPER_STATISTICS,
     PAPER_TASK_TYPES,
+    PITCH_LIMIT,
     QUESTION_TYPES,
     ROTATIONS,
     STALL_ATTEMPTS,
@@ -142,6 +153,9 @@ __all__ = [
     "MAX_COUNT",
     "MAX_POI_OFFSET_M",
     "NAVIGATION_TYPES",
+    "ORACLE_BUDGET_SHARE",
+    "PAPER_STATISTICS",
+    "PITCH_LIMIT",
     "QUESTION_TYPES",
     "ROTATIONS",
     "STALL_ATTEMPTS",

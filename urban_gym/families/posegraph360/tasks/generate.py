@@ -15,6 +15,12 @@ import numpy as np
 from shapely.geometry import LineString, Point, Polygon
 
 from urban_gym.families.posegraph360.tasks import grounded as G
+from urban_gym.families.posegraph360.tasks.calibration import (
+    CALIBRATED,
+    POOL_FACTOR,
+    closest_to_paper,
+    paper_targets,
+)
 from urban_gym.families.posegraph360.tasks.places import (
     RELATIONS,
     Place,
@@ -43,9 +49,9 @@ from urban_gym.families.posegraph360.tasks.types import (
     LANDMARK_FOV,
     LANDMARK_ISOLATION_M,
     MAP_GOAL_RADIUS_M,
-    MAP_NAVIGATION_RANGE_M,
     MAX_COUNT,
     MAX_POI_OFFSET_M,
+    ORACLE_BUDGET_SHARE,
     PAPER_TASK_TYPES,
     STALL_ATTEMPTS,
     TASK_TYPES,
@@ -63,6 +69,18 @@ from urban_gym.world.grid import GridOverlay
 GROUNDED = ("landmark_bbox", "landmark_intervals")
 
 
+#: Starts drawn per map-navigation attempt (in the length band), of which the one whose
+#: decision points come closest to the paper's average is kept.
+ROUTE_CANDIDATES = 64
+#: Oracle checks per map-navigation attempt (the candidates closest to the paper first).
+ORACLE_TRIES = 4
+#: Ranges tried per object-count attempt for the kind whose turn it is.
+COUNT_RANGE_TRIES = 400
+#: The object kinds 360CityArena's Object Count prompt names as examples (appendix B.3:
+#: "vending machine", "planted tree"): they take the first turns at every difficulty.
+PAPER_COUNT_KINDS: tuple[str, ...] = ("vending_machine", "tree")
+
+
 def _band(value: float, bands: dict[str, tuple[float, float]]) -> str | None:
     for name, (lo, hi) in bands.items():
         if lo <= value < hi:
@@ -70,6 +88,15 @@ def _band(value: float, bands: dict[str, tuple[float, float]]) -> str | None:
     if value == max(hi for _, hi in bands.values()):
         return max(bands, key=lambda k: bands[k][1])
     return None
+
+
+def _values(task_type: str, difficulty: str) -> str:
+    """The whole numbers of a difficulty band of :data:`THRESHOLDS` as text (``"5"``,
+    ``"8-11"``: the hardest band includes its upper end).
+    """
+    lo, hi = THRESHOLDS[task_type][difficulty]
+    top = int(hi) if difficulty == DIFFICULTY_LEVELS[-1] else int(hi) - 1
+    return str(int(lo)) if top == int(lo) else f"{int(lo)}-{top}"
 
 
 def _quotas(n: int) -> dict[str, int]:
@@ -110,6 +137,9 @@ class PoseGraphTaskGenerator:
         self.graph = load_posegraph(self.city_spec, spacing=self.spacing)
         self.seed = int(seed)
         self.step_limit = int(step_limit)
+        #: the most oracle steps a generated task may need (:data:`ORACLE_BUDGET_SHARE`
+        #: of ``step_limit``: 30 of 50)
+        self.oracle_budget = int(ORACLE_BUDGET_SHARE * self.step_limit)
         self.forward_frames = tuple(forward_frames)
         self._places: list[Place] | None = None
         self._landmarks: list[Place] | None = None
@@ -123,7 +153,10 @@ class PoseGraphTaskGenerator:
     # ------------------------------------------------------------------ public
     def generate(self, task_type: str, n: int) -> list[TaskSpec]:
         """``n`` tasks of ``task_type`` split evenly over easy/medium/hard (fewer when the
-        city cannot supply them: :attr:`rows` ``[task_type]`` says how many and why).
+        city cannot supply them: :attr:`rows` ``[task_type]`` says how many and why). A
+        type the paper reports statistics for (:data:`~.calibration.CALIBRATED`) draws
+        :data:`~.calibration.POOL_FACTOR` candidates per task and keeps those closest to
+        the paper's averages (:func:`~.calibration.closest_to_paper`).
         """
         if task_type not in TASK_TYPES:
             raise TaskError(f"task type {task_type!r} is not one of {', '.join(TASK_TYPES)}")
@@ -142,16 +175,21 @@ class PoseGraphTaskGenerator:
             self, f"_gen_{task_type}"
         )
         quotas = _quotas(n)
+        # a calibrated type draws a pool per difficulty and keeps the tasks closest to
+        # the paper's averages (urban_gym.families.posegraph360.tasks.calibration)
+        pool = POOL_FACTOR if task_type in CALIBRATED else 1
+        wanted = {d: q * pool for d, q in quotas.items()}
         made: dict[str, list[TaskSpec]] = {d: [] for d in DIFFICULTY_LEVELS}
         misses = {d: Misses() for d in DIFFICULTY_LEVELS}
         attempts = last = 0
-        while any(len(made[d]) < quotas[d] for d in DIFFICULTY_LEVELS) and attempts < 400 * max(
-            1, n
+        while (
+            any(len(made[d]) < wanted[d] for d in DIFFICULTY_LEVELS)
+            and attempts < 400 * max(1, n) * pool
         ):
             if attempts - last >= STALL_ATTEMPTS:
                 break
             attempts += 1
-            want = [d for d in DIFFICULTY_LEVELS if len(made[d]) < quotas[d]]
+            want = [d for d in DIFFICULTY_LEVELS if len(made[d]) < wanted[d]]
             d = want[int(rng.integers(len(want)))]
             self._misses = misses[d]
             t = fn(rng, d)
@@ -164,6 +202,11 @@ class PoseGraphTaskGenerator:
             else:
                 made[d].append(t)
                 last = attempts
+        if pool > 1:
+            made = {
+                d: closest_to_paper(ts, quotas[d], paper_targets(task_type, d))
+                for d, ts in made.items()
+            }
         out: list[TaskSpec] = []
         for d in DIFFICULTY_LEVELS:
             for k, t in enumerate(made[d]):
@@ -195,8 +238,9 @@ class PoseGraphTaskGenerator:
         this draw found none (the on-the-fly source of
         :mod:`urban_gym.families.posegraph360.tasks.procedural`). Its id is ``"tmp"`` and
         ``meta["key"]`` names what makes it distinct; a navigation task has passed the
-        oracle check of :meth:`generate`'s tasks (within the step limit, never
-        :data:`AWAY_LIMIT` moves in a row away from the goal).
+        oracle check of :meth:`generate`'s tasks (within :attr:`oracle_budget` steps,
+        never :data:`AWAY_LIMIT` moves in a row away from the goal). A map-navigation
+        task is one draw, not matched to the paper's averages as a suite's are.
         """
         if task_type not in PAPER_TASK_TYPES or difficulty not in DIFFICULTY_LEVELS:
             raise TaskError(
@@ -279,16 +323,21 @@ class PoseGraphTaskGenerator:
         return s, route_info(self.graph, s, goals)
 
     def _feasible(self, s: State, goals: list[State]) -> int | None:
-        """The oracle's action count when it solves the task within the step limit
-        without :data:`AWAY_LIMIT` consecutive moves away from the goal, else None.
+        """The oracle's action count when it solves the task within
+        :attr:`oracle_budget` steps without :data:`AWAY_LIMIT` consecutive moves away
+        from the goal, else None.
         """
         f = self.graph.distance_field(goals)
         try:
             plan = plan_route(self.graph, s, 0.0, goals, self.forward_frames, field_=f)
         except TaskError:
             return self._miss("no route from the start to the goal the oracle can plan", 3)
-        if len(plan) > self.step_limit:
-            return self._miss(f"no route the oracle walks within {self.step_limit} steps", 3)
+        if len(plan) > self.oracle_budget:
+            return self._miss(
+                f"no route the oracle walks within {self.oracle_budget} steps "
+                f"({ORACLE_BUDGET_SHARE:.0%} of the {self.step_limit}-step limit)",
+                3,
+            )
         if away_moves(self.graph, f, s, [st for _, st in plan]) >= AWAY_LIMIT:
             return self._miss(
                 f"no route without {AWAY_LIMIT} moves in a row away from the goal (pose-graph "
@@ -367,7 +416,9 @@ class PoseGraphTaskGenerator:
             answer=label,
             options=tuple(self.grid.labels()),
             reference_images=("grid_map",),
-            meta=self._meta(key=(s.trajectory, s.frame), border_margin=round(margin, 3)),
+            meta=self._meta(
+                key=(s.trajectory, s.frame), border_margin=round(margin, 3), oracle_steps=1
+            ),
         )
 
     def _gen_landmark_name(self, rng: np.random.Generator, want: str) -> TaskSpec | None:
@@ -436,20 +487,36 @@ class PoseGraphTaskGenerator:
         )
 
     def _gen_map_navigation(self, rng: np.random.Generator, want: str) -> TaskSpec | None:
+        """A route graded by its length (the ``want`` band of :data:`THRESHOLDS`, around
+        the paper's average); of up to :data:`ROUTE_CANDIDATES` starts in the band for a
+        random goal, the one whose decision points are closest to the paper's average
+        that the oracle walks within :attr:`oracle_budget` steps.
+        """
         g = self._random_state(rng)
         gx, gy = self.graph.position(g)
         goals = self.graph.goal_states(gx, gy)
-        lo_m, hi_m = MAP_NAVIGATION_RANGE_M
-        found = self._start_in_band(rng, goals, lo_m, hi_m)
-        if found is None:
+        lo_m, hi_m = THRESHOLDS["map_navigation"][want]
+        f = self.graph.distance_field(goals)
+        dist = _frame_distances(self.graph, f)
+        cand = np.flatnonzero((dist >= lo_m) & (dist < hi_m))
+        if not len(cand):
             return self._miss(f"no two frames {lo_m:.0f}-{hi_m:.0f} m apart along the pose graph")
-        s, route = found
-        if _band(route.decisions, THRESHOLDS["map_navigation"]) != want:
-            lo, hi = THRESHOLDS["map_navigation"][want]
-            return self._miss(f"no route with {lo}-{hi - 1} decision points", 1)
-        steps = self._feasible(s, goals)
-        if steps is None:
+        target = paper_targets("map_navigation", want).get("decision_points", 0.0)
+        starts: list[tuple[float, int, State, RouteInfo]] = []
+        for c in rng.permutation(cand)[:ROUTE_CANDIDATES]:
+            s = State(int(self.graph.frame_traj[c]), int(self.graph.frame_index[c]))
+            route = route_info(self.graph, s, goals)
+            starts.append((abs(route.decisions - target), len(starts), s, route))
+        starts.sort(key=lambda v: (v[0], v[1]))
+        chosen: tuple[State, RouteInfo, int] | None = None
+        for _, _, s, route in starts[:ORACLE_TRIES]:
+            steps = self._feasible(s, goals)
+            if steps is not None:
+                chosen = (s, route, steps)
+                break
+        if chosen is None:
             return None
+        s, route, steps = chosen
         sx, sy = self.graph.position(s)
         pts = np.array([self.graph.position(q) for q in route.states])
         lo_xy, hi_xy = pts.min(axis=0), pts.max(axis=0)
@@ -507,10 +574,9 @@ class PoseGraphTaskGenerator:
         steps_sentences = self._vln_steps(s, route, pl)
         diff = _band(len(steps_sentences), THRESHOLDS["vln"])
         if diff != want:
-            lo, hi = THRESHOLDS["vln"][want]
             return self._miss(
-                f"no route to a landmark whose directions have {lo}-{hi - 1} steps (turns at "
-                "junctions)",
+                f"no route to a landmark whose directions have {_values('vln', want)} steps "
+                "(turns at junctions)",
                 1,
             )
         steps = self._feasible(s, goals)
@@ -651,6 +717,15 @@ class PoseGraphTaskGenerator:
         )
 
     def _left_block(self, start_traj: int) -> tuple[LineString, Polygon] | None:
+        """The block to the left of trajectory ``start_traj``: its ring and polygon (kept
+        per trajectory), or None when the left turns do not close a plausible block.
+        """
+        blocks = self.__dict__.setdefault("_blocks", {})
+        if start_traj not in blocks:
+            blocks[start_traj] = self._trace_left_block(start_traj)
+        return blocks[start_traj]
+
+    def _trace_left_block(self, start_traj: int) -> tuple[LineString, Polygon] | None:
         g = self.graph
         seq = [start_traj]
         total = g.trajectories[start_traj].length
@@ -682,37 +757,54 @@ class PoseGraphTaskGenerator:
             return None
         return ring, poly
 
-    def _gen_object_count(self, rng: np.random.Generator, want: str) -> TaskSpec | None:
-        s = self._random_state(rng)
-        t = self.graph.trajectories[s.trajectory]
-        rg = self._count_range(rng, s)
-        if rg is None:
-            return self._miss(
-                "no counting range at the start (a crosswalk ahead, 3 frames to the next "
-                "junction, or a block to the left)"
-            )
-        rkind, phrase, line, poly = rg
-        if rkind == "block_left":
-            s = State(t.id, 0)
+    def _count_kind(self, rng: np.random.Generator, want: str) -> str | None:
+        """The object kind of the next object-count attempt at difficulty ``want``: the
+        kinds the city maps take turns, a round at a time -- the paper's example kinds
+        (:data:`PAPER_COUNT_KINDS`) first, the others in random order.
+        """
         present = Counter(o.kind for o in self.city.objects)
-        kinds = [
-            k
-            for k in COUNT_KINDS
-            if present[k] > 0 and not (rkind == "crosswalk" and k == "crossing")
-        ]
+        kinds = [k for k in COUNT_KINDS if present[k] > 0]
         if not kinds:
-            return self._miss("only crosswalks to count, on ranges that end at a crosswalk", 1)
-        okind = kinds[int(rng.integers(len(kinds)))]
-        n = count_objects(self.city, okind, line, poly)
-        diff = _band(n, THRESHOLDS["object_count"])
-        if diff != want or n > MAX_COUNT:
-            lo, hi = THRESHOLDS["object_count"][want]
-            return self._miss(f"no counting range with {lo}-{hi - 1} objects of one kind", 2)
-        if n == 0 and rng.random() > ZERO_COUNT_SHARE:
+            return None
+        turns = self.__dict__.setdefault("_count_turns", {}).setdefault(want, [])
+        if not turns:
+            first = [k for k in PAPER_COUNT_KINDS if k in kinds]
+            rest = [k for k in kinds if k not in first]
+            turns += first + [rest[int(i)] for i in rng.permutation(len(rest))]
+        return str(turns.pop(0))
+
+    def _gen_object_count(self, rng: np.random.Generator, want: str) -> TaskSpec | None:
+        """A count of one kind of street object along a range. The kind comes first
+        (:meth:`_count_kind`: every kind the city maps gets the same number of turns);
+        then up to :data:`COUNT_RANGE_TRIES` random ranges are tried for a count in the
+        ``want`` band. So the kinds share the tasks equally wherever the city has ranges
+        holding that many of them, and a kind is missing from a difficulty only where
+        the city has (almost) no such range.
+        """
+        okind = self._count_kind(rng, want)
+        if okind is None:
+            return self._miss("no mapped street objects to count")
+        for _ in range(COUNT_RANGE_TRIES):
+            s = self._random_state(rng)
+            rg = self._count_range(rng, s)
+            if rg is None or (rg[0] == "crosswalk" and okind == "crossing"):
+                continue  # no range here; crosswalks are not counted up to a crosswalk
+            rkind, phrase, line, poly = rg
+            n = count_objects(self.city, okind, line, poly)
+            if _band(n, THRESHOLDS["object_count"]) != want or n > MAX_COUNT:
+                continue
             # keep empty ranges rare (only an exact 0 scores on them)
+            if n > 0 or rng.random() <= ZERO_COUNT_SHARE:
+                break
+        else:
             return self._miss(
-                "no counting range with 1-3 objects of one kind (empty ones are rare)", 2
+                f"no counting range with {_values('object_count', want)} {COUNT_KINDS[okind]} (a "
+                "crosswalk ahead, "
+                "the next junction or the block to the left)",
+                2,
             )
+        if rkind == "block_left":
+            s = State(s.trajectory, 0)
         instr = (
             f"How many {COUNT_KINDS[okind]} are there {phrase}? Count the ones on both "
             "sides of the street unless told otherwise, then answer with a number."
@@ -739,7 +831,9 @@ class PoseGraphTaskGenerator:
                 "corridor": COUNT_CORRIDOR_M,
                 "range_length": round(float(line.length), 1),
             },
-            meta=self._meta(key=(s.trajectory, s.frame, okind, rkind), count=n, range=rkind),
+            meta=self._meta(
+                key=(s.trajectory, s.frame, okind, rkind), count=n, range=rkind, oracle_steps=1
+            ),
         )
 
     def _gen_landmark_bbox(self, rng: np.random.Generator, want: str) -> TaskSpec | None:
@@ -870,5 +964,6 @@ class PoseGraphTaskGenerator:
                 key=(x.poi.id, relation, s.trajectory, s.frame),
                 relation=relation,
                 route_length=round(self.graph.distance_field(goals).distance(s), 1),
+                oracle_steps=1,
             ),
         )

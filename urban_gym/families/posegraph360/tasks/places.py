@@ -5,10 +5,13 @@ relations (left / right / k doors along / across) and object counts along a rang
 from __future__ import annotations
 
 import math
+import weakref
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+import shapely
 from shapely.geometry import LineString, Point, Polygon
 
 from urban_gym.families.posegraph360.tasks.types import COUNT_CORRIDOR_M, MAX_POI_OFFSET_M
@@ -136,18 +139,28 @@ def count_objects(city: Any, kind: str, line: LineString, polygon: Polygon | Non
     (for an open range), and inside ``polygon`` when given (a block: the ones on the
     block's side of its streets).
     """
-    n = 0
-    for o in city.objects:
-        if o.kind != kind:
-            continue
-        p = Point(o.position)
-        if line.distance(p) > COUNT_CORRIDOR_M:
-            continue
-        if polygon is not None:
-            if polygon.contains(p):
-                n += 1
-            continue
-        s = line.project(p)
-        if 0.0 < s < line.length:
-            n += 1
-    return n
+    xy, geoms = _objects_of(city, kind)
+    if not len(xy):
+        return 0
+    near = shapely.dwithin(geoms, line, COUNT_CORRIDOR_M)
+    if polygon is not None:
+        inside = shapely.contains_xy(polygon, xy[:, 0], xy[:, 1])
+        return int(np.count_nonzero(near & inside))
+    s = shapely.line_locate_point(line, geoms[near])
+    return int(np.count_nonzero((s > 0.0) & (s < line.length)))
+
+
+_OBJECTS: weakref.WeakKeyDictionary[Any, dict[str, tuple[np.ndarray, np.ndarray]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _objects_of(city: Any, kind: str) -> tuple[np.ndarray, np.ndarray]:
+    """The positions ``(n, 2)`` and shapely points of ``city``'s objects of ``kind``
+    (kept per city while it lives).
+    """
+    by_kind = _OBJECTS.setdefault(city, {})
+    if kind not in by_kind:
+        xy = np.array([o.position for o in city.objects if o.kind == kind], float).reshape(-1, 2)
+        by_kind[kind] = (xy, shapely.points(xy))
+    return by_kind[kind]

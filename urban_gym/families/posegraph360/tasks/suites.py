@@ -5,14 +5,20 @@ per-type and per-difficulty statistics.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from urban_gym.families.posegraph360.tasks.calibration import deviation, within_tolerance
 from urban_gym.families.posegraph360.tasks.generate import PoseGraphTaskGenerator
 from urban_gym.families.posegraph360.tasks.types import (
+    CALIBRATION_TOLERANCE,
+    COUNT_KINDS,
+    DEFAULT_STEP_LIMIT,
     DIFFICULTY_LEVELS,
     GROUNDED_TASK_TYPES,
+    ORACLE_BUDGET_SHARE,
     PAPER_STATISTICS,
     TASK_TYPES,
 )
@@ -23,9 +29,10 @@ from urban_gym.tasks.suite import group_tasks, mean, meta_values, save_suite
 
 def suite_statistics(tasks: Sequence[TaskSpec]) -> list[dict[str, Any]]:
     """Per type and difficulty: task count and the means of route length (m), decision
-    points, instruction steps and counts (where they apply), with 360CityArena's own
-    numbers for the same type and difficulty under ``paper`` (:data:`PAPER_STATISTICS`;
-    empty where the paper reports none).
+    points, instruction steps, counts and oracle steps (where they apply), the most
+    oracle steps (``oracle_steps_max``), the object kinds counted (``kinds``: kind ->
+    tasks), with 360CityArena's own numbers for the same type and difficulty under
+    ``paper`` (:data:`PAPER_STATISTICS`; empty where the paper reports none).
     """
     order = {k: i for i, k in enumerate(TASK_TYPES)}
     groups = group_tasks(tasks, lambda t: (t.type, t.difficulty))
@@ -37,6 +44,8 @@ def suite_statistics(tasks: Sequence[TaskSpec]) -> list[dict[str, Any]]:
             DIFFICULTY_LEVELS.index(kv[0][1]) if kv[0][1] in DIFFICULTY_LEVELS else 9,
         ),
     ):
+        oracle = meta_values(ts, "oracle_steps")
+        kinds = Counter(str(t.goal["kind"]) for t in ts if t.type == "object_count")
         rows.append(
             {
                 "type": tt,
@@ -46,36 +55,68 @@ def suite_statistics(tasks: Sequence[TaskSpec]) -> list[dict[str, Any]]:
                 "decision_points": mean(meta_values(ts, "decision_points")),
                 "instruction_steps": mean(meta_values(ts, "instruction_steps")),
                 "count": mean(meta_values(ts, "count")),
-                "oracle_steps": mean(meta_values(ts, "oracle_steps")),
+                "oracle_steps": mean(oracle),
+                "oracle_steps_max": max(oracle) if oracle else None,
+                "kinds": dict(sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0]))),
                 "paper": dict(PAPER_STATISTICS.get(tt, {}).get(d, {})),
             }
         )
     return rows
 
 
-def format_statistics(rows: Sequence[dict[str, Any]]) -> str:
-    """:func:`suite_statistics` as a Markdown table; a value 360CityArena reports for the
-    same type and difficulty follows ours in brackets (``6.1 [6.4]``).
+def format_statistics(rows: Sequence[dict[str, Any]], step_limit: int = DEFAULT_STEP_LIMIT) -> str:
+    """:func:`suite_statistics` as a Markdown table: a value 360CityArena reports for the
+    same type and difficulty follows ours in brackets with our deviation from it, marked
+    ``ok`` within :data:`CALIBRATION_TOLERANCE` and ``OFF`` outside (``6.1 [6.4 -5% ok]``);
+    oracle steps are the mean and the most, of ``step_limit``. Below the table, the
+    object kinds the counting tasks ask for.
     """
 
     def f(r: dict[str, Any], key: str, nd: int = 1) -> str:
         v = r.get(key)
         out = "-" if v is None else f"{v:.{nd}f}"
         p = r.get("paper", {}).get(key)
-        return out if p is None else f"{out} [{p:.{nd}f}]"
+        if p is None:
+            return out
+        dev = deviation(v, p)
+        mark = "ok" if within_tolerance(v, p) else "OFF"
+        return f"{out} [{p:.{nd}f} {'' if dev is None else f'{dev:+.0%} '}{mark}]"
+
+    def oracle(r: dict[str, Any]) -> str:
+        if r.get("oracle_steps") is None:
+            return "-"
+        return f"{r['oracle_steps']:.1f} / {r['oracle_steps_max']:.0f}"
 
     out = [
         "| type | difficulty | tasks | route m | decision points | instruction steps | count "
-        "| oracle steps |",
+        f"| oracle steps (mean / most, of {step_limit}) |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         out.append(
             f"| {r['type']} | {r['difficulty']} | {r['n']} | {f(r, 'route_length_m', 0)} | "
             f"{f(r, 'decision_points')} | {f(r, 'instruction_steps')} | {f(r, 'count')} | "
-            f"{f(r, 'oracle_steps')} |"
+            f"{oracle(r)} |"
         )
-    out.append("[brackets]: 360CityArena's averages for the same type and difficulty (its 3.3).")
+    out.append(
+        "[brackets]: 360CityArena's averages for the same type and difficulty (section 3.3), "
+        f"our deviation, ok within +-{CALIBRATION_TOLERANCE:.0%}; every task's oracle needs at "
+        f"most {int(ORACLE_BUDGET_SHARE * step_limit)} of the {step_limit} steps."
+    )
+    kinds = [r for r in rows if r.get("kinds")]
+    if kinds:
+        total: Counter[str] = Counter()
+        for r in kinds:
+            total.update(r["kinds"])
+        out.append(
+            "object count kinds (tasks; easy/medium/hard): "
+            + ", ".join(
+                f"{COUNT_KINDS.get(k, k)} {n} ("
+                + "/".join(str(r["kinds"].get(k, 0)) for r in kinds)
+                + ")"
+                for k, n in sorted(total.items(), key=lambda kv: (-kv[1], kv[0]))
+            )
+        )
     return "\n".join(out)
 
 

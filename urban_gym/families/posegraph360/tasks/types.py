@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from urban_gym.families.posegraph360 import paper
 from urban_gym.tasks.spec import TaskType
 from urban_gym.world.city import OBJECT_KINDS
 from urban_gym.world.osm_tags import kind_phrase
@@ -32,52 +33,51 @@ PAPER_TASK_TYPES: tuple[str, ...] = tuple(TASK_TYPES)[:7]
 GROUNDED_TASK_TYPES: tuple[str, ...] = ("landmark_bbox", "landmark_intervals")
 NAVIGATION_TYPES = frozenset(n for n, t in TASK_TYPES.items() if t.kind == "navigation")
 QUESTION_TYPES = frozenset(n for n, t in TASK_TYPES.items() if t.kind == "question")
-DIFFICULTY_LEVELS = ("easy", "medium", "hard")
-
-#: Difficulty bands ``[low, high)`` by task type (see the module docstring).
-THRESHOLDS: dict[str, dict[str, tuple[float, float]]] = {
-    "localization": {"easy": (0.5, 1.01), "medium": (0.2, 0.5), "hard": (0.0, 0.2)},
-    "landmark": {"easy": (15.0, 80.0), "medium": (80.0, 150.0), "hard": (150.0, 250.0)},
-    # map navigation is graded by the route's decision points (360CityArena: 3.3 / 6.4 /
-    # 9.0 on average); starts are drawn 60-900 m from the goal along the pose graph
-    "map_navigation": {"easy": (3, 5), "medium": (5, 8), "hard": (8, 13)},
-    "vln": {"easy": (3, 5), "medium": (5, 7), "hard": (7, 9)},
-    "object_count": {"easy": (3, 5), "medium": (5, 7), "hard": (8, 13)},
-    "relational": {"easy": (0.0, 15.0), "medium": (15.0, 80.0), "hard": (80.0, 200.0)},
-}
-
-#: Map navigation starts are drawn this far (m) from the goal along the pose graph.
-MAP_NAVIGATION_RANGE_M = (60.0, 900.0)
-#: VLN starts are drawn this far (m) from the landmark along the pose graph.
-VLN_RANGE_M = (40.0, 700.0)
+DIFFICULTY_LEVELS = paper.DIFFICULTIES
 
 #: 360CityArena's per-difficulty statistics (its section 3.3): map navigation route
 #: length (m) and decision points, object-count ground truth, VLN instruction steps.
-PAPER_STATISTICS: dict[str, dict[str, dict[str, float]]] = {
+PAPER_STATISTICS = paper.STATISTICS
+#: A suite's per-difficulty average counts as calibrated to the paper's when it lies
+#: within this share of it (the check ``generate-suite`` prints).
+CALIBRATION_TOLERANCE = 0.15
+
+#: Difficulty bands ``[low, high)`` by task type (see the package docstring). Map
+#: navigation is graded by route length (m): 360CityArena's average per difficulty +-
+#: :data:`CALIBRATION_TOLERANCE`; within its band a suite keeps the routes whose decision
+#: points bring the average closest to the paper's
+#: (:mod:`~urban_gym.families.posegraph360.tasks.calibration`).
+THRESHOLDS: dict[str, dict[str, tuple[float, float]]] = {
+    "localization": {"easy": (0.5, 1.01), "medium": (0.2, 0.5), "hard": (0.0, 0.2)},
+    "landmark": {"easy": (15.0, 80.0), "medium": (80.0, 150.0), "hard": (150.0, 250.0)},
     "map_navigation": {
-        "easy": {"route_length_m": 124.0, "decision_points": 3.3},
-        "medium": {"route_length_m": 247.0, "decision_points": 6.4},
-        "hard": {"route_length_m": 347.0, "decision_points": 9.0},
+        d: (
+            round(v["route_length_m"] * (1.0 - CALIBRATION_TOLERANCE), 1),
+            round(v["route_length_m"] * (1.0 + CALIBRATION_TOLERANCE), 1),
+        )
+        for d, v in PAPER_STATISTICS["map_navigation"].items()
     },
-    "object_count": {
-        "easy": {"count": 3.5},
-        "medium": {"count": 4.6},
-        "hard": {"count": 9.0},
-    },
-    "vln": {
-        "easy": {"instruction_steps": 4.4},
-        "medium": {"instruction_steps": 5.9},
-        "hard": {"instruction_steps": 7.4},
-    },
+    "vln": {"easy": (4, 5), "medium": (5, 7), "hard": (7, 9)},
+    "object_count": {"easy": (3, 5), "medium": (5, 6), "hard": (8, 11)},
+    "relational": {"easy": (0.0, 15.0), "medium": (15.0, 80.0), "hard": (80.0, 200.0)},
 }
+#: The ``meta`` statistic each type's bands in :data:`THRESHOLDS` grade.
+GRADED_BY: dict[str, str] = {
+    "map_navigation": "route_length",
+    "vln": "instruction_steps",
+    "object_count": "count",
+}
+
+#: VLN starts are drawn this far (m) from the landmark along the pose graph.
+VLN_RANGE_M = (40.0, 700.0)
 
 #: A landmark's sign has no other POI sign within this distance (metres).
 LANDMARK_ISOLATION_M = 6.0
 #: Horizontal field of view (degrees) of a landmark's reference photo.
 LANDMARK_FOV = 45.0
-#: Goal radius in metres (coordinate match).
-GOAL_RADIUS_M = 10.0
-MAP_GOAL_RADIUS_M = 20.0
+#: Goal radius in metres (coordinate match; 360CityArena section 3.4).
+GOAL_RADIUS_M = paper.GOAL_RADIUS_M
+MAP_GOAL_RADIUS_M = paper.MAP_GOAL_RADIUS_M
 #: Objects count when within this many metres of the range's centreline.
 COUNT_CORRIDOR_M = 15.0
 #: Share of candidate ranges with a zero count that are kept (they are common).
@@ -86,16 +86,29 @@ ZERO_COUNT_SHARE = 0.15
 MAX_COUNT = 24
 #: A place's sign must be within this distance (m) of its goal frame.
 MAX_POI_OFFSET_M = 20.0
-#: The default step limit of the environment (the generator checks feasibility with it).
-DEFAULT_STEP_LIMIT = 50
+#: The default step limit of the environment (360CityArena appendix A.3).
+DEFAULT_STEP_LIMIT = paper.STEP_LIMIT
 #: The default number of consecutive moves away from the goal that end an episode.
-AWAY_LIMIT = 5
+AWAY_LIMIT = paper.AWAY_LIMIT
+#: Every generated task's oracle needs at most this share of its step limit (30 of 50):
+#: an agent that looks around has room to do so, as in the paper, where people solved
+#: 92% of the map-navigation tasks within the 50 steps.
+ORACLE_BUDGET_SHARE = 0.6
 #: A task type gives up after this many failed attempts in a row (the city lacks what it needs).
 STALL_ATTEMPTS = 2000
-#: Frames moved by W SMALL / MEDIUM / LARGE.
-DEFAULT_FORWARD_FRAMES: tuple[int, int, int] = (1, 3, 5)
-#: Camera rotation of A/D by size (degrees); ``None`` is the default rotation.
-ROTATIONS: dict[str | None, float] = {None: 24.0, "SMALL": 30.0, "MEDIUM": 60.0, "LARGE": 90.0}
+#: Frames moved by W SMALL / MEDIUM / LARGE (3 / 9 / 27 m at 3 m spacing), each size three
+#: times the one before. The paper names the sizes "short / normal / long move" without a
+#: distance; the long move is 9 frames so that the paper's own hard route (347 m, 9
+#: decision points) can fit :data:`ORACLE_BUDGET_SHARE` of its step limit: it takes at
+#: least 13 moves of 27 m, 9 branch choices and the answer, 23 of the 30 steps, where
+#: 5-frame (15 m) moves would need at least 24 moves, 34 steps, in any city.
+DEFAULT_FORWARD_FRAMES: tuple[int, int, int] = (1, 3, 9)
+#: Camera rotation of A/D and tilt of Q/E by size (degrees; 360CityArena appendix B.1);
+#: ``None`` is the default rotation.
+ROTATIONS: dict[str | None, float] = dict(paper.ROTATION_DEG)
+#: The camera's pitch stays within +-this (degrees): a LARGE tilt from level looks
+#: straight up or down (the paper's 90 degrees; it states no other limit).
+PITCH_LIMIT = 90.0
 
 
 def _objects_phrase(kind: str) -> str:
