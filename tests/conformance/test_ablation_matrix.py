@@ -214,6 +214,10 @@ def test_the_model_sees_what_the_setting_says(episodes, scheme, family, setting)
     elif setting == "without-memory":
         assert maps == maps_of(main[0], main_face)
         assert not memory_shown(first) and not memory_shown(second)
+        # nor is the model asked to write a memory it will never be shown
+        system = first["messages"][0]["content"]
+        assert '"memory"' not in system and "`memory`" not in system, system
+        assert "Reflection memory" not in system
         assert face["memory"] is None and face["sources"]["memory"] == "user"
     # no image anywhere shows the arrow without a location map
     if setting in ("without-location", "without-map"):
@@ -239,6 +243,34 @@ def test_the_model_sees_what_the_setting_says(episodes, scheme, family, setting)
 
 
 # --------------------------------------------------------------------------- around the matrix
+def test_without_memory_switches_off_a_schemes_own_memory(worlds):
+    """PReP keeps its own memory of earlier steps (no memory texts on the face): *without
+    memory* empties what its reflection call is shown, and the manifest says so.
+    """
+    core, server, task = worlds("streetgraph")
+    seen = {}
+    for setting in ("main", "without-memory"):
+        agent = LMMAgent(base_url=server.url, model="m", scheme="prep", **SETTINGS[setting])
+        start = len(server.recorded)
+        try:
+            face = agent.wrap(core)
+            face.reset(seed=0, options={"task_id": task.id})
+            agent.reset(face, task, seed=0)
+            for _ in range(2):
+                face.step(agent.act(None, {}))
+            notes = agent.describe_face(core)["notes"]
+        finally:
+            agent.close()
+        mine = [r for r in server.recorded[start:] if agent.nonce in (r["episode"] or "")]
+        second = [r for r in mine if r["kind"] == "memory_reflection"][1]
+        seen[setting] = (second["messages"][-1]["content"], notes)
+    text, notes = seen["main"]
+    assert "Decision 1: perceived" in text and not any("own memory" in n for n in notes)
+    text, notes = seen["without-memory"]
+    assert "Decision 1" not in text and "keeps no memory" in text
+    assert any("the scheme's own memory" in n for n in notes), notes
+
+
 def test_without_location_draws_an_extra_map_without_the_arrow(worlds):
     """``--map --no-location-prior``: the extra map stays, north-up over the district,
     and no image shows the agent's arrow; with the location shown both maps carry it.

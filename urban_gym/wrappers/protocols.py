@@ -12,6 +12,7 @@ and names it in :meth:`~urban_gym.tasks.families.Family.lmm_protocols`.
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -64,6 +65,8 @@ class PromptProtocol:
             listed come first); empty: the fields, then the action.
         show_schema: whether the system prompt shows the JSON schema of the action object
             unless told otherwise (``LMMInterface(include_schema=...)``).
+        dropped_fields: reply fields this protocol no longer asks for
+            (:meth:`without_fields`; e.g. ``memory`` on a face without memory).
     """
 
     name = "generic"
@@ -79,6 +82,7 @@ class PromptProtocol:
     param_fields: Mapping[str, str] = {}
     reply_order: tuple[str, ...] = ()
     show_schema: bool = True
+    dropped_fields: frozenset[str] = frozenset()
 
     # ------------------------------------------------------------------ system prompt
     def system_prompt(self, action_set: ActionSet, include_schema: bool | None = None) -> str:
@@ -155,6 +159,16 @@ class PromptProtocol:
             "json_schema": bool(self.show_schema if include_schema is None else include_schema),
         }
 
+    def without_fields(self, *fields: str) -> PromptProtocol:
+        """A copy that neither asks for nor shows the reply fields ``fields`` (the
+        example replies leave them out too); the parser still reads them.
+        """
+        out = copy.copy(self)
+        drop = frozenset(fields) | self.dropped_fields
+        out.dropped_fields = drop
+        out.reply_fields = tuple(f for f in self.reply_fields if f not in drop)
+        return out
+
     def reply_keys(self) -> list[str]:
         """The reply's keys in the order a reply writes them, ``"action"`` among them."""
         if not self.reply_order:
@@ -177,7 +191,7 @@ class PromptProtocol:
         """A reply in this protocol for a canonical ``action`` (JSON text): the fields in
         :meth:`reply_keys` order, the action nested or flat (:attr:`action_format`).
         """
-        values = dict(fields or {})
+        values = {k: v for k, v in (fields or {}).items() if k not in self.dropped_fields}
         if self.action_format == "flat":
             values["action"] = action["action"]
             for k, v in action.items():

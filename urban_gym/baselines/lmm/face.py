@@ -15,7 +15,9 @@ ours:
   task's route map is the task itself, not an input to ablate).
 * ``memory`` -- the memory texts carried from step to step (a memory name, or ``"none"``:
   *without memory*; AgentNav's component table in CityNav switches its memory off the same
-  way). Past turns are a separate setting.
+  way). Without memory the model is not asked for a ``memory`` field either, the prompts
+  leave out how to keep one, and a scheme's own memory (AgentNav's parts, PReP's record of
+  earlier steps) is off too. Past turns are a separate setting.
 * ``history`` / ``history_images`` -- past turns shown besides the current one, with or
   without their images.
 * ``action_schema`` -- the JSON schema of the action object in the system prompt (None:
@@ -127,6 +129,13 @@ class FaceSettings:
     sources: Mapping[str, str] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
 
+    @property
+    def without_memory(self) -> bool:
+        """Whether the user switched memory off (``memory="none"``): a scheme's own memory
+        goes too, not only the memory texts of the face.
+        """
+        return self.memory is None and self.sources.get("memory") == "user"
+
     def stack_options(self) -> dict[str, Any]:
         """The arguments of :func:`~urban_gym.wrappers.stacks.make_lmm_env` besides the
         env, the protocol and the interface's own.
@@ -181,6 +190,9 @@ def resolve_face(env: gym.Env, request: FaceRequest, scheme: Any = None) -> Face
         values[k] = v
         sources[k] = "user"
     notes = _apply_rules(values, sources, before, given, name, can_locate, d)
+    if given.get("memory") == "none" and getattr(scheme, "own_memory", ""):
+        notes = [n for n in notes if not n.startswith("without memory:")]
+        notes.append(f"without memory: the scheme's own memory ({scheme.own_memory}) is off")
     if values["memory"] == "none":
         values["memory"] = None
     return FaceSettings(

@@ -38,7 +38,7 @@ class ReActProtocol(PromptProtocol):
     intro = (
         "You explore a city through 360-degree street-level video. You see one camera view "
         "at a time; at a junction the streets you can take are drawn as red arrows. Think "
-        "step by step, keep notes in your memory, and act. End the task with the ANSWER "
+        "step by step, then act. End the task with the ANSWER "
         "action when you know the answer or have reached the goal."
     )
     reply_fields = ("thought", "memory", "answer")
@@ -66,14 +66,19 @@ class ReActProtocol(PromptProtocol):
     )
 
     def reply_instructions(self, action_set: ActionSet) -> str:
-        """The reply's fields, the size rule of W/A/D/Q/E and the reflection instruction."""
+        """The reply's fields, the size rule of W/A/D/Q/E and the reflection instruction
+        (none when the face keeps no memory: :meth:`without_fields`).
+        """
         small, medium, large = DEFAULT_FORWARD_FRAMES
         sizes = (
             f"Sizes: W moves SMALL = {small} frame, MEDIUM = {medium} frames, LARGE = {large} "
             "frames; A, D, Q and E turn SMALL = 30°, MEDIUM = 60°, LARGE = 90° (24° when no "
             'size is given). Put the size in "answer", e.g. {"action": "A", "answer": "LARGE"}.'
         )
-        return "\n\n".join([super().reply_instructions(action_set), sizes, self.reflection])
+        parts = [super().reply_instructions(action_set), sizes]
+        if "memory" in self.reply_fields:
+            parts.append(self.reflection)
+        return "\n\n".join(parts)
 
     def example_fields(self) -> dict[str, Any]:
         """The reply fields of the example reply (placeholders; an empty answer)."""

@@ -48,6 +48,8 @@ from urban_gym.families.streetgraph.prompts import AGENTNAV, COMPONENT_FIELDS, C
 from urban_gym.wrappers.protocols import protocol_for
 
 VOP_LEVELS = ("none", "partial", "full")
+#: The memory parts of AgentNav (its Table 5 rows), which *without memory* switches off.
+MEMORY_PARTS = ("markovian_memory", "decision_history", "previous_visits")
 
 FIELD_HELP = {
     "destination_location": "the destination's address: street, district, city, as "
@@ -133,6 +135,12 @@ class AgentNav(Scheme):
             out["variant"]["components"] = {c: COMPONENTS[c] for c in comps}
         return out
 
+    def _on(self, part: str) -> bool:
+        """Whether memory part ``part`` is in use: switched on, and memory not switched
+        off for the whole face (*without memory*).
+        """
+        return bool(self.config[part]) and self.memory_on
+
     def stack_options(self, family: str | None) -> dict[str, Any]:
         """AgentNav's memory wrapper (the disabled texts are hidden, not removed)."""
         return {"memory": "agentnav", "memory_budget": int(self.config["memory_budget"])}
@@ -153,7 +161,7 @@ class AgentNav(Scheme):
         for c in ("C1", "C3", "C4", "C5", "C2"):
             if c in comps:
                 fields += COMPONENT_FIELDS[c]
-        if self.config["markovian_memory"]:
+        if self._on("markovian_memory"):
             fields.append("memory")
         fields.append("thought")
         if "C7" in comps:
@@ -165,9 +173,9 @@ class AgentNav(Scheme):
         hidden = [
             key
             for key, on in (
-                ("memory", self.config["markovian_memory"]),
-                ("decision_history", self.config["decision_history"]),
-                ("previous_visits", self.config["previous_visits"]),
+                ("memory", self._on("markovian_memory")),
+                ("decision_history", self._on("decision_history")),
+                ("previous_visits", self._on("previous_visits")),
             )
             if not on
         ]
@@ -187,8 +195,8 @@ class AgentNav(Scheme):
             parts.append(self.text("partial_vop"))
         elif vop == "full":
             parts.append(self.text("vop"))
-        for key in ("markovian_memory", "decision_history", "previous_visits"):
-            if self.config[key]:
+        for key in MEMORY_PARTS:
+            if self._on(key):
                 parts.append(self.text(key))
         for c in self.config["components"]:
             parts.append(self.text(COMPONENT_TEXTS[c]))

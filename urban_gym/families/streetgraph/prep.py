@@ -41,6 +41,7 @@ class PReP(Scheme):
     families = ("streetgraph",)
     defaults = {"memory_entries": 5, "replan_every": 1}
     texts = PREP
+    own_memory = "its earlier steps' perceptions and choices, shown to the reflection call"
 
     def __init__(self, config: Any = None, prompts: Any = None) -> None:
         super().__init__(config, prompts)
@@ -100,7 +101,10 @@ class PReP(Scheme):
         content = lm.user_content()
         task = text_of(content)
         perception = self._call(agent, "perception", "perceive", content, "perception")
-        remembered = "\n".join(self.memory) or "(nothing yet: this is the first decision)"
+        if not self.memory_on:
+            remembered = "(none: this run keeps no memory of earlier steps)"
+        else:
+            remembered = "\n".join(self.memory) or "(nothing yet: this is the first decision)"
         reflection = self._call(
             agent,
             "memory_reflection",
@@ -123,10 +127,11 @@ class PReP(Scheme):
         text = agent.ask_action(stack)
         obj = first_object(text)
         chose = obj.get("action") if isinstance(obj, dict) else None
-        self.memory.append(
-            f"Decision {self.decisions}: perceived {perception[:400]}; chose {chose}."
-        )
-        del self.memory[: -int(self.config["memory_entries"])]
+        if self.memory_on:
+            self.memory.append(
+                f"Decision {self.decisions}: perceived {perception[:400]}; chose {chose}."
+            )
+            del self.memory[: -int(self.config["memory_entries"])]
         return text
 
     def _call(self, agent: Any, kind: str, text: str, user: Any, field: str) -> str:

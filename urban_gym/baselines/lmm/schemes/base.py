@@ -137,12 +137,20 @@ class Scheme:
         defaults: the config keys and their defaults.
         prompt_names: the names of the prompt texts ``--prompts FILE`` may replace.
         texts: the default prompt texts (our words).
+        own_memory: what the scheme remembers by itself besides the face's memory texts
+            (empty: nothing); a user's *without memory* switches it off too.
+
+    The agent sets :attr:`memory_on` (False: the user's *without memory*) before it asks
+    for the :meth:`protocol`; the protocol then asks for no ``memory`` field (the agent
+    drops it, :meth:`~urban_gym.wrappers.protocols.PromptProtocol.without_fields`) and a
+    scheme with its own memory keeps none.
     """
 
     name = "base"
     families: tuple[str, ...] = ()
     defaults: Mapping[str, Any] = {}
     texts: Mapping[str, str] = {}
+    own_memory: str = ""
 
     def __init__(
         self, config: Mapping[str, Any] | None = None, prompts: Mapping[str, str] | None = None
@@ -170,6 +178,7 @@ class Scheme:
         self.prompts: dict[str, str] = {**self.texts, **prompts}
         self.prompts_replaced = sorted(prompts)
         self.family: str | None = None
+        self.memory_on = True
 
     @property
     def prompts_sha256(self) -> str:
