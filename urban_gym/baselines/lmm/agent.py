@@ -229,15 +229,14 @@ class LMMAgent:
         return resolve_face(env, self.request, self.scheme)
 
     def _build(self, env: gym.Env, settings: FaceSettings) -> gym.Env:
-        from urban_gym.wrappers.protocols import protocol_for
+        from urban_gym.wrappers.protocols import PromptProtocol, protocol_for
         from urban_gym.wrappers.stacks import make_lmm_env
 
         fam = family_name(env)
+        protocol: str | PromptProtocol | None = self.protocol
         if self.scheme is not None:
             self.scheme.memory_on = not settings.without_memory
             protocol = self.scheme.protocol(fam)
-        else:
-            protocol = self.protocol
         if settings.memory is None:  # nothing shows a memory back: do not ask for one
             protocol = protocol_for(protocol if protocol is not None else fam)
             if "memory" in protocol.reply_fields:
