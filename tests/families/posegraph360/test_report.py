@@ -77,3 +77,33 @@ def test_a_run_answering_in_per_mille_is_compatible_but_not_original(tmp_path):
     assert g["compatible"]["mean_iou"] == pytest.approx(1.0, abs=1e-3)
     md = format_markdown(rep)
     assert "Grounded boxes" in md and "| compatible (run-level scale) | 100.0% |" in md
+
+
+def test_the_report_sets_the_runs_tasks_beside_the_papers_statistics(tmp_path):
+    """The report prints the calibration of the run's tasks against 360CityArena's
+    section 3.3 -- the shipped suite's hard map navigation keeps its decision-point gap
+    visible there, not only on the fidelity page -- and drops the table when the suite
+    changed after the run.
+    """
+    from urban_gym.families.posegraph360.report import task_calibration
+    from urban_gym.families.posegraph360.tasks.suites import suite_path
+    from urban_gym.tasks.suite import load_suite
+
+    tasks = [t for t in load_suite(suite_path("helsinki")) if t.type == "map_navigation"]
+    hard = [t for t in tasks if t.difficulty == "hard"]
+    manifest = {"suite": {"path": str(suite_path("helsinki"))}}
+    rows = task_calibration(manifest, {t.id for t in hard})
+    by = {r["statistic"]: r for r in rows}
+    assert set(by) == {"route_length_m", "decision_points"}
+    mean_dp = sum(t.meta["decision_points"] for t in hard) / len(hard)
+    assert by["decision_points"]["ours"] == pytest.approx(mean_dp)
+    assert by["decision_points"]["paper"] == 9.0 and by["route_length_m"]["paper"] == 347.0
+    assert by["decision_points"]["ok"] is (abs(mean_dp / 9.0 - 1) <= 0.15)
+    from urban_gym.tasks.families import get_family
+
+    lines = "\n".join(get_family("posegraph360").report_markdown({"task_calibration": rows}))
+    assert "| map_navigation | hard | decision_points |" in lines
+    changed = tmp_path / "suite.jsonl"
+    changed.write_text(suite_path("helsinki").read_text()[:-1])
+    assert task_calibration({"suite": {"path": str(changed), "sha256": "0" * 64}}, {"x"}) is None
+    assert task_calibration({"suite": {"path": str(tmp_path / "gone.jsonl")}}, {"x"}) is None

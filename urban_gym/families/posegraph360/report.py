@@ -116,24 +116,88 @@ def box_section(g: Mapping[str, Any]) -> list[str]:
     ]
 
 
+def task_calibration(manifest: Mapping[str, Any], task_ids: set[str]) -> list[dict] | None:
+    """The statistics of the run's tasks beside 360CityArena's (its section 3.3), one
+    entry per statistic the paper reports for a type and difficulty the run has
+    (:func:`~.tasks.calibration.calibration_check`: ``ours``, ``paper``, ``deviation``,
+    ``ok`` within +-15%); None when the run's suite file is gone or changed since the run.
+    """
+    import hashlib
+    from pathlib import Path
+
+    from urban_gym.families.posegraph360.tasks.calibration import calibration_check
+    from urban_gym.families.posegraph360.tasks.suites import suite_statistics
+    from urban_gym.tasks.suite import load_suite
+
+    suite = manifest.get("suite") or {}
+    path = Path(str(suite.get("path") or ""))
+    if not suite.get("path") or not path.is_file():
+        return None
+    if suite.get("sha256") and hashlib.sha256(path.read_bytes()).hexdigest() != suite["sha256"]:
+        return None
+    tasks = [t for t in load_suite(path) if t.id in task_ids]
+    return calibration_check(suite_statistics(tasks)) or None
+
+
+def calibration_section(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The Markdown lines of a :func:`task_calibration` result."""
+    out = [
+        "#### Task calibration against 360CityArena (section 3.3)",
+        "",
+        "| type | difficulty | statistic | ours | paper | deviation | within +-15% |",
+        "|---|---|---|---:|---:|---:|---|",
+    ]
+    for r in rows:
+        ours = "-" if r["ours"] is None else f"{r['ours']:.1f}"
+        dev = "-" if r["deviation"] is None else f"{r['deviation']:+.0%}"
+        ok = {True: "yes", False: "**no**", None: "-"}[r["ok"]]
+        out.append(
+            f"| {r['type']} | {r['difficulty']} | {r['statistic']} | {ours} | "
+            f"{r['paper']:.1f} | {dev} | {ok} |"
+        )
+    off = [r for r in rows if r["ok"] is False]
+    if off:
+        out += [
+            "",
+            "Outside the paper's +-15%: "
+            + "; ".join(f"{r['type']} {r['difficulty']} {r['statistic']}" for r in off)
+            + " (see the fidelity page for why).",
+        ]
+    return [*out, ""]
+
+
 def sections(run: Any, table: Any, resamples: int, seed: int) -> dict[str, Any]:
-    """``grounded_boxes`` of a run with ``landmark_bbox`` episodes (else nothing)."""
+    """``grounded_boxes`` of a run with ``landmark_bbox`` episodes, and the
+    ``task_calibration`` of its tasks against the paper's statistics (where it has tasks
+    of a type the paper gives statistics for).
+    """
+    out: dict[str, Any] = {}
     boxes = run_box_scores(run.records, view_frame(run.manifest.get("env_kwargs") or {}))
-    return {} if boxes is None else {"grounded_boxes": boxes}
+    if boxes is not None:
+        out["grounded_boxes"] = boxes
+    calibration = task_calibration(run.manifest, {str(r["task_id"]) for r in run.records})
+    if calibration:
+        out["task_calibration"] = calibration
+    return out
 
 
 def markdown(res: Mapping[str, Any]) -> list[str]:
-    """The table of ``grounded_boxes`` (none when the run has none)."""
-    return box_section(res["grounded_boxes"]) if res.get("grounded_boxes") else []
+    """The tables of ``grounded_boxes`` and ``task_calibration`` (those the run has)."""
+    out = box_section(res["grounded_boxes"]) if res.get("grounded_boxes") else []
+    if res.get("task_calibration"):
+        out += calibration_section(res["task_calibration"])
+    return out
 
 
 __all__ = [
     "BOX_TASK_TYPE",
     "THRESHOLD_SWEEP",
     "box_section",
+    "calibration_section",
     "markdown",
     "rescore",
     "run_box_scores",
     "sections",
+    "task_calibration",
     "view_frame",
 ]
