@@ -1,14 +1,13 @@
 """Model-settings presets of the harness's ``lmm`` agent: the settings a source benchmark
 ran its models with, by name (``urban-gym eval ... --agent lmm --preset NAME``).
 
-* ``360cityarena`` -- 360CityArena's model settings (its appendix A.4): temperature 1.0,
-  at most 8,096 output tokens, and images kept under 5 MB by downscaling them in 15%
-  steps (each step multiplies both sides by 0.85).
-* the presets the families declare (:meth:`~urban_gym.tasks.families.Family.lmm_presets`):
-  a :class:`ModelPreset` is a paper's table of settings per model. ``--preset NAME``
-  picks the row whose model patterns match ``--model`` (a provider prefix such as
-  ``openai/`` is ignored, case too); ``--preset NAME:ROW`` names the row, for a model
-  served under a name of its own. A model in no row is a clear error naming the rows.
+Every preset is a paper's, declared by the family that follows the paper
+(:meth:`~urban_gym.tasks.families.Family.lmm_presets`) under the paper's name: either a
+mapping of agent options (one setting for every model) or a :class:`ModelPreset`, a table
+of settings per model. For a table, ``--preset NAME`` picks the row whose model patterns
+match ``--model`` (a provider prefix such as ``openai/`` is ignored, case too);
+``--preset NAME:ROW`` names the row, for a model served under a name of its own. A model
+in no row is a clear error naming the rows.
 
 A preset fills options the user did not give: an explicit ``--temperature`` (or an
 ``--agent-kwargs`` entry) wins over the preset's, and ``--extra-body`` keys win over the
@@ -27,15 +26,9 @@ from typing import Any
 
 from urban_gym.errors import InputError
 
-#: Preset name -> options of :class:`~urban_gym.baselines.lmm.agent.LMMAgent`.
-LMM_PRESETS: dict[str, dict[str, Any]] = {
-    "360cityarena": {
-        "temperature": 1.0,
-        "max_tokens": 8096,
-        "image_budget_bytes": 5_000_000,
-        "image_downscale_step": 0.85,
-    },
-}
+#: Presets of the core by name -> options of :class:`~urban_gym.baselines.lmm.agent.LMMAgent`
+#: (none: every preset is a paper's, declared by its family).
+LMM_PRESETS: dict[str, dict[str, Any]] = {}
 
 
 @dataclass(frozen=True)

@@ -206,7 +206,8 @@ class Family:
         lmm_memory_entries: its memory wrappers, name -> ``"module:Class"``.
         lmm_scheme_entries: the agents of its paper, name -> ``"module:Class"``.
         lmm_preset_entries: its paper's model settings (``--preset NAME``), name ->
-            ``"module:attribute"`` of a :class:`urban_gym.eval.presets.ModelPreset`.
+            ``"module:attribute"`` of a mapping of agent options (one setting for every
+            model) or a :class:`urban_gym.eval.presets.ModelPreset` (settings per model).
         world_memo_entries: in-process memos of its loaded worlds, ``(module, attribute)``.
     """
 
@@ -373,7 +374,7 @@ class Family:
         return {n: load_entry(e) for n, e in self.lmm_scheme_entries.items()}
 
     def lmm_presets(self) -> Mapping[str, Any]:
-        """Model settings of the family's paper: name -> a
+        """Model settings of the family's paper: name -> a mapping of agent options or a
         :class:`urban_gym.eval.presets.ModelPreset` (:attr:`lmm_preset_entries`).
         """
         return {n: load_entry(e) for n, e in self.lmm_preset_entries.items()}
