@@ -53,7 +53,6 @@ def judge_setting(settings: Mapping[str, Any] | None) -> dict[str, Any]:
     if not settings or settings.get("kind") == "rules":
         return dict(RULES)
     from urban_gym.baselines.lmm.judge import SYSTEM_PROMPT, USER_TEMPLATE, load_prompt
-    from urban_gym.eval.runner import public_options
 
     s = {k: v for k, v in settings.items() if k not in DESCRIPTIVE}
     out: dict[str, Any] = {"kind": "lmm"}
@@ -125,3 +124,22 @@ __all__ = [
     "run_judge",
     "same_judge",
 ]
+
+
+def public_options(options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Options as the manifest records them: URLs without credentials or query
+    (:func:`~urban_gym.baselines.lmm.agent.public_url`), values of keys that name a key,
+    token, secret or password left out.
+    """
+    from urban_gym.baselines.lmm.agent import public_url
+
+    out: dict[str, Any] = {}
+    for k, v in (options or {}).items():
+        low = str(k).lower()
+        if any(w in low for w in ("key", "token", "secret", "password")):
+            out[k] = "<not recorded>"
+        elif "url" in low and isinstance(v, str):
+            out[k] = public_url(v)
+        else:
+            out[k] = v
+    return out

@@ -32,6 +32,7 @@ from typing import Any
 import gymnasium as gym
 
 from urban_gym.eval.backends import run_parallel
+from urban_gym.eval.judging import public_options
 from urban_gym.eval.records import (
     RunDir,
     comparable,
@@ -184,25 +185,6 @@ def build_manifest(
         "seeding": seeding,
         "episodes": len(keys),
     }
-
-
-def public_options(options: Mapping[str, Any] | None) -> dict[str, Any]:
-    """Options as the manifest records them: URLs without credentials or query
-    (:func:`~urban_gym.baselines.lmm.agent.public_url`), values of keys that name a key,
-    token, secret or password left out.
-    """
-    from urban_gym.baselines.lmm.agent import public_url
-
-    out: dict[str, Any] = {}
-    for k, v in (options or {}).items():
-        low = str(k).lower()
-        if any(w in low for w in ("key", "token", "secret", "password")):
-            out[k] = "<not recorded>"
-        elif "url" in low and isinstance(v, str):
-            out[k] = public_url(v)
-        else:
-            out[k] = v
-    return out
 
 
 def _now() -> str:
