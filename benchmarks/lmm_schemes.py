@@ -28,17 +28,17 @@ SUITES: dict[str, tuple[str, dict[str, Any], list[str]]] = {
     "posegraph360": (
         "UrbanGym/PoseGraph360-v0",
         {"view_size": 64, "pano_width": 256},
-        ["react-reflection", "cot", "reflexion", "gepa"],
+        ["react-reflection", "cot", "self-reflection", "reflexion", "gepa"],
     ),
     "streetgraph": (
         "UrbanGym/StreetGraph-v0",
         {"image_size": 48},
-        ["agentnav", "cot", "reflexion", "gepa"],
+        ["agentnav", "prep", "cot", "self-reflection", "reflexion", "gepa"],
     ),
     "citywalk": (
         "UrbanGym/CityWalk-v0",
         {"view_size": 48},
-        ["urbanground-react", "cot", "reflexion", "gepa"],
+        ["urbanground-react", "cot", "self-reflection", "reflexion", "gepa"],
     ),
 }
 

@@ -27,6 +27,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from tests.conformance.scripted import scripted_episode
 from urban_gym.baselines.lmm.agent import LMMAgent
 from urban_gym.baselines.lmm.schemes import schemes
 from urban_gym.baselines.lmm.server import ScriptedServer
@@ -117,21 +118,8 @@ def episodes(worlds):
 def run(world, scheme, switches, steps=2):
     """An episode of ``steps`` steps: the action requests sent, the face description."""
     core, server, task = world
-    agent = LMMAgent(base_url=server.url, model="m", scheme=scheme, **switches)
-    start = len(server.recorded)
-    try:
-        face = agent.wrap(core)
-        face.reset(seed=0, options={"task_id": task.id})
-        agent.reset(face, task, seed=0)
-        for _ in range(steps):
-            _, _, terminated, truncated, _ = face.step(agent.act(None, {}))
-            if terminated or truncated:
-                break
-        description = agent.describe_face(core)
-    finally:
-        agent.close()
-    mine = [r for r in server.recorded[start:] if agent.nonce in (r["episode"] or "")]
-    return [r for r in mine if r["kind"] is None], description
+    sent, description = scripted_episode(core, server, task, steps, scheme=scheme, **switches)
+    return [r for r in sent if r["kind"] is None], description
 
 
 # --------------------------------------------------------------------------- reading requests
@@ -250,20 +238,9 @@ def test_without_memory_switches_off_a_schemes_own_memory(worlds):
     core, server, task = worlds("streetgraph")
     seen = {}
     for setting in ("main", "without-memory"):
-        agent = LMMAgent(base_url=server.url, model="m", scheme="prep", **SETTINGS[setting])
-        start = len(server.recorded)
-        try:
-            face = agent.wrap(core)
-            face.reset(seed=0, options={"task_id": task.id})
-            agent.reset(face, task, seed=0)
-            for _ in range(2):
-                face.step(agent.act(None, {}))
-            notes = agent.describe_face(core)["notes"]
-        finally:
-            agent.close()
-        mine = [r for r in server.recorded[start:] if agent.nonce in (r["episode"] or "")]
-        second = [r for r in mine if r["kind"] == "memory_reflection"][1]
-        seen[setting] = (second["messages"][-1]["content"], notes)
+        sent, face = scripted_episode(core, server, task, 2, scheme="prep", **SETTINGS[setting])
+        second = [r for r in sent if r["kind"] == "memory_reflection"][1]
+        seen[setting] = (second["messages"][-1]["content"], face["notes"])
     text, notes = seen["main"]
     assert "Decision 1: perceived" in text and not any("own memory" in n for n in notes)
     text, notes = seen["without-memory"]

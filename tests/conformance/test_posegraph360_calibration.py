@@ -158,6 +158,17 @@ def test_counts_and_directions_are_the_papers(suite, task_type, key, paper, diff
     assert abs(np.mean(values) / paper[difficulty] - 1.0) <= 0.15
 
 
+def oracle_episode(env, oracle, index):
+    """The oracle's episode of task ``index``: ``(steps, last info)``."""
+    env.reset(options={"task_index": index})
+    oracle.reset(env)
+    steps, done = 0, False
+    while not done:
+        _, _, term, trunc, info = env.step(oracle.act(env))
+        steps, done = steps + 1, term or trunc
+    return steps, info
+
+
 def test_every_task_needs_at_most_60_percent_of_the_step_limit(suite):
     """The oracle, run through the environment on all 175 tasks, answers correctly within
     30 of the 50 steps, in exactly the steps the generator recorded for the task.
@@ -168,12 +179,7 @@ def test_every_task_needs_at_most_60_percent_of_the_step_limit(suite):
     oracle = PoseGraphOracle()
     used: dict[str, int] = {}
     for i, task in enumerate(env.tasks):
-        env.reset(options={"task_index": i})
-        oracle.reset(env)
-        steps, done = 0, False
-        while not done:
-            _, _, term, trunc, info = env.step(oracle.act(env))
-            steps, done = steps + 1, term or trunc
+        steps, info = oracle_episode(env, oracle, i)
         assert info["termination"] == "answered" and info["is_success"], task.id
         assert steps == task.meta["oracle_steps"], (task.id, steps, task.meta["oracle_steps"])
         used[task.id] = steps
@@ -191,12 +197,7 @@ def test_the_oracle_steps_are_the_same_with_pixels(suite):
     oracle = PoseGraphOracle()
     for tt in T.PAPER_TASK_TYPES:
         i = next(k for k, t in enumerate(env.tasks) if t.type == tt and t.difficulty == "hard")
-        env.reset(options={"task_index": i})
-        oracle.reset(env)
-        steps, done = 0, False
-        while not done:
-            _, _, term, trunc, info = env.step(oracle.act(env))
-            steps, done = steps + 1, term or trunc
+        steps, info = oracle_episode(env, oracle, i)
         assert info["is_success"] and steps == env.task.meta["oracle_steps"] <= ORACLE_BUDGET
 
 

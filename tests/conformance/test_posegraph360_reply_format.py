@@ -20,6 +20,7 @@ import json
 import gymnasium as gym
 import pytest
 
+from tests.conformance.scripted import scripted_episode
 from urban_gym.baselines.lmm.agent import LMMAgent
 from urban_gym.baselines.lmm.schemes import load_scheme
 from urban_gym.baselines.lmm.server import ScriptedServer
@@ -136,19 +137,8 @@ def episode(world, steps, **options):
     """Run ``steps`` steps of a map-navigation task; the action requests sent."""
     core, server = world
     task = next(t for t in core.unwrapped.tasks if t.type == "map_navigation")
-    agent = LMMAgent(base_url=server.url, model="m", **options)
-    start = len(server.recorded)
-    try:
-        face = agent.wrap(core)
-        face.reset(seed=0, options={"task_id": task.id})
-        agent.reset(face, task, seed=0)
-        for _ in range(steps):
-            _, _, terminated, truncated, _ = face.step(agent.act(None, {}))
-            assert not (terminated or truncated), "the episode ended before the steps ran"
-    finally:
-        agent.close()
-    mine = [r for r in server.recorded[start:] if agent.nonce in (r["episode"] or "")]
-    return [r["messages"] for r in mine if r["kind"] is None]
+    sent, _ = scripted_episode(core, server, task, steps, full=True, **options)
+    return [r["messages"] for r in sent if r["kind"] is None]
 
 
 @pytest.mark.parametrize("scheme", ["react-reflection", None])

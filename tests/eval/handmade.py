@@ -8,17 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from urban_gym.eval.records import RunDir
+from urban_gym.families.posegraph360 import CATEGORIES
 
 PG_ID = "UrbanGym/PoseGraph360-v0"
-CATEGORY = {
-    "localization": "Environment Understanding",
-    "landmark_name": "Environment Understanding",
-    "landmark_image": "Environment Understanding",
-    "map_navigation": "Path Reasoning",
-    "vln": "Path Reasoning",
-    "object_count": "Spatial Reasoning",
-    "relational": "Spatial Reasoning",
-}
+CATEGORY = CATEGORIES  # 360CityArena's categories of its seven task types (its Fig. 2)
 RADIUS = {"map_navigation": 20.0}  # else 10 m (360CityArena, section 3.4)
 
 
