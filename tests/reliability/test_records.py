@@ -391,8 +391,12 @@ def test_a_line_cut_off_by_a_killed_writer_does_not_swallow_the_next(tmp_path):
 
 
 WRITER = """
+import signal
 import sys
 from urban_gym.strict_json import append_line
+# Python leaves SIGINT ignored when its parent ignored it (a job started with & by a
+# script): the Ctrl-C of a terminal is what this test is about, so take it back.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 record = {"steps": [{"t": i, "text": "x" * 2000} for i in range(300)]}
 print("ready", flush=True)
 while True:
