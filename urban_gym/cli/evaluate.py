@@ -173,6 +173,12 @@ def _add_report(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-plots", action="store_true", help="no PNG plots")
     p.add_argument("--no-gifs", action="store_true", help="no GIFs of best/worst episodes")
     p.add_argument("--no-failures", action="store_true", help="no failure-cause breakdown")
+    p.add_argument(
+        "--layout",
+        default="standard",
+        help="standard (default), or a layout a family offers for its paper's tables, "
+        "added to report.md and printed (an unknown name lists the layouts)",
+    )
     p.add_argument("--labeler", default="rules", choices=("rules", "lmm"))
     p.add_argument("--labeler-max", type=int, default=200, help="failed episodes labeled per run")
     p.add_argument(
@@ -224,6 +230,7 @@ def run_report(args: argparse.Namespace) -> int:
         seed=args.seed,
         failures=not args.no_failures,
         labeler=labeler,
+        layout=args.layout,
     )
     out = (
         Path(args.out)
@@ -239,9 +246,11 @@ def run_report(args: argparse.Namespace) -> int:
         report["gifs"] = episode_gifs(runs, out)
     paths = write_report(report, out, plots=not args.no_plots)
     print(f"wrote {paths['md']} and {paths['json']} ({report['build_s']:.1f} s to build)")
-    from urban_gym.eval.report import judges_text
+    from urban_gym.eval.report import judges_text, layout_markdown
 
     print("  " + judges_text(report).replace("**", ""))
+    for line in layout_markdown(report):
+        print(line)
     for row in report["leaderboard"]:
         s = row["success"] or {}
         print(

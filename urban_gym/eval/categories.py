@@ -40,8 +40,9 @@ def _type_info(task: Any) -> dict[str, Any]:
 def task_facts(task: Any) -> dict[str, Any]:
     """What the report's analyses need of a task: ``goal_radius_m``, ``shortest_m`` (the
     shortest route's length, metres), ``straight_m`` (start to goal, metres),
-    ``decision_points`` and ``variant`` (None when the task lacks it); ``bbox``, the true
-    box of a grounded task (normalised ``[x0, y0, x1, y1]``), only when it has one.
+    ``decision_points``, ``variant`` and ``base_task`` (the task a variant varies; None
+    when the task lacks it); ``bbox``, the true box of a grounded task (normalised
+    ``[x0, y0, x1, y1]``), only when it has one.
     """
     g, meta = task.goal or {}, task.meta or {}
     radius = g.get("radius")
@@ -60,6 +61,7 @@ def task_facts(task: Any) -> dict[str, Any]:
         "straight_m": _num(straight),
         "decision_points": _num(meta.get("decision_points")),
         "variant": meta.get("variant"),
+        "base_task": meta.get("base_task"),
     }
     if g.get("bbox") is not None:
         facts["bbox"] = [float(v) for v in g["bbox"]]

@@ -19,7 +19,9 @@ the GIFs. What the report holds per run:
   grounded boxes scored over the run, ...), with their Markdown and plots;
 * failure causes (:mod:`urban_gym.eval.failures`): the dominant cause of every failed
   episode by category and type, with the rules written out; optionally a model's labels
-  and their agreement with the rules (Cohen's kappa).
+  and their agreement with the rules (Cohen's kappa);
+* with ``layout=NAME``, a family's layout of the results as its paper's tables
+  (:mod:`urban_gym.eval.layouts`), a section after the leaderboard.
 
 Every report states the judge that scored each run's ``fuzzy_match`` answers (rules, or a
 language model with its prompt's SHA-256: :mod:`urban_gym.eval.judging`) and says so
@@ -49,6 +51,7 @@ from urban_gym.errors import InputError, UrbanGymError
 from urban_gym.eval import stats
 from urban_gym.eval.failures import ERROR, ORDER, OTHER, RULES, classify
 from urban_gym.eval.judging import judge_label, judges_summary, run_judge
+from urban_gym.eval.layouts import STANDARD, resolve_layout
 from urban_gym.eval.records import RunDir
 
 #: Metrics reported (when a family has them), in order.
@@ -499,12 +502,16 @@ def build_report(
     seed: int = 0,
     failures: bool = True,
     labeler: Callable[[Run, dict[str, Any]], dict[str, Any]] | None = None,
+    layout: str | None = None,
 ) -> dict[str, Any]:
     """The report of ``run_dirs`` as a dict (``report.json``); see the module docstring.
-    ``labeler(run, failure_breakdown)`` adds a model's failure labels to a run.
+    ``labeler(run, failure_breakdown)`` adds a model's failure labels to a run;
+    ``layout`` names a family's layout (:mod:`urban_gym.eval.layouts`), whose cells go
+    into each run's ``results[...]["layout"]``.
     """
     t0 = time.perf_counter()
     runs = [load_run(p) for p in run_dirs]
+    lay = resolve_layout(layout, [r.family for r in runs])
     name_runs(runs, names)
     results: dict[str, Any] = {}
     for r in runs:
@@ -513,6 +520,8 @@ def build_report(
             res["failures"] = failure_breakdown(r)
             if labeler is not None:
                 res["labeler"] = labeler(r, res["failures"])
+        if lay is not None:
+            res["layout"] = lay.results(r, res, resamples, seed)
         results[r.name] = res
     comparisons = []
     for b in runs[1:]:
@@ -538,6 +547,7 @@ def build_report(
             for r in runs
         ],
         "judges": judges_summary([run_judge(r.manifest) for r in runs]),
+        "layout": lay.name if lay is not None else STANDARD,
         "settings": {
             "bootstrap": "percentile",
             "resamples": resamples,
@@ -643,6 +653,7 @@ def format_markdown(report: dict[str, Any]) -> str:
             f"{fmt_ci(x['spl'], 'spl')} | {x['tokens_per_episode']:g} |"
         )
     L.append("")
+    L += layout_markdown(report)
     for r in report["runs"]:
         L += _run_section(r, report["results"][r["name"]])
     if report["comparisons"]:
@@ -666,6 +677,17 @@ def format_markdown(report: dict[str, Any]) -> str:
     if report.get("plots"):
         L += ["## Plots", ""] + [f"![{p}]({p})" for p in report["plots"]] + [""]
     return "\n".join(L)
+
+
+def layout_markdown(report: dict[str, Any]) -> list[str]:
+    """The section of the report's layout (``report["layout"]``): its title and its
+    tables across the runs; nothing for the standard layout.
+    """
+    lay = resolve_layout(report.get("layout"), [str(r.get("family")) for r in report["runs"]])
+    if lay is None:
+        return []
+    rows = [(r["name"], report["results"][r["name"]].get("layout") or {}) for r in report["runs"]]
+    return [f"## {lay.title}", "", *lay.markdown(rows)]
 
 
 def judges_text(report: dict[str, Any]) -> str:
@@ -855,6 +877,7 @@ __all__ = [
     "fmt_ci",
     "format_markdown",
     "judges_text",
+    "layout_markdown",
     "leaderboard",
     "load_run",
     "name_runs",

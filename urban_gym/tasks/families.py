@@ -23,6 +23,7 @@ and ends                splits by area)
 report groups           :meth:`~Family.task_category`, :meth:`~Family.category_order`
 report extras           :meth:`~Family.report_sections`, :meth:`~Family.report_markdown`,
                         :meth:`~Family.report_plots`
+report layouts          :meth:`~Family.report_layouts` (``urban-gym report --layout``)
 threshold sensitivity   :meth:`~Family.threshold_sweep`, :meth:`~Family.rescore`
 the play page           :meth:`~Family.play_controls`
 the language-model      :meth:`~Family.lmm_defaults`, :meth:`~Family.lmm_protocols`,
@@ -200,6 +201,9 @@ class Family:
             ``plots(plt, out, stem, name, results)``, and for the threshold-sensitivity
             check its ``THRESHOLD_SWEEP`` and ``rescore(record, scale, radius_m)``, each
             optional.
+        report_layout_entries: the layouts of ``urban-gym report --layout NAME`` it
+            offers (a paper's tables), name -> ``"module:attribute"`` of a
+            :class:`urban_gym.eval.layouts.ReportLayout`.
         controls_entry: ``"module:attribute"`` of its play page's controls ("" for none).
         commands_entry: ``"module:attribute"`` of its ``urban-gym`` sub-commands.
         lmm_protocol_entries: its prompt protocols, name -> ``"module:Class"``.
@@ -219,6 +223,7 @@ class Family:
     oracle_entry: ClassVar[str] = ""
     env_ids: ClassVar[Mapping[str, Mapping[str, Any]]] = MappingProxyType({})
     report_module: ClassVar[str] = ""
+    report_layout_entries: ClassVar[Mapping[str, str]] = MappingProxyType({})
     controls_entry: ClassVar[str] = ""
     commands_entry: ClassVar[str] = ""
     lmm_protocol_entries: ClassVar[Mapping[str, str]] = MappingProxyType({})
@@ -320,6 +325,13 @@ class Family:
         """
         fn = self._report("plots")
         return fn(plt, out, stem, name, results) if fn is not None else []
+
+    def report_layouts(self) -> Mapping[str, Any]:
+        """The report layouts the family offers: name -> a
+        :class:`urban_gym.eval.layouts.ReportLayout` (:attr:`report_layout_entries`,
+        imported now).
+        """
+        return {n: load_entry(e) for n, e in self.report_layout_entries.items()}
 
     def threshold_sweep(self) -> ThresholdSweep | None:
         """The success thresholds ``urban-gym sensitivity`` varies (its report module's
@@ -452,12 +464,19 @@ def _check_entries(family: Family, where: str) -> None:
         "lmm_memory_entries",
         "lmm_scheme_entries",
         "lmm_preset_entries",
+        "report_layout_entries",
     ):
         table = getattr(family, what)
         if not isinstance(table, Mapping) or not all(
             isinstance(n, str) and _is_entry(e) for n, e in table.items()
         ):
             raise InputError(f"{where}: {what}={table!r} must map names to 'module:Class'")
+    for n in family.report_layout_entries:
+        if not NAME_PATTERN.match(n) or n == "standard":
+            raise InputError(
+                f"{where}: report layout {n!r} must be lower-case letters, digits and "
+                "underscores, and not 'standard' (the default report's)"
+            )
 
 
 _FAMILIES: dict[str, Family] = {}

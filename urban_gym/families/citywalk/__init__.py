@@ -13,6 +13,8 @@ module              what it holds
 ``handlers``        what each action does, per mode, and the answer turn
 ``dynamics``        walking, collisions, jumps, pedestrians, closures, the clock
 ``network``         the walkable network's adherence and closure checks
+``urbanground``     ``urban-gym report --layout urbanground``: UrbanGround's Tables 1-4
+``longnav``         the LongNav failure taxonomy's rules
 ``oracle``          the privileged oracle
 ``eval_command``    ``urban-gym citywalk-eval``
 ==================  ================================================================
@@ -40,6 +42,7 @@ class CityWalk(Family):
         "UrbanGym/CityWalk-NoView-v0": {"view_size": None},
     }
     report_module = "urban_gym.families.citywalk.report"
+    report_layout_entries = {"urbanground": "urban_gym.families.citywalk.urbanground:LAYOUT"}
     controls_entry = "urban_gym.families.citywalk.controls:CONTROLS"
     commands_entry = "urban_gym.families.citywalk.commands:COMMANDS"
     lmm_protocol_entries = {
