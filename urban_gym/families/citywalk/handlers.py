@@ -91,6 +91,7 @@ class StepScratch:
     new_contacts: int = 0
     new_crossings: int = 0
     new_stops: int = 0
+    new_closures: list[int] = field(default_factory=list)  # closures that appeared
 
 
 def jump_eye_rise(t: float) -> float:
