@@ -419,7 +419,8 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
                     self._fields.clear()
                     s.new_closures.append(i)
         if s.new_closures:
-            s.messages.append(self.closure_notice(s.new_closures))
+            s.closure_notice = self._clean(self.closure_notice(s.new_closures))
+            s.messages.append(s.closure_notice)
 
     def _record_step(self, s: StepScratch) -> None:
         r = self.record
@@ -644,6 +645,13 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
     def closures_appeared(self) -> list[int]:
         """The closures (indices into :attr:`closures`) that appeared in the last step."""
         return list(self._s.new_closures)
+
+    @property
+    def last_closure_notice(self) -> str:
+        """The closure notice of the last step, as the ``notice`` observation holds it
+        (``""``: none); a face that words the notice itself takes it out.
+        """
+        return self._s.closure_notice
 
     def stops_progress(self) -> StopsProgress | None:
         """The multi-stop task's schedule / progress now (None for other tasks)."""
