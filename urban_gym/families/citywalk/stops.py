@@ -5,8 +5,8 @@ The env's ``status`` text (:meth:`~urban_gym.families.citywalk.env.CityWalkEnv._
 and the ``urbanground-react`` scheme's reminders (UrbanGround, Appendix F.5) both read
 :func:`stops_progress`, so they cannot disagree.
 
-**Minutes to a deadline** (:func:`deadline_minutes`): with ``r`` the seconds from now to
-the deadline, ``r >= 0`` gives ``floor(r / 60)`` minutes left (at 14:54:30 with a 14:57
+**Minutes to a deadline** (:func:`deadline_minutes`): with ``r`` the seconds from the
+clock's whole second (the ``HH:MM:SS`` the status shows) to the deadline, ``r >= 0`` gives ``floor(r / 60)`` minutes left (at 14:54:30 with a 14:57
 deadline: 2 minutes left; at the deadline itself: 0 left, still on time, as the
 evaluator counts an arrival at the deadline on time); ``r < 0`` gives ``ceil(-r / 60)``
 minutes overdue (one second late: overdue by 1 minute).
@@ -79,7 +79,7 @@ def deadline_minutes(now_s: float, deadline_s: float) -> tuple[int | None, int |
     """``(minutes left, minutes overdue)`` at ``now_s`` for ``deadline_s`` (both seconds
     of day); exactly one of the two is None (see the module docstring).
     """
-    r = float(deadline_s) - float(now_s)
+    r = float(deadline_s) - math.floor(float(now_s))
     if r >= 0:
         return int(math.floor(r / 60.0)), None
     return None, int(math.ceil(-r / 60.0))
