@@ -150,9 +150,14 @@ def test_a_dynamic_closure_appears_with_a_one_time_notice():
     obs, _, _, _, _ = env.step(move("forward", 1.0))  # y = 1.4: 28.6 m away
     assert "NOTICE" not in obs["notice"] and env.closure_active == [False]
     obs, _, _, _, _ = env.step({"action": "sprint", "dir": "forward", "seconds": 2.0})
-    assert obs["notice"].startswith("NOTICE: Test street is closed")
+    assert obs["notice"].startswith("NOTICE: a way ahead has just been closed")
+    # the closure as a chain of waypoints: (-8, 30) -> (8, 30) is 16 m due east
+    assert "Closed segment 1 (2 waypoints;" in obs["notice"]
+    assert "waypoint 2 16 m east of waypoint 1" in obs["notice"]
+    assert env.closures_appeared == [0]
     obs, _, _, _, _ = env.step(move("forward", 0.5))
     assert "NOTICE" not in obs["notice"] and env.closure_active == [True]
+    assert env.closures_appeared == []
 
 
 def test_pedestrian_contact_is_counted_in_the_episode(tiny_tasks):
@@ -182,6 +187,19 @@ def test_multi_stop_progress_and_on_time(tiny_tasks):
     assert info["termination"] == "arrived"
     assert info["metrics"]["fraction_reached"] == 1.0 and info["metrics"]["on_time_rate"] == 1.0
     assert info["is_success"]
+
+
+def test_schedule_status_counts_minutes_left_then_overdue(tiny_tasks):
+    t = next(t for t in tiny_tasks if t.type == "TWS")
+    env = make([t])
+    first = t.goal["stops"][0]
+    start = float(t.start["clock"])
+    left = int((first["deadline"] - start) // 60)  # whole minutes before the first deadline
+    assert f"{left} minutes left" in env._status()
+    env.clock.advance(first["deadline"] - start + 61.0)  # 1 min 1 s past the deadline
+    assert "OVERDUE by 2 minutes" in env._status()
+    p = env.stops_progress()
+    assert (p.next, p.minutes_left, p.minutes_overdue, p.completed) == (0, None, 2, 0)
 
 
 def test_question_answer_ends_the_episode(tiny_tasks):

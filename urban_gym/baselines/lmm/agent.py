@@ -33,8 +33,8 @@ import gymnasium as gym
 
 from urban_gym.baselines.lmm.client import ChatClient, ClientConfig
 from urban_gym.baselines.lmm.face import FaceRequest, FaceSettings, describe_face, resolve_face
-from urban_gym.baselines.lmm.prompt import PromptBuilder
-from urban_gym.errors import AgentGaveUp, ModelError
+from urban_gym.baselines.lmm.prompt import PromptBuilder, check_history, check_history_images
+from urban_gym.errors import AgentGaveUp, InputError, ModelError
 from urban_gym.tasks.families import family_name
 
 #: The client settings :class:`LMMAgent` takes (fields of :class:`ClientConfig`
@@ -78,9 +78,10 @@ class LMMAgent:
             (:func:`urban_gym.wrappers.stacks.memory_names`) or ``none`` (*without
             memory*).
         memory_budget: characters per memory text (None: the scheme's, else 2,000).
-        history: past turns the model sees (None: the scheme's, else the family's).
-        history_images: whether past turns keep their images (None: the scheme's, else
-            the family's).
+        history: past turns the model sees, a number or ``"all"`` (the whole conversation;
+            None: the scheme's, else the family's).
+        history_images: whether past turns keep their images: True, False or k (those of
+            the last k past turns; None: the scheme's, else the family's).
         action_schema: show the JSON schema of the action object in the system prompt
             (None: as the prompt protocol does).
         protocol: prompt protocol name (None: the family's; not with a scheme, whose
@@ -122,8 +123,8 @@ class LMMAgent:
         location: bool | None = None,
         memory: str = "auto",
         memory_budget: int | None = None,
-        history: int | None = None,
-        history_images: bool | None = None,
+        history: int | str | None = None,
+        history_images: bool | int | None = None,
         action_schema: bool | None = None,
         protocol: str | None = None,
         seed: int | None = 0,
@@ -135,7 +136,6 @@ class LMMAgent:
         prompt_builder: PromptBuilder | None = None,
         preset: Mapping[str, Any] | None = None,
     ) -> None:
-        from urban_gym.errors import InputError
         from urban_gym.wrappers.stacks import memory_names
 
         choices = ("auto", *memory_names(), "none")
@@ -163,8 +163,13 @@ class LMMAgent:
         self.location = None if location is None else bool(location)
         self.memory = memory
         self.memory_budget = None if memory_budget is None else int(memory_budget)
-        self.history = None if history is None else int(history)
-        self.history_images = None if history_images is None else bool(history_images)
+        try:
+            self.history = None if history is None else check_history(history)
+            self.history_images = (
+                None if history_images is None else check_history_images(history_images)
+            )
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
         self.action_schema = None if action_schema is None else bool(action_schema)
         self.request = FaceRequest(
             location=self.location,

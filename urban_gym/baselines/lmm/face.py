@@ -18,8 +18,9 @@ ours:
   way). Without memory the model is not asked for a ``memory`` field either, the prompts
   leave out how to keep one, and a scheme's own memory (AgentNav's parts, PReP's record of
   earlier steps) is off too. Past turns are a separate setting.
-* ``history`` / ``history_images`` -- past turns shown besides the current one, with or
-  without their images.
+* ``history`` / ``history_images`` -- past turns shown besides the current one (a number,
+  or ``"all"``: the whole conversation), with their images, without them, or with those
+  of the last k past turns only.
 * ``action_schema`` -- the JSON schema of the action object in the system prompt (None:
   the prompt protocol's own choice).
 
@@ -49,6 +50,7 @@ from typing import Any
 import gymnasium as gym
 from gymnasium import spaces
 
+from urban_gym.baselines.lmm.prompt import check_history, check_history_images
 from urban_gym.errors import InputError
 from urban_gym.tasks.families import LMMDefaults, family_of
 
@@ -83,13 +85,18 @@ class FaceRequest:
     map: bool | Mapping[str, Any] | None = None
     memory: str | None = None
     memory_budget: int | None = None
-    history: int | None = None
-    history_images: bool | None = None
+    history: int | str | None = None
+    history_images: bool | int | None = None
     action_schema: bool | None = None
 
     def __post_init__(self) -> None:
-        if self.history is not None and int(self.history) < 0:
-            raise InputError(f"history={self.history!r} must be >= 0")
+        try:
+            if self.history is not None:
+                check_history(self.history)
+            if self.history_images is not None:
+                check_history_images(self.history_images)
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
         if self.memory_budget is not None and int(self.memory_budget) < 1:
             raise InputError(f"memory_budget={self.memory_budget!r} must be >= 1")
 
@@ -111,8 +118,8 @@ class FaceSettings:
         map_observation: the ``MapObservation`` arguments of the extra map, or None.
         memory: the memory name, or None.
         memory_budget: characters per memory text.
-        history: past turns shown.
-        history_images: whether past turns keep their images.
+        history: past turns shown (``"all"``: every one).
+        history_images: whether past turns keep their images (an int k: the last k).
         action_schema: show the action's JSON schema (None: the protocol's choice).
         sources: setting -> ``user``, ``scheme``, ``family`` or ``default``.
         notes: what the settings did not change, and the family's notes about them.
@@ -123,8 +130,8 @@ class FaceSettings:
     map_observation: Mapping[str, Any] | None
     memory: str | None
     memory_budget: int
-    history: int
-    history_images: bool
+    history: int | str
+    history_images: bool | int
     action_schema: bool | None
     sources: Mapping[str, str] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
@@ -168,8 +175,8 @@ def resolve_face(env: gym.Env, request: FaceRequest, scheme: Any = None) -> Face
         "map": None,
         "memory": d.memory,
         "memory_budget": MEMORY_BUDGET,
-        "history": int(d.history),
-        "history_images": bool(d.history_images),
+        "history": check_history(d.history),
+        "history_images": check_history_images(d.history_images),
         "action_schema": None,
     }
     base = "family" if fam is not None else "default"
@@ -182,7 +189,11 @@ def resolve_face(env: gym.Env, request: FaceRequest, scheme: Any = None) -> Face
                 sources[SCHEME_KEYS[key]] = "scheme"
         past = scheme.history(name)
         if past is not None:
-            values["history"], values["history_images"] = int(past[0]), bool(past[1])
+            try:
+                values["history"] = check_history(past[0])
+                values["history_images"] = check_history_images(past[1])
+            except ValueError as exc:
+                raise InputError(f"scheme {scheme.name!r}: {exc}") from None
             sources["history"] = sources["history_images"] = "scheme"
     before = dict(values)
     given = request.given()
@@ -201,8 +212,8 @@ def resolve_face(env: gym.Env, request: FaceRequest, scheme: Any = None) -> Face
         map_observation=_map_kwargs(values["map"]),
         memory=values["memory"],
         memory_budget=int(values["memory_budget"]),
-        history=int(values["history"]),
-        history_images=bool(values["history_images"]),
+        history=check_history(values["history"]),
+        history_images=check_history_images(values["history_images"]),
         action_schema=values["action_schema"],
         sources=sources,
         notes=tuple(notes),

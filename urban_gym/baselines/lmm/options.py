@@ -74,9 +74,10 @@ def add_lmm_options(p: argparse.ArgumentParser, json_arg: Any, prefix: str = "")
     )
     g.add_argument(
         "--history",
-        type=int,
+        type=_history_arg,
         default=None,
-        help="past turns shown (default: the scheme's, else the family's)",
+        help="past turns shown: a number, or 'all' for the whole conversation (default: the "
+        "scheme's, else the family's)",
     )
     g.add_argument(
         "--history-images",
@@ -115,6 +116,16 @@ def add_lmm_options(p: argparse.ArgumentParser, json_arg: Any, prefix: str = "")
         default=None,
         help="episodes at once against the endpoint (worker processes; default --workers)",
     )
+
+
+def _history_arg(text: str) -> int | str:
+    """``--history``: a number of past turns or ``all``."""
+    from urban_gym.baselines.lmm.prompt import check_history
+
+    try:
+        return check_history(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def lmm_options(args: argparse.Namespace) -> dict[str, Any]:

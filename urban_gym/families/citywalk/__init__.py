@@ -59,8 +59,9 @@ class CityWalk(Family):
         return super().task_category(task)
 
     def lmm_defaults(self) -> LMMDefaults:
-        """UrbanGround's loop: observation/reason/action replies, the last two turns, a
-        16:9 first-person view cast at its own resolution (960x540).
+        """UrbanGround's loop: observation/reason/action replies, the last two turns (the
+        ``urbanground-react`` scheme keeps the whole conversation instead, as the paper's
+        agent), a 16:9 first-person view cast at its own resolution (960x540).
         """
         tool = (
             "the map the agent opens itself (open_map: UrbanGround's map mode, an action "

@@ -26,6 +26,7 @@ from urban_gym.families.citywalk.actions import (
     citywalk_action_set,
     citywalk_action_table,
 )
+from urban_gym.families.citywalk.closures import describe_closures
 from urban_gym.families.citywalk.dynamics import (
     Closure,
     Crowd,
@@ -47,6 +48,7 @@ from urban_gym.families.citywalk.handlers import (
     jump_eye_rise,
 )
 from urban_gym.families.citywalk.network import PedestrianNetwork
+from urban_gym.families.citywalk.stops import StopsProgress, stops_progress
 from urban_gym.families.citywalk.tasks import (
     DEFAULT_MAX_STEPS,
     OPTION_LETTERS,
@@ -133,9 +135,12 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
       map mode, the map (agent arrow, the task's destinations and active closures; POI
       names; never a route). Absent when ``view_size=None`` (the fast no-view mode).
     * ``instruction``: ``Text`` -- the task (with the lettered options of a question).
-    * ``status``: ``Text`` -- clock, step, mode, conditions, schedule / stops progress.
+    * ``status``: ``Text`` -- clock, step, mode, conditions, schedule (the next
+      appointment, its deadline and the minutes left, or OVERDUE by how many) / stops
+      progress.
     * ``notice``: ``Text`` -- what the last action did (bumped into a wall or a person,
-      clamped duration, invalid action) and one-time system notices (a closure appears).
+      clamped duration, invalid action) and one-time system notices (a closure appears:
+      each closed segment as a chain of waypoints, :mod:`~urban_gym.families.citywalk.closures`).
     * ``action_mask``: ``Box(0, 1, (26,), int8)`` -- 1 where the table entry is valid now
       (also :meth:`action_masks` for sb3-contrib ``MaskablePPO``).
     * ``goal_vector`` / ``goal_landmarks`` / ``goal_image`` / ``goal_text`` (with
@@ -412,11 +417,10 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
                 if math.hypot(self.walker.x - tx, self.walker.y - ty) <= tr:
                     self.closure_active[i] = True
                     self._fields.clear()
-                    where = c.label or "the way"
-                    s.messages.append(
-                        f"NOTICE: {where} is closed ahead (red line on the map). Do not cross "
-                        "it; find another way."
-                    )
+                    s.new_closures.append(i)
+        if s.new_closures:
+            s.closure_notice = self._clean(self.closure_notice(s.new_closures))
+            s.messages.append(s.closure_notice)
 
     def _record_step(self, s: StepScratch) -> None:
         r = self.record
@@ -626,8 +630,44 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
             )
         return self._clean("\n".join(lines))
 
+    def closure_notice(self, indices: list[int]) -> str:
+        """The one-time notice when the closures ``indices`` appear: each as a chain of
+        waypoints (:func:`~urban_gym.families.citywalk.closures.describe_closures`).
+        """
+        chains = describe_closures(self.city, [self.closures[i] for i in indices])
+        return (
+            "NOTICE: a way ahead has just been closed, and stays closed until the end of the "
+            "task; it is drawn as a red line on the map. Do not cross it from now on (before "
+            f"this notice crossing was allowed); find another way. {chains}"
+        )
+
+    @property
+    def closures_appeared(self) -> list[int]:
+        """The closures (indices into :attr:`closures`) that appeared in the last step."""
+        return list(self._s.new_closures)
+
+    @property
+    def last_closure_notice(self) -> str:
+        """The closure notice of the last step, as the ``notice`` observation holds it
+        (``""``: none); a face that words the notice itself takes it out.
+        """
+        return self._s.closure_notice
+
+    def stops_progress(self) -> StopsProgress | None:
+        """The multi-stop task's schedule / progress now (None for other tasks)."""
+        if not self.stops:
+            return None
+        return stops_progress(
+            self.stops,
+            self.record.arrivals,
+            self.clock.now,
+            bool(self.task.goal.get("ordered")),
+        )
+
     def _stops_status(self) -> list[str]:
-        """Schedule (ordered stops) or progress (unordered stops) lines."""
+        """Schedule (ordered stops: the next one with its deadline and the minutes left,
+        or how late it is) or progress (unordered stops) lines.
+        """
         arrivals = self.record.arrivals
         done = [(st, a) for st, a in zip(self.stops, arrivals) if a is not None]
         left = [st for st, a in zip(self.stops, arrivals) if a is None]
@@ -641,10 +681,16 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
             )
             return [f"Visited {n - len(left)} of {n}{visited}{rest}"]
         out = []
-        if left:
+        prog = self.stops_progress()
+        if left and prog is not None:
             nxt = left[0]
             due = f" by {format_hhmm(nxt['deadline'])}" if nxt.get("deadline") else ""
-            out.append(f"Next: {nxt['name']}{due} (stop {n - len(left) + 1} of {n}).")
+            late = ""
+            if prog.minutes_left is not None:
+                late = f", {prog.minutes_left} minutes left"
+            elif prog.minutes_overdue is not None:
+                late = f", OVERDUE by {prog.minutes_overdue} minutes"
+            out.append(f"Next: {nxt['name']}{due} (stop {n - len(left) + 1} of {n}){late}.")
         else:
             out.append("All appointments visited.")
         if done:

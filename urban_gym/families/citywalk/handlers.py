@@ -91,6 +91,8 @@ class StepScratch:
     new_contacts: int = 0
     new_crossings: int = 0
     new_stops: int = 0
+    new_closures: list[int] = field(default_factory=list)  # closures that appeared
+    closure_notice: str = ""  # the notice of those closures, as the observation holds it
 
 
 def jump_eye_rise(t: float) -> float:

@@ -1,7 +1,9 @@
-"""Everything CityWalk's language-model face writes, in one place: its prompt protocol
-(:class:`ObserveReasonActProtocol`: UrbanGround's observation / reason / action loop) and
-the texts of UrbanGround's agent (:data:`URBANGROUND`, used by the ``urbanground-react``
-scheme of :mod:`urban_gym.families.citywalk.agent`).
+"""CityWalk's language-model face: its prompt protocol (:class:`ObserveReasonActProtocol`:
+UrbanGround's observation / reason / action loop) and the texts of UrbanGround's agent
+(:data:`URBANGROUND`, used by the ``urbanground-react`` scheme of
+:mod:`urban_gym.families.citywalk.agent`; the texts themselves, one named entry per system
+prompt, action space, protocol, task template, reminder and notice, are in
+:mod:`urban_gym.families.citywalk.urbanground_texts`).
 
 The texts are written in our own words to the paper's specification (the same fields,
 rules and inputs; none of the paper's sentences). ``--prompts FILE`` (a YAML or JSON
@@ -16,7 +18,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from urban_gym.envs.actions import ActionSet
+from urban_gym.families.citywalk.urbanground_texts import URBANGROUND
 from urban_gym.wrappers.protocols import PromptProtocol, plain_value
+
+__all__ = ["URBANGROUND", "ObserveReasonActProtocol"]
 
 
 class ObserveReasonActProtocol(PromptProtocol):
@@ -122,75 +127,3 @@ class ObserveReasonActProtocol(PromptProtocol):
         for f, v in fields.items():
             out.setdefault(f, v)
         return json.dumps(out, ensure_ascii=False)
-
-
-# --------------------------------------------------------------------------- UrbanGround
-# UrbanGround, Appendix F.1: the system message is the task's prompt, then the action space
-# (one flat object per turn, the `action` field names it, only its own parameters, no
-# `type` field, a move or sprint lasts at most 2 s and a longer one is clamped, first-
-# person actions only in first-person mode and map actions only with the map open, no
-# action outside the list), then the ReAct output protocol (observation, reason, action;
-# exactly one JSON object, no Markdown). Questions: do not answer while exploring;
-# terminate, then give the final answer as {"answer": "A|B|C|D", "reason": ...}.
-# Navigation: terminate on arrival; the state at that moment is scored.
-URBANGROUND: dict[str, str] = {
-    "task.question": (
-        "You answer a multiple-choice question about a real city by exploring it in first "
-        "person. Keep the question and its options in mind and gather the visual evidence "
-        "that tells the options apart -- shop fronts, signs, buildings, objects, colours. "
-        "Prefer turning the camera and short moves that give a better view over wandering "
-        "or looking at the same thing twice."
-    ),
-    "task.navigation": (
-        "You walk through a real city in first person to reach the destination of your "
-        "task. Use the street layout, signs and crossings you see, and the map when it "
-        "helps, to find your way."
-    ),
-    "actions": (
-        "Each turn you take exactly one action, written as one flat JSON object: its "
-        "`action` field is one of the action names below, and it carries only that "
-        "action's own parameters. The list gives the form of each action; it is not an "
-        "example to copy.\n{actions}\n"
-        "First-person actions work only in the first-person view, map actions only while "
-        "the map is open. A move or sprint lasts at most 2 seconds: a longer one is cut to "
-        "2 seconds. There are no actions besides these."
-    ),
-    "protocol.question": (
-        "Every exploration turn is one round of a visual ReAct loop:\n"
-        "1. observation: the evidence in the current view that matters for the question;\n"
-        "2. reason: how that evidence and what you saw and did before decide what to "
-        "look at next;\n"
-        "3. action: one action from the list.\n"
-        "Reply with exactly one JSON object and nothing else (no Markdown), with exactly "
-        "the fields `observation` (a short, non-empty text), `reason` (a short, non-empty "
-        "text) and `action` (the flat action object; its name goes in its `action` field, "
-        "never in a `type` field or as a key). Choose every number from what you see and "
-        "remember; there is no example to copy. Do not answer the question while you "
-        "explore: when you have seen enough, choose terminate and you will then be asked "
-        "for your answer. Exploration also ends at the turn limit. You get the task text, "
-        "the views and the conversation so far -- nothing of the simulator's hidden state."
-    ),
-    "protocol.navigation": (
-        "Every navigation turn is one round of a visual ReAct loop:\n"
-        "1. observation: the evidence in the current view that matters for the way "
-        "(street layout, signs, crossings, obstacles);\n"
-        "2. reason: how that evidence and what you saw and did before decide your next "
-        "move towards the destination;\n"
-        "3. action: one action from the list.\n"
-        "Reply with exactly one JSON object and nothing else (no Markdown), with exactly "
-        "the fields `observation` (a short, non-empty text), `reason` (a short, non-empty "
-        "text) and `action` (the flat action object; its name goes in its `action` field, "
-        "never in a `type` field or as a key). Choose every number from what you see and "
-        "remember; there is no example to copy. Keep going until you believe you have "
-        "arrived, then choose terminate: your position at that moment is scored (you may "
-        "also terminate to give up). Without terminate the episode ends on arrival or at "
-        "the turn limit; there is no answer to give. You get the task text, the views and "
-        "the conversation so far -- not your coordinates or the distance left. Open the "
-        "map for the bigger picture: it shows the task's markers but plans no route."
-    ),
-    "final_answer": (
-        "Exploration is over. Give your answer to the question as exactly one JSON object "
-        'and nothing else (no Markdown): {"answer": "A", "B", "C" or "D", '
-        '"reason": a short reason based on what you saw}.'
-    ),
-}

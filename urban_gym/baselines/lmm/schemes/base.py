@@ -216,9 +216,11 @@ class Scheme:
         """The prompt protocol of the scheme on ``family`` (default: the family's)."""
         return protocol_for(family)
 
-    def history(self, family: str | None) -> tuple[int, bool] | None:
-        """``(past turns, keep their images)`` by default; None: the family's. An explicit
-        ``history`` / ``history_images`` of the agent wins.
+    def history(self, family: str | None) -> tuple[int | str, bool | int] | None:
+        """``(past turns, keep their images)`` by default; None: the family's. Past turns:
+        a number or ``"all"`` (the whole conversation); images: True, False or k (those of
+        the last k past turns). An explicit ``history`` / ``history_images`` of the agent
+        wins.
         """
         return None
 
