@@ -39,6 +39,7 @@ from urban_gym.families.citywalk.dynamics import (
     walker_samples,
 )
 from urban_gym.families.citywalk.tasks import OPTION_LETTERS
+from urban_gym.families.citywalk.tasks.context import EYE_HEIGHT_M
 from urban_gym.world.geo import angle_diff, bearing
 from urban_gym.world.routing import Located
 
@@ -90,7 +91,7 @@ class CityWalkOracle:
         if target is None:
             return {"action": "terminate"}
         if e.kind == "navigation" and math.hypot(target[0] - w.x, target[1] - w.y) <= ARRIVE_M:
-            return {"action": "terminate"}
+            return self._face_sign(e) or {"action": "terminate"}
         self._ensure_plan(e, target)
         act = self._follow(e)
         if act is None:  # off the plan or blocked: plan afresh and try once more
@@ -100,6 +101,30 @@ class CityWalkOracle:
         if act is None:
             act = self._evade(e) if self._crowded(e) else self._unstick(e)
         return act
+
+    @staticmethod
+    def _face_sign(e: Any) -> dict[str, Any] | None:
+        """Where the env judges arrival from the final view (``arrival_rule == "view"``): a
+        ``look`` that turns the view onto the goal place's sign (its bearing, and the pitch
+        to the board's middle), or None when already facing it (within 3 degrees).
+        """
+        if getattr(e, "arrival_rule", "position") != "view":
+            return None
+        from urban_gym.render.scene import scene_for
+
+        pid = e.task.goal.get("poi_id")
+        if not isinstance(pid, int):
+            return None
+        p = e.city.pois[pid]
+        w = e.walker
+        place = scene_for(e.city).poi_sign_placement(pid)
+        z = 0.5 * (place[0] + place[1]) if place is not None else 3.0
+        d = max(math.hypot(p.anchor[0] - w.x, p.anchor[1] - w.y), 0.5)
+        yaw = angle_diff(bearing(p.anchor[0] - w.x, p.anchor[1] - w.y), w.heading)
+        pitch = math.degrees(math.atan2(z - EYE_HEIGHT_M, d)) - w.pitch
+        if abs(yaw) <= 3.0 and abs(pitch) <= 3.0:
+            return None
+        return {"action": "look", "yaw": round(yaw, 2), "pitch": round(pitch, 2)}
 
     @staticmethod
     def _crowded(e: Any, radius: float = 4.0) -> bool:
