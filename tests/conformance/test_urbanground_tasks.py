@@ -97,8 +97,8 @@ def test_cardinal_directions_of_worked_bearings():
     """A place 10 m north and 3 m east of the walker is at a bearing of
     atan2(3, 10) = 16.7 degrees: north; 3 m south and 10 m east, 106.7 degrees: east;
     10 m south, 180: south; 8 m west and 6 m north, 306.9 degrees: west."""
-    worked = {(3.0, 10.0): "north", (10.0, -3.0): "east", (0.0, -10.0): "south"}
-    worked[(-8.0, 6.0)] = "west"
+    worked = {(3.0, 10.0): "North", (10.0, -3.0): "East", (0.0, -10.0): "South"}
+    worked[(-8.0, 6.0)] = "West"
     for (dx, dy), name in worked.items():
         b = _bearing((0.0, 0.0), (dx, dy))
         assert COMPASS_OPTIONS[cardinal_index(b)] == name, (dx, dy, b)
@@ -255,7 +255,7 @@ def test_question_texts_follow_the_layout_and_the_answer_turn(suite):
             + " "
             + " ".join(f"{L}. {o}" for L, o in zip(OPTION_LETTERS, t.options))
         )
-        assert t.instruction.startswith(layout + " "), t.id
+        assert t.instruction.startswith(layout + "\n"), t.id
         tail = t.instruction[len(layout) :]
         assert re.search(r"\bterminate\b", tail) and "letter" in tail
         assert "with terminate" not in t.instruction.lower()
@@ -298,3 +298,12 @@ def test_suite_counts_per_type(suite):
     variants = Counter(t.type for t in suite if not _base(t))
     assert dict(variants) == {c: 4 * PAPER_BASE_COUNTS[c] for c in VARIANT_TYPES}
     assert len(suite) == 810 + 4 * 4 * 63 == 1818
+
+
+def test_no_navigation_task_starts_inside_its_goal_radius(suite):
+    """4.1: success is the final position within 15 m of the destination; a start already
+    inside it would score without a step."""
+    for t in suite:
+        if t.goal and "x" in t.goal:
+            d = math.dist((t.start["x"], t.start["y"]), (t.goal["x"], t.goal["y"]))
+            assert d > t.goal["radius"], (t.id, d)

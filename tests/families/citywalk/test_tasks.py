@@ -87,7 +87,7 @@ def test_ou_answer_matches_the_relative_bearing(small_city, small_tasks):
         if t.meta["ou_form"] != "relative":
             direction = b if t.meta["ou_form"] == "compass" else p.facing
             k = int(((direction + 45) % 360) // 90)  # 0 north, 1 east, 2 south, 3 west
-            assert t.answer == ("north", "east", "south", "west")[k]
+            assert t.answer == ("North", "East", "South", "West")[k]
             continue
         rel = (b - t.start["heading"] + 180) % 360 - 180
         quadrant = int(((rel + 45) % 360) // 90)  # 0 ahead, 1 right, 2 behind, 3 left

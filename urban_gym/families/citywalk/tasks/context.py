@@ -197,17 +197,25 @@ class _Ctx:
         k: int = 3,
         min_dist: float = 150.0,
     ) -> list[POI] | None:
-        cand = [
-            p
-            for p in pool
-            if p.id != truth.id
-            and math.dist(p.anchor, far_from) >= min_dist
-            and p.name.casefold() != truth.name.casefold()
-        ]
+        """``k`` places of ``pool`` for the wrong options: ``min_dist`` metres or more from
+        ``far_from``, and no option's name inside another's ("Zio", "Zio (Shoe store)":
+        both would fit); None when the pool has fewer.
+        """
+        cand = [p for p in pool if p.id != truth.id and math.dist(p.anchor, far_from) >= min_dist]
         if len(cand) < k:
             return None
-        idx = self.rng.choice(len(cand), size=k, replace=False)
-        return [cand[int(i)] for i in idx]
+        chosen: list[POI] = []
+        names = [truth.name.casefold()]
+        for i in self.rng.permutation(len(cand)):
+            p = cand[int(i)]
+            n = p.name.casefold()
+            if any(n in m or m in n for m in names):
+                continue
+            chosen.append(p)
+            names.append(n)
+            if len(chosen) == k:
+                return chosen
+        return None
 
     def start_clock(self, time_of_day: str = "day") -> int:
         lo, hi = CLOCK_RANGES[time_of_day]
@@ -243,13 +251,13 @@ def _goal(p: POI, show: bool) -> dict[str, Any]:
 
 def _qa_text(question: str, options: Sequence[str]) -> str:
     """A question task's text in UrbanGround's layout ``<QUESTION> A. .. B. .. C. .. D. ..``
-    and how it is answered here: explore as needed, ``terminate``, then the answer turn
+    and, on a line of its own, how it is answered here: explore as needed, ``terminate``, then the answer turn
     (``{"answer": <letter>, "reason": ...}``). The question and the options stay in the
     task's own fields (``meta["question"]``, ``options``) for a prompt template.
     """
     opts = " ".join(f"{L}. {o}" for L, o in zip(OPTION_LETTERS, options))
     return (
-        f"{question} {opts} Look around as much as you need, then terminate; the turn "
+        f"{question} {opts}\nLook around as much as you need, then terminate; the turn "
         "after that asks for your answer, one of the letters A-D."
     )
 

@@ -165,6 +165,8 @@ def _nav_common(
     c.rng.shuffle(cands)
     in_band = 0
     for p in cands[:tries]:
+        if math.dist(xy, p.front) <= SUCCESS_RADIUS + 5.0:
+            continue  # arrived before walking: the goal must lie outside its radius
         d = c.router.distance(fld, c.loc(p))
         if not (lo <= d <= hi):
             continue
@@ -500,11 +502,20 @@ def _nearest_of(c: _Ctx, kinds: Iterable[str], lo: float = 50.0, hi: float = 400
     d1, _, p1 = ds[0]
     if not (lo <= d1 <= hi):
         return c.miss(f"no start whose nearest place of a kind is {lo:.0f}-{hi:.0f} m away", 1)
-    if not c.sign_in_start_view(arrival_pose(c, p1), p1):
-        # arrival is judged from the final view: the place's sign must show from its front
+    # arrival is judged from the final view: the place's sign must show from its front,
+    # face on (at most ARRIVAL_VIEW_MAX_DEG off the board's normal), not edge on
+    seen_from = bearing(p1.front[0] - p1.anchor[0], p1.front[1] - p1.anchor[1])
+    if abs(angle_diff(seen_from, p1.facing)) > ARRIVAL_VIEW_MAX_DEG or not c.sign_in_start_view(
+        arrival_pose(c, p1), p1
+    ):
         return c.miss("no nearest place whose sign shows in the view from its front (pixels)", 3)
     alts = [[round(p.front[0], 1), round(p.front[1], 1), p.id] for _, _, p in ds[1:]]
     return xy, p1, d1, alts
+
+
+#: Most degrees off its board's normal that a PTS / III goal's sign may be seen from the
+#: goal point (its front): the final view must show the board, not its edge.
+ARRIVAL_VIEW_MAX_DEG = 60.0
 
 
 def arrival_pose(c: _Ctx, p: POI) -> dict[str, Any]:
@@ -523,7 +534,7 @@ def _gen_pts(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
     if got is None:
         return None
     xy, p, d, alts = got
-    text = f"Find the nearest {place_kind(p)}, stop in front of it facing it, then terminate."
+    text = f"Find the nearest {place_kind(p)} and stop in front of it, facing it, then terminate."
     return {
         "start": _start(xy, float(c.rng.uniform(0, 360)), c.start_clock()),
         "instruction": text,
@@ -542,8 +553,8 @@ def _gen_iii(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
         return None
     xy, p, d, alts = got
     text = (
-        f'Someone tells you: "{intent}" Walk to a place nearby that can help, stop in '
-        "front of it facing it, then terminate."
+        f'Someone tells you: "{intent}" Walk to a place nearby that can help and stop in '
+        "front of it, facing it, then terminate."
     )
     return {
         "start": _start(xy, float(c.rng.uniform(0, 360)), c.start_clock()),

@@ -133,10 +133,10 @@ CLOCK_RANGES: dict[str, tuple[int, int]] = {
     "night": (22 * 3600, 23 * 3600 + 1800),
 }
 
-OU_OPTIONS = ("ahead of you", "to your right", "behind you", "to your left")
+OU_OPTIONS = ("Ahead of you", "To your right", "Behind you", "To your left")
 #: The four compass options of an OU question about a place's compass direction from the
 #: start, or about the compass direction its sign faces (UrbanGround's B.1 and its OU prompt).
-COMPASS_OPTIONS = ("north", "east", "south", "west")
+COMPASS_OPTIONS = ("North", "East", "South", "West")
 #: The OU question forms: ``relative`` (ahead / right / behind / left of the start heading),
 #: ``compass`` (the compass direction of the place's sign from the start) and ``facing``
 #: (the compass direction the place's sign faces).
