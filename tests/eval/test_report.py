@@ -107,9 +107,9 @@ def test_citywalk_distance_bins(tmp_path):
     bins = rep["results"]["oracle"]["distance_bins"]
     assert set(bins) == {"SGN", "all navigation"}
     sgn = bins["SGN"]
-    # 103 SGN tasks (63, and 40 condition variants), binned by the straight-line
+    # 315 SGN tasks (63, and each under 4 conditions), binned by the straight-line
     # start-to-goal distance as UrbanGround bins ShortNav
-    assert [b["tasks"] for b in sgn] == [26, 26, 26, 25]
+    assert [b["tasks"] for b in sgn] == [79, 79, 79, 78]
     assert all(a["range"][1] <= b["range"][0] for a, b in zip(sgn, sgn[1:]))
     assert all(b["ended_closer"] == 1.0 for b in sgn)
     assert rep["results"]["oracle"]["by_category"].keys() == {"L2", "L5"}

@@ -372,7 +372,7 @@ def test_registered_no_view_env_on_the_default_suite():
         warnings.simplefilter("error")
         check_env(env.unwrapped, skip_render_check=True)
     obs, info = env.reset(seed=3)
-    assert info["task"].city == "helsinki" and len(env.unwrapped.tasks) == 970
+    assert info["task"].city == "helsinki" and len(env.unwrapped.tasks) == 1818
     assert env.observation_space.contains(obs)
     env.close()
 

@@ -83,6 +83,12 @@ def test_ou_answer_matches_the_relative_bearing(small_city, small_tasks):
     for t in (t for t in small_tasks if t.type == "OU"):
         p = small_city.pois[t.meta["poi_id"]]
         b = math.degrees(math.atan2(p.anchor[0] - t.start["x"], p.anchor[1] - t.start["y"])) % 360
+        assert t.meta["bearing"] == pytest.approx(b, abs=0.06)
+        if t.meta["ou_form"] != "relative":
+            direction = b if t.meta["ou_form"] == "compass" else p.facing
+            k = int(((direction + 45) % 360) // 90)  # 0 north, 1 east, 2 south, 3 west
+            assert t.answer == ("North", "East", "South", "West")[k]
+            continue
         rel = (b - t.start["heading"] + 180) % 360 - 180
         quadrant = int(((rel + 45) % 360) // 90)  # 0 ahead, 1 right, 2 behind, 3 left
         assert t.answer == OU_OPTIONS[quadrant] and list(t.options) == list(OU_OPTIONS)
@@ -300,17 +306,18 @@ def default_suite():
 
 def test_default_suite_shape(default_suite):
     stats = suite_statistics(default_suite)
-    # UrbanGround's 810 base tasks (63 of VR, OU, AEQ, SGN, 62 of the others) and 10 base
-    # tasks of each of VR, OU, AEQ, SGN under 4 conditions
-    assert stats["tasks"] == 970 and stats["base_tasks"] == 810
-    assert stats["by_level"] == {"l1": 189, "l2": 249, "l3": 124, "l4": 124, "l5": 284}
+    # UrbanGround's 810 base tasks (63 of VR, OU, AEQ, SGN, 62 of the others) and every
+    # base task of VR, OU, AEQ and SGN under 4 conditions (4 x 252)
+    assert stats["tasks"] == 1818 and stats["base_tasks"] == 810
+    assert stats["by_level"] == {"l1": 189, "l2": 249, "l3": 124, "l4": 124, "l5": 1132}
     for code, row in stats["by_type"].items():
-        assert row["count"] == PAPER_BASE_COUNTS[code] + (40 if code in VARIANT_TYPES else 0)
-        assert row["variants"] == (40 if code in VARIANT_TYPES else 0), code
+        n = 4 * PAPER_BASE_COUNTS[code] if code in VARIANT_TYPES else 0
+        assert row["count"] == PAPER_BASE_COUNTS[code] + n
+        assert row["variants"] == n, code
     assert all(t.city == "helsinki" and t.family == "citywalk" for t in default_suite)
     for t in default_suite:
         check_task(t)
-    assert len({t.id for t in default_suite}) == 970
+    assert len({t.id for t in default_suite}) == 1818
 
 
 def _run_oracle(env, index):
@@ -361,9 +368,14 @@ def test_every_claim_of_sight_holds_in_the_start_views_pixels(default_suite, hel
     from urban_gym.render.ids import sign_id
 
     assert start_view_size() == (960, 540)
-    claims = [i for i, t in enumerate(default_suite) if t.type in ("SGN", "VR")]
-    # UrbanGround's 63 SGN and 63 VR base tasks, and 40 condition variants of each
-    assert len(claims) == 2 * 63 + 2 * 40
+    # UrbanGround's 63 SGN and 63 VR base tasks (their condition variants start at the
+    # same pose without pedestrians: tests/conformance/test_urbanground_tasks.py)
+    claims = [
+        i
+        for i, t in enumerate(default_suite)
+        if t.type in ("SGN", "VR") and "variant" not in t.meta
+    ]
+    assert len(claims) == 2 * 63
     env = CityWalkEnv(tasks=default_suite, view_size=None)
     fp = FirstPersonRenderer(helsinki, 960, 540, fov=90.0)
     shown = {}

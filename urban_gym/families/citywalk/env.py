@@ -57,6 +57,7 @@ from urban_gym.families.citywalk.tasks import (
     EpisodeOutcome,
     format_hhmm,
 )
+from urban_gym.families.citywalk.tasks.evaluate import VIEW_JUDGED_TYPES
 from urban_gym.tasks.spec import TaskError, TaskSpec
 from urban_gym.world import load_city
 from urban_gym.world.city import City
@@ -72,6 +73,18 @@ STOP_REWARD = 0.5  # reaching a stop of a multi-stop task
 SUCCESS_REWARD = 1.0  # at the end: success (navigation) or the right answer (questions)
 CLOSURE_PENALTY = 0.5  # per closure crossing
 CONTACT_PENALTY = 0.1  # per pedestrian contact
+
+#: The arrival rules of ``arrival=`` (see :class:`CityWalkEnv`).
+ARRIVAL_RULES = ("view", "position")
+#: Task types whose arrival the ``"view"`` rule judges from the final view: place-type
+#: search and implicit intent (UrbanGround's judge sees the final view).
+ARRIVAL_VIEW_TYPES = VIEW_JUDGED_TYPES
+#: ``(width, height)`` of the id view the ``"view"`` rule counts the sign's pixels in: the
+#: language-model view, at the env's field of view.
+ARRIVAL_VIEW_SIZE = (960, 540)
+#: Default pixels of the place's sign the final view must show (``arrival_min_pixels``):
+#: the same count as a task's claim that a sign is in sight from its start.
+ARRIVAL_MIN_PIXELS = 16
 
 
 class CityWalkEnv(CityWalkControls, UrbanEnv):
@@ -202,6 +215,15 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
       (:mod:`urban_gym.envs.visibility`).
     * ``goal``: ``"none"`` (default) or another goal mode of :mod:`urban_gym.envs.goals`
       (``"vector"``, ``"landmarks"``, ``"text"``; ``"image"`` needs a view).
+    * ``arrival``: how a place-type search (PTS) or implicit-intent (III) task's arrival is
+      judged. ``"view"`` (default): within the radius of a suitable place *and* that
+      place's sign in the final first-person view -- at least ``arrival_min_pixels``
+      pixels of it in the renderer's instance ids of a 960x540 view at ``fov``, the
+      pedestrians drawn (UrbanGround's judge sees the final view). ``"position"``: within
+      the radius only. ``info["arrival_rule"]`` names the rule that judges the task
+      (``"position"`` for every other type); at the end ``metrics`` hold
+      ``arrival_by_view`` (1 or 0) and ``arrival_sign_pixels`` on PTS/III tasks.
+    * ``arrival_min_pixels``: the sign pixels the ``"view"`` rule needs (default 16).
 
     ## Version History
     * v0: UrbanGround's action names, look/zoom/orbit semantics, jumps, the answer turn
@@ -237,8 +259,20 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
         render_size: int = 256,
         track_visibility: bool = False,
         goal: str = "none",
+        arrival: str = "view",
+        arrival_min_pixels: int = ARRIVAL_MIN_PIXELS,
     ) -> None:
         self._init_base(render_mode, track_visibility, goal)
+        if arrival not in ARRIVAL_RULES:
+            raise TaskError(f"arrival={arrival!r} is not one of {', '.join(ARRIVAL_RULES)}")
+        if (
+            not isinstance(arrival_min_pixels, int)
+            or isinstance(arrival_min_pixels, bool)
+            or arrival_min_pixels < 1
+        ):
+            raise TaskError(f"arrival_min_pixels={arrival_min_pixels!r} must be an int >= 1")
+        self.arrival = arrival
+        self.arrival_min_pixels = arrival_min_pixels
         self.view_wh = view_wh(view_size, MAX_VIEW_SIZE)
         if not (isinstance(fov, (int, float)) and 0.0 < float(fov) < 180.0):
             raise TaskError(f"fov={fov!r} must be a number of degrees in (0, 180)")
@@ -519,11 +553,64 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
             w = self.walker
             r = float(g.get("radius", SUCCESS_RADIUS))
             spots = [(g["x"], g["y"]), *(tuple(p[:2]) for p in g.get("alternatives") or [])]
-            return any(math.hypot(w.x - x, w.y - y) <= r for x, y in spots)
+            near = any(math.hypot(w.x - x, w.y - y) <= r for x, y in spots)
+            if near and self.arrival_rule == "view":
+                return self.arrival_sign_pixels() >= self.arrival_min_pixels
+            return near
         return all(a is not None for a in self.record.arrivals)
+
+    @property
+    def arrival_rule(self) -> str:
+        """The rule that judges the current task's arrival: ``arrival`` for PTS and III
+        tasks, ``"position"`` for every other type.
+        """
+        return self.arrival if self.task.type in ARRIVAL_VIEW_TYPES else "position"
+
+    def arrival_places(self) -> list[int]:
+        """POI indices of the task's suitable places (the goal and ``goal.alternatives``)
+        whose radius the walker is within now.
+        """
+        g = self.task.goal
+        w = self.walker
+        r = float(g.get("radius", SUCCESS_RADIUS))
+        spots = [(g["x"], g["y"], g.get("poi_id")), *(g.get("alternatives") or [])]
+        return [
+            int(s[2])
+            for s in spots
+            if len(s) > 2 and isinstance(s[2], int) and math.hypot(w.x - s[0], w.y - s[1]) <= r
+        ]
+
+    def arrival_sign_pixels(self) -> int:
+        """Pixels of the signs of :meth:`arrival_places` in the first-person id view now
+        (:data:`ARRIVAL_VIEW_SIZE` at ``fov``, pedestrians drawn; 0 with the map open or
+        no place near).
+        """
+        from urban_gym.render.ids import sign_id
+
+        places = self.arrival_places()
+        if self.map_mode or not places:
+            return 0
+        w = self.walker
+        peds = self.pedestrian_positions()
+        key = (self.task.id, w.x, w.y, w.heading, w.pitch, peds.tobytes())
+        hit = self.__dict__.get("_arrival_memo")
+        if hit is not None and hit[0] == key:
+            return int(hit[1])
+        ids = (
+            self._renderer("arrival")
+            .render(w.x, w.y, w.heading, w.pitch, pedestrians=[tuple(p) for p in peds], ids=True)
+            .ids
+        )
+        n = int(np.isin(ids, [sign_id(p) for p in places]).sum())
+        self._arrival_memo = (key, n)
+        return n
 
     def _outcome(self) -> EpisodeOutcome:
         self.record.end_distance = self.distance_to_goal
+        if self.kind == "navigation" and self.task.type in ARRIVAL_VIEW_TYPES:
+            self.record.arrival_rule = self.arrival
+            self.record.arrival_sign_pixels = self.arrival_sign_pixels()
+            self.record.arrival_min_pixels = self.arrival_min_pixels
         return self.record
 
     def _end_reward(self, metrics: dict[str, Any], valid: bool) -> float:
@@ -743,6 +830,7 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
             "closure_crossings": self.record.closure_crossings,
             "pedestrian_contacts": self.record.contacts,
             "stops_reached": sum(a is not None for a in self.record.arrivals),
+            "arrival_rule": self.arrival_rule,
             # a fresh copy, always a dict (vector envs batch every info key by its type)
             "action": {k: v for k, v in (s.action or {}).items() if v is not None},
             "task": self.task,
@@ -805,7 +893,9 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
             if name == "map":
                 r = R.MapRenderer(self.city)
             else:
-                size = self.view_wh if name == "view" else (self.render_size,) * 2
+                size = {"view": self.view_wh, "arrival": ARRIVAL_VIEW_SIZE}.get(
+                    name, (self.render_size,) * 2
+                )
                 assert size is not None  # only an env with a view renders one
                 vw, vh = size
                 r = R.FirstPersonRenderer(self.city, width=vw, height=vh, fov=self.fov)

@@ -13,7 +13,8 @@ task -- and follows it with timed moves:
 * a move that turns by more than 60 degrees is preceded by a ``look``; a move a bench
   would stop jumps at its start (in the air the walker passes over low obstacles);
 * among pedestrians it tries shorter and slower moves, then waiting (``jump``), then a
-  side step;
+  side step; when the steps left would no longer cover the walk (sprinting, with a 30 %
+  margin), it stops giving way (a contact is counted, never a failure);
 * it re-plans when a closure appears, when the target changes or when it is off its plan.
 
 It reads privileged state from ``env.unwrapped`` and returns canonical action dicts.
@@ -39,6 +40,7 @@ from urban_gym.families.citywalk.dynamics import (
     walker_samples,
 )
 from urban_gym.families.citywalk.tasks import OPTION_LETTERS
+from urban_gym.families.citywalk.tasks.context import EYE_HEIGHT_M
 from urban_gym.world.geo import angle_diff, bearing
 from urban_gym.world.routing import Located
 
@@ -64,12 +66,14 @@ class CityWalkOracle:
         self.order: list[int] = []
         self._tfield: Any = None
         self._tfield_key: Any = None
+        self._hurry = False
 
     def reset(self, env: Any) -> None:
         """Forget the previous plan; order the stops of a multi-stop task."""
         e = env.unwrapped
         self.path, self.s, self.expected, self.plan_key = [], 0.0, None, None
         self._tfield, self._tfield_key = None, None
+        self._hurry = False
         self.order = self._stop_order(e) if e.kind == "multi_stop" else []
 
     # ------------------------------------------------------------------ policy
@@ -90,7 +94,8 @@ class CityWalkOracle:
         if target is None:
             return {"action": "terminate"}
         if e.kind == "navigation" and math.hypot(target[0] - w.x, target[1] - w.y) <= ARRIVE_M:
-            return {"action": "terminate"}
+            return self._face_sign(e) or {"action": "terminate"}
+        self._hurry = self._late(e)
         self._ensure_plan(e, target)
         act = self._follow(e)
         if act is None:  # off the plan or blocked: plan afresh and try once more
@@ -98,8 +103,44 @@ class CityWalkOracle:
             self._ensure_plan(e, target)
             act = self._follow(e)
         if act is None:
-            act = self._evade(e) if self._crowded(e) else self._unstick(e)
+            crowded = self._crowded(e) and not self._hurry
+            act = self._evade(e) if crowded else self._unstick(e)
         return act
+
+    @staticmethod
+    def _late(e: Any) -> bool:
+        """Whether, among pedestrians, the steps left (2 s sprints) no longer cover the
+        walking distance left with a 30 % margin: then it stops giving way.
+        """
+        if e.crowd is None or not len(e.crowd):
+            return False
+        d = float(e.distance_to_goal)
+        left = (e.max_steps - e.steps) * 2.0 * SPRINT_SPEED
+        return math.isfinite(d) and left < 1.3 * d + 12.0
+
+    @staticmethod
+    def _face_sign(e: Any) -> dict[str, Any] | None:
+        """Where the env judges arrival from the final view (``arrival_rule == "view"``): a
+        ``look`` that turns the view onto the goal place's sign (its bearing, and the pitch
+        to the board's middle), or None when already facing it (within 3 degrees).
+        """
+        if getattr(e, "arrival_rule", "position") != "view":
+            return None
+        from urban_gym.render.scene import scene_for
+
+        pid = e.task.goal.get("poi_id")
+        if not isinstance(pid, int):
+            return None
+        p = e.city.pois[pid]
+        w = e.walker
+        place = scene_for(e.city).poi_sign_placement(pid)
+        z = 0.5 * (place[0] + place[1]) if place is not None else 3.0
+        d = max(math.hypot(p.anchor[0] - w.x, p.anchor[1] - w.y), 0.5)
+        yaw = angle_diff(bearing(p.anchor[0] - w.x, p.anchor[1] - w.y), w.heading)
+        pitch = math.degrees(math.atan2(z - EYE_HEIGHT_M, d)) - w.pitch
+        if abs(yaw) <= 3.0 and abs(pitch) <= 3.0:
+            return None
+        return {"action": "look", "yaw": round(yaw, 2), "pitch": round(pitch, 2)}
 
     @staticmethod
     def _crowded(e: Any, radius: float = 4.0) -> bool:
@@ -330,7 +371,7 @@ class CityWalkOracle:
         for c_, on in zip(e.closures, e.closure_active):
             if on and count_crossings(res.path, c_):
                 return None
-        if contacts and e.crowd is not None:
+        if contacts and e.crowd is not None and not self._hurry:
             if self._contact_predicted(e, res, duration):
                 return None
             # keep a way out: standing still for a moment after the move must be safe too

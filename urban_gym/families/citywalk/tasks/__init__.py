@@ -6,18 +6,18 @@ Every task is a :class:`~urban_gym.tasks.spec.TaskSpec` with ``family="citywalk"
 | level | type | what the agent does | ground truth from |
 |---|---|---|---|
 | L1 | ``VR`` visual recognition | names the place whose sign it faces (4 options) | the POI anchored on the facade ahead, its sign in the start view |
-| L1 | ``OU`` orientation understanding | says whether a place is ahead / right / behind / left | bearing from the start to the POI's sign |
+| L1 | ``OU`` orientation understanding | says whether a place is ahead / right / behind / left, its compass direction, or which way its sign faces | bearing from the start to the POI's sign; the sign's facing |
 | L1 | ``AEQ`` active exploration | finds which place of a kind is next to a named one | the only POI of that kind within 80 m |
 | L2 | ``SGN`` short-range goal | walks to a place whose sign is in sight | a POI 30-110 m away, its sign in the start view |
 | L2 | ``LGN`` long-range goal | walks to a place out of sight, using the map | a POI 200-480 m away by the network |
 | L2 | ``IN`` instructions | follows turn-by-turn directions | the shortest route to a POI |
 | L2 | ``CN`` constrained | walks to a place without crossing a closure | a closure on the shortest route |
-| L3 | ``PTS`` place-type search | finds "a pharmacy nearby" | any POI of the kind (``goal``: the nearest; ``goal.alternatives``: the others within reach) |
+| L3 | ``PTS`` place-type search | finds "a pharmacy nearby" and faces its sign | any POI of the kind (``goal``: the nearest; ``goal.alternatives``: the others within reach); its sign in the final view |
 | L3 | ``III`` implicit intent | finds a place for a need ("my eyes need checking") | :data:`INTENT_CATEGORIES` + any POI of those kinds |
 | L4 | ``TWS`` time-window schedule | visits places in order before deadlines | routes at walking speed x 1.5 + 60 s |
 | L4 | ``MSP`` multi-stop | visits several places in any order | the stops |
 | L5 | ``DCR`` dynamic closure | replans when a closure appears mid-episode | a closure on the route, shown at 40 m |
-| L5 | ``NP`` among pedestrians | walks to a place through a crowd (contacts counted) | pedestrians near the route |
+| L5 | ``NP`` among pedestrians | an LGN task with moving pedestrians (contacts counted) | the LGN task (``meta.base_task``), pedestrians along its route |
 
 "In the start view" is checked on pixels: the generator renders the start view at the
 language-model size (960x540, 90° field of view, no pedestrians) and keeps a ``VR`` or
@@ -25,9 +25,13 @@ language-model size (960x540, 90° field of view, no pedestrians) and keeps a ``
 pixels of the place's signboard show in its instance ids; a ``VR`` start looks up
 (``start.pitch``) at a board stacked high on its facade.
 
-L5 also holds the *condition variants* of ``VR``, ``OU``, ``AEQ`` and ``SGN``: base tasks of
-those types unchanged but for the conditions -- at dusk, at night, in fog or in rain
-(``constraints.conditions``; ``meta.variant``, ``meta.base_task``). ``SGN`` and ``IN`` tasks
+L5 also holds the *condition variants* of ``VR``, ``OU``, ``AEQ`` and ``SGN``: every base
+task of those types unchanged but for the conditions -- at dusk, at night, in fog or in
+rain (``constraints.conditions``; ``meta.variant``, ``meta.base_task``; UrbanGround
+Section 4.4). Question texts read ``<question> A. .. B. .. C. .. D. ..`` and say that the
+answer comes in the turn after ``terminate``; ``meta.question`` and ``options`` hold the
+parts. ``PTS`` and ``III`` arrival is judged from the final view by default (the env's
+``arrival=``); their goal's sign shows from its front. ``SGN`` and ``IN`` tasks
 carry ``meta.distance_bin`` (1-4, equal-count bins of the straight-line start-to-goal
 distance ``meta.crow_m``). The default suite has UrbanGround's 810 base tasks
 (:data:`PAPER_BASE_COUNTS`).
@@ -48,7 +52,9 @@ Spec fields used by the family (all lengths metres, angles degrees, times second
   (``time_of_day``, ``weather``, ``seed``).
 * ``limits``: ``max_steps`` (150).
 * ``meta``: ``level``, ``type_name``, ``shortest_m`` (walking distance of the task),
-  ``reference_path`` (IN: the route, points every ~5 m), ``variant``, ``generator``.
+  ``reference_path`` (IN: the route, points every ~5 m), ``variant``, ``base_task``
+  (condition variants and NP: the task it is made from), ``question`` (questions),
+  ``ou_form`` (OU: ``relative``, ``compass`` or ``facing``), ``generator``.
 
 :func:`generate_with_report` (and :func:`generate`, which writes a suite) makes the tasks a city supports and says, per type, how many
 it made and -- where fewer -- what the city lacks; :func:`evaluate` turns an
@@ -71,6 +77,7 @@ from urban_gym.families.citywalk.tasks.generate import (
 )
 from urban_gym.families.citywalk.tasks.generators import (
     GENERATORS,
+    arrival_pose,
     closure_across,
     resample,
     route_instructions,
@@ -79,6 +86,7 @@ from urban_gym.families.citywalk.tasks.generators import (
 from urban_gym.families.citywalk.tasks.procedural import CityWalkProceduralTasks, procedural_source
 from urban_gym.families.citywalk.tasks.types import (
     CLOCK_RANGES,
+    COMPASS_OPTIONS,
     DEFAULT_MAX_STEPS,
     DEFAULT_SUITE_PATH,
     DEFAULT_SUITES,
@@ -87,6 +95,7 @@ from urban_gym.families.citywalk.tasks.types import (
     GENERATOR_VERSION,
     INTENT_CATEGORIES,
     OPTION_LETTERS,
+    OU_FORMS,
     OU_OPTIONS,
     PAPER_BASE_COUNTS,
     SUCCESS_RADIUS,
@@ -99,6 +108,7 @@ from urban_gym.families.citywalk.tasks.types import (
 
 __all__ = [
     "CLOCK_RANGES",
+    "COMPASS_OPTIONS",
     "CityWalkProceduralTasks",
     "DEFAULT_MAX_STEPS",
     "DEFAULT_SUITES",
@@ -111,6 +121,7 @@ __all__ = [
     "GENERATOR_VERSION",
     "INTENT_CATEGORIES",
     "OPTION_LETTERS",
+    "OU_FORMS",
     "OU_OPTIONS",
     "PAPER_BASE_COUNTS",
     "SUCCESS_RADIUS",
@@ -118,6 +129,7 @@ __all__ = [
     "VARIANT_CONDITIONS",
     "VARIANT_TYPES",
     "check_task",
+    "arrival_pose",
     "closure_across",
     "compass_name",
     "evaluate",

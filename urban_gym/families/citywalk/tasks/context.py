@@ -33,6 +33,10 @@ MIN_SIGN_PIXELS = 16
 EYE_HEIGHT_M = 1.6
 #: Horizontal field of view (degrees) of the start-view check (the env's default).
 START_VIEW_FOV = 90.0
+#: An optional check an SGN target must pass to be kept (e.g. its name legible from the
+#: start view or after turning toward it): ``predicate(city, start, poi) -> bool`` with
+#: ``start`` the task's start pose (``x``, ``y``, ``heading``, ``pitch``, ``clock``).
+TargetPredicate = Callable[[City, dict[str, Any], POI], bool]
 
 
 def start_view_size() -> tuple[int, int]:
@@ -91,6 +95,8 @@ class _Ctx:
         #: Why the attempts at the current task type failed (see :meth:`miss`).
         self.misses = Misses()
         self._start_view: Any = None
+        #: SGN targets must pass this check when set (see :data:`TargetPredicate`).
+        self.sgn_predicate: TargetPredicate | None = None
 
     def miss(self, reason: str, stage: int = 0) -> None:
         """Record why an attempt failed (what the city lacks) and at which ``stage`` of
@@ -191,17 +197,25 @@ class _Ctx:
         k: int = 3,
         min_dist: float = 150.0,
     ) -> list[POI] | None:
-        cand = [
-            p
-            for p in pool
-            if p.id != truth.id
-            and math.dist(p.anchor, far_from) >= min_dist
-            and p.name.casefold() != truth.name.casefold()
-        ]
+        """``k`` places of ``pool`` for the wrong options: ``min_dist`` metres or more from
+        ``far_from``, and no option's name inside another's ("Zio", "Zio (Shoe store)":
+        both would fit); None when the pool has fewer.
+        """
+        cand = [p for p in pool if p.id != truth.id and math.dist(p.anchor, far_from) >= min_dist]
         if len(cand) < k:
             return None
-        idx = self.rng.choice(len(cand), size=k, replace=False)
-        return [cand[int(i)] for i in idx]
+        chosen: list[POI] = []
+        names = [truth.name.casefold()]
+        for i in self.rng.permutation(len(cand)):
+            p = cand[int(i)]
+            n = p.name.casefold()
+            if any(n in m or m in n for m in names):
+                continue
+            chosen.append(p)
+            names.append(n)
+            if len(chosen) == k:
+                return chosen
+        return None
 
     def start_clock(self, time_of_day: str = "day") -> int:
         lo, hi = CLOCK_RANGES[time_of_day]
@@ -236,8 +250,16 @@ def _goal(p: POI, show: bool) -> dict[str, Any]:
 
 
 def _qa_text(question: str, options: Sequence[str]) -> str:
-    opts = " ".join(f"{L}) {o}" for L, o in zip(OPTION_LETTERS, options))
-    return f"{question} Options: {opts}. Answer with terminate and the option's letter."
+    """A question task's text in UrbanGround's layout ``<QUESTION> A. .. B. .. C. .. D. ..``
+    and, on a line of its own, how it is answered here: explore as needed, ``terminate``, then the answer turn
+    (``{"answer": <letter>, "reason": ...}``). The question and the options stay in the
+    task's own fields (``meta["question"]``, ``options``) for a prompt template.
+    """
+    opts = " ".join(f"{L}. {o}" for L, o in zip(OPTION_LETTERS, options))
+    return (
+        f"{question} {opts}\nLook around as much as you need, then terminate; the turn "
+        "after that asks for your answer, one of the letters A-D."
+    )
 
 
 Gen = Callable[[_Ctx, dict[str, Any]], dict[str, Any] | None]

@@ -10,6 +10,9 @@ from urban_gym.families.citywalk.tasks.types import CLOCK_RANGES, SUCCESS_RADIUS
 from urban_gym.tasks import metrics as M
 from urban_gym.tasks.spec import TaskError, TaskSpec
 
+#: Types whose arrival may be judged from the final view (``EpisodeOutcome.arrival_rule``).
+VIEW_JUDGED_TYPES = ("PTS", "III")
+
 
 def check_task(task: TaskSpec) -> TaskSpec:
     """``task`` if its CityWalk fields are well formed, else :class:`TaskError` naming the
@@ -106,6 +109,9 @@ class EpisodeOutcome:
     ``durations``/``on_network``/``covered`` one per step (the state after the step).
     ``arrivals``: for each stop, the elapsed seconds when it was reached (or None).
     ``start_distance``/``end_distance``: walking distance (m) to the goal (or next stop).
+    ``arrival_rule``: how a PTS / III arrival is judged, ``"position"`` (within the radius)
+    or ``"view"`` (also ``arrival_sign_pixels`` >= ``arrival_min_pixels``: pixels of the
+    arrived place's sign in the final first-person view).
     """
 
     positions: list[tuple[float, float]] = field(default_factory=list)
@@ -124,6 +130,9 @@ class EpisodeOutcome:
     answer_index: int | None = None
     start_distance: float = math.nan
     end_distance: float = math.nan
+    arrival_rule: str = "position"
+    arrival_sign_pixels: int | None = None
+    arrival_min_pixels: int = 16
 
 
 def evaluate(task: TaskSpec, rec: EpisodeOutcome) -> dict[str, float]:
@@ -172,6 +181,14 @@ def evaluate(task: TaskSpec, rec: EpisodeOutcome) -> dict[str, float]:
         spots = [goal, *((float(p[0]), float(p[1])) for p in task.goal.get("alternatives") or [])]
         reached = any(M.coordinate_match(final, g, radius) for g in spots)
         m["distance_to_goal_m"] = round(min(math.dist(final, g) for g in spots), 3)
+        if task.type in VIEW_JUDGED_TYPES:
+            by_view = rec.arrival_rule == "view"
+            m["arrival_by_view"] = 1.0 if by_view else 0.0
+            if rec.arrival_sign_pixels is not None:
+                m["arrival_sign_pixels"] = float(rec.arrival_sign_pixels)
+            if by_view:
+                seen = (rec.arrival_sign_pixels or 0) >= rec.arrival_min_pixels
+                reached = reached and seen
     else:
         stops = task.goal["stops"]
         n_reached = sum(a is not None for a in rec.arrivals)

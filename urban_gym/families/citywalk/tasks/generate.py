@@ -5,14 +5,21 @@ the suite's statistics.
 from __future__ import annotations
 
 import math
+import sys
+import time
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from urban_gym.families.citywalk.tasks.context import _Ctx
-from urban_gym.families.citywalk.tasks.generators import _NO_INTENT, GENERATORS
+from urban_gym.families.citywalk.tasks.context import TargetPredicate, _Ctx
+from urban_gym.families.citywalk.tasks.generators import (
+    _NO_INTENT,
+    DERIVED_FROM,
+    GENERATORS,
+    np_pedestrians,
+)
 from urban_gym.families.citywalk.tasks.types import (
     DEFAULT_MAX_STEPS,
     DEFAULT_SUITE_PATH,
@@ -31,8 +38,8 @@ from urban_gym.tasks.suite import counts, group_tasks, meta_values, quantiles, s
 from urban_gym.world.city import City
 
 FATAL_STAGE = 100
-#: Base tasks of each condition-varied type that the default suite varies (x 4 conditions).
-DEFAULT_VARIANT_BASES = 10
+#: A callable that takes one line of progress (e.g. ``print``).
+Progress = Callable[[str], None]
 
 
 def type_lacks(c: _Ctx, code: str) -> str | None:
@@ -68,23 +75,31 @@ def generate_with_report(
     city: City,
     city_spec: str,
     per_type: int | Mapping[str, int] = 20,
-    variants_per_type: int = 8,
+    variants_per_type: int | None = None,
     seed: int = 0,
     types: Iterable[str] | None = None,
     max_tries: int = 400,
+    sgn_predicate: TargetPredicate | None = None,
+    progress: Progress | None = None,
 ) -> tuple[list[TaskSpec], GenerationReport]:
     """Generate CityWalk tasks and say, per type, how many were made and why not more.
 
     ``per_type`` tasks of each type in ``types`` (default all thirteen; a mapping gives
     each type its own count, e.g. :data:`PAPER_BASE_COUNTS`), then the condition variants:
-    the first ``variants_per_type`` base tasks of each of :data:`VARIANT_TYPES`, each under
-    every one of :data:`VARIANT_CONDITIONS` (the same start, goal and options; the clock
-    moved to the time of day). ShortNav and InstructionNav tasks get
-    ``meta["distance_bin"]`` (:func:`assign_distance_bins`).
-    Deterministic for a seed. A type the city cannot supply (see :func:`type_lacks`) is
-    skipped; a type stops after ``max_tries`` failed attempts in a row or
-    ``n * max_tries`` attempts in all, its report row naming why the attempts that got
-    furthest failed (:class:`~urban_gym.tasks.report.Misses`).
+    every base task of each of :data:`VARIANT_TYPES` (or its first ``variants_per_type``;
+    0 for none) under every one of :data:`VARIANT_CONDITIONS` (the same start, goal and
+    options; the clock moved to the time of day): UrbanGround evaluates every L1 question
+    task and SGN under the matched conditions (Section 4.4). NP tasks are not drawn: each
+    is an LGN task of the run with moving pedestrians (the same start, goal, route and
+    instruction; ``meta["base_task"]`` its LGN task; UrbanGround B.5).
+    ShortNav and InstructionNav tasks get ``meta["distance_bin"]``
+    (:func:`assign_distance_bins`). ``sgn_predicate`` (optional): an SGN target is kept
+    only when ``sgn_predicate(city, start, poi)`` holds (e.g. its name legible from the
+    start; see :data:`~urban_gym.families.citywalk.tasks.context.TargetPredicate`).
+    ``progress`` gets one line per type made. Deterministic for a seed. A type the city
+    cannot supply (see :func:`type_lacks`) is skipped; a type stops after ``max_tries``
+    failed attempts in a row or ``n * max_tries`` attempts in all, its report row naming
+    why the attempts that got furthest failed (:class:`~urban_gym.tasks.report.Misses`).
     Raises :class:`~urban_gym.tasks.report.SuiteGenerationError` when no task at all
     could be made (the message names what the city lacks per type).
     """
@@ -92,30 +107,88 @@ def generate_with_report(
     unknown = [t for t in codes if t not in TASK_TYPES]
     if unknown:
         raise TaskError(f"unknown CityWalk task types {unknown}; valid: {', '.join(TASK_TYPES)}")
+    if variants_per_type is not None and int(variants_per_type) < 0:
+        raise TaskError(f"variants_per_type={variants_per_type!r} must be None or at least 0")
     ctx = _Ctx(city, city_spec, seed)
+    ctx.sgn_predicate = sgn_predicate
     report = GenerationReport("citywalk", city.name)
     out: list[TaskSpec] = []
+    t0 = time.monotonic()
+
+    def say(what: str, made: int, want: int) -> None:
+        if progress is not None:
+            progress(f"citywalk {city.name}: {what} {made}/{want} ({time.monotonic() - t0:.0f} s)")
+
     for code in codes:
         n = int(per_type.get(code, 0)) if isinstance(per_type, Mapping) else int(per_type)
         row = report.add(TypeReport(code, n))
         row.reason = type_lacks(ctx, code)
         if row.reason is None and n > 0:
-            made = _generate_type(ctx, code, n, max_tries, row)
+            if code in DERIVED_FROM:
+                made = _derive_type(ctx, code, n, out, max_tries, row)
+            else:
+                made = _generate_type(ctx, code, n, max_tries, row)
             if code in DISTANCE_BIN_TYPES:
                 assign_distance_bins(made)
             out += made
+        say(code, row.made, n)
     for code in codes:
-        if code not in VARIANT_TYPES or variants_per_type <= 0:
+        if code not in VARIANT_TYPES or variants_per_type == 0:
             continue
-        base = [t for t in out if t.type == code][:variants_per_type]
-        want = variants_per_type * len(VARIANT_CONDITIONS)
+        base = [t for t in out if t.type == code]
+        if variants_per_type is not None:
+            base = base[: int(variants_per_type)]
+        want = len(base) * len(VARIANT_CONDITIONS)
+        if variants_per_type is not None:
+            want = int(variants_per_type) * len(VARIANT_CONDITIONS)
         row = report.add(TypeReport(f"{code} (conditions)", want))
         out += [condition_variant(ctx, t, cond) for cond in VARIANT_CONDITIONS for t in base]
         row.made = row.attempts = len(base) * len(VARIANT_CONDITIONS)
         if row.made < want:
             row.reason = f"only {len(base)} base {code} tasks to vary"
+        say(f"{code} under {len(VARIANT_CONDITIONS)} conditions", row.made, want)
     report.check_any()
     return out, report
+
+
+def _derive_type(
+    ctx: _Ctx, code: str, n: int, out: list[TaskSpec], max_tries: int, row: TypeReport
+) -> list[TaskSpec]:
+    """Up to ``n`` tasks of the derived type ``code`` (:data:`DERIVED_FROM`): NP from the
+    run's LGN tasks (made here, not kept, when the run has none), in order; fills ``row``.
+    """
+    src = DERIVED_FROM[code]
+    bases = [t for t in out if t.type == src]
+    if not bases:
+        bases = _generate_type(ctx, src, n, max_tries, TypeReport(src, n))
+    made = [derive_np(ctx, b, i) for i, b in enumerate(bases[:n])]
+    row.made = row.attempts = len(made)
+    if len(made) < n:
+        row.reason = f"only {len(bases)} {src} tasks to derive {code} tasks from"
+    return made
+
+
+def derive_np(ctx: _Ctx, base: TaskSpec, index: int) -> TaskSpec:
+    """The NP task made from the validated LGN task ``base`` (UrbanGround B.5: moving
+    pedestrians introduced into long-range navigation instances): ``base``'s start, goal,
+    instruction, route and conditions, with pedestrians around its shortest route
+    (:func:`~urban_gym.families.citywalk.tasks.generators.np_pedestrians`), level L5,
+    ``meta["base_task"]`` naming ``base``.
+    """
+    tt = TASK_TYPES["NP"]
+    return replace(
+        base,
+        id=f"citywalk-{ctx.city.name}-np-{index:03d}",
+        type="NP",
+        difficulty=tt.level,
+        constraints={**base.constraints, "pedestrians": np_pedestrians(ctx, base)},
+        meta={
+            **base.meta,
+            "level": tt.level.upper(),
+            "type_name": tt.description,
+            "base_task": base.id,
+        },
+    )
 
 
 def condition_variant(ctx: _Ctx, base: TaskSpec, cond: tuple[str, str]) -> TaskSpec:
@@ -217,7 +290,7 @@ def generate_tasks(
     city: City,
     city_spec: str,
     per_type: int = 20,
-    variants_per_type: int = 8,
+    variants_per_type: int | None = None,
     seed: int = 0,
     types: Iterable[str] | None = None,
     max_tries: int = 400,
@@ -235,26 +308,38 @@ def generate(
     out: str | Path | None = None,
     seed: int = 0,
     per_type: int | None = None,
+    sgn_predicate: TargetPredicate | None = None,
+    progress: Progress | None = None,
 ) -> GeneratedSuite:
     """Generate a CityWalk suite for ``city`` and write it as JSONL to ``out`` (default:
     the committed Helsinki suite). By default UrbanGround's 810 base tasks
-    (:data:`PAPER_BASE_COUNTS`, as many as the city supports) and, for each of
-    :data:`VARIANT_TYPES`, :data:`DEFAULT_VARIANT_BASES` of its base tasks under each of
-    :data:`VARIANT_CONDITIONS`; ``per_type`` instead makes that many of each type and
-    ``max(1, per_type // 4)`` varied base tasks. Returns the path, the tasks and the
-    per-type report.
+    (:data:`PAPER_BASE_COUNTS`, as many as the city supports) and every base task of each
+    of :data:`VARIANT_TYPES` under each of :data:`VARIANT_CONDITIONS`; ``per_type``
+    instead makes that many of each type. ``sgn_predicate``: see
+    :func:`generate_with_report`. Progress lines go to ``progress`` (default: standard
+    error). Returns the path, the tasks and the per-type report.
     """
     from urban_gym.world import load_city
 
     if per_type is not None and int(per_type) < 1:
         raise TaskError(f"per_type={per_type!r} must be at least 1")
     counts: int | dict[str, int] = PAPER_BASE_COUNTS if per_type is None else int(per_type)
-    nvar = DEFAULT_VARIANT_BASES if per_type is None else max(1, int(per_type) // 4)
+    say = progress if progress is not None else _to_stderr
     tasks, report = generate_with_report(
-        load_city(city), city, per_type=counts, variants_per_type=nvar, seed=seed
+        load_city(city),
+        city,
+        per_type=counts,
+        seed=seed,
+        sgn_predicate=sgn_predicate,
+        progress=say,
     )
     path = save_suite(out if out is not None else DEFAULT_SUITE_PATH, tasks)
     return GeneratedSuite(path, tasks, report)
+
+
+def _to_stderr(line: str) -> None:
+    """Print one progress line to standard error (flushed)."""
+    print(line, file=sys.stderr, flush=True)
 
 
 def write_suite(

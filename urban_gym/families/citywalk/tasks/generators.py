@@ -13,13 +13,18 @@ from shapely.geometry import LineString, Point
 
 from urban_gym.families.citywalk.tasks.context import Gen, _Ctx, _goal, _qa_text, _start
 from urban_gym.families.citywalk.tasks.types import (
+    COMPASS_OPTIONS,
     INTENT_CATEGORIES,
+    OU_FORMS,
+    OU_MARGIN_DEG,
     OU_OPTIONS,
     REACH_M,
     SUCCESS_RADIUS,
+    cardinal_index,
     compass_name,
     format_hhmm,
 )
+from urban_gym.tasks.spec import TaskSpec
 from urban_gym.tasks.wording import end_sentence, place_kind, place_name, typed_name
 from urban_gym.world.city import POI, City
 from urban_gym.world.geo import angle_diff, bearing
@@ -52,28 +57,70 @@ def _gen_vr(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
         "instruction": _qa_text(q, opts),
         "options": opts,
         "answer": ans,
-        "meta": {"poi_id": p.id, "distance_m": round(math.dist(xy, p.anchor), 1)},
+        "meta": {
+            "poi_id": p.id,
+            "distance_m": round(math.dist(xy, p.anchor), 1),
+            "question": q,
+        },
     }
 
 
 def _gen_ou(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
+    """An OU question in one of :data:`OU_FORMS`: where a visible place is relative to the
+    start heading, its compass direction from the start, or the compass direction its sign
+    faces. Every answer lies within :data:`OU_MARGIN_DEG` of the direction it names.
+    """
+    form = OU_FORMS[int(c.rng.integers(len(OU_FORMS)))]
     xy = c.random_start()
     cands = [p for p in c.pois_near(xy, 12.0, 45.0) if c.visible(xy, p)]
+    if form == "compass":
+        cands = [p for p in cands if _near_cardinal(_bearing_to(xy, p))]
+    elif form == "facing":
+        cands = [p for p in cands if p.facade is not None and _near_cardinal(p.facing)]
     if not cands:
-        return c.miss("no POI sign in view 12-45 m from a point of the walkable network")
+        return c.miss(
+            "no POI sign in view 12-45 m from a point of the walkable network "
+            f"(an OU question of the {form} form)"
+        )
     p = cands[int(c.rng.integers(len(cands)))]
-    quadrant = int(c.rng.integers(4))  # 0 ahead, 1 right, 2 behind, 3 left
-    b = bearing(p.anchor[0] - xy[0], p.anchor[1] - xy[1])
-    heading = b - 90.0 * quadrant + float(c.rng.uniform(-20.0, 20.0))
-    q = f"Is {typed_name(p)} ahead of you, to your right, behind you or to your left?"
-    opts = list(OU_OPTIONS)
+    b = _bearing_to(xy, p)
+    meta: dict[str, Any] = {"poi_id": p.id, "ou_form": form, "bearing": round(b, 1)}
+    if form == "relative":
+        quadrant = int(c.rng.integers(4))  # 0 ahead, 1 right, 2 behind, 3 left
+        heading = b - 90.0 * quadrant + float(c.rng.uniform(-OU_MARGIN_DEG, OU_MARGIN_DEG))
+        q = f"Is {typed_name(p)} ahead of you, to your right, behind you or to your left?"
+        opts, ans = list(OU_OPTIONS), OU_OPTIONS[quadrant]
+        meta["relative_bearing"] = round(angle_diff(b, heading), 1)
+    else:
+        heading = float(c.rng.uniform(0.0, 360.0))
+        opts = list(COMPASS_OPTIONS)
+        if form == "compass":
+            q = f"In which compass direction from you is {typed_name(p)}?"
+            ans = COMPASS_OPTIONS[cardinal_index(b)]
+        else:
+            q = f"Which compass direction does the sign of {typed_name(p)} face?"
+            ans = COMPASS_OPTIONS[cardinal_index(p.facing)]
+            meta["facing"] = round(p.facing % 360.0, 1)
+    meta["question"] = q
     return {
         "start": _start(xy, heading, c.start_clock(cond["time_of_day"])),
         "instruction": _qa_text(q, opts),
         "options": opts,
-        "answer": opts[quadrant],
-        "meta": {"poi_id": p.id, "relative_bearing": round(angle_diff(b, heading), 1)},
+        "answer": ans,
+        "meta": meta,
     }
+
+
+def _bearing_to(xy: tuple[float, float], p: POI) -> float:
+    """Bearing (degrees clockwise from north) from ``xy`` to ``p``'s sign anchor."""
+    return bearing(p.anchor[0] - xy[0], p.anchor[1] - xy[1])
+
+
+def _near_cardinal(b: float) -> bool:
+    """Whether the bearing ``b`` lies within :data:`OU_MARGIN_DEG` of north, east, south
+    or west (so that its compass answer is clear).
+    """
+    return abs(angle_diff(b, 90.0 * cardinal_index(b))) <= OU_MARGIN_DEG
 
 
 def _gen_aeq(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
@@ -101,7 +148,7 @@ def _gen_aeq(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
         "instruction": _qa_text(q, opts),
         "options": opts,
         "answer": ans,
-        "meta": {"poi_id": b.id, "landmark_poi_id": a.id},
+        "meta": {"poi_id": b.id, "landmark_poi_id": a.id, "question": q},
     }
 
 
@@ -118,6 +165,8 @@ def _nav_common(
     c.rng.shuffle(cands)
     in_band = 0
     for p in cands[:tries]:
+        if math.dist(xy, p.front) <= SUCCESS_RADIUS + 5.0:
+            continue  # arrived before walking: the goal must lie outside its radius
         d = c.router.distance(fld, c.loc(p))
         if not (lo <= d <= hi):
             continue
@@ -149,6 +198,8 @@ def _gen_sgn(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
         start["heading"] = _start(xy, b, 0)["heading"]
         if not c.sign_in_start_view(start, p):
             return c.miss("no named POI 30-110 m away with its sign in the start view (pixels)", 2)
+    if c.sgn_predicate is not None and not c.sgn_predicate(c.city, start, p):
+        return c.miss("no SGN target that passes the generator's target check (legibility)", 3)
     return {
         "start": start,
         "instruction": text,
@@ -451,8 +502,29 @@ def _nearest_of(c: _Ctx, kinds: Iterable[str], lo: float = 50.0, hi: float = 400
     d1, _, p1 = ds[0]
     if not (lo <= d1 <= hi):
         return c.miss(f"no start whose nearest place of a kind is {lo:.0f}-{hi:.0f} m away", 1)
+    # arrival is judged from the final view: the place's sign must show from its front,
+    # face on (at most ARRIVAL_VIEW_MAX_DEG off the board's normal), not edge on
+    seen_from = bearing(p1.front[0] - p1.anchor[0], p1.front[1] - p1.anchor[1])
+    if abs(angle_diff(seen_from, p1.facing)) > ARRIVAL_VIEW_MAX_DEG or not c.sign_in_start_view(
+        arrival_pose(c, p1), p1
+    ):
+        return c.miss("no nearest place whose sign shows in the view from its front (pixels)", 3)
     alts = [[round(p.front[0], 1), round(p.front[1], 1), p.id] for _, _, p in ds[1:]]
     return xy, p1, d1, alts
+
+
+#: Most degrees off its board's normal that a PTS / III goal's sign may be seen from the
+#: goal point (its front): the final view must show the board, not its edge.
+ARRIVAL_VIEW_MAX_DEG = 60.0
+
+
+def arrival_pose(c: _Ctx, p: POI) -> dict[str, Any]:
+    """The pose at ``p``'s goal point (its front) that faces its sign: the bearing to the
+    sign and the pitch to the board's middle (degrees).
+    """
+    xy = (float(p.front[0]), float(p.front[1]))
+    b = bearing(p.anchor[0] - xy[0], p.anchor[1] - xy[1])
+    return {"x": xy[0], "y": xy[1], "heading": b, "pitch": c.sign_pitch(xy, p)}
 
 
 def _gen_pts(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
@@ -462,7 +534,7 @@ def _gen_pts(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
     if got is None:
         return None
     xy, p, d, alts = got
-    text = f"Find the nearest {place_kind(p)} and stop in front of it, then terminate."
+    text = f"Find the nearest {place_kind(p)} and stop in front of it, facing it, then terminate."
     return {
         "start": _start(xy, float(c.rng.uniform(0, 360)), c.start_clock()),
         "instruction": text,
@@ -481,8 +553,8 @@ def _gen_iii(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
         return None
     xy, p, d, alts = got
     text = (
-        f'Someone tells you: "{intent}" Walk to a place nearby that can help and stop '
-        "in front of it, then terminate."
+        f'Someone tells you: "{intent}" Walk to a place nearby that can help and stop in '
+        "front of it, facing it, then terminate."
     )
     return {
         "start": _start(xy, float(c.rng.uniform(0, 360)), c.start_clock()),
@@ -600,31 +672,20 @@ def _gen_msp(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
     }
 
 
-def _gen_np(c: _Ctx, cond: dict[str, Any]) -> dict[str, Any] | None:
-    got = _nav_common(c, 80.0, 250.0, None)
-    if got is None:
-        return None
-    xy, p, d = got
-    src = c.router.locate(*xy)
+def np_pedestrians(c: _Ctx, base: TaskSpec) -> dict[str, Any]:
+    """The pedestrians of an NP task made from the validated LGN task ``base``
+    (UrbanGround B.5): walking the network nodes of ``base``'s shortest route and their
+    neighbours (``constraints.pedestrians``: ``count``, ``seed``, ``around``).
+    """
+    src = c.router.locate(float(base.start["x"]), float(base.start["y"]))
     fld = c.router.field(src)
-    goal = c.loc(p)
+    goal = c.router.locate(float(base.goal["x"]), float(base.goal["y"]))
     nodes = set(c.router.route_nodes(fld, goal.u)) | {src.u, src.v, goal.u, goal.v}
     around = sorted({m for n in nodes for m in c.city.network.neighbors(n)} | nodes)
-    text = (
-        f"Walk to {typed_name(p)}; it is marked on the map. The street is "
-        "busy: try not to bump into anyone. Terminate when you are there."
-    )
-    peds = {
+    return {
         "count": int(min(60, max(20, len(around) * 2))),
         "seed": int(c.rng.integers(2**31)),
         "around": [int(n) for n in around],
-    }
-    return {
-        "start": _start(xy, float(c.rng.uniform(0, 360)), c.start_clock()),
-        "instruction": text,
-        "goal": _goal(p, True),
-        "constraints": {"pedestrians": peds},
-        "meta": {"shortest_m": round(d, 1)},
     }
 
 
@@ -647,8 +708,10 @@ GENERATORS: dict[str, Gen] = {
     "TWS": _gen_tws,
     "MSP": _gen_msp,
     "DCR": _gen_dcr,
-    "NP": _gen_np,
 }
+#: Types made from the tasks of another type rather than drawn (:mod:`.generate`): NP is
+#: LGN with moving pedestrians (UrbanGround B.5).
+DERIVED_FROM: dict[str, str] = {"NP": "LGN"}
 
 
 #: The stage of a miss that ends a type's attempts (it outranks every other reason).

@@ -133,7 +133,24 @@ CLOCK_RANGES: dict[str, tuple[int, int]] = {
     "night": (22 * 3600, 23 * 3600 + 1800),
 }
 
-OU_OPTIONS = ("ahead of you", "to your right", "behind you", "to your left")
+OU_OPTIONS = ("Ahead of you", "To your right", "Behind you", "To your left")
+#: The four compass options of an OU question about a place's compass direction from the
+#: start, or about the compass direction its sign faces (UrbanGround's B.1 and its OU prompt).
+COMPASS_OPTIONS = ("North", "East", "South", "West")
+#: The OU question forms: ``relative`` (ahead / right / behind / left of the start heading),
+#: ``compass`` (the compass direction of the place's sign from the start) and ``facing``
+#: (the compass direction the place's sign faces).
+OU_FORMS = ("relative", "compass", "facing")
+#: Most degrees between a bearing and the direction its OU answer names (an OU question is
+#: made only where the answer is this clear).
+OU_MARGIN_DEG = 20.0
+
+
+def cardinal_index(b: float) -> int:
+    """Index into :data:`COMPASS_OPTIONS` of the cardinal direction nearest the bearing
+    ``b`` (degrees clockwise from north): 0 north (315-45), 1 east, 2 south, 3 west.
+    """
+    return int(math.floor((b % 360.0) / 90.0 + 0.5)) % 4
 
 
 def compass_name(b: float) -> str:
