@@ -11,10 +11,11 @@ Two tests of one view (its RGB and instance ids):
 * **pixels** (:func:`pixel_measure`): for each board of the place (the facade board and
   its blade, :mod:`urban_gym.render.blades`), the height in pixels of a capital letter
   where the board's centre is, the width of a letter (the cap height times the board's
-  foreshortening -- its width in the view over its width face-on -- and its texture's
+  foreshortening -- the cosine of the angle off its normal -- and its texture's
   squeeze) and the share of the board's projected area that carries its id in the view
-  (occlusion, the view's edges). A board is legible when all three pass
-  :data:`MIN_CAP_PX`, :data:`MIN_LETTER_PX` and :data:`MIN_SHOWN`; thresholds were set
+  (occlusion, the view's edges). A board is legible when these pass
+  :data:`MIN_CAP_PX`, :data:`MIN_LETTER_PX` and :data:`MIN_SHOWN` and its foreshortening
+  :data:`MIN_FORE`; thresholds were set
   against OCR on a sample (see the docs' legibility page). Needs no Tesseract.
 
 Both take a level first-person view (``pitch`` 0) of a ``FirstPersonRenderer``.
@@ -39,6 +40,9 @@ OCR_BOARD_PX = 64
 MIN_CAP_PX = 6.0
 MIN_LETTER_PX = 3.0
 MIN_SHOWN = 0.85
+#: least foreshortening (width in view over width face-on): OCR fails on the slanted
+#: lines of a board seen more than about 50 degrees off its normal, however large
+MIN_FORE = 0.65
 #: a bold capital's mean advance over its height (DejaVu Sans Bold)
 LETTER_ASPECT = 0.8
 
@@ -104,7 +108,7 @@ def read_sign(img: np.ndarray, name: str) -> tuple[float, str]:
     ``name`` (see the module docstring).
     """
     import cv2
-    import pytesseract  # type: ignore[import-untyped]
+    import pytesseract
 
     g = cv2.cvtColor(img, cv2.COLOR_RGB2GRAY)
     scale = min(8.0, max(1.0, OCR_BOARD_PX / max(1, img.shape[0])))
@@ -147,6 +151,7 @@ class BoardView:
     cap_px: float
     letter_px: float
     shown: float
+    fore: float = 1.0
 
     @property
     def legible(self) -> bool:
@@ -155,6 +160,7 @@ class BoardView:
             self.cap_px >= MIN_CAP_PX
             and self.letter_px >= MIN_LETTER_PX
             and self.shown >= MIN_SHOWN
+            and self.fore >= MIN_FORE
         )
 
 
@@ -209,8 +215,13 @@ def pixel_measure(
         side = rel[:, 0] * fy - rel[:, 1] * fx
         cols = W / 2 + f * side / depth
         mid = float(depth.mean())
-        face_w = f * float(np.hypot(*(ends[1] - ends[0]))) / mid
-        fore = min(1.0, abs(float(cols[1] - cols[0])) / max(face_w, 1e-9))
+        # foreshortening: the cosine between the board's normal and the line of sight to
+        # its centre (the board's width in view over its width face-on, for a narrow one)
+        ex, ey = ends[1] - ends[0]
+        cx, cy = ends.mean(axis=0)
+        fore = abs(ey * (x - cx) - ex * (y - cy)) / max(
+            math.hypot(ex, ey) * math.hypot(x - cx, y - cy), 1e-9
+        )
         cap = f * cap_m / mid
         # the board's projected area column by column (columns outside the view count as
         # not shown) and its pixels carrying the id
@@ -225,12 +236,13 @@ def pixel_measure(
                 rt, rb = H / 2 - f * (z1 - eye) / d, H / 2 - f * (z0 - eye) / d
                 got += int(mask[max(0, int(rt)) : max(0, min(H, math.ceil(rb))), c].sum())
         shown = min(1.0, got / full) if full > 0 else 0.0
-        out.append(BoardView(kind, cap, cap * fore * squeeze * LETTER_ASPECT, shown))
+        out.append(BoardView(kind, cap, cap * fore * squeeze * LETTER_ASPECT, shown, fore))
     return out
 
 
 __all__ = [
     "MIN_CAP_PX",
+    "MIN_FORE",
     "MIN_LETTER_PX",
     "MIN_SHOWN",
     "OCR_BOARD_PX",
