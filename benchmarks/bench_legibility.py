@@ -1,22 +1,27 @@
 """What a language model can read: shop signs in each family's language-model view, by OCR.
 
 For a fixed seeded sample of named Helsinki places whose signboard hangs on a facade, the
-script stands a viewer in front of the sign at 8 m and 15 m, straight on and 30° to the
-side (the same distance from the sign's centre), and renders the view each family sends a
+script stands a viewer in front of the sign at 8 m and 15 m, straight on and 30°, 45°,
+60° and 75° off the facade's normal to one side (the same distance from the sign's
+centre; at 60° from 8 m and at 75° the viewer stands within 4 m of the facade, on the
+walkway, as a walker looking along the street does; nearer the normal, farther out in the
+street), and renders the view each family sends a
 language model by default (:func:`urban_gym.wrappers.make_lmm_env`: its size, field of
 view, pitch, and for the panorama families the panorama the view is cut from), by day and
-by night. The viewer faces the sign; where the family's camera tilts (CityWalk,
+by night (``--times``; ``--families`` picks families). ``--no-blades`` draws no projecting
+signs (:mod:`urban_gym.render.blades`): the "before" of the blade signs; the sample is
+chosen without them either way. The viewer faces the sign; where the family's camera tilts (CityWalk,
 PoseGraph360) and the board would leave the view's top or bottom, it looks up at the
 board's middle (StreetGraph keeps its fixed tilt). A place enters the sample only if all
-four viewpoints stand in the open and see the board whole: five points across it are
-checked in the renderer's instance ids.
+viewpoints stand in the open and see the facade board whole: five points across it are
+checked in the renderer's instance ids (blades off).
 
-Each view's sign region (the bounding box of the board's instance id, with a margin) is
-cut out of the rendered image, turned grey, enlarged with bicubic interpolation so the
+Each view's sign regions (the bounding box of each connected patch of the board's
+instance id -- the flat board, the blade -- with a margin) are cut out of the rendered image, turned grey, enlarged with bicubic interpolation so the
 board is about 64 px tall (the view's own pixels: nothing is added), binarised, cleared
 of what touches the crop's edge (the board's frame, the facade), and read
 by the Tesseract OCR engine (``tesseract-ocr``, through ``pytesseract``) as one line and,
-failing that, as a block. A name counts as read when the
+failing that, as a block; the best-read patch counts. A name counts as read when the
 normalised similarity (``difflib`` ratio of the casefolded letters and digits, accents
 dropped) between
 the name and the best-matching stretch of the OCR text is at least 0.8. As an upper
@@ -37,11 +42,9 @@ Needs the ``tesseract`` command (Debian: ``apt-get install tesseract-ocr``).
 from __future__ import annotations
 
 import argparse
-import difflib
 import math
 import sys
 import time
-import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,18 +54,27 @@ from PIL import Image
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from urban_gym.render import FirstPersonRenderer, PanoramaRenderer  # noqa: E402
+from urban_gym.render import (  # noqa: E402
+    FirstPersonRenderer,
+    PanoramaRenderer,
+    blades,  # noqa: E402
+)
 from urban_gym.render.camera import remap_maps  # noqa: E402
 from urban_gym.render.conditions import Conditions  # noqa: E402
 from urban_gym.render.ids import sign_id  # noqa: E402
+from urban_gym.render.legibility import (  # noqa: E402
+    READ_THRESHOLD,
+    norm_text,
+    ocr_similarity,
+    read_sign,
+    sign_patches,
+)
 from urban_gym.render.scene import scene_for  # noqa: E402
 from urban_gym.world import load_city  # noqa: E402
 
 DISTANCES_M = (8.0, 15.0)
-ANGLES_DEG = (0.0, 30.0)
+ANGLES_DEG = (0.0, 30.0, 45.0, 60.0, 75.0)
 TIMES = ("day", "night")
-READ_THRESHOLD = 0.8
-OCR_BOARD_PX = 64
 EYE_M = 1.6
 GOAL = {8.0: 0.90, 15.0: 0.75}
 
@@ -248,6 +260,8 @@ def sample_signs(city, n: int, seed: int) -> list[Sample]:
     scene = scene_for(city)
     scene.ensure_signs()
     probe = FirstPersonRenderer(city, 320, 320, fov=90.0)
+    was = blades.enabled()
+    blades.set_enabled(False)  # the same sample with blades or without
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(scene.signs))
     names = set()
@@ -255,7 +269,7 @@ def sample_signs(city, n: int, seed: int) -> list[Sample]:
     for i in order:
         s = scene.signs[int(i)]
         name = city.pois[s.poi].name
-        if name in names or len(_norm(name)) < 3:
+        if name in names or len(norm_text(name)) < 3:
             continue
         for side in (1.0, -1.0) if rng.random() < 0.5 else (-1.0, 1.0):
             poses = _poses(city, scene, s, side)
@@ -265,70 +279,15 @@ def sample_signs(city, n: int, seed: int) -> list[Sample]:
                 break
         if len(out) >= n:
             break
+    blades.set_enabled(was)
     return out
 
 
 # ---------------------------------------------------------------------- reading
-def _norm(text: str) -> str:
-    """Casefolded letters and digits, accents dropped (Tesseract reads with its English
-    model: ``ä`` comes back as ``a``)."""
-    t = unicodedata.normalize("NFKD", text).casefold()
-    return "".join(c for c in t if c.isalnum() and not unicodedata.combining(c))
-
-
-def similarity(name: str, text: str) -> float:
-    """Best ``difflib`` ratio between the normalised name and a stretch of the
-    normalised text about as long (0 when either is empty)."""
-    a, b = _norm(name), _norm(text)
-    if not a or not b:
-        return 0.0
-    best = difflib.SequenceMatcher(None, a, b).ratio()
-    n = len(a)
-    for m in {max(1, n - 2), n - 1, n, n + 1, n + 2}:
-        for i in range(0, max(1, len(b) - m + 1)):
-            best = max(best, difflib.SequenceMatcher(None, a, b[i : i + m]).ratio())
-    return best
-
-
 def sign_crop(rgb: np.ndarray, ids: np.ndarray, sid: int) -> np.ndarray | None:
-    """The board's region of the view (a margin of a tenth of its height), or None when
-    fewer than 3 of its pixels are in view."""
-    rr, cc = np.nonzero(ids == sid)
-    if len(rr) < 3:
-        return None
-    r0, r1, c0, c1 = rr.min(), rr.max() + 1, cc.min(), cc.max() + 1
-    m = max(1, int(0.1 * (r1 - r0)))
-    h, w = ids.shape
-    return rgb[max(0, r0 - m) : min(h, r1 + m), max(0, c0 - m) : min(w, c1 + m)]
-
-
-def read_sign(img: np.ndarray, name: str) -> tuple[float, str]:
-    """``(similarity, text)``: Tesseract's reading of a sign crop and its similarity to
-    ``name``. The crop is turned grey, enlarged (bicubic) so the board is about
-    :data:`OCR_BOARD_PX` tall, binarised (Otsu; dark text on white), cleared of the dark
-    blobs that touch its edge (the board's frame, the facade) and read as one line, then,
-    when that falls short, as a block (two-line boards)."""
-    import pytesseract
-
-    g = cv2.cvtColor(img, cv2.COLOR_RGB2GRAY)
-    scale = min(8.0, max(1.0, OCR_BOARD_PX / max(1, img.shape[0])))
-    big = cv2.resize(g, None, fx=scale, fy=scale, interpolation=cv2.INTER_CUBIC)
-    _, bw = cv2.threshold(big, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
-    if (bw > 0).mean() < 0.5:
-        bw = 255 - bw
-    # clear the border: dark blobs touching the crop's edge are the board's frame or
-    # the facade around it, not letters
-    _, lab = cv2.connectedComponents((bw == 0).astype(np.uint8), connectivity=8)
-    edge = np.unique(np.concatenate([lab[0], lab[-1], lab[:, 0], lab[:, -1]]))
-    bw[np.isin(lab, edge[edge > 0])] = 255
-    bw = cv2.copyMakeBorder(bw, 20, 20, 20, 20, cv2.BORDER_CONSTANT, value=255)
-    best = (0.0, "")
-    for psm in (7, 6):
-        text = pytesseract.image_to_string(bw, config=f"--psm {psm}").strip()
-        best = max(best, (similarity(name, text), text))
-        if best[0] >= READ_THRESHOLD:
-            break
-    return best
+    """The largest patch of the board's id (for the contact sheet), or None."""
+    got = sign_patches(rgb, ids, sid)
+    return got[0] if got else None
 
 
 # ---------------------------------------------------------------------- the sheet
@@ -411,13 +370,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n", type=int, default=40, help="signs in the sample (default 40)")
     ap.add_argument("--seed", type=int, default=0, help="sample seed (default 0)")
     ap.add_argument("--sheet", default="docs/images/legibility_sheet.png")
+    ap.add_argument("--no-blades", action="store_true", help="no projecting signs (before)")
+    ap.add_argument("--families", default="", help="comma-separated families (default all)")
+    ap.add_argument("--times", default="day,night", help="day,night (default both)")
     args = ap.parse_args(argv)
+    global TIMES
+    TIMES = tuple(t for t in args.times.split(",") if t)
+    blades.set_enabled(not args.no_blades)
     from tqdm import tqdm
 
     t0 = time.perf_counter()
     city = load_city("helsinki")
     scene = scene_for(city)
     specs = lmm_view_specs()
+    if args.families:
+        keep = set(args.families.split(","))
+        specs = [s for s in specs if s.family in keep]
     samples = sample_signs(city, args.n, args.seed)
     print(f"{len(samples)} Helsinki signs (seed {args.seed}) seen whole from every viewpoint")
     viewer = Viewer(city, specs)
@@ -430,7 +398,7 @@ def main(argv: list[str] | None = None) -> int:
             pitch = view_pitch(spec, scene, smp, p)
             rgb, ids = viewer.view(spec, p.x, p.y, p.yaw, tod, pitch)
             crop = sign_crop(rgb, ids, smp.sid)
-            sim = read_sign(crop, smp.name)[0] if crop is not None else 0.0
+            sim = ocr_similarity(rgb, ids, smp.sid, smp.name)
             ok = sim >= READ_THRESHOLD
             cells[(spec, smp.poi, p.distance, p.angle, tod)] = (crop, ok, sim)
             if not ok and tod == "day" and p.angle == 0:

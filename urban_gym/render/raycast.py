@@ -31,6 +31,7 @@ import numpy as np
 
 from urban_gym.caching import LRUCache
 from urban_gym.render import kernels, textures
+from urban_gym.render.blades import draw_blades
 from urban_gym.render.boards import draw_boards
 from urban_gym.render.conditions import Conditions
 from urban_gym.render.fill import Runs, fill, ground_maps, ragged_arange, scratch
@@ -460,6 +461,7 @@ def cast(
         cv2.copyTo(cd, sky_m, frame.depth)
     if cond.time_of_day == "night" and cond.weather == "clear" and room is None:
         _stars(frame.rgb, sky_end, cond.seed)
+    draw_blades(scene, cam, frame, x, y, eye)
     draw_sprites(scene, cam, frame, x, y, eye, cond, pedestrians, t0, n0)
     _weather(frame, cam, cond)
     return frame.rgb, (frame.depth if want_depth else None), frame.ids

@@ -12,7 +12,8 @@ panorama and first-person renderers.
   their anchor, just above the shop windows; boards that would overlap move sideways
   along the wall or stack upwards, and boards wider than the wall are set on two lines
   or squeezed. POIs without a facade get a free-standing board on two posts. Board
-  textures are packed into one atlas;
+  textures are packed into one atlas. Each facade board also gets a projecting (blade)
+  sign perpendicular to the wall where there is room (:mod:`urban_gym.render.blades`);
 * **objects**: street object positions and sprites (crossings are painted on the ground).
 """
 
@@ -31,6 +32,7 @@ from typing import Literal
 import numpy as np
 from shapely.geometry.polygon import orient
 
+from urban_gym.render import blades as blades_module
 from urban_gym.render import kernels
 from urban_gym.render import textures as textures_module
 from urban_gym.render.ground import GroundPainter, GroundWindow, city_raster
@@ -60,6 +62,8 @@ SUN_BEARING = 200.0
 #: lowest board bottom (m) and the gap between stacked boards
 SIGN_Z0 = FASCIA_M[0] + 0.1
 SIGN_GAP = 0.2
+#: the scene attributes kept as memory-mapped arrays in the render cache
+_ATLASES = ("sign_atlas", "blade_atlas")
 
 
 @dataclass
@@ -101,6 +105,12 @@ class Scene:
     sign_ay: np.ndarray
     sign_w: np.ndarray
     sign_h: np.ndarray
+    # the projecting signs (urban_gym.render.blades.build_blades)
+    blade_poi: np.ndarray
+    blade_xy: np.ndarray
+    blade_z: np.ndarray
+    blade_rect: np.ndarray
+    blade_atlas: np.ndarray
 
     def __init__(self, city: City, max_distance: float = 400.0) -> None:
         self.city = city
@@ -323,12 +333,15 @@ class Scene:
                 built.append(self._build_signs())
             return built[0]
 
-        mods = (textures_module, _this_module())
+        mods = (textures_module, _this_module(), blades_module)
         atlas = cached_array(name + "-atlas", lambda: build()["sign_atlas"], *mods)
+        blade_atlas = cached_array(name + "-blades", lambda: build()["blade_atlas"], *mods)
         rest = cached_object(
-            name, lambda: {k: v for k, v in build().items() if k != "sign_atlas"}, *mods
+            name,
+            lambda: {k: v for k, v in build().items() if k not in _ATLASES},
+            *mods,
         )
-        return {**rest, "sign_atlas": atlas}
+        return {**rest, "sign_atlas": atlas, "blade_atlas": blade_atlas}
 
     def _build_signs(self) -> dict:
         """Every POI's board: placements, the packed atlas and the free-standing boards, as
@@ -395,6 +408,9 @@ class Scene:
         for key in ("u0", "u1", "z0", "z1", "ax", "ay", "w", "h"):
             out["sign_" + key] = f([getattr(s, key) for s in signs], np.float64)
         out["poi_sign"] = {s.poi: s for s in signs}
+        names = {p.id: p.name for p in city.pois if p.name}
+        colours = {p.id: sign_colours(p.id, p.category) for p in city.pois if p.name}
+        out.update(blades_module.build_blades(self, signs, names, colours))
         return out
 
     # the scene's arrays as the compiled frame kernel (kernels.frame.frame_maps) takes them
