@@ -140,3 +140,19 @@ def legible_from(
 
 
 __all__ = ["LMM_VIEW", "bearing_to", "legible_from", "legible_in_view", "target_point"]
+
+
+def sgn_target_legible(city: Any, start: dict[str, Any], poi: Any) -> bool:
+    """The check the shipped suites put SGN targets through: the target's name is legible
+    (:func:`legible_from` with the pixel measure, which agrees with Tesseract on 93% of a
+    sampled set of views; see the docs' legibility benchmark) from the task's start, in
+    the start view or after turning toward the sign -- what "its sign is in sight from
+    where you start" promises a reader.
+
+    Args:
+        city: the :class:`~urban_gym.world.City` the task is made in.
+        start: the task's start (``x``, ``y``, ``heading`` as the generator writes it).
+        poi: the target :class:`~urban_gym.world.features.POI`.
+    """
+    xy = (float(start["x"]), float(start["y"]))
+    return legible_from(city, xy, poi.id, heading=float(start["heading"]), method="pixels")

@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from urban_gym.families.citywalk.tasks.context import TargetPredicate, _Ctx
 from urban_gym.families.citywalk.tasks.generators import (
@@ -308,7 +308,7 @@ def generate(
     out: str | Path | None = None,
     seed: int = 0,
     per_type: int | None = None,
-    sgn_predicate: TargetPredicate | None = None,
+    sgn_predicate: TargetPredicate | None | Literal["legible"] = "legible",
     progress: Progress | None = None,
 ) -> GeneratedSuite:
     """Generate a CityWalk suite for ``city`` and write it as JSONL to ``out`` (default:
@@ -316,7 +316,10 @@ def generate(
     (:data:`PAPER_BASE_COUNTS`, as many as the city supports) and every base task of each
     of :data:`VARIANT_TYPES` under each of :data:`VARIANT_CONDITIONS`; ``per_type``
     instead makes that many of each type. ``sgn_predicate``: see
-    :func:`generate_with_report`. Progress lines go to ``progress`` (default: standard
+    :func:`generate_with_report`; the default ``"legible"`` keeps an SGN target only when
+    its name is legible from the start
+    (:func:`urban_gym.families.citywalk.legibility.sgn_target_legible`), None keeps any
+    target whose sign shows in the start view. Progress lines go to ``progress`` (default: standard
     error). Returns the path, the tasks and the per-type report.
     """
     from urban_gym.world import load_city
@@ -325,6 +328,12 @@ def generate(
         raise TaskError(f"per_type={per_type!r} must be at least 1")
     counts: int | dict[str, int] = PAPER_BASE_COUNTS if per_type is None else int(per_type)
     say = progress if progress is not None else _to_stderr
+    if sgn_predicate == "legible":
+        from urban_gym.families.citywalk.legibility import sgn_target_legible
+
+        sgn_predicate = sgn_target_legible
+    elif sgn_predicate is not None and not callable(sgn_predicate):
+        raise TaskError(f"sgn_predicate={sgn_predicate!r} must be 'legible', None or a function")
     tasks, report = generate_with_report(
         load_city(city),
         city,

@@ -459,10 +459,12 @@ def _closure_task(c: _Ctx, lo: float, hi: float, s_min: float, dynamic: bool) ->
             "notices on the way: if a way is closed, do not cross the closure."
         )
     else:
+        from urban_gym.families.citywalk.closures import describe_closures
+
         text = (
-            f"Walk to {typed_name(p)}; it is marked on the map. "
-            f"{'The way' if label == 'the way' else label} is closed where the red line is "
-            "on the map: do not cross it."
+            f"Walk to {typed_name(p)}; it is marked on the map. Closed for the whole task, "
+            "drawn in red on the map, never to be crossed: "
+            f"{describe_closures(c.city, [closure])}"
         )
     return {
         "start": _start(xy, float(c.rng.uniform(0, 360)), c.start_clock()),
