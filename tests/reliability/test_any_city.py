@@ -83,7 +83,12 @@ def test_tiny_block_citywalk_reports_each_type(generated):
     assert r["MSP"].made == 0 and "MSP visits 3 places" in r["MSP"].reason
     # the block is 240 m around: nothing is 200-480 m away
     assert r["LGN"].made == 0 and "no named POI 200-480 m from a start" in r["LGN"].reason
-    for code in ("OU", "SGN", "IN", "III", "NP"):
+    # the café's name is legible only from within about 10 m of its front, closer than
+    # the 30 m an SGN start keeps: "its sign is in sight from where you start" cannot hold
+    assert r["SGN"].made == 0 and "target check (legibility)" in r["SGN"].reason
+    # NP tasks are LGN tasks with pedestrians (UrbanGround B.5): none without LGN
+    assert r["NP"].made == 0 and "only 0 LGN tasks to derive NP tasks from" in r["NP"].reason
+    for code in ("OU", "IN", "III"):
         assert r[code].made == PER_TYPE and r[code].reason is None, r[code]
     assert "VR: 0 of 3 \u2014 only 1 usable named POI" in made.report.format()
     assert len(made.tasks) == made.report.made == len(load_suite(made.path)) > 0
@@ -112,7 +117,9 @@ def test_sparse_suburb_reports_what_it_lacks(generated):
     assert cw["VR"].reason.startswith("only 3 usable named POIs; a question needs 4")
     assert cw["AEQ"].made == 0 and "no POI kind with 4 or more places" in cw["AEQ"].reason
     assert cw["PTS"].made == 0 and "no POI kind with 2 or more places" in cw["PTS"].reason
-    for code in ("OU", "SGN", "LGN", "IN", "III"):
+    # no sign of the suburb is legible from an SGN start 30-110 m away
+    assert cw["SGN"].made == 0 and "target check (legibility)" in cw["SGN"].reason
+    for code in ("OU", "LGN", "IN", "III"):
         assert cw[code].made == PER_TYPE, cw[code]
     pg = rows(generated["suburb", "posegraph360"])
     # the school's sign is 30 m from its road: only the supermarket is a place
@@ -265,7 +272,8 @@ def test_citywalk_on_a_sparse_suburb_no_longer_fails_whole(cities, tmp_path, cap
     assert "  OU: 1 of 1\n" in text
     written = load_suite(out)
     assert f"wrote {len(written)} citywalk tasks to {out}" in text
-    assert {t.type for t in written} >= {"OU", "SGN", "LGN", "IN", "III"}
+    assert "SGN: 0 of 1 \u2014 no SGN target that passes the generator's target check" in text
+    assert {t.type for t in written} >= {"OU", "LGN", "IN", "III"}
 
 
 def test_cli_names_what_a_city_lacks_when_it_supports_nothing(cities, tmp_path, capsys):

@@ -206,7 +206,11 @@ def evaluate(task: TaskSpec, rec: EpisodeOutcome) -> dict[str, float]:
     if sp is not None:
         m["spl"] = round(M.spl(succ, float(sp), rec.path_length), 4)
     if math.isfinite(rec.start_distance) and math.isfinite(rec.end_distance):
-        m["ended_closer"] = 1.0 if M.ended_closer(rec.start_distance, rec.end_distance) else 0.0
+        # The distances are walking distances from the nearest point of the network, so a
+        # walker who steps off it to stand at the goal can arrive "farther": arriving counts
+        # as ending closer.
+        closer = reached or M.ended_closer(rec.start_distance, rec.end_distance)
+        m["ended_closer"] = 1.0 if closer else 0.0
     ref = task.meta.get("reference_path")
     if ref and rec.positions:
         radius = float(task.goal.get("radius", SUCCESS_RADIUS))
