@@ -14,7 +14,9 @@ squeezed where still too wide. A blade carries its place's sign instance id
 Drawing: a blade is a vertical quad. Each image column's ray meets it at a horizontal
 distance ``t`` and a point ``s`` along it; the column shows the board between the rows
 of its bottom and top at ``t``, in front of whatever is farther in that pixel
-(``Frame.t_cols``, which it then updates, so sprites behind it are hidden). The texture
+(``Frame.t_cols``, which it then updates, so sprites behind it are hidden; the band of
+rows ``t_cols`` holds is first widened over the blades' rows, which may lie above the
+walls' band, as in a narrow window). The texture
 is read so that the text runs left to right from either face (not mirrored), bilinearly.
 Compiled (:func:`urban_gym.render.kernels.blades.blit_blades`) where
 :mod:`urban_gym.render.kernels` can, else :func:`_draw_numpy` (the reference).
@@ -38,6 +40,7 @@ from PIL import Image, ImageDraw
 from urban_gym.render import kernels
 from urban_gym.render.fonts import load_font
 from urban_gym.render.ids import SIGN_BASE
+from urban_gym.render.textures import pack_atlas
 
 #: board height per line of text (m); the text's em is :data:`BLADE_TEXT_EM` of it
 BLADE_LINE_M = 0.6
@@ -165,8 +168,6 @@ def build_blades(scene: Any, signs: list, names: dict[int, str], colours: dict) 
     ``blade_atlas`` -- in order of POI. ``names``/``colours``: each POI's name and
     (board, text) colours.
     """
-    from urban_gym.render.scene import _pack
-
     city = scene.city
     taken: dict[int, list[tuple[float, float, float]]] = {}
     rows: list[tuple[int, float, float, float, float, float, float]] = []
@@ -206,7 +207,7 @@ def build_blades(scene: Any, signs: list, names: dict[int, str], colours: dict) 
         taken.setdefault(seg, []).append((u, z0, z1))
         rows.append((s.poi, x0, y0, x1, y1, z0, z1))
         images.append(render_blade(names[s.poi], *colours[s.poi]))
-    atlas, rects = _pack(images) if images else (np.zeros((1, 1, 3), np.uint8), [])
+    atlas, rects = pack_atlas(images) if images else (np.zeros((1, 1, 3), np.uint8), [])
     n = len(rows)
     table = np.array([r[1:] for r in rows], np.float64).reshape(n, 6)
     return {
@@ -251,6 +252,7 @@ def draw_blades(scene: Any, cam: Any, frame: Any, x: float, y: float, eye: float
     cand = blade_candidates(scene, x, y)
     if not len(cand):
         return
+    _widen_band(scene.blade_xy, scene.blade_z, cand, cam, frame, x, y, eye)
     args = (
         scene.blade_xy,
         scene.blade_z,
@@ -278,6 +280,40 @@ def draw_blades(scene: Any, cam: Any, frame: Any, x: float, y: float, eye: float
     )
     if kernels.call("blit_blades", *args) is None:
         _draw_numpy(*args)
+
+
+def _widen_band(xy, zz, cand, cam: Any, frame: Any, x: float, y: float, eye: float) -> None:
+    """Grow ``frame``'s band of wall distances (``t_cols``, rows from ``r_top``) over every
+    row a blade within range may cover, the new rows infinitely far (sky or ground: what
+    a row outside the band means). The blade pass records its distance in the band, so a
+    sprite behind a blade stays hidden even where the blade reaches past the walls' rows
+    -- as in a narrow window, whose band may start lower than the whole panorama's.
+    """
+    mx = 0.5 * (xy[cand, 0] + xy[cand, 2]) - x
+    my = 0.5 * (xy[cand, 1] + xy[cand, 3]) - y
+    near = cand[np.hypot(mx, my) < BLADE_RANGE_M]
+    if not len(near):
+        return
+    # no ray meets a blade nearer than the blade's nearest point (nor nearer than 0.3 m)
+    ax, ay = xy[near, 0] - x, xy[near, 1] - y
+    ex, ey = xy[near, 2] - xy[near, 0], xy[near, 3] - xy[near, 1]
+    f = np.clip(-(ax * ex + ay * ey) / np.maximum(ex * ex + ey * ey, 1e-12), 0.0, 1.0)
+    t = np.maximum(np.hypot(ax + f * ex, ay + f * ey), 0.3)
+    tb = t * max(float(np.min(cam.b)), 1e-6)
+    # the highest row top (a <= v_hi) and the lowest row bottom (a > v_lo) of any blade
+    top, bot = zz[near, 1] - eye, zz[near, 0] - eye
+    v_hi = float(np.max(np.where(top > 0.0, top / tb, 0.0)))
+    v_lo = float(np.min(np.where(bot < 0.0, bot / tb, 0.0)))
+    r0 = int(cam.count_above(np.array([v_hi]))[0])
+    r1 = int(cam.count_above(np.array([v_lo]))[0])
+    old, r_top = frame.t_cols, int(frame.r_top)
+    hb = old.shape[1]
+    lo, hi = min(r0, r_top), max(r1, r_top + hb)
+    if lo == r_top and hi == r_top + hb:
+        return
+    grown = np.full((old.shape[0], hi - lo), np.inf, old.dtype)
+    grown[:, r_top - lo : r_top - lo + hb] = old
+    frame.t_cols, frame.r_top = grown, lo
 
 
 def _atlas(scene: Any) -> np.ndarray:
@@ -316,8 +352,31 @@ def _face_flip(xy, k, x, y) -> bool:
     return bool(side > 0.0)
 
 
-def _draw_numpy(xy, zz, rect, poi, atlas, cand, x, y, eye, range_m, dirx, diry, b, a, rel,
-                ang0, rgb, t_cols, r_top, ids, depth, sec, base) -> None:  # fmt: skip
+def _draw_numpy(
+    xy,
+    zz,
+    rect,
+    poi,
+    atlas,
+    cand,
+    x,
+    y,
+    eye,
+    range_m,
+    dirx,
+    diry,
+    b,
+    a,
+    rel,
+    ang0,
+    rgb,
+    t_cols,
+    r_top,
+    ids,
+    depth,
+    sec,
+    base,
+) -> None:
     """:func:`draw_blades` in numpy, blade by blade far to near (the reference of the
     compiled ``blit_blades``).
     """

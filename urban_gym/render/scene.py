@@ -43,6 +43,7 @@ from urban_gym.render.textures import (
     SIGN_PPM,
     Sprite,
     object_sprite,
+    pack_atlas,
     render_sign,
     sign_colours,
     sign_width_m,
@@ -396,7 +397,7 @@ class Scene:
         ).reshape(-1, 2)
         out["free_sign_w"] = np.array([s.width_m for _, s in free_signs], dtype=np.float64)
         out["free_sign_h"] = np.array([s.height_m for _, s in free_signs], dtype=np.float64)
-        atlas, rects = _pack(textures)
+        atlas, rects = pack_atlas(textures)
         out["sign_atlas"] = atlas
         signs = [SignPlacement(*pl, *rc) for pl, rc in zip(placements, rects)]
         signs.sort(key=lambda s: (s.seg, s.u0))
@@ -583,31 +584,6 @@ def _post_sign(tex) -> Sprite:
             rgba, (xc - pw // 2, bh), (xc + pw // 2, bh + post_h - 1), (70, 70, 70, 255), -1
         )
     return Sprite(rgba, tex.width_m, tex.height_m + 1.5)
-
-
-def _pack(images: list[np.ndarray], width: int = 4096) -> tuple[np.ndarray, list[tuple]]:
-    """Shelf-pack images into one atlas; returns it and ``(x, y, w, h)`` per image."""
-    rects = []
-    x = y = shelf = 0
-    order = sorted(range(len(images)), key=lambda i: -images[i].shape[0])
-    pos: dict[int, tuple[int, int]] = {}
-    for i in order:
-        h, w = images[i].shape[:2]
-        w = min(w, width)
-        if x + w > width:
-            x, y, shelf = 0, y + shelf + 1, 0
-        pos[i] = (x, y)
-        x += w + 1
-        shelf = max(shelf, h)
-    total_h = max(1, y + shelf + 1)
-    atlas = np.zeros((total_h, width, 3), np.uint8)
-    for i, img in enumerate(images):
-        px, py = pos[i]
-        h, w = img.shape[:2]
-        w = min(w, width)
-        atlas[py : py + h, px : px + w] = img[:, :w]
-        rects.append((px, py, w, h))
-    return atlas, rects
 
 
 def _point_segment_distance(px, py, ax, ay, bx, by) -> np.ndarray:

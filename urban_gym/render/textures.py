@@ -551,3 +551,28 @@ def pedestrian_sprite(k: int) -> Sprite:
 def tree_variants() -> int:
     """How many tree looks exist."""
     return _N_TREES
+
+
+def pack_atlas(images: list[np.ndarray], width: int = 4096) -> tuple[np.ndarray, list[tuple]]:
+    """Shelf-pack images into one atlas; returns it and ``(x, y, w, h)`` per image."""
+    rects = []
+    x = y = shelf = 0
+    order = sorted(range(len(images)), key=lambda i: -images[i].shape[0])
+    pos: dict[int, tuple[int, int]] = {}
+    for i in order:
+        h, w = images[i].shape[:2]
+        w = min(w, width)
+        if x + w > width:
+            x, y, shelf = 0, y + shelf + 1, 0
+        pos[i] = (x, y)
+        x += w + 1
+        shelf = max(shelf, h)
+    total_h = max(1, y + shelf + 1)
+    atlas = np.zeros((total_h, width, 3), np.uint8)
+    for i, img in enumerate(images):
+        px, py = pos[i]
+        h, w = img.shape[:2]
+        w = min(w, width)
+        atlas[py : py + h, px : px + w] = img[:, :w]
+        rects.append((px, py, w, h))
+    return atlas, rects

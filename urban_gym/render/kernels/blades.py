@@ -47,8 +47,31 @@ def _span(ax, ay, bx, by, rel, ang0):
 
 
 @numba.njit(**_JIT)
-def blit_blades(xy, zz, rect, poi, atlas, cand, x, y, eye, range_m, dirx, diry, b, a, rel,
-                ang0, rgb, t_cols, r_top, ids, depth, sec, base):  # fmt: skip
+def blit_blades(
+    xy,
+    zz,
+    rect,
+    poi,
+    atlas,
+    cand,
+    x,
+    y,
+    eye,
+    range_m,
+    dirx,
+    diry,
+    b,
+    a,
+    rel,
+    ang0,
+    rgb,
+    t_cols,
+    r_top,
+    ids,
+    depth,
+    sec,
+    base,
+):
     """Draw blades ``cand`` within ``range_m`` of ``(x, y)``, far to near, into ``rgb``
     (and ``ids``, ``depth`` where not empty), in front of what ``t_cols`` holds (which
     they update); returns how many columns were drawn. Only the columns whose bearing
