@@ -66,7 +66,9 @@ class IdViews:
         key = (round(x, 3), round(y, 3))
         pano = self._panos.get(key)
         if pano is None:
-            ids = self.renderer.render(x, y, ids=True).ids
+            # render at the rounded key, as the envs' visibility does, so a marginal sign
+            # pixel cannot differ between the truth and a walk
+            ids = self.renderer.render(key[0], key[1], ids=True).ids
             assert ids is not None  # rendered with ids=True
             pano = self._panos[key] = ids
         ph, pw = pano.shape
