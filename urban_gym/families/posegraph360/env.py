@@ -581,6 +581,9 @@ class PoseGraph360Env(UrbanEnv):
     def _answer_options(self) -> list[str]:
         if self.task.type in T.NAVIGATION_TYPES:
             return ["arrived"]
+        choices = (self.task.goal or {}).get("choices")
+        if isinstance(choices, dict):  # an image task: its option letters (no box)
+            return [str(k) for k in choices][:N_ANSWER_HEADS]
         return [str(o) for o in self.task.options[:N_ANSWER_HEADS]]
 
     def action_index(self, action: Any) -> int | None:

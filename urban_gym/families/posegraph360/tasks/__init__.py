@@ -42,6 +42,11 @@ Places: landmark, VLN and relational targets are POIs on a building facade with 
 unique name whose sign is within 20 m of a frame; landmark and VLN targets also have no
 other sign within 6 m (so the name and the photo pick out one sign).
 
+Grounded types outside the seven (the strict-JSON grounding protocol, their own suite
+``helsinki-grounded``): ``landmark_bbox`` and ``landmark_intervals``
+(:mod:`.grounded`) and the four image tasks ``relative_position``,
+``future_observation``, ``self_position``, ``action_decision`` (:mod:`.grounded_image`).
+
 On-the-fly tasks on held-out procedural cities (``suite="procedural:..."``, train / val /
 test cities by seed): :mod:`urban_gym.families.posegraph360.tasks.procedural`.
 

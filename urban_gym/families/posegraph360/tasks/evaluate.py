@@ -6,6 +6,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from urban_gym.families.posegraph360.tasks.grounded_image import IMAGE_TASK_TYPES
 from urban_gym.families.posegraph360.tasks.types import (
     FAMILY,
     GOAL_RADIUS_M,
@@ -95,6 +96,12 @@ def evaluate(task: TaskSpec, outcome: EpisodeOutcome) -> dict[str, float]:
 
         g = score_bbox(task.goal["bbox"], outcome.answer) if answered else score_bbox([], None)
         m.update(g, success=g["bbox_acc50"], score=g["bbox_iou"])
+        return m
+    if tt in IMAGE_TASK_TYPES:
+        from urban_gym.families.posegraph360.tasks.grounded_image import score_choice
+
+        g = score_choice(task, outcome.answer if answered else None)
+        m.update(g, success=g["semantic_ok"], score=g["option_correct"])
         return m
     if tt == "landmark_intervals":
         from urban_gym.families.posegraph360.tasks.grounded import score_intervals

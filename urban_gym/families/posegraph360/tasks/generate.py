@@ -15,6 +15,7 @@ import numpy as np
 from shapely.geometry import LineString, Point, Polygon
 
 from urban_gym.families.posegraph360.tasks import grounded as G
+from urban_gym.families.posegraph360.tasks import grounded_image as GI
 from urban_gym.families.posegraph360.tasks.calibration import (
     CALIBRATED,
     POOL_FACTOR,
@@ -66,7 +67,9 @@ from urban_gym.tasks.wording import end_sentence, typed_name
 from urban_gym.world.geo import angle_diff, bearing
 from urban_gym.world.grid import GridOverlay
 
-GROUNDED = ("landmark_bbox", "landmark_intervals")
+GROUNDED = ("landmark_bbox", "landmark_intervals", *GI.IMAGE_TASK_TYPES)
+#: The world-state image types made from the same draws as their agent-state partners.
+PARTNER_OF = {"self_position": "relative_position", "action_decision": "future_observation"}
 
 
 #: Starts drawn per map-navigation attempt (in the length band), of which the one whose
@@ -167,6 +170,8 @@ class PoseGraphTaskGenerator:
             images = [self._as_image(t) for t in self.generate("landmark_name", n)]
             self.rows[task_type] = dataclasses.replace(self.rows["landmark_name"], type=task_type)
             return images
+        if task_type in PARTNER_OF:
+            return self._partners_of(task_type, n)
         row = self.rows[task_type] = TypeReport(task_type, n)
         row.reason = self.type_lacks(task_type)
         if row.reason is not None:
@@ -213,12 +218,31 @@ class PoseGraphTaskGenerator:
                 meta = {k2: v for k2, v in t.meta.items() if k2 != "key"}
                 out.append(t.replace(id=f"{task_type}-{d}-{k:03d}", meta=meta))
         row.made, row.attempts = len(out), attempts
+        # kept for the partner types (:meth:`_partners_of`)
+        self.__dict__.setdefault("_image_made", {})[task_type, n] = out
         short = [d for d in DIFFICULTY_LEVELS if len(made[d]) < quotas[d]]
         if short:
             row.reason = "; ".join(
                 f"{d} {len(made[d])} of {quotas[d]}: {misses[d].reason()}" for d in short
             )
         return out
+
+    def _partners_of(self, task_type: str, n: int) -> list[TaskSpec]:
+        """The world-state image tasks made by the same draws as their agent-state
+        partners' (:data:`PARTNER_OF`): same landmark, place, difficulty and pair key.
+        """
+        base = PARTNER_OF[task_type]
+        partners = self.__dict__.setdefault("_partners", {})
+        cache = self.__dict__.setdefault("_image_made", {})
+        if (base, n) not in cache:
+            cache[base, n] = self.generate(base, n)
+        self.rows[task_type] = dataclasses.replace(self.rows[base], type=task_type)
+        derived = []
+        for t in cache[base, n]:
+            p = partners[t.meta["pair"]["key"]]
+            meta = {k: v for k, v in p.meta.items() if k != "key"}
+            derived.append(p.replace(id=t.id.replace(base, task_type), meta=meta))
+        return derived
 
     def suite(self, per_type: int = 25, types: Iterable[str] = PAPER_TASK_TYPES) -> list[TaskSpec]:
         """``per_type`` tasks of each type (default: 360CityArena's seven; fewer where the
@@ -886,6 +910,27 @@ class PoseGraphTaskGenerator:
             goal={"poi": pl.poi.name, "intervals": iv, "frames": n},
             meta=self._meta(key=(pl.poi.id, s.trajectory, s.frame), intervals=len(iv)),
         )
+
+    def _gen_relative_position(self, rng: np.random.Generator, want: str) -> TaskSpec | None:
+        got = GI.position_pair(self, rng, want, self._frame_ids())
+        if got is None:
+            return self._miss(f"no named sign in view with a {want} box off every border", 1)
+        rel, own = GI.position_tasks(self, got)
+        self.__dict__.setdefault("_partners", {})[own.meta["pair"]["key"]] = own
+        return rel
+
+    def _gen_future_observation(self, rng: np.random.Generator, want: str) -> TaskSpec | None:
+        got = GI.action_pair(self, rng, want, self._frame_ids())
+        if got is None:
+            return self._miss(f"no named sign with a {want} box in both 30-degree turns", 1)
+        fo, ad = GI.action_tasks(self, got)
+        self.__dict__.setdefault("_partners", {})[ad.meta["pair"]["key"]] = ad
+        return fo
+
+    def _frame_ids(self) -> Any:
+        if "_frame_id_views" not in self.__dict__:
+            self.__dict__["_frame_id_views"] = GI.FrameIds(self.city)
+        return self.__dict__["_frame_id_views"]
 
     def _id_views(self, width: int = G.ID_PANO_WIDTH) -> Any:
         views = self.__dict__.setdefault("_views", {})

@@ -25,12 +25,24 @@ TASK_TYPES: dict[str, TaskType] = {
         # grounded types outside 360CityArena's seven (urban_gym.families.posegraph360.tasks.grounded)
         TaskType("landmark_bbox", "question", "box a named sign in the current view"),
         TaskType("landmark_intervals", "question", "frame intervals a sign is visible in"),
+        # the protocol's four image tasks (urban_gym.families.posegraph360.tasks.grounded_image)
+        TaskType("relative_position", "question", "where you stand in a landmark's frame + box"),
+        TaskType("future_observation", "question", "which candidate follows a camera turn + box"),
+        TaskType("self_position", "question", "where a landmark is relative to you + box"),
+        TaskType("action_decision", "question", "which camera turn faces a landmark + box"),
     )
 }
 #: 360CityArena's seven task types (its 175-task suite); the default suite has these.
 PAPER_TASK_TYPES: tuple[str, ...] = tuple(TASK_TYPES)[:7]
 #: The grounded types, generated into their own committed suite (``suite="grounded"``).
-GROUNDED_TASK_TYPES: tuple[str, ...] = ("landmark_bbox", "landmark_intervals")
+GROUNDED_TASK_TYPES: tuple[str, ...] = (
+    "landmark_bbox",
+    "landmark_intervals",
+    "relative_position",
+    "future_observation",
+    "self_position",
+    "action_decision",
+)
 NAVIGATION_TYPES = frozenset(n for n, t in TASK_TYPES.items() if t.kind == "navigation")
 QUESTION_TYPES = frozenset(n for n, t in TASK_TYPES.items() if t.kind == "question")
 DIFFICULTY_LEVELS = paper.DIFFICULTIES
