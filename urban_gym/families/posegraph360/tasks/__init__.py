@@ -130,12 +130,15 @@ from urban_gym.families.posegraph360.tasks.types import (
     PAPER_TASK_TYPES,
     PITCH_LIMIT,
     QUESTION_TYPES,
+    RENAMED_TYPES,
     ROTATIONS,
     STALL_ATTEMPTS,
     TASK_TYPES,
     THRESHOLDS,
+    VIDEO_TASK_TYPES,
     ZERO_COUNT_SHARE,
 )
+from urban_gym.families.posegraph360.tasks.video import FPS, FRAME_SIZE, VIDEO_FRAMES
 
 __all__ = [
     "AWAY_LIMIT",
@@ -195,6 +198,11 @@ __all__ = [
     "grounded_suite_path",
     "PAPER_TASK_TYPES",
     "GROUNDED_TASK_TYPES",
+    "FPS",
+    "FRAME_SIZE",
+    "VIDEO_FRAMES",
+    "RENAMED_TYPES",
+    "VIDEO_TASK_TYPES",
     "tasks_spacing",
     "write_suite",
 ]

@@ -171,7 +171,7 @@ def generate(
 def generate_grounded(
     city: str = "helsinki", out: str | Path | None = None, seed: int = 0, per_type: int = 25
 ) -> GeneratedSuite:
-    """The grounded task types (``landmark_bbox``, ``landmark_intervals``) of ``city``,
+    """The grounded task types (:data:`GROUNDED_TASK_TYPES`) of ``city``,
     written to ``out`` (default :func:`grounded_suite_path`).
     """
     gen = PoseGraphTaskGenerator(city, seed=seed)
