@@ -39,7 +39,7 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -268,7 +268,17 @@ def strip_reasoning(text: str) -> str:
     return "".join(out)
 
 
-def _json_values(text: str):
+def json_candidates(text: str) -> Iterator[tuple[str, Any]]:
+    """Every JSON value stages 1-3 find in ``text`` (reasoning already removed), in order,
+    as ``(stage, value)``: ``"json"`` (the whole text), ``"fence"`` (a fenced block's
+    body), ``"braces"`` (a balanced ``{...}``, quoted strings respected first). The
+    grounded answers' compatible reading (:mod:`urban_gym.eval.grounded`) takes the first
+    that fits its schema.
+    """
+    return _json_values(text)
+
+
+def _json_values(text: str) -> Iterator[tuple[str, Any]]:
     """Yield ``(stage, value)`` for every JSON value the stages find, in order."""
     value = _loads(text)
     if value is not _FAIL:
