@@ -297,3 +297,62 @@ def test_records_without_truth_or_kind_are_not_scored():
     assert s.original == [None, None] and s.scale == "none"
     with pytest.raises(ValueError, match="'nope'"):
         score_run([], {"x": "nope"})
+
+
+# ------------------------------------------------------------------ inference modes
+def test_preset_grounded_runs_instant_by_default_and_marks_low_effort():
+    from urban_gym.baselines.lmm.agent import LMMAgent
+    from urban_gym.cli import build_parser
+    from urban_gym.errors import InputError
+    from urban_gym.eval.presets import agent_options
+
+    def options(*extra):
+        args = build_parser().parse_args(
+            ["eval", "UrbanGym/PoseGraph360-v0", "--out", "x", "--agent", "lmm", *extra]
+        )
+        return agent_options(args)
+
+    # Instant for any model: 2,048 output tokens, no reasoning field in the request
+    opts = options("--preset", "grounded", "--model", "qwen3-vl-8b-instruct")
+    assert opts["max_tokens"] == 2048 and "extra_body" not in opts
+    cfg = LMMAgent(**{"base_url": "http://127.0.0.1:9", **opts}).config()
+    assert cfg["max_tokens"] == 2048 and cfg["model"] == "qwen3-vl-8b-instruct"
+    assert (cfg["preset"]["name"], cfg["preset"]["row"]) == ("grounded", "instant")
+    # a reasoning-only endpoint: the lowest effort, marked in the manifest's row
+    low = options("--preset", "grounded:low", "--model", "o3")
+    assert low["max_tokens"] == 2048 and low["extra_body"] == {"reasoning_effort": "low"}
+    assert low["preset"]["row"] == "low" and "marked T" in low["preset"]["label"]
+    # the user's --extra-body wins for a model whose lowest setting has another name
+    minimal = options(
+        "--preset",
+        "grounded:low",
+        "--model",
+        "gpt-x",
+        "--extra-body",
+        '{"reasoning_effort": "minimal"}',
+    )
+    assert minimal["extra_body"] == {"reasoning_effort": "minimal"}
+    with pytest.raises(InputError, match="'high'"):
+        options("--preset", "grounded:high", "--model", "o3")
+
+
+# ------------------------------------------------------------------ a suite per city
+def test_generate_suite_track_grounded_and_a_bad_track(tmp_path, capsys):
+    from urban_gym.cli import main
+    from urban_gym.tasks.suite import load_suite
+
+    assert main(["generate-suite", "--family", "posegraph360", "--track", "video"]) != 0
+    err = capsys.readouterr().err
+    assert "--track 'video' is not a track of posegraph360" in err and "grounded" in err
+    out = tmp_path / "g.jsonl"
+    city = "procedural:seed=3,blocks=2x2"
+    argv = ["generate-suite", "--family", "posegraph360", "--track", "grounded", "--city", city]
+    assert main([*argv, "--per-type", "1", "--out", str(out)]) == 0
+    cap = capsys.readouterr()
+    from urban_gym.families.posegraph360.tasks.types import GROUNDED_TASK_TYPES
+
+    tasks = load_suite(out)
+    assert {t.type for t in tasks} <= set(GROUNDED_TASK_TYPES) and tasks
+    for tt in GROUNDED_TASK_TYPES:  # one progress line per type, on standard error
+        assert f"grounded: {tt} " in cap.err
+    assert f"posegraph360 grounded tasks to {out}" in cap.out
