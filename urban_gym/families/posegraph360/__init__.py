@@ -60,6 +60,7 @@ class PoseGraph360(Family):
         },
     }
     report_module = "urban_gym.families.posegraph360.report"
+    report_layout_entries = {"grounded": "urban_gym.families.posegraph360.grounded_report:LAYOUT"}
     controls_entry = "urban_gym.families.posegraph360.controls:CONTROLS"
     commands_entry = "urban_gym.families.posegraph360.commands:COMMANDS"
     lmm_protocol_entries = {"react": "urban_gym.families.posegraph360.prompts:ReActProtocol"}
