@@ -356,3 +356,38 @@ def test_generate_suite_track_grounded_and_a_bad_track(tmp_path, capsys):
     for tt in GROUNDED_TASK_TYPES:  # one progress line per type, on standard error
         assert f"grounded: {tt} " in cap.err
     assert f"posegraph360 grounded tasks to {out}" in cap.out
+
+
+# ------------------------------------------------------------------ the language-model face
+@pytest.mark.parametrize(
+    ("reply", "kind", "want"),
+    [
+        # the canonical object beside the action: the answer text is that object
+        (
+            '{"action": "ANSWER", "answer_option_id": "A", "bbox_xyxy_norm": [0.1, 0.2, 0.3, 0.4]}',
+            OPTION_BOX,
+            {"option": "A", "box": BOX},
+        ),
+        # synonyms beside the action: kept whole, read by the compatible stage 4
+        (
+            '{"action": "ANSWER", "answer": "A", "bbox": [0.1, 0.2, 0.3, 0.4]}',
+            OPTION_BOX,
+            {"option": "A", "box": BOX},
+        ),
+        (
+            '```json\n{"action": "ANSWER", "visible_count": 1, "visible_intervals_sec": [[0, 2.5]]}\n```',
+            VISIBILITY,
+            {"count": 1, "intervals": [[0.0, 2.5]]},
+        ),
+    ],
+)
+def test_an_answer_object_beside_the_action_reaches_the_answer_text(reply, kind, want):
+    from urban_gym.families.posegraph360.actions import make_action_set
+    from urban_gym.wrappers.parsing import parse_reply
+
+    r = parse_reply(reply, make_action_set(), fill_from_fields={"*": "answer"})
+    assert r.ok and r.action["action"] == "ANSWER"
+    assert read_compatible(r.action["text"], kind).answer == want
+    # a plain answer is untouched
+    plain = parse_reply('{"action": "ANSWER", "answer": "Kamppi"}', make_action_set())
+    assert plain.action["text"] == "Kamppi"
