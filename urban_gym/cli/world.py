@@ -40,7 +40,7 @@ def run_info(args: argparse.Namespace) -> int:
 
 
 def _add_generate_suite(p: argparse.ArgumentParser) -> None:
-    from urban_gym.tasks.families import family_names
+    from urban_gym.tasks.families import FAMILIES, family_names
 
     p.add_argument("--family", required=True, help="task family: " + ", ".join(family_names()))
     p.add_argument("--city", default="helsinki", help="city spec (default helsinki)")
@@ -50,7 +50,15 @@ def _add_generate_suite(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--track",
         default=None,
-        help="a suite beside the family's default one (posegraph360: grounded)",
+        help="a suite beside the family's default one: "
+        + (
+            "; ".join(
+                f"{f.name}: {', '.join(f.suite_track_entries)}"
+                for f in FAMILIES.values()
+                if f.suite_track_entries
+            )
+            or "none"
+        ),
     )
 
 
