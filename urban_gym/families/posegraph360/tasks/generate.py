@@ -251,15 +251,23 @@ class PoseGraphTaskGenerator:
             derived.append(p.replace(id=t.id.replace(base, task_type), meta=meta))
         return derived
 
-    def suite(self, per_type: int = 25, types: Iterable[str] = PAPER_TASK_TYPES) -> list[TaskSpec]:
+    def suite(
+        self,
+        per_type: int = 25,
+        types: Iterable[str] = PAPER_TASK_TYPES,
+        on_type: Callable[[TypeReport], None] | None = None,
+    ) -> list[TaskSpec]:
         """``per_type`` tasks of each type (default: 360CityArena's seven; fewer where the
-        city lacks what a type needs; :attr:`report` says how many and why).
+        city lacks what a type needs; :attr:`report` says how many and why);
+        ``on_type`` gets each type's report row as it is made (progress).
         """
         out: list[TaskSpec] = []
         self.report = GenerationReport(FAMILY, self.city.name)
         for tt in types:
             out += self.generate(tt, per_type)
             self.report.add(self.rows[tt])
+            if on_type is not None:
+                on_type(self.rows[tt])
         return out
 
     def make_one(

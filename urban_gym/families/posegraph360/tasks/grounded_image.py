@@ -532,6 +532,9 @@ def action_tasks(gen: Any, got: dict) -> tuple[Any, Any]:
         labels=labels,
         option=LETTERS[got["answer"]],
         candidates=cands,
+        # the target's box per candidate, read by the run-level rescoring
+        # (urban_gym.eval.grounded): the box is scored in the candidate chosen
+        candidate_bboxes={k: (c["box"] if c else None) for k, c in cands.items()},
         box=cands[LETTERS[got["answer"]]]["box"],
         reference_images=("candidates",),
         instruction=(
