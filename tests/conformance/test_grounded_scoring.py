@@ -18,11 +18,11 @@ from urban_gym.eval.grounded import (
     COMPOSITE,
     OPTION_BOX,
     VISIBILITY,
-    label_set_f1,
     read_compatible,
     read_original,
     score_run,
 )
+from urban_gym.tasks.metrics import label_set_f1
 
 BOX = [0.1, 0.2, 0.3, 0.4]  # the protocol's example box
 CANON = '{"answer_option_id":"A","bbox_xyxy_norm":[0.1,0.2,0.3,0.4]}'
