@@ -191,8 +191,8 @@ class PoseGraph360Env(UrbanEnv):
     generated tasks per type; ``"procedural:blocks=2x2-6x6,split=train"`` draws a new
     task on a procedural city of the split at every reset,
     :mod:`urban_gym.families.posegraph360.tasks.procedural`); ``tasks`` (TaskSpecs or dicts,
-    instead of a suite); ``task_types``/``difficulties`` (filters); ``view_size`` (512;
-    int or (w, h)), ``fov`` (90); ``reference_size`` (default: the view's height); ``location_prior``
+    instead of a suite); ``task_types``/``difficulties`` (filters); ``view_size`` (512, or 640x480 for a
+    grounded suite; int or (w, h)), ``fov`` (90); ``reference_size`` (default: the view's height); ``location_prior``
     (False) and ``map_size``; ``step_limit`` (50), ``stagnation_limit`` (20),
     ``away_limit`` (5); ``forward_frames`` ((1, 3, 9)); ``spacing`` (frame spacing, m;
     default: the tasks' ``meta["posegraph"]["spacing"]``, 3 m);
@@ -248,7 +248,7 @@ class PoseGraph360Env(UrbanEnv):
         tasks: Sequence[TaskSpec | dict] | None = None,
         task_types: Sequence[str] | None = None,
         difficulties: Sequence[str] | None = None,
-        view_size: int | Sequence[int] = 512,
+        view_size: int | Sequence[int] | None = None,
         fov: float = 90.0,
         reference_size: int | None = None,
         location_prior: bool = False,
@@ -285,6 +285,9 @@ class PoseGraph360Env(UrbanEnv):
             from urban_gym.world.loader import load_city
 
             load_city(city)  # an unknown city is named before anything else
+        if view_size is None:  # the grounded track's views are 640x480 (its truth boxes' frame)
+            grounded = isinstance(suite, str) and suite.endswith("grounded")
+            view_size = T.FRAME_SIZE if grounded else 512
         self._set_camera(view_size, fov, reference_size, location_prior, map_size)
         self.frame_wh = _size_pair("frame_size", frame_size)
         self._set_limits(step_limit, stagnation_limit, away_limit, forward_frames)

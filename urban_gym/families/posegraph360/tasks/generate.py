@@ -880,7 +880,7 @@ class PoseGraphTaskGenerator:
         if got is None:
             return self._miss(f"no named sign in view with a {want} box", 1)
         pl, s = got["place"], got["state"]
-        name = pl.poi.name
+        name = typed_name(pl.poi)
         instr = (
             f"The sign of {name} is in your current view. Draw its bounding box: answer with "
             "ANSWER and the box as four numbers [x1, y1, x2, y2], its corners as fractions of "
@@ -895,7 +895,7 @@ class PoseGraphTaskGenerator:
             instruction=instr,
             start=self._start(s, got["yaw"]),
             answer=json.dumps({"bbox_xyxy_norm": got["box"]}),
-            goal={"poi": name, "bbox": got["box"], "anchor": list(pl.poi.anchor)},
+            goal={"poi": pl.poi.name, "bbox": got["box"], "anchor": list(pl.poi.anchor)},
             meta=self._meta(key=(pl.poi.id, s.trajectory, s.frame), bbox_area=got["area"]),
         )
 

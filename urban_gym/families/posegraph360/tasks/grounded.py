@@ -27,6 +27,9 @@ from urban_gym.tasks import metrics
 
 #: Side (pixels) of the square id image ground truth is read from.
 ID_VIEW = 96
+#: The id image a ``landmark_bbox`` truth box is read from: the grounded track's 640x480
+#: views (4:3) at 128x96.
+BBOX_VIEW = (128, 96)
 #: Width (pixels) of the id panoramas.
 ID_PANO_WIDTH = 512
 #: Pixels of a sign (in the id image) that make it visible.
@@ -46,8 +49,18 @@ class IdViews:
         self.renderer = PanoramaRenderer(city, width=width, height=width // 2)
         self._panos: dict[tuple[float, float], np.ndarray] = {}
 
-    def view(self, x: float, y: float, bearing: float, pitch: float, fov: float) -> np.ndarray:
-        """The ``ID_VIEW`` x ``ID_VIEW`` id image looking along ``bearing`` (degrees)."""
+    def view(
+        self,
+        x: float,
+        y: float,
+        bearing: float,
+        pitch: float,
+        fov: float,
+        size: tuple[int, int] = (ID_VIEW, ID_VIEW),
+    ) -> np.ndarray:
+        """The ``size = (w, h)`` id image (default ``ID_VIEW`` square) looking along
+        ``bearing`` (degrees) with horizontal ``fov``.
+        """
         from urban_gym.render.camera import view_directions
 
         key = (round(x, 3), round(y, 3))
@@ -59,7 +72,7 @@ class IdViews:
             assert ids is not None  # rendered with ids=True
             pano = self._panos[key] = ids
         ph, pw = pano.shape
-        b, e = view_directions(ID_VIEW, ID_VIEW, float(fov), float(pitch), float(bearing))
+        b, e = view_directions(size[0], size[1], float(fov), float(pitch), float(bearing))
         col = np.floor((b / 360.0 + 0.5) * pw).astype(np.int64) % pw
         row = np.clip(np.floor((90.0 - e) / 180.0 * ph).astype(np.int64), 0, ph - 1)
         return pano[row, col]
@@ -93,7 +106,8 @@ def bbox_task(gen: Any, rng: np.random.Generator, want: str, views: IdViews) -> 
     from urban_gym.world.geo import angle_diff, bearing
 
     look = float(bearing(ax - x, ay - y)) + float(rng.uniform(-25.0, 25.0))
-    found = sign_box(views.view(x, y, look, 0.0, 90.0), sign_id(pl.poi.id))
+    # the track's 640x480 frame (4:3), sampled at 128x96
+    found = sign_box(views.view(x, y, look, 0.0, 90.0, BBOX_VIEW), sign_id(pl.poi.id))
     if found is None:
         return None
     box, area = found
