@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -600,8 +601,13 @@ class PoseGraph360Env(UrbanEnv):
         if self.task.type in T.NAVIGATION_TYPES:
             return ["arrived"]
         choices = (self.task.goal or {}).get("choices")
-        if isinstance(choices, dict):  # an image task: its option letters (no box)
-            return [str(k) for k in choices][:N_ANSWER_HEADS]
+        if isinstance(choices, dict):
+            # an image task: each option in the protocol's contract, with the whole frame
+            # as its box (a head chooses an option, it cannot draw a box)
+            return [
+                json.dumps({"answer_option_id": str(k), "bbox_xyxy_norm": [0.0, 0.0, 1.0, 1.0]})
+                for k in choices
+            ][:N_ANSWER_HEADS]
         return [str(o) for o in self.task.options[:N_ANSWER_HEADS]]
 
     def action_index(self, action: Any) -> int | None:
