@@ -128,11 +128,12 @@ def test_stage_5_decides_the_scale_once_per_run_and_keeps_both_results():
 
 
 def test_stage_5_repairs_no_single_box_and_keeps_invalid_boxes_invalid():
-    # one normalised box in a pixel run is read as pixels too (not repaired on its own)
+    # a normalised box beside a pixel box: the run mixes scales, so it is ambiguous; no
+    # box is converted (the pixel box stays invalid) and the normalised one counts as given
     mixed = normalise_run([BOX, [64, 96, 192, 192]])
-    assert mixed.scale == "pixels"
-    assert m.bbox_iou(mixed.compatible[0], BOX) < 0.01
-    assert mixed.original[0] == tuple(BOX)
+    assert mixed.scale == "ambiguous"
+    assert mixed.compatible == [tuple(BOX), None]
+    assert mixed.original == [tuple(BOX), None]
     # beyond [0, 1000]: ambiguous, every box invalid; non-finite and degenerate: invalid
     assert normalise_run([[0, 0, 2000, 10]]).compatible == [None]
     bad = normalise_run([[0.1, 0.2, float("nan"), 0.4], [0.1, 0.2, 0.1, 0.4], [0.5, 0.5]])

@@ -4,7 +4,8 @@ Rules (each message below names the rule it breaks):
 
 * **capital** -- every sentence starts with a capital letter (a sentence may start with a
   place name, which keeps OpenStreetMap's spelling);
-* **underscore** -- no raw tag value with underscores (``houseware``, ``post_office``);
+* **underscore** -- no raw tag value with underscores (``houseware``, ``post_office``;
+  a JSON key of an answer format the text shows, ``"visible_count": 2``, is not one);
 * **spacing** -- no doubled spaces, no space before punctuation, no blank line, nothing
   before or after the text;
 * **punctuation** -- no doubled punctuation (``"Go to crape.."``: a name that ends in a full
@@ -82,7 +83,7 @@ def places_of(task: TaskSpec) -> Iterator[tuple[str, Any, bool]]:
             yield by_id[m["landmark_poi_id"]].name, by_id[m["landmark_poi_id"]], True
     elif task.family == "streetgraph":
         yield g["name"], by_osm[g["osm_id"]], True
-    elif task.type in ("landmark_name", "vln", "landmark_bbox", "landmark_intervals"):
+    elif task.type in ("landmark_name", "vln", "landmark_bbox", "landmark_visibility"):
         yield g["poi"], by_name[g["poi"]], True
     elif task.type == "landmark_image":  # found from its photo: the text must not say it
         yield g["poi"], by_name[g["poi"]], False
@@ -105,6 +106,11 @@ def masked(text: str, names: list[str]) -> str:
 
 
 # --------------------------------------------------------------------- the rules
+#: A JSON key in an answer format the text shows (``"visible_count": 2``): a field name
+#: of the reply, not a tag value.
+JSON_KEY = r'"\w+": '
+
+
 def lint(task: TaskSpec) -> list[str]:
     """What is wrong with ``task.instruction``: one line per broken rule."""
     text = task.instruction
@@ -130,7 +136,7 @@ def lint(task: TaskSpec) -> list[str]:
             errors.append(f"punctuation: {m.group()!r} in {context(plain, m)!r}")
     for m in re.finditer(r"(?:^|[.!?][\"')]?\s+|\n\d+\.\s+)([a-z])", plain):
         errors.append(f"capital: a sentence starts in lower case: {context(plain, m)!r}")
-    for m in re.finditer(r"\w*_\w*", plain):
+    for m in re.finditer(r"\w*_\w*", re.sub(JSON_KEY, '"key":', plain)):
         errors.append(f"underscore: raw tag value {m.group()!r}")
     return errors
 

@@ -40,13 +40,26 @@ def run_info(args: argparse.Namespace) -> int:
 
 
 def _add_generate_suite(p: argparse.ArgumentParser) -> None:
-    from urban_gym.tasks.families import family_names
+    from urban_gym.tasks.families import FAMILIES, family_names
 
     p.add_argument("--family", required=True, help="task family: " + ", ".join(family_names()))
     p.add_argument("--city", default="helsinki", help="city spec (default helsinki)")
     p.add_argument("--out", default=None, help="JSONL path (default: the committed suite)")
     p.add_argument("--seed", type=int, default=0, help="generator seed")
     p.add_argument("--per-type", type=int, default=None, help="tasks per type")
+    p.add_argument(
+        "--track",
+        default=None,
+        help="a suite beside the family's default one: "
+        + (
+            "; ".join(
+                f"{f.name}: {', '.join(f.suite_track_entries)}"
+                for f in FAMILIES.values()
+                if f.suite_track_entries
+            )
+            or "none"
+        ),
+    )
 
 
 @command(
@@ -58,15 +71,29 @@ def run_generate_suite(args: argparse.Namespace) -> int:
     """Generate a family's task suite and print how many tasks each type got."""
     from urban_gym.tasks.families import get_family
 
+    fam = get_family(args.family)
     # a family's generate (``out`` None = its committed default suite) returns a
     # GeneratedSuite: path, tasks, per-type report
-    made = get_family(args.family).generate(args.city, args.out, args.seed, args.per_type)
+    if args.track:
+        made = fam.generate_track(
+            args.track, args.city, args.out, args.seed, args.per_type, _progress
+        )
+    else:
+        made = fam.generate(args.city, args.out, args.seed, args.per_type)
     if made.notes:
         print(made.notes)
-    print(f"wrote {len(made.tasks)} {args.family} tasks to {made.path}")
+    track = f" {args.track}" if args.track else ""
+    print(f"wrote {len(made.tasks)} {args.family}{track} tasks to {made.path}")
     print("tasks per type (made of requested):")
     print(made.report.format())
     return 0
+
+
+def _progress(line: str) -> None:
+    """One progress line of a suite's generation, to standard error (flushed)."""
+    import sys
+
+    print(line, file=sys.stderr, flush=True)
 
 
 def format_summary(s: dict, meta: dict) -> str:

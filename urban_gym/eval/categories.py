@@ -42,7 +42,11 @@ def task_facts(task: Any) -> dict[str, Any]:
     shortest route's length, metres), ``straight_m`` (start to goal, metres),
     ``decision_points``, ``variant`` and ``base_task`` (the task a variant varies; None
     when the task lacks it); ``bbox``, the true box of a grounded task (normalised
-    ``[x0, y0, x1, y1]``), only when it has one.
+    ``[x0, y0, x1, y1]``), only when it has one. A task paired for the dual metrics
+    (``meta["pair"]``, :mod:`urban_gym.eval.dual`) adds ``pair``, ``truth`` (its answer
+    text, which the run-level rescoring of :mod:`urban_gym.eval.grounded` reads) and,
+    when its goal has them, ``candidate_bboxes`` (option id -> the target's box in that
+    candidate image) and ``fps``.
     """
     g, meta = task.goal or {}, task.meta or {}
     radius = g.get("radius")
@@ -65,6 +69,13 @@ def task_facts(task: Any) -> dict[str, Any]:
     }
     if g.get("bbox") is not None:
         facts["bbox"] = [float(v) for v in g["bbox"]]
+    if isinstance(meta.get("pair"), dict):
+        facts["pair"] = dict(meta["pair"])
+        facts["truth"] = task.answer
+        if isinstance(g.get("candidate_bboxes"), dict):
+            facts["candidate_bboxes"] = dict(g["candidate_bboxes"])
+        if meta.get("fps") is not None:
+            facts["fps"] = _num(meta["fps"])
     return facts
 
 

@@ -266,6 +266,25 @@ def _answer(trace: EpisodeTrace) -> str | None:
     return None
 
 
+def _index_answer(trace: EpisodeTrace, face: Any) -> str | None:
+    """The answer text of the last valid action when it is an index into the env's
+    ``action_table`` (a discrete policy's answer head: a random or trained agent), else
+    None.
+    """
+    for a, valid in zip(reversed(trace.actions), reversed(trace.valid)):
+        if a is None or not valid:
+            continue
+        if not isinstance(a, (int, np.integer)) or isinstance(a, bool):
+            return None
+        table = getattr(getattr(face, "unwrapped", face), "action_table", None)
+        if not isinstance(table, Sequence) or not 0 <= int(a) < len(table):
+            return None
+        entry = table[int(a)]
+        text = entry.get("text") if isinstance(entry, Mapping) else None
+        return None if text is None else str(text)
+    return None
+
+
 def task_summary(task: Any) -> dict[str, Any]:
     """The task fields of an episode record (family, type, difficulty, category, kind,
     ``task_info``).
@@ -492,7 +511,7 @@ def run_episode(
         "steps": len(trace) - 1,
         "invalid_actions": trace.valid.count(False),
         "unreadable_replies": _unreadable(trace),
-        "answer": _answer(trace),
+        "answer": _answer(trace) or _index_answer(trace, face),
         "tokens": tokens,
         "goal_seen": (True in trace.visible) if trace.visible[0] is not None else None,
         "start": {"pose": trace.pose(0), "distance_to_goal_m": trace.distance(0)},

@@ -213,6 +213,10 @@ class Family:
             ``"module:attribute"`` of a mapping of agent options (one setting for every
             model) or a :class:`urban_gym.eval.presets.ModelPreset` (settings per model).
         world_memo_entries: in-process memos of its loaded worlds, ``(module, attribute)``.
+        suite_track_entries: its suites beside the default one (``urban-gym
+            generate-suite --track NAME``), name -> ``"module:function"`` of a generator
+            ``(city, out, seed, per_type, progress) -> GeneratedSuite`` (``per_type``
+            None: the track's own default; ``progress``: a callable taking one line).
     """
 
     name: ClassVar[str] = ""
@@ -231,6 +235,7 @@ class Family:
     lmm_scheme_entries: ClassVar[Mapping[str, str]] = MappingProxyType({})
     lmm_preset_entries: ClassVar[Mapping[str, str]] = MappingProxyType({})
     world_memo_entries: ClassVar[tuple[tuple[str, str], ...]] = ()
+    suite_track_entries: ClassVar[Mapping[str, str]] = MappingProxyType({})
 
     # ------------------------------------------------------------------ the three parts
     def tasks(self) -> ModuleType:
@@ -262,6 +267,25 @@ class Family:
     def generate(self, city: str, out: str | Path | None, seed: int, per_type: int | None):
         """Write a suite for ``city`` (the task package's ``generate``)."""
         return self.tasks().generate(city=city, out=out, seed=seed, per_type=per_type)
+
+    def generate_track(
+        self,
+        track: str,
+        city: str,
+        out: str | Path | None,
+        seed: int,
+        per_type: int | None,
+        progress: Any = None,
+    ):
+        """Write the suite of ``track`` (:attr:`suite_track_entries`) for ``city``;
+        :class:`InputError` naming ``track`` and the family's tracks when it has no such
+        track.
+        """
+        entry = self.suite_track_entries.get(track)
+        if entry is None:
+            have = ", ".join(self.suite_track_entries) or "none besides the default"
+            raise InputError(f"--track {track!r} is not a track of {self.name}; its tracks: {have}")
+        return load_entry(entry)(city, out, seed, per_type, progress)
 
     # ------------------------------------------------------------------ task geometry
     def task_points(self, task: TaskSpec) -> tuple[tuple[float, float], list[tuple[float, float]]]:
@@ -465,6 +489,7 @@ def _check_entries(family: Family, where: str) -> None:
         "lmm_scheme_entries",
         "lmm_preset_entries",
         "report_layout_entries",
+        "suite_track_entries",
     ):
         table = getattr(family, what)
         if not isinstance(table, Mapping) or not all(

@@ -13,11 +13,13 @@ The scale of a run (:func:`resolve_scale`), from the finite four-number boxes it
 * ``"pixels"`` -- otherwise, when every box lies inside the ``image_size`` frame
   (640 x 480 in the protocol);
 * ``"per_mille"`` -- otherwise, when every coordinate lies in [0, 1000];
-* ``"ambiguous"`` -- anything else: every box of the run stays invalid.
+* ``"ambiguous"`` -- anything else, and a run that *mixes* scales: plainly normalised
+  boxes (every coordinate at most 1, one of them fractional) beside boxes reaching beyond
+  1. No box of an ambiguous run is converted: only those valid as given count.
 
 A box is then converted to [0, 1], its corners put in order (``x0 <= x1``, ``y0 <= y1``),
 and it stays invalid (None) when it is not four finite numbers, lies outside [0, 1] after
-conversion, or has no area. The *original* result scores only boxes that are valid as
+conversion, or has no area (:func:`compatible_box`). The *original* result scores only boxes that are valid as
 given (normalised, ordered, with area); the *compatible* result scores the converted ones.
 """
 
@@ -79,6 +81,8 @@ def resolve_scale(
     hi = max(max(b) for b in read)
     if lo < 0.0:
         return "ambiguous"
+    if hi > 1.0 and any(max(b) <= 1.0 and any(v != int(v) for v in b) for b in read):
+        return "ambiguous"  # normalised boxes beside larger ones: a mixed run
     w, h = image_size
     fits = {
         "unit": hi <= 1.0,
@@ -122,6 +126,18 @@ def strict_box(box: Any) -> tuple[float, float, float, float] | None:
     return b
 
 
+def compatible_box(
+    box: Any, scale: str, image_size: tuple[int, int] = PROTOCOL_IMAGE_SIZE
+) -> tuple[float, float, float, float] | None:
+    """``box`` as the compatible result reads it in a run of ``scale``: converted and
+    ordered (:func:`convert_box`); in an ambiguous run only a box valid as given
+    (:func:`strict_box`), no box being converted.
+    """
+    if scale == "ambiguous":
+        return strict_box(box)
+    return convert_box(box, scale, image_size)
+
+
 def normalise_run(
     boxes: Sequence[Any],
     image_size: tuple[int, int] = PROTOCOL_IMAGE_SIZE,
@@ -134,7 +150,7 @@ def normalise_run(
     return RunBoxes(
         scale=scale,
         original=[strict_box(b) for b in boxes],
-        compatible=[convert_box(b, scale, image_size) for b in boxes],
+        compatible=[compatible_box(b, scale, image_size) for b in boxes],
     )
 
 

@@ -384,3 +384,13 @@ def temporal_interval_f1(
     ``(start, end)`` tuples.
     """
     return temporal_f1(list(predicted), list(truth))
+
+
+def label_set_f1(predicted: Iterable[str], truth: Iterable[str]) -> float:
+    """Label-set F1: ``2 |P & T| / (|P| + |T|)`` over the sets of labels; 1.0 when both
+    are empty.
+    """
+    p, t = set(predicted), set(truth)
+    if not p and not t:
+        return 1.0
+    return 2.0 * len(p & t) / (len(p) + len(t))

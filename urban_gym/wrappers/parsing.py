@@ -39,7 +39,7 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -82,6 +82,23 @@ DEFAULT_FIELD_SYNONYMS: dict[str, tuple[str, ...]] = {
     "memory": ("memory", "memo", "notes", "note", "state", "memory_update", "scratchpad"),
     "answer": ("answer", "final_answer", "response", "solution"),
 }
+
+#: Keys of the strict-JSON grounding protocol's answer objects (and their documented
+#: synonyms): a reply that names an action and carries these beside it answers with that
+#: object, which becomes the action's text parameter as JSON (:func:`_fold_answer_object`).
+ANSWER_OBJECT_KEYS: tuple[str, ...] = (
+    "answer_option_id",
+    "bbox_xyxy_norm",
+    "bbox",
+    "bounding_box",
+    "box",
+    "bbox_norm",
+    "answers",
+    "visible_count",
+    "visible_intervals_sec",
+)
+#: Option keys folded in with them (the protocol's synonyms of ``answer_option_id``).
+ANSWER_OPTION_SYNONYMS: tuple[str, ...] = ("choice", "answer")
 
 #: Tag names of reasoning blocks removed before parsing (:func:`strip_reasoning`).
 REASONING_TAGS: tuple[str, ...] = (
@@ -199,6 +216,7 @@ def parse_reply(
             first_error = first_error or f"the reply could not be read ({type(exc).__name__})"
             continue
         reply.stage, reply.raw_action, reply.fields = stage, raw, fields
+        _fold_answer_object(raw, value, action_set)
         _fill_params(raw, fields, fill, action_set)
         try:
             reply.action = action_set.normalise(raw)
@@ -268,7 +286,17 @@ def strip_reasoning(text: str) -> str:
     return "".join(out)
 
 
-def _json_values(text: str):
+def json_candidates(text: str) -> Iterator[tuple[str, Any]]:
+    """Every JSON value stages 1-3 find in ``text`` (reasoning already removed), in order,
+    as ``(stage, value)``: ``"json"`` (the whole text), ``"fence"`` (a fenced block's
+    body), ``"braces"`` (a balanced ``{...}``, quoted strings respected first). The
+    grounded answers' compatible reading (:mod:`urban_gym.eval.grounded`) takes the first
+    that fits its schema.
+    """
+    return _json_values(text)
+
+
+def _json_values(text: str) -> Iterator[tuple[str, Any]]:
     """Yield ``(stage, value)`` for every JSON value the stages find, in order."""
     value = _loads(text)
     if value is not _FAIL:
@@ -610,6 +638,36 @@ def _fill_params(
         present = any(k.casefold() in raw for k in (p.name, *p.key_synonyms))
         if src and not present and fields.get(src) not in (None, ""):
             raw[p.name] = fields[src]
+
+
+def _fold_answer_object(raw: Any, value: Any, action_set: ActionSet) -> None:
+    """A grounded answer written beside the action (``{"action": "ANSWER",
+    "answer_option_id": "A", "bbox_xyxy_norm": [...]}``) becomes the action's only text
+    parameter, as the JSON object of those keys (with ``choice`` / ``answer`` when given
+    as the option), unless that parameter already holds an object or a JSON text.
+    """
+    if not isinstance(raw, dict) or not isinstance(value, Mapping):
+        return
+    top = {key_text(k): v for k, v in value.items()}
+    if not any(k in top for k in ANSWER_OBJECT_KEYS):
+        return
+    name = next((raw[k] for k in ACTION_KEY_SYNONYMS if k in raw), None)
+    if not isinstance(name, str) or not _is_action(name.strip(), action_set):
+        return
+    texts = [p for p in action_set[name.strip()].params if p.kind == "str"]
+    if len(texts) != 1:
+        return
+    p = texts[0]
+    keys = [p.name, *p.key_synonyms]
+    given = next((raw[k] for k in keys if raw.get(k) is not None), None)
+    if isinstance(given, Mapping) or (
+        isinstance(given, str) and given.lstrip()[:1] in "{[" and given.strip()
+    ):
+        return
+    obj = {k: top[k] for k in (*ANSWER_OPTION_SYNONYMS, *ANSWER_OBJECT_KEYS) if k in top}
+    for k in keys:
+        raw.pop(k, None)
+    raw[p.name] = json.dumps(obj, ensure_ascii=False)
 
 
 def _example(action_set: ActionSet) -> str:

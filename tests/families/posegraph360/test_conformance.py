@@ -389,9 +389,9 @@ def test_grounded_types_sit_outside_the_papers_175():
     assert len(PAPER_TASK_TYPES) == 7
     grounded = _grounded()
     assert {t.type for t in grounded} == set(GROUNDED_TASK_TYPES)
-    assert len(grounded) == 50
+    assert len(grounded) == 25 * len(GROUNDED_TASK_TYPES)
     env = PoseGraph360Env(suite="helsinki-grounded", view_size=32, pano_width=256)
-    assert len(env.tasks) == 50
+    assert len(env.tasks) == len(grounded)
 
 
 def test_landmark_bbox_scores_the_protocols_answer_by_iou():
@@ -425,36 +425,6 @@ def test_landmark_bbox_truth_is_where_the_env_sees_the_sign_and_a_reply_answers_
         reply = {"thought": "", "action": "ANSWER", "memory": "", "answer": {"bbox_xyxy_norm": box}}
         _, _, term, _, info = lm.step(json.dumps(reply))
         assert term and info["is_success"] and info["metrics"]["bbox_iou"] == 1.0
-
-
-def test_landmark_intervals_truth_is_what_a_walk_sees():
-    from urban_gym.families.posegraph360.tasks import EpisodeOutcome, evaluate
-    from urban_gym.families.posegraph360.tasks.grounded import intervals_of
-
-    tasks = [t for t in _grounded() if t.type == "landmark_intervals"]
-    picked = [next(t for t in tasks if t.difficulty == d) for d in ("easy", "hard")]
-    env = PoseGraph360Env(tasks=picked, view_size=96, pano_width=256, track_visibility=True)
-    for i, t in enumerate(picked):
-        _, info = env.reset(options={"task_index": i})
-        seen = [info["goal_visible"]]
-        for _ in range(t.goal["frames"]):
-            _, _, _, _, info = env.step({"action": "W", "size": "SMALL"})
-            seen.append(info["goal_visible"])
-        assert intervals_of(seen) == t.goal["intervals"], t.id
-    # scoring: the protocol's visibility schema (its _sec key read as frames)
-    t = picked[1]
-    truth = t.goal["intervals"]
-    assert len(truth) >= 2  # hard: several intervals
-
-    def score(answer):
-        return evaluate(t, EpisodeOutcome(answer=json.dumps(answer), position=(0.0, 0.0)))
-
-    perfect = score({"visible_count": len(truth), "visible_intervals_sec": truth})
-    assert perfect["segment_f1"] == 1.0 and perfect["count_accuracy"] == 1.0
-    one = score({"visible_count": 1, "visible_intervals": truth[:1]})
-    n = len(truth)
-    assert one["segment_f1"] == pytest.approx(2 / (1 + n)) and one["count_accuracy"] == 0.0
-    assert one["mean_tiou"] == pytest.approx(1 / n)
 
 
 def test_the_oracle_solves_every_grounded_task():

@@ -60,10 +60,17 @@ class PoseGraph360(Family):
         },
     }
     report_module = "urban_gym.families.posegraph360.report"
+    report_layout_entries = {"grounded": "urban_gym.families.posegraph360.grounded_report:LAYOUT"}
     controls_entry = "urban_gym.families.posegraph360.controls:CONTROLS"
     commands_entry = "urban_gym.families.posegraph360.commands:COMMANDS"
     lmm_protocol_entries = {"react": "urban_gym.families.posegraph360.prompts:ReActProtocol"}
-    lmm_preset_entries = {"360cityarena": "urban_gym.families.posegraph360.presets:CITYARENA"}
+    lmm_preset_entries = {
+        "360cityarena": "urban_gym.families.posegraph360.presets:CITYARENA",
+        "grounded": "urban_gym.families.posegraph360.presets:GROUNDED",
+    }
+    suite_track_entries = {
+        "grounded": "urban_gym.families.posegraph360.tasks.suites:generate_grounded_track"
+    }
     lmm_scheme_entries = {
         "react-reflection": "urban_gym.families.posegraph360.agent:ReactReflection"
     }

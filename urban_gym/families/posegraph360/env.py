@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -122,6 +123,9 @@ class PoseGraph360Env(UrbanEnv):
     reference image (grid map, route map with a blue start and red goal, or a photo of the
     landmark's facade; zeros when the task has none); ``map`` (only with
     ``location_prior=True``) -- a north-up map of the whole graph with the agent's marker;
+    ``frames`` (only when the tasks include video types) ``Box(0, 255, (n, h, w, 3),
+    uint8)`` -- the frames of the task's walk at ``frame_size`` (black for other tasks;
+    :mod:`urban_gym.families.posegraph360.tasks.video`);
     ``instruction`` ``Text`` -- the task text; ``action_mask`` ``Box(0, 1, (42,), int8)``;
     with ``goal=`` also ``goal_vector`` / ``goal_landmarks`` / ``goal_image`` (the view at
     the goal frame) / ``goal_text``, the goal a policy conditions on
@@ -188,8 +192,8 @@ class PoseGraph360Env(UrbanEnv):
     generated tasks per type; ``"procedural:blocks=2x2-6x6,split=train"`` draws a new
     task on a procedural city of the split at every reset,
     :mod:`urban_gym.families.posegraph360.tasks.procedural`); ``tasks`` (TaskSpecs or dicts,
-    instead of a suite); ``task_types``/``difficulties`` (filters); ``view_size`` (512;
-    int or (w, h)), ``fov`` (90); ``reference_size`` (default: the view's height); ``location_prior``
+    instead of a suite); ``task_types``/``difficulties`` (filters); ``view_size`` (512, or 640x480 for a
+    grounded suite; int or (w, h)), ``fov`` (90); ``reference_size`` (default: the view's height); ``location_prior``
     (False) and ``map_size``; ``step_limit`` (50), ``stagnation_limit`` (20),
     ``away_limit`` (5); ``forward_frames`` ((1, 3, 9)); ``spacing`` (frame spacing, m;
     default: the tasks' ``meta["posegraph"]["spacing"]``, 3 m);
@@ -205,7 +209,8 @@ class PoseGraph360Env(UrbanEnv):
     aliases -- an LLM judge can be plugged in); ``render_mode``
     (``"rgb_array"``); ``track_visibility`` (False: True adds ``info["goal_visible"]``,
     :mod:`urban_gym.envs.visibility`); ``goal`` (``"none"``, the default, ``"vector"``,
-    ``"landmarks"``, ``"image"`` or ``"text"``: :mod:`urban_gym.envs.goals`).
+    ``"landmarks"``, ``"image"`` or ``"text"``: :mod:`urban_gym.envs.goals`);
+    ``frame_size`` ((640, 480): int or (w, h), the video tasks' frames).
 
     ## Version History
 
@@ -244,7 +249,7 @@ class PoseGraph360Env(UrbanEnv):
         tasks: Sequence[TaskSpec | dict] | None = None,
         task_types: Sequence[str] | None = None,
         difficulties: Sequence[str] | None = None,
-        view_size: int | Sequence[int] = 512,
+        view_size: int | Sequence[int] | None = None,
         fov: float = 90.0,
         reference_size: int | None = None,
         location_prior: bool = False,
@@ -269,6 +274,7 @@ class PoseGraph360Env(UrbanEnv):
         render_mode: str | None = None,
         track_visibility: bool = False,
         goal: str = "none",
+        frame_size: int | Sequence[int] = T.FRAME_SIZE,
     ) -> None:
         if observation not in ("images", "symbolic"):
             raise InputError(f"observation={observation!r} must be 'images' or 'symbolic'")
@@ -280,7 +286,11 @@ class PoseGraph360Env(UrbanEnv):
             from urban_gym.world.loader import load_city
 
             load_city(city)  # an unknown city is named before anything else
+        if view_size is None:  # the grounded track's views are 640x480 (its truth boxes' frame)
+            grounded = isinstance(suite, str) and suite.endswith("grounded")
+            view_size = T.FRAME_SIZE if grounded else 512
         self._set_camera(view_size, fov, reference_size, location_prior, map_size)
+        self.frame_wh = _size_pair("frame_size", frame_size)
         self._set_limits(step_limit, stagnation_limit, away_limit, forward_frames)
         self.draw_branches = bool(draw_branches)
         shaping = reward_shaping
@@ -313,6 +323,9 @@ class PoseGraph360Env(UrbanEnv):
         }
         self._restore_caches()
         self._task_index = {t.id: i for i, t in enumerate(self.tasks)}
+        #: frames of the longest walk video among the tasks (0: no video tasks, no
+        #: ``frames`` observation)
+        self.video_frames = max((len(_video(t).get("camera", ())) for t in self.tasks), default=0)
         self._build_spaces()
         self.task: TaskSpec = self.tasks[0]
         self._reset_episode_state()
@@ -377,6 +390,9 @@ class PoseGraph360Env(UrbanEnv):
             }
         if self.location_prior:
             obs["map"] = spaces.Box(0, 255, (self.map_size, self.map_size, 3), np.uint8)
+        if self.images and self.video_frames:
+            fw, fh = self.frame_wh
+            obs["frames"] = spaces.Box(0, 255, (self.video_frames, fh, fw, 3), np.uint8)
         self._charset = task_charset(self.tasks)
         obs["instruction"] = SharedMemoryText(MAX_INSTRUCTION, min_length=0, charset=self._charset)
         obs["action_mask"] = spaces.Box(0, 1, (self.action_space.n,), np.int8)
@@ -449,6 +465,7 @@ class PoseGraph360Env(UrbanEnv):
         self._geo = math.nan
         self._departures: list[tuple[float, float]] = []
         self._reference = np.zeros((self.ref_size, self.ref_size, 3), np.uint8)
+        self._frames: np.ndarray | None = None
         self._ref_path: list[tuple[float, float]] = []
         self._shortest = 0.0
         self._message = ""
@@ -490,6 +507,8 @@ class PoseGraph360Env(UrbanEnv):
             self._shortest = float(self._dist)
         if self.images:  # symbolic: drawn only for render()
             self._reference = self._render_reference(task)  # read-only; obs gets a copy
+            if self.video_frames:
+                self._frames = self.walk_frames(task)
 
     def _begin_step(self) -> None:
         self._message = ""
@@ -581,6 +600,14 @@ class PoseGraph360Env(UrbanEnv):
     def _answer_options(self) -> list[str]:
         if self.task.type in T.NAVIGATION_TYPES:
             return ["arrived"]
+        choices = (self.task.goal or {}).get("choices")
+        if isinstance(choices, dict):
+            # an image task: each option in the protocol's contract, with the whole frame
+            # as its box (a head chooses an option, it cannot draw a box)
+            return [
+                json.dumps({"answer_option_id": str(k), "bbox_xyxy_norm": [0.0, 0.0, 1.0, 1.0]})
+                for k in choices
+            ][:N_ANSWER_HEADS]
         return [str(o) for o in self.task.options[:N_ANSWER_HEADS]]
 
     def action_index(self, action: Any) -> int | None:
@@ -743,6 +770,8 @@ class PoseGraph360Env(UrbanEnv):
             obs = self._symbolic()
         if self.location_prior:
             obs["map"] = self._prior_map()
+        if self._frames is not None:
+            obs["frames"] = self._frames.copy()
         if self._text_cache[0] != self.task.id:
             text = clean_text(self.task.instruction, self._charset, MAX_INSTRUCTION)
             self._text_cache = (self.task.id, text)
@@ -773,6 +802,23 @@ class PoseGraph360Env(UrbanEnv):
                     img, self.graph.branches(j, self.camera_bearing), self._branch_choices()
                 )
         return img
+
+    def walk_frames(self, task: TaskSpec) -> np.ndarray:
+        """The frames of a video task's walk (``goal["video"]["camera"]``: ``[trajectory,
+        frame, yaw, pitch]`` per frame), ``frame_size`` pixels at the video's ``fov``,
+        padded with black frames to the ``frames`` observation's length (all black for a
+        task without a video).
+        """
+        fw, fh = self.frame_wh
+        out = np.zeros((self.video_frames, fh, fw, 3), np.uint8)
+        video = _video(task)
+        fov = float(video.get("fov", self.fov))
+        for k, (t, f, yaw, pitch) in enumerate(video.get("camera", ())):
+            s = self.graph.check_state(State(int(t), int(f)))
+            pano, ph = self.graph.panorama(s)
+            bearing = round(float(self.graph.heading(s) + yaw) % 360.0, 1)
+            out[k] = perspective(pano, bearing, float(pitch), fov, (fw, fh), pano_heading=ph)
+        return out
 
     def _maps(self) -> Any:
         if self._map_renderer is None:
@@ -926,6 +972,25 @@ class PoseGraph360Env(UrbanEnv):
         else:
             side = self._reference if self.images else self._render_reference(self.task)
         return compose_frame(view, side, f"[step {self.steps}] {self.task.instruction}")
+
+
+def _video(task: TaskSpec) -> dict[str, Any]:
+    """A task's ``goal["video"]`` (empty when it has none)."""
+    v = (task.goal or {}).get("video")
+    return v if isinstance(v, dict) else {}
+
+
+def _size_pair(name: str, size: int | Sequence[int]) -> tuple[int, int]:
+    """``(w, h)`` of an int or a pair, at least 8 pixels a side."""
+    if isinstance(size, (int, np.integer)):
+        wh = (int(size), int(size))
+    elif isinstance(size, Sequence) and len(size) == 2:
+        wh = (int(size[0]), int(size[1]))
+    else:
+        raise InputError(f"{name}={size!r} must be an int or (w, h)")
+    if min(wh) < 8:
+        raise InputError(f"{name}={size!r} must be at least 8 pixels")
+    return wh
 
 
 def _junction_id(junction: int | None) -> int:

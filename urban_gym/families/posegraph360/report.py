@@ -22,7 +22,6 @@ result beside the compatible one. Pixel boxes are read against the view the env 
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -61,10 +60,11 @@ def view_frame(env_kwargs: Mapping[str, Any]) -> tuple[int, int]:
     default ``view_size`` when the run did not set one).
     """
     size = env_kwargs.get("view_size")
-    if size is None:
-        from urban_gym.families.posegraph360.env import PoseGraph360Env
+    if size is None:  # the env's default: 640x480 on a grounded suite, else 512
+        from urban_gym.families.posegraph360.tasks import FRAME_SIZE
 
-        size = inspect.signature(PoseGraph360Env.__init__).parameters["view_size"].default
+        suite = env_kwargs.get("suite")
+        size = FRAME_SIZE if isinstance(suite, str) and suite.endswith("grounded") else 512
     if isinstance(size, (list, tuple)):
         return int(size[0]), int(size[1])
     return int(size), int(size)

@@ -153,7 +153,32 @@ def reference_image(
             size,
             pano_heading=ph,
         )
+    if kind == "candidates":
+        return candidate_sheet(task, graph, size)
     raise TaskError(f"task {task.id!r}: unknown reference image {kind!r}")
+
+
+def candidate_sheet(task: TaskSpec, graph: PoseGraph, size: int) -> np.ndarray:
+    """The ``size`` x ``size`` sheet of a ``future_observation`` task's candidate images:
+    each the view (the task's frame aspect and field of view) from its start frame along
+    the candidate's bearing, labelled with its letter, two to a row.
+    """
+    from urban_gym.render import frame as F
+    from urban_gym.render import perspective
+
+    w, h, fov = task.goal["frame"]
+    s = State(int(task.start["trajectory"]), int(task.start["frame"]))
+    pano, ph = graph.panorama(s)
+    cw = max(8, size // 2 - 2)
+    ch = max(6, int(round(cw * float(h) / float(w))))
+    cells = []
+    for letter, cand in task.goal["candidates"].items():
+        view = perspective(pano, float(cand["bearing"]), 0.0, float(fov), (cw, ch), pano_heading=ph)
+        cells.append(F.label(view, letter, (4, 2), font_size=max(8, ch // 6), bold=True))
+    sheet = F.grid(cells, 2, gap=2)
+    if sheet.shape[0] > size or sheet.shape[1] > size:  # a tiny reference: squeezed
+        return F.resize(sheet, size, size)
+    return F.pad(sheet, size, size)
 
 
 def compose_frame(view: np.ndarray, side: np.ndarray, text: str) -> np.ndarray:

@@ -42,6 +42,11 @@ Places: landmark, VLN and relational targets are POIs on a building facade with 
 unique name whose sign is within 20 m of a frame; landmark and VLN targets also have no
 other sign within 6 m (so the name and the photo pick out one sign).
 
+Grounded types outside the seven (the strict-JSON grounding protocol, their own suite
+``helsinki-grounded``): ``landmark_bbox``, the image tasks and the video tasks
+(:mod:`.grounded`) and the four image tasks ``relative_position``,
+``future_observation``, ``self_position``, ``action_decision`` (:mod:`.grounded_image`).
+
 On-the-fly tasks on held-out procedural cities (``suite="procedural:..."``, train / val /
 test cities by seed): :mod:`urban_gym.families.posegraph360.tasks.procedural`.
 
@@ -130,12 +135,15 @@ from urban_gym.families.posegraph360.tasks.types import (
     PAPER_TASK_TYPES,
     PITCH_LIMIT,
     QUESTION_TYPES,
+    RENAMED_TYPES,
     ROTATIONS,
     STALL_ATTEMPTS,
     TASK_TYPES,
     THRESHOLDS,
+    VIDEO_TASK_TYPES,
     ZERO_COUNT_SHARE,
 )
+from urban_gym.families.posegraph360.tasks.video import FPS, FRAME_SIZE, VIDEO_FRAMES
 
 __all__ = [
     "AWAY_LIMIT",
@@ -195,6 +203,11 @@ __all__ = [
     "grounded_suite_path",
     "PAPER_TASK_TYPES",
     "GROUNDED_TASK_TYPES",
+    "FPS",
+    "FRAME_SIZE",
+    "VIDEO_FRAMES",
+    "RENAMED_TYPES",
+    "VIDEO_TASK_TYPES",
     "tasks_spacing",
     "write_suite",
 ]

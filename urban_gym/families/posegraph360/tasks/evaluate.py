@@ -6,10 +6,12 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from urban_gym.families.posegraph360.tasks.grounded_image import IMAGE_TASK_TYPES
 from urban_gym.families.posegraph360.tasks.types import (
     FAMILY,
     GOAL_RADIUS_M,
     NAVIGATION_TYPES,
+    RENAMED_TYPES,
     TASK_TYPES,
 )
 from urban_gym.tasks import metrics
@@ -96,12 +98,21 @@ def evaluate(task: TaskSpec, outcome: EpisodeOutcome) -> dict[str, float]:
         g = score_bbox(task.goal["bbox"], outcome.answer) if answered else score_bbox([], None)
         m.update(g, success=g["bbox_acc50"], score=g["bbox_iou"])
         return m
-    if tt == "landmark_intervals":
-        from urban_gym.families.posegraph360.tasks.grounded import score_intervals
+    if tt in IMAGE_TASK_TYPES:
+        from urban_gym.families.posegraph360.tasks.grounded_image import score_choice
 
-        truth = task.goal["intervals"]
-        g = score_intervals(truth, outcome.answer if answered else None)
-        m.update(g, success=float(g["segment_f1"] >= 0.5), score=g["segment_f1"])
+        g = score_choice(task, outcome.answer if answered else None)
+        m.update(g, success=g["semantic_ok"], score=g["option_correct"])
+        return m
+    if tt == "landmark_visibility":
+        from urban_gym.families.posegraph360.tasks.video import score_visibility
+
+        m.update(score_visibility(task.goal, outcome.answer if answered else None))
+        return m
+    if tt in ("composite_behaviour", "atomic_behaviour"):
+        from urban_gym.families.posegraph360.tasks.video import score_behaviours
+
+        m.update(score_behaviours(tt, task.goal, outcome.answer if answered else None))
         return m
     raise TaskError(f"task {task.id!r}: unknown posegraph360 task type {tt!r}")
 
@@ -119,6 +130,12 @@ def check_task(task: TaskSpec) -> TaskSpec:
     """
     if task.family != FAMILY:
         raise TaskError(f"task {task.id!r}: family={task.family!r}, expected {FAMILY!r}")
+    if task.type in RENAMED_TYPES:
+        raise TaskError(
+            f"task {task.id!r}: type={task.type!r} was renamed {RENAMED_TYPES[task.type]!r} "
+            "(answered in seconds over a walk's frames); regenerate the suite with "
+            "`urban-gym generate-suite posegraph360 --track grounded`"
+        )
     if task.type not in TASK_TYPES:
         raise TaskError(
             f"task {task.id!r}: type={task.type!r} is not one of {', '.join(TASK_TYPES)}"

@@ -15,6 +15,8 @@ import numpy as np
 from shapely.geometry import LineString, Point, Polygon
 
 from urban_gym.families.posegraph360.tasks import grounded as G
+from urban_gym.families.posegraph360.tasks import grounded_image as GI
+from urban_gym.families.posegraph360.tasks import video as V
 from urban_gym.families.posegraph360.tasks.calibration import (
     CALIBRATED,
     POOL_FACTOR,
@@ -66,7 +68,15 @@ from urban_gym.tasks.wording import end_sentence, typed_name
 from urban_gym.world.geo import angle_diff, bearing
 from urban_gym.world.grid import GridOverlay
 
-GROUNDED = ("landmark_bbox", "landmark_intervals")
+GROUNDED = (
+    "landmark_bbox",
+    "landmark_visibility",
+    *GI.IMAGE_TASK_TYPES,
+    "composite_behaviour",
+    "atomic_behaviour",
+)
+#: The world-state image types made from the same draws as their agent-state partners.
+PARTNER_OF = {"self_position": "relative_position", "action_decision": "future_observation"}
 
 
 #: Starts drawn per map-navigation attempt (in the length band), of which the one whose
@@ -167,6 +177,8 @@ class PoseGraphTaskGenerator:
             images = [self._as_image(t) for t in self.generate("landmark_name", n)]
             self.rows[task_type] = dataclasses.replace(self.rows["landmark_name"], type=task_type)
             return images
+        if task_type in PARTNER_OF:
+            return self._partners_of(task_type, n)
         row = self.rows[task_type] = TypeReport(task_type, n)
         row.reason = self.type_lacks(task_type)
         if row.reason is not None:
@@ -213,6 +225,8 @@ class PoseGraphTaskGenerator:
                 meta = {k2: v for k2, v in t.meta.items() if k2 != "key"}
                 out.append(t.replace(id=f"{task_type}-{d}-{k:03d}", meta=meta))
         row.made, row.attempts = len(out), attempts
+        # kept for the partner types (:meth:`_partners_of`)
+        self.__dict__.setdefault("_image_made", {})[task_type, n] = out
         short = [d for d in DIFFICULTY_LEVELS if len(made[d]) < quotas[d]]
         if short:
             row.reason = "; ".join(
@@ -220,15 +234,40 @@ class PoseGraphTaskGenerator:
             )
         return out
 
-    def suite(self, per_type: int = 25, types: Iterable[str] = PAPER_TASK_TYPES) -> list[TaskSpec]:
+    def _partners_of(self, task_type: str, n: int) -> list[TaskSpec]:
+        """The world-state image tasks made by the same draws as their agent-state
+        partners' (:data:`PARTNER_OF`): same landmark, place, difficulty and pair key.
+        """
+        base = PARTNER_OF[task_type]
+        partners = self.__dict__.setdefault("_partners", {})
+        cache = self.__dict__.setdefault("_image_made", {})
+        if (base, n) not in cache:
+            cache[base, n] = self.generate(base, n)
+        self.rows[task_type] = dataclasses.replace(self.rows[base], type=task_type)
+        derived = []
+        for t in cache[base, n]:
+            p = partners[t.meta["pair"]["key"]]
+            meta = {k: v for k, v in p.meta.items() if k != "key"}
+            derived.append(p.replace(id=t.id.replace(base, task_type), meta=meta))
+        return derived
+
+    def suite(
+        self,
+        per_type: int = 25,
+        types: Iterable[str] = PAPER_TASK_TYPES,
+        on_type: Callable[[TypeReport], None] | None = None,
+    ) -> list[TaskSpec]:
         """``per_type`` tasks of each type (default: 360CityArena's seven; fewer where the
-        city lacks what a type needs; :attr:`report` says how many and why).
+        city lacks what a type needs; :attr:`report` says how many and why);
+        ``on_type`` gets each type's report row as it is made (progress).
         """
         out: list[TaskSpec] = []
         self.report = GenerationReport(FAMILY, self.city.name)
         for tt in types:
             out += self.generate(tt, per_type)
             self.report.add(self.rows[tt])
+            if on_type is not None:
+                on_type(self.rows[tt])
         return out
 
     def make_one(
@@ -841,7 +880,7 @@ class PoseGraphTaskGenerator:
         if got is None:
             return self._miss(f"no named sign in view with a {want} box", 1)
         pl, s = got["place"], got["state"]
-        name = pl.poi.name
+        name = typed_name(pl.poi)
         instr = (
             f"The sign of {name} is in your current view. Draw its bounding box: answer with "
             "ANSWER and the box as four numbers [x1, y1, x2, y2], its corners as fractions of "
@@ -856,36 +895,124 @@ class PoseGraphTaskGenerator:
             instruction=instr,
             start=self._start(s, got["yaw"]),
             answer=json.dumps({"bbox_xyxy_norm": got["box"]}),
-            goal={"poi": name, "bbox": got["box"], "anchor": list(pl.poi.anchor)},
+            goal={"poi": pl.poi.name, "bbox": got["box"], "anchor": list(pl.poi.anchor)},
             meta=self._meta(key=(pl.poi.id, s.trajectory, s.frame), bbox_area=got["area"]),
         )
 
-    def _gen_landmark_intervals(self, rng: np.random.Generator, want: str) -> TaskSpec | None:
-        got = G.intervals_task(self, rng, want, self._id_views(G.VISIBILITY_PANO_WIDTH))
-        if got is None:
-            return self._miss(f"no street walk past a named sign with {want} visibility", 1)
-        pl, s, iv = got["place"], got["state"], got["intervals"]
-        n = G.INTERVAL_FRAMES
-        instr = (
-            f"Walk forward along this street one frame at a time (W, size SMALL) {n} "
-            "times, looking ahead (S resets the camera). Frame 0 is where you start, frame "
-            f"{n} where you stop. In which frames can you see the sign of {pl.poi.name}? "
-            "Answer with ANSWER and a list of [first, last] frame intervals, both ends "
-            "included, such as [[2, 5], [9, 11]]."
-        )
-        answer = {"visible_count": len(iv), "visible_intervals": iv}
+    def _video_walk(self, task_type: str, want: str) -> dict | None:
+        """The next walk of difficulty ``want`` for ``task_type`` (the video types take
+        the pool's walks in the same order, so their tasks pair by walk).
+        """
+        cursor = self.__dict__.setdefault("_video_cursor", {})
+        i = cursor.get((task_type, want), 0)
+        walk = V.walk_pool(self, want, i)
+        if walk is None:
+            self._miss(f"no {want} walk past a lone named sign (straight street, sign in view)", 1)
+            return None
+        cursor[(task_type, want)] = i + 1
+        return walk
+
+    def _video_task(
+        self, task_type: str, walk: dict, instruction: str, answer: str, goal: dict, state: str
+    ) -> TaskSpec:
+        pl = walk["place"]
         return TaskSpec(
             id="tmp",
             family=FAMILY,
-            type="landmark_intervals",
-            difficulty=want,
+            type=task_type,
+            difficulty=walk["difficulty"],
             city=self.city_spec,
-            instruction=instr,
-            start=self._start(s),
-            answer=json.dumps(answer),
-            goal={"poi": pl.poi.name, "intervals": iv, "frames": n},
-            meta=self._meta(key=(pl.poi.id, s.trajectory, s.frame), intervals=len(iv)),
+            instruction=instruction,
+            start=self._start(walk["start"]),
+            answer=answer,
+            goal={"video": V.video_goal(walk), **goal},
+            meta=self._meta(
+                key=walk["key"],
+                fps=V.FPS,
+                frames=len(walk["camera"]),
+                poi_id=pl.poi.id,
+                pair={"group": "video", "key": walk["key"], "state": state},
+            ),
         )
+
+    def _gen_relative_position(self, rng: np.random.Generator, want: str) -> TaskSpec | None:
+        got = GI.position_pair(self, rng, want, self._frame_ids())
+        if got is None:
+            return self._miss(f"no named sign in view with a {want} box off every border", 1)
+        rel, own = GI.position_tasks(self, got)
+        self.__dict__.setdefault("_partners", {})[own.meta["pair"]["key"]] = own
+        return rel
+
+    def _gen_future_observation(self, rng: np.random.Generator, want: str) -> TaskSpec | None:
+        got = GI.action_pair(self, rng, want, self._frame_ids())
+        if got is None:
+            return self._miss(f"no named sign with a {want} box in both 30-degree turns", 1)
+        fo, ad = GI.action_tasks(self, got)
+        self.__dict__.setdefault("_partners", {})[ad.meta["pair"]["key"]] = ad
+        return fo
+
+    def _frame_ids(self) -> Any:
+        if "_frame_id_views" not in self.__dict__:
+            self.__dict__["_frame_id_views"] = GI.FrameIds(self.city)
+        return self.__dict__["_frame_id_views"]
+
+    def _video_intro(self, walk: dict) -> str:
+        n = len(walk["camera"])
+        end = (n - 1) / V.FPS
+        return (
+            f"The {n} frames shown are a video of a walk, {V.FPS:g} frame per second: frame "
+            f"k is at k/{V.FPS:g} seconds, so the video runs from 0 to {end:g} seconds. "
+            "Answer right away from the frames (ANSWER; do not move)."
+        )
+
+    def _gen_landmark_visibility(self, rng: np.random.Generator, want: str) -> TaskSpec | None:
+        walk = self._video_walk("landmark_visibility", want)
+        if walk is None:
+            return None
+        pl, iv = walk["place"], walk["visible"]
+        instr = (
+            f"{self._video_intro(walk)} When can you see the sign of {typed_name(pl.poi)}? Answer "
+            'with a JSON object like {"visible_count": 2, "visible_intervals_sec": [[0.0, '
+            "2.5], [6.5, 9.0]]}: how many separate intervals the sign is visible in, and "
+            "each interval's start and end in seconds."
+        )
+        answer = json.dumps({"visible_count": len(iv), "visible_intervals_sec": iv})
+        goal = {"poi": pl.poi.name, "anchor": list(pl.poi.anchor), "intervals_sec": iv}
+        return self._video_task("landmark_visibility", walk, instr, answer, goal, "world")
+
+    def _behaviour_task(
+        self, task_type: str, rng: np.random.Generator, want: str
+    ) -> TaskSpec | None:
+        walk = self._video_walk(task_type, want)
+        if walk is None:
+            return None
+        composite = task_type == "composite_behaviour"
+        names = list(V.COMPOSITE if composite else V.ATOMIC)
+        rng.shuffle(names)
+        options = V.lettered(names)
+        words = {k: v[0] for k, v in V.COMPOSITE.items()} if composite else V.ATOMIC
+        listed = " ".join(
+            f"{k}. {end_sentence(words[n][:1].upper() + words[n][1:])}" for k, n in options.items()
+        )
+        kind = "composite behaviours (one movement followed directly by another)"
+        instr = (
+            f"{self._video_intro(walk)} Which of these "
+            f"{kind if composite else 'atomic behaviours'} does the camera carry out, and "
+            f"when? Options: {listed} Answer with a JSON object like "
+            '{"answers": [{"option_id": "A", "intervals_sec": [[0.0, 2.0]]}, {"option_id": '
+            '"C", "intervals_sec": [[4.0, 7.0]]}]}: every option that happens, with the '
+            "start and end in seconds of each time it happens."
+        )
+        truth = walk["composite" if composite else "atomic"]
+        goal = {"options": options, "behaviours": truth}
+        answer = V.behaviour_answer(options, truth)
+        return self._video_task(task_type, walk, instr, answer, goal, "agent")
+
+    def _gen_composite_behaviour(self, rng: np.random.Generator, want: str) -> TaskSpec | None:
+        return self._behaviour_task("composite_behaviour", rng, want)
+
+    def _gen_atomic_behaviour(self, rng: np.random.Generator, want: str) -> TaskSpec | None:
+        return self._behaviour_task("atomic_behaviour", rng, want)
 
     def _id_views(self, width: int = G.ID_PANO_WIDTH) -> Any:
         views = self.__dict__.setdefault("_views", {})

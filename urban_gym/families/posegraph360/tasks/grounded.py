@@ -8,12 +8,8 @@ truth from the renderer's instance ids:
   the right, y down). Scored by IoU: ``bbox_iou``, ``bbox_acc50`` (IoU >= 0.5, the
   success); difficulty by the box's share of the view (easy >= 2%, medium 0.5-2%, hard
   below).
-* ``landmark_intervals`` -- walk ``frames`` frames forward along the street (W SMALL,
-  camera ahead) and answer in which frames a named sign is visible:
-  ``{"visible_count": k, "visible_intervals": [[first, last], ...]}`` (frame numbers
-  from 0 at the start, both ends included). Scored by segment F1@0.5 (one-to-one
-  matching, the success when >= 0.5), mean tIoU and count accuracy; difficulty by the
-  intervals (one long: easy, one short: medium, several: hard).
+* the video types (``landmark_visibility``, ``composite_behaviour``,
+  ``atomic_behaviour``) live in :mod:`~urban_gym.families.posegraph360.tasks.video`.
 
 A sign is visible in a view when at least :data:`MIN_SIGN_PIXELS` pixels of the
 :data:`ID_VIEW`-pixel id image show it; the box is the extent of those pixels.
@@ -27,27 +23,21 @@ from typing import Any
 
 import numpy as np
 
-from urban_gym.families.posegraph360.world import State
 from urban_gym.tasks import metrics
 
 #: Side (pixels) of the square id image ground truth is read from.
 ID_VIEW = 96
+#: The id image a ``landmark_bbox`` truth box is read from: the grounded track's 640x480
+#: views (4:3) at 128x96.
+BBOX_VIEW = (128, 96)
 #: Width (pixels) of the id panoramas.
 ID_PANO_WIDTH = 512
 #: Pixels of a sign (in the id image) that make it visible.
 MIN_SIGN_PIXELS = 6
-#: ``landmark_intervals`` reads visibility as the envs' ``info["goal_visible"]`` does
-#: (:mod:`urban_gym.envs.visibility`: 256-pixel id panoramas, 3 pixels of a 96-pixel
-#: view), so a walk with ``track_visibility=True`` reproduces its ground truth.
-VISIBILITY_PANO_WIDTH = 256
-VISIBILITY_MIN_PIXELS = 3
-#: Frames walked in a ``landmark_intervals`` task.
-INTERVAL_FRAMES = 24
 #: Box share of the view that bounds the ``landmark_bbox`` difficulties.
 BBOX_AREA_BANDS = {"easy": (0.02, 1.01), "medium": (0.005, 0.02), "hard": (0.0, 0.005)}
-#: The keys a box or intervals answer may come under (the protocol's aliases).
+#: The keys a box answer may come under (the protocol's aliases).
 BOX_KEYS = ("bbox_xyxy_norm", "bbox", "bounding_box", "box", "bbox_norm")
-INTERVAL_KEYS = ("visible_intervals", "visible_intervals_sec", "intervals")
 
 
 class IdViews:
@@ -59,8 +49,18 @@ class IdViews:
         self.renderer = PanoramaRenderer(city, width=width, height=width // 2)
         self._panos: dict[tuple[float, float], np.ndarray] = {}
 
-    def view(self, x: float, y: float, bearing: float, pitch: float, fov: float) -> np.ndarray:
-        """The ``ID_VIEW`` x ``ID_VIEW`` id image looking along ``bearing`` (degrees)."""
+    def view(
+        self,
+        x: float,
+        y: float,
+        bearing: float,
+        pitch: float,
+        fov: float,
+        size: tuple[int, int] = (ID_VIEW, ID_VIEW),
+    ) -> np.ndarray:
+        """The ``size = (w, h)`` id image (default ``ID_VIEW`` square) looking along
+        ``bearing`` (degrees) with horizontal ``fov``.
+        """
         from urban_gym.render.camera import view_directions
 
         key = (round(x, 3), round(y, 3))
@@ -72,7 +72,7 @@ class IdViews:
             assert ids is not None  # rendered with ids=True
             pano = self._panos[key] = ids
         ph, pw = pano.shape
-        b, e = view_directions(ID_VIEW, ID_VIEW, float(fov), float(pitch), float(bearing))
+        b, e = view_directions(size[0], size[1], float(fov), float(pitch), float(bearing))
         col = np.floor((b / 360.0 + 0.5) * pw).astype(np.int64) % pw
         row = np.clip(np.floor((90.0 - e) / 180.0 * ph).astype(np.int64), 0, ph - 1)
         return pano[row, col]
@@ -92,17 +92,6 @@ def sign_box(ids: np.ndarray, sign: int) -> tuple[list[float], float] | None:
     return box, (box[2] - box[0]) * (box[3] - box[1])
 
 
-def intervals_of(flags: list[bool]) -> list[list[int]]:
-    """``[[first, last], ...]`` (inclusive) of the runs of True in ``flags``."""
-    out: list[list[int]] = []
-    for i, f in enumerate(flags):
-        if f and (not out or out[-1][1] != i - 1):
-            out.append([i, i])
-        elif f:
-            out[-1][1] = i
-    return out
-
-
 def bbox_task(gen: Any, rng: np.random.Generator, want: str, views: IdViews) -> dict | None:
     """The fields of a ``landmark_bbox`` task (None when the drawn place does not fit)."""
     from urban_gym.render.ids import sign_id
@@ -117,7 +106,8 @@ def bbox_task(gen: Any, rng: np.random.Generator, want: str, views: IdViews) -> 
     from urban_gym.world.geo import angle_diff, bearing
 
     look = float(bearing(ax - x, ay - y)) + float(rng.uniform(-25.0, 25.0))
-    found = sign_box(views.view(x, y, look, 0.0, 90.0), sign_id(pl.poi.id))
+    # the track's 640x480 frame (4:3), sampled at 128x96
+    found = sign_box(views.view(x, y, look, 0.0, 90.0, BBOX_VIEW), sign_id(pl.poi.id))
     if found is None:
         return None
     box, area = found
@@ -126,34 +116,6 @@ def bbox_task(gen: Any, rng: np.random.Generator, want: str, views: IdViews) -> 
         return None
     yaw = round(float(angle_diff(look, g.heading(s))), 2)
     return {"place": pl, "state": s, "yaw": yaw, "box": box, "area": area}
-
-
-def intervals_task(gen: Any, rng: np.random.Generator, want: str, views: IdViews) -> dict | None:
-    """The fields of a ``landmark_intervals`` task (None when the drawn place does not fit)."""
-    from urban_gym.render.ids import sign_id
-
-    if not gen.landmark_list:
-        return None
-    pl = gen.landmark_list[int(rng.integers(len(gen.landmark_list)))]
-    g = gen.graph
-    t = g.trajectories[pl.state.trajectory]
-    if t.last < INTERVAL_FRAMES:
-        return None
-    first = int(np.clip(pl.state.frame - int(rng.integers(8, 20)), 0, t.last - INTERVAL_FRAMES))
-    flags = []
-    for k in range(INTERVAL_FRAMES + 1):
-        st = State(t.id, first + k)
-        x, y = g.position(st)
-        ids = views.view(x, y, g.heading(st), 0.0, 90.0)
-        flags.append(int((ids == sign_id(pl.poi.id)).sum()) >= VISIBILITY_MIN_PIXELS)
-    iv = intervals_of(flags)
-    if not iv or all(flags):
-        return None
-    longest = max(b - a + 1 for a, b in iv)
-    got = "hard" if len(iv) > 1 else ("easy" if longest >= 6 else "medium")
-    if got != want:
-        return None
-    return {"place": pl, "state": State(t.id, first), "intervals": iv}
 
 
 # ------------------------------------------------------------------ answers and scores
@@ -184,28 +146,6 @@ def read_box(answer: Any) -> list[float] | None:
     return box if all(math.isfinite(c) for c in box) else None
 
 
-def read_intervals(answer: Any) -> tuple[list[list[float]], int | None] | None:
-    """``(intervals, visible_count)`` from an answer, None when unreadable."""
-    v = _loads(answer)
-    count = None
-    if isinstance(v, dict):
-        c = v.get("visible_count")
-        count = int(c) if isinstance(c, (int, float)) and not isinstance(c, bool) else None
-        v = next((v[k] for k in INTERVAL_KEYS if k in v), None)
-    if not isinstance(v, list):
-        return None
-    out = []
-    for iv in v:
-        if not isinstance(iv, list) or len(iv) != 2:
-            return None
-        try:
-            a, b = float(iv[0]), float(iv[1])
-        except (TypeError, ValueError):
-            return None
-        out.append([min(a, b), max(a, b)])
-    return out, count
-
-
 def score_bbox(truth: list[float], answer: Any) -> dict[str, float]:
     """``bbox_iou`` and ``bbox_acc50`` of an answer (an unreadable box scores 0)."""
     box = read_box(answer)
@@ -214,21 +154,3 @@ def score_bbox(truth: list[float], answer: Any) -> dict[str, float]:
     unit = convert_box(box, "unit") if box is not None else None
     iou = metrics.bbox_iou(unit, truth) if unit is not None else 0.0
     return {"bbox_iou": iou, "bbox_acc50": float(iou >= metrics.IOU_THRESHOLD)}
-
-
-def score_intervals(truth: list[list[int]], answer: Any) -> dict[str, float]:
-    """Segment F1@0.5, mean tIoU and count accuracy of an answer (inclusive frame
-    intervals ``[a, b]`` are compared as ``[a, b + 1)``).
-    """
-    got = read_intervals(answer)
-    if got is None:
-        return {"segment_f1": 0.0, "mean_tiou": 0.0, "count_accuracy": 0.0}
-    pred, count = got
-    p = [[a, b + 1] for a, b in pred]
-    t = [[a, b + 1] for a, b in truth]
-    n = len(pred) if count is None else count
-    return {
-        "segment_f1": metrics.temporal_f1(p, t),
-        "mean_tiou": metrics.mean_tiou(p, t),
-        "count_accuracy": metrics.count_accuracy(n, len(truth)),
-    }

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,7 @@ from urban_gym.families.posegraph360.tasks.types import (
     TASK_TYPES,
 )
 from urban_gym.tasks.report import GeneratedSuite
-from urban_gym.tasks.spec import TaskSpec
+from urban_gym.tasks.spec import TaskError, TaskSpec
 from urban_gym.tasks.suite import group_tasks, mean, meta_values, save_suite
 
 
@@ -169,16 +169,49 @@ def generate(
 
 
 def generate_grounded(
-    city: str = "helsinki", out: str | Path | None = None, seed: int = 0, per_type: int = 25
+    city: str = "helsinki",
+    out: str | Path | None = None,
+    seed: int = 0,
+    per_type: int = 25,
+    on_type: Callable[[Any], None] | None = None,
 ) -> GeneratedSuite:
-    """The grounded task types (``landmark_bbox``, ``landmark_intervals``) of ``city``,
-    written to ``out`` (default :func:`grounded_suite_path`).
+    """The grounded task types (:data:`~.types.GROUNDED_TASK_TYPES`) of ``city``, written to
+    ``out`` (default :func:`grounded_suite_path`); ``on_type`` gets each type's report row
+    as it is made.
     """
     gen = PoseGraphTaskGenerator(city, seed=seed)
-    tasks = gen.suite(per_type=per_type, types=GROUNDED_TASK_TYPES)
+    tasks = gen.suite(per_type=per_type, types=GROUNDED_TASK_TYPES, on_type=on_type)
     gen.report.check_any()
     path = save_suite(out or grounded_suite_path(city), tasks)
     return GeneratedSuite(path, tasks, gen.report, format_statistics(suite_statistics(tasks)))
+
+
+def generate_grounded_track(
+    city: str,
+    out: str | Path | None,
+    seed: int,
+    per_type: int | None,
+    progress: Callable[[str], None] | None = None,
+) -> GeneratedSuite:
+    """``urban-gym generate-suite --family posegraph360 --track grounded``:
+    :func:`generate_grounded` (``per_type`` None: 25), one ``progress`` line per type made
+    (``posegraph360 <city> grounded: <type> <made>/<asked> (<seconds> s)``).
+    """
+    import time
+
+    n = 25 if per_type is None else int(per_type)
+    if n < 0:
+        raise TaskError(f"--per-type {n} must be >= 0")
+    t0 = time.monotonic()
+
+    def each(row: Any) -> None:
+        if progress is not None:
+            progress(
+                f"posegraph360 {city} grounded: {row.type} {row.made}/{row.requested} "
+                f"({time.monotonic() - t0:.0f} s)"
+            )
+
+    return generate_grounded(city, out, seed, n, on_type=each)
 
 
 def write_suite(

@@ -24,13 +24,37 @@ TASK_TYPES: dict[str, TaskType] = {
         TaskType("relational", "question", "name the place left/right of/across from X"),
         # grounded types outside 360CityArena's seven (urban_gym.families.posegraph360.tasks.grounded)
         TaskType("landmark_bbox", "question", "box a named sign in the current view"),
-        TaskType("landmark_intervals", "question", "frame intervals a sign is visible in"),
+        TaskType("landmark_visibility", "question", "when a sign is visible in a walk's video"),
+        # the protocol's four image tasks (urban_gym.families.posegraph360.tasks.grounded_image)
+        TaskType("relative_position", "question", "where you stand in a landmark's frame + box"),
+        TaskType("future_observation", "question", "which candidate follows a camera turn + box"),
+        TaskType("self_position", "question", "where a landmark is relative to you + box"),
+        TaskType("action_decision", "question", "which camera turn faces a landmark + box"),
+        TaskType("composite_behaviour", "question", "composite behaviours of a walk's video"),
+        TaskType("atomic_behaviour", "question", "atomic behaviours of a walk's video"),
     )
 }
 #: 360CityArena's seven task types (its 175-task suite); the default suite has these.
 PAPER_TASK_TYPES: tuple[str, ...] = tuple(TASK_TYPES)[:7]
 #: The grounded types, generated into their own committed suite (``suite="grounded"``).
-GROUNDED_TASK_TYPES: tuple[str, ...] = ("landmark_bbox", "landmark_intervals")
+GROUNDED_TASK_TYPES: tuple[str, ...] = (
+    "landmark_bbox",
+    "landmark_visibility",
+    "relative_position",
+    "future_observation",
+    "self_position",
+    "action_decision",
+    "composite_behaviour",
+    "atomic_behaviour",
+)
+#: The grounded track's video types (:mod:`~urban_gym.families.posegraph360.tasks.video`).
+VIDEO_TASK_TYPES: tuple[str, ...] = (
+    "landmark_visibility",
+    "composite_behaviour",
+    "atomic_behaviour",
+)
+#: Task types renamed since: old name -> new name.
+RENAMED_TYPES: dict[str, str] = {"landmark_intervals": "landmark_visibility"}
 NAVIGATION_TYPES = frozenset(n for n, t in TASK_TYPES.items() if t.kind == "navigation")
 QUESTION_TYPES = frozenset(n for n, t in TASK_TYPES.items() if t.kind == "question")
 DIFFICULTY_LEVELS = paper.DIFFICULTIES
