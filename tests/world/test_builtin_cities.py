@@ -58,6 +58,8 @@ def test_embedded_city_loads_around_its_landmark(name, _isolated_cache):
 
 def test_notice_attributes_every_embedded_file():
     notice = (ROOT / "urban_gym" / "data" / "NOTICE").read_text()
+    # the wheel carries the root NOTICE as its licence file: the two say the same
+    assert (ROOT / "NOTICE").read_text() == notice
     for name, c in BUILTIN.items():
         assert f"urban_gym/data/{c.file}" in notice, name
         assert builtin_path(name).is_file()
