@@ -1,4 +1,7 @@
-"""``urban-gym`` commands about cities and task suites: info, generate-suite, split-suite."""
+"""``urban-gym`` commands about cities and task suites.
+
+info, cities, generate-suite, split-suite.
+"""
 
 from __future__ import annotations
 
@@ -37,6 +40,77 @@ def run_info(args: argparse.Namespace) -> int:
         return 0
     print(format_summary(s, city.meta))
     return 0
+
+
+def _add_cities(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true", help="print the rows as JSON")
+
+
+@command(
+    "cities",
+    "list the cities shipped in the package: place, area, buildings, POIs, walkable km, "
+    "data size, source, date and licence",
+)(_add_cities)
+def run_cities(args: argparse.Namespace) -> int:
+    """Load every embedded city and print one row each (and the total data size)."""
+    rows = city_rows()
+    if args.json:
+        print(json.dumps(rows, ensure_ascii=False, indent=1))
+        return 0
+    print(format_city_rows(rows))
+    return 0
+
+
+def city_rows() -> list[dict]:
+    """One dict per embedded city: provenance from :mod:`urban_gym.world.builtin` and the
+    counts of the loaded world (``area_km2`` is the extent's east-west x north-south).
+    """
+    from urban_gym.world.builtin import BUILTIN, builtin_names
+    from urban_gym.world.loader import builtin_path, load_city
+
+    rows = []
+    for name in builtin_names():
+        c = BUILTIN[name]
+        s = load_city(name).summary()
+        w, h = s["extent_m"]
+        rows.append(
+            {
+                "name": name,
+                "place": c.place,
+                "extent_m": [w, h],
+                "area_km2": round(w * h / 1e6, 2),
+                "buildings": s["buildings"],
+                "pois": s["pois"],
+                "network_km": s["network_km"],
+                "file": c.file,
+                "file_bytes": builtin_path(name).stat().st_size,
+                "source": c.source,
+                "data_date": c.data_date,
+                "licence": c.licence,
+                "note": c.note,
+            }
+        )
+    return rows
+
+
+def format_city_rows(rows: list[dict]) -> str:
+    """The ``urban-gym cities`` table: a row per city, its provenance below it, a total."""
+    head = f"{'city':<11}{'area km2':>9}{'extent m':>13}{'buildings':>10}{'POIs':>7}"
+    head += f"{'walk km':>9}{'data kB':>9}"
+    lines = [head]
+    for r in rows:
+        w, h = r["extent_m"]
+        lines.append(
+            f"{r['name']:<11}{r['area_km2']:>9.2f}{f'{w:.0f}x{h:.0f}':>13}{r['buildings']:>10}"
+            f"{r['pois']:>7}{r['network_km']:>9.1f}{r['file_bytes'] / 1000:>9.0f}"
+        )
+        lines.append(f"  {r['place']}")
+        lines.append(f"  source: {r['source']}; data {r['data_date']}; {r['licence']}")
+        if r["note"]:
+            lines.append(f"  note: {r['note']}")
+    total = sum(r["file_bytes"] for r in rows)
+    lines.append(f"{len(rows)} cities, {total / 1e6:.2f} MB of embedded map data")
+    return "\n".join(lines)
 
 
 def _add_generate_suite(p: argparse.ArgumentParser) -> None:

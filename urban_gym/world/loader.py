@@ -2,8 +2,9 @@
 
 ``load_city`` accepts
 
-* a built-in city name (see :data:`BUILTIN_CITIES`; ``"helsinki"`` is the centre of
-  Helsinki from OpenStreetMap, shipped in the package under ODbL 1.0);
+* a built-in city name (see :data:`BUILTIN_CITIES`: real OpenStreetMap extracts shipped
+  in the package under ODbL 1.0, e.g. ``"helsinki"``, ``"london"``, ``"munich"``,
+  ``"sao_paulo"``; their provenance is :mod:`urban_gym.world.builtin`);
 * a path to an OpenStreetMap file (OSM XML, PBF, OPL or Overpass JSON, plain or
   compressed, told by its content: see :mod:`urban_gym.world.osm`);
 * a path to a city bundle directory written by :meth:`City.save`;
@@ -37,11 +38,12 @@ from typing import Any
 
 from urban_gym.caching import LRUCache
 from urban_gym.errors import CityLoadError, CityLoadWarning, CityNotFoundError
+from urban_gym.world.builtin import BUILTIN
 from urban_gym.world.city import City
 from urban_gym.world.osm import IMPORTER_VERSION, check_bbox, import_osm
 
 #: Built-in cities: name -> data file inside the package.
-BUILTIN_CITIES: dict[str, str] = {"helsinki": "helsinki.osm.pbf"}
+BUILTIN_CITIES: dict[str, str] = {name: c.file for name, c in BUILTIN.items()}
 
 _MAGIC = b"URBANGYM-CITY\x00"
 #: The worlds loaded in this process (never evicted: a world is loaded once per process).
