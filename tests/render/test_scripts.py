@@ -21,7 +21,14 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw
 
-from urban_gym.render.fonts import NOT_A_CHARACTER, cjk_font_path, font_for, load_font
+from urban_gym.render.fonts import (
+    NOT_A_CHARACTER,
+    cjk_font_path,
+    font_for,
+    fonts_key,
+    load_font,
+)
+from urban_gym.render.text import text_sprite
 from urban_gym.render.textures import render_sign
 
 BOARD, INK = (20, 60, 120), (255, 255, 255)
@@ -96,6 +103,18 @@ def test_cjk_signs_use_the_cjk_font_and_latin_signs_stay_in_dejavu():
     assert Path(font_for("東京駅 (Tokyo Station)", px).path).name == cjk_font_path().name
 
 
+@needs_cjk
+def test_map_text_draws_cjk_glyphs():
+    def shape(c: str) -> np.ndarray:
+        m = text_sprite(c, 20, halo=0)[..., 0] > 127
+        rows, cols = np.flatnonzero(m.any(axis=1)), np.flatnonzero(m.any(axis=0))
+        return m[rows[0] : rows[-1] + 1, cols[0] : cols[-1] + 1]
+
+    text = SIGNS["ja"] + SIGNS["zh"]
+    shapes = {c: shape(c) for c in dict.fromkeys(text) if c != " "}
+    assert tofu(shapes, shape(NOT_A_CHARACTER)) == []
+
+
 def _dejavu_shapes(text: str) -> tuple[dict[str, np.ndarray], np.ndarray]:
     font = load_font(40, bold=True)
 
@@ -123,21 +142,26 @@ def test_without_the_cjk_package_signs_render_as_before_and_warn_once():
         import sys, warnings
         sys.modules["noto_cjk_sans_otc"] = None
         from urban_gym.render.textures import render_sign
-        from urban_gym.render.fonts import load_font, font_for
+        from urban_gym.render.fonts import load_font, font_for, fonts_key
         with warnings.catch_warnings(record=True) as w:
             warnings.simplefilter("always")
             a = render_sign({SIGNS["ja"]!r}, (0, 0, 0), (255, 255, 255))
             b = render_sign({SIGNS["zh"]!r}, (0, 0, 0), (255, 255, 255))
         assert font_for({SIGNS["ja"]!r}, 40, True).path == load_font(40, True).path
-        print(len([x for x in w if "noto-cjk-sans-otc" in str(x.message)]), a.image.shape[0])
+        n = len([x for x in w if "noto-cjk-sans-otc" in str(x.message)])
+        print(n, a.image.shape[0], fonts_key())
         """
     )
     out = subprocess.run(
         [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120
     )
     assert out.returncode == 0, out.stderr
-    warned, height = out.stdout.split()
+    warned, height, key = out.stdout.split()
     assert warned == "1" and int(height) > 0
+    # the sign atlases cached on disk are named by the fonts: another set, other files
+    assert key == "nocjk"
+    if cjk_font_path() is not None:
+        assert fonts_key() != key and cjk_font_path().name in fonts_key()
 
 
 LANGS = {"ja": "jpn", "zh": "chi_sim", "pt": "por", "de": "deu"}
