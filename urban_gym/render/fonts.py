@@ -107,6 +107,7 @@ def cjk_lang(text: str) -> str:
     return "zh"
 
 
+@lru_cached(max_items=4096, name="render.fonts.font_for")
 def font_for(text: str, size: int, bold: bool = False) -> ImageFont.FreeTypeFont:
     """The font to draw ``text`` in at ``size`` px: DejaVu Sans (``bold`` or not) when it
     covers every character, else Noto Sans CJK Regular in the face :func:`cjk_lang` picks
