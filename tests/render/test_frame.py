@@ -161,4 +161,4 @@ def test_one_font_loader():
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Attribute) and node.attr in ("truetype", "load_default"):
                 openers.append(path.relative_to(root).as_posix())
-    assert openers == ["render/fonts.py"]
+    assert set(openers) == {"render/fonts.py"}  # DejaVu and Noto Sans CJK, both there

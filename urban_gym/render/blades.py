@@ -38,7 +38,7 @@ import numpy as np
 from PIL import Image, ImageDraw
 
 from urban_gym.render import kernels
-from urban_gym.render.fonts import load_font
+from urban_gym.render.fonts import font_for
 from urban_gym.render.ids import SIGN_BASE
 from urban_gym.render.textures import pack_atlas
 
@@ -112,11 +112,11 @@ def blade_layout(name: str) -> tuple[list[str], float, float]:
     whose natural width fits :data:`BLADE_MAX_W_M`, else the narrowest setting (then
     squeezed to it).
     """
-    font = load_font(int(BLADE_PPM * BLADE_LINE_M * BLADE_TEXT_EM), bold=True)
+    px = int(BLADE_PPM * BLADE_LINE_M * BLADE_TEXT_EM)
     best: tuple[float, list[str]] | None = None
     for n in (1, 2, 3):
         lines = _split(name, n)
-        w = max(font.getlength(t) for t in lines) / BLADE_PPM + 0.3
+        w = max(font_for(t, px, bold=True).getlength(t) for t in lines) / BLADE_PPM + 0.3
         if best is None or w < best[0] - 1e-9:
             best = (w, lines)
         if w <= BLADE_MAX_W_M:
@@ -130,8 +130,8 @@ def blade_layout(name: str) -> tuple[list[str], float, float]:
 def blade_squeeze(name: str) -> float:
     """How much the blade of ``name`` squeezes its text across (1: not at all)."""
     lines, w, _ = blade_layout(name)
-    font = load_font(int(BLADE_PPM * BLADE_LINE_M * BLADE_TEXT_EM), bold=True)
-    natural = max(font.getlength(t) for t in lines) / BLADE_PPM + 0.3
+    px = int(BLADE_PPM * BLADE_LINE_M * BLADE_TEXT_EM)
+    natural = max(font_for(t, px, bold=True).getlength(t) for t in lines) / BLADE_PPM + 0.3
     return min(1.0, w / natural)
 
 
@@ -142,15 +142,21 @@ def render_blade(name: str, board: tuple[int, int, int], text: tuple[int, int, i
     import cv2
 
     lines, w_m, h_m = blade_layout(name)
-    font = load_font(int(BLADE_PPM * BLADE_LINE_M * BLADE_TEXT_EM), bold=True)
-    natural = max(font.getlength(t) for t in lines) + 0.3 * BLADE_PPM
+    px = int(BLADE_PPM * BLADE_LINE_M * BLADE_TEXT_EM)
+    natural = max(font_for(t, px, bold=True).getlength(t) for t in lines) + 0.3 * BLADE_PPM
     w_px = int(math.ceil(max(natural, w_m * BLADE_PPM)))
     h_px = int(round(h_m * BLADE_PPM))
     im = Image.new("RGB", (w_px, h_px), board)
     d = ImageDraw.Draw(im)
     pitch = h_px / len(lines)
     for i, t in enumerate(lines):
-        d.text((w_px / 2, (i + 0.5) * pitch), t, font=font, fill=text, anchor="mm")
+        d.text(
+            (w_px / 2, (i + 0.5) * pitch),
+            t,
+            font=font_for(t, px, bold=True),
+            fill=text,
+            anchor="mm",
+        )
     arr = np.asarray(im).copy()
     edge = tuple(int(c * 0.6) for c in board)
     cv2.rectangle(arr, (0, 0), (w_px - 1, h_px - 1), edge, 2)

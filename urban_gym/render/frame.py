@@ -24,7 +24,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 from urban_gym.caching import lru_cached
 from urban_gym.errors import RenderError
-from urban_gym.render.fonts import load_font
+from urban_gym.render.fonts import font_for, load_font
 
 Colour = tuple[int, int, int]
 
@@ -269,9 +269,13 @@ def wrap_text(text: str, font: ImageFont.FreeTypeFont, width: float) -> list[str
 
 
 @lru_cached(max_items=1024, name="render.frame.wrapped_text")
-def _wrapped(text: str, font_size: int, bold: bool, width: float) -> tuple[str, ...]:
-    """:func:`wrap_text` in DejaVu Sans, cached (instructions are wrapped once per task)."""
-    return tuple(wrap_text(text, load_font(font_size, bold), width))
+def _wrapped(
+    text: str, font_size: int, bold: bool, width: float, whole: str = ""
+) -> tuple[str, ...]:
+    """:func:`wrap_text` in the font :func:`font_for` picks for ``whole`` (the panel's
+    whole text; ``text`` when empty), cached (instructions are wrapped once per task).
+    """
+    return tuple(wrap_text(text, font_for(whole or text, font_size, bold), width))
 
 
 def _ellipsize(line: str, font: ImageFont.FreeTypeFont, width: float) -> str:
@@ -305,11 +309,14 @@ def text_panel(
     width = int(width)
     if width < 1 or font_size < 1:
         raise RenderError(f"text panel width={width!r} font_size={font_size!r} must be >= 1")
-    font = load_font(int(font_size), bold)
+    paras = [text] if isinstance(text, str) else list(text)
+    whole = "".join(str(p) for p in paras)
+    font = font_for(whole, int(font_size), bold)
     mx, my = (int(m) for m in margin)
     step = int(font_size) + int(line_gap)
-    paras = [text] if isinstance(text, str) else list(text)
-    lines = [ln for p in paras for ln in _wrapped(str(p), int(font_size), bold, width - 2 * mx)]
+    lines = [
+        ln for p in paras for ln in _wrapped(str(p), int(font_size), bold, width - 2 * mx, whole)
+    ]
     if height is None:
         asc, desc = font.getmetrics()
         height = 2 * my + (len(lines) - 1) * step + asc + desc
@@ -339,9 +346,9 @@ def status_line(
     """One line of text on a strip ``width`` pixels wide (cut with an ellipsis when it
     does not fit), as tall as the font's ascent + descent plus ``2 * margin[1]``.
     """
-    font = load_font(int(font_size))
-    mx, my = (int(m) for m in margin)
     line = " ".join(str(text).split())
+    font = font_for(line, int(font_size))
+    mx, my = (int(m) for m in margin)
     if font.getlength(line) > int(width) - 2 * mx:
         line = _ellipsize(line, font, int(width) - 2 * mx)
     asc, desc = font.getmetrics()
@@ -377,7 +384,7 @@ def label(
     ``(col, row)``).
     """
     im = Image.fromarray(rgb(img))
-    ImageDraw.Draw(im).text(xy, text, fill=colour, font=load_font(int(font_size), bold))
+    ImageDraw.Draw(im).text(xy, text, fill=colour, font=font_for(text, int(font_size), bold))
     return np.asarray(im)
 
 

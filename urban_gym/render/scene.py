@@ -33,6 +33,7 @@ import numpy as np
 from shapely.geometry.polygon import orient
 
 from urban_gym.render import blades as blades_module
+from urban_gym.render import fonts as fonts_module
 from urban_gym.render import kernels
 from urban_gym.render import textures as textures_module
 from urban_gym.render.ground import GroundPainter, GroundWindow, city_raster
@@ -310,7 +311,8 @@ class Scene:
     def ensure_signs(self) -> None:
         """Place and render every POI's board (done once, on first use; for a city loaded
         by :func:`~urban_gym.world.loader.load_city` the boards come from the render cache
-        on disk after the first time on a machine).
+        on disk after the first time on a machine, keyed by the city, the drawing code and
+        the fonts installed).
         """
         with self._lock:
             if self._signs_ready:
@@ -319,7 +321,9 @@ class Scene:
             if fp is None:
                 data = self._build_signs()
             else:
-                data = self._cached_signs("signs-" + hashlib.sha256(fp.encode()).hexdigest()[:20])
+                # the boards' pixels depend on the fonts installed (Noto Sans CJK or not)
+                key = (fp + fonts_module.fonts_key()).encode()
+                data = self._cached_signs("signs-" + hashlib.sha256(key).hexdigest()[:20])
             self.__dict__.update(data)
             self._signs_ready = True
 
@@ -334,7 +338,7 @@ class Scene:
                 built.append(self._build_signs())
             return built[0]
 
-        mods = (textures_module, _this_module(), blades_module)
+        mods = (textures_module, _this_module(), blades_module, fonts_module)
         atlas = cached_array(name + "-atlas", lambda: build()["sign_atlas"], *mods)
         blade_atlas = cached_array(name + "-blades", lambda: build()["blade_atlas"], *mods)
         rest = cached_object(

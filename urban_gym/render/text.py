@@ -13,7 +13,7 @@ from PIL import Image, ImageDraw
 
 from urban_gym.caching import lru_cached
 from urban_gym.render import kernels
-from urban_gym.render.fonts import load_font
+from urban_gym.render.fonts import font_for
 
 #: an RGB colour
 Colour = tuple[int, int, int]
@@ -21,11 +21,11 @@ Colour = tuple[int, int, int]
 
 @lru_cached(max_items=4096, name="render.text.sprites")
 def text_sprite(text: str, size: int, bold: bool = False, halo: int = 2) -> np.ndarray:
-    """Alpha masks of ``text`` in DejaVu Sans at ``size`` px: ``(h, w, 2)`` uint8 with the
+    """Alpha masks of ``text`` (in the font :func:`~urban_gym.render.fonts.font_for` picks) at ``size`` px: ``(h, w, 2)`` uint8 with the
     glyphs in channel 0 and a ``halo``-pixel outline around them in channel 1. Row
     ``h // 2`` is the middle of the text line.
     """
-    font = load_font(size, bold)
+    font = font_for(text, size, bold)
     asc, desc = font.getmetrics()
     tw = text_width(text, size, bold, halo)
     th = asc + desc + 2 * halo
@@ -45,7 +45,7 @@ def text_sprite(text: str, size: int, bold: bool = False, halo: int = 2) -> np.n
 @lru_cached(max_items=16384, name="render.map.text_widths")
 def text_width(text: str, size: int, bold: bool = False, halo: int = 2) -> int:
     """The width (px) of :func:`text_sprite` of the same arguments, without drawing it."""
-    return int(math.ceil(load_font(size, bold).getlength(text))) + 2 * halo + 2
+    return int(math.ceil(font_for(text, size, bold).getlength(text))) + 2 * halo + 2
 
 
 def blit_text(

@@ -25,7 +25,7 @@ import cv2
 import numpy as np
 from PIL import Image, ImageDraw
 
-from urban_gym.render.fonts import load_font
+from urban_gym.render.fonts import font_for, load_font
 from urban_gym.world.city import STOREY_HEIGHT_M
 
 FACADE_PPM = 6.0
@@ -237,8 +237,8 @@ def _text_lines(name: str, lines: int) -> list[str]:
 
 def sign_width_m(name: str, lines: int = 1) -> float:
     """Natural width in metres of a sign with ``name`` on ``lines`` (1 or 2) lines."""
-    font = load_font(int(SIGN_PPM * SIGN_BOARD_M * SIGN_TEXT_EM), bold=True)
-    w = max(font.getlength(t) for t in _text_lines(name, lines))
+    px = int(SIGN_PPM * SIGN_BOARD_M * SIGN_TEXT_EM)
+    w = max(font_for(t, px, bold=True).getlength(t) for t in _text_lines(name, lines))
     return w / SIGN_PPM + 0.5
 
 
@@ -261,10 +261,12 @@ def render_sign(
     width_m: float | None = None,
 ) -> SignTexture:
     """A signboard with ``name`` (1 or 2 lines). ``width_m`` squeezes the text to fit a
-    narrower board (the height stays ``SIGN_BOARD_M`` per line).
+    narrower board (the height stays ``SIGN_BOARD_M`` per line). Each line is drawn in
+    the font :func:`~urban_gym.render.fonts.font_for` picks (Noto Sans CJK for Chinese or
+    Japanese).
     """
     parts = _text_lines(name, lines)
-    font = load_font(int(SIGN_PPM * SIGN_BOARD_M * SIGN_TEXT_EM), bold=True)
+    px = int(SIGN_PPM * SIGN_BOARD_M * SIGN_TEXT_EM)
     natural = sign_width_m(name, len(parts))
     h_m = SIGN_BOARD_M * (1.0 if len(parts) == 1 else 1.7)
     w_px = int(math.ceil(natural * SIGN_PPM))
@@ -276,7 +278,7 @@ def render_sign(
         d.text(
             (w_px / 2, (i + 0.5) * line_h + (0.04 if len(parts) == 2 else 0.0) * SIGN_PPM),
             t,
-            font=font,
+            font=font_for(t, px, bold=True),
             fill=text,
             anchor="mm",
         )

@@ -40,6 +40,7 @@ from urban_gym.caching import LRUCache
 from urban_gym.errors import CityLoadError, CityLoadWarning, CityNotFoundError
 from urban_gym.world.builtin import BUILTIN
 from urban_gym.world.city import City
+from urban_gym.world.names import DEFAULT_NAMES, check_names_mode, with_names
 from urban_gym.world.osm import IMPORTER_VERSION, check_bbox, import_osm
 
 #: Built-in cities: name -> data file inside the package.
@@ -76,7 +77,10 @@ def file_sha256(path: Path) -> str:
 
 
 def load_city(
-    spec: str | os.PathLike, bbox: Sequence[float] | None = None, cache: bool = True
+    spec: str | os.PathLike,
+    bbox: Sequence[float] | None = None,
+    cache: bool = True,
+    names: str = DEFAULT_NAMES,
 ) -> City:
     """Load a city by name, OSM file path, bundle directory or procedural spec.
 
@@ -85,10 +89,20 @@ def load_city(
             ``"procedural:seed=3,blocks=4x4"``.
         bbox: optional ``(west, south, east, north)`` degrees, for OSM sources only.
         cache: use the on-disk and in-process caches (default True).
+        names: which name of each POI tasks and signs use (:mod:`urban_gym.world.names`):
+            ``"local"``, ``"english"`` or ``"both"`` (default: the local name, with a
+            Latin one in brackets where the local one is not in Latin script).
 
     Raises:
         CityLoadError: unknown name, missing or unreadable file, bad bbox, ...
+        ValueError: ``names`` not one of the modes.
     """
+    check_names_mode(names)
+    return with_names(_load_source(spec, bbox, cache), names)
+
+
+def _load_source(spec: str | os.PathLike, bbox: Sequence[float] | None, cache: bool) -> City:
+    """:func:`load_city` before its ``names`` are applied."""
     if isinstance(spec, str) and spec.startswith("procedural:"):
         return _load_procedural(spec, bbox, cache)
     spec_s = os.fspath(spec)
