@@ -47,6 +47,7 @@ from typing import Any
 
 import numpy as np
 
+from urban_gym.families.posegraph360.tasks.grounded import _loads
 from urban_gym.families.posegraph360.world import State
 
 #: Frames of a walk and their rate (frames per second).
@@ -346,13 +347,6 @@ def behaviour_answer(options: dict[str, str], truth: dict[str, list]) -> str:
 
 
 # ------------------------------------------------------------------ answers and scores
-def _loads(answer: Any) -> Any:
-    if isinstance(answer, (list, dict)):
-        return answer
-    try:
-        return json.loads(str(answer))
-    except (ValueError, RecursionError):
-        return None
 
 
 def _intervals(v: Any) -> list[list[float]]:
