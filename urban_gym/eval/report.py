@@ -161,6 +161,7 @@ def task_table(records: Sequence[dict[str, Any]]) -> TaskTable:
             r["task_id"],
             {
                 "task_type": r.get("task_type"),
+                "city": r.get("city"),
                 "difficulty": r.get("difficulty"),
                 "category": r.get("category"),
                 "kind": r.get("kind"),
@@ -240,6 +241,17 @@ def run_results(run: Run, resamples: int = stats.RESAMPLES, seed: int = 0) -> di
         out[grouping] = res
         if grouping == "by_type":
             out["macro"] = _macro(res, samples, table.metrics)
+    cities: dict[str, list[int]] = defaultdict(list)
+    for i, t in enumerate(table.tasks):
+        city = table.attrs[t].get("city")
+        if city is not None:
+            cities[str(city)].append(i)
+    out["cities"] = sorted(cities)
+    if len(cities) > 1:  # a run over several cities: results per city (CityNav's layout)
+        out["by_city"] = {
+            c: summarize_rows(table, np.array(rows), f"by_city/{c}", resamples, seed)[0]
+            for c, rows in sorted(cities.items())
+        }
     out["by_category_difficulty"] = category_difficulty(table, run.family, resamples, seed)
     out["terminations"] = dict(Counter(r.get("termination") for r in recs).most_common())
     tokens = sum(int((r.get("tokens") or {}).get("total_tokens", 0) or 0) for r in recs)
@@ -609,6 +621,33 @@ def _diff_ci(x: dict[str, Any] | None, pct: bool = True) -> str:
     return f"{x['mean']:+.3f} [{x['low']:+.3f}, {x['high']:+.3f}]"
 
 
+def city_table(report: dict[str, Any]) -> list[str]:
+    """Success per run and city (CityNav's per-city layout) when the runs span several
+    cities; nothing otherwise. A run on one city gives its overall figure in that city's
+    column; a run over several, its per-city results.
+    """
+    results = [(r["name"], report["results"][r["name"]]) for r in report["runs"]]
+    cities = sorted({c for _, res in results for c in res.get("cities") or ()})
+    if len(cities) < 2:
+        return []
+    L = ["## Success by city", "", "| run | " + " | ".join(cities) + " |"]
+    L.append("|---|" + "---|" * len(cities))
+    for name, res in results:
+        own = res.get("cities") or []
+        cells = []
+        for c in cities:
+            if res.get("by_city") and c in res["by_city"]:
+                g = res["by_city"][c]
+            elif own == [c]:
+                g = res["overall"]
+            else:
+                cells.append("-")
+                continue
+            cells.append(fmt_ci(g["metrics"].get("success")))
+        L.append(f"| {name} | " + " | ".join(cells) + " |")
+    return [*L, ""]
+
+
 def _group_table(title: str, groups: dict[str, Any], metrics: list[str], label: str) -> list[str]:
     head = f"| {label} | tasks | episodes | " + " | ".join(f"{m} (95% CI)" for m in metrics) + " |"
     lines = [f"#### {title}", "", head, "|---|---:|---:|" + "---|" * len(metrics)]
@@ -653,6 +692,7 @@ def format_markdown(report: dict[str, Any]) -> str:
             f"{fmt_ci(x['spl'], 'spl')} | {x['tokens_per_episode']:g} |"
         )
     L.append("")
+    L += city_table(report)
     L += layout_markdown(report)
     for r in report["runs"]:
         L += _run_section(r, report["results"][r["name"]])
@@ -740,6 +780,8 @@ def _run_section(r: dict[str, Any], res: dict[str, Any]) -> list[str]:
     if res.get("by_category_difficulty"):
         L += category_difficulty_table(res)
     L += _group_table("By task type", res["by_type"], ms, "type")
+    if res.get("by_city"):
+        L += _group_table("By city", res["by_city"], ms, "city")
     L.append(
         "Terminations: "
         + ", ".join(f"{k} {v}" for k, v in res["terminations"].items())

@@ -286,13 +286,14 @@ def _index_answer(trace: EpisodeTrace, face: Any) -> str | None:
 
 
 def task_summary(task: Any) -> dict[str, Any]:
-    """The task fields of an episode record (family, type, difficulty, category, kind,
-    ``task_info``).
+    """The task fields of an episode record (family, city, type, difficulty, category,
+    kind, ``task_info``).
     """
     from urban_gym.eval.categories import task_category, task_facts, task_kind
 
     return {
         "family": task.family,
+        "city": getattr(task, "city", None),
         "task_type": task.type,
         "difficulty": task.difficulty,
         "category": task_category(task),
