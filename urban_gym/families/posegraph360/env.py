@@ -286,9 +286,10 @@ class PoseGraph360Env(UrbanEnv):
             from urban_gym.world.loader import load_city
 
             load_city(city)  # an unknown city is named before anything else
-        if view_size is None:  # the grounded track's views are 640x480 (its truth boxes' frame)
-            grounded = isinstance(suite, str) and suite.endswith("grounded")
-            view_size = T.FRAME_SIZE if grounded else 512
+        if view_size is None:
+            from urban_gym.families.posegraph360.tasks.suites import default_view_size
+
+            view_size = default_view_size(suite)
         self._set_camera(view_size, fov, reference_size, location_prior, map_size)
         self.frame_wh = _size_pair("frame_size", frame_size)
         self._set_limits(step_limit, stagnation_limit, away_limit, forward_frames)

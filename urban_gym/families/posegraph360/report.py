@@ -60,11 +60,10 @@ def view_frame(env_kwargs: Mapping[str, Any]) -> tuple[int, int]:
     default ``view_size`` when the run did not set one).
     """
     size = env_kwargs.get("view_size")
-    if size is None:  # the env's default: 640x480 on a grounded suite, else 512
-        from urban_gym.families.posegraph360.tasks import FRAME_SIZE
+    if size is None:  # the env's default
+        from urban_gym.families.posegraph360.tasks.suites import default_view_size
 
-        suite = env_kwargs.get("suite")
-        size = FRAME_SIZE if isinstance(suite, str) and suite.endswith("grounded") else 512
+        size = default_view_size(env_kwargs.get("suite"))
     if isinstance(size, (list, tuple)):
         return int(size[0]), int(size[1])
     return int(size), int(size)

@@ -224,3 +224,12 @@ def write_suite(
     made = generate(city, out, seed, per_type)
     print(made.notes)
     return made.path
+
+
+def default_view_size(suite: object) -> int | tuple[int, int]:
+    """The env's ``view_size`` when none is given: 640x480 on a grounded suite (the frame
+    its truth boxes are measured in, :data:`~.video.FRAME_SIZE`), else 512.
+    """
+    from urban_gym.families.posegraph360.tasks.video import FRAME_SIZE
+
+    return FRAME_SIZE if isinstance(suite, str) and suite.endswith("grounded") else 512
