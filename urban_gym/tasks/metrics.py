@@ -14,7 +14,13 @@ References for the formulas (facts, re-implemented here):
   ``MRA = 1/10 * sum_{theta in {0.50, 0.55, ..., 0.95}} 1[|y_hat - y| / y < 1 - theta]``;
   ``y_hat`` is the number the answer states, in digits or English words
   (:mod:`urban_gym.tasks.numbers`).
-* Task completion (Touchdown, Chen et al. 2019): the final node is the goal or adjacent to it.
+* Task completion (Touchdown, Chen et al. 2019, its navigation evaluation; VELMA,
+  Schumann et al. 2024, reports the same TC): the final node is the goal or adjacent to it.
+  Touchdown's shortest-path distance (SPD) is the graph distance from the final node to
+  the goal, which a family computes on its graph.
+* nDTW over graph distances (Ilharco et al. 2019 define it for graphs too): the step costs
+  are shortest-path distances between nodes (:func:`ndtw_of_costs`), ``d_th`` in the
+  same unit.
 """
 
 from __future__ import annotations
