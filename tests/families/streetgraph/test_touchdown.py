@@ -367,3 +367,19 @@ def test_touchdown_metrics_by_hand(tmp_path):
     # DTW of [a] against [a, b, c]: 0 + 1 + 2 = 3
     assert (m["task_completion"], m["spd"], m["spl"], m["sdtw"]) == (0.0, 2, 0.0, 0.0)
     assert m["ndtw"] == pytest.approx(math.exp(-3 / 3))
+
+
+def test_the_language_model_face_is_sent_the_navigation_text(installed):
+    from urban_gym.baselines.lmm import LMMAgent, ScriptedServer
+    from urban_gym.eval.trace import run_episode
+
+    route = fixture_routes("dev")[1]
+    with ScriptedServer(ENV_ID, wrap="mixed", record_requests=True) as server:
+        agent = LMMAgent(base_url=server.url, model="scripted")
+        face = agent.wrap(gym.make(ENV_ID))
+        record, _ = run_episode(face, agent, seed=0, options={"task_index": 1})
+        first = json.dumps(server.recorded[0]["messages"], ensure_ascii=False)
+    assert route["navigation_text"] in first
+    # the scripted oracle replies: one link per step along the route, then stop
+    assert record["is_success"] and record["steps"] == len(route["route_panoids"])
+    assert record["metrics"]["ndtw"] == 1.0 and record["metrics"]["task_completion"] == 1.0
