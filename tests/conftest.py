@@ -26,16 +26,10 @@ def _touchdown_fixture_data(tmp_path_factory):
     not Touchdown's data), so that every registered id -- UrbanGym/StreetGraph-Touchdown-v0
     too -- makes in the registry sweeps.
     """
-    import shutil
-    from pathlib import Path
+    from tests.families.streetgraph.touchdown_data import fixture_data_dir
 
     old = os.environ.get("URBAN_GYM_DATA")
-    root = tmp_path_factory.mktemp("urban_gym_data")
-    src = Path(__file__).parent / "families" / "streetgraph" / "touchdown_fixture"
-    (root / "touchdown").mkdir()
-    for split in ("train", "dev", "test"):
-        shutil.copyfile(src / f"{split}.json", root / "touchdown" / f"{split}.json")
-    os.environ["URBAN_GYM_DATA"] = str(root)
+    os.environ["URBAN_GYM_DATA"] = str(fixture_data_dir(tmp_path_factory.mktemp("urban_gym_data")))
     yield
     if old is None:
         os.environ.pop("URBAN_GYM_DATA", None)
