@@ -34,7 +34,11 @@ SMALL = {
     "UrbanGym/CityWalk-v0": {"view_size": 16},
 }
 #: the (id, mode) pairs that cannot apply, and why
-CANNOT = {("UrbanGym/CityWalk-NoView-v0", "image"): "view_size=None"}
+CANNOT = {
+    ("UrbanGym/CityWalk-NoView-v0", "image"): "view_size=None",
+    # no panoramas and no New York world to render: symbolic observations
+    ("UrbanGym/StreetGraph-Touchdown-v0", "image"): "renders no views",
+}
 KEY = {"vector": "goal_vector", "landmarks": "goal_landmarks", "image": "goal_image"}
 KEY["text"] = "goal_text"
 

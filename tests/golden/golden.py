@@ -161,6 +161,13 @@ def load() -> dict[str, Any]:
 
 
 if __name__ == "__main__":
+    # the Touchdown id's routes: the tests' fixture, as under pytest (tests/conftest.py)
+    import os
+    import tempfile
+
+    from tests.families.streetgraph.touchdown_data import fixture_data_dir
+
+    os.environ["URBAN_GYM_DATA"] = str(fixture_data_dir(Path(tempfile.mkdtemp())))
     if sys.argv[1:] == ["record"]:
         record()
     elif sys.argv[1:2] == ["refresh"] and sys.argv[2:]:

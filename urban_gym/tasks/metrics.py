@@ -14,7 +14,13 @@ References for the formulas (facts, re-implemented here):
   ``MRA = 1/10 * sum_{theta in {0.50, 0.55, ..., 0.95}} 1[|y_hat - y| / y < 1 - theta]``;
   ``y_hat`` is the number the answer states, in digits or English words
   (:mod:`urban_gym.tasks.numbers`).
-* Task completion (Touchdown, Chen et al. 2019): the final node is the goal or adjacent to it.
+* Task completion (Touchdown, Chen et al. 2019, its navigation evaluation; VELMA,
+  Schumann et al. 2024, reports the same TC): the final node is the goal or adjacent to it.
+  Touchdown's shortest-path distance (SPD) is the graph distance from the final node to
+  the goal, which a family computes on its graph.
+* nDTW over graph distances (Ilharco et al. 2019 define it for graphs too): the step costs
+  are shortest-path distances between nodes (:func:`ndtw_of_costs`), ``d_th`` in the
+  same unit.
 """
 
 from __future__ import annotations
@@ -170,10 +176,20 @@ def dtw(query: Sequence[Point], reference: Sequence[Point]) -> float:
     if len(q) == 0 or len(r) == 0:
         return float("inf")
     cost = np.hypot(q[:, None, 0] - r[None, :, 0], q[:, None, 1] - r[None, :, 1]).tolist()
+    return dtw_of_costs(cost)
+
+
+def dtw_of_costs(cost: Sequence[Sequence[float]]) -> float:
+    """Dynamic time warping distance from the step costs ``cost[i][j]`` between query
+    element ``i`` and reference element ``j`` (e.g. graph distances between panoramas,
+    as nDTW's graph form takes them).
+    """
+    if len(cost) == 0 or len(cost[0]) == 0:
+        return float("inf")
     # the accumulated cost row by row, in Python floats (the same doubles as numpy's,
     # without its per-element indexing cost)
     inf = math.inf
-    prev = [0.0] + [inf] * len(r)
+    prev = [0.0] + [inf] * len(cost[0])
     for row in cost:
         cur = [inf]
         left = inf
@@ -189,6 +205,17 @@ def ndtw(query: Sequence[Point], reference: Sequence[Point], d_th: float) -> flo
     if d_th <= 0:
         raise ValueError(f"d_th={d_th!r} must be positive")
     return math.exp(-dtw(query, reference) / (len(reference) * d_th))
+
+
+def ndtw_of_costs(cost: Sequence[Sequence[float]], d_th: float) -> float:
+    """Normalised DTW from step costs (:func:`dtw_of_costs`; a column per reference element):
+    ``exp(-DTW / (|R| * d_th))`` with ``d_th`` in the costs' unit.
+    """
+    if d_th <= 0:
+        raise ValueError(f"d_th={d_th!r} must be positive")
+    if len(cost) == 0 or len(cost[0]) == 0:
+        return 0.0
+    return math.exp(-dtw_of_costs(cost) / (len(cost[0]) * d_th))
 
 
 def sdtw(

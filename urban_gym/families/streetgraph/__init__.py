@@ -35,6 +35,14 @@ class StreetGraph(Family):
     env_ids = {
         "UrbanGym/StreetGraph-v0": {"suite": "helsinki"},
         "UrbanGym/StreetGraph-Procedural-v0": {"suite": "procedural"},
+        # Touchdown's own routes (installed by `urban-gym data touchdown`), scored as
+        # Touchdown/VELMA report them: nDTW over graph distances in links, d_th 1 link
+        "UrbanGym/StreetGraph-Touchdown-v0": {
+            "suite": "touchdown",
+            "split": "dev",
+            "dtw_distance": "hops",
+            "dtw_threshold": 1.0,
+        },
     }
     report_module = "urban_gym.families.streetgraph.report"
     controls_entry = "urban_gym.families.streetgraph.controls:CONTROLS"

@@ -1,7 +1,8 @@
 """StreetGraph's sub-commands of ``urban-gym``: ``streetgraph-routes`` (tasks on a Touchdown
 graph), ``streetgraph-info`` (a graph's size and preprocessing report, and how many of its
-city's named places are notable) and
-``streetgraph-eval`` (the oracle and the random agent on a suite).
+city's named places are notable),
+``streetgraph-eval`` (the oracle and the random agent on a suite) and ``data touchdown``
+(install Touchdown's routes, :mod:`~urban_gym.families.streetgraph.touchdown_command`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import json
 from typing import Any
 
 from urban_gym.errors import InputError
+from urban_gym.families.streetgraph.touchdown_command import add_data_arguments, run_data
 from urban_gym.tasks.families import FamilyCommand
 
 
@@ -235,5 +237,12 @@ COMMANDS: tuple[FamilyCommand, ...] = (
         "oracle and random agent scores on a StreetGraph suite (an alias of `eval`)",
         _add_streetgraph_eval,
         run_streetgraph_eval,
+    ),
+    FamilyCommand(
+        "data",
+        "install a dataset: `data touchdown` fetches Touchdown's train/dev/test routes "
+        "(UrbanGym/StreetGraph-Touchdown-v0) into the user data folder",
+        add_data_arguments,
+        run_data,
     ),
 )

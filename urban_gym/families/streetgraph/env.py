@@ -158,7 +158,8 @@ class StreetGraphEnv(UrbanEnv):
 
     ## Arguments
 
-    * ``suite``: a committed suite's name (``"helsinki"``, the default, ``"procedural"``) or a
+    * ``suite``: a committed suite's name (``"helsinki"``, the default, ``"procedural"``),
+      ``"touchdown"`` (Touchdown's own routes on its Manhattan graph, see ``split``) or a
       JSONL path.
     * ``tasks``: TaskSpecs (or dicts) to use instead of ``suite``.
     * ``task_types``, ``difficulties``: keep only the tasks of these types / difficulties.
@@ -172,7 +173,14 @@ class StreetGraphEnv(UrbanEnv):
     * ``travel``: ``"street"`` (whole contracted street), ``"link"`` (one panorama) or
       ``"auto"`` (street for origin-destination, link for instruction tasks).
     * ``max_degree``: pad options to this many (default: the graphs' maximum).
-    * ``dtw_threshold``: nDTW's success distance ``d_th`` (metres, default 25).
+    * ``dtw_threshold``: nDTW's success distance ``d_th`` (metres, default 25; links with
+      ``dtw_distance="hops"``).
+    * ``dtw_distance``: nDTW's step cost, ``"euclidean"`` (metres, default) or ``"hops"``
+      (fewest links on the graph, :func:`~urban_gym.families.streetgraph.tasks.evaluate.hop_costs`).
+    * ``split``, ``images`` (with ``suite="touchdown"``): which of Touchdown's installed
+      splits (``train``, ``dev`` -- the default -- or ``test``; ``urban-gym data
+      touchdown`` installs them) and a folder of the user's Touchdown panoramas
+      (``<panoid>.jpg|jpeg|png``; default none: symbolic observations).
     * ``success_reward`` (1.0), ``progress_reward`` (0.001 per metre).
     * ``pano_width``: rendered panorama width (default ``4 * view width``, at least 256).
     * ``view_cache_mb``: memory for cached option views, MB (LRU over nodes, default 256;
@@ -189,6 +197,10 @@ class StreetGraphEnv(UrbanEnv):
       ``"image"`` or ``"text"``: adds the ``goal_*`` entry a policy conditions on
       (:mod:`urban_gym.envs.goals`); ``"image"`` (the view at the goal's
       panorama) needs image observations.
+
+    ``UrbanGym/StreetGraph-Touchdown-v0`` is ``suite="touchdown", split="dev",
+    dtw_distance="hops", dtw_threshold=1``: Touchdown's routes, scored as Touchdown and
+    VELMA report them (task completion, SPD in links, nDTW over graph distances).
 
     ## Version History
 
@@ -232,11 +244,19 @@ class StreetGraphEnv(UrbanEnv):
         render_mode: str | None = None,
         track_visibility: bool = False,
         goal: str = "none",
+        split: str | None = None,
+        images: str | os.PathLike | None = None,
+        dtw_distance: str = "euclidean",
     ) -> None:
         self._init_base(render_mode, track_visibility, goal)
         self._check_settings(observation, travel, max_decisions, max_transitions, dtw_threshold)
         if not (view_cache_mb >= 0):
             raise InputError(f"view_cache_mb={view_cache_mb!r} must be >= 0")
+        if dtw_distance not in ("euclidean", "hops"):
+            raise InputError(f"dtw_distance={dtw_distance!r} must be 'euclidean' or 'hops'")
+        self.dtw_distance = dtw_distance
+        if tasks is None and (suite == "touchdown" or split is not None or images is not None):
+            tasks = _touchdown_tasks(suite, split, images)
         self.tasks = self._load_tasks(suite, tasks, task_types, difficulties, city)
         self.image_wh = _size(image_size)
         self.max_decisions = max_decisions
@@ -462,6 +482,7 @@ class StreetGraphEnv(UrbanEnv):
             transitions=self.transitions,
             invalid_actions=self.invalid_actions,
             dtw_threshold=self.dtw_threshold,
+            dtw_distance=self.dtw_distance,
         )
 
     def _pose(self) -> tuple[float, float, float]:
@@ -822,3 +843,20 @@ def _read_equirect(g: StreetGraph, node: int) -> np.ndarray:
     if w != 2 * h:
         raise StreetGraphError(f"image {path} is {w}x{h}, not a 2:1 equirectangular panorama")
     return cv2.cvtColor(img, cv2.COLOR_BGR2RGB)
+
+
+def _touchdown_tasks(
+    suite: Any, split: str | None, images: str | os.PathLike | None
+) -> list[TaskSpec]:
+    """The tasks of ``suite="touchdown"``: Touchdown's installed ``split`` (default
+    ``dev``) on the shipped graph, with the panoramas in ``images`` when given
+    (``tasks=`` wins over both, as over ``suite``).
+    """
+    if suite != "touchdown":
+        raise InputError(
+            f"split={split!r} and images={images!r} choose Touchdown's routes: they need "
+            f"suite='touchdown' (got suite={suite!r})"
+        )
+    from urban_gym.families.streetgraph.tasks.touchdown import touchdown_tasks
+
+    return touchdown_tasks(split if split is not None else "dev", images)

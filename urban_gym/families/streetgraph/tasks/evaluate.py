@@ -9,6 +9,7 @@ capture in ``start["graph"]["path"]`` -- and ``task.city`` names it.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -108,7 +109,11 @@ class EpisodeOutcome:
         before, after: the remaining shortest distance before and after each decision
             (a change under 1 mm counts as none).
         decisions, transitions, invalid_actions: counts of the episode.
-        dtw_threshold: nDTW's success distance ``d_th``.
+        dtw_threshold: nDTW's success distance ``d_th`` (metres, or links with
+            ``dtw_distance="hops"``).
+        dtw_distance: nDTW's step cost: ``"euclidean"`` (metres between panoramas) or
+            ``"hops"`` (fewest links from the agent's panorama to the reference one, the
+            graph distance Touchdown's SPD counts).
     """
 
     node: int
@@ -123,6 +128,7 @@ class EpisodeOutcome:
     transitions: int = 0
     invalid_actions: int = 0
     dtw_threshold: float = 25.0
+    dtw_distance: str = "euclidean"
 
 
 def reached(task: TaskSpec, node: int, g: StreetGraph | None = None) -> bool:
@@ -157,12 +163,27 @@ def evaluate(task: TaskSpec, outcome: EpisodeOutcome) -> dict[str, Any]:
         "invalid_actions": outcome.invalid_actions,
     }
     if task.type == "instruction":
-        xy = g.xy
-        query = [tuple(xy[n]) for n in outcome.trajectory]
-        ref = [tuple(xy[g.index[n]]) for n in task.goal["route"]]
         d_th = outcome.dtw_threshold
         m["task_completion"] = success
         m["spd"] = int(outcome.remaining_hops)
-        m["ndtw"] = M.ndtw(query, ref, d_th)
-        m["sdtw"] = M.sdtw(success, query, ref, d_th)
+        if outcome.dtw_distance == "hops":
+            route = [g.index[n] for n in task.goal["route"]]
+            m["ndtw"] = M.ndtw_of_costs(hop_costs(g, outcome.trajectory, route), d_th)
+        else:
+            xy = g.xy
+            query = [tuple(xy[n]) for n in outcome.trajectory]
+            ref = [tuple(xy[g.index[n]]) for n in task.goal["route"]]
+            m["ndtw"] = M.ndtw(query, ref, d_th)
+        m["sdtw"] = success * m["ndtw"]
     return m
+
+
+def hop_costs(g: StreetGraph, query: list[int], reference: list[int]) -> list[list[float]]:
+    """``cost[i][j]``: the fewest links from ``query[i]`` to ``reference[j]`` (node
+    indices of ``g``; ``inf`` where there is no way), nDTW's graph step costs.
+    """
+    cols: dict[int, list[float]] = {}
+    for r in set(reference):
+        hops = g.hops_to((r,))
+        cols[r] = [float(h) if h >= 0 else math.inf for h in hops[query].tolist()]
+    return [[cols[r][i] for r in reference] for i in range(len(query))]

@@ -36,13 +36,20 @@ def instruction_tasks(
     images: str | os.PathLike | None = None,
     skip_bad_lines: bool = False,
     id_prefix: str = "route",
+    spec: dict[str, Any] | None = None,
+    city: str | None = None,
+    meta: dict[str, Any] | None = None,
 ) -> list[TaskSpec]:
     """Instruction tasks from a Touchdown/map2seq route file on the Touchdown graph in
     ``graph_dir``. A route that is not a path in the graph raises
     :class:`StreetGraphError` naming the route and the broken hop (or is skipped with
     ``skip_bad_lines``; the skipped count is in each task's ``meta["skipped_routes"]``).
+
+    ``spec`` replaces :func:`touchdown_graph_spec`'s graph spec, ``city`` the tasks'
+    ``city`` (default ``touchdown:<graph folder>``); ``meta`` is added to every task's.
     """
-    spec = touchdown_graph_spec(graph_dir, images)
+    if spec is None:
+        spec = touchdown_graph_spec(graph_dir, images)
     graph = load_streetgraph(spec)
     routes, skipped = read_routes(routes_file, skip_bad_lines=skip_bad_lines)
     good = []
@@ -63,7 +70,7 @@ def instruction_tasks(
                 family="streetgraph",
                 type="instruction",
                 difficulty="n/a",
-                city=f"touchdown:{spec['path']}",
+                city=city or f"touchdown:{spec['path']}",
                 instruction=r.text,
                 start={"node": r.panoids[0], "heading": r.start_heading, "graph": spec},
                 goal={"node": r.panoids[-1], "route": list(r.panoids)},
@@ -73,6 +80,7 @@ def instruction_tasks(
                     "route_hops": len(idx) - 1,
                     "line": r.line,
                     "skipped_routes": skipped,
+                    **(meta or {}),
                 },
             )
         )

@@ -1,7 +1,8 @@
 """Touchdown-format street graphs: ``nodes.txt`` and ``links.txt``.
 
 ``nodes.txt`` lines are ``panoid,pano_yaw_angle,lat,lng`` (degrees); ``links.txt`` lines
-``start_panoid,heading,end_panoid`` (heading in degrees), with an optional folder of
+``start_panoid,heading,end_panoid`` (heading in degrees; either file may be xz-compressed,
+``nodes.txt.xz``), with an optional folder of
 equirectangular images ``<panoid>.jpg|jpeg|png``. :func:`read_touchdown` reads them (every
 bad line named by file and line number, or skipped and counted in a :class:`LoadReport`);
 :func:`write_touchdown` writes them.
@@ -9,6 +10,7 @@ bad line named by file and line number, or skipped and counted in a :class:`Load
 
 from __future__ import annotations
 
+import lzma
 import math
 import os
 from dataclasses import dataclass, field
@@ -49,14 +51,18 @@ class LoadReport:
 
 def read_text_lines(path: Path) -> list[str]:
     r"""The lines of a UTF-8 text file (a byte-order mark is dropped), split at ``\n``
-    only, so that line numbers are those an editor shows.
+    only, so that line numbers are those an editor shows. A ``.xz`` file is read
+    decompressed.
     """
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        if path.suffix == ".xz":
+            text = lzma.decompress(path.read_bytes()).decode("utf-8-sig")
+        else:
+            text = path.read_text(encoding="utf-8-sig")
         return [line.removesuffix("\r") for line in text.split("\n")]
     except FileNotFoundError:
         raise StreetGraphError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, lzma.LZMAError) as exc:
         raise StreetGraphError(f"{path}: cannot read ({exc})") from None
 
 
@@ -128,7 +134,7 @@ def _touchdown_paths(
     :func:`read_touchdown`'s arguments.
     """
     if p.is_dir():
-        nodes_path, links_path = p / "nodes.txt", p / "links.txt"
+        nodes_path, links_path = _plain_or_xz(p / "nodes.txt"), _plain_or_xz(p / "links.txt")
         img = (
             Path(images)
             if images is not None
@@ -144,6 +150,12 @@ def _touchdown_paths(
     if img is not None and not img.is_dir():
         raise StreetGraphError(f"image folder {img} does not exist")
     return nodes_path, links_path, img, gname
+
+
+def _plain_or_xz(path: Path) -> Path:
+    """``path``, or ``path.xz`` when only the compressed file exists."""
+    xz = path.with_name(path.name + ".xz")
+    return xz if not path.exists() and xz.is_file() else path
 
 
 class _LineReader:
