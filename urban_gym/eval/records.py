@@ -350,16 +350,36 @@ class RunDir:
                 f"{self.path / str(where['file'])}: trace of {key!r}: {exc}"
             ) from None
 
+    def inside(self, rel: Any) -> Path:
+        """The file ``rel`` (a path relative to the run folder, as a record names its
+        trace) resolved inside the folder; :class:`RecordsError` for a path that leads
+        out of it (absolute, ``..``, a link pointing outside) or that is not a regular
+        file (a device such as ``/dev/zero``, a folder).
+        """
+        text = str(rel)
+        root = self.path.resolve()
+        p = (root / text).resolve()
+        if Path(text).is_absolute() or (p != root and root not in p.parents):
+            raise RecordsError(f"{self.path}: trace path {text!r} leads outside the run folder")
+        if not p.exists():
+            raise RecordsError(f"trace {self.path / text} is missing")
+        if not p.is_file():
+            raise RecordsError(f"{self.path}: trace path {text!r} is not a file")
+        return p
+
     def _read_trace_line(self, where: Mapping[str, Any], key: Any) -> dict[str, Any]:
-        p = self.path / str(where["file"])
+        p = self.inside(where["file"])
         try:
             offset, length = int(where["offset"]), int(where["length"])
+            if offset < 0 or length < 1:
+                raise ValueError("a negative offset or a length below 1")
             with open(p, "rb") as f:
+                size = os.fstat(f.fileno()).st_size
                 f.seek(offset)
-                data = f.read(length)
+                data = f.read(max(0, min(length, size - offset)))  # never past the end
         except FileNotFoundError:
             raise RecordsError(f"trace {p} is missing") from None
-        except (KeyError, TypeError, ValueError, OSError) as exc:
+        except (KeyError, TypeError, ValueError, OverflowError, OSError) as exc:
             raise RecordsError(f"trace {p}, place {dict(where)!r}: {exc}") from None
         at = f"{p}, byte {offset}"
         if len(data) < length or not data.endswith(b"\n"):
@@ -373,11 +393,13 @@ class RunDir:
 
     def _read_trace_file(self, rel: str) -> list[dict[str, Any]]:
         """A format-1 trace: one step object per line."""
-        p = self.path / rel
+        p = self.inside(rel)
         try:
             text = p.read_text(encoding="utf-8")
         except FileNotFoundError:
             raise RecordsError(f"trace {p} is missing") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise RecordsError(f"trace {p}: {exc}") from None
         lines = [line for line in text.splitlines() if line.strip()]
         # fast path: the lines parsed as one JSON array (one call of the C parser), kept
         # when it gives one object per line; else line by line, naming the first bad line
