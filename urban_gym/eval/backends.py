@@ -15,6 +15,9 @@ reads to tell the harness's own cost from the machine's load.
 
 * ``local``: :class:`concurrent.futures.ProcessPoolExecutor` with ``workers`` processes
   (forked on Linux, so they start with the parent's loaded world; spawned elsewhere).
+  Each ends when the process that started it dies, ``kill -9`` included
+  (:func:`~urban_gym.eval.worker.die_with_parent`): no worker holding a world outlives
+  its run.
 * ``ray``: ``workers`` Ray actors; ``ray.init()`` starts a local Ray unless ``address``
   names an existing cluster (``"auto"`` or ``"ray://host:10001"``). urban_gym must be
   importable on the cluster's nodes, and the run folder reachable by them (a shared
@@ -37,6 +40,7 @@ from urban_gym.eval.worker import (
     EpisodeKey,
     EpisodeWorker,
     RunSpec,
+    die_with_parent,
     freeze_heap,
     restore_world,
     world_snapshot,
@@ -176,10 +180,11 @@ class _ChunkRunner:
 _RUNNER: _ChunkRunner | None = None
 
 
-def _init_worker(spec: RunSpec) -> None:
+def _init_worker(spec: RunSpec, parent: int) -> None:
     global _RUNNER
     from urban_gym.render.threads import one_thread_in_worker
 
+    die_with_parent(parent)  # a worker never outlives the run (kill -9 of the parent)
     one_thread_in_worker()  # the workers use the cores already
     _RUNNER = _ChunkRunner(spec)
 
@@ -196,7 +201,7 @@ def run_local(spec: RunSpec, keys: Sequence[EpisodeKey], workers: int, sink: Sin
     stats = ParallelStats("local")
     t0 = time.perf_counter()
     with ProcessPoolExecutor(
-        max_workers=workers, mp_context=ctx, initializer=_init_worker, initargs=(spec,)
+        max_workers=workers, mp_context=ctx, initializer=_init_worker, initargs=(spec, os.getpid())
     ) as pool:
         pending = {pool.submit(_run_chunk, c) for c in parts}
         try:
