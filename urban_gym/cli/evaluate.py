@@ -158,8 +158,13 @@ def _add_cost(p: argparse.ArgumentParser) -> None:
 def run_cost(args: argparse.Namespace) -> int:
     """Print the tokens and dollar cost of run folders."""
     from urban_gym.baselines.lmm.costs import run_cost_command
+    from urban_gym.eval.records import RunDir
 
-    return run_cost_command(args)
+    def read(folder: os.PathLike) -> tuple[dict, list[dict]]:
+        d = RunDir(folder)
+        return d.read_manifest(), d.read_episodes()
+
+    return run_cost_command(args, read)
 
 
 def _add_report(p: argparse.ArgumentParser) -> None:

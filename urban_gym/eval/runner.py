@@ -34,6 +34,7 @@ import gymnasium as gym
 from urban_gym.eval.backends import run_parallel
 from urban_gym.eval.judging import public_options
 from urban_gym.eval.records import (
+    QUARANTINE,
     RunDir,
     comparable,
     record_key,
@@ -320,6 +321,7 @@ def run(
             )
         run_dir.start(manifest, invocation, force=force)
         done = {record_key(r) for r in run_dir.read_episodes(repair=True)}
+        _say_quarantined(run_dir)
         todo = [k for k in keys if k.key not in done]
         if max_episodes is not None:
             todo = todo[: max(0, int(max_episodes))]
@@ -371,6 +373,18 @@ def run(
             cpu_s=round(time.process_time() - c0, 3),
             records=records,
             parallel=parallel,
+        )
+
+
+def _say_quarantined(run_dir: RunDir) -> None:
+    """One line on stderr when the resume moved lines of the records to the quarantine."""
+    q = run_dir.quarantined
+    if q:
+        more = f"; and {len(q) - 5} more" if len(q) > 5 else ""
+        print(
+            f"{run_dir.episodes_path}: moved {len(q)} unusable lines to "
+            f"{run_dir.path / QUARANTINE} (their episodes run again): {'; '.join(q[:5])}{more}",
+            file=sys.stderr,
         )
 
 
