@@ -151,3 +151,23 @@ def test_trace_pointers_stay_inside_the_folder(judged_run, tmp_path, where):
     msg = str(err.value)
     reasons = ("outside the run folder", "not a file", "cut off", "negative offset")
     assert any(r in msg for r in reasons), msg
+
+
+def test_a_manifest_naming_another_suite_file_is_not_replayed(judged_run, tmp_path):
+    from urban_gym.cli import main
+
+    secret = tmp_path / "secret.jsonl"
+    secret.write_text('{"id": "not a task of the run"}\n')
+    m = json.loads((judged_run / "manifest.json").read_text())
+    kwargs = {**m["env_kwargs"], "suite": str(secret)}
+    folder = hostile_copy(
+        judged_run, tmp_path / "run", env_kwargs=kwargs, suite={"path": str(secret)}
+    )
+    out = tmp_path / "out"
+    _WATCH.append([])
+    try:
+        status = main(["report", str(folder), "--out", str(out), "--resamples", "50", "--no-plots"])
+    finally:
+        opened = _WATCH.pop()
+    assert status == 2
+    assert str(secret) not in opened

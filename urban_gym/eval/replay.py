@@ -162,6 +162,7 @@ def replay_env(run: Any, render_mode: str | None = "rgb_array") -> Any:
             "name an env (a string and an object expected)"
         )
     kwargs = {k: v for k, v in kwargs.items() if k not in ("track_visibility", "answer_judge")}
+    _check_suite(run, kwargs.get("suite"))
     verdicts = None
     if run_judge(m)["kind"] != "rules":
         verdicts = RecordedVerdicts(run.records)
@@ -177,6 +178,25 @@ def replay_env(run: Any, render_mode: str | None = "rgb_array") -> Any:
             return self.env.reset(seed=seed, options=options)
 
     return _Verdicts(env)
+
+
+def _check_suite(run: Any, suite: Any) -> None:
+    """A suite file the manifest's kwargs name is replayed only when it is the file the
+    run recorded (its SHA-256 in the manifest's ``suite``); else a
+    :class:`~urban_gym.errors.RecordsError` -- a folder does not choose which of this
+    machine's files an env reads.
+    """
+    from urban_gym.errors import RecordsError
+    from urban_gym.eval.records import sha256_file
+
+    if not isinstance(suite, str) or not Path(suite).is_file():
+        return  # a suite's name, inline tasks, or nothing
+    recorded = (run.manifest.get("suite") or {}).get("sha256")
+    if not recorded or sha256_file(suite) != recorded:
+        raise RecordsError(
+            f"{run.path}: the manifest names the suite file {suite!r} without the SHA-256 "
+            "of that file as the run recorded it; a replay reads only the recorded suite"
+        )
 
 
 def _slug(s: str) -> str:
