@@ -171,3 +171,17 @@ def test_a_manifest_naming_another_suite_file_is_not_replayed(judged_run, tmp_pa
         opened = _WATCH.pop()
     assert status == 2
     assert str(secret) not in opened
+
+
+def test_a_manifest_env_id_imports_no_module(judged_run, tmp_path, monkeypatch):
+    from urban_gym.cli import main
+
+    probe = tmp_path / "mods" / "ug_probe_planted.py"
+    probe.parent.mkdir()
+    marker = tmp_path / "ran"
+    probe.write_text(f"open({str(marker)!r}, 'w').close()\n")
+    monkeypatch.syspath_prepend(str(probe.parent))  # a module the user could import
+    folder = hostile_copy(judged_run, tmp_path / "run", env_id="ug_probe_planted:Planted-v0")
+    out = tmp_path / "out"
+    assert main(["report", str(folder), "--out", str(out), "--resamples", "50", "--no-plots"]) == 2
+    assert not marker.exists() and "ug_probe_planted" not in sys.modules

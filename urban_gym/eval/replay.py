@@ -146,7 +146,9 @@ def replay_env(run: Any, render_mode: str | None = "rgb_array") -> Any:
     """A fresh core env to replay the episodes of ``run`` (:class:`urban_gym.eval.report.
     Run`): the manifest's env id and kwargs (``track_visibility`` aside), and -- for a run
     scored by a language-model judge -- :class:`RecordedVerdicts` as its answer judge.
-    Nothing of the manifest's judge setting is used: no endpoint, prompt file or cache.
+    Nothing of the manifest's judge setting is used: no endpoint, prompt file or cache;
+    an env id that is not registered (``module:Id`` would import a module) and a suite
+    file other than the recorded one are a :class:`~urban_gym.errors.RecordsError`.
     """
     import gymnasium as gym
 
@@ -160,6 +162,11 @@ def replay_env(run: Any, render_mode: str | None = "rgb_array") -> Any:
         raise RecordsError(
             f"{run.path}: the manifest's env_id {env_id!r} and env_kwargs {kwargs!r} do not "
             "name an env (a string and an object expected)"
+        )
+    if env_id not in gym.registry:  # "module:Id" would import a module the folder names
+        raise RecordsError(
+            f"{run.path}: the manifest's env_id {env_id!r} is not a registered id; a replay "
+            "makes only registered ids"
         )
     kwargs = {k: v for k, v in kwargs.items() if k not in ("track_visibility", "answer_judge")}
     _check_suite(run, kwargs.get("suite"))
