@@ -19,7 +19,8 @@ reads to tell the harness's own cost from the machine's load.
   (:func:`~urban_gym.eval.worker.die_with_parent`): no worker holding a world outlives
   its run.
 * ``ray``: ``workers`` Ray actors; ``ray.init()`` starts a local Ray unless ``address``
-  names an existing cluster (``"auto"`` or ``"ray://host:10001"``). urban_gym must be
+  names an existing cluster (``"auto"`` or ``"ray://host:10001"``). The processes of a
+  local Ray end with the driver, ``kill -9`` included (:mod:`urban_gym.eval.reaper`). urban_gym must be
   importable on the cluster's nodes, and the run folder reachable by them (a shared
   filesystem): the actors write the traces there.
 """
@@ -232,10 +233,15 @@ def run_ray(
     """Ray actors (see the module docstring)."""
     import ray
 
+    from urban_gym.eval.reaper import start_reaper, stop_reaper
+
     stats = ParallelStats("ray")
     started = False
+    reaper = None
     t_init = time.perf_counter()
     if not ray.is_initialized():
+        if not address:  # a local Ray: its processes end with this one, kill -9 included
+            reaper = start_reaper()
         kwargs: dict[str, Any] = {
             "include_dashboard": False,
             "log_to_driver": False,
@@ -245,7 +251,11 @@ def run_ray(
             kwargs["address"] = address
         else:
             kwargs["num_cpus"] = workers
-        ray.init(**kwargs)
+        try:
+            ray.init(**kwargs)
+        except BaseException:
+            stop_reaper(reaper)
+            raise
         started = True
         stats.init_s = round(time.perf_counter() - t_init, 4)
     t0 = time.perf_counter()
@@ -278,8 +288,11 @@ def run_ray(
         for a in actors:
             ray.kill(a)
     finally:
-        if started:
-            ray.shutdown()
+        try:
+            if started:
+                ray.shutdown()
+        finally:
+            stop_reaper(reaper)
     return stats
 
 
