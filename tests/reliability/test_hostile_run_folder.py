@@ -185,3 +185,42 @@ def test_a_manifest_env_id_imports_no_module(judged_run, tmp_path, monkeypatch):
     out = tmp_path / "out"
     assert main(["report", str(folder), "--out", str(out), "--resamples", "50", "--no-plots"]) == 2
     assert not marker.exists() and "ug_probe_planted" not in sys.modules
+
+
+@pytest.mark.parametrize("link", ["report/report.md", "report", "report/gifs"])
+def test_links_in_the_default_output_folder_are_refused(judged_run, tmp_path, link, capsys):
+    from urban_gym.cli import main
+
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "report.md").write_text("the user's own file\n")
+    target = victim / "report.md" if link.endswith(".md") else victim
+    folder = hostile_copy(judged_run, tmp_path / "run")
+    (folder / link).parent.mkdir(parents=True, exist_ok=True)
+    (folder / link).symlink_to(target)
+    before = tree(victim, tmp_path / "none")
+    assert main(["report", str(folder), "--resamples", "50", "--no-plots"]) == 2
+    assert "symbolic link" in capsys.readouterr().err
+    assert tree(victim, tmp_path / "none") == before
+    assert (victim / "report.md").read_text() == "the user's own file\n"
+
+
+@pytest.mark.parametrize("name", ["manifest.json", "episodes.jsonl"])
+@pytest.mark.parametrize("target", ["outside", "/dev/zero"])
+def test_run_files_that_are_links_out_are_refused(judged_run, tmp_path, name, target, capsys):
+    from urban_gym.cli import main
+
+    outside = tmp_path / "outside.json"
+    outside.write_text((judged_run / name).read_text())
+    folder = hostile_copy(judged_run, tmp_path / "run")
+    (folder / name).unlink()
+    (folder / name).symlink_to(outside if target == "outside" else Path(target))
+    _WATCH.append([])
+    try:
+        status = main(["report", str(folder), "--out", str(tmp_path / "out"), "--no-gifs"])
+    finally:
+        opened = _WATCH.pop()
+    assert status == 2
+    err = capsys.readouterr().err
+    assert "leads outside the run folder" in err or "is not a file" in err, err
+    assert str(outside) not in opened and "/dev/zero" not in opened

@@ -198,8 +198,10 @@ class RunDir:
     # ------------------------------------------------------------------ manifest
     def read_manifest(self) -> dict[str, Any]:
         """The manifest; :class:`RecordsError` when there is none or it is not JSON."""
+        if not self.manifest_path.exists():
+            raise RecordsError(f"{self.path}: no {MANIFEST}; is this a run folder?")
         try:
-            data = json.loads(self.manifest_path.read_text(encoding="utf-8"))
+            data = json.loads(self.inside(MANIFEST, "manifest").read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise RecordsError(f"{self.path}: no {MANIFEST}; is this a run folder?") from None
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -287,9 +289,9 @@ class RunDir:
         """
         self.quarantined = []
         p = self.episodes_path
-        if not p.exists():
+        if not p.exists() and not p.is_symlink():
             return []
-        data = p.read_bytes()
+        data = self.inside(EPISODES, "records").read_bytes()
         whole = data.rfind(b"\n") + 1  # bytes up to the end of the last whole line
         out: list[dict[str, Any]] = []
         kept: list[bytes] = []
@@ -390,21 +392,21 @@ class RunDir:
                 f"{self.path / str(where['file'])}: trace of {key!r}: {exc}"
             ) from None
 
-    def inside(self, rel: Any) -> Path:
+    def inside(self, rel: Any, what: str = "trace") -> Path:
         """The file ``rel`` (a path relative to the run folder, as a record names its
         trace) resolved inside the folder; :class:`RecordsError` for a path that leads
         out of it (absolute, ``..``, a link pointing outside) or that is not a regular
-        file (a device such as ``/dev/zero``, a folder).
+        file (a device such as ``/dev/zero``, a folder). ``what`` names it in the message.
         """
         text = str(rel)
         root = self.path.resolve()
         p = (root / text).resolve()
         if Path(text).is_absolute() or (p != root and root not in p.parents):
-            raise RecordsError(f"{self.path}: trace path {text!r} leads outside the run folder")
+            raise RecordsError(f"{self.path}: {what} path {text!r} leads outside the run folder")
         if not p.exists():
-            raise RecordsError(f"trace {self.path / text} is missing")
+            raise RecordsError(f"{what} {self.path / text} is missing")
         if not p.is_file():
-            raise RecordsError(f"{self.path}: trace path {text!r} is not a file")
+            raise RecordsError(f"{self.path}: {what} path {text!r} is not a file")
         return p
 
     def _read_trace_line(self, where: Mapping[str, Any], key: Any) -> dict[str, Any]:
