@@ -53,6 +53,7 @@ def edit_line(folder, n: int, text_of) -> str:
 BAD = {
     "not JSON": lambda r: '{"task_id": "streetgraph-procedural-001", "seed": 0,',
     "is_success a string": lambda r: json.dumps({**r, "is_success": "false"}),
+    "is_success NaN": lambda r: json.dumps({**r, "is_success": float("nan")}),
     "NaN score": lambda r: json.dumps({**r, "metrics": {**r["metrics"], "spl": float("nan")}}),
     "seed a boolean": lambda r: json.dumps({**r, "seed": True}),
 }
