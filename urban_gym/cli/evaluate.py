@@ -158,8 +158,13 @@ def _add_cost(p: argparse.ArgumentParser) -> None:
 def run_cost(args: argparse.Namespace) -> int:
     """Print the tokens and dollar cost of run folders."""
     from urban_gym.baselines.lmm.costs import run_cost_command
+    from urban_gym.eval.records import RunDir
 
-    return run_cost_command(args)
+    def read(folder: os.PathLike) -> tuple[dict, list[dict]]:
+        d = RunDir(folder)
+        return d.read_manifest(), d.read_episodes()
+
+    return run_cost_command(args, read)
 
 
 def _add_report(p: argparse.ArgumentParser) -> None:
@@ -205,8 +210,14 @@ def run_report(args: argparse.Namespace) -> int:
     """Build the report of the run folders and write it with its plots and GIFs."""
     from pathlib import Path
 
-    from urban_gym.eval.report import build_report, write_report
+    from urban_gym.eval.report import build_report, check_output_folder, write_report
 
+    out = (
+        Path(args.out)
+        if args.out
+        else (Path(args.run_dirs[0]) / "report" if len(args.run_dirs) == 1 else Path("report"))
+    )
+    check_output_folder(out, own_link_ok=bool(args.out))  # before anything is written
     labeler = None
     if (args.labeler_images or args.labeler_image_budget is not None) and args.labeler != "lmm":
         from urban_gym.errors import InputError
@@ -231,11 +242,6 @@ def run_report(args: argparse.Namespace) -> int:
         failures=not args.no_failures,
         labeler=labeler,
         layout=args.layout,
-    )
-    out = (
-        Path(args.out)
-        if args.out
-        else (Path(args.run_dirs[0]) / "report" if len(args.run_dirs) == 1 else Path("report"))
     )
     if not args.no_gifs:
         from urban_gym.eval.replay import episode_gifs

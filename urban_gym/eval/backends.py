@@ -15,8 +15,12 @@ reads to tell the harness's own cost from the machine's load.
 
 * ``local``: :class:`concurrent.futures.ProcessPoolExecutor` with ``workers`` processes
   (forked on Linux, so they start with the parent's loaded world; spawned elsewhere).
+  Each ends when the process that started it dies, ``kill -9`` included
+  (:func:`~urban_gym.eval.worker.die_with_parent`): no worker holding a world outlives
+  its run.
 * ``ray``: ``workers`` Ray actors; ``ray.init()`` starts a local Ray unless ``address``
-  names an existing cluster (``"auto"`` or ``"ray://host:10001"``). urban_gym must be
+  names an existing cluster (``"auto"`` or ``"ray://host:10001"``). The processes of a
+  local Ray end with the driver, ``kill -9`` included (:mod:`urban_gym.eval.reaper`). urban_gym must be
   importable on the cluster's nodes, and the run folder reachable by them (a shared
   filesystem): the actors write the traces there.
 """
@@ -37,6 +41,7 @@ from urban_gym.eval.worker import (
     EpisodeKey,
     EpisodeWorker,
     RunSpec,
+    die_with_parent,
     freeze_heap,
     restore_world,
     world_snapshot,
@@ -176,10 +181,11 @@ class _ChunkRunner:
 _RUNNER: _ChunkRunner | None = None
 
 
-def _init_worker(spec: RunSpec) -> None:
+def _init_worker(spec: RunSpec, parent: int) -> None:
     global _RUNNER
     from urban_gym.render.threads import one_thread_in_worker
 
+    die_with_parent(parent)  # a worker never outlives the run (kill -9 of the parent)
     one_thread_in_worker()  # the workers use the cores already
     _RUNNER = _ChunkRunner(spec)
 
@@ -196,7 +202,7 @@ def run_local(spec: RunSpec, keys: Sequence[EpisodeKey], workers: int, sink: Sin
     stats = ParallelStats("local")
     t0 = time.perf_counter()
     with ProcessPoolExecutor(
-        max_workers=workers, mp_context=ctx, initializer=_init_worker, initargs=(spec,)
+        max_workers=workers, mp_context=ctx, initializer=_init_worker, initargs=(spec, os.getpid())
     ) as pool:
         pending = {pool.submit(_run_chunk, c) for c in parts}
         try:
@@ -227,10 +233,15 @@ def run_ray(
     """Ray actors (see the module docstring)."""
     import ray
 
+    from urban_gym.eval.reaper import start_reaper, stop_reaper
+
     stats = ParallelStats("ray")
     started = False
+    reaper = None
     t_init = time.perf_counter()
     if not ray.is_initialized():
+        if not address:  # a local Ray: its processes end with this one, kill -9 included
+            reaper = start_reaper()
         kwargs: dict[str, Any] = {
             "include_dashboard": False,
             "log_to_driver": False,
@@ -240,7 +251,11 @@ def run_ray(
             kwargs["address"] = address
         else:
             kwargs["num_cpus"] = workers
-        ray.init(**kwargs)
+        try:
+            ray.init(**kwargs)
+        except BaseException:
+            stop_reaper(reaper)
+            raise
         started = True
         stats.init_s = round(time.perf_counter() - t_init, 4)
     t0 = time.perf_counter()
@@ -273,8 +288,11 @@ def run_ray(
         for a in actors:
             ray.kill(a)
     finally:
-        if started:
-            ray.shutdown()
+        try:
+            if started:
+                ray.shutdown()
+        finally:
+            stop_reaper(reaper)
     return stats
 
 

@@ -168,12 +168,9 @@ class ModelLabeler:
 
     def _replay_env(self, run: Any) -> Any:
         """A fresh core env of ``run`` to replay its episodes (for their images)."""
-        from urban_gym.eval.worker import RunSpec, make_env
+        from urban_gym.eval.replay import replay_env
 
-        m = run.manifest
-        spec = RunSpec(m["env_id"], dict(m.get("env_kwargs") or {}), "oracle", judge=m.get("judge"))
-        spec.env_kwargs.pop("track_visibility", None)
-        return make_env(spec)
+        return replay_env(run, render_mode=None)
 
     def _messages(self, rec: Any, steps: Any, env: Any, shown: dict) -> list[dict[str, Any]]:
         if env is None:

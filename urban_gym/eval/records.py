@@ -43,6 +43,14 @@ appended, so every record's trace is complete. A trace without a record (the pro
 killed between the two) or a torn last trace line stays where it is, unread: a rerun runs
 that episode again and writes its trace into a part file of its own (a writer never
 appends to a part file it did not create).
+
+**Damage.** A whole line that is not a strict-JSON object, or whose fields have the wrong
+type (:mod:`urban_gym.eval.recordcheck`), makes a reader refuse the folder, naming the
+line; a resume moves such lines -- and the records whose trace is gone -- to
+``episodes.quarantine.jsonl`` and runs their episodes again. A damaged manifest is named;
+``--force`` moves that run aside. One process writes a folder at a time
+(:mod:`urban_gym.eval.runlock`). A record's trace is read only from inside the folder
+(:meth:`RunDir.inside`).
 """
 
 from __future__ import annotations
@@ -59,6 +67,7 @@ from typing import Any
 
 from urban_gym.errors import ManifestMismatch, RecordsError
 from urban_gym.eval.jsonlines import strict_line
+from urban_gym.eval.recordcheck import parse_strict, record_problem
 from urban_gym.eval.tracefile import (
     TRACE_FORMAT,
     EpisodeTrace,
@@ -73,6 +82,8 @@ MANIFEST = "manifest.json"
 EPISODES = "episodes.jsonl"
 TRACES = "traces"
 MANIFEST_FORMAT = 1
+#: Where a resume moves the lines of ``episodes.jsonl`` it cannot use.
+QUARANTINE = "episodes.quarantine.jsonl"
 #: Manifest entries that say *what* is run: a rerun into the same folder must match them.
 IDENTITY_KEYS: tuple[str, ...] = (
     "env_id",
@@ -162,6 +173,8 @@ class RunDir:
         self.path = Path(path)
         self._appender: LineAppender | None = None
         self._traces: TraceAppender | None = None
+        #: what the last :meth:`read_episodes` with ``repair`` moved to the quarantine
+        self.quarantined: list[str] = []
 
     @property
     def manifest_path(self) -> Path:
@@ -185,8 +198,10 @@ class RunDir:
     # ------------------------------------------------------------------ manifest
     def read_manifest(self) -> dict[str, Any]:
         """The manifest; :class:`RecordsError` when there is none or it is not JSON."""
+        if not self.manifest_path.exists():
+            raise RecordsError(f"{self.path}: no {MANIFEST}; is this a run folder?")
         try:
-            data = json.loads(self.manifest_path.read_text(encoding="utf-8"))
+            data = json.loads(self.inside(MANIFEST, "manifest").read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise RecordsError(f"{self.path}: no {MANIFEST}; is this a run folder?") from None
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -210,19 +225,28 @@ class RunDir:
         An existing manifest must agree on :data:`IDENTITY_KEYS`, else
         :class:`ManifestMismatch` lists the differences -- unless ``force``, which moves
         the old run's files into ``superseded-<n>/`` inside the folder (nothing is deleted)
-        and starts afresh. ``invocation`` (time, command, backend, versions) is appended to
+        and starts afresh; a damaged manifest is a :class:`RecordsError` saying so, and
+        ``force`` moves that run aside too. ``invocation`` (time, command, backend, versions) is appended to
         the manifest's ``runs``.
         """
         resumed = False
         if self.exists():
-            old = self.read_manifest()
-            diffs = manifest_differences(old, manifest)
+            try:
+                old: dict[str, Any] | None = self.read_manifest()
+            except RecordsError as exc:
+                if not force:
+                    raise RecordsError(
+                        f"{exc}; --force moves the old run aside (into superseded-<n>/ in "
+                        "the folder) and starts afresh"
+                    ) from None
+                old = None
+            diffs = manifest_differences(old, manifest) if old else ["the manifest is damaged"]
             if diffs and not force:
                 raise ManifestMismatch(
                     f"{self.path} holds a different run ({'; '.join(diffs)}); use a new --out "
                     "folder, or --force to move the old run aside and start again"
                 )
-            if diffs:
+            if diffs or old is None:
                 self._supersede()
             else:
                 manifest = {**old, "runs": list(old.get("runs", []))}
@@ -255,33 +279,51 @@ class RunDir:
     def read_episodes(self, repair: bool = False) -> list[dict[str, Any]]:
         """The episode records in file order. A torn last line (bytes after the last
         newline: a writer killed mid-line) is dropped, and with ``repair`` cut off the
-        file; a whole line that is not a JSON object is a :class:`RecordsError` naming the
-        file and line. When a key occurs twice (never written by the harness) the first
-        record is kept.
+        file. A whole line that is not a strict-JSON object or whose fields are of the
+        wrong type (:func:`urban_gym.eval.recordcheck.record_problem`: ``is_success``
+        not a boolean, a NaN score, ...) is a :class:`RecordsError` naming the file and
+        its lines -- or, with ``repair`` (a resume), moved to :data:`QUARANTINE` with the
+        records whose trace is gone (deleted, cut off): their episodes run again;
+        :attr:`quarantined` then says which lines went and why. When a key occurs twice
+        (never written by the harness) the first record is kept.
         """
+        self.quarantined = []
         p = self.episodes_path
-        if not p.exists():
+        if not p.exists() and not p.is_symlink():
             return []
-        data = p.read_bytes()
+        data = self.inside(EPISODES, "records").read_bytes()
         whole = data.rfind(b"\n") + 1  # bytes up to the end of the last whole line
         out: list[dict[str, Any]] = []
+        kept: list[bytes] = []
+        bad: list[tuple[int, bytes, str]] = []
         seen: set[tuple[str, int, int]] = set()
+        traces = _TraceFiles(self)
         for lineno, chunk in enumerate(data[:whole].split(b"\n")[:-1], 1):
             if not chunk.strip():
                 continue
-            rec = _parse_line(chunk)
-            if rec is None:
-                raise RecordsError(f"{p}, line {lineno}: not a JSON object: {chunk[:120]!r}")
-            try:
-                key = record_key(rec)
-            except (KeyError, TypeError, ValueError):
-                raise RecordsError(
-                    f"{p}, line {lineno}: a record without task_id/seed/repeat"
-                ) from None
+            rec, why = parse_strict(chunk)
+            if rec is not None:
+                why = record_problem(rec) or (traces.problem(rec) if repair else None) or ""
+            if why:
+                bad.append((lineno, chunk, why))
+                continue
+            assert rec is not None
+            kept.append(chunk)
+            key = record_key(rec)
             if key not in seen:
                 seen.add(key)
                 out.append(rec)
-        if repair and whole < len(data):  # a torn last line: cut it off
+        if bad and not repair:
+            raise RecordsError(
+                f"{p}, {_lines_text(bad)}; rerunning the run's urban-gym eval command moves "
+                f"such lines to {QUARANTINE} (its episodes run again)"
+            )
+        if repair and bad:
+            with open(self.path / QUARANTINE, "ab") as f:
+                f.write(b"".join(chunk + b"\n" for _, chunk, _ in bad))
+            _atomic_write_bytes(p, b"".join(c + b"\n" for c in kept))
+            self.quarantined = [f"line {n}: {why}" for n, _, why in bad]
+        elif repair and whole < len(data):  # a torn last line: cut it off
             with open(p, "r+b") as f:
                 f.truncate(whole)
         return out
@@ -350,16 +392,36 @@ class RunDir:
                 f"{self.path / str(where['file'])}: trace of {key!r}: {exc}"
             ) from None
 
+    def inside(self, rel: Any, what: str = "trace") -> Path:
+        """The file ``rel`` (a path relative to the run folder, as a record names its
+        trace) resolved inside the folder; :class:`RecordsError` for a path that leads
+        out of it (absolute, ``..``, a link pointing outside) or that is not a regular
+        file (a device such as ``/dev/zero``, a folder). ``what`` names it in the message.
+        """
+        text = str(rel)
+        root = self.path.resolve()
+        p = (root / text).resolve()
+        if Path(text).is_absolute() or (p != root and root not in p.parents):
+            raise RecordsError(f"{self.path}: {what} path {text!r} leads outside the run folder")
+        if not p.exists():
+            raise RecordsError(f"{what} {self.path / text} is missing")
+        if not p.is_file():
+            raise RecordsError(f"{self.path}: {what} path {text!r} is not a file")
+        return p
+
     def _read_trace_line(self, where: Mapping[str, Any], key: Any) -> dict[str, Any]:
-        p = self.path / str(where["file"])
+        p = self.inside(where["file"])
         try:
             offset, length = int(where["offset"]), int(where["length"])
+            if offset < 0 or length < 1:
+                raise ValueError("a negative offset or a length below 1")
             with open(p, "rb") as f:
+                size = os.fstat(f.fileno()).st_size
                 f.seek(offset)
-                data = f.read(length)
+                data = f.read(max(0, min(length, size - offset)))  # never past the end
         except FileNotFoundError:
             raise RecordsError(f"trace {p} is missing") from None
-        except (KeyError, TypeError, ValueError, OSError) as exc:
+        except (KeyError, TypeError, ValueError, OverflowError, OSError) as exc:
             raise RecordsError(f"trace {p}, place {dict(where)!r}: {exc}") from None
         at = f"{p}, byte {offset}"
         if len(data) < length or not data.endswith(b"\n"):
@@ -373,11 +435,13 @@ class RunDir:
 
     def _read_trace_file(self, rel: str) -> list[dict[str, Any]]:
         """A format-1 trace: one step object per line."""
-        p = self.path / rel
+        p = self.inside(rel)
         try:
             text = p.read_text(encoding="utf-8")
         except FileNotFoundError:
             raise RecordsError(f"trace {p} is missing") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise RecordsError(f"trace {p}: {exc}") from None
         lines = [line for line in text.splitlines() if line.strip()]
         # fast path: the lines parsed as one JSON array (one call of the C parser), kept
         # when it gives one object per line; else line by line, naming the first bad line
@@ -395,6 +459,49 @@ class RunDir:
                 except json.JSONDecodeError as exc:
                     raise RecordsError(f"{p}, line {i}: not JSON ({exc})") from None
         return out
+
+
+class _TraceFiles:
+    """Whether a record's trace is still there (its file, long enough), each file
+    looked at once.
+    """
+
+    def __init__(self, run_dir: RunDir) -> None:
+        self.run_dir = run_dir
+        self.sizes: dict[str, int | None] = {}
+
+    def size(self, rel: str) -> int | None:
+        if rel not in self.sizes:
+            try:
+                self.sizes[rel] = self.run_dir.inside(rel).stat().st_size
+            except (RecordsError, OSError):
+                self.sizes[rel] = None
+        return self.sizes[rel]
+
+    def problem(self, record: Mapping[str, Any]) -> str | None:
+        """None when the record's trace is in place, else what is wrong."""
+        where = record.get(TRACE_FIELD)
+        if where is None:
+            return None
+        if isinstance(where, str):
+            return None if self.size(where) is not None else f"its trace {where} is gone"
+        if not isinstance(where, Mapping) or "file" not in where:
+            return f"trace is {json.dumps(where)[:60]}, not a place in a file"
+        size = self.size(str(where["file"]))
+        if size is None:
+            return f"its trace file {where['file']} is gone"
+        offset, length = where.get("offset"), where.get("length")
+        if not (type(offset) is int and type(length) is int and offset >= 0 and length > 0):
+            return f"its trace's place {json.dumps(dict(where))[:80]} is not a place in a file"
+        if offset + length > size:
+            return f"its trace in {where['file']} is cut off"
+        return None
+
+
+def _lines_text(bad: list[tuple[int, bytes, str]], most: int = 5) -> str:
+    """``line 3: why; line 7: why`` for the first ``most`` bad lines (and how many more)."""
+    text = "; ".join(f"line {n}: {why}" for n, _, why in bad[:most])
+    return text + (f"; and {len(bad) - most} more bad lines" if len(bad) > most else "")
 
 
 def _parse_line(chunk: bytes) -> dict[str, Any] | None:
@@ -428,10 +535,14 @@ def _short(v: Any, n: int = 120) -> str:
 
 
 def _atomic_write(path: Path, text: str) -> None:
+    _atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def _atomic_write_bytes(path: Path, data: bytes) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -445,6 +556,7 @@ __all__ = [
     "EPISODES",
     "IDENTITY_KEYS",
     "MANIFEST",
+    "QUARANTINE",
     "TRACES",
     "TRACE_FORMAT",
     "EpisodeTrace",

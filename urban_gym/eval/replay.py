@@ -7,6 +7,11 @@ with the key's seed and task, and stepped with the recorded actions; every frame
 ``render()``. :func:`urban_gym.eval.trace.replay` checks the replay against the record
 (pose at every step, termination, metrics) and the report says whether it was exact.
 
+A replay never calls the run's judge: a folder is data, and its manifest could name any
+endpoint, prompt file or cache. The env of a replay (:func:`replay_env`) is built from the
+manifest's env id and kwargs alone; a run scored by a language-model judge is re-scored
+from its records (:class:`RecordedVerdicts`: the verdict an episode's record holds).
+
 Best = success first, then the highest score, then the fewest steps; worst = the reverse
 (failures with the lowest score and the most steps); ties go to the first key.
 """
@@ -54,16 +59,12 @@ def replay_gif(
     to ``path``; returns ``{"path", "exact", "problems", "frames"}``.
     """
     from urban_gym.eval.trace import replay
-    from urban_gym.eval.worker import RunSpec, make_env
     from urban_gym.render import frame as F
 
     steps = run.dir.read_trace(record)
     own = env is None
     if own:
-        m = run.manifest
-        spec = RunSpec(m["env_id"], dict(m.get("env_kwargs") or {}), "oracle", judge=m.get("judge"))
-        spec.env_kwargs.pop("track_visibility", None)
-        env = make_env(spec, render_mode="rgb_array")
+        env = replay_env(run)
     frames: list[np.ndarray] = []
     n = len(steps)
 
@@ -104,15 +105,10 @@ def write_gif(frames: Sequence[np.ndarray], path: str | Path) -> Path:
 
 def episode_gifs(runs: Sequence[Any], out: str | Path) -> list[dict[str, Any]]:
     """Best and worst episode GIFs per task type of every run, in ``out/gifs``."""
-    from urban_gym.eval.worker import RunSpec, make_env
-
     out = Path(out)
     made = []
     for run in runs:
-        m = run.manifest
-        spec = RunSpec(m["env_id"], dict(m.get("env_kwargs") or {}), "oracle", judge=m.get("judge"))
-        spec.env_kwargs.pop("track_visibility", None)
-        env = make_env(spec, render_mode="rgb_array")
+        env = replay_env(run)
         try:
             for ty, which, rec in pick_episodes(run.records):
                 name = f"{_slug(run.name)}_{_slug(ty)}_{which}.gif"
@@ -125,8 +121,101 @@ def episode_gifs(runs: Sequence[Any], out: str | Path) -> list[dict[str, Any]]:
     return made
 
 
+class RecordedVerdicts:
+    """The answer judge of a replay: the verdict each episode's record holds
+    (``is_success``), by the key the env was reset with (task id and seed), instead of a
+    call to the judge the run was scored by.
+    """
+
+    def __init__(self, records: Sequence[Mapping[str, Any]]) -> None:
+        self.verdicts = {
+            (str(r.get("task_id")), r.get("seed")): r.get("is_success") is True for r in records
+        }
+        self.verdict = False
+
+    def start(self, task_id: Any, seed: Any) -> None:
+        """Answer for the episode of ``task_id`` and ``seed`` (its record's verdict)."""
+        self.verdict = self.verdicts.get((str(task_id), seed), False)
+
+    def __call__(self, prediction: str, candidates: Sequence[str]) -> bool:
+        """The recorded verdict of the episode being replayed."""
+        return self.verdict
+
+
+def replay_env(run: Any, render_mode: str | None = "rgb_array") -> Any:
+    """A fresh core env to replay the episodes of ``run`` (:class:`urban_gym.eval.report.
+    Run`): the manifest's env id and kwargs (``track_visibility`` aside), and -- for a run
+    scored by a language-model judge -- :class:`RecordedVerdicts` as its answer judge.
+    Nothing of the manifest's judge setting is used: no endpoint, prompt file or cache;
+    an env id that is not registered (``module:Id`` would import a module) and a suite
+    file other than the recorded one are a :class:`~urban_gym.errors.RecordsError`.
+    """
+    import gymnasium as gym
+
+    from urban_gym.errors import RecordsError
+    from urban_gym.eval.judging import run_judge
+    from urban_gym.eval.worker import RunSpec, make_env
+
+    m = run.manifest
+    env_id, kwargs = m.get("env_id"), m.get("env_kwargs") or {}
+    if not isinstance(env_id, str) or not isinstance(kwargs, dict):
+        raise RecordsError(
+            f"{run.path}: the manifest's env_id {env_id!r} and env_kwargs {kwargs!r} do not "
+            "name an env (a string and an object expected)"
+        )
+    if env_id not in gym.registry:  # "module:Id" would import a module the folder names
+        raise RecordsError(
+            f"{run.path}: the manifest's env_id {env_id!r} is not a registered id; a replay "
+            "makes only registered ids"
+        )
+    kwargs = {k: v for k, v in kwargs.items() if k not in ("track_visibility", "answer_judge")}
+    _check_suite(run, kwargs.get("suite"))
+    verdicts = None
+    if run_judge(m)["kind"] != "rules":
+        verdicts = RecordedVerdicts(run.records)
+        kwargs["answer_judge"] = verdicts
+    env = make_env(RunSpec(env_id, kwargs, "oracle"), render_mode=render_mode)
+    if verdicts is None:
+        return env
+    judge = verdicts
+
+    class _Verdicts(gym.Wrapper):
+        def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+            judge.start((options or {}).get("task_id"), seed)
+            return self.env.reset(seed=seed, options=options)
+
+    return _Verdicts(env)
+
+
+def _check_suite(run: Any, suite: Any) -> None:
+    """A suite file the manifest's kwargs name is replayed only when it is the file the
+    run recorded (its SHA-256 in the manifest's ``suite``); else a
+    :class:`~urban_gym.errors.RecordsError` -- a folder does not choose which of this
+    machine's files an env reads.
+    """
+    from urban_gym.errors import RecordsError
+    from urban_gym.eval.records import sha256_file
+
+    if not isinstance(suite, str) or not Path(suite).is_file():
+        return  # a suite's name, inline tasks, or nothing
+    recorded = (run.manifest.get("suite") or {}).get("sha256")
+    if not recorded or sha256_file(suite) != recorded:
+        raise RecordsError(
+            f"{run.path}: the manifest names the suite file {suite!r} without the SHA-256 "
+            "of that file as the run recorded it; a replay reads only the recorded suite"
+        )
+
+
 def _slug(s: str) -> str:
     return "".join(c if c.isalnum() else "_" for c in str(s)).strip("_").lower()
 
 
-__all__ = ["MAX_FRAMES", "episode_gifs", "pick_episodes", "replay_gif", "write_gif"]
+__all__ = [
+    "MAX_FRAMES",
+    "RecordedVerdicts",
+    "episode_gifs",
+    "pick_episodes",
+    "replay_env",
+    "replay_gif",
+    "write_gif",
+]

@@ -575,15 +575,35 @@ def build_report(
     }
 
 
+def check_output_folder(out: str | os.PathLike, own_link_ok: bool = True) -> Path:
+    """``out`` as a folder a report may write into: :class:`InputError` when anything
+    inside it is a symbolic link (a run folder someone shared could hold
+    ``report/report.md`` pointing at a file of yours, which writing the report would
+    overwrite) or -- unless ``own_link_ok`` (a folder the user named) -- when ``out``
+    itself is one.
+    """
+    out = Path(out)
+    if not own_link_ok and out.is_symlink():
+        raise InputError(f"output folder {out} is a symbolic link; give --out a folder")
+    if out.exists():
+        for p in [out, *out.rglob("*")]:
+            if p != out and p.is_symlink():
+                raise InputError(
+                    f"{p} is a symbolic link; a report writes only regular files inside "
+                    f"its output folder (remove it, or give --out a new folder)"
+                )
+    return out
+
+
 def write_report(
     report: dict[str, Any], out: str | os.PathLike, plots: bool = True
 ) -> dict[str, Path]:
     """Write ``report.json``, ``report.md`` (and the PNGs) into ``out``; returns the
-    paths.
+    paths. ``out`` must hold no symbolic link (:func:`check_output_folder`).
     """
     from urban_gym.strict_json import json_safe
 
-    out = Path(out)
+    out = check_output_folder(out)
     out.mkdir(parents=True, exist_ok=True)
     paths = {"json": out / "report.json", "md": out / "report.md"}
     if plots:
@@ -921,6 +941,7 @@ __all__ = [
     "judges_text",
     "layout_markdown",
     "leaderboard",
+    "check_output_folder",
     "load_run",
     "name_runs",
     "ordered",

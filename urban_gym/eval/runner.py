@@ -34,12 +34,14 @@ import gymnasium as gym
 from urban_gym.eval.backends import run_parallel
 from urban_gym.eval.judging import public_options
 from urban_gym.eval.records import (
+    QUARANTINE,
     RunDir,
     comparable,
     record_key,
     sha256_file,
     sha256_json,
 )
+from urban_gym.eval.runlock import RunLock
 from urban_gym.eval.worker import EpisodeKey, EpisodeWorker, RunSpec, freeze_heap, make_env
 
 SEEDINGS: tuple[str, ...] = ("repeat", "task")
@@ -310,60 +312,80 @@ def run(
         "python": platform.python_version(),
         "host": platform.node(),
     }
-    run_dir.start(manifest, invocation, force=force)
-    done = {record_key(r) for r in run_dir.read_episodes(repair=True)}
-    todo = [k for k in keys if k.key not in done]
-    if max_episodes is not None:
-        todo = todo[: max(0, int(max_episodes))]
-    status = _Status(len(keys), len(keys) - len([k for k in keys if k.key not in done]))
-    bar = _progress_bar(status, len(todo)) if progress is True else None
-    records: list[dict[str, Any]] = []
+    with RunLock(run_dir.path) as lock:  # one writer per run folder
+        if lock.taken_over:
+            print(
+                f"{run_dir.path}: took over the lock of process {lock.taken_over.get('pid')}, "
+                "which is gone",
+                file=sys.stderr,
+            )
+        run_dir.start(manifest, invocation, force=force)
+        done = {record_key(r) for r in run_dir.read_episodes(repair=True)}
+        _say_quarantined(run_dir)
+        todo = [k for k in keys if k.key not in done]
+        if max_episodes is not None:
+            todo = todo[: max(0, int(max_episodes))]
+        status = _Status(len(keys), len(keys) - len([k for k in keys if k.key not in done]))
+        bar = _progress_bar(status, len(todo)) if progress is True else None
+        records: list[dict[str, Any]] = []
 
-    def sink(record: dict[str, Any]) -> None:
-        run_dir.append(record)
-        records.append(record)
-        status.add(record)
-        if bar is not None:
-            bar.update(status)
-        elif callable(progress):
-            progress(status.to_dict())
+        def sink(record: dict[str, Any]) -> None:
+            run_dir.append(record)
+            records.append(record)
+            status.add(record)
+            if bar is not None:
+                bar.update(status)
+            elif callable(progress):
+                progress(status.to_dict())
 
-    t0, c0 = time.perf_counter(), time.process_time()
-    parallel = None
-    try:
-        if not todo:
-            pass
-        elif workers == 1 and backend == "local":
-            worker = EpisodeWorker(spec, env=env, agent=the_agent)
-            froze = freeze_heap()  # the set-up's objects: kept to the end, not walked again
-            try:
-                for k in todo:
-                    sink(worker.run(k))
-            finally:
-                if froze:
-                    gc.unfreeze()
-                worker.close()
-        else:
-            the_agent.close()
-            env.close()
-            parallel = run_parallel(spec, todo, workers, backend, address, sink).to_dict()
-    finally:
-        run_dir.close()
-        if bar is not None:
-            bar.close()
-    return RunResult(
-        run_dir=run_dir.path,
-        total=len(keys),
-        done_before=len(keys) - len([k for k in keys if k.key not in done]),
-        ran=len(records),
-        successes=status.new_successes,
-        tokens=status.tokens,
-        wall_s=round(time.perf_counter() - t0, 3),
-        errors=status.errors,
-        cpu_s=round(time.process_time() - c0, 3),
-        records=records,
-        parallel=parallel,
-    )
+        t0, c0 = time.perf_counter(), time.process_time()
+        parallel = None
+        try:
+            if not todo:
+                pass
+            elif workers == 1 and backend == "local":
+                worker = EpisodeWorker(spec, env=env, agent=the_agent)
+                froze = freeze_heap()  # the set-up's objects: kept to the end, not walked again
+                try:
+                    for k in todo:
+                        sink(worker.run(k))
+                finally:
+                    if froze:
+                        gc.unfreeze()
+                    worker.close()
+            else:
+                the_agent.close()
+                env.close()
+                parallel = run_parallel(spec, todo, workers, backend, address, sink).to_dict()
+        finally:
+            run_dir.close()
+            if bar is not None:
+                bar.close()
+        return RunResult(
+            run_dir=run_dir.path,
+            total=len(keys),
+            done_before=len(keys) - len([k for k in keys if k.key not in done]),
+            ran=len(records),
+            successes=status.new_successes,
+            tokens=status.tokens,
+            wall_s=round(time.perf_counter() - t0, 3),
+            errors=status.errors,
+            cpu_s=round(time.process_time() - c0, 3),
+            records=records,
+            parallel=parallel,
+        )
+
+
+def _say_quarantined(run_dir: RunDir) -> None:
+    """One line on stderr when the resume moved lines of the records to the quarantine."""
+    q = run_dir.quarantined
+    if q:
+        more = f"; and {len(q) - 5} more" if len(q) > 5 else ""
+        print(
+            f"{run_dir.episodes_path}: moved {len(q)} unusable lines to "
+            f"{run_dir.path / QUARANTINE} (their episodes run again): {'; '.join(q[:5])}{more}",
+            file=sys.stderr,
+        )
 
 
 class _Status:

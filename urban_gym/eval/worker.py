@@ -7,6 +7,10 @@ both build on it.
 from __future__ import annotations
 
 import gc
+import os
+import sys
+import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -117,6 +121,42 @@ def freeze_heap() -> bool:
         return False
     gc.freeze()
     return True
+
+
+#: ``prctl``'s option that asks for a signal when the parent dies (Linux).
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent(parent: int, poll_s: float = 1.0) -> bool:
+    """Make this worker process end when its parent (process id ``parent``) dies --
+    ``kill -9`` included, which gives the parent no chance to stop its workers: on Linux
+    the kernel sends this process ``SIGKILL`` then (``prctl(PR_SET_PDEATHSIG)``); on every
+    system a daemon thread checks every ``poll_s`` seconds that the parent is still this
+    process's parent and ends the process when it is not. A parent gone already ends it
+    at once. Returns whether the kernel's signal was set.
+    """
+    import signal
+
+    armed = False
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            armed = libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) == 0
+        except (OSError, AttributeError):
+            armed = False
+    if os.getppid() != parent:  # died before the signal was asked for
+        os._exit(1)
+
+    def watch() -> None:
+        while True:
+            time.sleep(poll_s)
+            if os.getppid() != parent:
+                os._exit(1)
+
+    threading.Thread(target=watch, name="urban-gym-parent-watch", daemon=True).start()
+    return armed
 
 
 class EpisodeWorker:

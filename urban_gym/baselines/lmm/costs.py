@@ -17,7 +17,7 @@ the response cache count no tokens (:mod:`.cache`), so a cached rerun costs noth
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -76,23 +76,32 @@ def cost_usd(
 
 
 def run_cost(
-    run_dir: str | Path, prices: Mapping[str, Mapping[str, float]] | None = None
+    run_dir: str | Path,
+    prices: Mapping[str, Mapping[str, float]] | None = None,
+    read: Callable[[Path], tuple[Mapping[str, Any], Sequence[Mapping[str, Any]]]] | None = None,
 ) -> dict[str, Any]:
     """The tokens and cost of a run folder: ``episodes``, ``requests``, ``prompt_tokens``,
     ``completion_tokens``, ``total_tokens``, ``cost_usd``, ``model``, ``unpriced``.
+    ``read``: ``folder -> (manifest, records)`` -- ``urban-gym cost`` passes the run
+    folder's own reader (:class:`urban_gym.eval.records.RunDir`: a torn last line left
+    out, a key counted once, a malformed record an error naming its line); default: every
+    line of ``episodes.jsonl`` as JSON.
     """
     import json
 
     root = Path(run_dir)
-    try:
-        manifest = json.loads((root / "manifest.json").read_text(encoding="utf-8"))
-        lines = (root / "episodes.jsonl").read_text(encoding="utf-8").splitlines()
-    except (OSError, ValueError) as exc:
-        raise InputError(f"{str(root)!r} is not a run folder: {exc}") from exc
+    if read is not None:
+        manifest, records = read(root)
+    else:
+        try:
+            manifest = json.loads((root / "manifest.json").read_text(encoding="utf-8"))
+            lines = (root / "episodes.jsonl").read_text(encoding="utf-8").splitlines()
+            records = [json.loads(line) for line in lines if line.strip()]
+        except (OSError, ValueError) as exc:
+            raise InputError(f"{str(root)!r} is not a run folder: {exc}") from exc
     prices = DEFAULT_PRICES if prices is None else prices
     model = str(((manifest.get("agent") or {}).get("config") or {}).get("model") or "")
     totals = dict.fromkeys(("requests", "prompt_tokens", "completion_tokens", "total_tokens"), 0)
-    records = [json.loads(line) for line in lines if line.strip()]
     for r in records:
         for k in totals:
             totals[k] += int((r.get("tokens") or {}).get(k, 0) or 0)
@@ -112,12 +121,14 @@ def add_cost_arguments(p: Any) -> None:
     p.add_argument("--json", action="store_true", help="print JSON")
 
 
-def run_cost_command(args: Any) -> int:
-    """``urban-gym cost``: tokens and US dollars of each run folder."""
+def run_cost_command(args: Any, read: Any = None) -> int:
+    """``urban-gym cost``: tokens and US dollars of each run folder (``read``: see
+    :func:`run_cost`).
+    """
     import json
 
     prices = load_prices(args.prices)
-    rows = [{"run": str(r), **run_cost(r, prices)} for r in args.run_dirs]
+    rows = [{"run": str(r), **run_cost(r, prices, read)} for r in args.run_dirs]
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0

@@ -130,9 +130,11 @@ def task_calibration(manifest: Mapping[str, Any], task_ids: set[str]) -> list[di
 
     suite = manifest.get("suite") or {}
     path = Path(str(suite.get("path") or ""))
-    if not suite.get("path") or not path.is_file():
+    # only the file the run recorded (its SHA-256): a manifest naming any other file
+    # of this machine has it read by nothing
+    if not suite.get("path") or not suite.get("sha256") or not path.is_file():
         return None
-    if suite.get("sha256") and hashlib.sha256(path.read_bytes()).hexdigest() != suite["sha256"]:
+    if hashlib.sha256(path.read_bytes()).hexdigest() != suite["sha256"]:
         return None
     tasks = [t for t in load_suite(path) if t.id in task_ids]
     return calibration_check(suite_statistics(tasks)) or None
