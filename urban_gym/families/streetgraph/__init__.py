@@ -33,7 +33,7 @@ class StreetGraph(Family):
     env_entry = "urban_gym.families.streetgraph.env:StreetGraphEnv"
     oracle_entry = "urban_gym.families.streetgraph.oracle:StreetGraphOracle"
     env_ids = {
-        "UrbanGym/StreetGraph-v0": {"suite": "helsinki"},
+        "UrbanGym/StreetGraph-v0": {},
         "UrbanGym/StreetGraph-Procedural-v0": {"suite": "procedural"},
     }
     report_module = "urban_gym.families.streetgraph.report"

@@ -139,11 +139,17 @@ def grounded_suite_path(city: str) -> Path:
     return p.with_name(p.stem + "_grounded.jsonl")
 
 
+#: The embedded cities with a committed suite of 360CityArena's seven types besides
+#: Helsinki (25 tasks per type where the city has them; see ``urban-gym cities``).
+CITY_SUITES: tuple[str, ...] = ("london", "munich", "sao_paulo")
+
 #: The committed suites: name -> path. ``helsinki`` is 360CityArena's seven types (175
-#: tasks); ``helsinki-grounded`` the grounded types outside them.
+#: tasks); ``helsinki-grounded`` the grounded types outside them; one suite of the seven
+#: types for each city of :data:`CITY_SUITES`.
 DEFAULT_SUITES: dict[str, Path] = {
     "helsinki": suite_path("helsinki"),
     "helsinki-grounded": grounded_suite_path("helsinki"),
+    **{c: suite_path(c) for c in CITY_SUITES},
 }
 
 
