@@ -4,6 +4,8 @@ city suites (a sample of each here; every task in the slow tests)."""
 
 from __future__ import annotations
 
+import json
+
 import gymnasium as gym
 import pytest
 
@@ -140,3 +142,55 @@ def test_oracle_solves_a_sample_of_each_city_suite(env_id, city):
 @pytest.mark.parametrize("city", NEW_CITIES)
 def test_oracle_solves_every_task_of_each_city_suite(env_id, city):
     assert _failures(env_id, city, sample=False) == []
+
+
+def test_streetgraph_suites_command_prints_each_city_under_citynav(capsys):
+    from urban_gym.cli import main
+
+    assert main(["streetgraph-suites", "london", "sao_paulo", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["city"] for r in rows] == ["london", "sao_paulo"]
+    for r in rows:
+        tasks = load_suite(SG_SUITES[r["city"]])
+        assert r["tasks"] == len(tasks) == 100
+        assert r["route_m"]["min"] == min(t.meta["route_length_m"] for t in tasks)
+        assert r["over_2km"] == 1.0
+    assert rows[1]["over_50_decisions"] == 1.0  # Sao Paulo meets CityNav's 50 decisions
+    assert main(["streetgraph-suites"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[2].startswith("| CityNav (paper, each city) |")
+    assert all(f"| {c} | 100 |" in out for c in builtin_names())
+
+
+def test_streetgraph_suites_command_names_a_bad_suite():
+    from urban_gym.cli import main
+
+    assert main(["streetgraph-suites", "tokyo"]) == 2
+
+
+@pytest.mark.parametrize("env_id", sorted(IDS))
+def test_a_run_records_the_suite_of_its_city(env_id):
+    """The run manifest's suite file (and so its SHA-256) is the city's own suite."""
+    from urban_gym.eval.runner import suite_file
+    from urban_gym.tasks.families import family_of_id
+
+    fam = family_of_id(env_id)
+    assert fam is not None
+    env = gym.make(env_id, city="munich", **IDS[env_id])
+    assert suite_file(env, None) == fam.tasks().DEFAULT_SUITES["munich"]
+    env = gym.make(env_id, **IDS[env_id])
+    assert suite_file(env, None) == fam.tasks().DEFAULT_SUITES["helsinki"]
+
+
+def test_notable_line_counts_tasks_by_why_their_place_is_notable():
+    from urban_gym.world.places import notable_line
+
+    line = notable_line(
+        [
+            {"name": "Ateneum", "wikidata": "Q754507"},
+            {"name": "Bakery", "shop": "bakery", "wikidata": "Q2"},  # a shop's tag: not
+            None,  # no named place
+            {"name": "Kaisaniemi", "railway": "station"},
+        ]
+    )
+    assert line == "notable places: 2 of 3 tasks with a named place (railway=station 1, wikidata 1)"

@@ -352,7 +352,20 @@ def generate(
     path = save_suite(
         out if out is not None else DEFAULT_SUITES.get(city, DEFAULT_SUITE_PATH), tasks
     )
-    return GeneratedSuite(path, tasks, report)
+    return GeneratedSuite(path, tasks, report, notable_places(tasks, load_city(city)))
+
+
+def notable_places(tasks: Sequence[TaskSpec], city: City) -> str:
+    """How many of ``tasks`` send the agent to (or ask about) a notable place
+    (:func:`urban_gym.world.places.notable_line`): the goal's POI, else the question's.
+    """
+    from urban_gym.world.places import notable_line
+
+    def tags(t: TaskSpec) -> dict[str, str] | None:
+        pid = t.goal.get("poi_id", t.meta.get("poi_id"))
+        return None if pid is None else dict(city.pois[int(pid)].tags or {})
+
+    return notable_line([tags(t) for t in tasks])
 
 
 def _to_stderr(line: str) -> None:
