@@ -4,6 +4,7 @@ city suites (a sample of each here; every task in the slow tests)."""
 
 from __future__ import annotations
 
+import filecmp
 import json
 
 import gymnasium as gym
@@ -194,3 +195,22 @@ def test_notable_line_counts_tasks_by_why_their_place_is_notable():
         ]
     )
     assert line == "notable places: 2 of 3 tasks with a named place (railway=station 1, wikidata 1)"
+
+
+def test_streetgraph_city_suite_regenerates_identically(tmp_path):
+    from urban_gym.families.streetgraph.tasks import generate
+
+    made = generate("london", out=tmp_path / "london.jsonl")
+    assert filecmp.cmp(made.path, SG_SUITES["london"], shallow=False)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family", ["citywalk", "posegraph360"])
+def test_city_suites_regenerate_identically(family, tmp_path):
+    """``urban-gym generate-suite --family F --city london`` makes the committed file
+    (2-5 min each on the 2-core machine)."""
+    from urban_gym.tasks.families import get_family
+
+    tasks = get_family(family).tasks()
+    made = tasks.generate("london", out=tmp_path / "london.jsonl")
+    assert filecmp.cmp(made.path, tasks.DEFAULT_SUITES["london"], shallow=False)
