@@ -92,6 +92,14 @@ def places_of(task: TaskSpec) -> Iterator[tuple[str, Any, bool]]:
         yield task.answer, by_name[task.answer], False
 
 
+def junction_names(task: TaskSpec) -> list[str]:
+    """Names of the city's places a route instruction's steps turn by ("At the junction by
+    Workshop Coffee Co., turn right"): said as OSM spells them, full stops included."""
+    by_name = city_places(task.city)[2]
+    found = re.findall(r"junction by (.+?), turn", task.instruction)
+    return [n for n in found if n in by_name]
+
+
 def street_names(task: TaskSpec) -> list[str]:
     """Names of ways the task's data carries (a closure's street)."""
     return [c["label"] for c in task.constraints.get("closures", []) if c.get("label") != "the way"]
@@ -115,7 +123,7 @@ def lint(task: TaskSpec) -> list[str]:
     """What is wrong with ``task.instruction``: one line per broken rule."""
     text = task.instruction
     places = list(places_of(task))
-    said = [n for n, _, say in places if say] + street_names(task)
+    said = [n for n, _, say in places if say] + street_names(task) + junction_names(task)
     errors = []
     for name, place, say in places:
         if name != place.name:

@@ -13,6 +13,8 @@ import pytest
 
 from urban_gym.cli import main
 from urban_gym.errors import CityNotFoundError
+from urban_gym.tasks.families import get_family
+from urban_gym.tasks.suite import load_suite
 from urban_gym.world.builtin import BUILTIN, builtin_names
 from urban_gym.world.loader import BUILTIN_CITIES, builtin_path, load_city
 
@@ -93,6 +95,9 @@ def test_cities_command_reports_what_load_city_loads(capsys, _isolated_cache):
         assert r["area_km2"] == round(w * h / 1e6, 2)
         assert r["file_bytes"] == builtin_path(r["name"]).stat().st_size
         assert "ODbL" in r["licence"]
+        for fam, n in r["suites"].items():
+            suite = get_family(fam).tasks().DEFAULT_SUITES[r["name"]]
+            assert n == len(load_suite(suite)) > 0
 
     assert main(["cities"]) == 0
     out = capsys.readouterr().out

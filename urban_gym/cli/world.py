@@ -88,9 +88,27 @@ def city_rows() -> list[dict]:
                 "data_date": c.data_date,
                 "licence": c.licence,
                 "note": c.note,
+                "suites": suite_counts(name),
             }
         )
     return rows
+
+
+def suite_counts(city: str) -> dict[str, int]:
+    """How many tasks each registered family's committed suite of ``city`` holds (families
+    without one are left out).
+    """
+    from pathlib import Path
+
+    from urban_gym.tasks.families import family_names, get_family
+
+    out: dict[str, int] = {}
+    for fam in family_names():
+        path = get_family(fam).tasks().DEFAULT_SUITES.get(city)
+        if path is not None and Path(path).is_file():
+            with open(path, encoding="utf-8") as fh:
+                out[fam] = sum(1 for line in fh if line.strip())
+    return out
 
 
 def format_city_rows(rows: list[dict]) -> str:
@@ -108,6 +126,9 @@ def format_city_rows(rows: list[dict]) -> str:
         lines.append(f"  source: {r['source']}; data {r['data_date']}; {r['licence']}")
         if r["note"]:
             lines.append(f"  note: {r['note']}")
+        if r.get("suites"):
+            tasks = ", ".join(f"{f} {n}" for f, n in r["suites"].items())
+            lines.append(f"  committed suites (tasks): {tasks}")
     total = sum(r["file_bytes"] for r in rows)
     lines.append(f"{len(rows)} cities, {total / 1e6:.2f} MB of embedded map data")
     return "\n".join(lines)

@@ -100,7 +100,10 @@ def suite_file(env: gym.Env, suite: Any) -> Path | None:
     if isinstance(suite, str) and suite in fam.DEFAULT_SUITES:
         return Path(fam.DEFAULT_SUITES[suite])
     if suite in (None, "default"):
-        city = getattr(u, "city_spec", None) or getattr(u, "_city_spec", None)
+        # the committed suite of the tasks' one city (``city=``), else of the env's world
+        cities = {str(t.city) for t in getattr(u, "tasks", None) or ()}
+        city = cities.pop() if len(cities) == 1 else None
+        city = city or getattr(u, "city_spec", None) or getattr(u, "_city_spec", None)
         for name in (city, *fam.DEFAULT_SUITES):
             if name in fam.DEFAULT_SUITES and Path(fam.DEFAULT_SUITES[name]).is_file():
                 return Path(fam.DEFAULT_SUITES[name])

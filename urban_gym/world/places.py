@@ -23,7 +23,8 @@ Distances in metres, in the city's local frame.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -212,6 +213,20 @@ class AddressBook:
         return None
 
 
+def notable_line(tags_of_goals: Sequence[Mapping[str, str] | None]) -> str:
+    """One line saying how many of a suite's tasks go to (or name) a notable place:
+    ``tags_of_goals`` holds the OSM tags of each task's place (None for a task without a
+    named place), e.g. ``"notable places: 12 of 40 tasks with a named place (wikidata 9,
+    tourism=museum 3)"``.
+    """
+    named = [t for t in tags_of_goals if t is not None]
+    why = Counter(r for t in named if (r := notability(t)))
+    reasons = ", ".join(f"{k} {n}" for k, n in sorted(why.items(), key=lambda kv: (-kv[1], kv[0])))
+    return f"notable places: {sum(why.values())} of {len(named)} tasks with a named place" + (
+        f" ({reasons})" if reasons else ""
+    )
+
+
 def _nearest(tree: shapely.STRtree, p: Point, radius: float) -> tuple[int, float] | None:
     if len(tree.geometries) == 0:
         return None
@@ -233,5 +248,6 @@ __all__ = [
     "address_from_tags",
     "is_organisation",
     "notability",
+    "notable_line",
     "place_kind_of",
 ]

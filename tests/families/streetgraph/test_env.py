@@ -18,7 +18,7 @@ from urban_gym.baselines.oracles import make_oracle
 from urban_gym.baselines.random_agent import RandomAgent
 from urban_gym.families.streetgraph.env import StreetGraphEnv
 from urban_gym.families.streetgraph.oracle import StreetGraphOracle
-from urban_gym.families.streetgraph.tasks import touchdown_graph_spec
+from urban_gym.families.streetgraph.tasks import DEFAULT_SUITES, touchdown_graph_spec
 from urban_gym.tasks.spec import TaskError, TaskSpec
 
 
@@ -303,7 +303,7 @@ def test_vector_envs_sync_and_async():
         v.close()
 
 
-@pytest.mark.parametrize("suite", ["helsinki", "procedural"])
+@pytest.mark.parametrize("suite", sorted(DEFAULT_SUITES))
 def test_oracle_solves_every_default_task(suite):
     env = StreetGraphEnv(suite=suite, observation="symbolic")
     oracle = make_oracle(env.reset(seed=0) and env)

@@ -198,12 +198,14 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
     fraction_reached, on_time_rate, ended_closer, ndtw, ...) and ``is_success``.
 
     ## Arguments
-    * ``suite``: a committed suite's name (``"helsinki"``, the default) or a JSONL path.
+    * ``suite``: a committed suite's name (``"helsinki"``, the default, ``"london"``,
+      ``"munich"``, ``"sao_paulo"``) or a JSONL path.
     * ``tasks``: TaskSpecs or dicts to use instead of a suite.
     * ``task_types``: keep only these types (e.g. ``["SGN", "LGN"]``).
     * ``difficulties``: keep only these ladder levels (e.g. ``["l1", "l2"]``).
     * ``city``: the city every task must name (default: the tasks' own; a task's world is
-      its ``task.city``).
+      its ``task.city``); without ``suite`` and ``tasks``, the committed suite of that city
+      (``city="london"``).
     * ``view_size``: the view's size in pixels: an int for a square view or ``(width,
       height)`` (each 1-2048), or None for no view. The language-model face
       (:func:`urban_gym.wrappers.make_lmm_env`) uses 960x540.

@@ -33,7 +33,7 @@ class StreetGraph(Family):
     env_entry = "urban_gym.families.streetgraph.env:StreetGraphEnv"
     oracle_entry = "urban_gym.families.streetgraph.oracle:StreetGraphOracle"
     env_ids = {
-        "UrbanGym/StreetGraph-v0": {"suite": "helsinki"},
+        "UrbanGym/StreetGraph-v0": {},
         "UrbanGym/StreetGraph-Procedural-v0": {"suite": "procedural"},
         # Touchdown's own routes (installed by `urban-gym data touchdown`), scored as
         # Touchdown/VELMA report them: nDTW over graph distances in links, d_th 1 link

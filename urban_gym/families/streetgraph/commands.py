@@ -1,8 +1,9 @@
 """StreetGraph's sub-commands of ``urban-gym``: ``streetgraph-routes`` (tasks on a Touchdown
 graph), ``streetgraph-info`` (a graph's size and preprocessing report, and how many of its
-city's named places are notable),
-``streetgraph-eval`` (the oracle and the random agent on a suite) and ``data touchdown``
-(install Touchdown's routes, :mod:`~urban_gym.families.streetgraph.touchdown_command`).
+city's named places are notable), ``streetgraph-suites`` (the committed suites' route
+statistics per city beside CityNav's), ``streetgraph-eval`` (the oracle and the random
+agent on a suite) and ``data touchdown`` (install Touchdown's routes,
+:mod:`~urban_gym.families.streetgraph.touchdown_command`).
 """
 
 from __future__ import annotations
@@ -149,6 +150,44 @@ def run_streetgraph_info(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_streetgraph_suites(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "suites",
+        nargs="*",
+        help="committed suite names or JSONL paths (default: every committed suite)",
+    )
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+
+def run_streetgraph_suites(args: argparse.Namespace) -> int:
+    """Print the suites' route length, decisions and notable share beside CityNav's."""
+    from pathlib import Path
+
+    from urban_gym.families.streetgraph.tasks import DEFAULT_SUITES
+    from urban_gym.families.streetgraph.tasks.citynav_stats import (
+        city_suite_rows,
+        format_citynav_table,
+    )
+
+    chosen: dict[str, str | Path] = {}
+    for name in args.suites or list(DEFAULT_SUITES):
+        if name in DEFAULT_SUITES:
+            chosen[name] = DEFAULT_SUITES[name]
+        elif Path(name).is_file():
+            chosen[Path(name).stem] = name
+        else:
+            raise InputError(
+                f"suite {name!r} is neither a committed StreetGraph suite "
+                f"({', '.join(DEFAULT_SUITES)}) nor a file"
+            )
+    rows = city_suite_rows(chosen)
+    if args.json:
+        print(json.dumps(rows, indent=1))
+    else:
+        print(format_citynav_table(rows))
+    return 0
+
+
 def _add_streetgraph_eval(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--suite",
@@ -231,6 +270,13 @@ COMMANDS: tuple[FamilyCommand, ...] = (
         "build a StreetGraph, print its size and preprocessing report",
         _add_streetgraph_info,
         run_streetgraph_info,
+    ),
+    FamilyCommand(
+        "streetgraph-suites",
+        "route length, decision points and notable destinations of the committed "
+        "suites per city, beside CityNav's figures",
+        _add_streetgraph_suites,
+        run_streetgraph_suites,
     ),
     FamilyCommand(
         "streetgraph-eval",

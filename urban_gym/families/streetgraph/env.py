@@ -158,12 +158,13 @@ class StreetGraphEnv(UrbanEnv):
 
     ## Arguments
 
-    * ``suite``: a committed suite's name (``"helsinki"``, the default, ``"procedural"``),
-      ``"touchdown"`` (Touchdown's own routes on its Manhattan graph, see ``split``) or a
-      JSONL path.
+    * ``suite``: a committed suite's name (``"helsinki"``, the default, ``"london"``,
+      ``"munich"``, ``"sao_paulo"``, ``"procedural"``), ``"touchdown"`` (Touchdown's own
+      routes on its Manhattan graph, see ``split``) or a JSONL path.
     * ``tasks``: TaskSpecs (or dicts) to use instead of ``suite``.
     * ``task_types``, ``difficulties``: keep only the tasks of these types / difficulties.
-    * ``city``: the city every task must name (default: the tasks' own). A task's world is
+    * ``city``: the city every task must name (default: the tasks' own); without ``suite``
+      and ``tasks``, the committed suite of that city (``city="london"``). A task's world is
       its ``task.city`` and its graph parameters ``start["graph"]``
       (:func:`urban_gym.families.streetgraph.tasks.graph_spec`).
     * ``observation``: ``"auto"`` (images when the graph has them or can render them),

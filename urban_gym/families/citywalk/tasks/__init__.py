@@ -85,6 +85,7 @@ from urban_gym.families.citywalk.tasks.generators import (
 )
 from urban_gym.families.citywalk.tasks.procedural import CityWalkProceduralTasks, procedural_source
 from urban_gym.families.citywalk.tasks.types import (
+    CITY_SUITE_SIZES,
     CLOCK_RANGES,
     COMPASS_OPTIONS,
     DEFAULT_MAX_STEPS,
@@ -107,6 +108,7 @@ from urban_gym.families.citywalk.tasks.types import (
 )
 
 __all__ = [
+    "CITY_SUITE_SIZES",
     "CLOCK_RANGES",
     "COMPASS_OPTIONS",
     "CityWalkProceduralTasks",

@@ -21,8 +21,10 @@ from urban_gym.families.citywalk.tasks.generators import (
     np_pedestrians,
 )
 from urban_gym.families.citywalk.tasks.types import (
+    CITY_SUITE_SIZES,
     DEFAULT_MAX_STEPS,
     DEFAULT_SUITE_PATH,
+    DEFAULT_SUITES,
     DISTANCE_BIN_TYPES,
     DISTANCE_BINS,
     GENERATOR_VERSION,
@@ -312,10 +314,11 @@ def generate(
     progress: Progress | None = None,
 ) -> GeneratedSuite:
     """Generate a CityWalk suite for ``city`` and write it as JSONL to ``out`` (default:
-    the committed Helsinki suite). By default UrbanGround's 810 base tasks
-    (:data:`PAPER_BASE_COUNTS`, as many as the city supports) and every base task of each
-    of :data:`VARIANT_TYPES` under each of :data:`VARIANT_CONDITIONS`; ``per_type``
-    instead makes that many of each type. ``sgn_predicate``: see
+    the city's committed suite, :data:`DEFAULT_SUITES`; Helsinki's for a city without
+    one). By default UrbanGround's 810 base tasks (:data:`PAPER_BASE_COUNTS`, as many as
+    the city supports) and every base task of each of :data:`VARIANT_TYPES` under each of
+    :data:`VARIANT_CONDITIONS`; for a city of :data:`CITY_SUITE_SIZES` its committed
+    suite's size; ``per_type`` instead makes that many of each type (and every variant). ``sgn_predicate``: see
     :func:`generate_with_report`; the default ``"legible"`` keeps an SGN target only when
     its name is legible from the start
     (:func:`urban_gym.families.citywalk.legibility.sgn_target_legible`), None keeps any
@@ -327,6 +330,9 @@ def generate(
     if per_type is not None and int(per_type) < 1:
         raise TaskError(f"per_type={per_type!r} must be at least 1")
     counts: int | dict[str, int] = PAPER_BASE_COUNTS if per_type is None else int(per_type)
+    variants: int | None = None
+    if per_type is None and city in CITY_SUITE_SIZES:
+        counts, variants = CITY_SUITE_SIZES[city]
     say = progress if progress is not None else _to_stderr
     if sgn_predicate == "legible":
         from urban_gym.families.citywalk.legibility import sgn_target_legible
@@ -338,12 +344,28 @@ def generate(
         load_city(city),
         city,
         per_type=counts,
+        variants_per_type=variants,
         seed=seed,
         sgn_predicate=sgn_predicate,
         progress=say,
     )
-    path = save_suite(out if out is not None else DEFAULT_SUITE_PATH, tasks)
-    return GeneratedSuite(path, tasks, report)
+    path = save_suite(
+        out if out is not None else DEFAULT_SUITES.get(city, DEFAULT_SUITE_PATH), tasks
+    )
+    return GeneratedSuite(path, tasks, report, notable_places(tasks, load_city(city)))
+
+
+def notable_places(tasks: Sequence[TaskSpec], city: City) -> str:
+    """How many of ``tasks`` send the agent to (or ask about) a notable place
+    (:func:`urban_gym.world.places.notable_line`): the goal's POI, else the question's.
+    """
+    from urban_gym.world.places import notable_line
+
+    def tags(t: TaskSpec) -> dict[str, str] | None:
+        pid = t.goal.get("poi_id", t.meta.get("poi_id"))
+        return None if pid is None else dict(city.pois[int(pid)].tags or {})
+
+    return notable_line([tags(t) for t in tasks])
 
 
 def _to_stderr(line: str) -> None:

@@ -13,8 +13,20 @@ FAMILY = "citywalk"
 GENERATOR_VERSION = "citywalk/1"
 #: The committed default suite; regenerate with ``urban-gym generate-suite --family citywalk``.
 DEFAULT_SUITE_PATH = Path(__file__).resolve().parent.parent / "suites" / "helsinki.jsonl"
+#: The committed suites of the other embedded cities: city -> ``(tasks per type, condition
+#: variants per type)``. Smaller than Helsinki's (UrbanGround's 810 base tasks and every
+#: L1/SGN base task under each condition) to keep the package small: 20 of each type the
+#: city supports and the first 5 of each of :data:`VARIANT_TYPES` under each condition.
+CITY_SUITE_SIZES: dict[str, tuple[int, int]] = {
+    "london": (20, 5),
+    "munich": (20, 5),
+    "sao_paulo": (20, 5),
+}
 #: The committed suites: name -> path.
-DEFAULT_SUITES: dict[str, Path] = {"helsinki": DEFAULT_SUITE_PATH}
+DEFAULT_SUITES: dict[str, Path] = {
+    "helsinki": DEFAULT_SUITE_PATH,
+    **{c: DEFAULT_SUITE_PATH.with_name(f"{c}.jsonl") for c in CITY_SUITE_SIZES},
+}
 SUCCESS_RADIUS = 15.0  # m
 DEFAULT_MAX_STEPS = 150
 OPTION_LETTERS = ("A", "B", "C", "D")

@@ -139,11 +139,17 @@ def grounded_suite_path(city: str) -> Path:
     return p.with_name(p.stem + "_grounded.jsonl")
 
 
+#: The embedded cities with a committed suite of 360CityArena's seven types besides
+#: Helsinki (25 tasks per type where the city has them; see ``urban-gym cities``).
+CITY_SUITES: tuple[str, ...] = ("london", "munich", "sao_paulo")
+
 #: The committed suites: name -> path. ``helsinki`` is 360CityArena's seven types (175
-#: tasks); ``helsinki-grounded`` the grounded types outside them.
+#: tasks); ``helsinki-grounded`` the grounded types outside them; one suite of the seven
+#: types for each city of :data:`CITY_SUITES`.
 DEFAULT_SUITES: dict[str, Path] = {
     "helsinki": suite_path("helsinki"),
     "helsinki-grounded": grounded_suite_path("helsinki"),
+    **{c: suite_path(c) for c in CITY_SUITES},
 }
 
 
@@ -165,7 +171,25 @@ def generate(
     tasks = gen.suite(per_type=25 if per_type is None else int(per_type))
     gen.report.check_any()
     path = save_suite(out or suite_path(city), tasks)
-    return GeneratedSuite(path, tasks, gen.report, format_statistics(suite_statistics(tasks)))
+    notes = format_statistics(suite_statistics(tasks)) + "\n" + notable_places(tasks, city)
+    return GeneratedSuite(path, tasks, gen.report, notes)
+
+
+def notable_places(tasks: Sequence[TaskSpec], city: str) -> str:
+    """How many of ``tasks`` name a notable place (the landmark a task goes to or asks
+    about, the reference of a relational question; :func:`urban_gym.world.places.notable_line`).
+    """
+    from urban_gym.world.loader import load_city
+    from urban_gym.world.places import notable_line
+
+    by_name = {p.name: p for p in load_city(city).pois if p.name}
+
+    def tags(t: TaskSpec) -> dict[str, str] | None:
+        name = t.goal.get("poi") or t.goal.get("reference")
+        poi = by_name.get(str(name)) if name else None
+        return None if poi is None else dict(poi.tags or {})
+
+    return notable_line([tags(t) for t in tasks])
 
 
 def generate_grounded(

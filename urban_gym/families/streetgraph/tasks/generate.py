@@ -88,6 +88,20 @@ class SuiteConfig:
 #: How the committed default suites are generated (``urban_gym/families/streetgraph/suites/<name>.jsonl``).
 SUITE_CONFIGS: dict[str, SuiteConfig] = {
     "helsinki": SuiteConfig("helsinki", "helsinki", n=100, seed=0, radius=(900.0, 1600.0)),
+    # London's and Munich's extracts (about 1.7 km across their street graphs) hold routes
+    # over 2 km but none with 50 decision points (the most is 44): every route is over 2 km
+    # with 30 or more decisions, the closest to CityNav's these cities allow.
+    "london": SuiteConfig(
+        "london", "london", radius=(1600.0, 2600.0), min_route_m=2000.0, min_decisions=30
+    ),
+    "munich": SuiteConfig(
+        "munich", "munich", radius=(1600.0, 2600.0), min_route_m=2000.0, min_decisions=30
+    ),
+    # Sao Paulo's grid is sparse (about 11 decision points per km of route): CityNav's 50
+    # decisions need routes of 3.5 km and more.
+    "sao_paulo": SuiteConfig(
+        "sao_paulo", "sao_paulo", radius=(2800.0, 4000.0), min_route_m=2000.0, min_decisions=50
+    ),
     "procedural": SuiteConfig(
         "procedural",
         "procedural:seed=11,blocks=40x40,block_size=40",
@@ -101,7 +115,7 @@ SUITE_CONFIGS: dict[str, SuiteConfig] = {
 
 
 def suite_path(name: str) -> Path:
-    """Path of the committed default suite ``name`` (``helsinki`` or ``procedural``)."""
+    """Path of the committed default suite ``name`` (a key of :data:`SUITE_CONFIGS`)."""
     if name not in SUITE_CONFIGS:
         raise TaskError(f"no default StreetGraph suite {name!r}; known: {', '.join(SUITE_CONFIGS)}")
     return SUITES_DIR / f"{name}.jsonl"
@@ -306,8 +320,8 @@ def generate(
 ) -> GeneratedSuite:
     """``urban-gym generate-suite --family streetgraph``: write an origin-destination suite.
 
-    ``city`` ``"helsinki"`` or ``"procedural"`` (or the procedural suite's city spec) use
-    the default suites' settings (:data:`SUITE_CONFIGS`); with the defaults (``seed`` 0,
+    ``city`` a key of :data:`SUITE_CONFIGS` (``"helsinki"``, ``"london"``, ...,
+    ``"procedural"``, or the procedural suite's city spec) uses the default suites' settings (:data:`SUITE_CONFIGS`); with the defaults (``seed`` 0,
     ``per_type`` None = 100, ``out`` None) this regenerates the committed file exactly.
     Any other city spec gets a crawler radius of 30-55% of the city's diagonal and needs
     ``out``. Returns the path written, the tasks and the report (fewer tasks than asked
