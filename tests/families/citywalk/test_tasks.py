@@ -505,3 +505,15 @@ def test_cli_generates_and_evaluates_a_suite(tmp_path, capsys):
     table = capsys.readouterr().out
     assert "| OU | L1 | 1 | 100.0% |" in table and "| SGN | L2 | 1 | 100.0% |" in table
     assert main(["generate-suite", "--family", "nope"]) == 2
+
+
+def test_a_new_citys_suite_never_overwrites_another_citys() -> None:
+    """``generate-suite --family citywalk --city X`` without ``--out`` writes X's own file
+    beside the committed suites; it once fell back to Helsinki's file."""
+    from urban_gym.families.citywalk.tasks.generate import city_suite_path
+    from urban_gym.families.citywalk.tasks.types import DEFAULT_SUITE_PATH
+
+    assert city_suite_path("vienna") == DEFAULT_SUITE_PATH.with_name("vienna.jsonl")
+    assert city_suite_path("New York/../x") == DEFAULT_SUITE_PATH.with_name("New_York_.._x.jsonl")
+    assert city_suite_path("new york").parent == DEFAULT_SUITE_PATH.parent
+    assert city_suite_path("helsinki") == DEFAULT_SUITE_PATH

@@ -5,6 +5,7 @@ the suite's statistics.
 from __future__ import annotations
 
 import math
+import re
 import sys
 import time
 from collections import Counter
@@ -314,8 +315,8 @@ def generate(
     progress: Progress | None = None,
 ) -> GeneratedSuite:
     """Generate a CityWalk suite for ``city`` and write it as JSONL to ``out`` (default:
-    the city's committed suite, :data:`DEFAULT_SUITES`; Helsinki's for a city without
-    one). By default UrbanGround's 810 base tasks (:data:`PAPER_BASE_COUNTS`, as many as
+    the city's committed suite, :data:`DEFAULT_SUITES`; ``suites/<city>.jsonl`` beside
+    them for a city without one, never another city's). By default UrbanGround's 810 base tasks (:data:`PAPER_BASE_COUNTS`, as many as
     the city supports) and every base task of each of :data:`VARIANT_TYPES` under each of
     :data:`VARIANT_CONDITIONS`; for a city of :data:`CITY_SUITE_SIZES` its committed
     suite's size; ``per_type`` instead makes that many of each type (and every variant). ``sgn_predicate``: see
@@ -350,9 +351,17 @@ def generate(
         progress=say,
     )
     path = save_suite(
-        out if out is not None else DEFAULT_SUITES.get(city, DEFAULT_SUITE_PATH), tasks
+        out if out is not None else DEFAULT_SUITES.get(city, city_suite_path(city)), tasks
     )
     return GeneratedSuite(path, tasks, report, notable_places(tasks, load_city(city)))
+
+
+def city_suite_path(city: str) -> Path:
+    """The suite file of ``city`` beside the committed ones (``suites/<city>.jsonl``, the
+    name reduced to letters, digits, ``_``, ``.`` and ``-``).
+    """
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", str(city)).strip("_.") or "city"
+    return DEFAULT_SUITE_PATH.with_name(f"{safe}.jsonl")
 
 
 def notable_places(tasks: Sequence[TaskSpec], city: City) -> str:
