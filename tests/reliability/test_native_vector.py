@@ -179,12 +179,18 @@ def test_batch_infos_has_gymnasiums_layout():
     assert out["extra"].tolist() == ["a", None] and out["_extra"].tolist() == [True, False]
     assert out["is_success"].tolist() == [True, False]
     assert out["_is_success"].tolist() == [True, False]
-    ref: dict[str, Any] = {}
+    # the same as Gymnasium's own, one env at a time; with different keys per env (the
+    # general path) and with the same keys on every env (the fast path)
+    same = [
+        {"steps": 3, "pose": {"x": 1.5}, "ok": True},
+        {"steps": 4, "pose": {"x": -2.0}, "ok": False},
+    ]
     sync = gym.vector.SyncVectorEnv([lambda: gym.make("CartPole-v1")] * 2)
-    for i, info in enumerate(infos):
-        ref = sync._add_info(ref, info, i)
+    for case in (infos, same):
+        ref: dict[str, Any] = {}
+        for i, info in enumerate(case):
+            ref = sync._add_info(ref, info, i)
+        got = {k: v for k, v in batch_infos(case).items() if k != "extra"}
+        assert _equal(got, {k: v for k, v in ref.items() if k != "extra"})
+        assert all(got[k].dtype == ref[k].dtype for k in got if k != "pose")
     sync.close()
-    assert _equal(
-        {k: v for k, v in out.items() if k != "extra"},
-        {k: v for k, v in ref.items() if k != "extra"},
-    )

@@ -59,40 +59,79 @@ def batch_infos(infos: Sequence[dict[str, Any] | None], n: int | None = None) ->
     dicts batched the same way inside.
     """
     n = len(infos) if n is None else n
-    keys: dict[str, None] = {}
-    for info in infos:
+    first_info = infos[0] if len(infos) == n else None
+    if first_info and all(info is not None and info.keys() == first_info.keys() for info in infos):
+        return _same_keys(infos, n)  # type: ignore[arg-type]
+    cols: dict[str, list[tuple[int, Any]]] = {}
+    for i, info in enumerate(infos):
         if info:
-            keys.update(dict.fromkeys(info))
+            for key, value in info.items():
+                col = cols.get(key)
+                if col is None:
+                    col = cols[key] = []
+                col.append((i, value))
     out: dict[str, Any] = {}
-    for key in keys:
-        rows = [(i, info[key]) for i, info in enumerate(infos) if info and key in info]
-        first = rows[0][1]
-        mask = np.zeros(n, dtype=np.bool_)
-        mask[[i for i, _ in rows]] = True
-        if key == "final_obs":
-            array: Any = np.full(n, None, dtype=object)
-            for i, v in rows:
-                array[i] = v
-        elif isinstance(first, dict):
+    for key, rows in cols.items():
+        full = len(rows) == n
+        idx = [i for i, _ in rows]
+        values = [v for _, v in rows]
+        if full:
+            mask = np.ones(n, dtype=np.bool_)
+        else:
+            mask = np.zeros(n, dtype=np.bool_)
+            mask[idx] = True
+        first = values[0]
+        if key != "final_obs" and isinstance(first, dict):
             sub: list[dict[str, Any] | None] = [None] * n
             for i, v in rows:
                 sub[i] = v if isinstance(v, dict) else None
-            array = batch_infos(sub, n)
-        elif type(first) in (int, float, bool) or isinstance(first, np.number):
-            array = np.zeros(n, dtype=type(first))
-            for i, v in rows:
-                array[i] = v
-        elif isinstance(first, np.ndarray):
-            array = np.zeros((n, *first.shape), dtype=first.dtype)
-            for i, v in rows:
-                array[i] = v
+            out[key] = batch_infos(sub, n)
         else:
-            array = np.full(n, None, dtype=object)
-            for i, v in rows:
-                array[i] = v
-        out[key] = array
+            out[key] = _column(key, first, idx, values, n)
         out["_" + key] = mask
     return out
+
+
+def _same_keys(infos: Sequence[dict[str, Any]], n: int) -> dict[str, Any]:
+    """:func:`batch_infos` of ``n`` infos that all have the same keys (every step of
+    envs of one family, but for the keys an episode's end adds).
+    """
+    out: dict[str, Any] = {}
+    every = list(range(n))
+    for key in infos[0]:
+        values = [info[key] for info in infos]
+        first = values[0]
+        if key != "final_obs" and isinstance(first, dict):
+            out[key] = batch_infos([v if isinstance(v, dict) else None for v in values], n)
+        else:
+            out[key] = _column(key, first, every, values, n)
+        out["_" + key] = np.ones(n, dtype=np.bool_)
+    return out
+
+
+def _column(key: str, first: Any, idx: list[int], values: list[Any], n: int) -> np.ndarray:
+    """One info key's array over ``n`` envs: ``values`` at the rows ``idx``."""
+    if key != "final_obs":
+        kind = type(first)
+        if kind in (int, float, bool) or isinstance(first, np.number):
+            array = np.zeros(n, dtype=kind)
+            try:
+                array[idx] = values
+                return array
+            except (TypeError, ValueError):
+                pass  # a mixed column: one value at a time, as Gymnasium does
+        elif isinstance(first, np.ndarray):
+            array = np.zeros((n, *first.shape), dtype=first.dtype)
+            for i, v in zip(idx, values):
+                array[i] = v
+            return array
+        else:
+            array = np.full(n, None, dtype=object)
+    else:
+        array = np.full(n, None, dtype=object)
+    for i, v in zip(idx, values):
+        array[i] = v
+    return array
 
 
 def _buffer(space: spaces.Space, n: int) -> Any:
@@ -188,6 +227,13 @@ class NativeVectorEnv(VectorEnv):
         self.render_mode = first.render_mode
         self.spec = None
         self._obs = _buffer(self.single_observation_space, self.num_envs)
+        # the top-level entries of a Dict space, written without walking the space
+        space = self.single_observation_space
+        self._flat: list[tuple[str, Any]] | None = None
+        if isinstance(space, spaces.Dict) and not any(
+            isinstance(s, (spaces.Dict, spaces.Tuple)) for s in space.spaces.values()
+        ):
+            self._flat = [(k, self._obs[k]) for k in space.spaces]
         self._autoreset = np.zeros(self.num_envs, dtype=np.bool_)
         self._pool: ThreadPoolExecutor | None = None
         #: each env's own ``info`` dict of the last call (None for an env it left
@@ -201,12 +247,17 @@ class NativeVectorEnv(VectorEnv):
         """
         out: list[Any] = [None] * len(indices)
         space = self.single_observation_space
+        flat = self._flat
 
         def draw(chunk: range) -> None:
             for j in chunk:
                 i = indices[j]
                 obs = self.envs[i]._observation()
-                _write(space, self._obs, i, obs)
+                if flat is None:
+                    _write(space, self._obs, i, obs)
+                else:
+                    for k, buf in flat:
+                        buf[i] = obs[k]
                 out[j] = obs
 
         k = min(self.threads, len(indices))
