@@ -88,6 +88,7 @@ def test_the_vector_env_equals_n_single_envs_over_episodes_with_resets(env_id):
                 assert np.array_equal(masks[i], s.action_masks())
             a = _masked(rng, masks)
             obs, rew, term, trunc, info = v.step(a)
+            assert v.observation_space.contains(obs)
             for i, s in enumerate(singles):
                 if ended[i]:
                     o, inf = s.reset()
