@@ -28,7 +28,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -77,6 +79,9 @@ def vizdoom_rate(seconds: float, seed: int = 0) -> float:
     game.set_sound_enabled(False)
     game.set_mode(vzd.Mode.PLAYER)
     game.set_seed(seed)
+    # ViZDoom writes its settings (_vizdoom.ini) to the working directory unless told where
+    ini = tempfile.mkdtemp(prefix="vizdoom_")
+    game.set_doom_config_path(os.path.join(ini, "_vizdoom.ini"))
     game.init()
     n = game.get_available_buttons_size()
     actions = [[int(i == j) for j in range(n)] for i in range(n)]
@@ -94,6 +99,7 @@ def vizdoom_rate(seconds: float, seed: int = 0) -> float:
             break
     rate = steps / (time.perf_counter() - t0)
     game.close()
+    shutil.rmtree(ini, ignore_errors=True)
     return rate
 
 
