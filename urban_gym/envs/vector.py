@@ -26,6 +26,7 @@ as one ``(N, n)`` boolean array (sb3-contrib's ``MaskablePPO``).
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ClassVar
@@ -37,6 +38,8 @@ from gymnasium.vector.utils import batch_space, create_empty_array, iterate
 
 from urban_gym.errors import InputError
 
+#: Python's thread switch interval (s) while the pool draws (see ``NativeVectorEnv._draw``).
+DRAW_SWITCH_INTERVAL_S = 2e-4
 #: Spaces whose batch is one numpy array (any other batches as a tuple of values).
 ARRAY_SPACES = (spaces.Box, spaces.Discrete, spaces.MultiBinary, spaces.MultiDiscrete)
 
@@ -276,8 +279,17 @@ class NativeVectorEnv(VectorEnv):
             for f in [pool.submit(draw, c) for c in chunks]:
                 f.result()
 
-        # OpenCV on one thread while the pool draws: its own threads would fight the pool
-        call_with_opencv_threads(1, run)
+        # OpenCV on one thread while the pool draws: its own threads would fight the pool.
+        # A frame alternates short compiled passes (GIL released) with Python between them;
+        # at Python's default 5 ms switch interval a thread coming back from a pass may wait
+        # that long for the other to hand the GIL over (the convoy effect), so the interval
+        # is short while the pool draws.
+        before = sys.getswitchinterval()
+        sys.setswitchinterval(min(before, DRAW_SWITCH_INTERVAL_S))
+        try:
+            call_with_opencv_threads(1, run)
+        finally:
+            sys.setswitchinterval(before)
         return out
 
     def _observations(self) -> Any:
