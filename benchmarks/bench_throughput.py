@@ -29,9 +29,17 @@ the same scaling for a control env (:mod:`benchmarks.busy_env`) whose steps only
 as long as the env's mean step, and replaying the env's own recorded step times -- what
 lockstep allows for steps of that length, and what the spread of the step times costs.
 
-Run: ``python benchmarks/bench_throughput.py`` (about 5 minutes) or ``--quick`` (about a
-minute, noisier). ``--only SUBSTRING`` limits the rows to labels containing it;
-``--skip-process`` skips the fresh-process, memory and vector-env sections.
+The reference rows also hold ViZDoom's raw ``DoomGame`` (160x120 RGB, frame skip 1, the
+screen read each step), the fair peer for first-person pixels, and every row gives its ratio to
+it. Between the rows and the references after them, the native batched vector env
+(``gym.make_vec(id, num_envs=N)``) runs at N = 1, 8, 32, 64 and on 1 and 2 threads; after the
+tables, the memory of 64 CityWalk envs in one process and MaskablePPO's end-to-end steps/s
+through the native vector env and through ``SubprocVecEnv`` (:mod:`benchmarks.bench_vector`).
+
+Run: ``python benchmarks/bench_throughput.py`` (about 10 minutes) or ``--quick`` (about
+three, noisier). ``--only SUBSTRING`` limits the rows to labels containing it;
+``--skip-process`` skips the fresh-process, memory, PPO and vector-env sections;
+``--skip-native`` the native vector env's.
 """
 
 from __future__ import annotations
@@ -134,16 +142,24 @@ def make(env_id: str, kwargs: dict):
 
 
 def references(seconds: float) -> dict[str, float]:
-    """Steps/s of the reference envs."""
+    """Steps/s of the reference envs: MiniGrid, CartPole and ViZDoom's raw ``DoomGame``
+    (160x120 RGB, frame skip 1, screen read each step: :func:`bench_vector.vizdoom_rate`).
+    """
     import gymnasium as gym
     import minigrid  # noqa: F401 - registers MiniGrid ids
+
+    from benchmarks.bench_vector import vizdoom_rate
 
     out = {}
     for name in ("MiniGrid-Empty-8x8-v0", "CartPole-v1"):
         env = gym.make(name)
         out[name] = rollout_rate(env, seconds, min_steps=1000)[0]
         env.close()
+    out[VIZDOOM] = vizdoom_rate(seconds)
     return out
+
+
+VIZDOOM = "ViZDoom basic.cfg 160x120 RGB"
 
 
 def panorama_ms(repeat: int) -> float:
@@ -289,6 +305,9 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="short runs (noisier)")
     ap.add_argument("--only", default="", help="run only rows whose label contains this")
     ap.add_argument("--skip-process", action="store_true", help="skip subprocess sections")
+    ap.add_argument(
+        "--skip-native", action="store_true", help="skip the native vector env sections"
+    )
     ap.add_argument("--json", default="", help="also write the figures to this JSON file")
     ap.add_argument(
         "--first-step",
@@ -328,12 +347,19 @@ def main() -> None:
             what = "tasks' caches warm" if "CityWalk" in label else "frames cached"
             measured.append((f"{label} -- secondary: same seeds again, {what}", rate2, ""))
         env.close()
+    native = {}
+    if not args.skip_native:
+        from benchmarks.bench_vector import measure_native
+
+        native = measure_native(args.quick)
+        figures["native_vector"] = native
     # the references again after the rows: a ratio is to their mean, so that a machine
     # slowing down or speeding up over the run moves both sides of it
     after = references(seconds)
     ref = {k: (before[k] + after[k]) / 2 for k in before}
     figures["references"] = {"before": before, "after": after}
     mg = ref["MiniGrid-Empty-8x8-v0"]
+    vz = ref[VIZDOOM]
     table = [
         (
             "MiniGrid-Empty-8x8-v0 (reference; before / after the rows: "
@@ -349,7 +375,19 @@ def main() -> None:
             "",
         ),
     ]
-    table += [(label, fmt_rate(rate), f"{rate / mg:.3f}x", goal) for label, rate, goal in measured]
+    table.append(
+        (
+            f"{VIZDOOM} (reference; before / after: {fmt_rate(before[VIZDOOM])} / "
+            f"{fmt_rate(after[VIZDOOM])})",
+            fmt_rate(vz),
+            f"{vz / mg:.3f}x",
+            "",
+        )
+    )
+    table += [
+        (label, fmt_rate(rate), f"{rate / mg:.3f}x ({rate / vz:.2f}x ViZDoom)", goal)
+        for label, rate, goal in measured
+    ]
     pano = panorama_ms(5 if args.quick else 15)
     figures["panorama_ms"] = pano
     print(
@@ -366,7 +404,15 @@ def main() -> None:
         "package's cache, on a fresh machine it fills the world cache.)"
     )
     print(f"\nPanorama 2048x1024 (Helsinki): {pano:.1f} ms (goal <= 20 ms)")
+    if native:
+        from benchmarks.bench_vector import print_native
+
+        print_native(native, mg, vz)
     if not args.skip_process:
+        if not args.skip_native:
+            from benchmarks.bench_vector import memory_and_ppo
+
+            figures.update(memory_and_ppo(args.quick))
         process_sections(args, figures)
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=1))

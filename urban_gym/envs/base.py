@@ -320,6 +320,14 @@ class UrbanEnv(gym.Env):
         """Start an episode: the task of ``options`` (``task_id``, ``task_index`` or
         ``task``) or one drawn from ``self.np_random``.
         """
+        self._reset_core(seed, options)
+        return self._observation(), self._info("")
+
+    def _reset_core(self, seed: int | None, options: dict[str, Any] | None) -> None:
+        """The state half of :meth:`reset` (everything before the observation): a batched
+        vector env (:mod:`urban_gym.envs.vector`) runs it, then draws the observations of
+        the batch together, then takes the infos.
+        """
         super().reset(seed=seed)
         task = self._pick_task(options or {})
         self.task = task
@@ -328,7 +336,6 @@ class UrbanEnv(gym.Env):
         self.last_action_error = ""
         self._start_episode(task)
         self._done = False
-        return self._observation(), self._info("")
 
     def _pick_task(self, options: dict[str, Any]) -> TaskSpec:
         from urban_gym.tasks.spec import TaskError, TaskSpec
@@ -379,6 +386,14 @@ class UrbanEnv(gym.Env):
         """One step: decode the action, carry it out (or count it invalid), reward it,
         check the end, report (see the module docstring).
         """
+        reward, terminated, truncated, info = self._step_core(action)
+        return self._observation(), reward, terminated, truncated, info
+
+    def _step_core(self, action: Any) -> tuple[float, bool, bool, dict[str, Any]]:
+        """:meth:`step` without its observation: ``(reward, terminated, truncated, info)``.
+        :meth:`_observation` afterwards completes the step (a batched vector env draws the
+        observations of all its envs together, :mod:`urban_gym.envs.vector`).
+        """
         if self._done:
             raise gym.error.ResetNeeded(
                 f"{type(self).__name__}.step() called before reset() or after the episode "
@@ -400,8 +415,7 @@ class UrbanEnv(gym.Env):
         info = self._info(message)
         if reason is not None:
             reward += self._end_episode(info, reason, valid)
-        obs = self._observation()
-        return obs, float(reward), reason is not None and not truncated, truncated, info
+        return float(reward), reason is not None and not truncated, truncated, info
 
     def _observation(self) -> Any:
         """The family's observation (:meth:`_observe`) with the goal mode's entries."""

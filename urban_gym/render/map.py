@@ -24,6 +24,7 @@ redrawn from the canvas with one ``cv2.warpAffine`` until the agent leaves the c
 from __future__ import annotations
 
 import math
+import threading
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -192,31 +193,17 @@ class MapRenderer:
 
     # ------------------------------------------------------------------ geometry
     def _prepare(self) -> None:
-        city = self.city
-        b_rings: list[list[np.ndarray]] = []
-        for b in city.buildings:
-            p = orient(b.polygon, 1.0)
-            rings = [np.asarray(p.exterior.coords)[:-1]]
-            rings += [np.asarray(r.coords)[:-1] for r in p.interiors]
-            b_rings.append(rings)
-        self._b = _Rings(b_rings)
-        self._b_tree = shapely.STRtree([b.polygon for b in city.buildings])
-        a_rings, self._a_kind = [], []
-        for a in city.areas:
-            rings = []
-            for g in getattr(a.polygon, "geoms", [a.polygon]):
-                rings.append(np.asarray(g.exterior.coords)[:-1])
-                rings += [np.asarray(r.coords)[:-1] for r in g.interiors]
-            a_rings.append(rings)
-            self._a_kind.append(a.kind)
-        self._a = _Rings(a_rings)
-        self._a_tree = shapely.STRtree([a.polygon for a in city.areas])
-        edges = list(city.network.edges(data=True))
-        self._e = _Rings([[np.asarray(d["geometry"].coords)] for _, _, d in edges])
-        self._e_road = np.array([d["kind"] == "road" for _, _, d in edges], dtype=bool)
-        self._e_width = np.array([float(d.get("width") or 3.0) for _, _, d in edges])
-        self._e_tree = shapely.STRtree([d["geometry"] for _, _, d in edges])
-        self._poi_xy = np.array([p.anchor for p in city.pois], dtype=float).reshape(-1, 2)
+        # the city's rings and trees are built once per city and shared, read-only, by
+        # its renderers (the N envs of a batched vector env each hold one)
+        with _PREPARED_LOCK:
+            shared = _PREPARED.get(self.city)
+            if shared is None:
+                shared = _PREPARED[self.city] = _prepared_geometry(self.city)
+        self._b, self._b_tree = shared["b"], shared["b_tree"]
+        self._a, self._a_kind, self._a_tree = shared["a"], shared["a_kind"], shared["a_tree"]
+        self._e, self._e_tree = shared["e"], shared["e_tree"]
+        self._e_road, self._e_width = shared["e_road"], shared["e_width"]
+        self._poi_xy = shared["poi_xy"]
         self._label_w: np.ndarray | None = None
         self._poi_by_x: tuple[np.ndarray, np.ndarray] | None = None
 
@@ -899,3 +886,42 @@ def _fixed(points: Any) -> np.ndarray:
 
 def _is_num(v: Any) -> bool:
     return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+
+
+#: city -> the geometry its map renderers draw from (:func:`_prepared_geometry`)
+_PREPARED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_PREPARED_LOCK = threading.Lock()
+
+
+def _prepared_geometry(city: City) -> dict[str, Any]:
+    """What :class:`MapRenderer` draws ``city`` from: the rings of its buildings, areas and
+    network edges with their STRtrees, the areas' kinds, the edges' kinds and widths and
+    the POI anchors.
+    """
+    b_rings: list[list[np.ndarray]] = []
+    for b in city.buildings:
+        p = orient(b.polygon, 1.0)
+        rings = [np.asarray(p.exterior.coords)[:-1]]
+        rings += [np.asarray(r.coords)[:-1] for r in p.interiors]
+        b_rings.append(rings)
+    a_rings, a_kind = [], []
+    for a in city.areas:
+        rings = []
+        for g in getattr(a.polygon, "geoms", [a.polygon]):
+            rings.append(np.asarray(g.exterior.coords)[:-1])
+            rings += [np.asarray(r.coords)[:-1] for r in g.interiors]
+        a_rings.append(rings)
+        a_kind.append(a.kind)
+    edges = list(city.network.edges(data=True))
+    return {
+        "b": _Rings(b_rings),
+        "b_tree": shapely.STRtree([b.polygon for b in city.buildings]),
+        "a": _Rings(a_rings),
+        "a_kind": a_kind,
+        "a_tree": shapely.STRtree([a.polygon for a in city.areas]),
+        "e": _Rings([[np.asarray(d["geometry"].coords)] for _, _, d in edges]),
+        "e_road": np.array([d["kind"] == "road" for _, _, d in edges], dtype=bool),
+        "e_width": np.array([float(d.get("width") or 3.0) for _, _, d in edges]),
+        "e_tree": shapely.STRtree([d["geometry"] for _, _, d in edges]),
+        "poi_xy": np.array([p.anchor for p in city.pois], dtype=float).reshape(-1, 2),
+    }

@@ -192,6 +192,10 @@ class Family:
         tasks_module: the family's task package (exports :data:`PACKAGE_EXPORTS`).
         env_entry: ``"module:Class"`` of its environment, a subclass of
             :class:`~urban_gym.envs.base.UrbanEnv`.
+        vector_entry: ``"module:Class"`` of its native batched vector env (a subclass of
+            :class:`~urban_gym.envs.vector.NativeVectorEnv`), registered as every id's
+            ``vector_entry_point`` so that ``gym.make_vec(id, num_envs=N)`` returns it
+            ("" for none: ``gym.make_vec`` then steps N copies in sync mode).
         oracle_entry: ``"module:Class"`` of its oracle (``reset(env)``,
             ``act(env) -> action``).
         env_ids: the Gymnasium ids of its environment -> their ``gym.make`` kwargs
@@ -224,6 +228,7 @@ class Family:
     paper: ClassVar[str] = ""
     tasks_module: ClassVar[str] = ""
     env_entry: ClassVar[str] = ""
+    vector_entry: ClassVar[str] = ""
     oracle_entry: ClassVar[str] = ""
     env_ids: ClassVar[Mapping[str, Mapping[str, Any]]] = MappingProxyType({})
     report_module: ClassVar[str] = ""
@@ -479,7 +484,7 @@ def _check_entries(family: Family, where: str) -> None:
         entry = getattr(family, what)
         if not _is_entry(entry):
             raise InputError(f"{where}: {what}={entry!r} must be a 'module:Class' entry point")
-    for what in ("controls_entry", "commands_entry"):
+    for what in ("controls_entry", "commands_entry", "vector_entry"):
         entry = getattr(family, what)
         if entry and not _is_entry(entry):
             raise InputError(f"{where}: {what}={entry!r} must be a 'module:attribute' entry point")
@@ -544,7 +549,12 @@ def _register_ids(family: Family) -> None:
 
     for env_id, kwargs in family.env_ids.items():
         if env_id not in registry:
-            register(id=env_id, entry_point=family.env_entry, kwargs=dict(kwargs))
+            register(
+                id=env_id,
+                entry_point=family.env_entry,
+                vector_entry_point=family.vector_entry or None,
+                kwargs=dict(kwargs),
+            )
 
 
 def _unregister_ids(family: Family) -> None:

@@ -36,6 +36,7 @@ class CityWalk(Family):
     paper = "UrbanGround"
     tasks_module = "urban_gym.families.citywalk.tasks"
     env_entry = "urban_gym.families.citywalk.env:CityWalkEnv"
+    vector_entry = "urban_gym.families.citywalk.vector:CityWalkVectorEnv"
     oracle_entry = "urban_gym.families.citywalk.oracle:CityWalkOracle"
     env_ids = {
         "UrbanGym/CityWalk-v0": {},

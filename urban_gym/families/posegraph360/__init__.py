@@ -48,6 +48,7 @@ class PoseGraph360(Family):
     paper = "360CityArena"
     tasks_module = "urban_gym.families.posegraph360.tasks"
     env_entry = "urban_gym.families.posegraph360.env:PoseGraph360Env"
+    vector_entry = "urban_gym.families.posegraph360.vector:PoseGraph360VectorEnv"
     oracle_entry = "urban_gym.families.posegraph360.oracle:PoseGraphOracle"
     env_ids = {
         # no city pinned: the default suite is Helsinki's, and a suite of other cities (a

@@ -31,6 +31,7 @@ class StreetGraph(Family):
     paper = "CityNav"
     tasks_module = "urban_gym.families.streetgraph.tasks"
     env_entry = "urban_gym.families.streetgraph.env:StreetGraphEnv"
+    vector_entry = "urban_gym.families.streetgraph.vector:StreetGraphVectorEnv"
     oracle_entry = "urban_gym.families.streetgraph.oracle:StreetGraphOracle"
     env_ids = {
         "UrbanGym/StreetGraph-v0": {},

@@ -1,0 +1,418 @@
+"""The native batched vector env: :class:`NativeVectorEnv`, N episodes of one family in
+one process, stepped by one call.
+
+A family's subclass names its env class (:attr:`NativeVectorEnv.env_class`) and is
+registered as the ``vector_entry_point`` of the family's ids, so
+``gymnasium.make_vec(id, num_envs=N, **kwargs)`` returns it (``vectorization_mode="sync"``
+or ``"async"`` still build Gymnasium's own vector envs). One ``step``
+
+1. carries out the N actions in order, each env's state half of a step
+   (:meth:`UrbanEnv._step_core <urban_gym.envs.base.UrbanEnv._step_core>`) or, for an env
+   whose episode ended on the step before, its reset (Gymnasium's ``next_step`` autoreset,
+   the default of Gymnasium 1.4's ``SyncVectorEnv``; ``autoreset_mode="same_step"`` resets
+   in the step that ended the episode, as stable-baselines3 expects);
+2. draws the N observations on a pool of threads: the renderers' compiled kernels release
+   the GIL (numba ``nogil=True``, OpenCV), so frames of different envs are drawn on
+   different cores at once, each env writing its observation into its row of the
+   preallocated batch arrays;
+3. builds the batch's ``info`` once, as arrays (:func:`batch_infos`: every key an array
+   over the envs and ``_key`` the mask of the envs that have it -- Gymnasium's layout).
+
+The observations, rewards, ends and infos equal those of N single envs with the same seeds
+stepped one by one (``tests/envs/test_vector.py``). ``action_masks()`` returns the N masks
+as one ``(N, n)`` boolean array (sb3-contrib's ``MaskablePPO``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, ClassVar
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space, create_empty_array, iterate
+
+from urban_gym.errors import InputError
+
+#: Python's thread switch interval (s) while the pool draws (see ``NativeVectorEnv._draw``).
+DRAW_SWITCH_INTERVAL_S = 2e-4
+#: Spaces whose batch is one numpy array (any other batches as a tuple of values).
+ARRAY_SPACES = (spaces.Box, spaces.Discrete, spaces.MultiBinary, spaces.MultiDiscrete)
+
+#: ``autoreset_mode`` by name (Gymnasium's ``AutoresetMode`` values are accepted too).
+AUTORESET_MODES: dict[str, AutoresetMode] = {
+    **{m.name.lower(): m for m in AutoresetMode},
+    **{m.value: m for m in AutoresetMode},
+}
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+def batch_infos(infos: Sequence[dict[str, Any] | None], n: int | None = None) -> dict[str, Any]:
+    """The infos of ``n`` envs (None for an env with no info this call) as one dict of
+    arrays, in the layout of Gymnasium's vector envs: ``out[key]`` an array over the envs
+    (numbers of the first value's type, numpy arrays stacked, anything else an object
+    array), ``out["_" + key]`` the boolean mask of the envs that gave the key, nested
+    dicts batched the same way inside.
+    """
+    n = len(infos) if n is None else n
+    first_info = infos[0] if len(infos) == n else None
+    if first_info and all(info is not None and info.keys() == first_info.keys() for info in infos):
+        return _same_keys(infos, n)  # type: ignore[arg-type]
+    cols: dict[str, list[tuple[int, Any]]] = {}
+    for i, info in enumerate(infos):
+        if info:
+            for key, value in info.items():
+                col = cols.get(key)
+                if col is None:
+                    col = cols[key] = []
+                col.append((i, value))
+    out: dict[str, Any] = {}
+    for key, rows in cols.items():
+        full = len(rows) == n
+        idx = [i for i, _ in rows]
+        values = [v for _, v in rows]
+        if full:
+            mask = np.ones(n, dtype=np.bool_)
+        else:
+            mask = np.zeros(n, dtype=np.bool_)
+            mask[idx] = True
+        first = values[0]
+        if key != "final_obs" and isinstance(first, dict):
+            sub: list[dict[str, Any] | None] = [None] * n
+            for i, v in rows:
+                sub[i] = v if isinstance(v, dict) else None
+            out[key] = batch_infos(sub, n)
+        else:
+            out[key] = _column(key, first, idx, values, n)
+        out["_" + key] = mask
+    return out
+
+
+def _same_keys(infos: Sequence[dict[str, Any]], n: int) -> dict[str, Any]:
+    """:func:`batch_infos` of ``n`` infos that all have the same keys (every step of
+    envs of one family, but for the keys an episode's end adds).
+    """
+    out: dict[str, Any] = {}
+    every = list(range(n))
+    for key in infos[0]:
+        values = [info[key] for info in infos]
+        first = values[0]
+        if key != "final_obs" and isinstance(first, dict):
+            out[key] = batch_infos([v if isinstance(v, dict) else None for v in values], n)
+        else:
+            out[key] = _column(key, first, every, values, n)
+        out["_" + key] = np.ones(n, dtype=np.bool_)
+    return out
+
+
+def _column(key: str, first: Any, idx: list[int], values: list[Any], n: int) -> np.ndarray:
+    """One info key's array over ``n`` envs: ``values`` at the rows ``idx``."""
+    if key != "final_obs":
+        kind = type(first)
+        if kind in (int, float, bool) or isinstance(first, np.number):
+            array = np.zeros(n, dtype=kind)
+            try:
+                array[idx] = values
+                return array
+            except (TypeError, ValueError):
+                pass  # a mixed column: one value at a time, as Gymnasium does
+        elif isinstance(first, np.ndarray):
+            array = np.zeros((n, *first.shape), dtype=first.dtype)
+            for i, v in zip(idx, values):
+                array[i] = v
+            return array
+        else:
+            array = np.full(n, None, dtype=object)
+    else:
+        array = np.full(n, None, dtype=object)
+    for i, v in zip(idx, values):
+        array[i] = v
+    return array
+
+
+def _buffer(space: spaces.Space, n: int) -> Any:
+    """Preallocated batch storage for ``n`` values of ``space``: numpy arrays for the
+    array spaces, a list for any other (texts).
+    """
+    if isinstance(space, spaces.Dict):
+        return {k: _buffer(s, n) for k, s in space.spaces.items()}
+    if isinstance(space, spaces.Tuple):
+        return tuple(_buffer(s, n) for s in space.spaces)
+    if isinstance(space, ARRAY_SPACES):
+        return create_empty_array(space, n)
+    return [None] * n
+
+
+def _write(space: spaces.Space, buf: Any, i: int, value: Any) -> None:
+    """Store ``value`` (one env's observation of ``space``) in row ``i`` of ``buf``."""
+    if isinstance(space, spaces.Dict):
+        for k, s in space.spaces.items():
+            _write(s, buf[k], i, value[k])
+    elif isinstance(space, spaces.Tuple):
+        for s, b, v in zip(space.spaces, buf, value):
+            _write(s, b, i, v)
+    else:
+        buf[i] = value
+
+
+def _batch(space: spaces.Space, buf: Any, copy: bool) -> Any:
+    """The batch observation of ``buf``: its arrays (copied with ``copy``), a tuple for
+    a list (what ``gymnasium.vector.utils.concatenate`` gives for a text space).
+    """
+    if isinstance(space, spaces.Dict):
+        return {k: _batch(s, buf[k], copy) for k, s in space.spaces.items()}
+    if isinstance(space, spaces.Tuple):
+        return tuple(_batch(s, b, copy) for s, b in zip(space.spaces, buf))
+    if isinstance(buf, list):
+        return tuple(buf)
+    return buf.copy() if copy else buf
+
+
+class NativeVectorEnv(VectorEnv):
+    """N episodes of one family stepped in one call, their observations drawn on a pool of
+    threads (see the module docstring).
+
+    Args:
+        num_envs: N, the number of episodes run side by side (>= 1).
+        threads: threads that draw the observations (default: ``min(N, os.cpu_count())``;
+            1 draws them on the calling thread).
+        autoreset_mode: ``"next_step"`` (default, as Gymnasium 1.4's ``SyncVectorEnv``: the
+            step after an episode's end resets that env and returns its first observation,
+            reward 0, not terminated/truncated), ``"same_step"`` (the step that ends an
+            episode resets the env; the final observation and info are in
+            ``info["final_obs"]`` / ``info["final_info"]``) or ``"disabled"`` (ended envs
+            are reset with ``reset(options={"reset_mask": ...})``).
+        copy: return copies of the batch arrays (default) rather than the arrays that the
+            next call overwrites.
+        **env_kwargs: the arguments of each env (:attr:`env_class`), the same for all N.
+    """
+
+    #: The family's environment class (a subclass of ``UrbanEnv``); set by a subclass.
+    env_class: ClassVar[type]
+
+    def __init__(
+        self,
+        num_envs: int = 1,
+        *,
+        threads: int | None = None,
+        autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
+        copy: bool = True,
+        **env_kwargs: Any,
+    ) -> None:
+        if not _is_int(num_envs) or int(num_envs) < 1:
+            raise InputError(f"num_envs={num_envs!r} must be an integer >= 1")
+        if threads is not None and (not _is_int(threads) or int(threads) < 1):
+            raise InputError(f"threads={threads!r} must be an integer >= 1 or None")
+        mode = AUTORESET_MODES.get(autoreset_mode) if isinstance(autoreset_mode, str) else None
+        if isinstance(autoreset_mode, AutoresetMode):
+            mode = autoreset_mode
+        if mode is None:
+            valid = ", ".join(map(repr, AUTORESET_MODES))
+            raise InputError(f"autoreset_mode={autoreset_mode!r} must be one of {valid}")
+        self.num_envs = int(num_envs)
+        self.autoreset_mode = mode
+        self.copy = bool(copy)
+        self.threads = int(threads) if threads else min(self.num_envs, os.cpu_count() or 1)
+        self.envs = [self.env_class(**env_kwargs) for _ in range(self.num_envs)]
+        first = self.envs[0]
+        self.single_observation_space = first.observation_space
+        self.single_action_space = first.action_space
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self.metadata = {**first.metadata, "autoreset_mode": mode}
+        self.render_mode = first.render_mode
+        self.spec = None
+        self._obs = _buffer(self.single_observation_space, self.num_envs)
+        # the top-level entries of a Dict space, written without walking the space
+        space = self.single_observation_space
+        self._flat: list[tuple[str, Any]] | None = None
+        if isinstance(space, spaces.Dict) and not any(
+            isinstance(s, (spaces.Dict, spaces.Tuple)) for s in space.spaces.values()
+        ):
+            self._flat = [(k, self._obs[k]) for k in space.spaces]
+        self._autoreset = np.zeros(self.num_envs, dtype=np.bool_)
+        self._pool: ThreadPoolExecutor | None = None
+        #: each env's own ``info`` dict of the last call (None for an env it left
+        #: alone); in ``same_step`` mode an ended episode's final info.
+        self.last_infos: list[dict[str, Any] | None] = [None] * self.num_envs
+
+    # ------------------------------------------------------------------ drawing
+    def _draw(self, indices: Sequence[int]) -> list[Any]:
+        """The observations of the envs ``indices``, drawn on the pool and written into
+        their rows of the batch buffers; returned in the order of ``indices``.
+        """
+        out: list[Any] = [None] * len(indices)
+        space = self.single_observation_space
+        flat = self._flat
+
+        def draw(chunk: range) -> None:
+            for j in chunk:
+                i = indices[j]
+                obs = self.envs[i]._observation()
+                if flat is None:
+                    _write(space, self._obs, i, obs)
+                else:
+                    for k, buf in flat:
+                        buf[i] = obs[k]
+                out[j] = obs
+
+        k = min(self.threads, len(indices))
+        if k <= 1:
+            draw(range(len(indices)))
+            return out
+        from urban_gym.render.threads import call_with_opencv_threads
+
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="urban_gym_draw")
+        pool = self._pool
+        step = -(-len(indices) // k)
+        chunks = [range(a, min(a + step, len(indices))) for a in range(0, len(indices), step)]
+
+        def run() -> None:
+            for f in [pool.submit(draw, c) for c in chunks]:
+                f.result()
+
+        # OpenCV on one thread while the pool draws: its own threads would fight the pool.
+        # A frame alternates short compiled passes (GIL released) with Python between them;
+        # at Python's default 5 ms switch interval a thread coming back from a pass may wait
+        # that long for the other to hand the GIL over (the convoy effect), so the interval
+        # is short while the pool draws.
+        before = sys.getswitchinterval()
+        sys.setswitchinterval(min(before, DRAW_SWITCH_INTERVAL_S))
+        try:
+            call_with_opencv_threads(1, run)
+        finally:
+            sys.setswitchinterval(before)
+        return out
+
+    def _observations(self) -> Any:
+        return _batch(self.single_observation_space, self._obs, self.copy)
+
+    # ------------------------------------------------------------------ reset / step
+    def reset(
+        self,
+        *,
+        seed: int | Sequence[int | None] | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> tuple[Any, dict[str, Any]]:
+        """Reset all envs (or those of ``options["reset_mask"]``, a boolean array of
+        shape ``(N,)``); ``seed`` an int gives env ``i`` the seed ``seed + i``, a list one
+        seed each; the other ``options`` go to every env's ``reset``.
+        """
+        n = self.num_envs
+        seeds: list[int | None]
+        if seed is None:
+            seeds = [None] * n
+        elif _is_int(seed):
+            seeds = [int(seed) + i for i in range(n)]  # type: ignore[arg-type]
+        else:
+            seeds = list(seed)  # type: ignore[arg-type]
+            if len(seeds) != n:
+                raise InputError(f"seed list of length {len(seeds)} must have num_envs={n} seeds")
+        options = dict(options or {})
+        mask = options.pop("reset_mask", None)
+        if mask is None:
+            mask = np.ones(n, dtype=np.bool_)
+        elif not (isinstance(mask, np.ndarray) and mask.dtype == np.bool_ and mask.shape == (n,)):
+            raise InputError(f"options['reset_mask']={mask!r} must be a bool array of shape ({n},)")
+        chosen = [int(i) for i in np.flatnonzero(mask)]
+        for i in chosen:
+            self.envs[i]._reset_core(seeds[i], options or None)
+        self._draw(chosen)
+        infos: list[dict[str, Any] | None] = [None] * n
+        for i in chosen:
+            infos[i] = self.envs[i]._info("")
+        self._autoreset[chosen] = False
+        self.last_infos = infos
+        return self._observations(), batch_infos(infos, n)
+
+    def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """One step of every env (see the module docstring for the order of its parts)."""
+        n = self.num_envs
+        acts = list(iterate(self.action_space, actions))
+        rewards = np.zeros(n, dtype=np.float64)
+        terminated = np.zeros(n, dtype=np.bool_)
+        truncated = np.zeros(n, dtype=np.bool_)
+        infos: list[dict[str, Any] | None] = [None] * n
+        restarted: list[int] = []
+        next_step = self.autoreset_mode == AutoresetMode.NEXT_STEP
+        for i, env in enumerate(self.envs):
+            if next_step and self._autoreset[i]:
+                env._reset_core(None, None)
+                restarted.append(i)
+            else:
+                rewards[i], terminated[i], truncated[i], infos[i] = env._step_core(acts[i])
+        drawn = self._draw(range(n))
+        ended = np.logical_or(terminated, truncated)
+        final: list[dict[str, Any] | None] = [None] * n
+        if self.autoreset_mode == AutoresetMode.SAME_STEP and ended.any():
+            restarted = [int(i) for i in np.flatnonzero(ended)]
+            for i in restarted:
+                final[i] = {"final_obs": drawn[i], "final_info": infos[i]}
+                self.envs[i]._reset_core(None, None)
+            self._draw(restarted)
+        for i in restarted:
+            infos[i] = self.envs[i]._info("")
+        self.last_infos = [f["final_info"] if f else info for f, info in zip(final, infos)]
+        batch = batch_infos(infos, n)
+        if any(final):
+            batch.update(batch_infos(final, n))
+        self._autoreset = ended
+        return self._observations(), rewards, terminated, truncated, batch
+
+    # ------------------------------------------------------------------ masks and calls
+    def action_masks(self) -> np.ndarray:
+        """The valid entries of every env's action table now: ``(N, n)`` booleans."""
+        return np.stack([env._mask() for env in self.envs]).astype(bool)
+
+    def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
+        """``getattr(env, name)(*args, **kwargs)`` on every env (an attribute that is not
+        callable is returned as it is).
+        """
+        out = []
+        for env in self.envs:
+            value = getattr(env, name)
+            out.append(value(*args, **kwargs) if callable(value) else value)
+        return tuple(out)
+
+    def get_attr(self, name: str) -> tuple[Any, ...]:
+        """The attribute ``name`` of every env."""
+        return tuple(getattr(env, name) for env in self.envs)
+
+    def set_attr(self, name: str, values: Any) -> None:
+        """Set the attribute ``name`` of every env: one value for all, or a list or tuple of
+        N values.
+        """
+        if not isinstance(values, (list, tuple)):
+            values = [values] * self.num_envs
+        if len(values) != self.num_envs:
+            raise InputError(
+                f"set_attr({name!r}): {len(values)} values for num_envs={self.num_envs} envs"
+            )
+        for env, value in zip(self.envs, values):
+            setattr(env, name, value)
+
+    def render(self) -> tuple[Any, ...] | None:
+        """Every env's ``render()`` (the frames of ``render_mode="rgb_array"``)."""
+        return tuple(env.render() for env in self.envs)
+
+    def close_extras(self, **kwargs: Any) -> None:
+        """Stop the drawing threads and close the envs."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
+        for env in self.envs:
+            env.close()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.env_class.__name__}, num_envs={self.num_envs})"
+
+
+__all__ = ["ARRAY_SPACES", "AUTORESET_MODES", "NativeVectorEnv", "batch_infos"]
