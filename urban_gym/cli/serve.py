@@ -141,6 +141,12 @@ def _add_play(p: argparse.ArgumentParser) -> None:
         "--leave-grace", type=float, default=15.0, help="s after the page closed: abandoned"
     )
     p.add_argument(
+        "--max-sessions",
+        type=int,
+        default=8,
+        help="pages that may play at once (default 8; a page beyond is refused)",
+    )
+    p.add_argument(
         "--force", action="store_true", help="move a different run in --out aside and start"
     )
     p.add_argument("--open", action="store_true", help="open the page in the default browser")

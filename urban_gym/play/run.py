@@ -188,6 +188,16 @@ class PlayRun:
             self.sessions[s.token] = s
         return s
 
+    def live_sessions(self, now: float | None = None) -> int:
+        """Sessions that count against ``settings.max_sessions``: those playing an
+        episode and those whose page was heard from within ``heartbeat_timeout_s``.
+        """
+        now = time.monotonic() if now is None else now
+        limit = self.settings.heartbeat_timeout_s
+        with self._lock:
+            sessions = list(self.sessions.values())
+        return sum(1 for s in sessions if s.phase == "playing" or now - s.last_seen < limit)
+
     def session(self, token: str | None) -> PlaySession | None:
         """The session of a cookie value, or None."""
         if not token:
