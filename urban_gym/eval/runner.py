@@ -41,6 +41,7 @@ from urban_gym.eval.records import (
     sha256_json,
 )
 from urban_gym.eval.worker import EpisodeKey, EpisodeWorker, RunSpec, freeze_heap, make_env
+from urban_gym.redact import redact_argv
 
 SEEDINGS: tuple[str, ...] = ("repeat", "task")
 
@@ -301,7 +302,7 @@ def run(
     manifest = build_manifest(spec, env, the_agent, keys, seeds, seed, seeding, task_filter)
     invocation = {
         "started": _now(),
-        "command": list(command) if command is not None else None,
+        "command": redact_argv(command),  # credentials replaced
         "backend": backend,
         "workers": workers,
         "address": address,

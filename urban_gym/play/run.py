@@ -36,6 +36,7 @@ from urban_gym.eval.runner import build_manifest, episode_keys
 from urban_gym.eval.trace import task_summary
 from urban_gym.eval.worker import EpisodeKey, RunSpec, make_env
 from urban_gym.play.session import HumanAgent, PlaySession, PlaySettings
+from urban_gym.redact import redact_argv
 
 #: The manifest's ``agent`` entry of every human run.
 HUMAN_AGENT: dict[str, Any] = {
@@ -96,7 +97,7 @@ class PlayRun:
         self.manifest = self._manifest(env, task_ids, seeds, seed, seeding)
         invocation = {
             "started": _now(),
-            "command": list(command) if command is not None else None,
+            "command": redact_argv(command),  # credentials replaced
             "backend": "play",
             "settings": vars(self.settings),
             "urban_gym_version": self.manifest["urban_gym_version"],
