@@ -241,6 +241,7 @@ def run(
     progress: bool | Callable[[dict[str, Any]], None] = True,
     command: Sequence[str] | None = None,
     max_episodes: int | None = None,
+    episode_deadline_s: float | None = None,
 ) -> RunResult:
     """Run (or resume) an evaluation; see the module docstring.
 
@@ -266,6 +267,8 @@ def run(
         progress: show a progress bar (True), or call ``progress(status)`` per episode.
         command: the command line, for the manifest.
         max_episodes: stop after this many new episodes (the rest stays for a resume).
+        episode_deadline_s: each episode's wall-clock deadline in seconds (None: none): an
+            agent still acting then ends its episode as ``episode_deadline``.
     """
     from urban_gym.baselines.agents import agent_kind, load_agent
     from urban_gym.errors import InputError
@@ -289,6 +292,7 @@ def run(
         agent_options=dict(agent_options or {}),
         run_dir=str(run_dir.path),
         judge=dict(judge) if judge else None,
+        episode_deadline_s=episode_deadline_s,
     )
     env = make_env(spec)
     the_agent = load_agent(spec.agent, spec.agent_options)
