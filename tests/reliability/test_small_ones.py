@@ -4,6 +4,7 @@ waiting for a body that never ends."""
 
 from __future__ import annotations
 
+import json
 import socket
 import time
 
@@ -38,3 +39,33 @@ def test_scripted_server_refuses_a_length_it_cannot_read(length):
         assert "Content-Length" in answer
     finally:
         server.stop()
+
+
+ROUTE = {
+    "route_id": "r1",
+    "route_panoids": ["X", "a1", "a2", "a3", "Y"],
+    "navigation_text": "East to the corner.",
+    "start_heading": 90,
+}
+
+
+def test_streetgraph_routes_reads_five_column_nodes_and_a_json_array(tmp_path, capsys):
+    from tests.families.streetgraph.streetgraph_fixture import node_lines, write_fixture
+    from urban_gym.cli import main
+    from urban_gym.tasks.suite import load_suite
+
+    # a fifth column on every node line (VELMA's graph files): the first four are used
+    d = write_fixture(tmp_path / "td", nodes=[f"{line},1" for line in node_lines()])
+    routes = tmp_path / "routes.json"
+    second = {**ROUTE, "route_id": "r2", "start_heading": 270}
+    routes.write_text(json.dumps([ROUTE, second], indent=2), encoding="utf-8")  # one array
+    out = tmp_path / "suite.jsonl"
+    assert main(["streetgraph-routes", str(d), str(routes), "--out", str(out)]) == 0, (
+        capsys.readouterr().err
+    )
+    tasks = load_suite(out)
+    assert len(tasks) == 2 and "East to the corner." in tasks[0].instruction
+    # a bad item is named by its number in the array
+    routes.write_text(json.dumps([ROUTE, {"route_panoids": ["X"]}]), encoding="utf-8")
+    assert main(["streetgraph-routes", str(d), str(routes), "--out", str(out)]) == 2
+    assert "line 2: route_panoids=" in capsys.readouterr().err
