@@ -69,3 +69,23 @@ def test_streetgraph_routes_reads_five_column_nodes_and_a_json_array(tmp_path, c
     routes.write_text(json.dumps([ROUTE, {"route_panoids": ["X"]}]), encoding="utf-8")
     assert main(["streetgraph-routes", str(d), str(routes), "--out", str(out)]) == 2
     assert "line 2: route_panoids=" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("x", [1e308, -5e6])
+def test_a_citywalk_task_far_outside_its_city_is_refused(x):
+    import dataclasses
+
+    import gymnasium as gym
+
+    from urban_gym.errors import TaskError
+
+    env = gym.make("UrbanGym/CityWalk-NoView-v0")
+    try:
+        task = env.unwrapped.tasks[0]
+        far = dataclasses.replace(task, id="far", start={**task.start, "x": x})
+        with pytest.raises(TaskError) as e:
+            env.reset(seed=0, options={"task": far})
+        assert f"task 'far': start (x={x!r}" in str(e.value) and "outside its city" in str(e.value)
+        env.reset(seed=0, options={"task": task})  # the task as generated still starts
+    finally:
+        env.close()
