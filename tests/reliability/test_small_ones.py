@@ -89,3 +89,30 @@ def test_a_citywalk_task_far_outside_its_city_is_refused(x):
         env.reset(seed=0, options={"task": task})  # the task as generated still starts
     finally:
         env.close()
+
+
+class ObjectConfigAgent:
+    """The oracle, with an object (a new one per agent) in its ``config()``."""
+
+    def __new__(cls):
+        from urban_gym.baselines.agents import OracleAgent
+
+        class _Agent(OracleAgent):
+            def config(self):
+                return {"kind": "oracle", "helper": object(), "sizes": (1, 2)}
+
+        return _Agent()
+
+
+def test_an_agent_whose_config_holds_an_object_resumes(tmp_path):
+    from urban_gym.eval.records import RunDir
+    from urban_gym.eval.runner import run
+
+    spec = f"{__name__}:ObjectConfigAgent"
+    pg, tasks = "UrbanGym/PoseGraph360-Procedural-v0", ["localization-easy-000"]
+    first = run(pg, tmp_path / "r", agent=spec, task_ids=tasks, progress=False)
+    again = run(pg, tmp_path / "r", agent=spec, task_ids=tasks, progress=False)  # a resume
+    assert first.ran == 1 and again.done_before == 1 and again.ran == 0
+    manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
+    assert manifest["agent"]["config"]["helper"] == "<object object>"
+    assert len(RunDir(tmp_path / "r").read_episodes()) == 1

@@ -21,6 +21,7 @@ import datetime as _dt
 import gc
 import os
 import platform
+import re
 import subprocess
 import sys
 import time
@@ -149,7 +150,7 @@ def build_manifest(
     core: Any = env.unwrapped  # an UrbanEnv
     tasks = core.tasks
     chosen = sorted({k.task_id for k in keys})
-    config = agent.config()
+    config = stable_config(agent.config())
     describe_face = getattr(agent, "describe_face", None)
     if callable(describe_face):  # an agent with a model face: what its model sees
         config["face"] = describe_face(env)
@@ -186,6 +187,28 @@ def build_manifest(
         "seeding": seeding,
         "episodes": len(keys),
     }
+
+
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+def stable_config(config: Any) -> Any:
+    """An agent's ``config()`` as the manifest keeps it: strict JSON, with an object that
+    JSON does not hold written as its ``repr`` less its memory address (``<Foo object>``),
+    so that the same agent gives the same manifest in every process (and resumes).
+    """
+    from urban_gym.strict_json import json_safe
+
+    def clean(v: Any) -> Any:
+        if isinstance(v, str):
+            return _ADDRESS.sub("", v)
+        if isinstance(v, dict):
+            return {k: clean(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [clean(x) for x in v]
+        return v
+
+    return clean(json_safe(config))
 
 
 def _now() -> str:
