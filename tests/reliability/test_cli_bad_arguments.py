@@ -123,8 +123,6 @@ def test_every_command_answers_bad_arguments_in_one_line(tmp_path, cmd, seed, mo
     elif has_positional:  # a mistyped env id, a missing or garbage file, a folder
         argv = [cmd, *positional_values(cmd, rng, tmp_path, bad=True)]
         argv += required_options(cmd, tmp_path)
-        if cmd in ("eval", "gepa") or "env_id" not in str(SUB.choices[cmd]._actions):
-            pass
     else:  # an option the command does not have
         argv = [cmd, "--no-such-option", "1"]
     status, err = run(argv)
@@ -145,6 +143,11 @@ def test_every_command_answers_bad_arguments_in_one_line(tmp_path, cmd, seed, mo
             ["eval", PG, "--out", "{tmp}/r", "--agent", "lmm", "--base-url", "http://h:99999/v1"],
             "port outside",
         ),
+        (  # every model call of gepa fails: a closed port on loopback
+            ["gepa", PG, "--out", "{tmp}/g", "--base-url", "http://127.0.0.1:9/v1"]
+            + ["--model", "m", "--max-retries", "0", "--iterations", "1", "--minibatch", "1"],
+            "Connection refused",
+        ),
     ],
 )
 def test_the_named_causes(tmp_path, argv, words):
@@ -153,3 +156,32 @@ def test_the_named_causes(tmp_path, argv, words):
     status, err = run(argv)
     assert_one_line(argv, status, err)
     assert words in err, err
+
+
+def test_ctrl_c_is_one_line(tmp_path):
+    """Ctrl-C in the middle of a run: one line, status 130, the episodes so far kept."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    root = Path(__file__).resolve().parents[2]
+    out = tmp_path / "r"
+    argv = [sys.executable, "-m", "urban_gym.cli", "eval", PG, "--out", str(out)]
+    p = subprocess.Popen(
+        [*argv, "--seeds", "2000"],
+        cwd=root,
+        env=dict(os.environ, PYTHONPATH=str(root)),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 120
+    while not (out / "episodes.jsonl").exists() or not (out / "episodes.jsonl").stat().st_size:
+        assert time.monotonic() < deadline and p.poll() is None
+        time.sleep(0.2)
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=120)
+    lines = [x for x in err.replace("\r", "\n").splitlines() if x and "episodes:" not in x]
+    assert p.returncode == 130 and lines == ["urban-gym eval: error: interrupted (Ctrl-C)"], err
