@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import os
 import random
 from pathlib import Path
 
@@ -15,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from urban_gym.baselines.agents import OracleAgent
 from urban_gym.cli import all_commands, build_parser, main
 from urban_gym.cli._errors import count, finite, port
 
@@ -37,7 +39,9 @@ def run(argv: list[str]) -> tuple[int, str]:
 
 
 def assert_one_line(argv: list[str], status: int, err: str) -> None:
-    lines = err.strip().splitlines()
+    """A non-zero status and one line on stderr (besides a run's progress bar)."""
+    text = err.replace("\r", "\n")
+    lines = [x for x in text.strip().splitlines() if x and not x.startswith("episodes:")]
     assert status != 0, (argv, err)
     assert len(lines) == 1 and "Traceback" not in err, (argv, err)
     assert lines[0].startswith("urban-gym"), (argv, err)
@@ -185,3 +189,19 @@ def test_ctrl_c_is_one_line(tmp_path):
     _, err = p.communicate(timeout=120)
     lines = [x for x in err.replace("\r", "\n").splitlines() if x and "episodes:" not in x]
     assert p.returncode == 130 and lines == ["urban-gym eval: error: interrupted (Ctrl-C)"], err
+
+
+class DyingAgent(OracleAgent):
+    """The oracle, except that its process dies at its first action (a killed worker)."""
+
+    def act(self, obs, info):
+        os._exit(3)
+
+
+@pytest.mark.slow  # two worker processes start (about 40 s on two shared cores)
+def test_a_dead_worker_is_one_line(tmp_path):
+    argv = ["eval", PG, "--out", str(tmp_path / "r"), "--agent", f"{__name__}:DyingAgent"]
+    argv += ["--workers", "2", "--task-ids", "localization-easy-000,localization-medium-000"]
+    status, err = run(argv)
+    assert_one_line(argv, status, err)
+    assert "a worker process died" in err and "rerun the command to resume" in err
