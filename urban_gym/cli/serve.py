@@ -54,9 +54,15 @@ def run_serve_scripted(args: argparse.Namespace) -> int:
         faults = [int(s) for s in args.fail.split(",") if s.strip()]
     except ValueError as exc:
         raise InputError(f"--fail={args.fail!r} must be comma-separated HTTP statuses") from exc
+    import importlib
+
     import gymnasium as gym
 
-    gym.spec(args.env_id)  # a mistyped id fails here, not at the first request
+    # a mistyped id fails here, not at the first request ("module:ID" as gym.make reads it)
+    module, colon, name = args.env_id.rpartition(":")
+    if colon:
+        importlib.import_module(module)
+    gym.spec(name if colon else args.env_id)
     server = ScriptedServer(
         env_id=args.env_id,
         env_kwargs=args.env_kwargs,
