@@ -87,7 +87,7 @@ def play_family(
         for r in range(len(run.keys)):
             t1 = time.perf_counter()
             if r == 0:
-                p.load(srv.url)
+                p.load(srv.page_url)
             else:
                 p.next_task()
             first.append(time.perf_counter() - t1)

@@ -180,7 +180,10 @@ def test_play_over_http(registered, tmp_path):
     from urban_gym.play.run import PlayRun
 
     run = PlayRun("Toy/Corridor-v0", tmp_path / "human", task_ids=["reach-3"])
-    with PlayServer(run) as server, httpx.Client(base_url=server.url, timeout=60) as page:
+    with (
+        PlayServer(run) as server,
+        httpx.Client(base_url=server.url, headers=server.headers, timeout=60) as page,
+    ):
         assert page.get("/api/config").json()["controls"]["family"] == "toy_corridor"
         page.post("/api/session")
         for control in ("east", "east", "east", "stop"):  # cell 0 to 3, then stop

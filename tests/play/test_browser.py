@@ -91,7 +91,7 @@ def test_play_one_task_per_family_in_chromium(chromium, tmp_path, env_id, kwargs
     family = run.family
     with PlayServer(run) as srv:
         p = Recorder(chromium, run)
-        p.load(srv.url)
+        p.load(srv.page_url)
         assert p.body("phase") == "playing"
         if family == "citywalk":
             width = chromium.execute_script(

@@ -23,7 +23,7 @@ def start(out) -> tuple:
     lines = []
     for line in p.stdout:
         lines.append(line)
-        m = re.search(r"open (http://127\.0\.0\.1:\d+/) in a browser", line)
+        m = re.search(r"open (http://127\.0\.0\.1:\d+/\?token=\S+) in a browser", line)
         if m:
             return p, m.group(1), "".join(lines)
     raise AssertionError(f"no URL printed: {lines} {p.stderr.read()}")
@@ -34,8 +34,9 @@ def test_play_command_serves_stops_and_resumes(tmp_path):
     p, url, text = start(out)
     try:
         assert "3 episodes, 0 recorded before, 3 to play" in text
-        with httpx.Client(base_url=url, timeout=60) as c:
-            assert "urban_gym play" in c.get("/").text
+        with httpx.Client(base_url=url.split("?")[0], timeout=60, follow_redirects=True) as c:
+            assert c.get("/").status_code == 403  # without the token
+            assert "urban_gym play" in c.get(url).text  # the printed URL sets the cookie
             st = c.post("/api/session").json()
             assert st["task"]["number"] == 1
             st = c.post("/api/act", json={"control": "answer", "params": {"text": "x:0 y:0"}})
@@ -51,7 +52,8 @@ def test_play_command_serves_stops_and_resumes(tmp_path):
     p, url, text = start(out)  # again: task 2 is offered again
     try:
         assert "1 recorded before, 2 to play" in text
-        with httpx.Client(base_url=url, timeout=60) as c:
+        with httpx.Client(base_url=url.split("?")[0], timeout=60, follow_redirects=True) as c:
+            c.get(url)
             assert c.post("/api/session").json()["task"]["number"] == 2
         p.send_signal(signal.SIGINT)  # Ctrl-C: task 2 is recorded as abandoned
         assert p.wait(60) == 0

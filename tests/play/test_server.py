@@ -31,7 +31,7 @@ TASKS = [
 
 
 def client(server: PlayServer) -> httpx.Client:
-    return httpx.Client(base_url=server.url, timeout=60)
+    return httpx.Client(base_url=server.url, headers=server.headers, timeout=60)
 
 
 def answer_right(c: httpx.Client, run: PlayRun, state: dict) -> dict:
@@ -133,7 +133,9 @@ def test_sessions_are_separate_and_get_the_next_free_task(tmp_path):
         # errors: a step while none can be taken, a control the page cannot mean, no cookie
         r = b.post("/api/act", json={"control": "no-such", "params": {}})
         assert r.status_code == 400 and "no control 'no-such'" in r.json()["error"]
-        r = httpx.post(srv.url + "api/act", json={"control": "W", "params": {}})
+        r = httpx.post(
+            srv.url + "api/act", json={"control": "W", "params": {}}, headers=srv.headers
+        )
         assert r.status_code == 400 and "no session" in r.json()["error"]
         answer_right(b, run, b.post("/api/session").json())
         r = b.post("/api/act", json={"control": "W", "params": {}})

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -17,12 +18,16 @@ from typing import Any
 @dataclass
 class Answer:
     """One raw HTTP answer. ``length=False`` sends no Content-Length and closes the
-    connection after the body (the client reads to the end of the stream)."""
+    connection after the body (the client reads to the end of the stream). ``drip_s``
+    sends the body a byte at a time, that many seconds apart; ``forever`` sends the body
+    again and again until the client hangs up (with ``length=False``)."""
 
     body: bytes
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
     length: bool = True
+    drip_s: float = 0.0
+    forever: bool = False
 
 
 #: The usage of :func:`completion_body` unless told otherwise.
@@ -60,6 +65,8 @@ class FaultServer:
         self.answers = list(answers)
         self.default = default or json_answer(completion_body())
         self.requests = 0
+        #: the raw request (headers and body) of every chat request, in order
+        self.seen: list[bytes] = []
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -85,7 +92,9 @@ class FaultServer:
                 pass
 
             def do_POST(self) -> None:
-                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                with server._lock:
+                    server.seen.append(f"{self.path}\n{self.headers}".encode() + body)
                 a = server.next_answer()
                 self.send_response(a.status)
                 for k, v in a.headers.items():
@@ -97,9 +106,18 @@ class FaultServer:
                     self.close_connection = True
                 self.end_headers()
                 try:
-                    self.wfile.write(a.body)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client stopped reading (a body over its limit)
+                    while True:
+                        if a.drip_s:
+                            for i in range(len(a.body)):
+                                self.wfile.write(a.body[i : i + 1])
+                                self.wfile.flush()
+                                time.sleep(a.drip_s)
+                        else:
+                            self.wfile.write(a.body)
+                        if not a.forever or server._httpd is None:
+                            break
+                except (BrokenPipeError, ConnectionResetError, ValueError, OSError):
+                    pass  # the client stopped reading (a body over its limit, a deadline)
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True

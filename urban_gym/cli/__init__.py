@@ -4,18 +4,19 @@ The core's sub-commands register themselves in :data:`COMMANDS` (name -> (help,
 (add_arguments, run))); each family adds its own
 (:meth:`~urban_gym.tasks.families.Family.cli_commands`). Each ``run(args)`` returns the
 process exit status. Errors of urban_gym's own (:class:`~urban_gym.errors.UrbanGymError`)
-are printed as one line and exit with status 2.
+are printed as one line and exit with status 2; every other failure is one line too
+(:mod:`urban_gym.cli._errors`).
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 
 # the sub-command modules register their commands in COMMANDS when imported
 from urban_gym.cli import evaluate, serve, train, world  # noqa: F401
 from urban_gym.cli._common import COMMANDS, Command, command
-from urban_gym.errors import InputError, UrbanGymError
+from urban_gym.cli._errors import Parser, run_safely
+from urban_gym.errors import InputError
 
 __all__ = ["COMMANDS", "all_commands", "build_parser", "command", "main"]
 
@@ -41,11 +42,9 @@ def build_parser(commands: dict[str, tuple[str, Command]] | None = None) -> argp
     """The ``urban-gym`` argument parser with every sub-command (:func:`all_commands`)."""
     from urban_gym import __version__
 
-    parser = argparse.ArgumentParser(
-        prog="urban-gym", description="urban_gym: city navigation environments"
-    )
+    parser = Parser(prog="urban-gym", description="urban_gym: city navigation environments")
     parser.add_argument("-V", "--version", action="version", version=f"%(prog)s {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     for name, (help_text, (add, _)) in (commands or all_commands()).items():
         add(sub.add_parser(name, help=help_text, description=help_text))
     return parser
@@ -57,11 +56,4 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser(commands)
     args = parser.parse_args(argv)
     _, (_, run) = commands[args.command]
-    try:
-        return run(args)
-    except UrbanGymError as exc:
-        print(f"urban-gym {args.command}: error: {exc}", file=sys.stderr)
-        return 2
-    except BrokenPipeError:  # output piped into `head` and the like
-        sys.stderr.close()
-        return 0
+    return run_safely(args.command, lambda: run(args))

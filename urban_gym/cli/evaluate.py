@@ -58,6 +58,13 @@ def _add_eval(p: argparse.ArgumentParser) -> None:
         "--force", action="store_true", help="move a different run in --out aside and start"
     )
     p.add_argument("--max-episodes", type=int, default=None, help="stop after N new episodes")
+    p.add_argument(
+        "--episode-deadline",
+        type=float,
+        default=7200.0,
+        help="seconds an episode may take (default 7200; 0: none); an agent still acting "
+        "then ends it with termination episode_deadline",
+    )
     p.add_argument("--no-visibility", action="store_true", help="do not record goal_visible")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument(
@@ -96,6 +103,10 @@ def run_eval(args: argparse.Namespace) -> int:
             "prompt_file": args.judge_prompt,
         }
         judge = {k: v for k, v in judge.items() if v is not None}
+    if args.episode_deadline < 0:
+        from urban_gym.errors import InputError
+
+        raise InputError(f"--episode-deadline {args.episode_deadline!r}: must be >= 0 s (0: none)")
     res = run(
         args.env_id,
         args.out,
@@ -115,6 +126,7 @@ def run_eval(args: argparse.Namespace) -> int:
         progress=not args.no_progress,
         command=["urban-gym", *sys.argv[1:]] if sys.argv and sys.argv[0] else None,
         max_episodes=args.max_episodes,
+        episode_deadline_s=args.episode_deadline or None,
     )
     done = res.done_before + res.ran
     print(

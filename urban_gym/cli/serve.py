@@ -54,6 +54,15 @@ def run_serve_scripted(args: argparse.Namespace) -> int:
         faults = [int(s) for s in args.fail.split(",") if s.strip()]
     except ValueError as exc:
         raise InputError(f"--fail={args.fail!r} must be comma-separated HTTP statuses") from exc
+    import importlib
+
+    import gymnasium as gym
+
+    # a mistyped id fails here, not at the first request ("module:ID" as gym.make reads it)
+    module, colon, name = args.env_id.rpartition(":")
+    if colon:
+        importlib.import_module(module)
+    gym.spec(name if colon else args.env_id)
     server = ScriptedServer(
         env_id=args.env_id,
         env_kwargs=args.env_kwargs,
@@ -139,6 +148,12 @@ def _add_play(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--leave-grace", type=float, default=15.0, help="s after the page closed: abandoned"
+    )
+    p.add_argument(
+        "--max-sessions",
+        type=int,
+        default=8,
+        help="pages that may play at once (default 8; a page beyond is refused)",
     )
     p.add_argument(
         "--force", action="store_true", help="move a different run in --out aside and start"

@@ -104,6 +104,7 @@ TERMINATION_REASONS: tuple[str, ...] = (
     "constraint_violated",
     "time_limit",  # simulation clock ran out
     "model_error",  # the language-model client gave up (set by the baselines)
+    "episode_deadline",  # the harness's per-episode wall-clock deadline passed
     "abandoned",  # a person left the episode unfinished: page closed, idle, server stopped
     # (set by urban_gym.play, the browser face)
 )

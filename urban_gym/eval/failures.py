@@ -33,7 +33,7 @@ ORDER: tuple[str, ...] = ("Action", "Planning", "Perception", "Grounding", "Expl
 OTHER = "Unclassified"
 ERROR = "Error"
 ERROR_TERMINATIONS = frozenset(
-    {"model_error", "agent_error", "env_error", "interrupted", "abandoned"}
+    {"model_error", "agent_error", "env_error", "interrupted", "abandoned", "episode_deadline"}
 )
 AGENT_ENDED = frozenset({"answered", "arrived", "terminated_by_agent"})
 BUDGET_ENDED = frozenset({"step_limit", "decision_limit", "transition_limit", "time_limit"})

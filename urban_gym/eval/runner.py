@@ -21,6 +21,7 @@ import datetime as _dt
 import gc
 import os
 import platform
+import re
 import subprocess
 import sys
 import time
@@ -43,6 +44,7 @@ from urban_gym.eval.records import (
 )
 from urban_gym.eval.runlock import RunLock
 from urban_gym.eval.worker import EpisodeKey, EpisodeWorker, RunSpec, freeze_heap, make_env
+from urban_gym.redact import redact_argv
 
 SEEDINGS: tuple[str, ...] = ("repeat", "task")
 
@@ -153,7 +155,7 @@ def build_manifest(
     core: Any = env.unwrapped  # an UrbanEnv
     tasks = core.tasks
     chosen = sorted({k.task_id for k in keys})
-    config = agent.config()
+    config = stable_config(agent.config())
     describe_face = getattr(agent, "describe_face", None)
     if callable(describe_face):  # an agent with a model face: what its model sees
         config["face"] = describe_face(env)
@@ -190,6 +192,28 @@ def build_manifest(
         "seeding": seeding,
         "episodes": len(keys),
     }
+
+
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+def stable_config(config: Any) -> Any:
+    """An agent's ``config()`` as the manifest keeps it: strict JSON, with an object that
+    JSON does not hold written as its ``repr`` less its memory address (``<Foo object>``),
+    so that the same agent gives the same manifest in every process (and resumes).
+    """
+    from urban_gym.strict_json import json_safe
+
+    def clean(v: Any) -> Any:
+        if isinstance(v, str):
+            return _ADDRESS.sub("", v)
+        if isinstance(v, dict):
+            return {k: clean(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [clean(x) for x in v]
+        return v
+
+    return clean(json_safe(config))
 
 
 def _now() -> str:
@@ -245,6 +269,7 @@ def run(
     progress: bool | Callable[[dict[str, Any]], None] = True,
     command: Sequence[str] | None = None,
     max_episodes: int | None = None,
+    episode_deadline_s: float | None = None,
 ) -> RunResult:
     """Run (or resume) an evaluation; see the module docstring.
 
@@ -270,6 +295,8 @@ def run(
         progress: show a progress bar (True), or call ``progress(status)`` per episode.
         command: the command line, for the manifest.
         max_episodes: stop after this many new episodes (the rest stays for a resume).
+        episode_deadline_s: each episode's wall-clock deadline in seconds (None: none): an
+            agent still acting then ends its episode as ``episode_deadline``.
     """
     from urban_gym.baselines.agents import agent_kind, load_agent
     from urban_gym.errors import InputError
@@ -293,6 +320,7 @@ def run(
         agent_options=dict(agent_options or {}),
         run_dir=str(run_dir.path),
         judge=dict(judge) if judge else None,
+        episode_deadline_s=episode_deadline_s,
     )
     env = make_env(spec)
     the_agent = load_agent(spec.agent, spec.agent_options)
@@ -306,7 +334,7 @@ def run(
     manifest = build_manifest(spec, env, the_agent, keys, seeds, seed, seeding, task_filter)
     invocation = {
         "started": _now(),
-        "command": list(command) if command is not None else None,
+        "command": redact_argv(command),  # credentials replaced
         "backend": backend,
         "workers": workers,
         "address": address,

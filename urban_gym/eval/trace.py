@@ -425,6 +425,7 @@ def run_episode(
     seed: int | None = None,
     options: dict[str, Any] | None = None,
     on_step: Any = None,
+    deadline_s: float | None = None,
 ) -> tuple[dict[str, Any], EpisodeTrace]:
     """Run one episode of ``agent`` on its ``face`` (the stack ``agent.wrap(env)`` built);
     returns ``(record, trace)``: the episode record (the line a run folder's
@@ -449,6 +450,10 @@ def run_episode(
         on_step: ``on_step(obs, info)`` after the reset and after every step (e.g. to
             collect the frames of a GIF); an exception of it ends the episode as the
             agent's would.
+        deadline_s: the episode's wall-clock deadline (seconds from the reset; None: none).
+            An agent still acting when it passes -- a hung call included -- ends the
+            episode with termination ``episode_deadline`` and the family's metrics so far
+            (:class:`~urban_gym.eval.deadline.Deadlined`).
 
     The agent giving up (:class:`~urban_gym.errors.AgentGaveUp`, e.g. the model client)
     ends the episode with its termination (``model_error``) and the family's metrics of
@@ -469,6 +474,10 @@ def run_episode(
 
         key = EpisodeKey(task.id, seed, 0, -1, seed)  # type: ignore[arg-type]
     agent.reset(face, task, seed=key.agent_seed)
+    if deadline_s is not None:
+        from urban_gym.eval.deadline import Deadlined
+
+        agent = Deadlined(agent, deadline_s)
     trace = start_trace(info)
     termination: str | None
     error: str | None

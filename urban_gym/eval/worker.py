@@ -34,6 +34,8 @@ class RunSpec:
         run_dir: the run folder (traces are written there by the workers).
         judge: settings of a language-model answer judge (None or ``{"kind": "rules"}``:
             the deterministic one).
+        episode_deadline_s: each episode's wall-clock deadline (None: none; see
+            :func:`~urban_gym.eval.trace.run_episode`).
     """
 
     env_id: str
@@ -42,6 +44,7 @@ class RunSpec:
     agent_options: dict[str, Any] = field(default_factory=dict)
     run_dir: str = ""
     judge: dict[str, Any] | None = None
+    episode_deadline_s: float | None = None
 
 
 def make_env(spec: RunSpec, render_mode: str | None = None) -> gym.Env:
@@ -187,7 +190,13 @@ class EpisodeWorker:
         if summary is None:
             summary = self._summaries[key.task_id] = task_summary(task)
         return run_episode(
-            self.face, self.agent, key, task=task, recorder=self.recorder, summary=summary
+            self.face,
+            self.agent,
+            key,
+            task=task,
+            recorder=self.recorder,
+            summary=summary,
+            deadline_s=self.spec.episode_deadline_s,
         )
 
     def run(self, key: EpisodeKey) -> dict[str, Any]:

@@ -15,8 +15,11 @@ route                      what it does
 ``GET /api/stats``         server latency per control (milliseconds), episodes recorded
 =========================  ==================================================================
 
-Errors are JSON ``{"error": message}``: 400 for a command the page cannot have meant or a
-missing session, 409 for a step while the last one runs. The session cookie (HttpOnly,
+Errors are JSON ``{"error": message}``: 400 for a command the page cannot have meant, a body
+that is not a JSON object (too deep, a number too long) or a missing session, 409 for a step
+while the last one runs, 429 when :attr:`PlaySettings.max_sessions` pages already play. In
+front of every route, :class:`~urban_gym.play.gate.Gate` refuses other hosts, other origins,
+requests without the run's token and bodies over :data:`~urban_gym.play.gate.MAX_BODY` bytes. The session cookie (HttpOnly,
 SameSite=Strict) is named after the port, so two servers on one machine keep their
 sessions apart. Nothing here is imported by ``import urban_gym``.
 """
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import secrets
 import signal
 import socket
 import statistics
@@ -37,6 +41,7 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
@@ -44,6 +49,7 @@ from starlette.staticfiles import StaticFiles
 
 from urban_gym.errors import InputError, UrbanGymError
 from urban_gym.play.controls import ControlError, family_controls
+from urban_gym.play.gate import MAX_BODY, Gate
 from urban_gym.play.run import PlayRun
 from urban_gym.play.session import PlaySession, SessionBusy
 
@@ -66,7 +72,7 @@ class _Endpoints:
             "env_id": run.env_id,
             "family": run.family,
             "controls": family_controls(run.family).to_dict(),
-            "run_dir": str(run.path),
+            "run_dir": run.path.name,  # the folder's name: no absolute path leaves
         }
 
     def session_of(self, request: Request) -> PlaySession | None:
@@ -85,6 +91,9 @@ class _Endpoints:
         s = self.session_of(request)
         new = s is None
         if s is None:
+            if self.run.live_sessions() >= self.run.settings.max_sessions:
+                n = self.run.settings.max_sessions
+                return _error(f"{n} pages already play on this server (--max-sessions)", 429)
             s = await run_in_threadpool(self.run.new_session)
         state = s.state()
         if s.phase == "new":
@@ -98,10 +107,9 @@ class _Endpoints:
         s = self.session_of(request)
         if s is None:
             return _error("no session: reload the page", 400)
-        try:
-            body = await request.json()
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            return _error("the body is not JSON", 400)
+        body = await read_json(request)
+        if isinstance(body, Response):
+            return body
         if not isinstance(body, dict) or not isinstance(body.get("params", {}), dict):
             return _error('the body must be {"control": id, "params": {...}}', 400)
         try:
@@ -135,10 +143,34 @@ class _Endpoints:
         return JSONResponse(body)
 
 
-def create_app(run: PlayRun, cookie: str = "urban_gym_play") -> Starlette:
+async def read_json(request: Request, limit: int = MAX_BODY) -> Any:
+    """The request's JSON body, or the JSON error response for a body over ``limit``
+    bytes or one that does not parse (not JSON, nested too deep, a number too long).
+    """
+    data = bytearray()
+    async for chunk in request.stream():
+        data += chunk
+        if len(data) > limit:
+            return _error(f"the body is larger than {limit} bytes", 413)
+    try:
+        return json.loads(bytes(data))
+    except RecursionError:
+        return _error("the body is nested too deep", 400)
+    except (ValueError, UnicodeDecodeError) as exc:  # JSONDecodeError; int digit limit
+        return _error(f"the body is not JSON ({str(exc)[:120]})", 400)
+
+
+def create_app(
+    run: PlayRun,
+    cookie: str = "urban_gym_play",
+    token: str | None = None,
+    port: int | None = None,
+) -> Starlette:
     """The Starlette app of ``run`` (see the module docstring); ``cookie`` names the
-    session cookie. The app's lifespan closes ``run`` when the server stops (running
-    episodes are recorded as abandoned).
+    session cookie. With ``token`` and ``port`` the app sits behind the
+    :class:`~urban_gym.play.gate.Gate` (loopback hosts and origins on ``port``, the token;
+    :class:`PlayServer` always gives both). The app's lifespan closes ``run`` when the
+    server stops (running episodes are recorded as abandoned).
     """
     e = _Endpoints(run, cookie)
 
@@ -158,7 +190,10 @@ def create_app(run: PlayRun, cookie: str = "urban_gym_play") -> Starlette:
         Route("/api/stats", e.stats),
         Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
     ]
-    return Starlette(routes=routes, lifespan=lifespan)
+    middleware = []
+    if token is not None and port is not None:
+        middleware.append(Middleware(Gate, port=port, token=token, cookie=cookie + "_token"))
+    return Starlette(routes=routes, lifespan=lifespan, middleware=middleware)
 
 
 def latency_summary(run: PlayRun) -> dict[str, dict[str, float]]:
@@ -195,6 +230,10 @@ class PlayServer:
     :meth:`serve` runs in the calling thread until Ctrl-C (the command);
     :meth:`start` / :meth:`stop` run it in a background thread (tests, benchmarks; also a
     context manager). Stopping closes the run: running episodes are recorded as abandoned.
+
+    ``url`` is the server's root; ``page_url`` is the address a person opens (it carries
+    the run's ``token``, which the page keeps in a cookie); a script sends the token in
+    ``headers`` (``X-Urban-Gym-Token``).
     """
 
     def __init__(self, run: PlayRun, port: int = 0) -> None:
@@ -204,7 +243,11 @@ class PlayServer:
         self.sock = bind(port)
         self.port = int(self.sock.getsockname()[1])
         self.url = f"http://{HOST}:{self.port}/"
-        app = create_app(run, cookie=f"urban_gym_play_{self.port}")
+        self.token = secrets.token_urlsafe(24)
+        self.page_url = f"{self.url}?token={self.token}"
+        self.headers = {"X-Urban-Gym-Token": self.token}
+        cookie = f"urban_gym_play_{self.port}"
+        app = create_app(run, cookie=cookie, token=self.token, port=self.port)
         config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
         self.server = uvicorn.Server(config)
         self._thread: threading.Thread | None = None
@@ -259,14 +302,14 @@ def serve(
         flush=True,
     )
     print(
-        f"open {server.url} in a browser (Ctrl-C stops; running episodes are recorded "
+        f"open {server.page_url} in a browser (Ctrl-C stops; running episodes are recorded "
         "as abandoned)",
         flush=True,
     )
     if open_browser:
         import webbrowser
 
-        webbrowser.open(server.url)
+        webbrowser.open(server.page_url)
     # uvicorn shuts down on SIGINT/SIGTERM (the lifespan records running episodes as
     # abandoned), then raises the signal again: end quietly with status 0 on either
     old_term = signal.signal(signal.SIGTERM, _interrupt)
@@ -291,8 +334,11 @@ def serve_args(
     from urban_gym.play.session import PlaySettings
 
     for name in ("idle_timeout", "heartbeat_timeout", "leave_grace"):
-        if not getattr(args, name) > 0:
-            raise InputError(f"--{name.replace('_', '-')}={getattr(args, name)!r} must be > 0 s")
+        v = getattr(args, name)
+        if not 0 < v < 1e9:  # NaN and inf fail too
+            raise InputError(f"--{name.replace('_', '-')}={v!r} must be > 0 s (and finite)")
+    if not 1 <= args.max_sessions <= 1000:
+        raise InputError(f"--max-sessions={args.max_sessions!r} must be between 1 and 1000")
     return serve(
         args.env_id,
         args.out or "play_out/" + args.env_id.replace("/", "_"),
@@ -309,6 +355,7 @@ def serve_args(
             idle_timeout_s=args.idle_timeout,
             heartbeat_timeout_s=args.heartbeat_timeout,
             leave_grace_s=args.leave_grace,
+            max_sessions=args.max_sessions,
         ),
         force=args.force,
     )

@@ -36,6 +36,7 @@ from urban_gym.eval.runner import build_manifest, episode_keys
 from urban_gym.eval.trace import task_summary
 from urban_gym.eval.worker import EpisodeKey, RunSpec, make_env
 from urban_gym.play.session import HumanAgent, PlaySession, PlaySettings
+from urban_gym.redact import redact_argv
 
 #: The manifest's ``agent`` entry of every human run.
 HUMAN_AGENT: dict[str, Any] = {
@@ -96,7 +97,7 @@ class PlayRun:
         self.manifest = self._manifest(env, task_ids, seeds, seed, seeding)
         invocation = {
             "started": _now(),
-            "command": list(command) if command is not None else None,
+            "command": redact_argv(command),  # credentials replaced
             "backend": "play",
             "settings": vars(self.settings),
             "urban_gym_version": self.manifest["urban_gym_version"],
@@ -187,6 +188,16 @@ class PlayRun:
         with self._lock:
             self.sessions[s.token] = s
         return s
+
+    def live_sessions(self, now: float | None = None) -> int:
+        """Sessions that count against ``settings.max_sessions``: those playing an
+        episode and those whose page was heard from within ``heartbeat_timeout_s``.
+        """
+        now = time.monotonic() if now is None else now
+        limit = self.settings.heartbeat_timeout_s
+        with self._lock:
+            sessions = list(self.sessions.values())
+        return sum(1 for s in sessions if s.phase == "playing" or now - s.last_seen < limit)
 
     def session(self, token: str | None) -> PlaySession | None:
         """The session of a cookie value, or None."""

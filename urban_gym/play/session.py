@@ -45,12 +45,16 @@ STEP_WAIT_S = 120.0
 
 @dataclass(frozen=True)
 class PlaySettings:
-    """When a session counts as abandoned (seconds; see the module docstring)."""
+    """When a session counts as abandoned (seconds; see the module docstring), and how
+    many pages may play at once (``max_sessions``: a new page beyond it is refused while
+    the others are alive).
+    """
 
     idle_timeout_s: float = 1800.0
     heartbeat_timeout_s: float = 120.0
     leave_grace_s: float = 15.0
     reap_interval_s: float = 1.0
+    max_sessions: int = 8
 
 
 class HumanAgent(BaseAgent):

@@ -98,6 +98,11 @@ def load_city(
         ValueError: ``names`` not one of the modes.
     """
     check_names_mode(names)
+    if not isinstance(spec, (str, os.PathLike)):
+        raise CityLoadError(
+            f"city {spec!r} is a {type(spec).__name__}: give a city name, a file or folder "
+            "path, or a 'procedural:...' spec"
+        )
     return with_names(_load_source(spec, bbox, cache), names)
 
 

@@ -47,6 +47,7 @@ CLIENT_OPTIONS: tuple[str, ...] = (
     "extra_body",
     "timeout_s",
     "max_retries",
+    "deadline_s",
 )
 
 
@@ -61,7 +62,8 @@ class LMMAgent:
         max_tokens: max output tokens per reply.
         extra_body: JSON merged into every request.
         timeout_s: seconds per request.
-        max_retries: retries per request. (These are :class:`ClientConfig` settings; the
+        max_retries: retries per request.
+        deadline_s: seconds one request may take in all, retries and waits included. (These are :class:`ClientConfig` settings; the
             API key is read from ``URBAN_GYM_LMM_API_KEY`` / ``OPENAI_API_KEY`` and never
             appears in :meth:`config`.)
         image_budget_bytes: bytes of images per request (downscaled in steps to fit).
@@ -115,6 +117,7 @@ class LMMAgent:
         extra_body: Mapping[str, Any] | None = None,
         timeout_s: float | None = None,
         max_retries: int | None = None,
+        deadline_s: float | None = None,
         image_budget_bytes: int = 4_000_000,
         max_image_side: int | None = None,
         image_downscale_step: float = 0.75,
@@ -152,6 +155,7 @@ class LMMAgent:
             extra_body=dict(extra_body) if extra_body is not None else None,
             timeout_s=timeout_s,
             max_retries=max_retries,
+            deadline_s=deadline_s,
         )
         self.image_budget_bytes = int(image_budget_bytes)
         self.max_image_side = max_image_side

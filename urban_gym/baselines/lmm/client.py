@@ -38,6 +38,7 @@ from typing import Any
 
 import httpx
 
+from urban_gym.baselines.lmm.checks import check_config
 from urban_gym.errors import ModelError
 
 RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504, 520, 522, 524, 529})
@@ -52,7 +53,14 @@ class ClientConfig:
     plus up to ``jitter`` of itself at random. ``temperature``/``max_tokens`` None are not
     sent; ``extra_body`` is merged into every request (e.g. vLLM sampling options).
     ``max_response_bytes`` caps the size of an answer's body after decompression (bytes;
-    a larger one is a :class:`ModelError`, not retried).
+    a larger one is a :class:`ModelError`, not retried). ``deadline_s`` bounds one
+    :meth:`ChatClient.chat` call as a whole -- every attempt, every wait between them and
+    every byte of every answer (``timeout_s`` bounds each read): a server that drips a byte a
+    second, streams forever or asks for a day's ``Retry-After`` ends in a
+    :class:`ModelError` naming the deadline.
+
+    Every setting is checked when the config is made (:func:`check_config`): a bad one is an
+    :class:`~urban_gym.errors.InputError` naming its option and value.
     """
 
     base_url: str = "https://api.openai.com/v1"
@@ -69,6 +77,10 @@ class ClientConfig:
     max_tokens: int | None = 1024
     max_response_bytes: int = 32 * 2**20
     extra_body: Mapping[str, Any] = field(default_factory=dict)
+    deadline_s: float = 600.0
+
+    def __post_init__(self) -> None:
+        check_config(self)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> ClientConfig:
@@ -131,13 +143,22 @@ class ChatClient:
         if self.config.api_key:
             headers["Authorization"] = f"Bearer {self.config.api_key}"
         timeout = httpx.Timeout(self.config.timeout_s, connect=self.config.connect_timeout_s)
+        base = httpx.URL(self.config.base_url)
+        #: the base URL's query (e.g. ``?key=...``), sent with every request after the path
+        self._params = base.params
         self._http = httpx.Client(
-            base_url=self.config.base_url.rstrip("/") + "/",
+            base_url=str(base.copy_with(query=None, fragment=None)).rstrip("/") + "/",
             headers=headers,
             timeout=timeout,
             transport=transport,
             trust_env=False,
         )
+        from urban_gym.redact import redact_url, url_secrets
+
+        #: the client's credentials, replaced in every message and answer it passes on
+        self.secrets = [s for s in (self.config.api_key, *url_secrets(self.config.base_url)) if s]
+        #: the base URL as messages show it (credentials replaced)
+        self.shown_url = redact_url(self.config.base_url, self.secrets)
         self._sleep = sleep
         self._rng = random.Random(seed)
         self.usage: dict[str, int] = {
@@ -195,24 +216,12 @@ class ChatClient:
             body["max_tokens"] = c.max_tokens
         body.update(c.extra_body)
         body.update(params)
-        key = None
-        if self.cache is not None:
-            from urban_gym.baselines.lmm.cache import request_key
-
-            key = request_key(body)
-            hit = self.cache.get(key)
-            if hit is not None:
-                return ChatResponse(
-                    text=hit["text"],
-                    model=str(hit.get("model", c.model)),
-                    usage={},
-                    latency_s=0.0,
-                    attempts=0,
-                    finish_reason=hit.get("finish_reason"),
-                    cached=True,
-                )
+        key, hit = self._cached(body)
+        if hit is not None:
+            return hit
         last_error, status = "", None
         attempts = 0
+        deadline = time.monotonic() + c.deadline_s
         for attempt in range(c.max_retries + 1):
             if attempt:
                 self.usage["retries"] += 1
@@ -221,60 +230,125 @@ class ChatClient:
             t0 = time.perf_counter()
             retry_after = None
             try:
-                status, retry_after, payload = self._post(body, headers)
+                status, retry_after, payload = self._post(body, headers, deadline)
             except (httpx.TransportError, httpx.DecodingError) as exc:
                 # connect errors, timeouts, broken streams, a body that does not decode
                 # (e.g. Content-Encoding: gzip over garbage): retried
                 status = None
-                last_error = _transport_text(exc)
+                last_error = self._clean(_transport_text(exc))
+            except _Deadline as exc:
+                self.usage["failures"] += 1
+                raise ModelError(f"{self.shown_url}: {exc}", exc.status, attempts) from None
             except _BodyTooLarge as exc:
                 self.usage["failures"] += 1
-                raise ModelError(f"{c.base_url}: {exc}", exc.status, attempts) from None
+                raise ModelError(f"{self.shown_url}: {exc}", exc.status, attempts) from None
             except httpx.HTTPError as exc:  # e.g. too many redirects: not retried
                 self.usage["failures"] += 1
                 raise ModelError(
-                    f"{c.base_url}: request failed ({_transport_text(exc)})", None, attempts
-                ) from exc
+                    f"{self.shown_url}: request failed ({self._clean(_transport_text(exc))})",
+                    None,
+                    attempts,
+                ) from None
             else:
                 if status == 200:
                     resp = self._read(payload, time.perf_counter() - t0, attempts)
-                    if key is not None and self.cache is not None:
-                        self.cache.put(
-                            key,
-                            {
-                                "text": resp.text,
-                                "model": resp.model,
-                                "usage": resp.usage,
-                                "finish_reason": resp.finish_reason,
-                            },
-                        )
+                    self._remember(key, resp)
                     return resp
-                last_error = f"HTTP {status}: {_error_text(payload)}"
+                last_error = f"HTTP {status}: {self._clean(_error_text(payload))}"
                 if status not in RETRY_STATUS:
                     self.usage["failures"] += 1
                     raise ModelError(
-                        f"{c.base_url}: request rejected ({last_error})", status, attempts
+                        f"{self.shown_url}: request rejected ({last_error})", status, attempts
                     )
             if attempt < c.max_retries:
                 wait = self.backoff(attempt + 1, retry_after)
+                if time.monotonic() + wait >= deadline:
+                    self.usage["failures"] += 1
+                    raise ModelError(
+                        f"{self.shown_url}: no completion within the request deadline of "
+                        f"{c.deadline_s:g} s (--request-deadline; the next retry would wait "
+                        f"{wait:.3g} s; last: {last_error})",
+                        status,
+                        attempts,
+                    )
                 self.waits.append(wait)
                 self._sleep(wait)
         self.usage["failures"] += 1
         raise ModelError(
-            f"{c.base_url}: no completion after {attempts} attempts ({last_error})",
+            f"{self.shown_url}: no completion after {attempts} attempts ({last_error})",
             status,
             attempts,
         )
 
+    def _cached(self, body: dict[str, Any]) -> tuple[str | None, ChatResponse | None]:
+        """``(cache key, cached response or None)`` of ``body`` (no key without a cache)."""
+        c = self.config
+        if self.cache is None:
+            return None, None
+        from urban_gym.baselines.lmm.cache import request_key
+
+        key = request_key(body)
+        hit = self.cache.get(key)
+        if hit is None:
+            return key, None
+        resp = ChatResponse(
+            text=hit["text"],
+            model=str(hit.get("model", c.model)),
+            usage={},
+            latency_s=0.0,
+            attempts=0,
+            finish_reason=hit.get("finish_reason"),
+            cached=True,
+        )
+        return key, resp
+
+    def _remember(self, key: str | None, resp: ChatResponse) -> None:
+        if key is not None and self.cache is not None:
+            entry = {
+                "text": resp.text,
+                "model": resp.model,
+                "usage": resp.usage,
+                "finish_reason": resp.finish_reason,
+            }
+            self.cache.put(key, entry)
+
+    def _clean(self, text: str) -> str:
+        """``text`` without the client's credentials (:mod:`urban_gym.redact`)."""
+        from urban_gym.redact import redact_text
+
+        return redact_text(text, self.secrets)
+
     def _post(
-        self, body: dict[str, Any], headers: Mapping[str, str] | None = None
+        self,
+        body: dict[str, Any],
+        headers: Mapping[str, str] | None = None,
+        deadline: float | None = None,
     ) -> tuple[int, str | None, bytes]:
         """POST ``body``; ``(status, Retry-After header, body bytes)``. A 200 body is read
-        up to ``max_response_bytes`` (decoded), an error body up to 64 KiB.
+        up to ``max_response_bytes`` (decoded), an error body up to 64 KiB; the client's
+        credentials in the body are replaced. Past ``deadline`` (``time.monotonic()``)
+        raises :class:`_Deadline`.
         """
-        limit = self.config.max_response_bytes
+        from urban_gym.redact import redact_bytes
+
+        c = self.config
+        limit = c.max_response_bytes
         extra = dict(headers) if headers else None
-        with self._http.stream("POST", "chat/completions", json=body, headers=extra) as resp:
+        if deadline is None:
+            deadline = time.monotonic() + c.deadline_s
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise _Deadline(f"no completion within the request deadline of {c.deadline_s:g} s")
+        timeout = httpx.Timeout(min(c.timeout_s, left), connect=min(c.connect_timeout_s, left))
+        stream = self._http.stream(
+            "POST",
+            "chat/completions",
+            json=body,
+            headers=extra,
+            timeout=timeout,
+            params=self._params or None,
+        )
+        with stream as resp:
             status = resp.status_code
             cap = limit if status == 200 else _ERROR_BODY_BYTES
             declared = resp.headers.get("content-length", "")
@@ -286,6 +360,12 @@ class ChatClient:
             chunks: list[bytes] = []
             size = 0
             for chunk in resp.iter_bytes():
+                if time.monotonic() > deadline:
+                    raise _Deadline(
+                        f"the answer was still arriving at the request deadline of "
+                        f"{c.deadline_s:g} s (--request-deadline; {size} bytes read)",
+                        status,
+                    )
                 chunks.append(chunk)
                 size += len(chunk)
                 if size > cap:
@@ -295,7 +375,8 @@ class ChatClient:
                             status,
                         )
                     break  # an error text needs no more
-            return status, resp.headers.get("retry-after"), b"".join(chunks)[:cap]
+            data = redact_bytes(b"".join(chunks)[:cap], self.secrets)
+            return status, resp.headers.get("retry-after"), data
 
     def _read(self, payload: bytes, latency: float, attempts: int) -> ChatResponse:
         """The completion in a 200 answer's ``payload``. Raises :class:`ModelError`
@@ -311,7 +392,7 @@ class ChatClient:
         except Exception as exc:  # anything a body can do: named, never leaked
             self.usage["failures"] += 1
             raise ModelError(
-                f"{self.config.base_url}: the answer is not a chat completion "
+                f"{self.shown_url}: the answer is not a chat completion "
                 f"({_problem(exc)}): {_snippet(payload)}",
                 200,
                 attempts,
@@ -330,9 +411,16 @@ class ChatClient:
 
 
 class _BodyTooLarge(Exception):
-    def __init__(self, message: str, status: int) -> None:
+    def __init__(self, message: str, status: int | None) -> None:
         super().__init__(message)
         self.status = status
+
+
+class _Deadline(_BodyTooLarge):
+    """The request deadline passed (not retried)."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message, status)
 
 
 class _Malformed(ValueError):

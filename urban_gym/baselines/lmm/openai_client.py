@@ -72,7 +72,11 @@ class OpenAIChatClient:
         except self._openai.OpenAIError as exc:
             self.usage["failures"] += 1
             status = getattr(exc, "status_code", None)
-            raise ModelError(f"{c.base_url}: {type(exc).__name__}: {exc}", status) from exc
+            from urban_gym.redact import redact_text, url_secrets
+
+            secrets = [c.api_key, *url_secrets(c.base_url)]
+            text = redact_text(f"{c.base_url}: {type(exc).__name__}: {exc}", secrets)
+            raise ModelError(text, status) from None
         retries = int(getattr(raw, "retries_taken", 0) or 0)
         self.usage["requests"] += retries
         self.usage["retries"] += retries

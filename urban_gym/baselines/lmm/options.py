@@ -38,6 +38,12 @@ def add_lmm_options(p: argparse.ArgumentParser, json_arg: Any, prefix: str = "")
     g.add_argument("--timeout", type=float, default=None, help="seconds per request")
     g.add_argument("--max-retries", type=int, default=None, help="retries per request")
     g.add_argument(
+        "--request-deadline",
+        type=float,
+        default=None,
+        help="seconds one request may take in all, retries and waits included (default 600)",
+    )
+    g.add_argument(
         "--image-budget",
         type=int,
         default=None,
@@ -138,6 +144,7 @@ def lmm_options(args: argparse.Namespace) -> dict[str, Any]:
         "extra_body": args.extra_body,
         "timeout_s": args.timeout,
         "max_retries": args.max_retries,
+        "deadline_s": args.request_deadline,
         "image_budget_bytes": args.image_budget,
         "max_image_side": args.max_image_side,
         "include_images": not args.text_only,
@@ -155,7 +162,37 @@ def lmm_options(args: argparse.Namespace) -> dict[str, Any]:
     }
     if getattr(args, "ablation", None) is not None:
         opts["scheme_config"] = with_ablation(args.scheme, args.scheme_config, args.ablation)
-    return {k: v for k, v in opts.items() if v is not None}
+    opts = {k: v for k, v in opts.items() if v is not None}
+    check_lmm_options(opts)
+    return opts
+
+
+#: The agent's own numeric options: (option, low, high).
+_AGENT_NUMBERS = {
+    "image_budget_bytes": ("--image-budget", 1, 2**40),
+    "max_image_side": ("--max-image-side", 1, 2**16),
+    "memory_budget": ("--memory-budget", 0, 2**31),
+}
+
+
+def check_lmm_options(opts: dict[str, Any]) -> None:
+    """Check the ``lmm`` agent's options before the first episode: the client settings
+    (:func:`~urban_gym.baselines.lmm.client.check_config`, with the environment's base URL
+    and model where none is given) and the image and memory budgets. Raises
+    :class:`~urban_gym.errors.InputError` naming the option and its value.
+    """
+    from urban_gym.baselines.lmm.client import ClientConfig
+    from urban_gym.errors import InputError
+
+    client = ("base_url", "model", "temperature", "max_tokens", "extra_body", "timeout_s")
+    settings = {k: opts.get(k) for k in (*client, "max_retries", "deadline_s")}
+    if settings["extra_body"] is not None:
+        settings["extra_body"] = dict(settings["extra_body"])
+    ClientConfig.from_env(**settings)  # raises on a bad setting
+    for name, (option, low, high) in _AGENT_NUMBERS.items():
+        v = opts.get(name)
+        if v is not None and not (isinstance(v, int) and low <= v <= high):
+            raise InputError(f"{option} {v!r}: must be a whole number from {low} to {high}")
 
 
 def with_ablation(scheme: str | None, config: Any, ablation: str) -> dict[str, Any]:

@@ -407,6 +407,25 @@ def _completion(text: str, model: str, messages: list, step: int) -> dict[str, A
     }
 
 
+#: The largest request body the scripted server reads (bytes; images included).
+MAX_REQUEST_BYTES = 256 * 2**20
+
+
+def _read_body(h: BaseHTTPRequestHandler) -> dict[str, Any] | None:
+    """The JSON object of a request's body, or None (not JSON, cut off, nested too deep,
+    or a ``Content-Length`` outside 0..:data:`MAX_REQUEST_BYTES`: the connection closes).
+    """
+    try:
+        n = int(h.headers.get("Content-Length") or 0)
+        if not 0 <= n <= MAX_REQUEST_BYTES:  # a negative length would read forever
+            h.close_connection = True
+            return None
+        data = json.loads(h.rfile.read(n) or b"{}")
+    except (ValueError, OSError, RecursionError):  # not JSON, cut off, nested too deep
+        return None
+    return data if isinstance(data, dict) else None
+
+
 def _make_handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -428,12 +447,7 @@ def _make_handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
             self.wfile.write(data)
 
         def _body(self) -> dict[str, Any] | None:
-            try:
-                n = int(self.headers.get("Content-Length") or 0)
-                data = json.loads(self.rfile.read(n) or b"{}")
-            except (ValueError, OSError, RecursionError):  # not JSON, cut off, nested too deep
-                return None
-            return data if isinstance(data, dict) else None
+            return _read_body(self)
 
         def do_GET(self) -> None:
             path = self.path.rstrip("/")
@@ -456,7 +470,8 @@ def _make_handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
             path = self.path.rstrip("/")
             body = self._body()
             if body is None:
-                self._send(400, _error("the body is not a JSON object", "invalid_request_error"))
+                msg = "the body is not a JSON object (or its Content-Length is not 0..256 MiB)"
+                self._send(400, _error(msg, "invalid_request_error"))
                 return
             if path in ("/v1/chat/completions", "/chat/completions"):
                 try:

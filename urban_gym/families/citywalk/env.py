@@ -87,6 +87,10 @@ ARRIVAL_VIEW_SIZE = (960, 540)
 ARRIVAL_MIN_PIXELS = 16
 
 
+#: How far outside its city's bounds a task may start (metres).
+START_MARGIN_M = 1000.0
+
+
 class CityWalkEnv(CityWalkControls, UrbanEnv):
     """CityWalk: walk a real city in first person, on a five-level task ladder.
 
@@ -389,6 +393,14 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
     def _start_episode(self, task: TaskSpec) -> None:
         if task.city != self._city_spec:
             self._setup_world(task)
+        x, y = float(task.start["x"]), float(task.start["y"])
+        if not self.city.contains(x, y, margin=START_MARGIN_M):
+            x0, y0, x1, y1 = self.city.bounds
+            raise TaskError(
+                f"task {task.id!r}: start (x={x!r}, y={y!r}) lies more than "
+                f"{START_MARGIN_M:g} m outside its city (x {x0:.0f}..{x1:.0f}, "
+                f"y {y0:.0f}..{y1:.0f} m)"
+            )
         self._reset_state()
 
     def render(self) -> np.ndarray | None:

@@ -187,11 +187,12 @@ class _LineReader:
             if not line.strip():
                 continue
             parts = [s.strip() for s in line.split(",")]
-            if len(parts) != 4:
+            if len(parts) not in (4, 5):  # a fifth column (VELMA's files) is not used
                 bad(
                     nodes_path,
                     no,
-                    f"expected 4 fields panoid,pano_yaw_angle,lat,lng, got {len(parts)} in {line!r}",
+                    "expected 4 fields panoid,pano_yaw_angle,lat,lng (and an optional fifth), "
+                    f"got {len(parts)} in {line!r}",
                 )
                 rep.nodes_skipped += 1
                 continue
