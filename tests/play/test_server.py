@@ -5,6 +5,7 @@ and ``urban-gym report`` compares a human run with the oracle's."""
 from __future__ import annotations
 
 import json
+import os
 import time
 
 import gymnasium as gym
@@ -211,3 +212,23 @@ def test_the_reaper_thread_abandons_a_silent_page(tmp_path):
         (rec,) = RunDir(tmp_path / "h").read_episodes()
         assert rec["termination"] == "abandoned" and "stopped answering" in rec["error"]
         assert 0.3 <= time.monotonic() - t0 < 10
+
+
+def test_a_second_play_or_eval_on_a_live_run_folder_is_refused(tmp_path):
+    """Human play holds the run folder's lock like ``urban-gym eval`` (issue 39 item 5): a
+    second writer is refused naming this process, and the folder is free again once the
+    first run closes."""
+    from urban_gym.errors import UrbanGymError
+
+    human = tmp_path / "human"
+    first = PlayRun(PG, human, task_ids=TASKS[:1])
+    try:
+        with pytest.raises(UrbanGymError, match=rf"in use by process {os.getpid()}"):
+            PlayRun(PG, human, task_ids=TASKS[:1])
+        with pytest.raises(UrbanGymError, match="in use by"):
+            eval_run(PG, human, "oracle", task_ids=TASKS[:1])
+    finally:
+        first.close()
+    again = PlayRun(PG, human, task_ids=TASKS[:1])  # resumes the same run
+    assert again.resumed
+    again.close()

@@ -72,8 +72,8 @@ class RunLock:
         if h.get("started"):
             who += f" (since {h['started']})"
         return RecordsError(
-            f"{self.folder} is in use by {who}: another urban-gym eval writes this run "
-            "folder; wait for it to end or stop it, or use another --out"
+            f"{self.folder} is in use by {who}: another urban-gym eval or play writes this "
+            "run folder; wait for it to end or stop it, or use another --out"
         )
 
     def acquire(self) -> RunLock:

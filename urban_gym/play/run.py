@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from urban_gym.eval.records import RunDir, record_key
+from urban_gym.eval.runlock import RunLock
 from urban_gym.eval.runner import build_manifest, episode_keys
 from urban_gym.eval.trace import task_summary
 from urban_gym.eval.worker import EpisodeKey, RunSpec, make_env
@@ -105,7 +106,12 @@ class PlayRun:
             "python": platform.python_version(),
             "host": platform.node(),
         }
-        self.resumed = self.run_dir.start(self.manifest, invocation, force=force)
+        self._runlock = RunLock(self.run_dir.path).acquire()  # one writer per run folder
+        try:
+            self.resumed = self.run_dir.start(self.manifest, invocation, force=force)
+        except BaseException:
+            self._runlock.release()
+            raise
         self.done = {record_key(r) for r in self.run_dir.read_episodes(repair=True)}
         self.done_before = len([k for k in self.keys if k.key in self.done])
         self.active: dict[tuple[str, int, int], str] = {}
@@ -250,6 +256,7 @@ class PlayRun:
         for s in sessions:
             s.join(timeout)
         self.run_dir.close()
+        self._runlock.release()
         envs = [s.env for s in sessions] + self._pool
         self._pool = []
         for env in envs:
