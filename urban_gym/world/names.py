@@ -23,6 +23,8 @@ import dataclasses
 import unicodedata
 from typing import Any
 
+from urban_gym.errors import InputError
+
 #: the modes of :func:`display_name`
 NAME_MODES = ("local", "english", "both")
 #: the default mode
@@ -44,9 +46,11 @@ LATIN_KEYS = (
 
 
 def check_names_mode(mode: str) -> str:
-    """``mode`` when it is one of :data:`NAME_MODES`, else a ValueError naming it."""
-    if mode not in NAME_MODES:
-        raise ValueError(f"names={mode!r} is not one of {', '.join(NAME_MODES)}")
+    """``mode`` when it is one of :data:`NAME_MODES`, else an
+    :class:`~urban_gym.errors.InputError` (a ValueError) naming it.
+    """
+    if not isinstance(mode, str) or mode not in NAME_MODES:
+        raise InputError(f"names={mode!r} is not one of {', '.join(NAME_MODES)}")
     return mode
 
 
