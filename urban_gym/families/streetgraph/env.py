@@ -44,7 +44,8 @@ def make_action_set(max_degree: int) -> ActionSet:
         [
             ActionSpec(
                 "go",
-                "travel along the street of this option to the next intersection",
+                "travel along the street of this option to the next intersection (to the "
+                "next viewpoint on a task that moves one link at a time)",
                 (
                     Param(
                         "option",
