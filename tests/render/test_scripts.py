@@ -272,3 +272,12 @@ def test_a_japanese_places_kanji_sign_is_drawn_in_the_japanese_face():
     assert np.array_equal(_scene_sign({"name:ja": KANJI}), post("ja"))
     assert np.array_equal(_scene_sign({"addr:country": "JP"}), post("ja"))
     assert np.array_equal(_scene_sign({}), post(None))  # nothing tells: Chinese, as before
+
+
+@needs_cjk
+def test_a_projecting_blade_takes_the_hint_too():
+    from urban_gym.render.blades import render_blade
+
+    ja, zh = (render_blade(KANJI, BOARD, INK, lang=x) for x in ("ja", None))
+    assert ja.shape == zh.shape and not np.array_equal(ja, zh)
+    assert np.array_equal(zh, render_blade(KANJI, BOARD, INK, lang="zh"))

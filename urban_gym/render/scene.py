@@ -419,7 +419,8 @@ class Scene:
         out["poi_sign"] = {s.poi: s for s in signs}
         names = {p.id: p.name for p in city.pois if p.name}
         colours = {p.id: sign_colours(p.id, p.category) for p in city.pois if p.name}
-        out.update(blades_module.build_blades(self, signs, names, colours))
+        langs = {p.id: sign_language(p.tags, city) for p in city.pois if p.name}
+        out.update(blades_module.build_blades(self, signs, names, colours, langs))
         return out
 
     # the scene's arrays as the compiled frame kernel (kernels.frame.frame_maps) takes them
