@@ -275,6 +275,13 @@ def test_a_japanese_places_kanji_sign_is_drawn_in_the_japanese_face():
 
 
 @needs_cjk
+def test_map_labels_take_the_hint_too():
+    ja, zh = (text_sprite(KANJI, 20, halo=0, lang=x) for x in ("ja", None))
+    assert not np.array_equal(ja, zh)
+    assert np.array_equal(zh, text_sprite(KANJI, 20, halo=0, lang="zh-Hans"))
+
+
+@needs_cjk
 def test_a_projecting_blade_takes_the_hint_too():
     from urban_gym.render.blades import render_blade
 
