@@ -245,8 +245,8 @@ def _scene_sign(tags: dict[str, str]) -> np.ndarray:
     net.add_node(0, x=-30.0, y=0.0)
     net.add_node(1, x=30.0, y=0.0)
     line = LineString([(-30.0, 0.0), (30.0, 0.0)])
-    net.add_edge(0, 1, geometry=line, start=0, length=60.0, kind="footway", highway="footway",
-                 covered=False, width=3.0, name=None, osm_id="w1")  # fmt: skip
+    edge = {"kind": "footway", "highway": "footway", "covered": False, "width": 3.0}
+    net.add_edge(0, 1, geometry=line, start=0, length=60.0, name=None, osm_id="w1", **edge)
     poi = POI(0, "n1", KANJI, "shop", "antiques", (0.0, 5.0), tags={"name": KANJI, **tags})
     house = Building(0, "w100", box(20.0, 20.0, 30.0, 30.0), 10.0, "yes", None, "height")
     frame = GeoFrame(35.0, 139.0)
