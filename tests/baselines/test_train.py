@@ -179,3 +179,33 @@ def test_maskable_ppo_beats_random_on_held_out_cities(tmp_path):
     assert n == ppo["episodes"] == 80
     assert ppo["success_low"] > r_hi, (ppo, k / n, (r_lo, r_hi))
     assert np.isfinite(ppo["spl"]) and ppo["spl"] <= ppo["success"] + 1e-9
+
+
+def test_train_cli_trains_through_the_native_vector_env(tmp_path, capsys):
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    from urban_gym.baselines.train import make_train_vec_env, vec_env_kind
+    from urban_gym.baselines.vec_env import NativeSB3VecEnv
+
+    cfg = tmp_path / "tiny.json"
+    cfg.write_text(json.dumps(TINY))
+    args = ["train", str(cfg), "--out", str(tmp_path / "r"), "--timesteps", "128"]
+    assert main([*args, "--vec", "native", "--n-envs", "2"]) == 0
+    assert "2 envs in a native vector env" in capsys.readouterr().out
+    assert (tmp_path / "r" / "model.zip").stat().st_size > 0
+    ran = TrainConfig.load(tmp_path / "r" / "config.json")
+    assert ran.vec_env == "native" and ran.n_envs == 2
+    venv = make_train_vec_env(ran)
+    assert isinstance(venv.venv, NativeSB3VecEnv) and venv.num_envs == 2
+    venv.close()
+    # auto: native where it fits, else in-process; native where it does not fit is named
+    assert vec_env_kind(TrainConfig.from_dict(TINY)) == "native"
+    resized = TrainConfig.from_dict({**TINY, "image_size": [32, 32]})
+    assert vec_env_kind(resized) == "dummy"
+    dummy = make_train_vec_env(resized)
+    assert isinstance(dummy, DummyVecEnv)
+    dummy.close()
+    with pytest.raises(UrbanGymError, match="text='encode'"):
+        vec_env_kind(TrainConfig.from_dict({**TINY, "text": "encode", "vec_env": "native"}))
+    with pytest.raises(UrbanGymError, match="vec_env='pool'"):
+        TrainConfig.from_dict({**TINY, "vec_env": "pool"})

@@ -190,3 +190,101 @@ def test_ocr_reads_the_sign(lang, tmp_path):
     read = "".join(out.stdout.split())
     want = "".join(SIGNS[lang].split())
     assert difflib.SequenceMatcher(None, read, want).ratio() >= 0.8, (read, want)
+
+
+#: a character whose Japanese and simplified-Chinese glyphs differ (the inner strokes)
+KANJI = "直"
+
+
+def _drawn_in(face: str, sign: np.ndarray) -> np.ndarray:
+    """The ink of :data:`KANJI` drawn in Noto Sans CJK's ``face`` exactly where
+    :func:`render_sign` draws it on a board the size of ``sign``.
+    """
+    from urban_gym.render.fonts import load_cjk_font
+    from urban_gym.render.textures import SIGN_BOARD_M, SIGN_PPM, SIGN_TEXT_EM
+
+    h, w = sign.shape[:2]
+    im = Image.new("RGB", (w, h), BOARD)
+    font = load_cjk_font(int(SIGN_PPM * SIGN_BOARD_M * SIGN_TEXT_EM), face)
+    ImageDraw.Draw(im).text((w / 2, 0.5 * h), KANJI, font=font, fill=INK, anchor="mm")
+    return ink(np.asarray(im))
+
+
+@needs_cjk
+def test_a_kanji_only_name_takes_the_face_of_its_language():
+    px = 40
+    assert font_for(KANJI, px).getname()[0] == "Noto Sans CJK SC"  # no hint: Chinese
+    assert font_for(KANJI, px, lang="ja").getname()[0] == "Noto Sans CJK JP"
+    assert font_for(KANJI, px, lang="zh-TW").getname()[0] == "Noto Sans CJK TC"
+    assert font_for(KANJI, px, lang="fi").getname()[0] == "Noto Sans CJK SC"
+    # kana decide whatever the hint says; a Latin name stays in DejaVu
+    assert font_for("さくら", px, lang="zh").getname()[0] == "Noto Sans CJK JP"
+    assert font_for("Kamppi", px, lang="ja").getname()[0] == "DejaVu Sans"
+
+    ja = render_sign(KANJI, BOARD, INK, lang="ja").image
+    zh = render_sign(KANJI, BOARD, INK).image
+    jp_ink, sc_ink = _drawn_in("ja", ja), _drawn_in("zh", zh)
+    assert not np.array_equal(jp_ink, sc_ink)  # the faces differ here: the test can fail
+    assert np.array_equal(ink(ja), jp_ink)
+    assert np.array_equal(ink(zh), sc_ink)
+
+
+def _scene_sign(tags: dict[str, str]) -> np.ndarray:
+    """The free-standing sign the renderer's scene draws for one POI named :data:`KANJI`
+    with OSM ``tags`` (no building: a sign on a post).
+    """
+    import networkx as nx
+    from shapely.geometry import LineString, box
+
+    from urban_gym.render.scene import Scene
+    from urban_gym.world.assemble import assemble_city
+    from urban_gym.world.city import POI, Building
+    from urban_gym.world.geo import GeoFrame
+
+    net = nx.Graph()
+    net.add_node(0, x=-30.0, y=0.0)
+    net.add_node(1, x=30.0, y=0.0)
+    line = LineString([(-30.0, 0.0), (30.0, 0.0)])
+    edge = {"kind": "footway", "highway": "footway", "covered": False, "width": 3.0}
+    net.add_edge(0, 1, geometry=line, start=0, length=60.0, name=None, osm_id="w1", **edge)
+    poi = POI(0, "n1", KANJI, "shop", "antiques", (0.0, 5.0), tags={"name": KANJI, **tags})
+    house = Building(0, "w100", box(20.0, 20.0, 30.0, 30.0), 10.0, "yes", None, "height")
+    frame = GeoFrame(35.0, 139.0)
+    city = assemble_city("t", frame, [house], [poi], [], [], net, {}, "t", no_building={0})
+    scene = Scene(city)
+    scene.ensure_signs()
+    ((pid, sprite),) = scene.free_signs
+    assert pid == 0
+    return sprite.rgba
+
+
+@needs_cjk
+def test_a_japanese_places_kanji_sign_is_drawn_in_the_japanese_face():
+    from urban_gym.render.scene import _post_sign
+    from urban_gym.render.textures import sign_colours
+
+    board, text = sign_colours(0, "shop")
+
+    def post(lang: str | None) -> np.ndarray:
+        return _post_sign(render_sign(KANJI, board, text, 1, width_m=4.0, lang=lang)).rgba
+
+    assert not np.array_equal(post("ja"), post(None))
+    assert np.array_equal(_scene_sign({"name:ja": KANJI}), post("ja"))
+    assert np.array_equal(_scene_sign({"addr:country": "JP"}), post("ja"))
+    assert np.array_equal(_scene_sign({}), post(None))  # nothing tells: Chinese, as before
+
+
+@needs_cjk
+def test_map_labels_take_the_hint_too():
+    ja, zh = (text_sprite(KANJI, 20, halo=0, lang=x) for x in ("ja", None))
+    assert not np.array_equal(ja, zh)
+    assert np.array_equal(zh, text_sprite(KANJI, 20, halo=0, lang="zh-Hans"))
+
+
+@needs_cjk
+def test_a_projecting_blade_takes_the_hint_too():
+    from urban_gym.render.blades import render_blade
+
+    ja, zh = (render_blade(KANJI, BOARD, INK, lang=x) for x in ("ja", None))
+    assert ja.shape == zh.shape and not np.array_equal(ja, zh)
+    assert np.array_equal(zh, render_blade(KANJI, BOARD, INK, lang="zh"))

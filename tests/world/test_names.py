@@ -82,3 +82,35 @@ def test_latin_cities_are_unchanged_by_the_default(tmp_path, helsinki):
     assert load_city(path) is load_city(path, names="local")
     assert load_city("helsinki") is load_city("helsinki", names="local")
     assert all(is_latin(p.name) for p in helsinki.pois)
+
+
+def test_place_language_from_the_name_tags_then_the_country():
+    from urban_gym.world.names import place_language
+
+    assert place_language({"name": "直島", "name:ja": "直島", "name:en": "Naoshima"}) == "ja"
+    # a transliteration equal to the name says nothing; nor does a name:xx that differs
+    assert place_language({"name": "Naoshima", "name:ja-Latn": "Naoshima"}) is None
+    assert place_language({"name": "直島", "name:zh": "直岛"}) is None
+    assert place_language({"name": "銀座", "addr:country": "JP"}) == "ja"
+    # a bare zh in Hong Kong is traditional Chinese
+    assert place_language({"name": "中環", "name:zh": "中環", "addr:country": "HK"}) == "zh-Hant"
+    assert place_language({"name": "Kamppi", "name:fi": "Kamppi"}) == "fi"
+    assert place_language({}) is None
+
+
+def test_city_language_is_its_places_most_common():
+    from types import SimpleNamespace
+
+    from urban_gym.world.names import city_language, sign_language
+
+    def poi(tags):
+        return SimpleNamespace(tags=tags)
+
+    ja = {"name": "骨董店", "name:ja": "骨董店"}
+    city = SimpleNamespace(pois=[poi(ja), poi(ja), poi({"name": "X", "name:en": "X"}), poi({})])
+    assert city_language(city) == "ja"
+    # a place that does not tell takes its city's; one that tells keeps its own
+    assert sign_language({"name": "直"}, city) == "ja"
+    assert sign_language({"name": "Café", "name:pt": "Café"}, city) == "pt"
+    assert city_language(SimpleNamespace(pois=[poi({})])) is None
+    assert city_language(load_city("helsinki")) == "fi"

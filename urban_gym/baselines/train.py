@@ -22,8 +22,11 @@ Algorithms: sb3-contrib's ``MaskablePPO`` (reads the env's action mask) and
 ``RecurrentPPO`` (an LSTM policy for partially observed families; it does not read
 masks, so a masked action is an invalid-action step). Extractors: ``"mlp"`` (flattened
 vectors) or ``"cnn"`` (sb3's NatureCNN for image entries): both through sb3's
-``MultiInputPolicy`` family. ``n_envs`` workers run in ``SubprocVecEnv`` (``vec_env:
-"subproc"``) or in-process (``"dummy"``). The curriculum (``curriculum``: a list of
+``MultiInputPolicy`` family. ``n_envs`` envs run in the id's native batched vector env
+(``vec_env: "native"``: one process, frames of all envs drawn by the batched kernels,
+:func:`urban_gym.baselines.vec_env.make_native_vec_env`), in ``SubprocVecEnv`` workers
+(``"subproc"``) or one after another in-process (``"dummy"``); ``"auto"`` (the default)
+is native where it fits the config (:func:`native_vec_env_problem`), else dummy. The curriculum (``curriculum``: a list of
 ``[fraction of training, max blocks]``) raises the size of on-the-fly procedural cities
 (``suite="procedural:blocks=2x2-8x8,..."``) as training goes on.
 """
@@ -60,6 +63,8 @@ def shipped_configs() -> dict[str, Path]:
 
 
 ALGOS: tuple[str, ...] = ("MaskablePPO", "RecurrentPPO")
+#: the ways ``n_envs`` envs are run (see the module docstring)
+VEC_ENVS: tuple[str, ...] = ("auto", "native", "subproc", "dummy")
 EXTRACTORS: tuple[str, ...] = ("mlp", "cnn")
 
 
@@ -82,7 +87,7 @@ class TrainConfig:
     ppo: dict[str, Any] = field(default_factory=dict)
     total_timesteps: int = 50_000
     n_envs: int = 2
-    vec_env: str = "dummy"
+    vec_env: str = "auto"
     eval_every: int = 10_000
     curriculum: tuple[tuple[float, int], ...] = ()
     seed: int = 0
@@ -93,8 +98,8 @@ class TrainConfig:
             raise InputError(f"algo={self.algo!r} must be one of {', '.join(ALGOS)}")
         if self.extractor not in EXTRACTORS:
             raise InputError(f"extractor={self.extractor!r} must be one of {EXTRACTORS}")
-        if self.vec_env not in ("dummy", "subproc"):
-            raise InputError(f"vec_env={self.vec_env!r} must be 'dummy' or 'subproc'")
+        if self.vec_env not in VEC_ENVS:
+            raise InputError(f"vec_env={self.vec_env!r} must be one of {', '.join(VEC_ENVS)}")
         for k in ("total_timesteps", "n_envs", "eval_every", "eval_tasks"):
             v = getattr(self, k)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
@@ -194,6 +199,62 @@ def make_env_fn(cfg: TrainConfig, suite: str | None, rank: int = 0) -> Callable[
         return Monitor(env, info_keywords=("is_success",))
 
     return make
+
+
+def native_vec_env_problem(cfg: TrainConfig) -> str | None:
+    """Why ``cfg`` cannot train on its id's native vector env (whose RL face drops text,
+    encodes compass entries as sines and cosines and keeps the env's own image size), or
+    None when it can.
+    """
+    if cfg.text != "drop":
+        return f"text={cfg.text!r} (the native vector env drops text)"
+    if cfg.angles != "sincos":
+        return f"angles={cfg.angles!r} (the native vector env encodes angles as 'sincos')"
+    if cfg.image_size is not None:
+        return (
+            f"image_size={list(cfg.image_size)!r} (the native vector env keeps the env's own "
+            "image size: set it in env_kwargs instead)"
+        )
+    try:
+        spec = gym.spec(cfg.env_id)
+    except gym.error.Error as exc:
+        raise InputError(f"env id {cfg.env_id!r} is not registered ({exc})") from None
+    if spec.vector_entry_point is None:
+        return f"{cfg.env_id} registers no native vector env"
+    return None
+
+
+def vec_env_kind(cfg: TrainConfig) -> str:
+    """The way ``cfg``'s envs run: its ``vec_env``, with ``"auto"`` resolved (native where
+    it fits, else dummy); ``"native"`` where it does not fit is an error saying why.
+    """
+    if cfg.vec_env in ("subproc", "dummy"):
+        return cfg.vec_env
+    problem = native_vec_env_problem(cfg)
+    if problem is None:
+        return "native"
+    if cfg.vec_env == "native":
+        raise InputError(f"vec_env='native' does not fit this config: {problem}")
+    return "dummy"
+
+
+def make_train_vec_env(cfg: TrainConfig, progress: Callable[[str], None] | None = None) -> Any:
+    """The stable-baselines3 ``VecEnv`` of ``cfg.n_envs`` training envs on
+    ``cfg.train_suite``, run as :func:`vec_env_kind` says (told to ``progress``). The
+    model seeds them (stable-baselines3 resets env ``i`` first with ``cfg.seed + i``),
+    whichever way they run.
+    """
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+
+    kind = vec_env_kind(cfg)
+    if progress is not None:
+        progress(f"{cfg.n_envs} envs in a {kind} vector env")
+    if kind == "native":
+        from urban_gym.baselines.vec_env import make_native_vec_env
+
+        return make_native_vec_env(cfg.env_id, cfg.n_envs, **cfg.kwargs_for(cfg.train_suite))
+    fns = [make_env_fn(cfg, cfg.train_suite, r) for r in range(cfg.n_envs)]
+    return SubprocVecEnv(fns) if kind == "subproc" else DummyVecEnv(fns)
 
 
 def held_out_tasks(cfg: TrainConfig, suite: str, path: Path) -> Path:
@@ -350,7 +411,6 @@ def train(
     """Train ``cfg`` into folder ``out`` (see the module docstring)."""
     import torch
     from stable_baselines3.common.callbacks import BaseCallback
-    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
     torch.set_num_threads(int(torch_threads))
     out = Path(out)
@@ -362,8 +422,7 @@ def train(
             suites[split] = held_out_tasks(cfg, suite, out / f"{split}.jsonl")
     if cfg.train_suite is not None:  # a sample of the training tasks, for the harness table
         held_out_tasks(cfg, cfg.train_suite, out / "train.jsonl")
-    fns = [make_env_fn(cfg, cfg.train_suite, r) for r in range(cfg.n_envs)]
-    venv = SubprocVecEnv(fns) if cfg.vec_env == "subproc" else DummyVecEnv(fns)
+    venv = make_train_vec_env(cfg, progress)
     model = build_model(cfg, venv, _tensorboard_dir(out))
     log = out / "evals.jsonl"
     log.write_text("")
@@ -431,6 +490,10 @@ __all__ = [
     "evaluate_policy",
     "held_out_tasks",
     "make_env_fn",
+    "make_train_vec_env",
+    "native_vec_env_problem",
+    "vec_env_kind",
+    "VEC_ENVS",
     "save_checkpoint",
     "train",
     "mean_interval",

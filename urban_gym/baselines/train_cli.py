@@ -23,7 +23,16 @@ def add_train(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=None, help="training seed (default: config)")
     p.add_argument("--timesteps", type=int, default=None, help="total env steps")
     p.add_argument("--n-envs", type=int, default=None, help="parallel env workers")
-    p.add_argument("--vec-env", choices=("dummy", "subproc"), default=None)
+    p.add_argument(
+        "--vec",
+        "--vec-env",
+        dest="vec_env",
+        choices=("auto", "native", "subproc", "dummy"),
+        default=None,
+        help="how the n envs run: the id's native batched vector env, SubprocVecEnv "
+        "workers or in-process one after another (default: the config's; 'auto', "
+        "native where it fits the config, else dummy)",
+    )
     p.add_argument("--eval-every", type=int, default=None, help="env steps between evals")
     p.add_argument("--eval-tasks", type=int, default=None, help="held-out tasks per eval")
     p.add_argument(

@@ -88,6 +88,7 @@ from urban_gym.envs.goals import (
 )
 from urban_gym.envs.info import make_pose
 from urban_gym.errors import InputError
+from urban_gym.world.names import DEFAULT_NAMES, check_names_mode
 
 if TYPE_CHECKING:  # the task modules load with the first env (import urban_gym stays light)
     from urban_gym.tasks.spec import TaskSpec
@@ -162,9 +163,17 @@ class UrbanEnv(gym.Env):
 
     # ------------------------------------------------------------------ construction
     def _init_base(
-        self, render_mode: str | None, track_visibility: bool = False, goal: str = "none"
+        self,
+        render_mode: str | None,
+        track_visibility: bool = False,
+        goal: str = "none",
+        names: str = DEFAULT_NAMES,
     ) -> None:
         """Check ``render_mode`` and mark the env as waiting for its first ``reset``.
+
+        ``names`` is which name of each place the env's world uses (``"local"``,
+        ``"english"`` or ``"both"``: :mod:`urban_gym.world.names`); :meth:`load_world`
+        loads a city with it.
 
         ``goal`` is the goal mode (:mod:`urban_gym.envs.goals`): the family declares its
         ``goal_*`` entries in its observation space (:meth:`goal_spaces`) and the template
@@ -182,6 +191,7 @@ class UrbanEnv(gym.Env):
             raise InputError(f"track_visibility={track_visibility!r} must be True or False")
         self.render_mode = render_mode
         self.track_visibility = bool(track_visibility)
+        self.names = check_names_mode(names)
         self.goal_mode = check_goal_mode(self, goal)
         self._goal = GoalObservation(self.goal_mode)
         self.steps = 0
@@ -190,6 +200,12 @@ class UrbanEnv(gym.Env):
         #: ``last_action_error``, shown to the agent by families that have a notice text.
         self.last_action_error = ""
         self._done = True  # no episode until reset()
+
+    def load_world(self, spec: str) -> Any:
+        """The city of the ``load_city`` spec ``spec`` with the env's :attr:`names`."""
+        from urban_gym.world.loader import load_city
+
+        return load_city(spec, names=getattr(self, "names", DEFAULT_NAMES))
 
     @property
     def task_family(self) -> ModuleType:

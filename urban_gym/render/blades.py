@@ -135,9 +135,15 @@ def blade_squeeze(name: str) -> float:
     return min(1.0, w / natural)
 
 
-def render_blade(name: str, board: tuple[int, int, int], text: tuple[int, int, int]) -> np.ndarray:
+def render_blade(
+    name: str,
+    board: tuple[int, int, int],
+    text: tuple[int, int, int],
+    lang: str | None = None,
+) -> np.ndarray:
     """The blade's face: ``(h, w, 3)`` uint8 at :data:`BLADE_PPM`, the name as
-    :func:`blade_layout` sets it, dark-framed.
+    :func:`blade_layout` sets it, dark-framed; drawn with the language hint ``lang`` (see
+    :func:`~urban_gym.render.textures.render_sign`).
     """
     import cv2
 
@@ -153,7 +159,7 @@ def render_blade(name: str, board: tuple[int, int, int], text: tuple[int, int, i
         d.text(
             (w_px / 2, (i + 0.5) * pitch),
             t,
-            font=font_for(t, px, bold=True),
+            font=font_for(t, px, True, lang),
             fill=text,
             anchor="mm",
         )
@@ -167,13 +173,20 @@ def render_blade(name: str, board: tuple[int, int, int], text: tuple[int, int, i
 
 
 # ---------------------------------------------------------------------- placement
-def build_blades(scene: Any, signs: list, names: dict[int, str], colours: dict) -> dict:
+def build_blades(
+    scene: Any,
+    signs: list,
+    names: dict[int, str],
+    colours: dict,
+    langs: dict[int, str | None] | None = None,
+) -> dict:
     """The blades of the facade boards ``signs`` (``SignPlacement``): the attributes they
     become on the scene -- ``blade_poi`` (n,), ``blade_xy`` (n, 4: inner end x, y, outer
     end x, y), ``blade_z`` (n, 2), ``blade_rect`` (n, 4: atlas x, y, w, h) and
-    ``blade_atlas`` -- in order of POI. ``names``/``colours``: each POI's name and
-    (board, text) colours.
+    ``blade_atlas`` -- in order of POI. ``names``/``colours``/``langs``: each POI's name,
+    (board, text) colours and language (the font's hint; None when not known).
     """
+    langs = langs or {}
     city = scene.city
     taken: dict[int, list[tuple[float, float, float]]] = {}
     rows: list[tuple[int, float, float, float, float, float, float]] = []
@@ -212,7 +225,8 @@ def build_blades(scene: Any, signs: list, names: dict[int, str], colours: dict) 
         u, x0, y0, x1, y1 = placed
         taken.setdefault(seg, []).append((u, z0, z1))
         rows.append((s.poi, x0, y0, x1, y1, z0, z1))
-        images.append(render_blade(names[s.poi], *colours[s.poi]))
+        board, ink = colours[s.poi]
+        images.append(render_blade(names[s.poi], board, ink, lang=langs.get(s.poi)))
     atlas, rects = pack_atlas(images) if images else (np.zeros((1, 1, 3), np.uint8), [])
     n = len(rows)
     table = np.array([r[1:] for r in rows], np.float64).reshape(n, 6)

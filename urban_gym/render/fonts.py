@@ -92,9 +92,28 @@ def dejavu_covers(ch: str, bold: bool = False) -> bool:
     return ch.isspace() or _mask(font, ch) != _mask(font, NOT_A_CHARACTER)
 
 
-def cjk_lang(text: str) -> str:
+def face_of_language(lang: str | None) -> str | None:
+    """The CJK face (a key of :data:`CJK_FACES`) of a BCP 47 language code (``"ja"``,
+    ``"ko"``, ``"zh"``, ``"zh-Hans"``, ``"zh-Hant"``, ``"zh-TW"``, ``"zh-HK"``, ``"yue"``,
+    any case, ``_`` or ``-``), or None for another language or none.
+    """
+    if not lang:
+        return None
+    parts = lang.replace("_", "-").casefold().split("-")
+    if parts[0] in ("ja", "ko"):
+        return parts[0]
+    if parts[0] == "yue" or (
+        parts[0] == "zh" and any(p in ("hant", "tw", "hk", "mo") for p in parts[1:])
+    ):
+        return "zh-Hant"
+    return "zh" if parts[0] == "zh" else None
+
+
+def cjk_lang(text: str, lang: str | None = None) -> str:
     """The CJK face for ``text``: Japanese when it has kana, Korean when it has Hangul,
-    else simplified Chinese (Han characters alone).
+    else (Han characters alone, which the languages share but draw differently: 直, 骨)
+    the face of the language hint ``lang`` (:func:`face_of_language`: a Japanese place's
+    kanji-only name in the Japanese face), else simplified Chinese.
     """
     for c in text:
         o = ord(c)
@@ -104,18 +123,21 @@ def cjk_lang(text: str) -> str:
         o = ord(c)
         if 0xAC00 <= o <= 0xD7AF or 0x1100 <= o <= 0x11FF or 0x3130 <= o <= 0x318F:
             return "ko"
-    return "zh"
+    return face_of_language(lang) or "zh"
 
 
 @lru_cached(max_items=4096, name="render.fonts.font_for")
-def font_for(text: str, size: int, bold: bool = False) -> ImageFont.FreeTypeFont:
+def font_for(
+    text: str, size: int, bold: bool = False, lang: str | None = None
+) -> ImageFont.FreeTypeFont:
     """The font to draw ``text`` in at ``size`` px: DejaVu Sans (``bold`` or not) when it
     covers every character, else Noto Sans CJK Regular in the face :func:`cjk_lang` picks
-    (DejaVu when the CJK package is missing).
+    for ``text`` and the language hint ``lang`` (the language of the place the text names,
+    e.g. ``"ja"``; DejaVu when the CJK package is missing).
     """
     if all(dejavu_covers(c, bold) for c in text):
         return load_font(size, bold)
-    cjk = load_cjk_font(size, cjk_lang(text))
+    cjk = load_cjk_font(size, cjk_lang(text, lang))
     return load_font(size, bold) if cjk is None else cjk
 
 

@@ -44,6 +44,7 @@ from urban_gym.render.ground import drawn_bounds
 from urban_gym.render.text import Colour, blit_text, text_sprite, text_width
 from urban_gym.world.city import City
 from urban_gym.world.grid import GridOverlay
+from urban_gym.world.names import sign_language
 
 #: Colours (RGB) of the map layers and markers.
 STYLE: dict[str, Colour] = {
@@ -629,7 +630,9 @@ class MapRenderer:
             img[rr, cc] = dot
         for i, c, r in zip(idx[~dots], cols[~dots], rows[~dots]):
             cv2.circle(img, (int(c - 0.5), int(r - 0.5)), 2, dot, -1, cv2.LINE_AA)
-            blit_text(img, text_sprite(self.city.pois[i].name, 11), c + 5, r, dot, anchor="lm")
+            p = self.city.pois[i]
+            label = text_sprite(p.name, 11, lang=sign_language(p.tags, self.city))
+            blit_text(img, label, c + 5, r, dot, anchor="lm")
 
     def _label_candidates(self, view) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The POIs the map ``view`` shows, nearest to its centre first, at most 300:
@@ -677,7 +680,8 @@ class MapRenderer:
         if lw is None or len(lw) != len(self._poi_xy):
             lw = self._label_w = np.full(len(self._poi_xy), -1, np.int64)
         for i in idx[lw[idx] < 0]:
-            lw[i] = text_width(self.city.pois[i].name, 11)
+            p = self.city.pois[i]
+            lw[i] = text_width(p.name, 11, lang=sign_language(p.tags, self.city))
         return lw[idx]
 
     @staticmethod

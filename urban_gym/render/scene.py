@@ -51,9 +51,11 @@ from urban_gym.render.textures import (
     style_of_building,
     tree_variants,
 )
+from urban_gym.world import names as names_module
 from urban_gym.world.city import City
 from urban_gym.world.diskcache import cached_array, cached_for_city, cached_object
 from urban_gym.world.loader import city_fingerprint
+from urban_gym.world.names import sign_language
 
 CELL_M = 32.0
 #: grid cells whose candidate walls a scene keeps (their indices: about 16 KB a cell in
@@ -338,7 +340,8 @@ class Scene:
                 built.append(self._build_signs())
             return built[0]
 
-        mods = (textures_module, _this_module(), blades_module, fonts_module)
+        # the sign's language (its face) comes from the names module
+        mods = (textures_module, _this_module(), blades_module, fonts_module, names_module)
         atlas = cached_array(name + "-atlas", lambda: build()["sign_atlas"], *mods)
         blade_atlas = cached_array(name + "-blades", lambda: build()["blade_atlas"], *mods)
         rest = cached_object(
@@ -361,21 +364,22 @@ class Scene:
             if not p.name:
                 continue
             board, text = sign_colours(p.id, p.category)
+            lang = sign_language(p.tags, city)  # kanji alone: the Japanese face in Japan
             if p.building_id is None or p.facade is None:
-                tex = render_sign(p.name, board, text, 1, width_m=4.0)
+                tex = render_sign(p.name, board, text, 1, width_m=4.0, lang=lang)
                 free_signs.append((p.id, _post_sign(tex)))
                 continue
             seg = self._facade_segment(p.building_id, p.anchor, p.facing)
             L = float(self.length[seg])
             avail = max(L - 0.4, 0.6)
             lines = 1
-            w = sign_width_m(p.name, 1)
+            w = sign_width_m(p.name, 1, lang)
             if w > avail and " " in p.name:
-                w2 = sign_width_m(p.name, 2)
+                w2 = sign_width_m(p.name, 2, lang)
                 if w2 < w:
                     lines, w = 2, w2
             w = min(w, avail)
-            tex = render_sign(p.name, board, text, lines, width_m=w)
+            tex = render_sign(p.name, board, text, lines, width_m=w, lang=lang)
             u_anchor = float(
                 np.clip(
                     (p.anchor[0] - self.ax[seg]) * self.dx[seg] / L
@@ -415,7 +419,8 @@ class Scene:
         out["poi_sign"] = {s.poi: s for s in signs}
         names = {p.id: p.name for p in city.pois if p.name}
         colours = {p.id: sign_colours(p.id, p.category) for p in city.pois if p.name}
-        out.update(blades_module.build_blades(self, signs, names, colours))
+        langs = {p.id: sign_language(p.tags, city) for p in city.pois if p.name}
+        out.update(blades_module.build_blades(self, signs, names, colours, langs))
         return out
 
     # the scene's arrays as the compiled frame kernel (kernels.frame.frame_maps) takes them

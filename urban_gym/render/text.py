@@ -20,14 +20,17 @@ Colour = tuple[int, int, int]
 
 
 @lru_cached(max_items=4096, name="render.text.sprites")
-def text_sprite(text: str, size: int, bold: bool = False, halo: int = 2) -> np.ndarray:
-    """Alpha masks of ``text`` (in the font :func:`~urban_gym.render.fonts.font_for` picks) at ``size`` px: ``(h, w, 2)`` uint8 with the
+def text_sprite(
+    text: str, size: int, bold: bool = False, halo: int = 2, lang: str | None = None
+) -> np.ndarray:
+    """Alpha masks of ``text`` (in the font :func:`~urban_gym.render.fonts.font_for` picks
+    with the language hint ``lang``) at ``size`` px: ``(h, w, 2)`` uint8 with the
     glyphs in channel 0 and a ``halo``-pixel outline around them in channel 1. Row
     ``h // 2`` is the middle of the text line.
     """
-    font = font_for(text, size, bold)
+    font = font_for(text, size, bold, lang)
     asc, desc = font.getmetrics()
-    tw = text_width(text, size, bold, halo)
+    tw = text_width(text, size, bold, halo, lang)
     th = asc + desc + 2 * halo
     out = np.zeros((th, tw, 2), np.uint8)
     for ch, stroke in ((1, halo), (0, 0)):
@@ -43,9 +46,11 @@ def text_sprite(text: str, size: int, bold: bool = False, halo: int = 2) -> np.n
 
 
 @lru_cached(max_items=16384, name="render.map.text_widths")
-def text_width(text: str, size: int, bold: bool = False, halo: int = 2) -> int:
+def text_width(
+    text: str, size: int, bold: bool = False, halo: int = 2, lang: str | None = None
+) -> int:
     """The width (px) of :func:`text_sprite` of the same arguments, without drawing it."""
-    return int(math.ceil(font_for(text, size, bold).getlength(text))) + 2 * halo + 2
+    return int(math.ceil(font_for(text, size, bold, lang).getlength(text))) + 2 * halo + 2
 
 
 def blit_text(

@@ -235,10 +235,12 @@ def _text_lines(name: str, lines: int) -> list[str]:
     return best[1]  # type: ignore[index]
 
 
-def sign_width_m(name: str, lines: int = 1) -> float:
-    """Natural width in metres of a sign with ``name`` on ``lines`` (1 or 2) lines."""
+def sign_width_m(name: str, lines: int = 1, lang: str | None = None) -> float:
+    """Natural width in metres of a sign with ``name`` on ``lines`` (1 or 2) lines, in
+    the font of the language hint ``lang`` (see :func:`render_sign`).
+    """
     px = int(SIGN_PPM * SIGN_BOARD_M * SIGN_TEXT_EM)
-    w = max(font_for(t, px, bold=True).getlength(t) for t in _text_lines(name, lines))
+    w = max(font_for(t, px, True, lang).getlength(t) for t in _text_lines(name, lines))
     return w / SIGN_PPM + 0.5
 
 
@@ -259,15 +261,17 @@ def render_sign(
     text: tuple[int, int, int],
     lines: int = 1,
     width_m: float | None = None,
+    lang: str | None = None,
 ) -> SignTexture:
     """A signboard with ``name`` (1 or 2 lines). ``width_m`` squeezes the text to fit a
     narrower board (the height stays ``SIGN_BOARD_M`` per line). Each line is drawn in
     the font :func:`~urban_gym.render.fonts.font_for` picks (Noto Sans CJK for Chinese or
-    Japanese).
+    Japanese) with the language hint ``lang`` (the place's language, e.g. ``"ja"``: a
+    Japanese name of kanji alone in the Japanese face).
     """
     parts = _text_lines(name, lines)
     px = int(SIGN_PPM * SIGN_BOARD_M * SIGN_TEXT_EM)
-    natural = sign_width_m(name, len(parts))
+    natural = sign_width_m(name, len(parts), lang)
     h_m = SIGN_BOARD_M * (1.0 if len(parts) == 1 else 1.7)
     w_px = int(math.ceil(natural * SIGN_PPM))
     h_px = int(round(h_m * SIGN_PPM))
@@ -278,7 +282,7 @@ def render_sign(
         d.text(
             (w_px / 2, (i + 0.5) * line_h + (0.04 if len(parts) == 2 else 0.0) * SIGN_PPM),
             t,
-            font=font_for(t, px, bold=True),
+            font=font_for(t, px, True, lang),
             fill=text,
             anchor="mm",
         )

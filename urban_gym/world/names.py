@@ -23,6 +23,8 @@ import dataclasses
 import unicodedata
 from typing import Any
 
+from urban_gym.errors import InputError
+
 #: the modes of :func:`display_name`
 NAME_MODES = ("local", "english", "both")
 #: the default mode
@@ -44,9 +46,11 @@ LATIN_KEYS = (
 
 
 def check_names_mode(mode: str) -> str:
-    """``mode`` when it is one of :data:`NAME_MODES`, else a ValueError naming it."""
-    if mode not in NAME_MODES:
-        raise ValueError(f"names={mode!r} is not one of {', '.join(NAME_MODES)}")
+    """``mode`` when it is one of :data:`NAME_MODES`, else an
+    :class:`~urban_gym.errors.InputError` (a ValueError) naming it.
+    """
+    if not isinstance(mode, str) or mode not in NAME_MODES:
+        raise InputError(f"names={mode!r} is not one of {', '.join(NAME_MODES)}")
     return mode
 
 
@@ -131,3 +135,72 @@ def with_names(city: Any, mode: str = DEFAULT_NAMES) -> Any:
         out.fingerprint = f"{fp}|names={mode}" if fp else None
     memo[mode] = out
     return out
+
+
+#: the language of a place in a country (OSM ``addr:country``, ISO 3166-1) whose script
+#: shares characters with its neighbours' (Han characters): the face they are drawn in
+COUNTRY_LANGUAGES = {
+    "JP": "ja",
+    "KR": "ko",
+    "CN": "zh-Hans",
+    "SG": "zh-Hans",
+    "TW": "zh-Hant",
+    "HK": "zh-Hant",
+    "MO": "zh-Hant",
+}
+
+
+def _language_key(key: str) -> str | None:
+    """The language code of an OSM ``name:<code>`` key (``name:ja`` -> ``ja``,
+    ``name:zh-Hant`` -> ``zh-Hant``), None for a Latin transliteration (``name:ja-Latn``,
+    ``name:ja_rm``) or another key.
+    """
+    if not key.startswith("name:"):
+        return None
+    code = key[5:]
+    parts = code.replace("_", "-").split("-")
+    if not parts[0].isalpha() or not 2 <= len(parts[0]) <= 3 or not parts[0].islower():
+        return None
+    if any(p.casefold() in ("latn", "rm", "pinyin", "kana") for p in parts[1:]):
+        return None
+    return code
+
+
+def place_language(tags: dict[str, str]) -> str | None:
+    """The language of a place's local name as its OSM ``tags`` tell it: the code of a
+    ``name:<code>`` tag equal to its ``name`` (``name=直島``, ``name:ja=直島`` -> ``"ja"``;
+    a bare ``zh`` made ``zh-Hant`` or ``zh-Hans`` by ``addr:country``), else the language of
+    its ``addr:country`` (:data:`COUNTRY_LANGUAGES`), else None.
+    """
+    local = (tags.get("name") or "").strip()
+    country = COUNTRY_LANGUAGES.get((tags.get("addr:country") or "").strip().upper())
+    if local:
+        for key, value in tags.items():
+            code = _language_key(key)
+            if code is not None and value.strip() == local:
+                if code == "zh" and country and country.startswith("zh"):
+                    return country
+                return code
+    return country
+
+
+def city_language(city: Any) -> str | None:
+    """The language of ``city``'s place names: the one :func:`place_language` gives most of
+    its places (ties: the first place's), None when none tells; computed once per city.
+    """
+    memo: dict[str, Any] = city.__dict__.setdefault("_idx_language", {})
+    if "lang" not in memo:
+        counts: dict[str, int] = {}
+        for p in city.pois:
+            lang = place_language(p.tags)
+            if lang is not None:
+                counts[lang] = counts.get(lang, 0) + 1
+        memo["lang"] = max(counts, key=lambda k: counts[k]) if counts else None
+    return memo["lang"]
+
+
+def sign_language(tags: dict[str, str], city: Any) -> str | None:
+    """The language a place's sign is written in: its own (:func:`place_language`), else
+    its city's (:func:`city_language`), else None.
+    """
+    return place_language(tags) or city_language(city)

@@ -189,8 +189,7 @@ class LMMInterface(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     def read_reply(self, text: str) -> ParsedReply:
         """Parse a reply with the protocol's parser (never raises)."""
-        protocol = self.protocol or protocol_for(None)
-        return protocol.parse(text, self.action_set)
+        return self._protocol().parse(text, self.action_set)
 
     def _to_env_action(self, parsed: ParsedReply, text: str) -> ReplyAction | UnreadableReply:
         self.replies += 1
@@ -205,9 +204,13 @@ class LMMInterface(gym.Wrapper, gym.utils.RecordConstructorArgs):
         return UnreadableReply("your reply could not be read: " + parsed.error, parsed, kept)
 
     # ------------------------------------------------------------------ prompts
+    def _protocol(self) -> PromptProtocol:
+        """The protocol as it reads for the env's current task (:meth:`PromptProtocol.for_env`)."""
+        return (self.protocol or protocol_for(None)).for_env(self.env)
+
     def system_prompt(self) -> str:
-        """The system message text for this env."""
-        protocol = self.protocol or protocol_for(None)
+        """The system message text for this env (its current task's wording)."""
+        protocol = self._protocol()
         schema = self.include_schema
         if schema is None:
             schema = bool(getattr(protocol, "show_schema", True))
@@ -222,7 +225,7 @@ class LMMInterface(gym.Wrapper, gym.utils.RecordConstructorArgs):
         A list of OpenAI content parts (``text`` and ``image_url`` with a data URL), or a
         plain string when there are no images.
         """
-        protocol = self.protocol or protocol_for(None)
+        protocol = self._protocol()
         obs = self._obs if obs is None else obs
         parts = protocol.observation_parts(obs, self.env.observation_space, self.env)
         texts = [p[1] for p in parts if p[0] == "text"]

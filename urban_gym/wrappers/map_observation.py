@@ -181,7 +181,7 @@ class MapObservation(gym.Wrapper, gym.utils.RecordConstructorArgs):
                     raise InputError("MapObservation: the env has neither a city nor a task")
                 from urban_gym.world import load_city
 
-                city = load_city(spec)
+                city = load_city(spec, names=getattr(u, "names", "both"))
             self._city = city
         return self._city
 

@@ -159,6 +159,12 @@ class PromptProtocol:
             "json_schema": bool(self.show_schema if include_schema is None else include_schema),
         }
 
+    def for_env(self, env: Any) -> PromptProtocol:
+        """The protocol as it reads for ``env``'s current task and observation (a family's
+        protocol may word its prompt per task type or observation kind); itself by default.
+        """
+        return self
+
     def without_fields(self, *fields: str) -> PromptProtocol:
         """A copy that neither asks for nor shows the reply fields ``fields`` (the
         example replies leave them out too); the parser still reads them.

@@ -383,3 +383,47 @@ def test_the_language_model_face_is_sent_the_navigation_text(installed):
     # the scripted oracle replies: one link per step along the route, then stop
     assert record["is_success"] and record["steps"] == len(route["route_panoids"])
     assert record["metrics"]["ndtw"] == 1.0 and record["metrics"]["task_completion"] == 1.0
+
+
+def _first_request(env_id: str, env_kwargs: dict, options: dict) -> tuple[str, str, dict]:
+    """The system and user texts of the first request the language-model face sends on
+    ``env_id`` to a real loopback :class:`ScriptedServer`, and the episode's record.
+    """
+    from urban_gym.baselines.lmm import LMMAgent, ScriptedServer
+    from urban_gym.eval.trace import run_episode
+
+    with ScriptedServer(env_id, env_kwargs, wrap="mixed", record_requests=True) as server:
+        agent = LMMAgent(base_url=server.url, model="scripted")
+        face = agent.wrap(gym.make(env_id, **env_kwargs))
+        record, _ = run_episode(face, agent, seed=0, options=options)
+        system, user = server.recorded[0]["messages"][:2]
+    text = user["content"]
+    if not isinstance(text, str):
+        text = "\n".join(p.get("text", "") for p in text if p.get("type") == "text")
+    return system["content"], text, record
+
+
+def test_an_instruction_task_is_prompted_as_directions_to_follow(installed):
+    system, user, record = _first_request(ENV_ID, {}, {"task_index": 1})
+    # Touchdown's directions, followed link by link, with no images (no panoramas given)
+    assert "written directions" in system and "one short step at a time" in system
+    assert "There are no pictures" in system
+    for wrong in ("named destination", "one image per street", "destination_location"):
+        assert wrong not in system
+    assert "`instruction_progress`" in system and "`next_step`" in system
+    assert "## Options (the ways on from here)" in user
+    assert record["is_success"]  # the scripted replies with the new fields still parse
+
+
+def test_a_destination_task_keeps_citynavs_wording_and_says_when_there_are_no_images():
+    from urban_gym.families.streetgraph.prompts import INTROS
+
+    system, user, record = _first_request(
+        "UrbanGym/StreetGraph-v0", {"observation": "symbolic"}, {"task_index": 0}
+    )
+    assert system.startswith(INTROS[(False, False, False)])
+    assert "named destination" in system and "no pictures" in system
+    assert "one image per street" not in system
+    assert "`destination_location`" in system and "instruction_progress" not in system
+    assert "## Options (streets leaving this intersection)" in user
+    assert record["is_success"]

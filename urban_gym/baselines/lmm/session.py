@@ -24,6 +24,8 @@ SCRIPTED_FIELDS: tuple[str, ...] = (
     "destination_location",
     "current_location",
     "walking_directions",
+    "instruction_progress",
+    "next_step",
     "memory",
 )
 

@@ -59,8 +59,8 @@ from urban_gym.families.citywalk.tasks import (
 )
 from urban_gym.families.citywalk.tasks.evaluate import VIEW_JUDGED_TYPES
 from urban_gym.tasks.spec import TaskError, TaskSpec
-from urban_gym.world import load_city
 from urban_gym.world.city import City
+from urban_gym.world.names import DEFAULT_NAMES
 from urban_gym.world.routing import DistanceField, Router
 from urban_gym.world.walkable import WalkGeometry
 
@@ -210,6 +210,8 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
     * ``city``: the city every task must name (default: the tasks' own; a task's world is
       its ``task.city``); without ``suite`` and ``tasks``, the committed suite of that city
       (``city="london"``).
+    * ``names``: which name of each place the world's signs and maps show: ``"local"``,
+      ``"english"`` or ``"both"`` (the default; :mod:`urban_gym.world.names`).
     * ``view_size``: the view's size in pixels: an int for a square view or ``(width,
       height)`` (each 1-2048), or None for no view. The language-model face
       (:func:`urban_gym.wrappers.make_lmm_env`) uses 960x540.
@@ -267,8 +269,9 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
         goal: str = "none",
         arrival: str = "view",
         arrival_min_pixels: int = ARRIVAL_MIN_PIXELS,
+        names: str = DEFAULT_NAMES,
     ) -> None:
-        self._init_base(render_mode, track_visibility, goal)
+        self._init_base(render_mode, track_visibility, goal, names)
         if arrival not in ARRIVAL_RULES:
             raise TaskError(f"arrival={arrival!r} is not one of {', '.join(ARRIVAL_RULES)}")
         if (
@@ -315,7 +318,7 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
         return spaces.Dict({**obs, **self.goal_spaces()})
 
     def _setup_world(self, task: TaskSpec) -> None:
-        self.city: City = load_city(task.city)
+        self.city: City = self.load_world(task.city)
         self.geometry = WalkGeometry.for_city(self.city)
         self.ground = low_obstacles(self.city, self.geometry)
         self.pedestrian = PedestrianNetwork.for_city(self.city)
@@ -420,7 +423,7 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
         self._router_cache = None
         self._fields = {}
         self._remaining_memo = None
-        self.city = load_city(self._city_spec)
+        self.city = self.load_world(self._city_spec)
         self.geometry = WalkGeometry.for_city(self.city)
         self.ground = low_obstacles(self.city, self.geometry)
         self.pedestrian = PedestrianNetwork.for_city(self.city)

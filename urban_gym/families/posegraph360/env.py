@@ -45,6 +45,7 @@ from urban_gym.render import perspective
 from urban_gym.render.overlays import draw_branch_arrows
 from urban_gym.tasks.spec import TaskError, TaskSpec
 from urban_gym.tasks.suite import load_suite
+from urban_gym.world.names import DEFAULT_NAMES
 
 #: Max length of the instruction text.
 MAX_INSTRUCTION = 2048
@@ -210,7 +211,9 @@ class PoseGraph360Env(UrbanEnv):
     (``"rgb_array"``); ``track_visibility`` (False: True adds ``info["goal_visible"]``,
     :mod:`urban_gym.envs.visibility`); ``goal`` (``"none"``, the default, ``"vector"``,
     ``"landmarks"``, ``"image"`` or ``"text"``: :mod:`urban_gym.envs.goals`);
-    ``frame_size`` ((640, 480): int or (w, h), the video tasks' frames).
+    ``frame_size`` ((640, 480): int or (w, h), the video tasks' frames); ``names``
+    (``"both"``, the default, ``"local"`` or ``"english"``: which name of each place the
+    rendered signs and maps show, :mod:`urban_gym.world.names`).
 
     ## Version History
 
@@ -275,17 +278,16 @@ class PoseGraph360Env(UrbanEnv):
         track_visibility: bool = False,
         goal: str = "none",
         frame_size: int | Sequence[int] = T.FRAME_SIZE,
+        names: str = DEFAULT_NAMES,
     ) -> None:
         if observation not in ("images", "symbolic"):
             raise InputError(f"observation={observation!r} must be 'images' or 'symbolic'")
         if observation == "symbolic" and location_prior:
             raise InputError("location_prior=True adds a map image: not with 'symbolic'")
         self.images = observation == "images"
-        self._init_base(render_mode, track_visibility, goal)
+        self._init_base(render_mode, track_visibility, goal, names)
         if city is not None:
-            from urban_gym.world.loader import load_city
-
-            load_city(city)  # an unknown city is named before anything else
+            self.load_world(city)  # an unknown city is named before anything else
         if view_size is None:
             from urban_gym.families.posegraph360.tasks.suites import default_view_size
 
@@ -420,14 +422,14 @@ class PoseGraph360Env(UrbanEnv):
 
     def _restore_caches(self) -> None:
         """The world (city, pose graph with its frame source) and the per-process caches."""
-        from urban_gym.world.loader import load_city
-
         w = self._world
         look = (w["pano_width"], w["time_of_day"], w["weather"], w["cache_mb"])
         if w["posegraph"] is None and w["capture"] is None:
-            self.city, self.graph = rendered_world(self.city_spec, self.spacing, *look)
+            self.city, self.graph = rendered_world(
+                self.city_spec, self.spacing, *look, names=self.names
+            )
         else:
-            self.city = load_city(self.city_spec)
+            self.city = self.load_world(self.city_spec)
             if w["posegraph"] is not None:
                 self.graph = w["posegraph"]
             else:

@@ -24,6 +24,7 @@ from urban_gym.errors import InputError, UrbanGymError
 from urban_gym.families.posegraph360.world import PoseGraph, RenderedFrames, State, load_posegraph
 from urban_gym.tasks.spec import TaskError, TaskSpec
 from urban_gym.world.grid import GridOverlay
+from urban_gym.world.names import DEFAULT_NAMES, check_names_mode
 
 #: Worlds kept per process (the cities of a procedural training suite, say).
 WORLD_CACHE_ITEMS = 64
@@ -62,18 +63,28 @@ def rendered_world(
     time_of_day: str = "day",
     weather: str = "clear",
     cache_mb: float | None = None,
+    names: str = DEFAULT_NAMES,
 ) -> tuple[Any, PoseGraph]:
-    """``(city, pose graph with rendered frames)`` of ``load_city(city_spec)`` for frames
-    ``spacing`` metres apart, cached per process (see the module docstring); ``cache_mb``
-    defaults to :data:`FRAME_CACHE_MB`.
+    """``(city, pose graph with rendered frames)`` of ``load_city(city_spec, names=names)``
+    for frames ``spacing`` metres apart, cached per process (see the module docstring;
+    each ``names`` mode its own: the frames' signs differ); ``cache_mb`` defaults to
+    :data:`FRAME_CACHE_MB`.
     """
     cache_mb = FRAME_CACHE_MB if cache_mb is None else cache_mb
-    key = (str(city_spec), float(spacing), int(pano_width), time_of_day, weather, float(cache_mb))
+    key = (
+        str(city_spec),
+        float(spacing),
+        int(pano_width),
+        time_of_day,
+        weather,
+        float(cache_mb),
+        check_names_mode(names),
+    )
 
     def build() -> tuple[Any, PoseGraph]:
         from urban_gym.world.loader import load_city
 
-        city = load_city(city_spec)
+        city = load_city(city_spec, names=names)
         graph = load_posegraph(city_spec, spacing=spacing)
         source = rendered_source(city, int(pano_width), time_of_day, weather, cache_mb)
         return city, graph.with_source(source)

@@ -25,6 +25,7 @@ from urban_gym.families.streetgraph.world import (
     load_streetgraph,
 )
 from urban_gym.tasks.spec import TaskError, TaskSpec
+from urban_gym.world.names import DEFAULT_NAMES
 
 #: Camera of the option views: horizontal field of view and pitch (degrees, positive up).
 VIEW_FOV = 90.0
@@ -43,7 +44,8 @@ def make_action_set(max_degree: int) -> ActionSet:
         [
             ActionSpec(
                 "go",
-                "travel along the street of this option to the next intersection",
+                "travel along the street of this option to the next intersection (to the "
+                "next viewpoint on a task that moves one link at a time)",
                 (
                     Param(
                         "option",
@@ -178,6 +180,8 @@ class StreetGraphEnv(UrbanEnv):
       ``dtw_distance="hops"``).
     * ``dtw_distance``: nDTW's step cost, ``"euclidean"`` (metres, default) or ``"hops"``
       (fewest links on the graph, :func:`~urban_gym.families.streetgraph.tasks.evaluate.hop_costs`).
+    * ``names``: which name of each place the rendered views' signs show: ``"local"``,
+      ``"english"`` or ``"both"`` (the default; :mod:`urban_gym.world.names`).
     * ``split``, ``images`` (with ``suite="touchdown"``): which of Touchdown's installed
       splits (``train``, ``dev`` -- the default -- or ``test``; ``urban-gym data
       touchdown`` installs them) and a folder of the user's Touchdown panoramas
@@ -248,8 +252,9 @@ class StreetGraphEnv(UrbanEnv):
         split: str | None = None,
         images: str | os.PathLike | None = None,
         dtw_distance: str = "euclidean",
+        names: str = DEFAULT_NAMES,
     ) -> None:
-        self._init_base(render_mode, track_visibility, goal)
+        self._init_base(render_mode, track_visibility, goal, names)
         self._check_settings(observation, travel, max_decisions, max_transitions, dtw_threshold)
         if not (view_cache_mb >= 0):
             raise InputError(f"view_cache_mb={view_cache_mb!r} must be >= 0")
@@ -717,10 +722,8 @@ class StreetGraphEnv(UrbanEnv):
         key = g.meta["city"]
         r = self._renderers.get(key)
         if r is None:
-            from urban_gym.world.loader import load_city
-
             r = _panorama_renderer_class()(
-                load_city(key), width=self.pano_width, height=self.pano_width // 2
+                self.load_world(key), width=self.pano_width, height=self.pano_width // 2
             )
             self._renderers[key] = r
         x, y = g.xy[node]

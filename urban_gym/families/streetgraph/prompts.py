@@ -11,6 +11,7 @@ mapping of these names to texts) replaces any of them, e.g. with the paper's exa
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from typing import Any
 
@@ -20,18 +21,76 @@ from gymnasium import spaces
 from urban_gym.wrappers.parsing import DEFAULT_FIELD_SYNONYMS
 from urban_gym.wrappers.protocols import PromptProtocol
 
-
-class VerbalizedPathProtocol(PromptProtocol):
-    """StreetGraph: options with compass bearings; verbalize the path before choosing."""
-
-    name = "verbalized_path"
-    intro = (
+#: the system prompt's first paragraph by (instruction task, images shown, link travel)
+#: (see :meth:`VerbalizedPathProtocol.for_env`); CityNav's setting is (False, True, False)
+INTROS: dict[tuple[bool, bool, bool], str] = {
+    (False, True, False): (
         "You walk through a city on its streets, from intersection to intersection, "
         "towards a named destination. There is no map. At each intersection you see one "
         "image per street leaving it, with its compass bearing (0 = north, 90 = east). "
         "Choose the street that brings you closer to the destination."
+    ),
+    (False, False, False): (
+        "You walk through a city on its streets, from intersection to intersection, "
+        "towards a named destination. There is no map and there are no pictures: at each "
+        "intersection you are told the compass bearing (0 = north, 90 = east) of every "
+        "street leaving it. Choose the street that brings you closer to the destination."
+    ),
+}
+for _link in (False, True):
+    _moves = (
+        "one short step at a time, from one street-level viewpoint to the next"
+        if _link
+        else "from intersection to intersection"
     )
-    reply_fields = (
+    _where = "At every viewpoint" if _link else "At each intersection"
+    INTROS[(True, True, _link)] = (
+        f"You follow a person's written directions through a city's streets, moving {_moves}. "
+        "The task text is those directions: the turns to take, what you pass on the way and "
+        f"where the walk ends. {_where} you see one image per way on, with its compass "
+        "bearing (0 = north, 90 = east), and you are told the direction you are travelling. "
+        "Take the way the directions call for next, checking what you see against what they "
+        'describe, and choose "stop" once you stand where they say the walk ends.'
+    )
+    INTROS[(True, False, _link)] = (
+        f"You follow a person's written directions through a city's streets, moving {_moves}. "
+        "The task text is those directions: the turns to take, what you pass on the way and "
+        f"where the walk ends. There are no pictures: {_where.lower()} you are told the "
+        "compass bearing (0 = north, 90 = east) of every way on and the direction you are "
+        "travelling, so keep count of your turns and of how far you have come. Take the way "
+        'the directions call for next, and choose "stop" once you reach where they say the '
+        "walk ends."
+    )
+for _link in (False, True):  # a destination task with link travel reads like street travel
+    INTROS.setdefault((False, True, _link), INTROS[(False, True, False)])
+    INTROS.setdefault((False, False, _link), INTROS[(False, False, False)])
+
+#: the reply fields of an instruction task (in place of the destination's location and
+#: the walking directions to it, which such a task does not have)
+INSTRUCTION_FIELDS: tuple[str, ...] = ("instruction_progress", "next_step", "memory", "thought")
+INSTRUCTION_FIELD_HELP: dict[str, str] = {
+    "instruction_progress": "which of the directions you have carried out so far, and "
+    "where in them you are now",
+    "next_step": "what the directions tell you to do next",
+    "memory": "what to remember for the next step (shown back to you)",
+    "thought": "why this choice follows the directions",
+}
+
+
+class VerbalizedPathProtocol(PromptProtocol):
+    """StreetGraph: options with compass bearings; verbalize the path before choosing.
+
+    Its wording follows the task (:meth:`for_env`): a destination task (CityNav) asks where
+    the destination is and how to walk there; an instruction task (Touchdown) asks how far
+    through the directions the agent is and what they say next. Either says whether images
+    are shown (a symbolic observation has only bearings).
+    """
+
+    name = "verbalized_path"
+    intro = INTROS[(False, True, False)]
+    #: the heading of the options' list in each observation
+    options_heading = "Options (streets leaving this intersection)"
+    reply_fields: tuple[str, ...] = (
         "destination_location",
         "current_location",
         "walking_directions",
@@ -50,7 +109,35 @@ class VerbalizedPathProtocol(PromptProtocol):
         "destination_location": ("destination_location", "destination", "goal_location"),
         "current_location": ("current_location", "location", "position", "where_am_i"),
         "walking_directions": ("walking_directions", "directions", "route", "plan"),
+        "instruction_progress": ("instruction_progress", "progress", "done_so_far"),
+        "next_step": ("next_step", "next", "next_instruction"),
     }
+
+    def for_env(self, env: Any) -> PromptProtocol:
+        """This protocol worded for ``env``'s current task: its intro by :data:`INTROS`
+        (instruction task or not, images or bearings only, link or street travel) and, on
+        an instruction task, the fields :data:`INSTRUCTION_FIELDS`; itself in CityNav's
+        setting (a destination task with images).
+        """
+        u = getattr(env, "unwrapped", env)
+        task = getattr(u, "task", None)
+        instruction = getattr(task, "type", None) == "instruction"
+        images = bool(getattr(u, "images", True))
+        link = bool(getattr(u, "link_travel", False)) and instruction
+        key = (instruction, images, link)
+        if key == (False, True, False):
+            return self
+        out = copy.copy(self)
+        out.intro = INTROS[key]
+        if instruction:
+            out.reply_fields = tuple(f for f in INSTRUCTION_FIELDS if f not in self.dropped_fields)
+            out.field_help = {**self.field_help, **INSTRUCTION_FIELD_HELP}
+            out.options_heading = (
+                "Options (the ways on from here)"
+                if link
+                else "Options (streets leaving this intersection)"
+            )
+        return out
 
     def observation_parts(
         self, obs: Mapping[str, Any], space: spaces.Space | None, env: Any = None
@@ -72,9 +159,7 @@ class VerbalizedPathProtocol(PromptProtocol):
         lines = [f"Option {i}: {_bearing_text(bearings[i])}" for i in valid]
         if len(mask) > len(bearings) and mask[len(bearings)] > 0:
             lines.append('You may also "stop" here.')
-        parts.append(
-            ("text", "## Options (streets leaving this intersection)\n" + "\n".join(lines), "")
-        )
+        parts.append(("text", f"## {self.options_heading}\n" + "\n".join(lines), ""))
         views = obs.get("views")
         if views is not None:
             arr = np.asarray(views)
