@@ -622,3 +622,41 @@ def test_lamps_at_night_match_the_reference(helsinki):
             lit += bool((got.ids == OBJECT_BASE + int(scene.obj_ids[k])).any())
             break
     assert lit >= 10
+
+
+def test_blade_rows_match_the_reference(helsinki):
+    # the rows the blade pass widens the band to, compiled and numpy, beside shops with
+    # projecting signs: a perspective view, a pitched view's window, a full panorama
+    from urban_gym.render import blades, raycast
+
+    fp = FirstPersonRenderer(helsinki, 84, 84)
+    sc = fp.scene
+    sc.ensure_signs()
+    cams = (
+        fp._base.with_yaw(30.0),
+        raycast.ColumnCamera.equirect(100, 90, -20.0, 100.0, 50.0, -30.0),
+        raycast.ColumnCamera.equirect(256, 128),
+    )
+    seen = 0
+    for k in range(0, len(sc.blade_poi), max(1, len(sc.blade_poi) // 40)):
+        x = float(sc.blade_xy[k, 0]) + 1.5
+        y = float(sc.blade_xy[k, 1]) - 1.0
+        cand = blades.blade_candidates(sc, x, y)
+        for cam in cams:
+            for eye in (1.6, 4.0):
+                ref = blades._blade_rows_numpy(sc.blade_xy, sc.blade_z, cand, cam, x, y, eye)
+                got = kernels.call(
+                    "blade_rows",
+                    sc.blade_xy,
+                    sc.blade_z,
+                    cand,
+                    x,
+                    y,
+                    eye,
+                    blades.BLADE_RANGE_M,
+                    cam.b,
+                    cam.a,
+                )
+                assert tuple(got) == tuple(ref), (k, cam.kind, eye)
+                seen += ref[0] > 0 and ref[1] < ref[2]
+    assert seen > 20

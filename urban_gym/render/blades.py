@@ -309,11 +309,34 @@ def _widen_band(xy, zz, cand, cam: Any, frame: Any, x: float, y: float, eye: flo
     sprite behind a blade stays hidden even where the blade reaches past the walls' rows
     -- as in a narrow window, whose band may start lower than the whole panorama's.
     """
+    out = kernels.call(
+        "blade_rows", xy, zz, cand, float(x), float(y), float(eye), BLADE_RANGE_M, cam.b, cam.a
+    )
+    if out is None:
+        out = _blade_rows_numpy(xy, zz, cand, cam, x, y, eye)
+    n_near, r0, r1 = out
+    if not n_near:
+        return
+    old, r_top = frame.t_cols, int(frame.r_top)
+    hb = old.shape[1]
+    lo, hi = min(r0, r_top), max(r1, r_top + hb)
+    if lo == r_top and hi == r_top + hb:
+        return
+    grown = np.full((old.shape[0], hi - lo), np.inf, old.dtype)
+    grown[:, r_top - lo : r_top - lo + hb] = old
+    frame.t_cols, frame.r_top = grown, lo
+
+
+def _blade_rows_numpy(xy, zz, cand, cam: Any, x: float, y: float, eye: float) -> tuple:
+    """``(near, r0, r1)``: how many blades ``cand`` are in range of ``(x, y)``, and the
+    rows above their highest top and lowest bottom (the numpy reference of the compiled
+    ``blade_rows``).
+    """
     mx = 0.5 * (xy[cand, 0] + xy[cand, 2]) - x
     my = 0.5 * (xy[cand, 1] + xy[cand, 3]) - y
     near = cand[np.hypot(mx, my) < BLADE_RANGE_M]
     if not len(near):
-        return
+        return 0, 0, 0
     # no ray meets a blade nearer than the blade's nearest point (nor nearer than 0.3 m)
     ax, ay = xy[near, 0] - x, xy[near, 1] - y
     ex, ey = xy[near, 2] - xy[near, 0], xy[near, 3] - xy[near, 1]
@@ -326,14 +349,7 @@ def _widen_band(xy, zz, cand, cam: Any, frame: Any, x: float, y: float, eye: flo
     v_lo = float(np.min(np.where(bot < 0.0, bot / tb, 0.0)))
     r0 = int(cam.count_above(np.array([v_hi]))[0])
     r1 = int(cam.count_above(np.array([v_lo]))[0])
-    old, r_top = frame.t_cols, int(frame.r_top)
-    hb = old.shape[1]
-    lo, hi = min(r0, r_top), max(r1, r_top + hb)
-    if lo == r_top and hi == r_top + hb:
-        return
-    grown = np.full((old.shape[0], hi - lo), np.inf, old.dtype)
-    grown[:, r_top - lo : r_top - lo + hb] = old
-    frame.t_cols, frame.r_top = grown, lo
+    return len(near), r0, r1
 
 
 def _atlas(scene: Any) -> np.ndarray:

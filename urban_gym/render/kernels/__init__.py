@@ -2,7 +2,8 @@
 
 The column caster's hot passes -- the candidate walls of a view, wall hits per column,
 the texture coordinates, depth and ids of every pixel and the boards (one call per
-frame: :mod:`urban_gym.render.kernels.frame`), the sprite plan and blit -- and the map's
+frame: :mod:`urban_gym.render.kernels.frame`), the sprite plan and blit, the blade
+signs' band rows and blit -- and the map's
 label layout have a numba version (:mod:`urban_gym.render.kernels.columns`,
 :mod:`urban_gym.render.kernels.maps`, gathered in :mod:`urban_gym.render.kernels.jit`)
 that gives what the numpy reference in :mod:`urban_gym.render.raycast`,

@@ -47,6 +47,47 @@ def _span(ax, ay, bx, by, rel, ang0):
 
 
 @numba.njit(**_JIT)
+def blade_rows(xy, zz, cand, x, y, eye, range_m, b, a):
+    """The rows the blades ``cand`` within ``range_m`` of ``(x, y)`` may cover: ``(near,
+    r0, r1)`` -- how many blades are in range, the rows above the highest blade top and
+    above the lowest blade bottom (``a`` decreasing), with the arithmetic of
+    :func:`urban_gym.render.blades._widen_band` (float64: the same rows).
+    """
+    bmin = np.inf
+    for c in range(len(b)):
+        bmin = min(bmin, b[c])
+    bm = max(bmin, 1e-6)
+    near = 0
+    v_hi = 0.0
+    v_lo = 0.0
+    for i in range(len(cand)):
+        k = cand[i]
+        mx = 0.5 * (xy[k, 0] + xy[k, 2]) - x
+        my = 0.5 * (xy[k, 1] + xy[k, 3]) - y
+        if not np.hypot(mx, my) < range_m:
+            continue
+        near += 1
+        ax, ay = xy[k, 0] - x, xy[k, 1] - y
+        ex, ey = xy[k, 2] - xy[k, 0], xy[k, 3] - xy[k, 1]
+        f = -(ax * ex + ay * ey) / max(ex * ex + ey * ey, 1e-12)
+        f = min(max(f, 0.0), 1.0)
+        tb = max(np.hypot(ax + f * ex, ay + f * ey), 0.3) * bm
+        top, bot = zz[k, 1] - eye, zz[k, 0] - eye
+        if top > 0.0:
+            v_hi = max(v_hi, top / tb)
+        if bot < 0.0:
+            v_lo = min(v_lo, bot / tb)
+    r0 = 0
+    r1 = 0
+    for r in range(len(a)):
+        if a[r] > v_hi:
+            r0 += 1
+        if a[r] > v_lo:
+            r1 += 1
+    return near, r0, r1
+
+
+@numba.njit(**_JIT)
 def blit_blades(
     xy,
     zz,

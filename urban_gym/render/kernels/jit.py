@@ -3,7 +3,7 @@ returns. Importing it compiles (or loads from numba's cache) nothing yet: each k
 compiles on its first call.
 """
 
-from urban_gym.render.kernels.blades import blit_blades
+from urban_gym.render.kernels.blades import blade_rows, blit_blades
 from urban_gym.render.kernels.columns import (
     cell_candidates,
     run_params,
@@ -16,6 +16,7 @@ from urban_gym.render.kernels.maps import blit_text, label_candidates, label_dot
 from urban_gym.render.kernels.sprites import blit_planned, sprite_plan
 
 __all__ = [
+    "blade_rows",
     "blit_blades",
     "blit_planned",
     "blit_text",
