@@ -91,7 +91,10 @@ def test_the_report_sets_the_runs_tasks_beside_the_papers_statistics(tmp_path):
 
     tasks = [t for t in load_suite(suite_path("helsinki")) if t.type == "map_navigation"]
     hard = [t for t in tasks if t.difficulty == "hard"]
-    manifest = {"suite": {"path": str(suite_path("helsinki"))}}
+    import hashlib
+
+    sha = hashlib.sha256(suite_path("helsinki").read_bytes()).hexdigest()
+    manifest = {"suite": {"path": str(suite_path("helsinki")), "sha256": sha}}
     rows = task_calibration(manifest, {t.id for t in hard})
     by = {r["statistic"]: r for r in rows}
     assert set(by) == {"route_length_m", "decision_points"}
@@ -107,3 +110,5 @@ def test_the_report_sets_the_runs_tasks_beside_the_papers_statistics(tmp_path):
     changed.write_text(suite_path("helsinki").read_text()[:-1])
     assert task_calibration({"suite": {"path": str(changed), "sha256": "0" * 64}}, {"x"}) is None
     assert task_calibration({"suite": {"path": str(tmp_path / "gone.jsonl")}}, {"x"}) is None
+    # a manifest that gives no hash of its suite is not trusted to name a file to read
+    assert task_calibration({"suite": {"path": str(suite_path("helsinki"))}}, {"x"}) is None
