@@ -52,7 +52,10 @@ def rendered_source(
     def render(x: float, y: float) -> np.ndarray:
         return renderer.render(x, y, conditions=cond).rgb
 
-    return RenderedFrames(render, cache_mb)
+    def window(x: float, y: float, cols: tuple[int, int], rows: tuple[int, int]) -> np.ndarray:
+        return renderer.render_window(x, y, cols, rows, conditions=cond)
+
+    return RenderedFrames(render, cache_mb, window, (width // 2, width))
 
 
 def rendered_world(
