@@ -89,7 +89,7 @@ class RenderedFrames(FrameSource):
         self.render = render
         self.window = window if shape is not None else None
         self.shape = shape
-        # a whole panorama, or (canvas, drawn tiles) when drawn piecemeal
+        # a whole panorama, or (canvas, drawn tiles, [all drawn]) when drawn piecemeal
         self.cache: LRUCache[tuple[float, float], Any] = LRUCache(int(cache_mb * 1024 * 1024))
         self._lock = threading.Lock()
         # [seconds, count] of windows and whole frames; frames started with a window and
@@ -97,6 +97,7 @@ class RenderedFrames(FrameSource):
         self._cost = {"window": [0.0, 0], "whole": [0.0, 0]}
         self._started = [0, 0]
         self._new = 0
+        self._regions: dict[tuple, tuple[int, int, int, int]] = {}  # view -> pano_region
 
     def _start_whole(self) -> bool:
         """Whether a new frame is better drawn whole than from its view's tiles (see the
@@ -113,6 +114,7 @@ class RenderedFrames(FrameSource):
         state = self.__dict__.copy()
         state["cache"] = LRUCache(self.cache.max_bytes)
         state["_lock"] = None
+        state["_regions"] = {}
         return state
 
     def __setstate__(self, state: dict) -> None:
@@ -145,8 +147,19 @@ class RenderedFrames(FrameSource):
             return self.panorama(key, x, y)
         from urban_gym.render.camera import pano_region
 
+        k = (round(float(x), 2), round(float(y), 2))
+        got = self.cache.get(k)
+        if got is not None and got[2][0]:  # the whole frame is drawn
+            return got[0], 0.0
         yaw, pitch, fov, size = view
-        return self._region(x, y, pano_region(size, fov, pitch, yaw, self.shape)), 0.0
+        vkey = (yaw, pitch, fov, tuple(size) if isinstance(size, (list, tuple)) else size)
+        region = self._regions.get(vkey)
+        if region is None:
+            region = pano_region(size, fov, pitch, yaw, self.shape)
+            if len(self._regions) >= 4096:
+                self._regions.clear()
+            self._regions[vkey] = region
+        return self._region(x, y, region), 0.0
 
     def _region(self, x: float, y: float, region: tuple[int, int, int, int]) -> np.ndarray:
         """The cached canvas of ``(x, y)`` after drawing the tiles of ``region = (c0,
@@ -169,14 +182,17 @@ class RenderedFrames(FrameSource):
         with self._lock:
             got = self.cache.get(k)
             if got is None:
-                got = (np.zeros((h, w, 3), np.uint8), np.zeros((nbr, nbc), bool))
+                # (canvas, tiles drawn, [whether all are])
+                got = (np.zeros((h, w, 3), np.uint8), np.zeros((nbr, nbc), bool), [False])
                 self.cache.put(k, got, got[0].nbytes + got[1].nbytes)
                 whole = len(blocks) == nbc and i1 - i0 == nbr
                 if not whole and self._start_whole():
                     blocks, i0, i1 = list(range(nbc)), 0, nbr
                 elif not whole:
                     self._started[0] += 1
-            canvas, done = got
+            canvas, done, complete = got
+            if complete[0]:
+                return canvas
             missing = np.flatnonzero(~done[i0:i1, blocks].all(axis=0))
             if len(missing) and done.any():  # a second view of this frame: draw all of it
                 blocks, i0, i1 = list(range(nbc)), 0, nbr
@@ -200,4 +216,5 @@ class RenderedFrames(FrameSource):
             canvas[ra:rb, : start + width - w] = part[:, w - start :]
         with self._lock:
             done[i0:i1, todo] = True
+            complete[0] = bool(done.all())
         return canvas
