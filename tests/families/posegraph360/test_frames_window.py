@@ -87,3 +87,12 @@ def test_env_views_equal_those_cut_from_whole_panoramas():
             oa, _ = a.reset(seed=i)
             ob, _ = b.reset(seed=i)
     assert pitched  # the walk looked up or down too
+
+
+def test_rain_and_clear_nights_draw_frames_whole(tiny_city):
+    # their streaks and stars are scattered over the whole panorama: no windows there
+    whole = [("day", "rain"), ("night", "clear"), ("dusk", "rain")]
+    piecemeal = [("day", "clear"), ("night", "fog"), ("dusk", "clear")]
+    for tod, weather in whole + piecemeal:
+        src = rendered_source(tiny_city, W, tod, weather, 1.0)
+        assert (src.shape is None) == ((tod, weather) in whole), (tod, weather)
