@@ -166,6 +166,45 @@ def _yaw_free_maps(
     return mx, my
 
 
+@lru_cached(max_items=256, name="render.camera.view_extent")
+def _view_extent(
+    w: int, h: int, fov: float, pitch: float, pw: int, ph: int
+) -> tuple[float, float, float, float]:
+    """``(min, max)`` panorama column (not wrapped) and ``(min, max)`` row that a view at
+    relative yaw 0 samples (see :func:`_yaw_free_maps`).
+    """
+    mx, my = _yaw_free_maps(w, h, fov, pitch, pw, ph)
+    return float(mx.min()), float(mx.max()), float(my.min()), float(my.max())
+
+
+def pano_region(
+    size: int | tuple[int, int],
+    fov: float,
+    pitch: float,
+    yaw: float,
+    pano_shape: tuple[int, int],
+    pano_heading: float = 0.0,
+) -> tuple[int, int, int, int]:
+    """The pixels of an ``(H, W)`` panorama that :func:`perspective` with these arguments
+    reads: ``(c0, n_cols, r0, n_rows)`` -- columns ``c0 .. c0 + n_cols - 1`` (modulo
+    ``W``: a region may wrap past the right edge; ``0 <= c0 < W``, ``n_cols <= W``) of rows
+    ``r0 .. r0 + n_rows - 1``. Every bilinear neighbour is included, with a pixel to spare
+    on each side.
+    """
+    w, h = image_size(size)
+    fov = check_fov(fov)
+    pitch = check_pitch(pitch)
+    ph, pw = int(pano_shape[0]), int(pano_shape[1])
+    lo, hi, rlo, rhi = _view_extent(w, h, round(fov, 9), round(pitch, 9), pw, ph)
+    rel = (finite_number("yaw", yaw) - finite_number("pano_heading", pano_heading)) % 360.0
+    shift = rel / 360.0 * pw
+    c0 = math.floor(lo + shift) - 2
+    n = min(pw, math.floor(hi + shift) + 3 - c0)
+    r0 = max(0, math.floor(rlo) - 2)
+    r1 = min(ph, math.floor(rhi) + 3)
+    return c0 % pw, n, r0, r1 - r0
+
+
 def remap_maps(
     size: int | tuple[int, int],
     fov: float,

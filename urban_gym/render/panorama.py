@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from urban_gym.caching import LRUCache
 from urban_gym.errors import RenderError
 from urban_gym.render import threads
 from urban_gym.render.conditions import Conditions
@@ -134,6 +135,9 @@ class PanoramaRenderer:
         self.inside = inside
         self.scene = scene_for(city, self.max_distance)
         self.camera = ColumnCamera.equirect(self.width, self.height)
+        self._windows: LRUCache[tuple[int, int, int, int], ColumnCamera] = LRUCache(
+            max_items=64, lock=True
+        )
 
     def __reduce__(self):
         # pickles as its arguments; caches (scene, textures) are rebuilt on the other side
@@ -162,6 +166,62 @@ class PanoramaRenderer:
         return threads.for_image(
             self.width * self.height, self._render, x, y, conditions, depth, ids
         )
+
+    def render_window(
+        self,
+        x: float,
+        y: float,
+        cols: tuple[int, int],
+        rows: tuple[int, int],
+        conditions: Conditions | None = None,
+    ) -> np.ndarray:
+        """Part of the panorama seen from ``(x, y)``: its rows ``rows[0] .. rows[1] - 1``
+        of the ``cols[1]`` columns from ``cols[0]`` on (wrapping past the right edge), as
+        ``(rows[1] - rows[0], cols[1], 3)`` uint8 RGB equal to that slice of
+        ``render(x, y, conditions).rgb`` -- the same rays, cast only for those pixels.
+
+        Stars (a clear night) and rain streaks are scattered over the whole image: under
+        those conditions the whole panorama is rendered and sliced.
+        """
+        c0, n = int(cols[0]), int(cols[1])
+        r0, r1 = int(rows[0]), int(rows[1])
+        if not (0 <= c0 < self.width and 0 < n <= self.width):
+            raise RenderError(
+                f"cols={cols!r} must be (start in [0, {self.width}), count in 1..{self.width})"
+            )
+        if not 0 <= r0 < r1 <= self.height:
+            raise RenderError(f"rows={rows!r} must satisfy 0 <= start < stop <= {self.height}")
+        cond = _conditions(conditions)
+        idx = np.arange(c0, c0 + n) % self.width
+        if cond.weather == "rain" or (cond.time_of_day == "night" and cond.weather == "clear"):
+            return self.render(x, y, cond).rgb[r0:r1][:, idx]
+        cam = self._windows.get_or_create((c0, n, r0, r1), lambda: self._window(idx, r0, r1))
+        return threads.for_image(n * (r1 - r0), self._cast, cam, x, y, cond)
+
+    def _window(self, idx: np.ndarray, r0: int, r1: int) -> ColumnCamera:
+        """The camera of columns ``idx`` (consecutive modulo the width) and rows ``r0 ..
+        r1 - 1``: the full camera's rays to the bit (its column directions and row slopes
+        are copied from it; its bearings, for finding columns, agree to rounding).
+        """
+        full, w_deg, h_deg = self.camera, 360.0 / self.width, 180.0 / self.height
+        cam = ColumnCamera.equirect(
+            len(idx),
+            r1 - r0,
+            -180.0 + int(idx[0]) * w_deg,
+            len(idx) * w_deg,
+            90.0 - r0 * h_deg,
+            90.0 - r1 * h_deg,
+        )
+        cam.a = full.a[r0:r1].copy()
+        cam.__post_init__()
+        cam.dirx = full.dirx[idx]
+        cam.diry = full.diry[idx]
+        return cam
+
+    def _cast(self, cam: ColumnCamera, x, y, cond: Conditions) -> np.ndarray:
+        fx, fy, room = check_position(self.scene, x, y, self.inside, self.eye_height)
+        rgb, _, _ = cast(self.scene, cam, fx, fy, self.eye_height, cond, False, False, room)
+        return rgb
 
     def _render(self, x, y, conditions, depth, ids) -> RenderResult:
         cond = _conditions(conditions)

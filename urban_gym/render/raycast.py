@@ -693,13 +693,25 @@ _sky_cache: dict[tuple, np.ndarray] = {}
 
 
 def _sky_rows(cam: ColumnCamera, tod: str, weather: str) -> np.ndarray:
-    """Sky RGBA per row of a panorama camera, ``(H, 4)`` uint8 (cached)."""
-    key = (cam.height, cam.e_top, cam.e_bot, tod, weather)
+    """Sky RGBA per row of a panorama camera, ``(H, 4)`` uint8 (cached): the colour the
+    atlas's sky strip gives the row -- the same sample, by the same ``cv2.remap``, that a
+    sky pixel inside the cast band gets -- so a sky pixel's colour does not depend on how
+    tall the walls elsewhere in the image are (a window of a panorama equals its slice).
+    The strip ends at ``tan(elevation) = 4`` (76 degrees): the sky above is its colour there.
+    """
+    key = (tod, weather, cam.a32.tobytes())
     hit = _sky_cache.get(key)
     if hit is None:
-        e = np.degrees(np.arctan(cam.a))
-        hit = np.empty((cam.height, 4), np.uint8)
-        hit[:, :3] = sky_colour(e, tod, weather)
+        # the band's atlas coordinates of a sky run: x = P - D * a (float32, as compiled)
+        mx = np.float32(SKY_X0 - 0.5) - np.float32(-SKY_SCALE) * cam.a32
+        my = np.zeros_like(mx)
+        hit = cv2.remap(
+            combined_atlas(tod, weather),
+            mx.reshape(-1, 1),
+            my.reshape(-1, 1),
+            cv2.INTER_LINEAR,
+            borderMode=cv2.BORDER_REPLICATE,
+        ).reshape(cam.height, 4)
         hit[:, 3] = 255
         if len(_sky_cache) > 32:
             _sky_cache.clear()

@@ -456,7 +456,11 @@ def test_frames_rendered_on_demand_and_cached(suite):
     assert obs["view"].std() > 5  # the panorama renderer drew a street
     n = len(src.cache)
     env.step(0)
-    assert len(src.cache) == n + 1 and src.cache.nbytes == (n + 1) * 64 * 128 * 3
+    # a frame costs its pixels and its map of drawn tiles (one byte a tile)
+    from urban_gym.families.posegraph360.world.frames import TILE_COLS, TILE_ROWS
+
+    frame_bytes = 64 * 128 * 3 + TILE_ROWS * TILE_COLS
+    assert len(src.cache) == n + 1 and src.cache.nbytes == (n + 1) * frame_bytes
     hits = src.cache.hits
     env.reset(seed=0, options={"task_index": 3})  # the same start frame again: a cache hit
     assert src.cache.hits > hits and len(src.cache) == n + 1

@@ -795,8 +795,8 @@ class PoseGraph360Env(UrbanEnv):
         return {"branch_bearings": bearings, "heading": np.array([self.camera_bearing], np.float32)}
 
     def _view(self) -> np.ndarray:
-        pano, ph = self.graph.panorama(self.state)
         yaw = round(self.camera_bearing, 1)
+        pano, ph = self.graph.view_panorama(self.state, yaw, self.pitch, self.fov, self.view_wh)
         img = perspective(pano, yaw, self.pitch, self.fov, self.view_wh, pano_heading=ph)
         if self.draw_branches:
             j = self.graph.junction_at(self.state)
@@ -818,8 +818,8 @@ class PoseGraph360Env(UrbanEnv):
         fov = float(video.get("fov", self.fov))
         for k, (t, f, yaw, pitch) in enumerate(video.get("camera", ())):
             s = self.graph.check_state(State(int(t), int(f)))
-            pano, ph = self.graph.panorama(s)
             bearing = round(float(self.graph.heading(s) + yaw) % 360.0, 1)
+            pano, ph = self.graph.view_panorama(s, bearing, float(pitch), fov, (fw, fh))
             out[k] = perspective(pano, bearing, float(pitch), fov, (fw, fh), pano_heading=ph)
         return out
 

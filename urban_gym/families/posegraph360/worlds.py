@@ -37,7 +37,9 @@ def rendered_source(
     city: Any, width: int, time_of_day: str, weather: str, cache_mb: float
 ) -> RenderedFrames:
     """Frames of ``city`` rendered by :class:`urban_gym.render.PanoramaRenderer` as
-    ``width``-pixel panoramas (lazy import) under the given conditions.
+    ``width``-pixel panoramas (lazy import) under the given conditions: drawn piecemeal,
+    the tiles a view reads (``PanoramaRenderer.render_window``), except under rain or a
+    clear night, whose streaks and stars are scattered over the whole image.
     """
     from urban_gym.render import Conditions
 
@@ -53,7 +55,12 @@ def rendered_source(
     def render(x: float, y: float) -> np.ndarray:
         return renderer.render(x, y, conditions=cond).rgb
 
-    return RenderedFrames(render, cache_mb)
+    def window(x: float, y: float, cols: tuple[int, int], rows: tuple[int, int]) -> np.ndarray:
+        return renderer.render_window(x, y, cols, rows, conditions=cond)
+
+    if weather == "rain" or (time_of_day == "night" and weather == "clear"):
+        return RenderedFrames(render, cache_mb)  # streaks and stars span the whole image
+    return RenderedFrames(render, cache_mb, window, (width // 2, width))
 
 
 def rendered_world(

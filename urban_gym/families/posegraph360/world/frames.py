@@ -10,11 +10,20 @@ A :class:`FrameSource` supplies the equirectangular panorama of a frame;
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from urban_gym.caching import LRUCache
+
+#: a rendered panorama is filled in tiles of ``1 / TILE_COLS`` of its width by ``1 /
+#: TILE_ROWS`` of its height: a view renders the tiles it reads that are not yet drawn
+TILE_COLS, TILE_ROWS = 64, 16
+#: one new frame in this many starts with a window even where whole frames are cheaper
+PROBE_EVERY = 16
 
 
 class FrameSource:
@@ -28,6 +37,19 @@ class FrameSource:
         """The ``(rgb, pano_heading)`` of frame ``key`` at ``(x, y)`` metres (see the class)."""
         raise NotImplementedError
 
+    def view_panorama(
+        self,
+        key: tuple[str, int],
+        x: float,
+        y: float,
+        view: tuple[float, float, float, tuple[int, int]],
+    ) -> tuple[np.ndarray, float]:
+        """``(rgb, pano_heading)`` of frame ``key`` good for one perspective view, ``view =
+        (yaw, pitch, fov, (w, h))``: a source may leave the pixels that view does not read
+        undrawn. By default the whole panorama (:meth:`panorama`).
+        """
+        return self.panorama(key, x, y)
+
     def close(self) -> None:
         """Release file handles (a source reopens them on demand)."""
 
@@ -39,19 +61,160 @@ class RenderedFrames(FrameSource):
     Frames are cached by position (rounded to a centimetre) in an LRU holding at most
     ``cache_mb`` megabytes, so the frames that two trajectories share at a junction are
     rendered once.
+
+    With ``window(x, y, (c0, n), (r0, r1))`` (rows ``r0 .. r1 - 1`` of the ``n`` columns
+    from ``c0``, wrapping, equal to that slice of ``render(x, y)``) and the panoramas'
+    ``shape`` ``(H, W)``, a frame is drawn piecemeal: the first view of a frame
+    (:meth:`view_panorama`) renders only the tiles (:data:`TILE_COLS` x :data:`TILE_ROWS`
+    of them) it reads; a later view that reads a tile not yet drawn, or :meth:`panorama`,
+    renders the rest of the frame at once (an agent that turns on the spot turns again).
+
+    Whether a new frame starts with its view's tiles or whole is chosen by what the
+    source has seen (:meth:`_start_whole`): a window costs ``w`` seconds, a whole frame
+    ``f``, and a fraction ``p`` of the frames started with a window were later completed;
+    windows go on while ``w < (1 - p) * f`` (a walker that looks ahead once per frame),
+    else frames are drawn whole (a random agent turning on the spot at a small view, where
+    a window's fixed costs make it nearly as dear as the whole), trying a window on every
+    :data:`PROBE_EVERY`-th new frame to follow a change of habit. Either way every pixel
+    is the same.
     """
 
-    def __init__(self, render: Callable[[float, float], np.ndarray], cache_mb: float = 512.0):
+    def __init__(
+        self,
+        render: Callable[[float, float], np.ndarray],
+        cache_mb: float = 512.0,
+        window: Callable[..., np.ndarray] | None = None,
+        shape: tuple[int, int] | None = None,
+    ):
         self.render = render
-        self.cache: LRUCache[tuple[float, float], np.ndarray] = LRUCache(
-            int(cache_mb * 1024 * 1024)
-        )
+        self.window = window if shape is not None else None
+        self.shape = shape
+        # a whole panorama, or (canvas, drawn tiles, [all drawn]) when drawn piecemeal
+        self.cache: LRUCache[tuple[float, float], Any] = LRUCache(int(cache_mb * 1024 * 1024))
+        self._lock = threading.Lock()
+        # [seconds, count] of windows and whole frames; frames started with a window and
+        # those of them completed later; new frames
+        self._cost = {"window": [0.0, 0], "whole": [0.0, 0]}
+        self._started = [0, 0]
+        self._new = 0
+        self._regions: dict[tuple, tuple[int, int, int, int]] = {}  # view -> pano_region
+
+    def _start_whole(self) -> bool:
+        """Whether a new frame is better drawn whole than from its view's tiles (see the
+        class docstring; the lock is held).
+        """
+        self._new += 1
+        (tw, nw), (tf, nf) = self._cost["window"], self._cost["whole"]
+        if nw < 4 or nf < 4 or self._new % PROBE_EVERY == 0:
+            return False
+        p = self._started[1] / max(1, self._started[0])
+        return tw / nw >= (1.0 - p) * (tf / nf)
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        state["cache"] = LRUCache(self.cache.max_bytes)
+        state["_lock"] = None
+        state["_regions"] = {}
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
 
     def panorama(self, key: tuple[str, int], x: float, y: float) -> tuple[np.ndarray, float]:
         """The rendered panorama at ``(x, y)`` metres (cached) and ``pano_heading`` 0."""
+        if self.shape is not None:
+            h, w = self.shape
+            return self._region(x, y, (0, w, 0, h)), 0.0
         k = (round(float(x), 2), round(float(y), 2))
         img = self.cache.get(k)
         if img is None:
             img = np.ascontiguousarray(self.render(float(x), float(y)), dtype=np.uint8)
             self.cache.put(k, img, img.nbytes)
         return img, 0.0
+
+    def view_panorama(
+        self,
+        key: tuple[str, int],
+        x: float,
+        y: float,
+        view: tuple[float, float, float, tuple[int, int]],
+    ) -> tuple[np.ndarray, float]:
+        """The panorama at ``(x, y)`` with at least the pixels the perspective ``view =
+        (yaw, pitch, fov, (w, h))`` reads drawn (the rest may be black), ``pano_heading`` 0.
+        """
+        if self.shape is None:
+            return self.panorama(key, x, y)
+        from urban_gym.render.camera import pano_region
+
+        k = (round(float(x), 2), round(float(y), 2))
+        got = self.cache.get(k)
+        if got is not None and got[2][0]:  # the whole frame is drawn
+            return got[0], 0.0
+        yaw, pitch, fov, size = view
+        vkey = (yaw, pitch, fov, tuple(size) if isinstance(size, (list, tuple)) else size)
+        region = self._regions.get(vkey)
+        if region is None:
+            region = pano_region(size, fov, pitch, yaw, self.shape)
+            if len(self._regions) >= 4096:
+                self._regions.clear()
+            self._regions[vkey] = region
+        return self._region(x, y, region), 0.0
+
+    def _region(self, x: float, y: float, region: tuple[int, int, int, int]) -> np.ndarray:
+        """The cached canvas of ``(x, y)`` after drawing the tiles of ``region = (c0,
+        n_cols, r0, n_rows)`` (columns wrapping) it lacks.
+        """
+        assert self.shape is not None and self.window is not None
+        h, w = self.shape
+        k = (round(float(x), 2), round(float(y), 2))
+        bw, bh = -(-w // TILE_COLS), -(-h // TILE_ROWS)
+        nbc, nbr = -(-w // bw), -(-h // bh)
+        c0, n, r0, nr = region
+        if n >= w:
+            blocks = list(range(nbc))
+        else:
+            j0, j1 = c0 // bw, ((c0 + n - 1) % w) // bw
+            blocks = list(range(j0, j1 + 1)) if j0 <= j1 else [*range(j0, nbc), *range(j1 + 1)]
+            if len(blocks) == 1 and c0 + n > w:  # wraps within one block: all of it
+                blocks = list(range(nbc))
+        i0, i1 = r0 // bh, (r0 + nr - 1) // bh + 1
+        with self._lock:
+            got = self.cache.get(k)
+            if got is None:
+                # (canvas, tiles drawn, [whether all are])
+                got = (np.zeros((h, w, 3), np.uint8), np.zeros((nbr, nbc), bool), [False])
+                self.cache.put(k, got, got[0].nbytes + got[1].nbytes)
+                whole = len(blocks) == nbc and i1 - i0 == nbr
+                if not whole and self._start_whole():
+                    blocks, i0, i1 = list(range(nbc)), 0, nbr
+                elif not whole:
+                    self._started[0] += 1
+            canvas, done, complete = got
+            if complete[0]:
+                return canvas
+            missing = np.flatnonzero(~done[i0:i1, blocks].all(axis=0))
+            if len(missing) and done.any():  # a second view of this frame: draw all of it
+                blocks, i0, i1 = list(range(nbc)), 0, nbr
+                missing = np.flatnonzero(~done.all(axis=0))
+                self._started[1] += 1
+        if not len(missing):
+            return canvas
+        todo = blocks[missing[0] : missing[-1] + 1]
+        start = todo[0] * bw
+        width = sum(min(w, (j + 1) * bw) - j * bw for j in todo)
+        ra, rb = i0 * bh, min(h, i1 * bh)
+        t0 = time.perf_counter()
+        part = self.window(float(x), float(y), (start, width), (ra, rb))
+        cost = self._cost["whole" if width == w and rb - ra == h else "window"]
+        cost[0] += time.perf_counter() - t0
+        cost[1] += 1
+        if start + width <= w:
+            canvas[ra:rb, start : start + width] = part
+        else:
+            canvas[ra:rb, start:] = part[:, : w - start]
+            canvas[ra:rb, : start + width - w] = part[:, w - start :]
+        with self._lock:
+            done[i0:i1, todo] = True
+            complete[0] = bool(done.all())
+        return canvas

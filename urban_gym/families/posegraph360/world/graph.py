@@ -168,6 +168,22 @@ class PoseGraph:
         x, y = t.xy[state.frame]
         return self.source.panorama(t.keys[state.frame], float(x), float(y))
 
+    def view_panorama(
+        self, state: State, yaw: float, pitch: float, fov: float, size: tuple[int, int]
+    ) -> tuple[np.ndarray, float]:
+        """``(equirect rgb, pano_heading)`` of a state's frame good for the perspective view
+        at compass ``yaw`` and ``pitch`` (degrees) with ``fov`` and ``size = (w, h)``: a
+        rendered frame draws only the pixels that view reads (and keeps them for the next
+        view of the frame); the rest may be black.
+        """
+        if self.source is None:
+            raise PoseGraphError(f"pose graph {self.name!r} has no frame source")
+        t = self.trajectories[state.trajectory]
+        x, y = t.xy[state.frame]
+        return self.source.view_panorama(
+            t.keys[state.frame], float(x), float(y), (yaw, pitch, fov, size)
+        )
+
     def nearest_state(self, x: float, y: float, heading: float | None = None) -> State:
         """The frame nearest to ``(x, y)``; among frames within 1 m of the nearest, the one
         whose travel heading is closest to ``heading`` (when given).
