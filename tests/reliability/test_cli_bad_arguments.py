@@ -180,6 +180,9 @@ def test_ctrl_c_is_one_line(tmp_path):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # a shell's background job starts with SIGINT ignored, and Python then installs no
+        # KeyboardInterrupt handler: give the child Ctrl-C's default, as a terminal would
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 120
     while not (out / "episodes.jsonl").exists() or not (out / "episodes.jsonl").stat().st_size:
