@@ -50,3 +50,36 @@ def test_a_hanging_agent_ends_at_the_episode_deadline(tmp_path):
     assert hung["steps"] == 0 and "episode deadline of 2 s passed" in hung["error"]
     assert fine["termination"] == "answered" and fine["is_success"]
     assert res.ran == 2 and res.errors == 1 and took < 60  # the deadline is an error
+
+
+#: the threads the watched agent's ``act`` ran in, and how many calls
+SEEN: list[threading.Thread] = []  # the objects: an OS thread id is reused
+
+
+class WatchedAgent(OracleAgent):
+    """The oracle, noting the thread of each ``act``."""
+
+    def act(self, obs, info):
+        SEEN.append(threading.current_thread())
+        return super().act(obs, info)
+
+
+def test_an_episode_acts_through_one_worker_thread_that_ends_with_it(tmp_path):
+    """Every ``act`` of an episode runs in the same worker thread (not a new thread per
+    step), and that thread is gone once its episode is recorded."""
+    SEEN.clear()
+    before = {t.ident for t in threading.enumerate()}
+    res = run(
+        "UrbanGym/StreetGraph-v0",
+        tmp_path / "run",
+        agent=f"{__name__}:WatchedAgent",
+        episode_deadline_s=60.0,
+        progress=False,
+        max_episodes=2,
+    )
+    assert res.ran == 2 and len(SEEN) > 2  # more steps than episodes
+    assert len({id(t) for t in SEEN}) == 2  # one worker per episode, however many steps it took
+    deadline = time.monotonic() + 5
+    while any(t.name == "agent-act" and t.ident not in before for t in threading.enumerate()):
+        assert time.monotonic() < deadline, "an episode's worker thread outlived it"
+        time.sleep(0.05)

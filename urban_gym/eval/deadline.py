@@ -1,7 +1,8 @@
 """The harness's per-episode deadline: :class:`Deadlined` wraps an agent so that its
 ``act`` returns within the episode's wall-clock deadline or the episode ends.
 
-Each ``act`` runs in a daemon thread and is waited for until the deadline; past it the
+Each ``act`` runs in the episode's one worker thread (a daemon, started at the first
+``act`` and stopped by :meth:`Deadlined.stop_worker`) and is waited for until the deadline; past it the
 episode ends as the agent giving up (:class:`~urban_gym.errors.AgentGaveUp` with
 termination ``episode_deadline``), so the env records the family's metrics of the episode
 so far. A call that hangs is left behind in its thread (Python cannot stop a thread); the
@@ -10,6 +11,7 @@ run goes on with the next episode.
 
 from __future__ import annotations
 
+import queue
 import threading
 import time
 from typing import Any
@@ -31,6 +33,8 @@ class Deadlined:
         self._agent = agent
         self._deadline_s = float(deadline_s)
         self._end = time.monotonic() + self._deadline_s
+        self._jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._worker: threading.Thread | None = None
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._agent, name)
@@ -48,8 +52,20 @@ class Deadlined:
             raise self._expired("between steps")
         box: dict[str, Any] = {}
         done = threading.Event()
+        if self._worker is None:
+            self._worker = threading.Thread(target=self._serve, name="agent-act", daemon=True)
+            self._worker.start()
+        self._jobs.put((obs, info, box, done))
+        if not done.wait(left):
+            raise self._expired("while the agent was acting")
+        if "error" in box:
+            raise box["error"]
+        return box["action"]
 
-        def call() -> None:
+    def _serve(self) -> None:
+        """The worker: run each queued ``act`` until :meth:`stop_worker` queues None."""
+        while (job := self._jobs.get()) is not None:
+            obs, info, box, done = job
             try:
                 box["action"] = self._agent.act(obs, info)
             except BaseException as exc:  # handed to the episode loop
@@ -57,12 +73,11 @@ class Deadlined:
             finally:
                 done.set()
 
-        threading.Thread(target=call, name="agent-act", daemon=True).start()
-        if not done.wait(left):
-            raise self._expired("while the agent was acting")
-        if "error" in box:
-            raise box["error"]
-        return box["action"]
+    def stop_worker(self) -> None:
+        """End the worker once its current call returns (a hung call keeps it, a daemon)."""
+        if self._worker is not None:
+            self._jobs.put(None)
+            self._worker = None
 
 
 __all__ = ["EPISODE_DEADLINE", "Deadlined"]

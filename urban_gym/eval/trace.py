@@ -474,10 +474,11 @@ def run_episode(
 
         key = EpisodeKey(task.id, seed, 0, -1, seed)  # type: ignore[arg-type]
     agent.reset(face, task, seed=key.agent_seed)
+    deadlined = None
     if deadline_s is not None:
         from urban_gym.eval.deadline import Deadlined
 
-        agent = Deadlined(agent, deadline_s)
+        agent = deadlined = Deadlined(agent, deadline_s)
     trace = start_trace(info)
     termination: str | None
     error: str | None
@@ -487,7 +488,13 @@ def run_episode(
     except Exception as exc:  # the driver's callback failed before the first step
         termination, error, latency = "agent_error", f"{type(exc).__name__}: {exc}", 0.0
     else:
-        termination, error, latency, info = _steps(face, recorder, agent, obs, info, trace, on_step)
+        try:
+            termination, error, latency, info = _steps(
+                face, recorder, agent, obs, info, trace, on_step
+            )
+        finally:
+            if deadlined is not None:
+                deadlined.stop_worker()
     if not _BOOLISH.issuperset(map(id, trace.visible)):  # not None, True or False: a bool
         trace.visible[:] = [v if v is None else bool(v) for v in trace.visible]
     usage1 = agent.usage()
