@@ -427,3 +427,32 @@ def test_a_destination_task_keeps_citynavs_wording_and_says_when_there_are_no_im
     assert "`destination_location`" in system and "instruction_progress" not in system
     assert "## Options (streets leaving this intersection)" in user
     assert record["is_success"]
+
+
+def test_agentnav_on_a_route_in_words_is_not_told_of_a_destination(installed):
+    """CityNav's AgentNav on an instruction task: its own opening (follow the described
+    route), no VoP text and no address fields, whatever ``vop`` says; on a destination task
+    (the next test's env) the destination wording and ``destination_location`` stay.
+    """
+    from urban_gym.baselines.lmm import LMMAgent, ScriptedServer
+    from urban_gym.eval.trace import run_episode
+
+    def first_system(env_id: str, env_kwargs: dict) -> str:
+        with ScriptedServer(env_id, env_kwargs, wrap="mixed", record_requests=True) as server:
+            agent = LMMAgent(
+                base_url=server.url,
+                model="scripted",
+                scheme="agentnav",
+                scheme_config={"vop": "full", "self_positioning_every": 0},
+            )
+            face = agent.wrap(gym.make(env_id, **env_kwargs))
+            run_episode(face, agent, seed=0, options={"task_index": 1})
+            return server.recorded[0]["messages"][0]["content"]
+
+    system = first_system(ENV_ID, {})
+    assert "following a route described to you in words" in system
+    for wrong in ("destination", "walking_directions", "current_location"):
+        assert wrong not in system.split("JSON schema")[0], wrong
+    system = first_system("UrbanGym/StreetGraph-v0", {"observation": "symbolic"})
+    assert "towards a destination you know only by name" in system
+    assert "`destination_location`" in system and "walking directions" in system

@@ -68,6 +68,13 @@ FIELD_HELP = {
     "confidence": "option number -> confidence (0 to 1) that it leads towards the destination",
     "critique": "why the chosen option is right and each other option wrong",
 }
+#: :data:`FIELD_HELP` on a route described in words (an instruction task names no destination)
+INSTRUCTION_FIELD_HELP = {
+    **FIELD_HELP,
+    "thought": "why the chosen option is the next step of the described route",
+    "plan": "step 3: where the described route goes next and how you will follow it",
+    "confidence": "option number -> confidence (0 to 1) that it continues the described route",
+}
 
 
 class AgentNav(Scheme):
@@ -113,6 +120,9 @@ class AgentNav(Scheme):
         self.reports: dict[str, str] = {}
         self.address: dict[str, Any] | None = None
         self.address_check: dict[str, Any] = {}
+        #: the episode's task is a route described in words (set by :meth:`reset`)
+        self.instruction_task = False
+        self._proto: SchemeProtocol | None = None
 
     def describe(self) -> dict[str, Any]:
         """The manifest's record: name, config, prompts -- and the variant (its table, its
@@ -151,7 +161,7 @@ class AgentNav(Scheme):
 
     def reply_fields(self) -> tuple[str, ...]:
         """The reply's fields for the configured VoP level and memory."""
-        vop = self.config["vop"]
+        vop = "none" if self.instruction_task else self.config["vop"]
         comps = self.config["components"]
         fields: list[str] = []
         if vop in ("partial", "full"):
@@ -179,7 +189,7 @@ class AgentNav(Scheme):
             )
             if not on
         ]
-        return SchemeProtocol(
+        self._proto = SchemeProtocol(
             protocol_for("verbalized_path"),
             self._system,
             self.reply_fields(),
@@ -187,10 +197,13 @@ class AgentNav(Scheme):
             hidden=hidden,
             extra=self._estimate_text,
         )
+        return self._proto
 
     def _system(self, action_set: Any, proto: SchemeProtocol) -> str:
-        parts = [self.text("system", actions=action_set.describe(), fields=proto.fields_text())]
-        vop = self.config["vop"]
+        # a route in words names no destination: its own opening, and no VoP text
+        head = "system_instruction" if self.instruction_task else "system"
+        parts = [self.text(head, actions=action_set.describe(), fields=proto.fields_text())]
+        vop = "none" if self.instruction_task else self.config["vop"]
         if vop == "partial":
             parts.append(self.text("partial_vop"))
         elif vop == "full":
@@ -219,6 +232,12 @@ class AgentNav(Scheme):
         """A new episode: no decisions, no estimate, no reports; the task's address."""
         self.decisions, self.estimate, self.positionings = 0, "", 0
         self.reports, self.address_check = {}, {}
+        self.instruction_task = getattr(task, "type", None) == "instruction"
+        if self._proto is not None:  # the reply's fields follow the task's kind
+            self._proto.reply_fields = self.reply_fields()
+            self._proto.field_help = dict(
+                INSTRUCTION_FIELD_HELP if self.instruction_task else FIELD_HELP
+            )
         goal = getattr(task, "goal", None) or {}
         address = goal.get("address") if isinstance(goal, dict) else None
         self.address = dict(address) if isinstance(address, dict) else None
@@ -234,7 +253,7 @@ class AgentNav(Scheme):
             self._team(agent, stack)
         self.decisions += 1
         text = agent.ask_action(stack)
-        if self.config["vop"] in ("partial", "full"):
+        if self.config["vop"] in ("partial", "full") and not self.instruction_task:
             self.address_check = check_address(text, self.address)
         return text
 

@@ -192,6 +192,17 @@ AGENTNAV: dict[str, str] = {
         "Actions:\n{actions}\n"
         "Reply with one JSON object with these fields:\n{fields}"
     ),
+    # the same agent on a route described in words (Touchdown-style instruction tasks):
+    # no destination is named, so the VoP and address texts do not apply
+    "system_instruction": (
+        "You walk a real city on its street network, from intersection to intersection, "
+        "following a route described to you in words. There is no map. At each "
+        "intersection you receive one image for each street leaving it, labelled with its "
+        "compass bearing (0 = north, 90 = east). Choose the street that continues the "
+        "described route; when the description says you have arrived, stop.\n"
+        "Actions:\n{actions}\n"
+        "Reply with one JSON object with these fields:\n{fields}"
+    ),
     "partial_vop": (
         "Before reasoning about the options, write down the destination's address -- its "
         "street, district and city as precisely as you know them -- and reason from there."
