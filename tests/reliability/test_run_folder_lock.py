@@ -73,3 +73,26 @@ def test_two_evals_on_one_folder_record_each_episode_once(tmp_path):
     keys = [(r["task_id"], r["seed"], r["repeat"]) for r in recs]
     lines = (out / "episodes.jsonl").read_bytes().count(b"\n")
     assert lines == len(keys) == len(set(keys)) == 200
+
+
+def test_the_lock_is_taken_before_the_env_and_agent_are_built(tmp_path, capsys):
+    """A refused second run spends nothing: with the folder held, an eval whose agent could
+    not even load (a module that does not exist) is refused for the lock, not for the
+    agent; and a run that fails before writing leaves no empty folder behind.
+    """
+    from urban_gym.cli import main
+
+    out = tmp_path / "run"
+    holder = hold_lock(out)
+    try:
+        bad_agent = ["--agent", "no_such_module_xyz:Agent", "--no-progress"]
+        assert main(["eval", SG, "--out", str(out), *bad_agent]) == 2
+        err = capsys.readouterr().err
+        assert f"in use by process {holder.pid}" in err and "no_such_module_xyz" not in err
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.wait(30)
+    fresh = tmp_path / "fresh"
+    assert main(["eval", SG, "--out", str(fresh), *bad_agent]) == 2
+    assert "no_such_module_xyz" in capsys.readouterr().err
+    assert not fresh.exists()  # the folder the failed run would have made is gone again

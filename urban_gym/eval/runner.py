@@ -17,6 +17,7 @@ and ``seed`` under ``task``. Both are in the record.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import gc
 import os
@@ -313,98 +314,124 @@ def run(
     if track_visibility:
         kwargs["track_visibility"] = True
     run_dir = RunDir(out)
-    spec = RunSpec(
-        env_id=env_id,
-        env_kwargs=kwargs,
-        agent=agent,
-        agent_options=dict(agent_options or {}),
-        run_dir=str(run_dir.path),
-        judge=dict(judge) if judge else None,
-        episode_deadline_s=episode_deadline_s,
-    )
-    env = make_env(spec)
-    the_agent = load_agent(spec.agent, spec.agent_options)
-    core: Any = env.unwrapped  # an UrbanEnv
-    keys = episode_keys(core.tasks, task_ids, seeds, seed, seeding)
-    task_filter = {
-        "task_types": kwargs.get("task_types"),
-        "difficulties": kwargs.get("difficulties"),
-        "task_ids": list(task_ids) if task_ids is not None else None,
-    }
-    manifest = build_manifest(spec, env, the_agent, keys, seeds, seed, seeding, task_filter)
-    invocation = {
-        "started": _now(),
-        "command": redact_argv(command),  # credentials replaced
-        "backend": backend,
-        "workers": workers,
-        "address": address,
-        "urban_gym_version": manifest["urban_gym_version"],
-        "git": manifest["git"],
-        "python": platform.python_version(),
-        "host": platform.node(),
-    }
-    with RunLock(run_dir.path) as lock:  # one writer per run folder
-        if lock.taken_over:
-            print(
-                f"{run_dir.path}: took over the lock of process {lock.taken_over.get('pid')}, "
-                "which is gone",
-                file=sys.stderr,
+    created = not run_dir.path.exists()
+    try:
+        # the lock first: a second run on this folder is refused before it builds anything
+        with RunLock(run_dir.path) as lock:  # one writer per run folder
+            if lock.taken_over:
+                print(
+                    f"{run_dir.path}: took over the lock of process {lock.taken_over.get('pid')}, "
+                    "which is gone",
+                    file=sys.stderr,
+                )
+            spec = RunSpec(
+                env_id=env_id,
+                env_kwargs=kwargs,
+                agent=agent,
+                agent_options=dict(agent_options or {}),
+                run_dir=str(run_dir.path),
+                judge=dict(judge) if judge else None,
+                episode_deadline_s=episode_deadline_s,
             )
-        run_dir.start(manifest, invocation, force=force)
-        done = {record_key(r) for r in run_dir.read_episodes(repair=True)}
-        _say_quarantined(run_dir)
-        todo = [k for k in keys if k.key not in done]
-        if max_episodes is not None:
-            todo = todo[: max(0, int(max_episodes))]
-        status = _Status(len(keys), len(keys) - len([k for k in keys if k.key not in done]))
-        bar = _progress_bar(status, len(todo)) if progress is True else None
-        records: list[dict[str, Any]] = []
+            env = make_env(spec)
+            the_agent = load_agent(spec.agent, spec.agent_options)
+            core: Any = env.unwrapped  # an UrbanEnv
+            keys = episode_keys(core.tasks, task_ids, seeds, seed, seeding)
+            task_filter = {
+                "task_types": kwargs.get("task_types"),
+                "difficulties": kwargs.get("difficulties"),
+                "task_ids": list(task_ids) if task_ids is not None else None,
+            }
+            manifest = build_manifest(spec, env, the_agent, keys, seeds, seed, seeding, task_filter)
+            invocation = {
+                "started": _now(),
+                "command": redact_argv(command),  # credentials replaced
+                "backend": backend,
+                "workers": workers,
+                "address": address,
+                "urban_gym_version": manifest["urban_gym_version"],
+                "git": manifest["git"],
+                "python": platform.python_version(),
+                "host": platform.node(),
+            }
+            run_dir.start(manifest, invocation, force=force)
+            done = {record_key(r) for r in run_dir.read_episodes(repair=True)}
+            _say_quarantined(run_dir)
+            todo = [k for k in keys if k.key not in done]
+            if max_episodes is not None:
+                todo = todo[: max(0, int(max_episodes))]
+            status = _Status(len(keys), len(keys) - len([k for k in keys if k.key not in done]))
+            bar = _progress_bar(status, len(todo)) if progress is True else None
+            records: list[dict[str, Any]] = []
 
-        def sink(record: dict[str, Any]) -> None:
-            run_dir.append(record)
-            records.append(record)
-            status.add(record)
-            if bar is not None:
-                bar.update(status)
-            elif callable(progress):
-                progress(status.to_dict())
+            def sink(record: dict[str, Any]) -> None:
+                run_dir.append(record)
+                records.append(record)
+                status.add(record)
+                if bar is not None:
+                    bar.update(status)
+                elif callable(progress):
+                    progress(status.to_dict())
 
-        t0, c0 = time.perf_counter(), time.process_time()
-        parallel = None
+            t0, c0 = time.perf_counter(), time.process_time()
+            try:
+                parallel = _run_episodes(
+                    spec, env, the_agent, todo, workers, backend, address, sink
+                )
+            finally:
+                run_dir.close()
+                if bar is not None:
+                    bar.close()
+            return RunResult(
+                run_dir=run_dir.path,
+                total=len(keys),
+                done_before=len(keys) - len([k for k in keys if k.key not in done]),
+                ran=len(records),
+                successes=status.new_successes,
+                tokens=status.tokens,
+                wall_s=round(time.perf_counter() - t0, 3),
+                errors=status.errors,
+                cpu_s=round(time.process_time() - c0, 3),
+                records=records,
+                parallel=parallel,
+            )
+    except BaseException:
+        if created:  # a run that failed before writing anything leaves no empty folder
+            with contextlib.suppress(OSError):
+                run_dir.path.rmdir()
+        raise
+
+
+def _run_episodes(
+    spec: RunSpec,
+    env: Any,
+    agent: Any,
+    todo: list[Any],
+    workers: int,
+    backend: str,
+    address: str | None,
+    sink: Callable[[dict[str, Any]], None],
+) -> dict[str, Any] | None:
+    """Run the episodes ``todo``, each record to ``sink``: in this process with ``env``
+    and ``agent`` (one local worker), else on a pool (``env`` and ``agent`` closed first);
+    returns the pool's account (None in this process).
+    """
+    if not todo:
+        return None
+    if workers == 1 and backend == "local":
+        worker = EpisodeWorker(spec, env=env, agent=agent)
+        froze = freeze_heap()  # the set-up's objects: kept to the end, not walked again
         try:
-            if not todo:
-                pass
-            elif workers == 1 and backend == "local":
-                worker = EpisodeWorker(spec, env=env, agent=the_agent)
-                froze = freeze_heap()  # the set-up's objects: kept to the end, not walked again
-                try:
-                    for k in todo:
-                        sink(worker.run(k))
-                finally:
-                    if froze:
-                        gc.unfreeze()
-                    worker.close()
-            else:
-                the_agent.close()
-                env.close()
-                parallel = run_parallel(spec, todo, workers, backend, address, sink).to_dict()
+            for k in todo:
+                sink(worker.run(k))
         finally:
-            run_dir.close()
-            if bar is not None:
-                bar.close()
-        return RunResult(
-            run_dir=run_dir.path,
-            total=len(keys),
-            done_before=len(keys) - len([k for k in keys if k.key not in done]),
-            ran=len(records),
-            successes=status.new_successes,
-            tokens=status.tokens,
-            wall_s=round(time.perf_counter() - t0, 3),
-            errors=status.errors,
-            cpu_s=round(time.process_time() - c0, 3),
-            records=records,
-            parallel=parallel,
-        )
+            if froze:
+                gc.unfreeze()
+            worker.close()
+        return None
+    agent.close()
+    env.close()
+    return run_parallel(spec, todo, workers, backend, address, sink).to_dict()
 
 
 def _say_quarantined(run_dir: RunDir) -> None:
