@@ -15,6 +15,7 @@ Prints a Markdown table.
 from __future__ import annotations
 
 import argparse
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -68,6 +69,9 @@ def one_run(env_id, kwargs, ids, out, policy, scheme, seeds=1) -> dict[str, Any]
     options: dict[str, Any] = {"model": "urban-gym-scripted", "max_image_side": 64}
     if scheme:
         options["scheme"] = scheme
+    # each server listens on a new port (the agent's base_url): a rerun is a new run,
+    # so the folder of an earlier run of this benchmark is cleared, not resumed
+    shutil.rmtree(out, ignore_errors=True)
     t0 = time.perf_counter()
     with ScriptedServer(env_id=env_id, env_kwargs=kwargs, policy=policy) as server:
         run(
