@@ -306,6 +306,23 @@ class NativeVectorEnv(VectorEnv):
         shape ``(N,)``); ``seed`` an int gives env ``i`` the seed ``seed + i``, a list one
         seed each; the other ``options`` go to every env's ``reset``.
         """
+        seeds, options, chosen = self._reset_plan(seed, options)
+        for i in chosen:
+            self.envs[i]._reset_core(seeds[i], options or None)
+        self._draw(chosen)
+        infos: list[dict[str, Any] | None] = [None] * self.num_envs
+        for i in chosen:
+            infos[i] = self.envs[i]._info("")
+        self._autoreset[chosen] = False
+        self.last_infos = infos
+        return self._observations(), batch_infos(infos, self.num_envs)
+
+    def _reset_plan(
+        self, seed: int | Sequence[int | None] | None, options: dict[str, Any] | None
+    ) -> tuple[list[int | None], dict[str, Any], list[int]]:
+        """:meth:`reset`'s arguments checked: each env's seed, the options for every env's
+        ``reset`` (without ``reset_mask``) and the envs to reset.
+        """
         n = self.num_envs
         seeds: list[int | None]
         if seed is None:
@@ -322,16 +339,7 @@ class NativeVectorEnv(VectorEnv):
             mask = np.ones(n, dtype=np.bool_)
         elif not (isinstance(mask, np.ndarray) and mask.dtype == np.bool_ and mask.shape == (n,)):
             raise InputError(f"options['reset_mask']={mask!r} must be a bool array of shape ({n},)")
-        chosen = [int(i) for i in np.flatnonzero(mask)]
-        for i in chosen:
-            self.envs[i]._reset_core(seeds[i], options or None)
-        self._draw(chosen)
-        infos: list[dict[str, Any] | None] = [None] * n
-        for i in chosen:
-            infos[i] = self.envs[i]._info("")
-        self._autoreset[chosen] = False
-        self.last_infos = infos
-        return self._observations(), batch_infos(infos, n)
+        return seeds, options, [int(i) for i in np.flatnonzero(mask)]
 
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """One step of every env (see the module docstring for the order of its parts)."""

@@ -36,6 +36,15 @@ FRAME_TILE = 160
 DISTANCE_CACHE = 128
 
 
+#: Why ``stop`` is invalid on an origin-destination task.
+STOP_UNAVAILABLE = "stop is not available here: the episode ends when you reach the destination"
+
+
+def missing_option(option: int, count: int) -> str:
+    """Why ``go`` with ``option`` is invalid at a node with ``count`` options."""
+    return f"go: option {option} does not exist here; the options are 0..{count - 1}"
+
+
 def make_action_set(max_degree: int) -> ActionSet:
     """The structured actions of StreetGraph (the language-model face) for up to
     ``max_degree`` options at a node.
@@ -438,16 +447,12 @@ class StreetGraphEnv(UrbanEnv):
     def _apply(self, action: dict[str, Any]) -> None:
         if action["action"] == "stop":
             if self.task.type != "instruction":
-                raise InvalidAction(
-                    "stop is not available here: the episode ends when you reach the destination"
-                )
+                raise InvalidAction(STOP_UNAVAILABLE)
             self._reason = "arrived" if self._instruction_success() else "terminated_by_agent"
             return
         option = int(action["option"])
         if option >= len(self.options):
-            raise InvalidAction(
-                f"go: option {option} does not exist here; the options are 0..{len(self.options) - 1}"
-            )
+            raise InvalidAction(missing_option(option, len(self.options)))
         before = self._step_before
         self._travel(self.options[option])
         self.decisions += 1
@@ -531,12 +536,8 @@ class StreetGraphEnv(UrbanEnv):
         """
         got = self._node_cache.get(node)
         if got is None:
-            opts = sorted(
-                self.graph.streets_from(node), key=lambda s: (round(s.heading, 6), s.nodes[1])
-            )
-            bearings = np.zeros(self.max_degree, dtype=np.float32)
-            for i, st in enumerate(opts):
-                bearings[i] = min(np.float32(st.heading % 360.0), np.float32(359.999))
+            opts = ordered_streets(self.graph, node)
+            bearings = option_bearings(opts, self.max_degree)
             bearings.setflags(write=False)
             got = (opts, bearings, [float(b) for b in bearings[: len(opts)]])
             self._node_cache[node] = got
@@ -769,6 +770,23 @@ class StreetGraphEnv(UrbanEnv):
             margin=(6, 0),
         )
         return F.vstack([F.hstack(tiles), text, status])
+
+
+def ordered_streets(graph: StreetGraph, node: int) -> list[Street]:
+    """The streets leaving ``node``: the options of the node, in increasing bearing (ties
+    by the first hop's node).
+    """
+    return sorted(graph.streets_from(node), key=lambda s: (round(s.heading, 6), s.nodes[1]))
+
+
+def option_bearings(options: Sequence[Street], max_degree: int) -> np.ndarray:
+    """The observation's ``bearings`` of ``options``: each street's compass bearing
+    (degrees in [0, 359.999], float32), zeros up to ``max_degree``.
+    """
+    bearings = np.zeros(max_degree, dtype=np.float32)
+    for i, st in enumerate(options):
+        bearings[i] = min(np.float32(st.heading % 360.0), np.float32(359.999))
+    return bearings
 
 
 def _size(size: int | tuple[int, int]) -> tuple[int, int]:
