@@ -193,3 +193,111 @@ def test_batched_steps_equal_single_envs_next_step(case, tmp_path):
 def test_batched_steps_equal_single_envs_other_autoreset_modes(case, mode, tmp_path):
     ends, seen = _rollout(case, mode, tmp_path)
     assert ends >= 2 * N and ENDS[case] <= seen
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "reason"),
+    [
+        ({"observation": "images", "image_size": 16}, "image observations"),
+        ({"observation": "symbolic", "goal": "vector"}, "goal='vector'"),
+        ({"observation": "symbolic", "track_visibility": True}, "track_visibility=True"),
+    ],
+)
+def test_what_the_batch_cannot_reproduce_runs_per_env(kwargs, reason):
+    v = gym.make_vec("UrbanGym/StreetGraph-v0", num_envs=2, **kwargs)
+    single = StreetGraphEnv(**kwargs)
+    try:
+        assert v.batched_reason == reason
+        obs, _ = v.reset(seed=0)
+        o, _ = single.reset(seed=0)
+        _, r, *_ = v.step(np.array([0, 0]))
+        o, r0, *_ = single.step(0)
+        assert r[0] == r0 and set(obs) == set(o)
+    finally:
+        v.close()
+
+
+def _pair(**kwargs: Any) -> tuple[StreetGraphVectorEnv, list[StreetGraphEnv]]:
+    kw = {"observation": "symbolic", "max_decisions": 8, **kwargs}
+    v = StreetGraphVectorEnv(2, **kw)
+    singles = [StreetGraphEnv(**kw) for _ in range(2)]
+    v.reset(seed=0)
+    for i, s in enumerate(singles):
+        s.reset(seed=i)
+    return v, singles
+
+
+def _step_both(v, singles, actions) -> None:
+    """One step of the batch and the singles: the same outcome, and ``last_infos`` (each
+    env's own info dict, Python values) the singles' infos."""
+    _, rew, term, trunc, info = v.step(np.asarray(actions))
+    for i, s in enumerate(singles):
+        _, r, te, tr, inf = s.step(int(actions[i]))
+        assert (rew[i], term[i], trunc[i]) == (r, te, tr)
+        assert info["node"][i] == inf["node"] and info["steps"][i] == inf["steps"]
+        _same(v.last_infos[i], inf)
+
+
+def test_env_objects_and_last_infos_follow_the_batch():
+    """``get_attr``, ``call``, ``set_attr`` and ``last_infos`` see the batch's episodes;
+    what is set through the env objects holds in the next batched step."""
+    v, singles = _pair()
+    try:
+        _step_both(v, singles, [0, 1])
+        _step_both(v, singles, [0, 9])  # an index outside the table
+        assert v.get_attr("steps") == (2, 2)
+        assert v.get_attr("node") == tuple(s.node for s in singles)
+        assert v.get_attr("trajectory") == tuple(s.trajectory for s in singles)
+        assert v.call("_distance_to_goal") == tuple(s._distance_to_goal() for s in singles)
+        infos = v.last_infos
+        assert infos[1]["invalid_action"].startswith("action index 9 is outside")
+        assert type(infos[0]["steps"]) is int and type(infos[0]["pose"]["x"]) is float
+        v.set_attr("max_decisions", 3)
+        for s in singles:
+            s.max_decisions = 3
+        _, _, _, trunc, info = v.step(np.array([0, 0]))  # the 3rd step: the new limit
+        assert trunc.all() and list(info["termination"]) == ["decision_limit"] * 2
+    finally:
+        v.close()
+
+
+def test_structured_actions_take_the_per_env_path_for_that_step():
+    v, singles = _pair()
+    try:
+        acts = [{"action": "go", "option": 0}, {"action": "stop"}]
+        _, rew, *_, info = v.step(acts)
+        want = [s.step(a) for s, a in zip(singles, acts)]
+        assert list(rew) == [w[1] for w in want]
+        assert info["invalid_action"][1] == want[1][4]["invalid_action"] != ""
+        assert v.batched_reason == ""  # the next steps are batched again
+        _step_both(v, singles, [1, 0])
+    finally:
+        v.close()
+
+
+def test_a_reset_to_a_task_on_another_graph_leaves_the_batch(tmp_path):
+    v, singles = _pair()
+    other = _fixture_tasks(tmp_path / "fixture")[0]
+    try:
+        obs, info = v.reset(options={"task": other})
+        assert v.batched_reason == "a reset with a task on another graph"
+        assert list(info["node"]) == ["X", "X"]
+        o, inf = singles[0].reset(options={"task": other})
+        assert np.array_equal(obs["bearings"][0], o["bearings"])
+    finally:
+        v.close()
+
+
+def test_stepping_an_ended_episode_without_reset_is_refused():
+    kw = {"observation": "symbolic", "max_decisions": 1}
+    v = StreetGraphVectorEnv(2, autoreset_mode="disabled", **kw)
+    try:
+        with pytest.raises(gym.error.ResetNeeded, match="before reset"):
+            v.step(np.array([0, 0]))
+        v.reset(seed=0)
+        _, _, _, trunc, _ = v.step(np.array([0, 0]))
+        assert trunc.all()
+        with pytest.raises(gym.error.ResetNeeded, match="after the episode ended"):
+            v.step(np.array([0, 0]))
+    finally:
+        v.close()

@@ -74,7 +74,7 @@ class StreetGraphVectorEnv(NativeVectorEnv):
     def envs(self) -> list[Any]:
         """The N env objects, with the batch's state written into them."""
         b = self.__dict__.get("_batch")
-        if b is not None:
+        if b is not None and not self._stale:  # while stale, the objects hold the state
             for i, env in enumerate(self._env_list):
                 if hasattr(env, "trajectory"):
                     b.store(i, env)
