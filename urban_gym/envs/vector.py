@@ -315,6 +315,13 @@ class NativeVectorEnv(VectorEnv):
         return out
 
     def _observations(self) -> Any:
+        flat = self._flat
+        if flat is not None:  # a flat Dict: its entries without walking the space
+            copy = self.copy
+            return {
+                k: tuple(buf) if isinstance(buf, list) else buf.copy() if copy else buf
+                for k, buf in flat
+            }
         return _batch(self.single_observation_space, self._obs, self.copy)
 
     # ------------------------------------------------------------------ reset / step

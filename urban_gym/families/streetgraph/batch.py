@@ -128,9 +128,6 @@ def batchable(env: StreetGraphEnv) -> str:
     observations without a goal mode or visibility tracking, on tasks of one graph drawn
     from a fixed list.
     """
-    from urban_gym.families.streetgraph.tasks import graph_spec
-    from urban_gym.families.streetgraph.world import graph_key
-
     if env.images:
         return "image observations"
     if env.goal_mode != "none":
@@ -139,7 +136,7 @@ def batchable(env: StreetGraphEnv) -> str:
         return "track_visibility=True"
     if getattr(env, "task_source", None) is not None:
         return "tasks drawn on the fly"
-    keys = {graph_key(graph_spec(t)) for t in env.tasks}
+    keys = {env._key_of(t) for t in env.tasks}
     if len(keys) > 1:
         return f"tasks on {len(keys)} graphs"
     return ""
@@ -169,7 +166,8 @@ class BatchEpisodes:
         self.after = np.zeros((n, 1), np.float64)
         self.done = np.ones(n, np.bool_)
         self.valid = np.ones(n, np.bool_)
-        self.messages = np.full(n, "", dtype=object)
+        self.blank = np.full(n, "", dtype=object)
+        self.messages = self.blank.copy()
         self.task = np.full(n, None, dtype=object)
         self.task_id = np.full(n, None, dtype=object)
         self.instruction: list[str] = [""] * n
@@ -185,6 +183,9 @@ class BatchEpisodes:
             masks[2 * k : 2 * k + 2, :k] = 1
             masks[2 * k + 1, -1] = 1
         self.mask_table = masks
+        self.mask_bool = masks.astype(bool)
+        #: each row's line of the mask tables (None: to be found again)
+        self.which: np.ndarray | None = None
 
     # ------------------------------------------------------------------ env objects
     def fits(self, env: StreetGraphEnv) -> bool:
@@ -197,6 +198,7 @@ class BatchEpisodes:
 
     def load(self, i: int, env: StreetGraphEnv) -> None:
         """Read ``env``'s episode (its state after ``reset`` or any step) into row ``i``."""
+        self.which = None
         ist, fst = self.ist, self.fst
         traj = env.trajectory
         self._room(max(env.max_transitions + 1, len(traj)), max(env.max_decisions, env.decisions))
@@ -291,12 +293,13 @@ class BatchEpisodes:
             self.code,
             self.end,
         )
+        # rows left alone (SKIPPED) are reset and read again before anyone looks at them
         code = self.code
-        valid = (code == K.GO) | (code == K.STOP)
-        self.valid[active] = valid[active]
-        self.messages[active & valid] = ""
-        for i in np.flatnonzero(~valid & active).tolist():
-            self.messages[i] = self._message(int(code[i]), actions[i], i)
+        bad = code >= K.NO_OPTION
+        np.logical_not(bad, out=self.valid)
+        self.messages = messages = self.blank.copy()
+        for i in np.flatnonzero(bad).tolist():
+            messages[i] = self._message(int(code[i]), actions[i], i)
 
     def _message(self, code: int, action: Any, i: int) -> str:
         if code == K.NO_STOP:
@@ -317,15 +320,17 @@ class BatchEpisodes:
         h = np.mod(self.fst[:, K.HEADING], 360.0)
         np.minimum(h, 359.999, out=h)
         buf["heading"][:, 0] = h
-        which = 2 * t.deg[node] + (self.ist[:, K.OD] == 0)
+        self.which = which = 2 * t.deg[node] + (self.ist[:, K.OD] == 0)
         np.take(self.mask_table, which, axis=0, out=buf["action_mask"])
         buf["instruction"][:] = self.instruction
 
     def masks(self) -> np.ndarray:
         """The ``(N, table_n)`` boolean action masks."""
-        node = self.ist[:, K.NODE]
-        which = 2 * self.tables.deg[node] + (self.ist[:, K.OD] == 0)
-        return self.mask_table[which].astype(bool)
+        which = self.which
+        if which is None:
+            node = self.ist[:, K.NODE]
+            self.which = which = 2 * self.tables.deg[node] + (self.ist[:, K.OD] == 0)
+        return self.mask_bool[which]
 
     def info(self, rows: np.ndarray | None = None) -> dict[str, Any]:
         """The batch ``info`` of the rows ``rows`` (a boolean mask; all by default) in
@@ -342,6 +347,41 @@ class BatchEpisodes:
         bearings = np.empty(n, dtype=object)
         for i, u in enumerate(node.tolist()):
             bearings[i] = lists[u].copy()
+        if rows is None:  # every row: the layout written out
+            every = self.every
+            return {
+                "pose": {
+                    "x": t.x[node],
+                    "y": t.y[node],
+                    "heading": heading,
+                    "_x": every.copy(),
+                    "_y": every.copy(),
+                    "_heading": every.copy(),
+                },
+                "_pose": every.copy(),
+                "distance_to_goal_m": self.goal_d[self.rows, node],
+                "_distance_to_goal_m": every.copy(),
+                "steps": ist[:, K.STEPS].copy(),
+                "_steps": every.copy(),
+                "invalid_actions": ist[:, K.INVALID].copy(),
+                "_invalid_actions": every.copy(),
+                "action_valid": self.valid.copy(),
+                "_action_valid": every.copy(),
+                "invalid_action": self.messages.copy(),
+                "_invalid_action": every.copy(),
+                "task_id": self.task_id.copy(),
+                "_task_id": every.copy(),
+                "task": self.task.copy(),
+                "_task": every.copy(),
+                "node": t.ids[node],
+                "_node": every.copy(),
+                "option_bearings": bearings,
+                "_option_bearings": every.copy(),
+                "decisions": ist[:, K.DECIS].copy(),
+                "_decisions": every.copy(),
+                "transitions": ist[:, K.TRANS].copy(),
+                "_transitions": every.copy(),
+            }
         cols: dict[str, Any] = {
             "pose": {"x": t.x[node], "y": t.y[node], "heading": heading},
             "distance_to_goal_m": self.goal_d[self.rows, node],
@@ -356,7 +396,7 @@ class BatchEpisodes:
             "decisions": ist[:, K.DECIS].copy(),
             "transitions": ist[:, K.TRANS].copy(),
         }
-        return _layout(cols, self.every if rows is None else rows)
+        return _layout(cols, rows)
 
 
 def _layout(cols: dict[str, Any], rows: np.ndarray) -> dict[str, Any]:

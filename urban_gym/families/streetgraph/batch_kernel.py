@@ -24,8 +24,8 @@ NODE, TRANS, DECIS, STEPS, INVALID, TLEN, OD, LINK, MAXT, MAXD = range(10)
 # columns of the float state (N, 3)
 HEADING, DIST, PROGRESS = range(3)
 
-# step codes: what the action was
-GO, NO_OPTION, NO_STOP, OUTSIDE, STOP, SKIPPED = range(6)
+# step codes: what the action was (the invalid ones last: code >= NO_OPTION)
+GO, STOP, SKIPPED, NO_OPTION, NO_STOP, OUTSIDE = range(6)
 # end codes: how the step ended the episode
 RUNNING, ARRIVED, TRANSITION_LIMIT, DECISION_LIMIT, STOPPED = range(5)
 

@@ -228,6 +228,7 @@ class StreetGraphEnv(UrbanEnv):
     family = "streetgraph"
     cache_attributes = (
         "_graphs",
+        "_task_keys",
         "_views",
         "_node_caches",
         "_node_cache",
@@ -343,6 +344,7 @@ class StreetGraphEnv(UrbanEnv):
     def _init_caches(self) -> None:
         """The per-process caches (dropped when pickled, see :attr:`cache_attributes`)."""
         self._graphs: dict[str, StreetGraph] = {}
+        self._task_keys: dict[str, tuple[TaskSpec, str]] = {}
         self._views: LRUCache[tuple[str, int], np.ndarray] = LRUCache(self.view_cache_bytes)
         self._node_caches: dict[str, dict[int, tuple[list[Street], np.ndarray, list[float]]]] = {}
         self._node_cache: dict[int, tuple[list[Street], np.ndarray, list[float]]] = {}
@@ -350,17 +352,22 @@ class StreetGraphEnv(UrbanEnv):
         self._clean_for: TaskSpec | None = None
         self._clean_text = ""
         self._renderers: dict[str, Any] = {}
-        self._dist_cache: LRUCache[
-            tuple[str, tuple[int, ...]], tuple[np.ndarray, np.ndarray | None, list[float]]
-        ] = LRUCache(max_items=DISTANCE_CACHE, size=_distances_nbytes)
+        self._dist_cache = distance_cache()
 
     def _restore_caches(self) -> None:
         self._init_caches()
         self.graph = self._graph_of(self.task)
         self._node_cache = self._node_caches.setdefault(self._graph_key, {})
 
+    def _key_of(self, task: TaskSpec) -> str:
+        """The :func:`graph_key` of ``task``'s graph (remembered per task)."""
+        got = self._task_keys.get(task.id)
+        if got is None or got[0] is not task:
+            got = self._task_keys[task.id] = (task, graph_key(graph_spec(task)))
+        return got[1]
+
     def _graph_of(self, task: TaskSpec) -> StreetGraph:
-        key = graph_key(graph_spec(task))
+        key = self._key_of(task)
         g = self._graphs.get(key)
         if g is None:
             g = load_streetgraph(graph_spec(task))
@@ -415,7 +422,7 @@ class StreetGraphEnv(UrbanEnv):
 
     def _start_episode(self, task: TaskSpec) -> None:
         g = self.graph = self._graph_of(task)
-        self._graph_key = graph_key(graph_spec(task))
+        self._graph_key = self._key_of(task)
         self._node_cache = self._node_caches.setdefault(self._graph_key, {})
         self.node = g.index[task.start["node"]]
         self.heading = float(task.start.get("heading", 0.0)) % 360.0
@@ -770,6 +777,15 @@ class StreetGraphEnv(UrbanEnv):
             margin=(6, 0),
         )
         return F.vstack([F.hstack(tiles), text, status])
+
+
+def distance_cache() -> LRUCache[
+    tuple[str, tuple[int, ...]], tuple[np.ndarray, np.ndarray | None, list[float]]
+]:
+    """A new cache of goal distances (``(graph key, goal nodes)`` -> distances, hops, the
+    distances as floats), :data:`DISTANCE_CACHE` goals at most.
+    """
+    return LRUCache(max_items=DISTANCE_CACHE, size=_distances_nbytes)
 
 
 def ordered_streets(graph: StreetGraph, node: int) -> list[Street]:

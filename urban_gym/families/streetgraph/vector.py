@@ -34,7 +34,11 @@ from gymnasium.vector import AutoresetMode
 from urban_gym.envs.vector import NativeVectorEnv, batch_infos
 from urban_gym.families.streetgraph import batch_kernel as K
 from urban_gym.families.streetgraph.batch import BatchEpisodes, batchable
-from urban_gym.families.streetgraph.env import StreetGraphEnv
+from urban_gym.families.streetgraph.env import StreetGraphEnv, distance_cache
+
+#: The goal distances of every vector env's episodes in this process (they depend on the
+#: graph and the goal only).
+_DISTANCES = distance_cache()
 
 #: end code -> (termination reason, truncated); a stop's reason depends on where it is
 _ENDS = {
@@ -62,8 +66,8 @@ class StreetGraphVectorEnv(NativeVectorEnv):
         self._lazy: tuple[dict[str, Any], dict[int, dict[str, Any]]] | None = None
         super().__init__(num_envs, **kwargs)
         envs = self._env_list
-        for env in envs[1:]:  # a goal's distances and a node's options: computed once for all
-            env._dist_cache = envs[0]._dist_cache
+        for env in envs:  # a goal's distances and a node's options: computed once for all
+            env._dist_cache = _DISTANCES
             env._node_caches = envs[0]._node_caches
         self.batched_reason = batchable(envs[0])
         if not self.batched_reason:
