@@ -301,3 +301,28 @@ def test_stepping_an_ended_episode_without_reset_is_refused():
             v.step(np.array([0, 0]))
     finally:
         v.close()
+
+
+def test_maskable_ppo_trains_through_the_batched_path():
+    """stable-baselines3's adapter (``same_step`` autoreset, ``last_infos``, masks) over
+    the batch: a short MaskablePPO run completes and logs the episodes it ended."""
+    pytest.importorskip("sb3_contrib")
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from urban_gym.baselines.vec_env import make_native_vec_env
+
+    torch.set_num_threads(1)
+    venv = make_native_vec_env(
+        "UrbanGym/StreetGraph-v0", 4, observation="symbolic", max_decisions=10
+    )
+    try:
+        assert venv.venv.venv.batched_reason == ""
+        model = MaskablePPO("MultiInputPolicy", venv, n_steps=32, batch_size=64, n_epochs=1, seed=0)
+        model.learn(256)
+        assert model.num_timesteps == 256
+        # 4 envs x 64 steps of 10-decision episodes: at least 4 x 6 ended
+        assert len(model.ep_info_buffer) >= 24
+        assert all(ep["l"] <= 10 for ep in model.ep_info_buffer)
+    finally:
+        venv.close()

@@ -186,6 +186,7 @@ class BatchEpisodes:
         self.mask_bool = masks.astype(bool)
         #: each row's line of the mask tables (None: to be found again)
         self.which: np.ndarray | None = None
+        self.step(np.zeros(n, np.int64), np.zeros(n, np.bool_))  # compile (or load) the kernel now
 
     # ------------------------------------------------------------------ env objects
     def fits(self, env: StreetGraphEnv) -> bool:
