@@ -40,11 +40,11 @@ from urban_gym.families.streetgraph.env import StreetGraphEnv, distance_cache
 #: graph and the goal only).
 _DISTANCES = distance_cache()
 
-#: end code -> (termination reason, truncated); a stop's reason depends on where it is
+#: end code -> termination reason (a stop's reason depends on where it stopped)
 _ENDS = {
-    K.ARRIVED: ("arrived", False),
-    K.TRANSITION_LIMIT: ("transition_limit", True),
-    K.DECISION_LIMIT: ("decision_limit", True),
+    K.ARRIVED: "arrived",
+    K.TRANSITION_LIMIT: "transition_limit",
+    K.DECISION_LIMIT: "decision_limit",
 }
 
 
@@ -113,7 +113,6 @@ class StreetGraphVectorEnv(NativeVectorEnv):
         if self._batch is not None and not self._stale:
             self.envs  # noqa: B018 - writes the rows back into the env objects
         self._batch = None
-        self._lazy = None
         self.batched_reason = reason
 
     @property
@@ -202,7 +201,7 @@ class StreetGraphVectorEnv(NativeVectorEnv):
             if code == K.STOPPED:
                 reason = "arrived" if env._instruction_success() else "terminated_by_agent"
             else:
-                reason = _ENDS[code][0]
+                reason = _ENDS[code]
             info = env._info(env.last_action_error) if same_step else {}
             reward[i] += env._end_episode(info, reason, bool(b.valid[i]))
             b.done[i] = True
