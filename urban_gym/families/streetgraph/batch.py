@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from urban_gym.envs.actions import describe_value
+from urban_gym.envs.base import INVALID_ACTION_REWARD
 from urban_gym.families.streetgraph import batch_kernel as K
 from urban_gym.families.streetgraph.env import (
     STOP_UNAVAILABLE,
@@ -290,6 +291,7 @@ class BatchEpisodes:
             t.link_len,
             t.link_head,
             self.table_n,
+            INVALID_ACTION_REWARD,
             self.reward,
             self.code,
             self.end,

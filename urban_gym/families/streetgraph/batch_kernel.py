@@ -29,9 +29,6 @@ GO, STOP, SKIPPED, NO_OPTION, NO_STOP, OUTSIDE = range(6)
 # end codes: how the step ended the episode
 RUNNING, ARRIVED, TRANSITION_LIMIT, DECISION_LIMIT, STOPPED = range(5)
 
-#: The reward of an invalid-action step (``urban_gym.envs.base.INVALID_ACTION_REWARD``).
-INVALID_REWARD = -0.01
-
 
 @numba.njit(**_JIT)
 def step_envs(
@@ -52,15 +49,17 @@ def step_envs(
     link_len,
     link_head,
     table_n,
+    invalid_reward,
     reward,
     code,
     end,
 ):
     """Step every env ``i`` with ``active[i]`` by table index ``actions[i]`` (``table_n``
-    entries, the last ``stop``): ``ist`` / ``fst`` its state (columns above), ``goal_d``
-    / ``goal_in`` its goal distances and goal nodes over the graph's nodes, ``traj`` its
-    trajectory (``ist[i, TLEN]`` long), ``before`` / ``after`` its per-decision remaining
-    distances. Writes ``reward``, ``code`` and ``end`` of each env.
+    entries, the last ``stop``; an invalid one earns ``invalid_reward``): ``ist`` /
+    ``fst`` its state (columns above), ``goal_d`` / ``goal_in`` its goal distances and
+    goal nodes over the graph's nodes, ``traj`` its trajectory (``ist[i, TLEN]`` long),
+    ``before`` / ``after`` its per-decision remaining distances. Writes ``reward``,
+    ``code`` and ``end`` of each env.
     """
     n = actions.shape[0]
     for i in range(n):
@@ -84,7 +83,7 @@ def step_envs(
         code[i] = c
         if c != GO and c != STOP:
             ist[i, INVALID] += 1
-            reward[i] = INVALID_REWARD
+            reward[i] = invalid_reward
             end[i] = DECISION_LIMIT if ist[i, STEPS] >= ist[i, MAXD] else RUNNING
             continue
         if c == GO:
