@@ -189,18 +189,19 @@ def python_cmd(code: str, timeout: float = 600) -> str:
     return out.stdout.strip().splitlines()[-1]
 
 
-def measure_native(quick: bool) -> dict:
-    """Steps/s and cores of the native vector env rows (N = 1, 8, 32, 64 with the default
-    threads) and of its 1- and 2-thread rows at N = :data:`SCALING_N`.
+def measure_native(quick: bool, rows: list[tuple[str, str, dict, str]] = NATIVE_ROWS) -> dict:
+    """Steps/s and cores of the native vector env ``rows`` (N = 1, 8, 32, 64 with the
+    default threads) and of the 1- and 2-thread rows at N = :data:`SCALING_N` of those
+    that draw images.
     """
     seconds = 1.5 if quick else 4.0
     out: dict = {}
-    for label, env_id, kwargs, _ in NATIVE_ROWS:
+    for label, env_id, kwargs, _ in rows:
         for n in NUM_ENVS:
             out[f"{label} N={n}"] = native_rate(
                 env_id, kwargs, n, min(n, os.cpu_count() or 1), seconds
             )
-    for label, env_id, kwargs, _ in NATIVE_ROWS[:2]:
+    for label, env_id, kwargs, _ in [r for r in rows if r in NATIVE_ROWS[:2]]:
         for threads in (1, 2):
             out[f"{label} N={SCALING_N} threads={threads}"] = native_rate(
                 env_id, kwargs, SCALING_N, threads, seconds
@@ -208,8 +209,15 @@ def measure_native(quick: bool) -> dict:
     return out
 
 
-def print_native(native: dict, minigrid: float, vizdoom: float) -> None:
-    """Print :func:`measure_native`'s tables with ratios to the references' steps/s."""
+def print_native(
+    native: dict,
+    minigrid: float,
+    vizdoom: float,
+    rows: list[tuple[str, str, dict, str]] = NATIVE_ROWS,
+) -> None:
+    """Print :func:`measure_native`'s tables of ``rows`` with ratios to the references'
+    steps/s.
+    """
     print(
         "\n### Native vector env: gym.make_vec(id, num_envs=N), random valid actions, "
         "autoreset counted\n"
@@ -217,17 +225,20 @@ def print_native(native: dict, minigrid: float, vizdoom: float) -> None:
     print("(threads: the default, min(N, cores); cores: CPU seconds per second the row got)\n")
     print("| env | N | steps/s | cores | x ViZDoom | x MiniGrid | goal |")
     print("|---|---|---|---|---|---|---|")
-    for label, _, _, goal in NATIVE_ROWS:
+    for label, _, _, goal in rows:
         for n in NUM_ENVS:
             rate, cores = native[f"{label} N={n}"]
             print(
                 f"| {label} | {n} | {rate:,.0f} | {cores:.2f} | {rate / vizdoom:.2f}x "
                 f"| {rate / minigrid:.2f}x | {goal if n == SCALING_N else ''} |"
             )
+    scaled = [r for r in rows if r in NATIVE_ROWS[:2]]
+    if not scaled:
+        return
     print(f"\n### Native vector env over cores: N = {SCALING_N}, 1 thread and 2 (goal >= 1.8x)\n")
     print("| env | 1 thread steps/s (cores) | 2 threads steps/s (cores) | scaling |")
     print("|---|---|---|---|")
-    for label, _, _, _ in NATIVE_ROWS[:2]:
+    for label, _, _, _ in scaled:
         one, c1 = native[f"{label} N={SCALING_N} threads=1"]
         two, c2 = native[f"{label} N={SCALING_N} threads=2"]
         print(f"| {label} | {one:,.0f} ({c1:.2f}) | {two:,.0f} ({c2:.2f}) | {two / one:.2f}x |")
@@ -261,7 +272,16 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="short runs (noisier)")
     ap.add_argument("--skip-process", action="store_true", help="skip memory and PPO")
     ap.add_argument("--json", default="", help="also write the figures to this JSON file")
+    ap.add_argument(
+        "--only",
+        default="",
+        help="run only the native rows whose label contains this text (e.g. StreetGraph), "
+        "without memory and PPO",
+    )
     args = ap.parse_args()
+    rows = [r for r in NATIVE_ROWS if args.only.lower() in r[0].lower()]
+    if not rows:
+        ap.error(f"--only {args.only!r} matches none of {[r[0] for r in NATIVE_ROWS]}")
     import gymnasium as gym
     import minigrid  # noqa: F401 - registers MiniGrid ids
 
@@ -277,7 +297,7 @@ def main() -> None:
 
     load = os.getloadavg()[0]
     before = refs()
-    native = measure_native(args.quick)
+    native = measure_native(args.quick, rows)
     after = refs()
     mg, vz = (before[0] + after[0]) / 2, (before[1] + after[1]) / 2
     print(
@@ -285,10 +305,10 @@ def main() -> None:
         f"the rows: MiniGrid {before[0]:,.0f} / {after[0]:,.0f}, ViZDoom {before[1]:,.0f} / "
         f"{after[1]:,.0f} steps/s (ratios to the means)"
     )
-    print_native(native, mg, vz)
+    print_native(native, mg, vz, rows)
     figures = {"load_average": load, "references": {"before": before, "after": after}}
     figures["native_vector"] = native
-    if not args.skip_process:
+    if not args.skip_process and not args.only:
         figures.update(memory_and_ppo(args.quick))
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=1))

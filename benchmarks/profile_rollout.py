@@ -10,7 +10,8 @@ time. ``--out FILE`` also writes the raw profile (``python -m pstats FILE``, sna
 ``--timing S`` first times S seconds of the same loop without the profiler, step by step.
 ``--vector N`` profiles instead the main process of ``gym.make_vec(..., vectorization_mode=
 "async")`` with N workers (what it spends per step of the vector; its CPU time per step is
-printed too), and ``--first-step`` a fresh Python process from its first import to its first
+printed too), ``--native N`` the id's native vector env of N envs (``gym.make_vec``'s
+default), and ``--first-step`` a fresh Python process from its first import to its first
 ``step`` (run as a child process, so nothing is loaded before). ``--passes`` times the
 renderer's passes instead of profiling: each wrapped in ``time.perf_counter`` (a fraction of
 a microsecond a call, where cProfile adds its cost to every Python call), printed as
@@ -82,6 +83,9 @@ def main(argv: list[str] | None = None) -> int:
         help="first time S seconds of the loop unprofiled, step by step: percentiles and resets",
     )
     p.add_argument("--vector", type=int, default=0, metavar="N", help="profile an async vector env")
+    p.add_argument(
+        "--native", type=int, default=0, metavar="N", help="profile the native vector env of N envs"
+    )
     p.add_argument("--first-step", action="store_true", help="profile a fresh process's first step")
     p.add_argument("--passes", action="store_true", help="time the renderer's passes (no profiler)")
     p.add_argument(
@@ -93,12 +97,13 @@ def main(argv: list[str] | None = None) -> int:
     kwargs = json.loads(args.env_kwargs)
     if not isinstance(kwargs, dict):
         p.error(f"--env-kwargs must be a JSON object, got {args.env_kwargs!r}")
-    if args.vector < 0:
-        p.error(f"--vector {args.vector}: the workers must be 1 or more")
+    if args.vector < 0 or args.native < 0:
+        p.error(f"--vector {args.vector} / --native {args.native}: N must be 1 or more")
     if args.first_step:
         return first_step_profile(args.env_id, kwargs, args.top)
-    if args.vector:
-        return vector_profile(args.env_id, kwargs, args.vector, args.seconds, args.top)
+    if args.vector or args.native:
+        n, mode = (args.vector, "async") if args.vector else (args.native, None)
+        return vector_profile(args.env_id, kwargs, n, args.seconds, args.top, mode, args.out)
     env = make(args.env_id, kwargs)
     rng = np.random.default_rng(0)
     n = env.action_space.n
@@ -288,20 +293,35 @@ def first_step_profile(env_id: str, kwargs: dict, top: int) -> int:
     return subprocess.run([sys.executable, "-c", code], env=env).returncode
 
 
-def vector_profile(env_id: str, kwargs: dict, n: int, seconds: float, top: int) -> int:
-    """Profile the main process of an async vector env of ``n`` workers stepping seeded
-    random masked actions (after 300 steps of warm-up): where its time per step of the
-    vector goes, beside the workers' own work."""
+def vector_profile(
+    env_id: str,
+    kwargs: dict,
+    n: int,
+    seconds: float,
+    top: int,
+    mode: str | None = "async",
+    out: Path | None = None,
+) -> int:
+    """Profile the main process of a vector env of ``n`` envs stepping seeded random masked
+    actions (after 300 steps of warm-up): an async one (``mode="async"``: where its time per
+    step of the vector goes, beside the workers' own work) or the id's native one
+    (``mode=None``: ``gym.make_vec``'s default, all the work in this process)."""
     import gymnasium as gym
     import numpy as np
 
     import urban_gym  # noqa: F401 - registers the ids
 
-    v = gym.make_vec(env_id, num_envs=n, vectorization_mode="async", **kwargs)
+    if mode is None:
+        v = gym.make_vec(env_id, num_envs=n, **kwargs)
+    else:
+        v = gym.make_vec(env_id, num_envs=n, vectorization_mode=mode, **kwargs)
     rng = np.random.default_rng(0)
     obs, _ = v.reset(seed=0)
 
     def act(obs):
+        if mode is None:  # the batch's masks, uniform over the valid entries (bench_vector.py)
+            m = v.action_masks()
+            return (rng.random(m.shape) * m).argmax(1)
         return np.array([masked_choice(rng, {"action_mask": m}, 0) for m in obs["action_mask"]])
 
     for _ in range(300):
@@ -316,11 +336,14 @@ def vector_profile(env_id: str, kwargs: dict, n: int, seconds: float, top: int) 
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     v.close()
     print(
-        f"{env_id} {kwargs}, {n} async workers: {steps * n / wall:,.0f} steps/s (profiled); "
+        f"{env_id} {kwargs}, {n} {mode or 'native'} envs: {steps * n / wall:,.0f} steps/s "
+        "(profiled); "
         f"the main process {1e3 * cpu / steps:.3f} ms CPU per step of the vector, "
         f"{1e3 * wall / steps:.3f} ms wall"
     )
     pstats.Stats(prof).sort_stats("tottime").print_stats(top)
+    if out:
+        prof.dump_stats(out)
     return 0
 
 

@@ -61,41 +61,57 @@ def batch_infos(infos: Sequence[dict[str, Any] | None], n: int | None = None) ->
     array), ``out["_" + key]`` the boolean mask of the envs that gave the key, nested
     dicts batched the same way inside.
     """
-    n = len(infos) if n is None else n
+    return _batch_infos(infos, len(infos) if n is None else n, {})
+
+
+def _batch_infos(
+    infos: Sequence[dict[str, Any] | None], n: int, masks: dict[tuple[int, ...], np.ndarray]
+) -> dict[str, Any]:
+    """:func:`batch_infos`, the masks of the row sets met so far in ``masks`` (the keys of
+    one info share theirs: each is a copy of one array).
+    """
     first_info = infos[0] if len(infos) == n else None
-    if first_info and all(info is not None and info.keys() == first_info.keys() for info in infos):
-        return _same_keys(infos, n)  # type: ignore[arg-type]
-    cols: dict[str, list[tuple[int, Any]]] = {}
+    if first_info:
+        keys = list(first_info)  # the same keys in the same order (a list compares fast)
+        if all(info is not None and list(info) == keys for info in infos):
+            return _same_keys(infos, n, masks)  # type: ignore[arg-type]
+    cols: dict[str, tuple[list[int], list[Any]]] = {}
     for i, info in enumerate(infos):
         if info:
             for key, value in info.items():
                 col = cols.get(key)
                 if col is None:
-                    col = cols[key] = []
-                col.append((i, value))
+                    cols[key] = ([i], [value])
+                else:
+                    col[0].append(i)
+                    col[1].append(value)
     out: dict[str, Any] = {}
-    for key, rows in cols.items():
-        full = len(rows) == n
-        idx = [i for i, _ in rows]
-        values = [v for _, v in rows]
-        if full:
-            mask = np.ones(n, dtype=np.bool_)
-        else:
-            mask = np.zeros(n, dtype=np.bool_)
-            mask[idx] = True
+    for key, (idx, values) in cols.items():
         first = values[0]
         if key != "final_obs" and isinstance(first, dict):
             sub: list[dict[str, Any] | None] = [None] * n
-            for i, v in rows:
+            for i, v in zip(idx, values):
                 sub[i] = v if isinstance(v, dict) else None
-            out[key] = batch_infos(sub, n)
+            out[key] = _batch_infos(sub, n, masks)
         else:
             out[key] = _column(key, first, idx, values, n)
-        out["_" + key] = mask
+        out["_" + key] = _mask(idx, n, masks)
     return out
 
 
-def _same_keys(infos: Sequence[dict[str, Any]], n: int) -> dict[str, Any]:
+def _mask(idx: list[int], n: int, masks: dict[tuple[int, ...], np.ndarray]) -> np.ndarray:
+    """A new boolean array over ``n`` envs, True at ``idx`` (copied from ``masks``)."""
+    key = tuple(idx)
+    mask = masks.get(key)
+    if mask is None:
+        mask = masks[key] = np.zeros(n, dtype=np.bool_)
+        mask[idx] = True
+    return mask.copy()
+
+
+def _same_keys(
+    infos: Sequence[dict[str, Any]], n: int, masks: dict[tuple[int, ...], np.ndarray]
+) -> dict[str, Any]:
     """:func:`batch_infos` of ``n`` infos that all have the same keys (every step of
     envs of one family, but for the keys an episode's end adds).
     """
@@ -105,10 +121,11 @@ def _same_keys(infos: Sequence[dict[str, Any]], n: int) -> dict[str, Any]:
         values = [info[key] for info in infos]
         first = values[0]
         if key != "final_obs" and isinstance(first, dict):
-            out[key] = batch_infos([v if isinstance(v, dict) else None for v in values], n)
+            sub = [v if isinstance(v, dict) else None for v in values]
+            out[key] = _batch_infos(sub, n, masks)
         else:
             out[key] = _column(key, first, every, values, n)
-        out["_" + key] = np.ones(n, dtype=np.bool_)
+        out["_" + key] = _mask(every, n, masks)
     return out
 
 
@@ -119,7 +136,12 @@ def _column(key: str, first: Any, idx: list[int], values: list[Any], n: int) -> 
         if kind in (int, float, bool) or isinstance(first, np.number):
             array = np.zeros(n, dtype=kind)
             try:
-                array[idx] = values
+                if len(idx) == n:  # idx is every row, in order
+                    array[:] = values
+                elif len(idx) == 1:
+                    array[idx[0]] = values[0]
+                else:
+                    array[idx] = values
                 return array
             except (TypeError, ValueError):
                 pass  # a mixed column: one value at a time, as Gymnasium does
@@ -293,6 +315,13 @@ class NativeVectorEnv(VectorEnv):
         return out
 
     def _observations(self) -> Any:
+        flat = self._flat
+        if flat is not None:  # a flat Dict: its entries without walking the space
+            copy = self.copy
+            return {
+                k: tuple(buf) if isinstance(buf, list) else buf.copy() if copy else buf
+                for k, buf in flat
+            }
         return _batch(self.single_observation_space, self._obs, self.copy)
 
     # ------------------------------------------------------------------ reset / step
@@ -305,6 +334,23 @@ class NativeVectorEnv(VectorEnv):
         """Reset all envs (or those of ``options["reset_mask"]``, a boolean array of
         shape ``(N,)``); ``seed`` an int gives env ``i`` the seed ``seed + i``, a list one
         seed each; the other ``options`` go to every env's ``reset``.
+        """
+        seeds, options, chosen = self._reset_plan(seed, options)
+        for i in chosen:
+            self.envs[i]._reset_core(seeds[i], options or None)
+        self._draw(chosen)
+        infos: list[dict[str, Any] | None] = [None] * self.num_envs
+        for i in chosen:
+            infos[i] = self.envs[i]._info("")
+        self._autoreset[chosen] = False
+        self.last_infos = infos
+        return self._observations(), batch_infos(infos, self.num_envs)
+
+    def _reset_plan(
+        self, seed: int | Sequence[int | None] | None, options: dict[str, Any] | None
+    ) -> tuple[list[int | None], dict[str, Any], list[int]]:
+        """:meth:`reset`'s arguments checked: each env's seed, the options for every env's
+        ``reset`` (without ``reset_mask``) and the envs to reset.
         """
         n = self.num_envs
         seeds: list[int | None]
@@ -322,16 +368,7 @@ class NativeVectorEnv(VectorEnv):
             mask = np.ones(n, dtype=np.bool_)
         elif not (isinstance(mask, np.ndarray) and mask.dtype == np.bool_ and mask.shape == (n,)):
             raise InputError(f"options['reset_mask']={mask!r} must be a bool array of shape ({n},)")
-        chosen = [int(i) for i in np.flatnonzero(mask)]
-        for i in chosen:
-            self.envs[i]._reset_core(seeds[i], options or None)
-        self._draw(chosen)
-        infos: list[dict[str, Any] | None] = [None] * n
-        for i in chosen:
-            infos[i] = self.envs[i]._info("")
-        self._autoreset[chosen] = False
-        self.last_infos = infos
-        return self._observations(), batch_infos(infos, n)
+        return seeds, options, [int(i) for i in np.flatnonzero(mask)]
 
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """One step of every env (see the module docstring for the order of its parts)."""

@@ -36,6 +36,15 @@ FRAME_TILE = 160
 DISTANCE_CACHE = 128
 
 
+#: Why ``stop`` is invalid on an origin-destination task.
+STOP_UNAVAILABLE = "stop is not available here: the episode ends when you reach the destination"
+
+
+def missing_option(option: int, count: int) -> str:
+    """Why ``go`` with ``option`` is invalid at a node with ``count`` options."""
+    return f"go: option {option} does not exist here; the options are 0..{count - 1}"
+
+
 def make_action_set(max_degree: int) -> ActionSet:
     """The structured actions of StreetGraph (the language-model face) for up to
     ``max_degree`` options at a node.
@@ -219,6 +228,7 @@ class StreetGraphEnv(UrbanEnv):
     family = "streetgraph"
     cache_attributes = (
         "_graphs",
+        "_task_keys",
         "_views",
         "_node_caches",
         "_node_cache",
@@ -334,6 +344,7 @@ class StreetGraphEnv(UrbanEnv):
     def _init_caches(self) -> None:
         """The per-process caches (dropped when pickled, see :attr:`cache_attributes`)."""
         self._graphs: dict[str, StreetGraph] = {}
+        self._task_keys: dict[str, tuple[TaskSpec, str]] = {}
         self._views: LRUCache[tuple[str, int], np.ndarray] = LRUCache(self.view_cache_bytes)
         self._node_caches: dict[str, dict[int, tuple[list[Street], np.ndarray, list[float]]]] = {}
         self._node_cache: dict[int, tuple[list[Street], np.ndarray, list[float]]] = {}
@@ -341,17 +352,22 @@ class StreetGraphEnv(UrbanEnv):
         self._clean_for: TaskSpec | None = None
         self._clean_text = ""
         self._renderers: dict[str, Any] = {}
-        self._dist_cache: LRUCache[
-            tuple[str, tuple[int, ...]], tuple[np.ndarray, np.ndarray | None, list[float]]
-        ] = LRUCache(max_items=DISTANCE_CACHE, size=_distances_nbytes)
+        self._dist_cache = distance_cache()
 
     def _restore_caches(self) -> None:
         self._init_caches()
         self.graph = self._graph_of(self.task)
         self._node_cache = self._node_caches.setdefault(self._graph_key, {})
 
+    def _key_of(self, task: TaskSpec) -> str:
+        """The :func:`graph_key` of ``task``'s graph (remembered per task)."""
+        got = self._task_keys.get(task.id)
+        if got is None or got[0] is not task:
+            got = self._task_keys[task.id] = (task, graph_key(graph_spec(task)))
+        return got[1]
+
     def _graph_of(self, task: TaskSpec) -> StreetGraph:
-        key = graph_key(graph_spec(task))
+        key = self._key_of(task)
         g = self._graphs.get(key)
         if g is None:
             g = load_streetgraph(graph_spec(task))
@@ -406,7 +422,7 @@ class StreetGraphEnv(UrbanEnv):
 
     def _start_episode(self, task: TaskSpec) -> None:
         g = self.graph = self._graph_of(task)
-        self._graph_key = graph_key(graph_spec(task))
+        self._graph_key = self._key_of(task)
         self._node_cache = self._node_caches.setdefault(self._graph_key, {})
         self.node = g.index[task.start["node"]]
         self.heading = float(task.start.get("heading", 0.0)) % 360.0
@@ -438,16 +454,12 @@ class StreetGraphEnv(UrbanEnv):
     def _apply(self, action: dict[str, Any]) -> None:
         if action["action"] == "stop":
             if self.task.type != "instruction":
-                raise InvalidAction(
-                    "stop is not available here: the episode ends when you reach the destination"
-                )
+                raise InvalidAction(STOP_UNAVAILABLE)
             self._reason = "arrived" if self._instruction_success() else "terminated_by_agent"
             return
         option = int(action["option"])
         if option >= len(self.options):
-            raise InvalidAction(
-                f"go: option {option} does not exist here; the options are 0..{len(self.options) - 1}"
-            )
+            raise InvalidAction(missing_option(option, len(self.options)))
         before = self._step_before
         self._travel(self.options[option])
         self.decisions += 1
@@ -531,12 +543,8 @@ class StreetGraphEnv(UrbanEnv):
         """
         got = self._node_cache.get(node)
         if got is None:
-            opts = sorted(
-                self.graph.streets_from(node), key=lambda s: (round(s.heading, 6), s.nodes[1])
-            )
-            bearings = np.zeros(self.max_degree, dtype=np.float32)
-            for i, st in enumerate(opts):
-                bearings[i] = min(np.float32(st.heading % 360.0), np.float32(359.999))
+            opts = ordered_streets(self.graph, node)
+            bearings = option_bearings(opts, self.max_degree)
             bearings.setflags(write=False)
             got = (opts, bearings, [float(b) for b in bearings[: len(opts)]])
             self._node_cache[node] = got
@@ -769,6 +777,32 @@ class StreetGraphEnv(UrbanEnv):
             margin=(6, 0),
         )
         return F.vstack([F.hstack(tiles), text, status])
+
+
+def distance_cache() -> LRUCache[
+    tuple[str, tuple[int, ...]], tuple[np.ndarray, np.ndarray | None, list[float]]
+]:
+    """A new cache of goal distances (``(graph key, goal nodes)`` -> distances, hops, the
+    distances as floats), :data:`DISTANCE_CACHE` goals at most.
+    """
+    return LRUCache(max_items=DISTANCE_CACHE, size=_distances_nbytes)
+
+
+def ordered_streets(graph: StreetGraph, node: int) -> list[Street]:
+    """The streets leaving ``node``: the options of the node, in increasing bearing (ties
+    by the first hop's node).
+    """
+    return sorted(graph.streets_from(node), key=lambda s: (round(s.heading, 6), s.nodes[1]))
+
+
+def option_bearings(options: Sequence[Street], max_degree: int) -> np.ndarray:
+    """The observation's ``bearings`` of ``options``: each street's compass bearing
+    (degrees in [0, 359.999], float32), zeros up to ``max_degree``.
+    """
+    bearings = np.zeros(max_degree, dtype=np.float32)
+    for i, st in enumerate(options):
+        bearings[i] = min(np.float32(st.heading % 360.0), np.float32(359.999))
+    return bearings
 
 
 def _size(size: int | tuple[int, int]) -> tuple[int, int]:

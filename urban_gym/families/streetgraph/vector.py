@@ -1,17 +1,264 @@
 """StreetGraph's native batched vector env, what ``gymnasium.make_vec`` returns for its ids:
-:class:`urban_gym.envs.vector.NativeVectorEnv` over :class:`StreetGraphEnv`.
+:class:`StreetGraphVectorEnv`.
+
+With symbolic observations (``observation="symbolic"``, or ``"auto"`` where no images can
+be drawn), no goal mode, no ``track_visibility`` and tasks of one graph from a fixed list,
+it runs the N episodes as arrays (:mod:`urban_gym.families.streetgraph.batch`): one
+compiled call steps all N (:func:`~urban_gym.families.streetgraph.batch_kernel.step_envs`),
+the observations are written straight into the batch arrays and ``info`` is built as
+arrays. An episode's end goes through its env object: the row's state is written back
+into it and the env's own code gives the metrics, the final info, the final observation
+and the next reset, so they are those of a single env. The observations, rewards, ends
+and infos equal those of N single envs with the same seeds
+(``tests/families/streetgraph/test_vector.py``).
+
+Anything else runs the per-env path of
+:class:`~urban_gym.envs.vector.NativeVectorEnv`: image observations, ``goal=`` modes,
+``track_visibility=True``, on-the-fly procedural suites, tasks on several graphs, a reset
+with ``options={"task": ...}`` on another graph (from then on), and a step whose actions
+are not one integer array of shape ``(N,)`` (that step alone). Reading
+:attr:`StreetGraphVectorEnv.envs` (``call``, ``get_attr``, ``set_attr``, ``render``
+too) first writes every row back into its env object, and the next batched call reads
+the objects again, so what is done through them holds.
 """
 
 from __future__ import annotations
 
-from urban_gym.envs.vector import NativeVectorEnv
-from urban_gym.families.streetgraph.env import StreetGraphEnv
+from collections.abc import Sequence
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium.vector import AutoresetMode
+
+from urban_gym.envs.vector import NativeVectorEnv, batch_infos
+from urban_gym.families.streetgraph import batch_kernel as K
+from urban_gym.families.streetgraph.batch import BatchEpisodes, batchable
+from urban_gym.families.streetgraph.env import StreetGraphEnv, distance_cache
+
+#: The goal distances of every vector env's episodes in this process (they depend on the
+#: graph and the goal only).
+_DISTANCES = distance_cache()
+
+#: end code -> termination reason (a stop's reason depends on where it stopped)
+_ENDS = {
+    K.ARRIVED: "arrived",
+    K.TRANSITION_LIMIT: "transition_limit",
+    K.DECISION_LIMIT: "decision_limit",
+}
 
 
 class StreetGraphVectorEnv(NativeVectorEnv):
-    """N StreetGraph episodes stepped in one call, their observations drawn on a pool of threads
-    (:class:`~urban_gym.envs.vector.NativeVectorEnv`; its arguments, then those of
-    :class:`StreetGraphEnv`).
+    """N StreetGraph episodes stepped in one call: batched as arrays where the batch
+    reproduces the env (see the module docstring), else its observations drawn on a pool
+    of threads (:class:`~urban_gym.envs.vector.NativeVectorEnv`; its arguments, then those
+    of :class:`StreetGraphEnv`).
+
+    Attributes:
+        batched_reason: "" when the episodes run as arrays, else why they do not.
     """
 
     env_class = StreetGraphEnv
+
+    def __init__(self, num_envs: int = 1, **kwargs: Any) -> None:
+        self._batch: BatchEpisodes | None = None
+        self._stale = False  # the env objects were handed out: read them before stepping
+        self._lazy: tuple[dict[str, Any], dict[int, dict[str, Any]]] | None = None
+        super().__init__(num_envs, **kwargs)
+        envs = self._env_list
+        for env in envs:  # a goal's distances and a node's options: computed once for all
+            env._dist_cache = _DISTANCES
+            env._node_caches = envs[0]._node_caches
+        self.batched_reason = batchable(envs[0])
+        if not self.batched_reason:
+            self._batch = BatchEpisodes(envs)
+
+    # ------------------------------------------------------------------ env objects
+    @property
+    def envs(self) -> list[Any]:
+        """The N env objects, with the batch's state written into them."""
+        b = self.__dict__.get("_batch")
+        if b is not None and not self._stale:  # while stale, the objects hold the state
+            for i, env in enumerate(self._env_list):
+                if hasattr(env, "trajectory"):
+                    b.store(i, env)
+            self._stale = True
+        return self._env_list
+
+    @envs.setter
+    def envs(self, value: list[Any]) -> None:
+        self._env_list = value
+
+    def _fresh(self) -> BatchEpisodes | None:
+        """The batch, after reading the env objects again if they were handed out (or
+        None, also when what was done through them leaves the batch's reach).
+        """
+        b = self._batch
+        if b is None or not self._stale:
+            return b
+        for env in self._env_list:
+            if batchable(env) or (hasattr(env, "trajectory") and not b.fits(env)):
+                self._leave_batch(batchable(env) or "an episode on another graph")
+                return None
+        self._stale = False
+        for i, env in enumerate(self._env_list):
+            if hasattr(env, "trajectory"):
+                b.load(i, env)
+            else:
+                b.done[i] = True
+        return b
+
+    def _leave_batch(self, reason: str) -> None:
+        """Go on with the per-env path for good (the env objects hold the state)."""
+        if self._batch is not None and not self._stale:
+            self.envs  # noqa: B018 - writes the rows back into the env objects
+        self._batch = None
+        self.batched_reason = reason
+
+    @property
+    def last_infos(self) -> list[dict[str, Any] | None]:
+        """Each env's own ``info`` dict of the last call (see
+        :class:`~urban_gym.envs.vector.NativeVectorEnv`); built from the batch's arrays
+        when first read.
+        """
+        if self._lazy is not None:
+            batch, whole = self._lazy
+            self._last = _unbatch(batch, self.num_envs)
+            for i, info in whole.items():
+                self._last[i] = info
+            self._lazy = None
+        return self._last
+
+    @last_infos.setter
+    def last_infos(self, value: list[dict[str, Any] | None]) -> None:
+        self._last = value
+        self._lazy = None
+
+    # ------------------------------------------------------------------ reset / step
+    def reset(
+        self,
+        *,
+        seed: int | Sequence[int | None] | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> tuple[Any, dict[str, Any]]:
+        """Reset all envs or those of ``options["reset_mask"]`` (see
+        :meth:`NativeVectorEnv.reset <urban_gym.envs.vector.NativeVectorEnv.reset>`).
+        """
+        b = self._fresh()
+        if b is not None and options and "task" in options and not _same_graph(b, options):
+            self._leave_batch("a reset with a task on another graph")
+            b = None
+        if b is None:
+            return super().reset(seed=seed, options=options)
+        seeds, opts, chosen = self._reset_plan(seed, options)
+        envs = self._env_list
+        for i in chosen:
+            envs[i]._reset_core(seeds[i], opts or None)
+            b.load(i, envs[i])
+        rows = np.zeros(self.num_envs, np.bool_)
+        rows[chosen] = True
+        self._autoreset[rows] = False
+        b.observe(self._obs)
+        info = b.info(rows)
+        self._lazy = (info, {})
+        return self._observations(), info
+
+    def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """One step of every env: batched (see the module docstring) or per env."""
+        b = self._fresh()
+        acts = np.asarray(actions) if b is not None else None
+        if (
+            b is None
+            or acts is None
+            or acts.shape != (self.num_envs,)
+            or acts.dtype.kind not in "iu"
+        ):
+            return super().step(actions)
+        n = self.num_envs
+        envs = self._env_list
+        next_step = self.autoreset_mode == AutoresetMode.NEXT_STEP
+        restart = self._autoreset if next_step else np.zeros(n, np.bool_)
+        active = ~restart
+        if (b.done & active).any():
+            raise gym.error.ResetNeeded(
+                f"{self.env_class.__name__}.step() called before reset() or after the episode "
+                "ended; call reset()"
+            )
+        b.step(acts, active)
+        reward = b.reward.copy()
+        end = b.end
+        ended = end != K.RUNNING
+        terminated = (end == K.ARRIVED) | (end == K.STOPPED)
+        truncated = ended & ~terminated
+        same_step = self.autoreset_mode == AutoresetMode.SAME_STEP
+        final: list[dict[str, Any] | None] = [None] * n
+        closing: list[dict[str, Any] | None] = [None] * n
+        whole: dict[int, dict[str, Any]] = {}
+        for i in np.flatnonzero(ended).tolist():
+            env = envs[i]
+            b.store(i, env)
+            code = int(end[i])
+            if code == K.STOPPED:
+                reason = "arrived" if env._instruction_success() else "terminated_by_agent"
+            else:
+                reason = _ENDS[code]
+            info = env._info(env.last_action_error) if same_step else {}
+            reward[i] += env._end_episode(info, reason, bool(b.valid[i]))
+            b.done[i] = True
+            if same_step:
+                final[i] = {"final_obs": env._observation(), "final_info": info}
+                whole[i] = info
+            else:
+                closing[i] = info
+        for i in np.flatnonzero(ended if same_step else restart).tolist():
+            envs[i]._reset_core(None, None)
+            b.load(i, envs[i])
+        b.observe(self._obs)
+        batch = b.info()
+        if not same_step and ended.any():
+            batch.update(batch_infos(closing, n))
+        if same_step and ended.any():
+            batch.update(batch_infos(final, n))
+        self._autoreset = ended
+        self._lazy = (batch, whole)
+        return self._observations(), reward, terminated, truncated, batch
+
+    # ------------------------------------------------------------------ masks
+    def action_masks(self) -> np.ndarray:
+        """The valid entries of every env's action table now: ``(N, n)`` booleans."""
+        b = self._fresh()
+        if b is None:
+            return super().action_masks()
+        return b.masks()
+
+
+def _same_graph(b: BatchEpisodes, options: dict[str, Any]) -> bool:
+    """Whether the task of ``options["task"]`` is on the batch's graph (False when it is
+    not a well-formed task: the per-env path reports it).
+    """
+    from urban_gym.families.streetgraph.tasks import graph_spec
+    from urban_gym.families.streetgraph.world import graph_key
+    from urban_gym.tasks.spec import TaskSpec
+
+    try:
+        t = options["task"]
+        t = t if isinstance(t, TaskSpec) else TaskSpec.from_dict(t)
+        return graph_key(graph_spec(t)) == b.key
+    except Exception:
+        return False
+
+
+def _unbatch(batch: dict[str, Any], n: int) -> list[dict[str, Any] | None]:
+    """The per-env dicts of a batch ``info`` (Python values; an env with no key: None)."""
+    out: list[dict[str, Any]] = [{} for _ in range(n)]
+    for key, col in batch.items():
+        if key.startswith("_"):
+            continue
+        mask = batch["_" + key]
+        values = _unbatch(col, n) if isinstance(col, dict) else col.tolist()
+        for i in np.flatnonzero(mask).tolist():
+            out[i][key] = values[i]
+    return [d or None for d in out]
+
+
+__all__ = ["StreetGraphVectorEnv"]
