@@ -109,3 +109,22 @@ def test_a_module_and_its_dotted_name_name_the_same_sources():
     by_module = diskcache.source_digest(diskcache, geo)
     assert diskcache.source_digest("urban_gym.world.diskcache", "urban_gym.world.geo") == by_module
     assert diskcache.source_digest(geo, diskcache) != by_module  # the order is part of it
+
+
+def test_an_array_opened_once_stays_open_until_its_file_changes(tmp_path, monkeypatch):
+    monkeypatch.setenv("URBAN_GYM_CACHE", str(tmp_path))
+    calls = []
+
+    def build():
+        calls.append(1)
+        return np.full((4, 5), len(calls), np.uint8)
+
+    a = diskcache.cached_array("kept", build, diskcache)
+    b = diskcache.cached_array("kept", build, diskcache)
+    assert b is a and len(calls) == 1  # the same mapping, no second read of the file
+    # another process replaces the file (a new inode): the new file is read, not the old map
+    (path,) = (tmp_path / "render").glob("kept-*.npy")
+    np.save(tmp_path / "other.npy", np.full((4, 5), 7, np.uint8))
+    (tmp_path / "other.npy").replace(path)
+    c = diskcache.cached_array("kept", build, diskcache)
+    assert c is not a and int(c[0, 0]) == 7 and len(calls) == 1

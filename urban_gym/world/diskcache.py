@@ -7,6 +7,10 @@ builds it anew), and opens it memory-mapped and read-only: processes on one mach
 workers of a vector env) share its pages. :func:`cached_object` does the same for any
 picklable value (a city's walking geometry, sign boards). Where the folder cannot be
 written or a file cannot be read, the value is built in memory, as without a cache.
+
+An array opened once stays open in this process (:data:`_OPENED`): asking for it again
+costs one ``stat`` of its file, not a read of its header and a new mapping -- the file's
+identity (inode, size, modification time) decides whether the open mapping is still it.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import importlib
 import os
 import pickle
 import tempfile
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -24,6 +29,9 @@ from typing import Any
 import numpy as np
 
 _digests: dict[tuple[str, ...], str] = {}
+#: path -> (the file's (inode, size, mtime in ns) when it was opened, its mapped array)
+_OPENED: dict[Path, tuple[tuple[int, int, int], np.ndarray]] = {}
+_OPENED_LOCK = threading.Lock()
 
 
 def source_digest(*modules: ModuleType | str) -> str:
@@ -113,12 +121,9 @@ def cached_array(
     from urban_gym.world.loader import cache_dir
 
     path = cache_dir() / "render" / f"{name}-{source_digest(*modules)}.npy"
-    try:
-        arr = np.load(path, mmap_mode="r", allow_pickle=False)
-        if isinstance(arr, np.ndarray) and arr.size:
-            return arr
-    except (OSError, ValueError, EOFError):
-        pass  # missing or unreadable: build it
+    arr = _open_array(path)
+    if arr is not None:
+        return arr
     arr = build()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -129,7 +134,41 @@ def cached_array(
         _drop_stale(path, name)
         # from the file from now on: its pages are shared and can be dropped, the built
         # array's are neither
-        return np.load(path, mmap_mode="r", allow_pickle=False)
+        opened = _open_array(path)
+        if opened is not None:
+            return opened
+        raise OSError(f"{path} unreadable after writing it")
     except (OSError, ValueError, EOFError):
         arr.setflags(write=False)
         return arr  # an unwritable cache: the array from memory
+
+
+def _file_id(path: Path) -> tuple[int, int, int] | None:
+    """``(inode, size, mtime in ns)`` of ``path``, None when it cannot be read."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def _open_array(path: Path) -> np.ndarray | None:
+    """The array of the ``.npy`` file ``path``, memory-mapped read-only: the mapping this
+    process opened before while the file is the same one (:data:`_OPENED`), else a new one;
+    None when the file is missing, unreadable or empty.
+    """
+    ident = _file_id(path)
+    if ident is None:
+        return None
+    hit = _OPENED.get(path)
+    if hit is not None and hit[0] == ident:
+        return hit[1]
+    try:
+        arr = np.load(path, mmap_mode="r", allow_pickle=False)
+    except (OSError, ValueError, EOFError):
+        return None  # unreadable: built again
+    if not (isinstance(arr, np.ndarray) and arr.size):
+        return None
+    with _OPENED_LOCK:
+        _OPENED[path] = (ident, arr)
+    return arr
