@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -144,6 +146,7 @@ def test_canvas_is_reused_when_centre_moves_a_little(tiny_city, monkeypatch):
 
     monkeypatch.setattr(map_mod, "CITY_CANVAS_MAX_BYTES", 0)  # the windowed path
     monkeypatch.setattr(map_mod, "_CITY_CANVASES", type(map_mod._CITY_CANVASES)())
+    monkeypatch.setattr(map_mod, "_WINDOW_CANVASES", type(map_mod._WINDOW_CANVASES)())
     m = MapRenderer(tiny_city)
     a = m.render((0.0, 0.0), 1.0, 64)
     b = m.render((0.4, 0.0), 1.0, 64)
@@ -153,6 +156,24 @@ def test_canvas_is_reused_when_centre_moves_a_little(tiny_city, monkeypatch):
     np.testing.assert_array_equal(a[:, 5:], c[:, :-5])
 
 
+def test_renderers_of_one_city_share_their_window_canvases(tiny_city, monkeypatch):
+    """A second renderer of the city (another env of a vector env) draws its map from the
+    canvas the first one drew: no new canvas, the same pixels.
+    """
+    from urban_gym.render import map as map_mod
+
+    monkeypatch.setattr(map_mod, "CITY_CANVAS_MAX_BYTES", 0)  # the windowed path
+    monkeypatch.setattr(map_mod, "_CITY_CANVASES", type(map_mod._CITY_CANVASES)())
+    monkeypatch.setattr(map_mod, "_WINDOW_CANVASES", type(map_mod._WINDOW_CANVASES)())
+    first, second = MapRenderer(tiny_city), MapRenderer(tiny_city)
+    a = first.render((3.0, -2.0), 0.5, 64, labels=True)
+    (key,) = first._canvases.keys()
+    b = second.render((3.0, -2.0), 0.5, 64, labels=True)
+    assert second._canvases.keys() == [key] and second._canvases.hits == 1
+    np.testing.assert_array_equal(a, b)
+    assert not first._canvases.get(key).image.flags.writeable  # read by both: read-only
+
+
 @pytest.mark.parametrize("rotation", [0.0, 30.0])
 def test_whole_city_canvas_draws_what_the_windows_draw(tiny_city, monkeypatch, rotation):
     """The static map drawn once for the whole city and the one drawn in windows around
@@ -160,6 +181,7 @@ def test_whole_city_canvas_draws_what_the_windows_draw(tiny_city, monkeypatch, r
     """
     from urban_gym.render import map as map_mod
 
+    monkeypatch.setattr(map_mod, "_WINDOW_CANVASES", type(map_mod._WINDOW_CANVASES)())
     whole = MapRenderer(tiny_city)
     rng = np.random.default_rng(3)
     x0, y0, x1, y1 = tiny_city.bounds
@@ -170,6 +192,7 @@ def test_whole_city_canvas_draws_what_the_windows_draw(tiny_city, monkeypatch, r
     assert whole._city_canvas(1.0) is not None and len(whole._canvases) == 0
     monkeypatch.setattr(map_mod, "CITY_CANVAS_MAX_BYTES", 0)
     monkeypatch.setattr(map_mod, "_CITY_CANVASES", type(map_mod._CITY_CANVASES)())
+    monkeypatch.setattr(map_mod, "_WINDOW_CANVASES", type(map_mod._WINDOW_CANVASES)())
     windows = MapRenderer(tiny_city)
     again = [windows.render(c, mpp, 96, rotation) for c in centres for mpp in (0.5, 1.0, 2.0)]
     assert len(windows._canvases) > 0
@@ -229,3 +252,16 @@ def test_text_width_is_the_sprites_width_without_drawing_it():
             assert (
                 text_width(text, size, bold, halo) == text_sprite(text, size, bold, halo).shape[1]
             )
+
+
+def test_agent_arrow_corners():
+    """The arrow at pixel (10, 10) pointing up (bearing 0): tip 13 px above, wings 8 px to
+    the sides 7 px below, notch 3 px below, all less the half-pixel, in 1/16 px; pointing
+    right (90 degrees) the tip is 13 px to the right.
+    """
+    from urban_gym.render.map import _arrow
+
+    up = _arrow(10.0, 10.0, 0.0).tolist()
+    assert up == [[152, -56], [280, 264], [152, 200], [24, 264]]
+    right = _arrow(10.0, 10.0, math.pi / 2).tolist()
+    assert right[0] == [(9.5 + 13) * 16, 9.5 * 16]

@@ -18,7 +18,9 @@ agent arrow. Drawing uses OpenCV and Pillow (text in DejaVu Sans, so ä/ö/å re
 
 The static layers are drawn into a canvas around a snapped centre and cached per
 (metres per pixel, snapped centre, canvas size), so a map that follows a moving agent is
-redrawn from the canvas with one ``cv2.warpAffine`` until the agent leaves the cell.
+redrawn from the canvas with one ``cv2.warpAffine`` until the agent leaves the cell. The
+canvases of a city are kept once per process and shared by all its renderers (the N envs
+of a batched vector env each hold one), up to :data:`WINDOW_CANVAS_CACHE_BYTES`.
 """
 
 from __future__ import annotations
@@ -72,7 +74,8 @@ STYLE: dict[str, Colour] = {
 _SHIFT = 4  # cv2 sub-pixel bits
 _ONE = 1 << _SHIFT
 _SNAP_PX = 64  # canvas centres snap to a grid of this many pixels
-_CANVAS_CACHE = 8
+#: bytes of window canvases kept per city, shared by its renderers
+WINDOW_CANVAS_CACHE_BYTES = 32 * 2**20
 #: the largest static map of a whole city (bytes, RGB) drawn at one scale; beyond it the
 #: static map is drawn in windows around the view
 CITY_CANVAS_MAX_BYTES = 24 * 2**20
@@ -83,6 +86,9 @@ CITY_CANVAS_AFTER = 3
 _MISSING = object()
 #: city -> scale (m per pixel) -> its whole-city static map (None: too large)
 _CITY_CANVASES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+#: city -> its window canvases, keyed (m per pixel, snapped centre, canvas side)
+_WINDOW_CANVASES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_WINDOW_LOCK = threading.Lock()
 
 
 def _xy(name: str, value: Any, n: int = 2) -> tuple[float, ...]:
@@ -184,7 +190,14 @@ class MapRenderer:
         if not isinstance(city, City):
             raise RenderError(f"MapRenderer needs a City, got {type(city).__name__}")
         self.city = city
-        self._canvases: LRUCache[tuple, _Canvas] = LRUCache(max_items=_CANVAS_CACHE, lock=True)
+        with _WINDOW_LOCK:
+            canvases = _WINDOW_CANVASES.get(city)
+            if canvases is None:
+                canvases = _WINDOW_CANVASES[city] = LRUCache(
+                    max_bytes=WINDOW_CANVAS_CACHE_BYTES, lock=True
+                )
+        #: the window canvases of the city (shared by its renderers)
+        self._canvases: LRUCache[tuple, _Canvas] = canvases
         self._scale_uses: dict[float, int] = {}
         self._prepare()
 
@@ -205,6 +218,7 @@ class MapRenderer:
         self._e, self._e_tree = shared["e"], shared["e_tree"]
         self._e_road, self._e_width = shared["e_road"], shared["e_width"]
         self._poi_xy = shared["poi_xy"]
+        self._poi_lang: dict[int, str | None] = shared["poi_lang"]
         self._label_w: np.ndarray | None = None
         self._poi_by_x: tuple[np.ndarray, np.ndarray] | None = None
 
@@ -461,9 +475,16 @@ class MapRenderer:
         sx, sy = round(cx / step) * step, round(cy / step) * step
         size = 2 * (half + _SNAP_PX)
         return self._canvases.get_or_create(
-            (mpp, sx, sy, size),
-            lambda: _Canvas(self._draw_static(sx, sy, mpp, size, size), sx, sy, mpp),
+            (mpp, sx, sy, size), lambda: self._window(sx, sy, mpp, size)
         )
+
+    def _window(self, sx: float, sy: float, mpp: float, size: int) -> _Canvas:
+        """A square window canvas of ``size`` pixels centred on ``(sx, sy)`` (read-only:
+        renderers in other threads read it).
+        """
+        img = self._draw_static(sx, sy, mpp, size, size)
+        img.setflags(write=False)
+        return _Canvas(img, sx, sy, mpp)
 
     def _city_canvas(self, mpp: float) -> _Canvas | None:
         """The static map of the whole city at ``mpp`` (None where it would be larger than
@@ -547,9 +568,8 @@ class MapRenderer:
         a = (cx - canvas.cx) / canvas.mpp + cw / 2.0 - 0.5
         b = (canvas.cy - cy) / canvas.mpp + ch / 2.0 - 0.5
         u, v = 0.5 - w / 2.0, 0.5 - h / 2.0
-        m = np.array([[c, -s, a + c * u - s * v], [s, c, b + s * u + c * v]], dtype=np.float64)
         if rot == 0.0:
-            c0, r0 = int(round(m[0, 2])), int(round(m[1, 2]))
+            c0, r0 = int(round(a + c * u - s * v)), int(round(b + s * u + c * v))
             if 0 <= r0 and r0 + h <= ch and 0 <= c0 and c0 + w <= cw:
                 return canvas.image[r0 : r0 + h, c0 : c0 + w].copy()
             out = np.empty((h, w, 3), np.uint8)  # beyond the canvas: plain land
@@ -558,6 +578,7 @@ class MapRenderer:
             if ra < rb and ca < cb:
                 out[ra - r0 : rb - r0, ca - c0 : cb - c0] = canvas.image[ra:rb, ca:cb]
             return out
+        m = np.array([[c, -s, a + c * u - s * v], [s, c, b + s * u + c * v]], dtype=np.float64)
         return cv2.warpAffine(
             canvas.image,
             m,
@@ -589,8 +610,10 @@ class MapRenderer:
         pts = [m[k][:2] for k in ("agent", "start", "goal", "selected") if m[k] is not None]
         pts += [tuple(p) for p in m["destinations"]]
         out = []
+        cx, cy, mpp, w, h, rot = view
+        th = math.radians(rot)
         for x, y in pts:
-            c, r = self.world_to_pixel(x, y, view[:2], view[2], view[3:5], view[5])
+            c, r = _point_px(float(x), float(y), (cx, cy), mpp, w, h, th)
             out.append((c - 12, r - 12, c + 12, r + 12))
         if mk.grid is not None:
             g = mk.grid
@@ -630,9 +653,19 @@ class MapRenderer:
             img[rr, cc] = dot
         for i, c, r in zip(idx[~dots], cols[~dots], rows[~dots]):
             cv2.circle(img, (int(c - 0.5), int(r - 0.5)), 2, dot, -1, cv2.LINE_AA)
-            p = self.city.pois[i]
-            label = text_sprite(p.name, 11, lang=sign_language(p.tags, self.city))
+            label = text_sprite(self.city.pois[i].name, 11, lang=self._language(i))
             blit_text(img, label, c + 5, r, dot, anchor="lm")
+
+    def _language(self, i: int) -> str | None:
+        """The language of POI ``i``'s sign (:func:`~urban_gym.world.names.sign_language`),
+        looked up once per city.
+        """
+        try:
+            return self._poi_lang[i]
+        except KeyError:
+            p = self.city.pois[i]
+            lang = self._poi_lang[i] = sign_language(p.tags, self.city)
+            return lang
 
     def _label_candidates(self, view) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The POIs the map ``view`` shows, nearest to its centre first, at most 300:
@@ -680,8 +713,7 @@ class MapRenderer:
         if lw is None or len(lw) != len(self._poi_xy):
             lw = self._label_w = np.full(len(self._poi_xy), -1, np.int64)
         for i in idx[lw[idx] < 0]:
-            p = self.city.pois[i]
-            lw[i] = text_width(p.name, 11, lang=sign_language(p.tags, self.city))
+            lw[i] = text_width(self.city.pois[i].name, 11, lang=self._language(int(i)))
         return lw[idx]
 
     @staticmethod
@@ -762,11 +794,7 @@ class MapRenderer:
         if m["agent"] is not None:
             ax, ay, heading = m["agent"]
             c, r = self._pt((ax, ay), view)
-            bearing = math.radians(heading - rot)
-            fwd = np.array([math.sin(bearing), -math.cos(bearing)])
-            side = np.array([-fwd[1], fwd[0]])
-            tri = np.array([fwd * 13, -fwd * 7 + side * 8, -fwd * 3, -fwd * 7 - side * 8])
-            poly = np.round((tri + [c - 0.5, r - 0.5]) * _ONE).astype(np.int32)
+            poly = _arrow(c, r, math.radians(heading - rot))
             cv2.fillPoly(img, [poly], m["agent_fill"], aa, _SHIFT)
             cv2.polylines(img, [poly], True, STYLE["agent"], 2, aa, _SHIFT)
 
@@ -883,6 +911,24 @@ def _point_px(x: float, y: float, center, mpp: float, w: int, h: int, th: float)
     return w / 2.0 + dx * c - dy * s, h / 2.0 - (dy * c + dx * s)
 
 
+def _arrow(c: float, r: float, bearing: float) -> np.ndarray:
+    """The agent arrow's four corners at continuous pixel ``(c, r)``, pointing along
+    ``bearing`` (radians clockwise from the image top), in OpenCV's fixed point: tip 13 px
+    ahead, wings 8 px to the sides 7 px back, notch 3 px back. Plain float arithmetic,
+    rounded half to even (the values of the same sums in numpy).
+    """
+    f0, f1 = math.sin(bearing), -math.cos(bearing)
+    s0, s1 = -f1, f0
+    c0, r0 = c - 0.5, r - 0.5
+    tri = (
+        (f0 * 13, f1 * 13),
+        (-f0 * 7 + s0 * 8, -f1 * 7 + s1 * 8),
+        (-f0 * 3, -f1 * 3),
+        (-f0 * 7 - s0 * 8, -f1 * 7 - s1 * 8),
+    )
+    return np.array([(round((x + c0) * _ONE), round((y + r0) * _ONE)) for x, y in tri], np.int32)
+
+
 def _fixed(points: Any) -> np.ndarray:
     """Continuous pixel points as OpenCV's fixed-point ``int32`` (``_SHIFT`` bits)."""
     return np.rint(np.asarray(points, dtype=float) * _ONE).astype(np.int32)
@@ -928,4 +974,5 @@ def _prepared_geometry(city: City) -> dict[str, Any]:
         "e_width": np.array([float(d.get("width") or 3.0) for _, _, d in edges]),
         "e_tree": shapely.STRtree([d["geometry"] for _, _, d in edges]),
         "poi_xy": np.array([p.anchor for p in city.pois], dtype=float).reshape(-1, 2),
+        "poi_lang": {},  # POI index -> its sign's language, filled as labels need it
     }
