@@ -174,6 +174,32 @@ def test_renderers_of_one_city_share_their_window_canvases(tiny_city, monkeypatc
     assert not first._canvases.get(key).image.flags.writeable  # read by both: read-only
 
 
+def test_an_unrotated_view_takes_the_city_canvas_another_renderer_drew(tiny_city, monkeypatch):
+    """A renderer's first views at a scale draw windows; once any renderer of the city has
+    drawn the whole city at that scale, an unrotated view of a new renderer is cut from it
+    (the same pixels, no window drawn), while its rotated views keep to windows until its
+    own third view at the scale.
+    """
+    from urban_gym.render import map as map_mod
+
+    monkeypatch.setattr(map_mod, "_CITY_CANVASES", type(map_mod._CITY_CANVASES)())
+    monkeypatch.setattr(map_mod, "_WINDOW_CANVASES", type(map_mod._WINDOW_CANVASES)())
+    alone = MapRenderer(tiny_city)
+    expected = alone.render((7.0, 3.0), 0.5, 64)  # from a window: no city canvas yet
+    assert len(alone._canvases) == 1
+    veteran = MapRenderer(tiny_city)
+    for _ in range(map_mod.CITY_CANVAS_AFTER):
+        veteran.render((0.0, 0.0), 0.5, 64)  # its third view draws the city at 0.5 m/px
+    assert map_mod._CITY_CANVASES[tiny_city].get(0.5) is not None
+    monkeypatch.setattr(map_mod, "_WINDOW_CANVASES", type(map_mod._WINDOW_CANVASES)())
+    newcomer = MapRenderer(tiny_city)
+    got = newcomer.render((7.0, 3.0), 0.5, 64)
+    np.testing.assert_array_equal(got, expected)
+    assert len(newcomer._canvases) == 0  # cut from the city's canvas: no window drawn
+    newcomer.render((30.0, 30.0), 0.5, 64, rotation=30.0)
+    assert len(newcomer._canvases) == 1  # rotated: a window of its own
+
+
 @pytest.mark.parametrize("rotation", [0.0, 30.0])
 def test_whole_city_canvas_draws_what_the_windows_draw(tiny_city, monkeypatch, rotation):
     """The static map drawn once for the whole city and the one drawn in windows around

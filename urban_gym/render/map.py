@@ -375,7 +375,7 @@ class MapRenderer:
         if markers is not None and not isinstance(markers, MapMarkers):
             raise RenderError(f"markers={markers!r} must be a MapMarkers or None")
         half_diag = math.hypot(w, h) / 2.0 if rot else max(w, h) / 2.0
-        canvas = self._canvas(cx, cy, mpp, int(math.ceil(half_diag)))
+        canvas = self._canvas(cx, cy, mpp, int(math.ceil(half_diag)), rot == 0.0)
         img = self._warp(canvas, cx, cy, w, h, rot)
         view = (cx, cy, mpp, w, h, rot)
         if labels:
@@ -458,18 +458,30 @@ class MapRenderer:
             cv2.fillPoly(img, [_fixed(roof)], STYLE["building"], aa, _SHIFT)
             cv2.polylines(img, [_fixed(roof)], True, STYLE["building_edge"], 1, aa, _SHIFT)
 
-    def _canvas(self, cx: float, cy: float, mpp: float, half: int) -> _Canvas:
+    def _canvas(
+        self, cx: float, cy: float, mpp: float, half: int, unrotated: bool = False
+    ) -> _Canvas:
         """The static map (areas, streets, buildings) around ``(cx, cy)`` at ``mpp``: the
         whole city's where it fits in :data:`CITY_CANVAS_MAX_BYTES` (drawn once per city
         and scale, shared by the renderers of the city), else a window of ``half`` pixels
         around the view, snapped to a grid of :data:`_SNAP_PX` pixels. Both are drawn on
-        the same pixel grid, so the view is the same either way.
+        the same pixel grid, so an ``unrotated`` view (a crop) is the same either way: it
+        takes the whole city's canvas whenever one exists (another renderer drew it). A
+        rotated view is warped, and its bilinear weights round differently on canvases of
+        other sizes, so it keeps this renderer's own rule: the whole city's canvas from its
+        :data:`CITY_CANVAS_AFTER`-th view at the scale.
         """
         step = _SNAP_PX * mpp
         seen = self._scale_uses[mpp] = self._scale_uses.get(mpp, 0) + 1
         # a scale asked for again and again (the zoom levels of an interactive map) is
         # worth a whole-city canvas; a one-off scale (a task's reference map) is not
-        city = self._city_canvas(mpp) if seen >= CITY_CANVAS_AFTER else None
+        if seen >= CITY_CANVAS_AFTER:
+            city = self._city_canvas(mpp)
+        elif unrotated:
+            per_city = _CITY_CANVASES.get(self.city)
+            city = None if per_city is None else per_city.get(mpp)
+        else:
+            city = None
         if city is not None:
             return city
         sx, sy = round(cx / step) * step, round(cy / step) * step

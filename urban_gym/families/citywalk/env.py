@@ -383,6 +383,11 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
             "seed": int(cond.get("seed", 0)),
         }
         self.raining = self.conditions["weather"] == "rain"
+        # per-episode pieces of each step's status line and view key
+        tod, weather = self.conditions["time_of_day"], self.conditions["weather"]
+        self._status_tail = "" if (tod, weather) == ("day", "clear") else f" | {tod}, {weather}"
+        self._conditions_key = tuple(self.conditions.values())
+        self._render_cond: Any = None  # the Conditions of the renderers, made at first use
         self.stops = list(t.goal.get("stops", []) or [])
         self.record.arrivals = [None] * len(self.stops)
         self._router_cache: Router | None = None
@@ -482,9 +487,13 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
         r.headings.append(w.heading)
         r.clocks.append(self.clock.elapsed)
         r.durations.append(s.duration)
-        self._on_network = self.pedestrian.contains(w.x, w.y)
+        if s.move is None and r.on_network:  # the walker did not move: the same answers
+            self._on_network = r.on_network[-1]
+            self._covered = r.covered[-1]
+        else:
+            self._on_network = self.pedestrian.contains(w.x, w.y)
+            self._covered = self.geometry.covered(w.x, w.y) if self.raining else False
         r.on_network.append(self._on_network)
-        self._covered = self.geometry.covered(w.x, w.y) if self.raining else False
         r.covered.append(self._covered)
         if s.move is not None:
             r.path_length += s.move.distance
@@ -714,15 +723,14 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
         return m
 
     def _status(self) -> str:
-        mode = "map mode" if self.map_mode else "first-person view"
-        parts = [
-            f"Time {self.clock.text()}",
-            f"step {min(self.steps, self.max_steps)}/{self.max_steps}",
-            "answer turn" if self.answer_turn else mode,
-        ]
-        if self.conditions["time_of_day"] != "day" or self.conditions["weather"] != "clear":
-            parts.append(f"{self.conditions['time_of_day']}, {self.conditions['weather']}")
-        lines = [" | ".join(parts)]
+        mode = "answer turn" if self.answer_turn else "map mode" if self.map_mode else _FP_VIEW
+        head = (
+            f"Time {self.clock.text()} | step {min(self.steps, self.max_steps)}/"
+            f"{self.max_steps} | {mode}{self._status_tail}"
+        )
+        if not (self.stops or self.map_mode):
+            return self._clean(head)
+        lines = [head]
         if self.stops:
             lines.extend(self._stops_status())
         if self.map_mode:
@@ -920,9 +928,11 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
         return r
 
     def _render_conditions(self) -> Any:
-        from urban_gym.render import Conditions
+        if self._render_cond is None:  # the episode's conditions, made once
+            from urban_gym.render import Conditions
 
-        return Conditions(**self.conditions)
+            self._render_cond = Conditions(**self.conditions)
+        return self._render_cond
 
     def pedestrian_positions(self) -> np.ndarray:
         """``(N, 2)`` positions (m) of the pedestrians now (privileged)."""
@@ -935,9 +945,9 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
         (a map action, a jump or an invalid action without pedestrians).
         """
         w = self.walker
-        peds = tuple(tuple(p) for p in self.pedestrian_positions())
+        peds = () if self.crowd is None else tuple(tuple(p) for p in self.pedestrian_positions())
         rise = self._eye_rise
-        key = (which, w.x, w.y, w.heading, w.pitch, rise, peds, tuple(self.conditions.values()))
+        key = (which, w.x, w.y, w.heading, w.pitch, rise, peds, self._conditions_key)
         hit = self._last_view.get(which)
         if hit is not None and hit[0] == key:
             return hit[1].copy()
@@ -1021,6 +1031,9 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
             font_size=max(8, n // 22),
         )
         return F.hstack([self._view("frame"), self._map_image(n), text])
+
+
+_FP_VIEW = "first-person view"
 
 
 def _still(w: WalkerState) -> MoveResult:
