@@ -43,6 +43,7 @@ from urban_gym.errors import RenderError
 from urban_gym.render import kernels, threads
 from urban_gym.render.camera import image_size
 from urban_gym.render.ground import drawn_bounds
+from urban_gym.render.map_labels import LABEL_SIZE, label_table
 from urban_gym.render.text import Colour, blit_text, text_sprite, text_width
 from urban_gym.world.city import City
 from urban_gym.world.grid import GridOverlay
@@ -648,13 +649,15 @@ class MapRenderer:
             return
         cx, cy, mpp, w, h, rot = view
         idx, cols, rows = self._label_candidates(view)
+        table = label_table(self.city)
         taken = np.zeros((h // 4 + 2, w // 4 + 2), bool)  # occupancy in 4x4 pixel cells
         for c0, r0, c1, r1 in reserved:
             taken[
                 max(int(r0) // 4, 0) : max(int(r1) // 4 + 1, 0),
                 max(int(c0) // 4, 0) : max(int(c1) // 4 + 1, 0),
             ] = True
-        placed = self._label_layout(cols, rows, self._label_widths(idx), taken, w)
+        widths = table.widths[idx] if table is not None else self._label_widths(idx)
+        placed = self._label_layout(cols, rows, widths, taken, w)
         dot = STYLE["label"]
         dots = placed == 0
         if kernels.call("label_dots", img, cols, rows, placed, _LABEL_RGB) is None:
@@ -665,7 +668,10 @@ class MapRenderer:
             img[rr, cc] = dot
         for i, c, r in zip(idx[~dots], cols[~dots], rows[~dots]):
             cv2.circle(img, (int(c - 0.5), int(r - 0.5)), 2, dot, -1, cv2.LINE_AA)
-            label = text_sprite(self.city.pois[i].name, 11, lang=self._language(i))
+            if table is not None:
+                label = table.sprites[i]
+            else:
+                label = text_sprite(self.city.pois[i].name, LABEL_SIZE, lang=self._language(i))
             blit_text(img, label, c + 5, r, dot, anchor="lm")
 
     def _language(self, i: int) -> str | None:
@@ -725,7 +731,7 @@ class MapRenderer:
         if lw is None or len(lw) != len(self._poi_xy):
             lw = self._label_w = np.full(len(self._poi_xy), -1, np.int64)
         for i in idx[lw[idx] < 0]:
-            lw[i] = text_width(self.city.pois[i].name, 11, lang=self._language(int(i)))
+            lw[i] = text_width(self.city.pois[i].name, LABEL_SIZE, lang=self._language(int(i)))
         return lw[idx]
 
     @staticmethod
