@@ -503,3 +503,36 @@ def test_the_distance_to_the_goal_is_walked_again_only_after_a_move(monkeypatch)
     fld = env._fields[hash(env.current_target())]
     scratch = real(env.city, env.geometry, env.router, fld, env.walker.x, env.walker.y)
     assert after["distance_to_goal_m"] == scratch
+
+
+@needs_view
+def test_an_episodes_first_view_is_drawn_once_for_every_env_of_the_process(monkeypatch):
+    """Tasks repeat, and so do their first views: an episode's first view that any env of
+    the process drew before (same city, view settings and start) is the kept image -- equal
+    to a fresh draw -- not a new cast; other view settings and later steps draw."""
+    import urban_gym.families.citywalk.env as cw
+    from urban_gym.render import Conditions, FirstPersonRenderer
+
+    monkeypatch.setattr(cw, "_START_VIEWS", type(cw._START_VIEWS)())
+    task = nav_task(heading=30.0)
+    drawn = []
+    real = FirstPersonRenderer.render
+    monkeypatch.setattr(
+        FirstPersonRenderer, "render", lambda self, *a, **k: drawn.append(1) or real(self, *a, **k)
+    )
+    one = CityWalkEnv(tasks=[task], view_size=48)
+    first, _ = one.reset(seed=0)
+    two = CityWalkEnv(tasks=[task], view_size=48)
+    kept, _ = two.reset(seed=1)
+    assert len(drawn) == 1
+    renderer = FirstPersonRenderer(one.city, 48, 48, 90.0)
+    fresh = real(renderer, 0.0, 0.0, 30.0, 0.0, conditions=Conditions(), pedestrians=[]).rgb
+    np.testing.assert_array_equal(first["view"], fresh)
+    np.testing.assert_array_equal(kept["view"], fresh)
+    kept["view"][:] = 0  # the agent's copy, not the kept image
+    again, _ = one.reset(seed=5)
+    np.testing.assert_array_equal(again["view"], fresh)
+    CityWalkEnv(tasks=[task], view_size=48, fov=60.0).reset(seed=0)
+    assert len(drawn) == 2  # another field of view: its own draw
+    two.step({"action": "look", "yaw": 30.0, "pitch": 0.0})
+    assert len(drawn) == 3

@@ -8,12 +8,15 @@ The dynamics (walker, collisions, closures, pedestrians, clock) live in
 from __future__ import annotations
 
 import math
+import threading
+import weakref
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 
+from urban_gym.caching import LRUCache
 from urban_gym.envs.base import UrbanEnv, is_success
 from urban_gym.envs.spaces import SharedMemoryText, view_wh
 from urban_gym.envs.text import clean_text, task_charset
@@ -952,6 +955,14 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
         if hit is not None and hit[0] == key:
             return hit[1].copy()
         r = self._renderer(which)
+        first = None  # an episode's first view: tasks repeat, and so do their first views
+        if self.steps == 0:
+            config = (r.width, r.height, r.fov, r.eye_height, r.max_distance, r.inside)
+            first = (_start_views(self.city), (config, *key[1:]))
+            img = first[0].get(first[1])
+            if img is not None:
+                self._last_view[which] = (key, img)
+                return img.copy()
         standing = r.eye_height
         r.eye_height = standing + rise  # in the air: the view from the raised eye
         try:
@@ -966,6 +977,10 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
         finally:
             r.eye_height = standing
         self._last_view[which] = (key, res.rgb)
+        if first is not None:
+            kept = res.rgb.copy()
+            kept.setflags(write=False)
+            first[0].put(first[1], kept)
         return res.rgb.copy()
 
     def map_markers(self) -> Any:
@@ -1034,6 +1049,25 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
 
 
 _FP_VIEW = "first-person view"
+
+#: bytes of episodes' first views kept per city, shared by the envs of a process
+START_VIEW_CACHE_BYTES = 32 * 2**20
+#: city -> (renderer settings, pose, eye rise, pedestrians, conditions) -> the view
+_START_VIEWS: weakref.WeakKeyDictionary[City, LRUCache] = weakref.WeakKeyDictionary()
+_START_VIEWS_LOCK = threading.Lock()
+
+
+def _start_views(city: City) -> LRUCache:
+    """The first views of episodes in ``city`` (an episode's first view is its task's:
+    the same task, the same image), kept for every env of the process.
+    """
+    got = _START_VIEWS.get(city)
+    if got is None:
+        with _START_VIEWS_LOCK:
+            got = _START_VIEWS.get(city)
+            if got is None:
+                got = _START_VIEWS[city] = LRUCache(max_bytes=START_VIEW_CACHE_BYTES, lock=True)
+    return got
 
 
 def _still(w: WalkerState) -> MoveResult:
