@@ -128,3 +128,20 @@ def test_an_array_opened_once_stays_open_until_its_file_changes(tmp_path, monkey
     (tmp_path / "other.npy").replace(path)
     c = diskcache.cached_array("kept", build, diskcache)
     assert c is not a and int(c[0, 0]) == 7 and len(calls) == 1
+
+
+def test_an_opened_array_outlives_its_removed_file(tmp_path, monkeypatch):
+    """Another code version's process dropping the file (or a cleared cache) does not make
+    this process build the array again: its mapping is still readable."""
+    monkeypatch.setenv("URBAN_GYM_CACHE", str(tmp_path))
+    calls = []
+
+    def build():
+        calls.append(1)
+        return np.arange(6, dtype=np.uint8)
+
+    a = diskcache.cached_array("gone", build, diskcache)
+    (path,) = (tmp_path / "render").glob("gone-*.npy")
+    path.unlink()
+    b = diskcache.cached_array("gone", build, diskcache)
+    assert b is a and len(calls) == 1 and b.tolist() == [0, 1, 2, 3, 4, 5]

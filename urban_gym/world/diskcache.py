@@ -10,7 +10,10 @@ written or a file cannot be read, the value is built in memory, as without a cac
 
 An array opened once stays open in this process (:data:`_OPENED`): asking for it again
 costs one ``stat`` of its file, not a read of its header and a new mapping -- the file's
-identity (inode, size, modification time) decides whether the open mapping is still it.
+identity (inode, size, modification time) decides whether the open mapping is still it,
+and a file removed since (by a process of another code version dropping the files it
+considers stale, or a cleared cache) leaves the mapping in use rather than building the
+array again.
 """
 
 from __future__ import annotations
@@ -158,11 +161,14 @@ def _open_array(path: Path) -> np.ndarray | None:
     None when the file is missing, unreadable or empty.
     """
     ident = _file_id(path)
+    hit = _OPENED.get(path)
+    if hit is not None and (ident is None or hit[0] == ident):
+        # the same file, or its file was removed (another version of the code dropping
+        # stale files, a cleared cache): the mapping stays readable, and the name says
+        # it is this code's array
+        return hit[1]
     if ident is None:
         return None
-    hit = _OPENED.get(path)
-    if hit is not None and hit[0] == ident:
-        return hit[1]
     try:
         arr = np.load(path, mmap_mode="r", allow_pickle=False)
     except (OSError, ValueError, EOFError):
