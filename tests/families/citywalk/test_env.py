@@ -284,6 +284,24 @@ def test_map_markers_show_destinations_and_active_closures_never_a_route():
     assert len(env.map_markers().closures) == 1
 
 
+def test_map_markers_are_made_again_only_when_what_they_show_changed():
+    env = make([nav_task()])
+    env.step({"action": "open_map"})
+    m = env.map_markers()
+    env.step({"action": "map_zoom", "factor": 0.5})
+    assert env.map_markers() is m  # a zoom moves nothing the markers show
+    env.step({"action": "map_select", "x": 0.25, "y": 0.5})
+    marked = env.map_markers()
+    assert marked is not m and marked.selected == env.map.selected is not None
+    env.step({"action": "close_map"})
+    env.step(move("forward", 1.0))
+    moved = env.map_markers()
+    assert moved.agent[:2] == pytest.approx((0.0, 1.4)) and moved.selected is None
+    env.reset(seed=0)  # a new episode at the same start: its own markers
+    again = env.map_markers()
+    assert again is not m and again.agent == m.agent
+
+
 # ---------------------------------------------------------------- bad input
 @pytest.mark.parametrize(
     "action, fragment",

@@ -253,6 +253,7 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
         "_renderers",
         "_last_view",
         "_remaining_memo",
+        "_markers_memo",
     )
     _router_closed: tuple[tuple[int, int], ...]  # the closures of _router_cache
 
@@ -989,6 +990,19 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
         """
         from urban_gym.render import MapMarkers
 
+        w = self.walker
+        selected = self.map.selected if self.map_mode else None
+        # what they depend on (the closures list is the episode's own): the same markers
+        # while nothing moves -- a map session's pans and zooms
+        key = (w.x, w.y, w.heading, selected, *self.closure_active)
+        memo = self.__dict__.get("_markers_memo")
+        if (
+            memo is not None
+            and memo[0] is self.task
+            and memo[1] is self.closures
+            and memo[2] == key
+        ):
+            return memo[3]
         g = self.task.goal
         dest: list[tuple[float, float]] = []
         if self.stops:
@@ -997,13 +1011,11 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
         elif g.get("show_on_map") and "x" in g:
             dest = [(float(g["x"]), float(g["y"]))]
         closures = [c.points for c, on in zip(self.closures, self.closure_active) if on]
-        w = self.walker
-        return MapMarkers(
-            agent=(w.x, w.y, w.heading),
-            destinations=dest,
-            closures=closures,
-            selected=self.map.selected if self.map_mode else None,
+        markers = MapMarkers(
+            agent=(w.x, w.y, w.heading), destinations=dest, closures=closures, selected=selected
         )
+        self._markers_memo = (self.task, self.closures, key, markers)
+        return markers
 
     def _map_image(self, size: int | tuple[int, int]) -> np.ndarray:
         """The map now; the last one is reused while nothing on it changed (an invalid
