@@ -52,3 +52,13 @@ def test_a_city_without_fingerprint_draws_its_labels_as_needed(tiny_city, monkey
     a = MapRenderer(built).render(p.anchor, 0.5, 128, labels=True)
     b = MapRenderer(tiny_city).render(p.anchor, 0.5, 128, labels=True)
     np.testing.assert_array_equal(a, b)  # the same labels, drawn one by one
+
+
+def test_clear_caches_drops_the_tables_in_memory(tiny_city):
+    from urban_gym.caching import clear_caches
+
+    first = map_labels.label_table(tiny_city)
+    clear_caches()
+    again = map_labels.label_table(tiny_city)
+    assert again is not first and first is not None and again is not None
+    np.testing.assert_array_equal(first.widths, again.widths)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from urban_gym.caching import register_cache
 from urban_gym.render import fonts as fonts_module
 from urban_gym.render import text as text_module
 from urban_gym.render.text import text_sprite
@@ -52,6 +53,7 @@ class LabelTable:
 #: city -> its table (None: the city has no fingerprint)
 _TABLES: weakref.WeakKeyDictionary[City, LabelTable | None] = weakref.WeakKeyDictionary()
 _LOCK = threading.Lock()
+register_cache("render.map_labels", _TABLES.clear, _TABLES.__len__)
 
 
 def label_table(city: City) -> LabelTable | None:

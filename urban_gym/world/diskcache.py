@@ -31,10 +31,13 @@ from typing import Any
 
 import numpy as np
 
+from urban_gym.caching import register_cache
+
 _digests: dict[tuple[str, ...], str] = {}
 #: path -> (the file's (inode, size, mtime in ns) when it was opened, its mapped array)
 _OPENED: dict[Path, tuple[tuple[int, int, int], np.ndarray]] = {}
 _OPENED_LOCK = threading.Lock()
+register_cache("world.diskcache.opened_arrays", _OPENED.clear, _OPENED.__len__)
 
 
 def source_digest(*modules: ModuleType | str) -> str:
