@@ -840,19 +840,23 @@ class _Rings:
         self.starts = np.concatenate([[0], np.cumsum(lens)])
         per_item = np.array([len(rings) for rings in items], dtype=np.int64)
         self.first = np.concatenate([[0], np.cumsum(per_item)])
+        # the same offsets as Python ints: a window's rings are cut in a Python loop
+        self._starts: list[int] = self.starts.tolist()
+        self._first: list[int] = self.first.tolist()
 
     def rings(self, idx, to_px) -> list[np.ndarray]:
         """The pixel rings of items ``idx`` (sorted), via ``to_px`` on the needed span."""
-        idx = np.asarray(idx, dtype=np.int64)
-        if not len(idx):
+        items: list[int] = np.asarray(idx, dtype=np.int64).tolist()
+        if not items:
             return []
-        lo, hi = self.starts[self.first[idx[0]]], self.starts[self.first[idx[-1] + 1]]
+        starts, first = self._starts, self._first
+        lo, hi = starts[first[items[0]]], starts[first[items[-1] + 1]]
         px = to_px(self.xy[lo:hi])
-        out = []
-        for i in idx:
-            for k in range(self.first[i], self.first[i + 1]):
-                out.append(px[self.starts[k] - lo : self.starts[k + 1] - lo])
-        return out
+        return [
+            px[starts[k] - lo : starts[k + 1] - lo]
+            for i in items
+            for k in range(first[i], first[i + 1])
+        ]
 
 
 #: Side of the top-down ground warped into an oblique view, in image widths.
