@@ -174,7 +174,9 @@ def test_renderers_of_one_city_share_their_window_canvases(tiny_city, monkeypatc
     assert not first._canvases.get(key).image.flags.writeable  # read by both: read-only
 
 
-def test_an_unrotated_view_takes_the_city_canvas_another_renderer_drew(tiny_city, monkeypatch):
+def test_an_unrotated_view_takes_the_city_canvas_another_renderer_drew(
+    tiny_city, monkeypatch, tmp_path
+):
     """A renderer's first views at a scale draw windows; once any renderer of the city has
     drawn the whole city at that scale, an unrotated view of a new renderer is cut from it
     (the same pixels, no window drawn), while its rotated views keep to windows until its
@@ -182,6 +184,7 @@ def test_an_unrotated_view_takes_the_city_canvas_another_renderer_drew(tiny_city
     """
     from urban_gym.render import map as map_mod
 
+    monkeypatch.setenv("URBAN_GYM_CACHE", str(tmp_path))  # no city canvas on disk yet
     monkeypatch.setattr(map_mod, "_CITY_CANVASES", type(map_mod._CITY_CANVASES)())
     monkeypatch.setattr(map_mod, "_WINDOW_CANVASES", type(map_mod._WINDOW_CANVASES)())
     alone = MapRenderer(tiny_city)
@@ -198,6 +201,32 @@ def test_an_unrotated_view_takes_the_city_canvas_another_renderer_drew(tiny_city
     assert len(newcomer._canvases) == 0  # cut from the city's canvas: no window drawn
     newcomer.render((30.0, 30.0), 0.5, 64, rotation=30.0)
     assert len(newcomer._canvases) == 1  # rotated: a window of its own
+
+
+def test_a_city_canvas_is_drawn_once_per_machine(tiny_city, monkeypatch, tmp_path):
+    """The whole city's canvas at a scale goes to the world cache: a later process (nothing
+    in memory) reads it back, memory-mapped, for its first unrotated view -- the same
+    pixels, no window drawn -- and a machine without it draws windows.
+    """
+    from urban_gym.render import map as map_mod
+
+    monkeypatch.setenv("URBAN_GYM_CACHE", str(tmp_path))
+    monkeypatch.setattr(map_mod, "_CITY_CANVASES", type(map_mod._CITY_CANVASES)())
+    monkeypatch.setattr(map_mod, "_WINDOW_CANVASES", type(map_mod._WINDOW_CANVASES)())
+    first = MapRenderer(tiny_city)
+    assert first._city_canvas(1.0, build=False) is None  # nothing drawn on this machine
+    drawn = first._city_canvas(1.0)
+    assert drawn is not None and len(list((tmp_path / "render").glob("map-city-*.npy"))) == 1
+    expected = first.render((4.0, -9.0), 1.0, 64)
+    # a new process: nothing in memory
+    monkeypatch.setattr(map_mod, "_CITY_CANVASES", type(map_mod._CITY_CANVASES)())
+    monkeypatch.setattr(map_mod, "_WINDOW_CANVASES", type(map_mod._WINDOW_CANVASES)())
+    later = MapRenderer(tiny_city)
+    np.testing.assert_array_equal(later.render((4.0, -9.0), 1.0, 64), expected)
+    assert len(later._canvases) == 0  # cut from the stored canvas
+    stored = later._city_canvas(1.0)
+    assert isinstance(stored.image, np.memmap) and not stored.image.flags.writeable
+    np.testing.assert_array_equal(stored.image, drawn.image)
 
 
 @pytest.mark.parametrize("rotation", [0.0, 30.0])

@@ -145,3 +145,11 @@ def test_an_opened_array_outlives_its_removed_file(tmp_path, monkeypatch):
     path.unlink()
     b = diskcache.cached_array("gone", build, diskcache)
     assert b is a and len(calls) == 1 and b.tolist() == [0, 1, 2, 3, 4, 5]
+
+
+def test_stored_array_reads_what_cached_array_kept_and_builds_nothing(tmp_path, monkeypatch):
+    monkeypatch.setenv("URBAN_GYM_CACHE", str(tmp_path))
+    assert diskcache.stored_array("kept2", diskcache) is None
+    assert not (tmp_path / "render").exists()  # nothing built, nothing written
+    a = diskcache.cached_array("kept2", lambda: np.full(3, 9, np.uint8), diskcache)
+    assert diskcache.stored_array("kept2", diskcache) is a

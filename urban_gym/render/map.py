@@ -25,7 +25,9 @@ of a batched vector env each hold one), up to :data:`WINDOW_CANVAS_CACHE_BYTES`.
 
 from __future__ import annotations
 
+import hashlib
 import math
+import sys
 import threading
 import weakref
 from collections.abc import Sequence
@@ -46,7 +48,9 @@ from urban_gym.render.ground import drawn_bounds
 from urban_gym.render.map_labels import LABEL_SIZE, label_table
 from urban_gym.render.text import Colour, blit_text, text_sprite, text_width
 from urban_gym.world.city import City
+from urban_gym.world.diskcache import cached_array, stored_array
 from urban_gym.world.grid import GridOverlay
+from urban_gym.world.loader import city_fingerprint
 from urban_gym.world.names import sign_language
 
 #: Colours (RGB) of the map layers and markers.
@@ -479,8 +483,7 @@ class MapRenderer:
         if seen >= CITY_CANVAS_AFTER:
             city = self._city_canvas(mpp)
         elif unrotated:
-            per_city = _CITY_CANVASES.get(self.city)
-            city = None if per_city is None else per_city.get(mpp)
+            city = self._city_canvas(mpp, build=False)
         else:
             city = None
         if city is not None:
@@ -499,9 +502,12 @@ class MapRenderer:
         img.setflags(write=False)
         return _Canvas(img, sx, sy, mpp)
 
-    def _city_canvas(self, mpp: float) -> _Canvas | None:
+    def _city_canvas(self, mpp: float, build: bool = True) -> _Canvas | None:
         """The static map of the whole city at ``mpp`` (None where it would be larger than
-        :data:`CITY_CANVAS_MAX_BYTES`), centred on the snapping grid.
+        :data:`CITY_CANVAS_MAX_BYTES`), centred on the snapping grid: kept per process, and
+        for a loaded city once per machine in the world cache (memory-mapped: the processes
+        of a machine share its pages). With ``build`` False, only one drawn before (None
+        where there is none yet).
         """
         per_city = _CITY_CANVASES.get(self.city)
         if per_city is None:
@@ -521,11 +527,33 @@ class MapRenderer:
         half_h = math.ceil((max(y1 - sy, sy - y0) + margin) / step) * _SNAP_PX
         canvas = None
         if 2 * half_w * 2 * half_h * 3 <= CITY_CANVAS_MAX_BYTES:
-            img = self._draw_static(sx, sy, mpp, 2 * half_w, 2 * half_h)
-            img.setflags(write=False)
+            img = self._stored_city_canvas(sx, sy, mpp, 2 * half_w, 2 * half_h, build)
+            if img is None:
+                return None  # none drawn yet: not kept, so a later call draws it
             canvas = _Canvas(img, sx, sy, mpp)
         per_city.put(mpp, canvas, canvas.nbytes if canvas is not None else 0)
         return canvas
+
+    def _stored_city_canvas(
+        self, sx: float, sy: float, mpp: float, w: int, h: int, build: bool
+    ) -> np.ndarray | None:
+        """:meth:`_draw_static` of the whole city (read-only), from the world cache for a
+        city with a fingerprint (named by it, the canvas and OpenCV's version: its
+        anti-aliasing draws the pixels); drawn when ``build``, else None when not stored.
+        """
+        fp = city_fingerprint(self.city)
+        if fp is None:
+            if not build:
+                return None
+            img = self._draw_static(sx, sy, mpp, w, h)
+            img.setflags(write=False)
+            return img
+        what = f"{fp}|{sx!r}|{sy!r}|{mpp!r}|{w}x{h}|cv2 {cv2.__version__}"
+        name = "map-city-" + hashlib.sha256(what.encode()).hexdigest()[:20]
+        here = sys.modules[__name__]
+        if not build:
+            return stored_array(name, here)
+        return cached_array(name, lambda: self._draw_static(sx, sy, mpp, w, h), here)
 
     def _draw_static(self, sx: float, sy: float, mpp: float, w: int, h: int) -> np.ndarray:
         """Areas, streets and buildings of a ``w`` x ``h`` pixel canvas centred on

@@ -124,9 +124,7 @@ def cached_array(
         build: makes the array when no valid file exists.
         modules: the modules whose source decides the array's content.
     """
-    from urban_gym.world.loader import cache_dir
-
-    path = cache_dir() / "render" / f"{name}-{source_digest(*modules)}.npy"
+    path = _array_path(name, modules)
     arr = _open_array(path)
     if arr is not None:
         return arr
@@ -147,6 +145,19 @@ def cached_array(
     except (OSError, ValueError, EOFError):
         arr.setflags(write=False)
         return arr  # an unwritable cache: the array from memory
+
+
+def stored_array(name: str, *modules: ModuleType | str) -> np.ndarray | None:
+    """The array :func:`cached_array` keeps as ``name`` for the sources of ``modules`` when
+    its file exists (memory-mapped, read-only), else None: nothing is built.
+    """
+    return _open_array(_array_path(name, modules))
+
+
+def _array_path(name: str, modules: tuple[ModuleType | str, ...]) -> Path:
+    from urban_gym.world.loader import cache_dir
+
+    return cache_dir() / "render" / f"{name}-{source_digest(*modules)}.npy"
 
 
 def _file_id(path: Path) -> tuple[int, int, int] | None:
