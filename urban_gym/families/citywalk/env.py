@@ -303,6 +303,7 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
         self._renderers: dict[str, Any] = {}
         self._last_view: dict[str, tuple[Any, np.ndarray]] = {}
         self._mask_cache: dict[tuple, np.ndarray] = {}
+        self._markers_memo: tuple | None = None  # (task, closures, key, MapMarkers)
         self.task: TaskSpec = self.tasks[0]
         self._setup_world(self.task)
         self._reset_state()
@@ -432,6 +433,7 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
         self._router_cache = None
         self._fields = {}
         self._remaining_memo = None
+        self._markers_memo = None
         self.city = self.load_world(self._city_spec)
         self.geometry = WalkGeometry.for_city(self.city)
         self.ground = low_obstacles(self.city, self.geometry)
@@ -995,7 +997,7 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
         # what they depend on (the closures list is the episode's own): the same markers
         # while nothing moves -- a map session's pans and zooms
         key = (w.x, w.y, w.heading, selected, *self.closure_active)
-        memo = self.__dict__.get("_markers_memo")
+        memo = self._markers_memo
         if (
             memo is not None
             and memo[0] is self.task
