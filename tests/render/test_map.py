@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -144,6 +146,7 @@ def test_canvas_is_reused_when_centre_moves_a_little(tiny_city, monkeypatch):
 
     monkeypatch.setattr(map_mod, "CITY_CANVAS_MAX_BYTES", 0)  # the windowed path
     monkeypatch.setattr(map_mod, "_CITY_CANVASES", type(map_mod._CITY_CANVASES)())
+    monkeypatch.setattr(map_mod, "_WINDOW_CANVASES", type(map_mod._WINDOW_CANVASES)())
     m = MapRenderer(tiny_city)
     a = m.render((0.0, 0.0), 1.0, 64)
     b = m.render((0.4, 0.0), 1.0, 64)
@@ -153,6 +156,79 @@ def test_canvas_is_reused_when_centre_moves_a_little(tiny_city, monkeypatch):
     np.testing.assert_array_equal(a[:, 5:], c[:, :-5])
 
 
+def test_renderers_of_one_city_share_their_window_canvases(tiny_city, monkeypatch):
+    """A second renderer of the city (another env of a vector env) draws its map from the
+    canvas the first one drew: no new canvas, the same pixels.
+    """
+    from urban_gym.render import map as map_mod
+
+    monkeypatch.setattr(map_mod, "CITY_CANVAS_MAX_BYTES", 0)  # the windowed path
+    monkeypatch.setattr(map_mod, "_CITY_CANVASES", type(map_mod._CITY_CANVASES)())
+    monkeypatch.setattr(map_mod, "_WINDOW_CANVASES", type(map_mod._WINDOW_CANVASES)())
+    first, second = MapRenderer(tiny_city), MapRenderer(tiny_city)
+    a = first.render((3.0, -2.0), 0.5, 64, labels=True)
+    (key,) = first._canvases.keys()
+    b = second.render((3.0, -2.0), 0.5, 64, labels=True)
+    assert second._canvases.keys() == [key] and second._canvases.hits == 1
+    np.testing.assert_array_equal(a, b)
+    assert not first._canvases.get(key).image.flags.writeable  # read by both: read-only
+
+
+def test_an_unrotated_view_takes_the_city_canvas_another_renderer_drew(
+    tiny_city, monkeypatch, tmp_path
+):
+    """A renderer's first views at a scale draw windows; once any renderer of the city has
+    drawn the whole city at that scale, an unrotated view of a new renderer is cut from it
+    (the same pixels, no window drawn), while its rotated views keep to windows until its
+    own third view at the scale.
+    """
+    from urban_gym.render import map as map_mod
+
+    monkeypatch.setenv("URBAN_GYM_CACHE", str(tmp_path))  # no city canvas on disk yet
+    monkeypatch.setattr(map_mod, "_CITY_CANVASES", type(map_mod._CITY_CANVASES)())
+    monkeypatch.setattr(map_mod, "_WINDOW_CANVASES", type(map_mod._WINDOW_CANVASES)())
+    alone = MapRenderer(tiny_city)
+    expected = alone.render((7.0, 3.0), 0.5, 64)  # from a window: no city canvas yet
+    assert len(alone._canvases) == 1
+    veteran = MapRenderer(tiny_city)
+    for _ in range(map_mod.CITY_CANVAS_AFTER):
+        veteran.render((0.0, 0.0), 0.5, 64)  # its third view draws the city at 0.5 m/px
+    assert map_mod._CITY_CANVASES[tiny_city].get(0.5) is not None
+    monkeypatch.setattr(map_mod, "_WINDOW_CANVASES", type(map_mod._WINDOW_CANVASES)())
+    newcomer = MapRenderer(tiny_city)
+    got = newcomer.render((7.0, 3.0), 0.5, 64)
+    np.testing.assert_array_equal(got, expected)
+    assert len(newcomer._canvases) == 0  # cut from the city's canvas: no window drawn
+    newcomer.render((30.0, 30.0), 0.5, 64, rotation=30.0)
+    assert len(newcomer._canvases) == 1  # rotated: a window of its own
+
+
+def test_a_city_canvas_is_drawn_once_per_machine(tiny_city, monkeypatch, tmp_path):
+    """The whole city's canvas at a scale goes to the world cache: a later process (nothing
+    in memory) reads it back, memory-mapped, for its first unrotated view -- the same
+    pixels, no window drawn -- and a machine without it draws windows.
+    """
+    from urban_gym.render import map as map_mod
+
+    monkeypatch.setenv("URBAN_GYM_CACHE", str(tmp_path))
+    monkeypatch.setattr(map_mod, "_CITY_CANVASES", type(map_mod._CITY_CANVASES)())
+    monkeypatch.setattr(map_mod, "_WINDOW_CANVASES", type(map_mod._WINDOW_CANVASES)())
+    first = MapRenderer(tiny_city)
+    assert first._city_canvas(1.0, build=False) is None  # nothing drawn on this machine
+    drawn = first._city_canvas(1.0)
+    assert drawn is not None and len(list((tmp_path / "render").glob("map-city-*.npy"))) == 1
+    expected = first.render((4.0, -9.0), 1.0, 64)
+    # a new process: nothing in memory
+    monkeypatch.setattr(map_mod, "_CITY_CANVASES", type(map_mod._CITY_CANVASES)())
+    monkeypatch.setattr(map_mod, "_WINDOW_CANVASES", type(map_mod._WINDOW_CANVASES)())
+    later = MapRenderer(tiny_city)
+    np.testing.assert_array_equal(later.render((4.0, -9.0), 1.0, 64), expected)
+    assert len(later._canvases) == 0  # cut from the stored canvas
+    stored = later._city_canvas(1.0)
+    assert isinstance(stored.image, np.memmap) and not stored.image.flags.writeable
+    np.testing.assert_array_equal(stored.image, drawn.image)
+
+
 @pytest.mark.parametrize("rotation", [0.0, 30.0])
 def test_whole_city_canvas_draws_what_the_windows_draw(tiny_city, monkeypatch, rotation):
     """The static map drawn once for the whole city and the one drawn in windows around
@@ -160,6 +236,7 @@ def test_whole_city_canvas_draws_what_the_windows_draw(tiny_city, monkeypatch, r
     """
     from urban_gym.render import map as map_mod
 
+    monkeypatch.setattr(map_mod, "_WINDOW_CANVASES", type(map_mod._WINDOW_CANVASES)())
     whole = MapRenderer(tiny_city)
     rng = np.random.default_rng(3)
     x0, y0, x1, y1 = tiny_city.bounds
@@ -170,6 +247,7 @@ def test_whole_city_canvas_draws_what_the_windows_draw(tiny_city, monkeypatch, r
     assert whole._city_canvas(1.0) is not None and len(whole._canvases) == 0
     monkeypatch.setattr(map_mod, "CITY_CANVAS_MAX_BYTES", 0)
     monkeypatch.setattr(map_mod, "_CITY_CANVASES", type(map_mod._CITY_CANVASES)())
+    monkeypatch.setattr(map_mod, "_WINDOW_CANVASES", type(map_mod._WINDOW_CANVASES)())
     windows = MapRenderer(tiny_city)
     again = [windows.render(c, mpp, 96, rotation) for c in centres for mpp in (0.5, 1.0, 2.0)]
     assert len(windows._canvases) > 0
@@ -229,3 +307,16 @@ def test_text_width_is_the_sprites_width_without_drawing_it():
             assert (
                 text_width(text, size, bold, halo) == text_sprite(text, size, bold, halo).shape[1]
             )
+
+
+def test_agent_arrow_corners():
+    """The arrow at pixel (10, 10) pointing up (bearing 0): tip 13 px above, wings 8 px to
+    the sides 7 px below, notch 3 px below, all less the half-pixel, in 1/16 px; pointing
+    right (90 degrees) the tip is 13 px to the right.
+    """
+    from urban_gym.render.map import _arrow
+
+    up = _arrow(10.0, 10.0, 0.0).tolist()
+    assert up == [[152, -56], [280, 264], [152, 200], [24, 264]]
+    right = _arrow(10.0, 10.0, math.pi / 2).tolist()
+    assert right[0] == [(9.5 + 13) * 16, 9.5 * 16]

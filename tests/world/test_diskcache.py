@@ -109,3 +109,47 @@ def test_a_module_and_its_dotted_name_name_the_same_sources():
     by_module = diskcache.source_digest(diskcache, geo)
     assert diskcache.source_digest("urban_gym.world.diskcache", "urban_gym.world.geo") == by_module
     assert diskcache.source_digest(geo, diskcache) != by_module  # the order is part of it
+
+
+def test_an_array_opened_once_stays_open_until_its_file_changes(tmp_path, monkeypatch):
+    monkeypatch.setenv("URBAN_GYM_CACHE", str(tmp_path))
+    calls = []
+
+    def build():
+        calls.append(1)
+        return np.full((4, 5), len(calls), np.uint8)
+
+    a = diskcache.cached_array("kept", build, diskcache)
+    b = diskcache.cached_array("kept", build, diskcache)
+    assert b is a and len(calls) == 1  # the same mapping, no second read of the file
+    # another process replaces the file (a new inode): the new file is read, not the old map
+    (path,) = (tmp_path / "render").glob("kept-*.npy")
+    np.save(tmp_path / "other.npy", np.full((4, 5), 7, np.uint8))
+    (tmp_path / "other.npy").replace(path)
+    c = diskcache.cached_array("kept", build, diskcache)
+    assert c is not a and int(c[0, 0]) == 7 and len(calls) == 1
+
+
+def test_an_opened_array_outlives_its_removed_file(tmp_path, monkeypatch):
+    """Another code version's process dropping the file (or a cleared cache) does not make
+    this process build the array again: its mapping is still readable."""
+    monkeypatch.setenv("URBAN_GYM_CACHE", str(tmp_path))
+    calls = []
+
+    def build():
+        calls.append(1)
+        return np.arange(6, dtype=np.uint8)
+
+    a = diskcache.cached_array("gone", build, diskcache)
+    (path,) = (tmp_path / "render").glob("gone-*.npy")
+    path.unlink()
+    b = diskcache.cached_array("gone", build, diskcache)
+    assert b is a and len(calls) == 1 and b.tolist() == [0, 1, 2, 3, 4, 5]
+
+
+def test_stored_array_reads_what_cached_array_kept_and_builds_nothing(tmp_path, monkeypatch):
+    monkeypatch.setenv("URBAN_GYM_CACHE", str(tmp_path))
+    assert diskcache.stored_array("kept2", diskcache) is None
+    assert not (tmp_path / "render").exists()  # nothing built, nothing written
+    a = diskcache.cached_array("kept2", lambda: np.full(3, 9, np.uint8), diskcache)
+    assert diskcache.stored_array("kept2", diskcache) is a

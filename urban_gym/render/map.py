@@ -18,12 +18,16 @@ agent arrow. Drawing uses OpenCV and Pillow (text in DejaVu Sans, so ä/ö/å re
 
 The static layers are drawn into a canvas around a snapped centre and cached per
 (metres per pixel, snapped centre, canvas size), so a map that follows a moving agent is
-redrawn from the canvas with one ``cv2.warpAffine`` until the agent leaves the cell.
+redrawn from the canvas with one ``cv2.warpAffine`` until the agent leaves the cell. The
+canvases of a city are kept once per process and shared by all its renderers (the N envs
+of a batched vector env each hold one), up to :data:`WINDOW_CANVAS_CACHE_BYTES`.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
+import sys
 import threading
 import weakref
 from collections.abc import Sequence
@@ -41,9 +45,12 @@ from urban_gym.errors import RenderError
 from urban_gym.render import kernels, threads
 from urban_gym.render.camera import image_size
 from urban_gym.render.ground import drawn_bounds
+from urban_gym.render.map_labels import LABEL_SIZE, label_table
 from urban_gym.render.text import Colour, blit_text, text_sprite, text_width
 from urban_gym.world.city import City
+from urban_gym.world.diskcache import cached_array, stored_array
 from urban_gym.world.grid import GridOverlay
+from urban_gym.world.loader import city_fingerprint
 from urban_gym.world.names import sign_language
 
 #: Colours (RGB) of the map layers and markers.
@@ -72,7 +79,8 @@ STYLE: dict[str, Colour] = {
 _SHIFT = 4  # cv2 sub-pixel bits
 _ONE = 1 << _SHIFT
 _SNAP_PX = 64  # canvas centres snap to a grid of this many pixels
-_CANVAS_CACHE = 8
+#: bytes of window canvases kept per city, shared by its renderers
+WINDOW_CANVAS_CACHE_BYTES = 32 * 2**20
 #: the largest static map of a whole city (bytes, RGB) drawn at one scale; beyond it the
 #: static map is drawn in windows around the view
 CITY_CANVAS_MAX_BYTES = 24 * 2**20
@@ -83,6 +91,9 @@ CITY_CANVAS_AFTER = 3
 _MISSING = object()
 #: city -> scale (m per pixel) -> its whole-city static map (None: too large)
 _CITY_CANVASES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+#: city -> its window canvases, keyed (m per pixel, snapped centre, canvas side)
+_WINDOW_CANVASES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_WINDOW_LOCK = threading.Lock()
 
 
 def _xy(name: str, value: Any, n: int = 2) -> tuple[float, ...]:
@@ -184,7 +195,14 @@ class MapRenderer:
         if not isinstance(city, City):
             raise RenderError(f"MapRenderer needs a City, got {type(city).__name__}")
         self.city = city
-        self._canvases: LRUCache[tuple, _Canvas] = LRUCache(max_items=_CANVAS_CACHE, lock=True)
+        with _WINDOW_LOCK:
+            canvases = _WINDOW_CANVASES.get(city)
+            if canvases is None:
+                canvases = _WINDOW_CANVASES[city] = LRUCache(
+                    max_bytes=WINDOW_CANVAS_CACHE_BYTES, lock=True
+                )
+        #: the window canvases of the city (shared by its renderers)
+        self._canvases: LRUCache[tuple, _Canvas] = canvases
         self._scale_uses: dict[float, int] = {}
         self._prepare()
 
@@ -205,6 +223,7 @@ class MapRenderer:
         self._e, self._e_tree = shared["e"], shared["e_tree"]
         self._e_road, self._e_width = shared["e_road"], shared["e_width"]
         self._poi_xy = shared["poi_xy"]
+        self._poi_lang: dict[int, str | None] = shared["poi_lang"]
         self._label_w: np.ndarray | None = None
         self._poi_by_x: tuple[np.ndarray, np.ndarray] | None = None
 
@@ -361,7 +380,7 @@ class MapRenderer:
         if markers is not None and not isinstance(markers, MapMarkers):
             raise RenderError(f"markers={markers!r} must be a MapMarkers or None")
         half_diag = math.hypot(w, h) / 2.0 if rot else max(w, h) / 2.0
-        canvas = self._canvas(cx, cy, mpp, int(math.ceil(half_diag)))
+        canvas = self._canvas(cx, cy, mpp, int(math.ceil(half_diag)), rot == 0.0)
         img = self._warp(canvas, cx, cy, w, h, rot)
         view = (cx, cy, mpp, w, h, rot)
         if labels:
@@ -444,30 +463,51 @@ class MapRenderer:
             cv2.fillPoly(img, [_fixed(roof)], STYLE["building"], aa, _SHIFT)
             cv2.polylines(img, [_fixed(roof)], True, STYLE["building_edge"], 1, aa, _SHIFT)
 
-    def _canvas(self, cx: float, cy: float, mpp: float, half: int) -> _Canvas:
+    def _canvas(
+        self, cx: float, cy: float, mpp: float, half: int, unrotated: bool = False
+    ) -> _Canvas:
         """The static map (areas, streets, buildings) around ``(cx, cy)`` at ``mpp``: the
         whole city's where it fits in :data:`CITY_CANVAS_MAX_BYTES` (drawn once per city
         and scale, shared by the renderers of the city), else a window of ``half`` pixels
         around the view, snapped to a grid of :data:`_SNAP_PX` pixels. Both are drawn on
-        the same pixel grid, so the view is the same either way.
+        the same pixel grid, so an ``unrotated`` view (a crop) is the same either way: it
+        takes the whole city's canvas whenever one exists (another renderer drew it). A
+        rotated view is warped, and its bilinear weights round differently on canvases of
+        other sizes, so it keeps this renderer's own rule: the whole city's canvas from its
+        :data:`CITY_CANVAS_AFTER`-th view at the scale.
         """
         step = _SNAP_PX * mpp
         seen = self._scale_uses[mpp] = self._scale_uses.get(mpp, 0) + 1
         # a scale asked for again and again (the zoom levels of an interactive map) is
         # worth a whole-city canvas; a one-off scale (a task's reference map) is not
-        city = self._city_canvas(mpp) if seen >= CITY_CANVAS_AFTER else None
+        if seen >= CITY_CANVAS_AFTER:
+            city = self._city_canvas(mpp)
+        elif unrotated:
+            city = self._city_canvas(mpp, build=False)
+        else:
+            city = None
         if city is not None:
             return city
         sx, sy = round(cx / step) * step, round(cy / step) * step
         size = 2 * (half + _SNAP_PX)
         return self._canvases.get_or_create(
-            (mpp, sx, sy, size),
-            lambda: _Canvas(self._draw_static(sx, sy, mpp, size, size), sx, sy, mpp),
+            (mpp, sx, sy, size), lambda: self._window(sx, sy, mpp, size)
         )
 
-    def _city_canvas(self, mpp: float) -> _Canvas | None:
+    def _window(self, sx: float, sy: float, mpp: float, size: int) -> _Canvas:
+        """A square window canvas of ``size`` pixels centred on ``(sx, sy)`` (read-only:
+        renderers in other threads read it).
+        """
+        img = self._draw_static(sx, sy, mpp, size, size)
+        img.setflags(write=False)
+        return _Canvas(img, sx, sy, mpp)
+
+    def _city_canvas(self, mpp: float, build: bool = True) -> _Canvas | None:
         """The static map of the whole city at ``mpp`` (None where it would be larger than
-        :data:`CITY_CANVAS_MAX_BYTES`), centred on the snapping grid.
+        :data:`CITY_CANVAS_MAX_BYTES`), centred on the snapping grid: kept per process, and
+        for a loaded city once per machine in the world cache (memory-mapped: the processes
+        of a machine share its pages). With ``build`` False, only one drawn before (None
+        where there is none yet).
         """
         per_city = _CITY_CANVASES.get(self.city)
         if per_city is None:
@@ -487,11 +527,33 @@ class MapRenderer:
         half_h = math.ceil((max(y1 - sy, sy - y0) + margin) / step) * _SNAP_PX
         canvas = None
         if 2 * half_w * 2 * half_h * 3 <= CITY_CANVAS_MAX_BYTES:
-            img = self._draw_static(sx, sy, mpp, 2 * half_w, 2 * half_h)
-            img.setflags(write=False)
+            img = self._stored_city_canvas(sx, sy, mpp, 2 * half_w, 2 * half_h, build)
+            if img is None:
+                return None  # none drawn yet: not kept, so a later call draws it
             canvas = _Canvas(img, sx, sy, mpp)
         per_city.put(mpp, canvas, canvas.nbytes if canvas is not None else 0)
         return canvas
+
+    def _stored_city_canvas(
+        self, sx: float, sy: float, mpp: float, w: int, h: int, build: bool
+    ) -> np.ndarray | None:
+        """:meth:`_draw_static` of the whole city (read-only), from the world cache for a
+        city with a fingerprint (named by it, the canvas and OpenCV's version: its
+        anti-aliasing draws the pixels); drawn when ``build``, else None when not stored.
+        """
+        fp = city_fingerprint(self.city)
+        if fp is None:
+            if not build:
+                return None
+            img = self._draw_static(sx, sy, mpp, w, h)
+            img.setflags(write=False)
+            return img
+        what = f"{fp}|{sx!r}|{sy!r}|{mpp!r}|{w}x{h}|cv2 {cv2.__version__}"
+        name = "map-city-" + hashlib.sha256(what.encode()).hexdigest()[:20]
+        here = sys.modules[__name__]
+        if not build:
+            return stored_array(name, here)
+        return cached_array(name, lambda: self._draw_static(sx, sy, mpp, w, h), here)
 
     def _draw_static(self, sx: float, sy: float, mpp: float, w: int, h: int) -> np.ndarray:
         """Areas, streets and buildings of a ``w`` x ``h`` pixel canvas centred on
@@ -547,9 +609,8 @@ class MapRenderer:
         a = (cx - canvas.cx) / canvas.mpp + cw / 2.0 - 0.5
         b = (canvas.cy - cy) / canvas.mpp + ch / 2.0 - 0.5
         u, v = 0.5 - w / 2.0, 0.5 - h / 2.0
-        m = np.array([[c, -s, a + c * u - s * v], [s, c, b + s * u + c * v]], dtype=np.float64)
         if rot == 0.0:
-            c0, r0 = int(round(m[0, 2])), int(round(m[1, 2]))
+            c0, r0 = int(round(a + c * u - s * v)), int(round(b + s * u + c * v))
             if 0 <= r0 and r0 + h <= ch and 0 <= c0 and c0 + w <= cw:
                 return canvas.image[r0 : r0 + h, c0 : c0 + w].copy()
             out = np.empty((h, w, 3), np.uint8)  # beyond the canvas: plain land
@@ -558,6 +619,7 @@ class MapRenderer:
             if ra < rb and ca < cb:
                 out[ra - r0 : rb - r0, ca - c0 : cb - c0] = canvas.image[ra:rb, ca:cb]
             return out
+        m = np.array([[c, -s, a + c * u - s * v], [s, c, b + s * u + c * v]], dtype=np.float64)
         return cv2.warpAffine(
             canvas.image,
             m,
@@ -589,8 +651,10 @@ class MapRenderer:
         pts = [m[k][:2] for k in ("agent", "start", "goal", "selected") if m[k] is not None]
         pts += [tuple(p) for p in m["destinations"]]
         out = []
+        cx, cy, mpp, w, h, rot = view
+        th = math.radians(rot)
         for x, y in pts:
-            c, r = self.world_to_pixel(x, y, view[:2], view[2], view[3:5], view[5])
+            c, r = _point_px(float(x), float(y), (cx, cy), mpp, w, h, th)
             out.append((c - 12, r - 12, c + 12, r + 12))
         if mk.grid is not None:
             g = mk.grid
@@ -613,13 +677,15 @@ class MapRenderer:
             return
         cx, cy, mpp, w, h, rot = view
         idx, cols, rows = self._label_candidates(view)
+        table = label_table(self.city)
         taken = np.zeros((h // 4 + 2, w // 4 + 2), bool)  # occupancy in 4x4 pixel cells
         for c0, r0, c1, r1 in reserved:
             taken[
                 max(int(r0) // 4, 0) : max(int(r1) // 4 + 1, 0),
                 max(int(c0) // 4, 0) : max(int(c1) // 4 + 1, 0),
             ] = True
-        placed = self._label_layout(cols, rows, self._label_widths(idx), taken, w)
+        widths = table.widths[idx] if table is not None else self._label_widths(idx)
+        placed = self._label_layout(cols, rows, widths, taken, w)
         dot = STYLE["label"]
         dots = placed == 0
         if kernels.call("label_dots", img, cols, rows, placed, _LABEL_RGB) is None:
@@ -630,9 +696,22 @@ class MapRenderer:
             img[rr, cc] = dot
         for i, c, r in zip(idx[~dots], cols[~dots], rows[~dots]):
             cv2.circle(img, (int(c - 0.5), int(r - 0.5)), 2, dot, -1, cv2.LINE_AA)
-            p = self.city.pois[i]
-            label = text_sprite(p.name, 11, lang=sign_language(p.tags, self.city))
+            if table is not None:
+                label = table.sprites[i]
+            else:
+                label = text_sprite(self.city.pois[i].name, LABEL_SIZE, lang=self._language(i))
             blit_text(img, label, c + 5, r, dot, anchor="lm")
+
+    def _language(self, i: int) -> str | None:
+        """The language of POI ``i``'s sign (:func:`~urban_gym.world.names.sign_language`),
+        looked up once per city.
+        """
+        try:
+            return self._poi_lang[i]
+        except KeyError:
+            p = self.city.pois[i]
+            lang = self._poi_lang[i] = sign_language(p.tags, self.city)
+            return lang
 
     def _label_candidates(self, view) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The POIs the map ``view`` shows, nearest to its centre first, at most 300:
@@ -680,8 +759,7 @@ class MapRenderer:
         if lw is None or len(lw) != len(self._poi_xy):
             lw = self._label_w = np.full(len(self._poi_xy), -1, np.int64)
         for i in idx[lw[idx] < 0]:
-            p = self.city.pois[i]
-            lw[i] = text_width(p.name, 11, lang=sign_language(p.tags, self.city))
+            lw[i] = text_width(self.city.pois[i].name, LABEL_SIZE, lang=self._language(int(i)))
         return lw[idx]
 
     @staticmethod
@@ -762,11 +840,7 @@ class MapRenderer:
         if m["agent"] is not None:
             ax, ay, heading = m["agent"]
             c, r = self._pt((ax, ay), view)
-            bearing = math.radians(heading - rot)
-            fwd = np.array([math.sin(bearing), -math.cos(bearing)])
-            side = np.array([-fwd[1], fwd[0]])
-            tri = np.array([fwd * 13, -fwd * 7 + side * 8, -fwd * 3, -fwd * 7 - side * 8])
-            poly = np.round((tri + [c - 0.5, r - 0.5]) * _ONE).astype(np.int32)
+            poly = _arrow(c, r, math.radians(heading - rot))
             cv2.fillPoly(img, [poly], m["agent_fill"], aa, _SHIFT)
             cv2.polylines(img, [poly], True, STYLE["agent"], 2, aa, _SHIFT)
 
@@ -794,19 +868,23 @@ class _Rings:
         self.starts = np.concatenate([[0], np.cumsum(lens)])
         per_item = np.array([len(rings) for rings in items], dtype=np.int64)
         self.first = np.concatenate([[0], np.cumsum(per_item)])
+        # the same offsets as Python ints: a window's rings are cut in a Python loop
+        self._starts: list[int] = self.starts.tolist()
+        self._first: list[int] = self.first.tolist()
 
     def rings(self, idx, to_px) -> list[np.ndarray]:
         """The pixel rings of items ``idx`` (sorted), via ``to_px`` on the needed span."""
-        idx = np.asarray(idx, dtype=np.int64)
-        if not len(idx):
+        items: list[int] = np.asarray(idx, dtype=np.int64).tolist()
+        if not items:
             return []
-        lo, hi = self.starts[self.first[idx[0]]], self.starts[self.first[idx[-1] + 1]]
+        starts, first = self._starts, self._first
+        lo, hi = starts[first[items[0]]], starts[first[items[-1] + 1]]
         px = to_px(self.xy[lo:hi])
-        out = []
-        for i in idx:
-            for k in range(self.first[i], self.first[i + 1]):
-                out.append(px[self.starts[k] - lo : self.starts[k + 1] - lo])
-        return out
+        return [
+            px[starts[k] - lo : starts[k + 1] - lo]
+            for i in items
+            for k in range(first[i], first[i + 1])
+        ]
 
 
 #: Side of the top-down ground warped into an oblique view, in image widths.
@@ -883,6 +961,24 @@ def _point_px(x: float, y: float, center, mpp: float, w: int, h: int, th: float)
     return w / 2.0 + dx * c - dy * s, h / 2.0 - (dy * c + dx * s)
 
 
+def _arrow(c: float, r: float, bearing: float) -> np.ndarray:
+    """The agent arrow's four corners at continuous pixel ``(c, r)``, pointing along
+    ``bearing`` (radians clockwise from the image top), in OpenCV's fixed point: tip 13 px
+    ahead, wings 8 px to the sides 7 px back, notch 3 px back. Plain float arithmetic,
+    rounded half to even (the values of the same sums in numpy).
+    """
+    f0, f1 = math.sin(bearing), -math.cos(bearing)
+    s0, s1 = -f1, f0
+    c0, r0 = c - 0.5, r - 0.5
+    tri = (
+        (f0 * 13, f1 * 13),
+        (-f0 * 7 + s0 * 8, -f1 * 7 + s1 * 8),
+        (-f0 * 3, -f1 * 3),
+        (-f0 * 7 - s0 * 8, -f1 * 7 - s1 * 8),
+    )
+    return np.array([(round((x + c0) * _ONE), round((y + r0) * _ONE)) for x, y in tri], np.int32)
+
+
 def _fixed(points: Any) -> np.ndarray:
     """Continuous pixel points as OpenCV's fixed-point ``int32`` (``_SHIFT`` bits)."""
     return np.rint(np.asarray(points, dtype=float) * _ONE).astype(np.int32)
@@ -928,4 +1024,5 @@ def _prepared_geometry(city: City) -> dict[str, Any]:
         "e_width": np.array([float(d.get("width") or 3.0) for _, _, d in edges]),
         "e_tree": shapely.STRtree([d["geometry"] for _, _, d in edges]),
         "poi_xy": np.array([p.anchor for p in city.pois], dtype=float).reshape(-1, 2),
+        "poi_lang": {},  # POI index -> its sign's language, filled as labels need it
     }

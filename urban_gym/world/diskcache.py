@@ -7,6 +7,13 @@ builds it anew), and opens it memory-mapped and read-only: processes on one mach
 workers of a vector env) share its pages. :func:`cached_object` does the same for any
 picklable value (a city's walking geometry, sign boards). Where the folder cannot be
 written or a file cannot be read, the value is built in memory, as without a cache.
+
+An array opened once stays open in this process (:data:`_OPENED`): asking for it again
+costs one ``stat`` of its file, not a read of its header and a new mapping -- the file's
+identity (inode, size, modification time) decides whether the open mapping is still it,
+and a file removed since (by a process of another code version dropping the files it
+considers stale, or a cleared cache) leaves the mapping in use rather than building the
+array again.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ import importlib
 import os
 import pickle
 import tempfile
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -23,7 +31,13 @@ from typing import Any
 
 import numpy as np
 
+from urban_gym.caching import register_cache
+
 _digests: dict[tuple[str, ...], str] = {}
+#: path -> (the file's (inode, size, mtime in ns) when it was opened, its mapped array)
+_OPENED: dict[Path, tuple[tuple[int, int, int], np.ndarray]] = {}
+_OPENED_LOCK = threading.Lock()
+register_cache("world.diskcache.opened_arrays", _OPENED.clear, _OPENED.__len__)
 
 
 def source_digest(*modules: ModuleType | str) -> str:
@@ -110,15 +124,10 @@ def cached_array(
         build: makes the array when no valid file exists.
         modules: the modules whose source decides the array's content.
     """
-    from urban_gym.world.loader import cache_dir
-
-    path = cache_dir() / "render" / f"{name}-{source_digest(*modules)}.npy"
-    try:
-        arr = np.load(path, mmap_mode="r", allow_pickle=False)
-        if isinstance(arr, np.ndarray) and arr.size:
-            return arr
-    except (OSError, ValueError, EOFError):
-        pass  # missing or unreadable: build it
+    path = _array_path(name, modules)
+    arr = _open_array(path)
+    if arr is not None:
+        return arr
     arr = build()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -129,7 +138,57 @@ def cached_array(
         _drop_stale(path, name)
         # from the file from now on: its pages are shared and can be dropped, the built
         # array's are neither
-        return np.load(path, mmap_mode="r", allow_pickle=False)
+        opened = _open_array(path)
+        if opened is not None:
+            return opened
+        raise OSError(f"{path} unreadable after writing it")
     except (OSError, ValueError, EOFError):
         arr.setflags(write=False)
         return arr  # an unwritable cache: the array from memory
+
+
+def stored_array(name: str, *modules: ModuleType | str) -> np.ndarray | None:
+    """The array :func:`cached_array` keeps as ``name`` for the sources of ``modules`` when
+    its file exists (memory-mapped, read-only), else None: nothing is built.
+    """
+    return _open_array(_array_path(name, modules))
+
+
+def _array_path(name: str, modules: tuple[ModuleType | str, ...]) -> Path:
+    from urban_gym.world.loader import cache_dir
+
+    return cache_dir() / "render" / f"{name}-{source_digest(*modules)}.npy"
+
+
+def _file_id(path: Path) -> tuple[int, int, int] | None:
+    """``(inode, size, mtime in ns)`` of ``path``, None when it cannot be read."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def _open_array(path: Path) -> np.ndarray | None:
+    """The array of the ``.npy`` file ``path``, memory-mapped read-only: the mapping this
+    process opened before while the file is the same one (:data:`_OPENED`), else a new one;
+    None when the file is missing, unreadable or empty.
+    """
+    ident = _file_id(path)
+    hit = _OPENED.get(path)
+    if hit is not None and (ident is None or hit[0] == ident):
+        # the same file, or its file was removed (another version of the code dropping
+        # stale files, a cleared cache): the mapping stays readable, and the name says
+        # it is this code's array
+        return hit[1]
+    if ident is None:
+        return None
+    try:
+        arr = np.load(path, mmap_mode="r", allow_pickle=False)
+    except (OSError, ValueError, EOFError):
+        return None  # unreadable: built again
+    if not (isinstance(arr, np.ndarray) and arr.size):
+        return None
+    with _OPENED_LOCK:
+        _OPENED[path] = (ident, arr)
+    return arr

@@ -284,6 +284,24 @@ def test_map_markers_show_destinations_and_active_closures_never_a_route():
     assert len(env.map_markers().closures) == 1
 
 
+def test_map_markers_are_made_again_only_when_what_they_show_changed():
+    env = make([nav_task()])
+    env.step({"action": "open_map"})
+    m = env.map_markers()
+    env.step({"action": "map_zoom", "factor": 0.5})
+    assert env.map_markers() is m  # a zoom moves nothing the markers show
+    env.step({"action": "map_select", "x": 0.25, "y": 0.5})
+    marked = env.map_markers()
+    assert marked is not m and marked.selected == env.map.selected is not None
+    env.step({"action": "close_map"})
+    env.step(move("forward", 1.0))
+    moved = env.map_markers()
+    assert moved.agent[:2] == pytest.approx((0.0, 1.4)) and moved.selected is None
+    env.reset(seed=0)  # a new episode at the same start: its own markers
+    again = env.map_markers()
+    assert again is not m and again.agent == m.agent
+
+
 # ---------------------------------------------------------------- bad input
 @pytest.mark.parametrize(
     "action, fragment",
@@ -503,3 +521,36 @@ def test_the_distance_to_the_goal_is_walked_again_only_after_a_move(monkeypatch)
     fld = env._fields[hash(env.current_target())]
     scratch = real(env.city, env.geometry, env.router, fld, env.walker.x, env.walker.y)
     assert after["distance_to_goal_m"] == scratch
+
+
+@needs_view
+def test_an_episodes_first_view_is_drawn_once_for_every_env_of_the_process(monkeypatch):
+    """Tasks repeat, and so do their first views: an episode's first view that any env of
+    the process drew before (same city, view settings and start) is the kept image -- equal
+    to a fresh draw -- not a new cast; other view settings and later steps draw."""
+    import urban_gym.families.citywalk.env as cw
+    from urban_gym.render import Conditions, FirstPersonRenderer
+
+    monkeypatch.setattr(cw, "_START_VIEWS", type(cw._START_VIEWS)())
+    task = nav_task(heading=30.0)
+    drawn = []
+    real = FirstPersonRenderer.render
+    monkeypatch.setattr(
+        FirstPersonRenderer, "render", lambda self, *a, **k: drawn.append(1) or real(self, *a, **k)
+    )
+    one = CityWalkEnv(tasks=[task], view_size=48)
+    first, _ = one.reset(seed=0)
+    two = CityWalkEnv(tasks=[task], view_size=48)
+    kept, _ = two.reset(seed=1)
+    assert len(drawn) == 1
+    renderer = FirstPersonRenderer(one.city, 48, 48, 90.0)
+    fresh = real(renderer, 0.0, 0.0, 30.0, 0.0, conditions=Conditions(), pedestrians=[]).rgb
+    np.testing.assert_array_equal(first["view"], fresh)
+    np.testing.assert_array_equal(kept["view"], fresh)
+    kept["view"][:] = 0  # the agent's copy, not the kept image
+    again, _ = one.reset(seed=5)
+    np.testing.assert_array_equal(again["view"], fresh)
+    CityWalkEnv(tasks=[task], view_size=48, fov=60.0).reset(seed=0)
+    assert len(drawn) == 2  # another field of view: its own draw
+    two.step({"action": "look", "yaw": 30.0, "pitch": 0.0})
+    assert len(drawn) == 3

@@ -8,12 +8,15 @@ The dynamics (walker, collisions, closures, pedestrians, clock) live in
 from __future__ import annotations
 
 import math
+import threading
+import weakref
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 
+from urban_gym.caching import LRUCache
 from urban_gym.envs.base import UrbanEnv, is_success
 from urban_gym.envs.spaces import SharedMemoryText, view_wh
 from urban_gym.envs.text import clean_text, task_charset
@@ -250,6 +253,7 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
         "_renderers",
         "_last_view",
         "_remaining_memo",
+        "_markers_memo",
     )
     _router_closed: tuple[tuple[int, int], ...]  # the closures of _router_cache
 
@@ -299,6 +303,7 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
         self._renderers: dict[str, Any] = {}
         self._last_view: dict[str, tuple[Any, np.ndarray]] = {}
         self._mask_cache: dict[tuple, np.ndarray] = {}
+        self._markers_memo: tuple | None = None  # (task, closures, key, MapMarkers)
         self.task: TaskSpec = self.tasks[0]
         self._setup_world(self.task)
         self._reset_state()
@@ -383,6 +388,11 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
             "seed": int(cond.get("seed", 0)),
         }
         self.raining = self.conditions["weather"] == "rain"
+        # per-episode pieces of each step's status line and view key
+        tod, weather = self.conditions["time_of_day"], self.conditions["weather"]
+        self._status_tail = "" if (tod, weather) == ("day", "clear") else f" | {tod}, {weather}"
+        self._conditions_key = tuple(self.conditions.values())
+        self._render_cond: Any = None  # the Conditions of the renderers, made at first use
         self.stops = list(t.goal.get("stops", []) or [])
         self.record.arrivals = [None] * len(self.stops)
         self._router_cache: Router | None = None
@@ -423,6 +433,7 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
         self._router_cache = None
         self._fields = {}
         self._remaining_memo = None
+        self._markers_memo = None
         self.city = self.load_world(self._city_spec)
         self.geometry = WalkGeometry.for_city(self.city)
         self.ground = low_obstacles(self.city, self.geometry)
@@ -482,9 +493,13 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
         r.headings.append(w.heading)
         r.clocks.append(self.clock.elapsed)
         r.durations.append(s.duration)
-        self._on_network = self.pedestrian.contains(w.x, w.y)
+        if s.move is None and r.on_network:  # the walker did not move: the same answers
+            self._on_network = r.on_network[-1]
+            self._covered = r.covered[-1]
+        else:
+            self._on_network = self.pedestrian.contains(w.x, w.y)
+            self._covered = self.geometry.covered(w.x, w.y) if self.raining else False
         r.on_network.append(self._on_network)
-        self._covered = self.geometry.covered(w.x, w.y) if self.raining else False
         r.covered.append(self._covered)
         if s.move is not None:
             r.path_length += s.move.distance
@@ -714,15 +729,14 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
         return m
 
     def _status(self) -> str:
-        mode = "map mode" if self.map_mode else "first-person view"
-        parts = [
-            f"Time {self.clock.text()}",
-            f"step {min(self.steps, self.max_steps)}/{self.max_steps}",
-            "answer turn" if self.answer_turn else mode,
-        ]
-        if self.conditions["time_of_day"] != "day" or self.conditions["weather"] != "clear":
-            parts.append(f"{self.conditions['time_of_day']}, {self.conditions['weather']}")
-        lines = [" | ".join(parts)]
+        mode = "answer turn" if self.answer_turn else "map mode" if self.map_mode else _FP_VIEW
+        head = (
+            f"Time {self.clock.text()} | step {min(self.steps, self.max_steps)}/"
+            f"{self.max_steps} | {mode}{self._status_tail}"
+        )
+        if not (self.stops or self.map_mode):
+            return self._clean(head)
+        lines = [head]
         if self.stops:
             lines.extend(self._stops_status())
         if self.map_mode:
@@ -920,9 +934,11 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
         return r
 
     def _render_conditions(self) -> Any:
-        from urban_gym.render import Conditions
+        if self._render_cond is None:  # the episode's conditions, made once
+            from urban_gym.render import Conditions
 
-        return Conditions(**self.conditions)
+            self._render_cond = Conditions(**self.conditions)
+        return self._render_cond
 
     def pedestrian_positions(self) -> np.ndarray:
         """``(N, 2)`` positions (m) of the pedestrians now (privileged)."""
@@ -935,13 +951,21 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
         (a map action, a jump or an invalid action without pedestrians).
         """
         w = self.walker
-        peds = tuple(tuple(p) for p in self.pedestrian_positions())
+        peds = () if self.crowd is None else tuple(tuple(p) for p in self.pedestrian_positions())
         rise = self._eye_rise
-        key = (which, w.x, w.y, w.heading, w.pitch, rise, peds, tuple(self.conditions.values()))
+        key = (which, w.x, w.y, w.heading, w.pitch, rise, peds, self._conditions_key)
         hit = self._last_view.get(which)
         if hit is not None and hit[0] == key:
             return hit[1].copy()
         r = self._renderer(which)
+        first = None  # an episode's first view: tasks repeat, and so do their first views
+        if self.steps == 0:
+            config = (r.width, r.height, r.fov, r.eye_height, r.max_distance, r.inside)
+            first = (_start_views(self.city), (config, *key[1:]))
+            img = first[0].get(first[1])
+            if img is not None:
+                self._last_view[which] = (key, img)
+                return img.copy()
         standing = r.eye_height
         r.eye_height = standing + rise  # in the air: the view from the raised eye
         try:
@@ -956,6 +980,10 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
         finally:
             r.eye_height = standing
         self._last_view[which] = (key, res.rgb)
+        if first is not None:
+            kept = res.rgb.copy()
+            kept.setflags(write=False)
+            first[0].put(first[1], kept)
         return res.rgb.copy()
 
     def map_markers(self) -> Any:
@@ -964,6 +992,19 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
         """
         from urban_gym.render import MapMarkers
 
+        w = self.walker
+        selected = self.map.selected if self.map_mode else None
+        # what they depend on (the closures list is the episode's own): the same markers
+        # while nothing moves -- a map session's pans and zooms
+        key = (w.x, w.y, w.heading, selected, *self.closure_active)
+        memo = self._markers_memo
+        if (
+            memo is not None
+            and memo[0] is self.task
+            and memo[1] is self.closures
+            and memo[2] == key
+        ):
+            return memo[3]
         g = self.task.goal
         dest: list[tuple[float, float]] = []
         if self.stops:
@@ -972,13 +1013,11 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
         elif g.get("show_on_map") and "x" in g:
             dest = [(float(g["x"]), float(g["y"]))]
         closures = [c.points for c, on in zip(self.closures, self.closure_active) if on]
-        w = self.walker
-        return MapMarkers(
-            agent=(w.x, w.y, w.heading),
-            destinations=dest,
-            closures=closures,
-            selected=self.map.selected if self.map_mode else None,
+        markers = MapMarkers(
+            agent=(w.x, w.y, w.heading), destinations=dest, closures=closures, selected=selected
         )
+        self._markers_memo = (self.task, self.closures, key, markers)
+        return markers
 
     def _map_image(self, size: int | tuple[int, int]) -> np.ndarray:
         """The map now; the last one is reused while nothing on it changed (an invalid
@@ -1021,6 +1060,28 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
             font_size=max(8, n // 22),
         )
         return F.hstack([self._view("frame"), self._map_image(n), text])
+
+
+_FP_VIEW = "first-person view"
+
+#: bytes of episodes' first views kept per city, shared by the envs of a process
+START_VIEW_CACHE_BYTES = 32 * 2**20
+#: city -> (renderer settings, pose, eye rise, pedestrians, conditions) -> the view
+_START_VIEWS: weakref.WeakKeyDictionary[City, LRUCache] = weakref.WeakKeyDictionary()
+_START_VIEWS_LOCK = threading.Lock()
+
+
+def _start_views(city: City) -> LRUCache:
+    """The first views of episodes in ``city`` (an episode's first view is its task's:
+    the same task, the same image), kept for every env of the process.
+    """
+    got = _START_VIEWS.get(city)
+    if got is None:
+        with _START_VIEWS_LOCK:
+            got = _START_VIEWS.get(city)
+            if got is None:
+                got = _START_VIEWS[city] = LRUCache(max_bytes=START_VIEW_CACHE_BYTES, lock=True)
+    return got
 
 
 def _still(w: WalkerState) -> MoveResult:
