@@ -33,7 +33,7 @@ from urban_gym.caching import LRUCache
 from urban_gym.render import kernels, textures
 from urban_gym.render.blades import draw_blades
 from urban_gym.render.boards import draw_boards
-from urban_gym.render.conditions import Conditions
+from urban_gym.render.conditions import TIMES_OF_DAY, WEATHERS, Conditions
 from urban_gym.render.fill import Runs, fill, ground_maps, ragged_arange, scratch
 from urban_gym.render.ground import DETAIL_M, FAR_COLOUR, light
 from urban_gym.render.ids import BUILDING_BASE, GROUND_ID, SIGN_BASE
@@ -755,7 +755,12 @@ _RUN_CONSTS = np.array(
 )
 
 
-@lru_cache(maxsize=4)
+#: every (time of day, weather) pair: a batch of envs under mixed conditions draws with all
+#: their atlases, so each stays loaded (a smaller cache reloads one file every few frames)
+_N_CONDITIONS = len(TIMES_OF_DAY) * len(WEATHERS)
+
+
+@lru_cache(maxsize=_N_CONDITIONS)
 def combined_atlas(time_of_day: str, weather: str) -> np.ndarray:
     """The transposed facade atlas (axis 0 along walls, axis 1 up the walls, shade levels
     stacked on axis 1) followed on axis 1 by a ceiling band and a sky strip whose column
