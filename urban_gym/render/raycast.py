@@ -19,7 +19,6 @@ free-standing signs, pedestrians) and the weather are drawn on top.
 
 from __future__ import annotations
 
-import copy
 import math
 import sys
 from dataclasses import dataclass
@@ -160,12 +159,18 @@ class ColumnCamera:
             fov_deg=fov,
         )
 
+    def _clone(self) -> ColumnCamera:
+        """A shallow copy (as ``copy.copy``, without its generic machinery: one a frame)."""
+        cam = object.__new__(ColumnCamera)
+        cam.__dict__.update(self.__dict__)
+        return cam
+
     def with_bearing0(self, bearing0: float) -> ColumnCamera:
         """This panorama window starting at bearing ``bearing0`` degrees instead: the same
         camera as ``equirect(width, height, bearing0, span, ...)`` to the bit (its bearings
         are ``radians(bearing0) + rel`` there too), sharing the yaw-free arrays.
         """
-        cam = copy.copy(self)
+        cam = self._clone()
         b0 = math.radians(bearing0)
         cam.ang0 = b0
         cam.ang = b0 + self.rel
@@ -175,7 +180,7 @@ class ColumnCamera:
 
     def with_yaw(self, yaw: float) -> ColumnCamera:
         """This perspective camera turned to ``yaw`` degrees (shares the row geometry)."""
-        cam = copy.copy(self)
+        cam = self._clone()
         y0 = math.radians(yaw)
         shift = y0 - self.yaw
         cam.yaw = y0
