@@ -509,7 +509,8 @@ def _cast_numpy(scene, cam, x, y, eye, cond, need_depth: bool, want_ids: bool, r
 def _cast_compiled(scene, cam, x, y, eye, cond, need_depth: bool, want_ids: bool, room):
     """:func:`_cast_numpy` by the compiled ``frame_maps`` and ``finish_frame``
     (:mod:`urban_gym.render.kernels.frame`) around two ``cv2.remap`` calls (the wall atlas
-    and the ground window); None where the numpy path must draw.
+    and the ground window): three passes that release the GIL, with little Python between
+    them. None where the numpy path must draw.
     """
     if kernels.compiled() is None:
         return None
@@ -556,7 +557,8 @@ def _cast_compiled(scene, cam, x, y, eye, cond, need_depth: bool, want_ids: bool
         return None
     r_top, r_bot, g_min, bounds, t0, boards = out
     hb, hg = r_bot - r_top, H - g_min
-    if hb > 0:  # sampled column by column (the atlas stays in cache), then transposed
+    cols: np.ndarray = _NO_RGBA
+    if hb > 0:  # sampled column by column (the atlas stays in cache), transposed below
         mx, my = (maps[i, : hb * W].reshape(W, hb) for i in (0, 1))
         cols = cv2.remap(
             combined_atlas(tod, cond.weather),
@@ -566,7 +568,6 @@ def _cast_compiled(scene, cam, x, y, eye, cond, need_depth: bool, want_ids: bool
             dst=scratch("columns", (W, hb, 4), np.uint8),
             borderMode=cv2.BORDER_REPLICATE,
         )
-        cv2.transpose(cols, dst=rgb[r_top:r_bot])
     ground_px: np.ndarray = _NO_RGBA
     if hg > 0:
         gx, gy = (maps[i, : hg * W].reshape(hg, W) for i in (2, 3))
@@ -579,10 +580,12 @@ def _cast_compiled(scene, cam, x, y, eye, cond, need_depth: bool, want_ids: bool
             borderMode=cv2.BORDER_CONSTANT,
             borderValue=_FAR_RGBA,
         )
-    if hg > 0 or len(boards[0]):
+    if hb > 0 or hg > 0 or len(boards[0]):
         kernels.call(
             "finish_frame",
             rgb,
+            cols,
+            r_top,
             ground_px,
             bounds,
             K_HITS,
@@ -809,9 +812,12 @@ def sky_colour(elevation: np.ndarray, time_of_day: str, weather: str) -> np.ndar
 # ---------------------------------------------------------------------- weather
 def _weather(frame: Frame, cam: ColumnCamera, cond: Conditions) -> None:
     """Fog and rain haze (by depth) on the RGBA image, then conversion to RGB and rain
-    streaks.
+    streaks. The elementwise steps between OpenCV's are compiled passes that keep the GIL
+    where :mod:`urban_gym.render.kernels` runs (numpy's release it for every array op: a
+    hand-over to another drawing thread each), with the same float32 arithmetic.
     """
     tod = cond.time_of_day
+    k = kernels.compiled()
     if cond.weather != "clear":
         depth = frame.depth
         assert depth is not None
@@ -819,18 +825,41 @@ def _weather(frame: Frame, cam: ColumnCamera, cond: Conditions) -> None:
             vis, col = 60.0, FOG_COLOUR[tod]
         else:
             vis, col = 350.0, _SKY_COLOURS[(tod, "rain")][0]
-        f = np.minimum(depth, 1e4)
-        f *= -3.0 / vis
+        f = None if k is None else kernels.call("haze_weights", depth, -3.0 / vis)
+        if f is None:
+            f = np.minimum(depth, 1e4)
+            f *= -3.0 / vis
         f = cv2.exp(f)
-        fogimg = np.empty_like(frame.rgb)
-        fogimg[:] = (*col, 255)
-        frame.rgb = cv2.blendLinear(frame.rgb, fogimg, f, 1.0 - f)
-    rgb = cv2.cvtColor(frame.rgb, cv2.COLOR_RGBA2RGB)
+        g = None if k is None else kernels.call("one_minus", f)
+        frame.rgb = cv2.blendLinear(
+            frame.rgb, _haze_image(frame.rgb.shape, col), f, 1.0 - f if g is None else g
+        )
+    rgb = None if k is None else kernels.call("rgba_to_rgb", frame.rgb)
+    if rgb is None:
+        rgb = cv2.cvtColor(frame.rgb, cv2.COLOR_RGBA2RGB)
     if cond.weather == "rain":
         rgb = cv2.convertScaleAbs(rgb, alpha=0.88)
         H, W = rgb.shape[:2]
         rgb = cv2.addWeighted(rgb, 1.0, _rain_streaks(cond.seed, H, W), 0.22, 0.0)
     frame.rgb = rgb
+
+
+#: haze colour images by (shape, colour): constant, read-only, shared by the frames
+_HAZE: LRUCache[tuple, np.ndarray] = LRUCache(
+    max_bytes=16 * 2**20, size=lambda v: v.nbytes, lock=True, name="render.raycast.haze"
+)
+
+
+def _haze_image(shape: tuple[int, ...], colour: tuple[int, int, int]) -> np.ndarray:
+    """An RGBA image of ``shape`` all of the haze ``colour`` (opaque; read-only, kept)."""
+
+    def make() -> np.ndarray:
+        img = np.empty(shape, np.uint8)
+        img[:] = (*colour, 255)
+        img.setflags(write=False)
+        return img
+
+    return _HAZE.get_or_create((shape, colour), make)
 
 
 #: rain streak layers kept (by bytes: a panorama's is megabytes, a small view's kilobytes)
