@@ -62,3 +62,22 @@ def test_finish_frame_transposes_the_sampled_columns_into_their_rows(jit):
     jit.finish_frame(rgb, cols, r_top, no_ground, bounds, k, H, lut, False, atlas, none)
     assert np.array_equal(rgb, want)
     assert np.array_equal(rgb[r_top + 2, 7], cols[7, 2])  # row r_top + i, column c: cols[c, i]
+
+
+def test_a_star_field_is_drawn_once_per_seed_and_size_and_lands_only_in_the_sky():
+    from urban_gym.render.raycast import _star_field, _stars
+
+    H, W, seed = 90, 120, 4321
+    r, c, v = _star_field(seed, H, W)
+    rng = np.random.default_rng(seed)  # the field as first drawn: 20 stars at least
+    n = max(20, H * W // 3000)
+    assert np.array_equal(r, rng.integers(0, H, n)) and np.array_equal(c, rng.integers(0, W, n))
+    assert np.array_equal(v, rng.integers(150, 255, n).astype(np.uint8))
+    assert _star_field(seed, H, W)[0] is r  # kept, not drawn again
+    assert not r.flags.writeable
+    rgb = np.zeros((H, W, 4), np.uint8)
+    sky_end = np.full(W, 30)
+    _stars(rgb, sky_end, seed)
+    lit = np.argwhere(rgb[..., :3].any(axis=2))
+    assert len(lit) and (lit[:, 0] < 29).all()  # rows above sky_end - 1 only
+    assert not rgb[..., 3].any()  # the colour channels only

@@ -728,14 +728,35 @@ def _sky_rows(cam: ColumnCamera, tod: str, weather: str) -> np.ndarray:
 
 
 def _stars(rgb: np.ndarray, sky_end: np.ndarray, seed: int) -> None:
-    H, W = rgb.shape[:2]
-    rng = np.random.default_rng(seed)
-    n = max(20, H * W // 3000)
-    r = rng.integers(0, H, n)
-    c = rng.integers(0, W, n)
-    v = rng.integers(150, 255, n).astype(np.uint8)
+    """The night sky's stars on ``rgb`` where its columns show sky (above ``sky_end``)."""
+    r, c, v = _star_field(seed, *rgb.shape[:2])
     m = r < sky_end[c] - 1
     rgb[r[m], c[m], :3] = v[m, None]
+
+
+#: star fields by (seed, H, W): the same for every frame of those conditions (seeding a
+#: generator costs more than drawing the stars), so drawn once and kept
+_STARS: LRUCache[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]] = LRUCache(
+    max_items=256, lock=True, name="render.raycast.stars"
+)
+
+
+def _star_field(seed: int, H: int, W: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The stars of a ``W`` x ``H`` frame under conditions seeded ``seed``: their rows,
+    columns and grey levels (read-only).
+    """
+
+    def draw() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        rng = np.random.default_rng(seed)
+        n = max(20, H * W // 3000)
+        r = rng.integers(0, H, n)
+        c = rng.integers(0, W, n)
+        v = rng.integers(150, 255, n).astype(np.uint8)
+        for a in (r, c, v):
+            a.setflags(write=False)
+        return r, c, v
+
+    return _STARS.get_or_create((seed, H, W), draw)
 
 
 SKY_SCALE = 256.0  # sky strip pixels per unit of tan(elevation)
