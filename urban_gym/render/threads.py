@@ -120,6 +120,7 @@ def _after_fork_in_parent() -> None:
 
 def _after_fork_in_child() -> None:
     _FORK_THREADS.clear()
+    _PINNED[0] = 0  # the child's OpenCV starts on one thread, whatever the parent had pinned
 
 
 def install_fork_guard() -> None:
