@@ -72,3 +72,18 @@ def test_scene_walls_of_a_loaded_city_come_from_the_disk_cache(monkeypatch):
         else:
             assert np.array_equal(a, b), k
     assert again.n_segs > 0
+
+
+def test_every_conditions_atlas_stays_loaded_for_a_batch_under_mixed_conditions():
+    # a batch of envs under all nine (time of day, weather) pairs draws with every atlas in
+    # turn: a second round must find each loaded, not read its file again
+    from urban_gym.render.conditions import TIMES_OF_DAY, WEATHERS
+    from urban_gym.render.raycast import combined_atlas
+
+    pairs = [(t, w) for t in TIMES_OF_DAY for w in WEATHERS]
+    assert len(pairs) == 9
+    first = [combined_atlas(t, w) for t, w in pairs]
+    misses = combined_atlas.cache_info().misses
+    again = [combined_atlas(t, w) for t, w in pairs]
+    assert combined_atlas.cache_info().misses == misses
+    assert all(a is b for a, b in zip(first, again))

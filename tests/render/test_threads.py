@@ -90,3 +90,22 @@ def test_a_worker_starts_on_one_thread_and_a_fork_does_not_hang(start, monkeypat
     if start == "fork":
         assert first == 1  # the parent's pool was stopped for the fork
     assert cv2.getNumThreads() == before  # and restored in the parent after it
+
+
+def test_a_call_inside_a_pinned_call_keeps_the_count_and_restores_it_after(monkeypatch):
+    monkeypatch.delenv(threads.ENV_VAR, raising=False)
+    cv2.setNumThreads(2)
+    seen = []
+
+    def inner() -> str:
+        seen.append(cv2.getNumThreads())
+        return "drawn"
+
+    def outer() -> list:
+        # what a pool of drawing threads does: every small frame asks for one thread again
+        return [threads.for_image(84 * 84, inner) for _ in range(3)]
+
+    assert threads.call_with_opencv_threads(1, outer) == ["drawn"] * 3
+    assert seen == [1, 1, 1] and cv2.getNumThreads() == 2
+    assert threads.for_image(84 * 84, inner) == "drawn" and seen[-1] == 1
+    assert cv2.getNumThreads() == 2  # restored after a call on its own too

@@ -11,10 +11,11 @@ or ``"async"`` still build Gymnasium's own vector envs). One ``step``
    whose episode ended on the step before, its reset (Gymnasium's ``next_step`` autoreset,
    the default of Gymnasium 1.4's ``SyncVectorEnv``; ``autoreset_mode="same_step"`` resets
    in the step that ended the episode, as stable-baselines3 expects);
-2. draws the N observations on a pool of threads: the renderers' compiled kernels release
-   the GIL (numba ``nogil=True``, OpenCV), so frames of different envs are drawn on
-   different cores at once, each env writing its observation into its row of the
-   preallocated batch arrays;
+2. draws the N observations on a pool of threads, the calling thread among them, each
+   taking the next env when it is free (the frames' costs differ: a fixed split would leave
+   a thread idle at the end): the renderers' compiled kernels release the GIL (numba
+   ``nogil=True``, OpenCV), so frames of different envs are drawn on different cores at
+   once, each env writing its observation into its row of the preallocated batch arrays;
 3. builds the batch's ``info`` once, as arrays (:func:`batch_infos`: every key an array
    over the envs and ``_key`` the mask of the envs that have it -- Gymnasium's layout).
 
@@ -27,8 +28,8 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Any, ClassVar
 
 import numpy as np
@@ -274,8 +275,8 @@ class NativeVectorEnv(VectorEnv):
         space = self.single_observation_space
         flat = self._flat
 
-        def draw(chunk: range) -> None:
-            for j in chunk:
+        def draw(order: Iterator[int]) -> None:
+            for j in order:  # shared by the threads: each takes the next env when free
                 i = indices[j]
                 obs = self.envs[i]._observation()
                 if flat is None:
@@ -286,19 +287,26 @@ class NativeVectorEnv(VectorEnv):
                 out[j] = obs
 
         k = min(self.threads, len(indices))
+        order = iter(range(len(indices)))
         if k <= 1:
-            draw(range(len(indices)))
+            draw(order)
             return out
         from urban_gym.render.threads import call_with_opencv_threads
 
         if self._pool is None:
-            self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="urban_gym_draw")
+            self._pool = ThreadPoolExecutor(self.threads - 1, thread_name_prefix="urban_gym_draw")
         pool = self._pool
-        step = -(-len(indices) // k)
-        chunks = [range(a, min(a + step, len(indices))) for a in range(0, len(indices), step)]
 
         def run() -> None:
-            for f in [pool.submit(draw, c) for c in chunks]:
+            # envs handed out one at a time (their costs differ: a fixed split leaves a
+            # thread idle at the end); the calling thread draws too
+            futures = [pool.submit(draw, order) for _ in range(k - 1)]
+            try:
+                draw(order)
+            except BaseException:
+                wait(futures)  # the others stop when the envs run out; this error wins
+                raise
+            for f in futures:
                 f.result()
 
         # OpenCV on one thread while the pool draws: its own threads would fight the pool.

@@ -19,7 +19,6 @@ free-standing signs, pedestrians) and the weather are drawn on top.
 
 from __future__ import annotations
 
-import copy
 import math
 import sys
 from dataclasses import dataclass
@@ -33,7 +32,7 @@ from urban_gym.caching import LRUCache
 from urban_gym.render import kernels, textures
 from urban_gym.render.blades import draw_blades
 from urban_gym.render.boards import draw_boards
-from urban_gym.render.conditions import Conditions
+from urban_gym.render.conditions import TIMES_OF_DAY, WEATHERS, Conditions
 from urban_gym.render.fill import Runs, fill, ground_maps, ragged_arange, scratch
 from urban_gym.render.ground import DETAIL_M, FAR_COLOUR, light
 from urban_gym.render.ids import BUILDING_BASE, GROUND_ID, SIGN_BASE
@@ -160,12 +159,18 @@ class ColumnCamera:
             fov_deg=fov,
         )
 
+    def _clone(self) -> ColumnCamera:
+        """A shallow copy (as ``copy.copy``, without its generic machinery: one a frame)."""
+        cam = object.__new__(ColumnCamera)
+        cam.__dict__.update(self.__dict__)
+        return cam
+
     def with_bearing0(self, bearing0: float) -> ColumnCamera:
         """This panorama window starting at bearing ``bearing0`` degrees instead: the same
         camera as ``equirect(width, height, bearing0, span, ...)`` to the bit (its bearings
         are ``radians(bearing0) + rel`` there too), sharing the yaw-free arrays.
         """
-        cam = copy.copy(self)
+        cam = self._clone()
         b0 = math.radians(bearing0)
         cam.ang0 = b0
         cam.ang = b0 + self.rel
@@ -175,7 +180,7 @@ class ColumnCamera:
 
     def with_yaw(self, yaw: float) -> ColumnCamera:
         """This perspective camera turned to ``yaw`` degrees (shares the row geometry)."""
-        cam = copy.copy(self)
+        cam = self._clone()
         y0 = math.radians(yaw)
         shift = y0 - self.yaw
         cam.yaw = y0
@@ -504,7 +509,8 @@ def _cast_numpy(scene, cam, x, y, eye, cond, need_depth: bool, want_ids: bool, r
 def _cast_compiled(scene, cam, x, y, eye, cond, need_depth: bool, want_ids: bool, room):
     """:func:`_cast_numpy` by the compiled ``frame_maps`` and ``finish_frame``
     (:mod:`urban_gym.render.kernels.frame`) around two ``cv2.remap`` calls (the wall atlas
-    and the ground window); None where the numpy path must draw.
+    and the ground window): three passes that release the GIL, with little Python between
+    them. None where the numpy path must draw.
     """
     if kernels.compiled() is None:
         return None
@@ -551,7 +557,8 @@ def _cast_compiled(scene, cam, x, y, eye, cond, need_depth: bool, want_ids: bool
         return None
     r_top, r_bot, g_min, bounds, t0, boards = out
     hb, hg = r_bot - r_top, H - g_min
-    if hb > 0:  # sampled column by column (the atlas stays in cache), then transposed
+    cols: np.ndarray = _NO_RGBA
+    if hb > 0:  # sampled column by column (the atlas stays in cache), transposed below
         mx, my = (maps[i, : hb * W].reshape(W, hb) for i in (0, 1))
         cols = cv2.remap(
             combined_atlas(tod, cond.weather),
@@ -561,7 +568,6 @@ def _cast_compiled(scene, cam, x, y, eye, cond, need_depth: bool, want_ids: bool
             dst=scratch("columns", (W, hb, 4), np.uint8),
             borderMode=cv2.BORDER_REPLICATE,
         )
-        cv2.transpose(cols, dst=rgb[r_top:r_bot])
     ground_px: np.ndarray = _NO_RGBA
     if hg > 0:
         gx, gy = (maps[i, : hg * W].reshape(hg, W) for i in (2, 3))
@@ -574,10 +580,12 @@ def _cast_compiled(scene, cam, x, y, eye, cond, need_depth: bool, want_ids: bool
             borderMode=cv2.BORDER_CONSTANT,
             borderValue=_FAR_RGBA,
         )
-    if hg > 0 or len(boards[0]):
+    if hb > 0 or hg > 0 or len(boards[0]):
         kernels.call(
             "finish_frame",
             rgb,
+            cols,
+            r_top,
             ground_px,
             bounds,
             K_HITS,
@@ -720,14 +728,35 @@ def _sky_rows(cam: ColumnCamera, tod: str, weather: str) -> np.ndarray:
 
 
 def _stars(rgb: np.ndarray, sky_end: np.ndarray, seed: int) -> None:
-    H, W = rgb.shape[:2]
-    rng = np.random.default_rng(seed)
-    n = max(20, H * W // 3000)
-    r = rng.integers(0, H, n)
-    c = rng.integers(0, W, n)
-    v = rng.integers(150, 255, n).astype(np.uint8)
+    """The night sky's stars on ``rgb`` where its columns show sky (above ``sky_end``)."""
+    r, c, v = _star_field(seed, *rgb.shape[:2])
     m = r < sky_end[c] - 1
     rgb[r[m], c[m], :3] = v[m, None]
+
+
+#: star fields by (seed, H, W): the same for every frame of those conditions (seeding a
+#: generator costs more than drawing the stars), so drawn once and kept
+_STARS: LRUCache[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]] = LRUCache(
+    max_items=256, lock=True, name="render.raycast.stars"
+)
+
+
+def _star_field(seed: int, H: int, W: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The stars of a ``W`` x ``H`` frame under conditions seeded ``seed``: their rows,
+    columns and grey levels (read-only).
+    """
+
+    def draw() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        rng = np.random.default_rng(seed)
+        n = max(20, H * W // 3000)
+        r = rng.integers(0, H, n)
+        c = rng.integers(0, W, n)
+        v = rng.integers(150, 255, n).astype(np.uint8)
+        for a in (r, c, v):
+            a.setflags(write=False)
+        return r, c, v
+
+    return _STARS.get_or_create((seed, H, W), draw)
 
 
 SKY_SCALE = 256.0  # sky strip pixels per unit of tan(elevation)
@@ -755,7 +784,12 @@ _RUN_CONSTS = np.array(
 )
 
 
-@lru_cache(maxsize=4)
+#: every (time of day, weather) pair: a batch of envs under mixed conditions draws with all
+#: their atlases, so each stays loaded (a smaller cache reloads one file every few frames)
+_N_CONDITIONS = len(TIMES_OF_DAY) * len(WEATHERS)
+
+
+@lru_cache(maxsize=_N_CONDITIONS)
 def combined_atlas(time_of_day: str, weather: str) -> np.ndarray:
     """The transposed facade atlas (axis 0 along walls, axis 1 up the walls, shade levels
     stacked on axis 1) followed on axis 1 by a ceiling band and a sky strip whose column
@@ -799,9 +833,12 @@ def sky_colour(elevation: np.ndarray, time_of_day: str, weather: str) -> np.ndar
 # ---------------------------------------------------------------------- weather
 def _weather(frame: Frame, cam: ColumnCamera, cond: Conditions) -> None:
     """Fog and rain haze (by depth) on the RGBA image, then conversion to RGB and rain
-    streaks.
+    streaks. The elementwise steps between OpenCV's are compiled passes that keep the GIL
+    where :mod:`urban_gym.render.kernels` runs (numpy's release it for every array op: a
+    hand-over to another drawing thread each), with the same float32 arithmetic.
     """
     tod = cond.time_of_day
+    k = kernels.compiled()
     if cond.weather != "clear":
         depth = frame.depth
         assert depth is not None
@@ -809,18 +846,41 @@ def _weather(frame: Frame, cam: ColumnCamera, cond: Conditions) -> None:
             vis, col = 60.0, FOG_COLOUR[tod]
         else:
             vis, col = 350.0, _SKY_COLOURS[(tod, "rain")][0]
-        f = np.minimum(depth, 1e4)
-        f *= -3.0 / vis
+        f = None if k is None else kernels.call("haze_weights", depth, -3.0 / vis)
+        if f is None:
+            f = np.minimum(depth, 1e4)
+            f *= -3.0 / vis
         f = cv2.exp(f)
-        fogimg = np.empty_like(frame.rgb)
-        fogimg[:] = (*col, 255)
-        frame.rgb = cv2.blendLinear(frame.rgb, fogimg, f, 1.0 - f)
-    rgb = cv2.cvtColor(frame.rgb, cv2.COLOR_RGBA2RGB)
+        g = None if k is None else kernels.call("one_minus", f)
+        frame.rgb = cv2.blendLinear(
+            frame.rgb, _haze_image(frame.rgb.shape, col), f, 1.0 - f if g is None else g
+        )
+    rgb = None if k is None else kernels.call("rgba_to_rgb", frame.rgb)
+    if rgb is None:
+        rgb = cv2.cvtColor(frame.rgb, cv2.COLOR_RGBA2RGB)
     if cond.weather == "rain":
         rgb = cv2.convertScaleAbs(rgb, alpha=0.88)
         H, W = rgb.shape[:2]
         rgb = cv2.addWeighted(rgb, 1.0, _rain_streaks(cond.seed, H, W), 0.22, 0.0)
     frame.rgb = rgb
+
+
+#: haze colour images by (shape, colour): constant, read-only, shared by the frames
+_HAZE: LRUCache[tuple, np.ndarray] = LRUCache(
+    max_bytes=16 * 2**20, size=lambda v: v.nbytes, lock=True, name="render.raycast.haze"
+)
+
+
+def _haze_image(shape: tuple[int, ...], colour: tuple[int, int, int]) -> np.ndarray:
+    """An RGBA image of ``shape`` all of the haze ``colour`` (opaque; read-only, kept)."""
+
+    def make() -> np.ndarray:
+        img = np.empty(shape, np.uint8)
+        img[:] = (*colour, 255)
+        img.setflags(write=False)
+        return img
+
+    return _HAZE.get_or_create((shape, colour), make)
 
 
 #: rain streak layers kept (by bytes: a panorama's is megabytes, a small view's kilobytes)

@@ -334,23 +334,27 @@ def _plan(scene, cam, x, y, eye, pedestrians, t0, n0):
     """
     if kernels.compiled() is not None:  # the kernel's arguments, only where it runs
         persp = cam.kind == "perspective"
-        peds = pedestrians if pedestrians is not None and len(pedestrians) else _NO_PEDS
-        peds = np.asarray(peds, np.float64).reshape(-1, 2)
-        fxy = np.asarray(scene.free_sign_xy, np.float64).reshape(-1, 2)
+        if pedestrians is not None and len(pedestrians):
+            peds = np.asarray(pedestrians, np.float64).reshape(-1, 2)
+            px = np.ascontiguousarray(peds[:, 0])
+            py = np.ascontiguousarray(peds[:, 1])
+        else:
+            px = py = _NO_PED_XY
+        ox, oy, ow, oz0, oh, fx, fy, fw, fh = _plan_arrays(scene)
         got = kernels.call(
             "sprite_plan",
-            scene.obj_xy[:, 0],
-            scene.obj_xy[:, 1],
-            scene.obj_w,
-            scene.obj_z0,
-            scene.obj_h,
+            ox,
+            oy,
+            ow,
+            oz0,
+            oh,
             scene.object_candidates(x, y, OBJECT_RANGE_M),
-            fxy[:, 0],
-            fxy[:, 1],
-            scene.free_sign_w,
-            scene.free_sign_h,
-            np.ascontiguousarray(peds[:, 0], np.float64),
-            np.ascontiguousarray(peds[:, 1], np.float64),
+            fx,
+            fy,
+            fw,
+            fh,
+            px,
+            py,
             float(x),
             float(y),
             float(eye),
@@ -372,6 +376,32 @@ def _plan(scene, cam, x, y, eye, pedestrians, t0, n0):
         if got is not None:
             return got
     return _plan_numpy(scene, cam, x, y, eye, pedestrians, t0, n0)
+
+
+_NO_PED_XY = np.zeros(0, np.float64)
+
+
+def _plan_arrays(scene) -> tuple[np.ndarray, ...]:
+    """The scene's billboard arrays as ``sprite_plan`` takes them (kept on the scene): the
+    street objects' x, y, width, base and height, the free-standing signs' x, y, width
+    and height.
+    """
+    got = scene.__dict__.get("_sprite_plan_arrays")
+    if got is None:
+        fxy = np.asarray(scene.free_sign_xy, np.float64).reshape(-1, 2)
+        got = (
+            scene.obj_xy[:, 0],
+            scene.obj_xy[:, 1],
+            scene.obj_w,
+            scene.obj_z0,
+            scene.obj_h,
+            fxy[:, 0],
+            fxy[:, 1],
+            scene.free_sign_w,
+            scene.free_sign_h,
+        )
+        scene.__dict__["_sprite_plan_arrays"] = got  # one tuple: safe to read from threads
+    return got
 
 
 def _plan_numpy(scene, cam, x, y, eye, pedestrians, t0, n0):
@@ -406,7 +436,6 @@ def _plan_numpy(scene, cam, x, y, eye, pedestrians, t0, n0):
     )
 
 
-_NO_PEDS = np.zeros((0, 2))
 _NO_IDS = np.zeros((0, 0), np.int32)
 _NO_DEPTH = np.zeros((0, 0), np.float32)
 

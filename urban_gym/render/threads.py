@@ -41,18 +41,30 @@ ENV_VAR = "URBAN_GYM_CV2_THREADS"
 T = TypeVar("T")
 
 
+#: OpenCV's thread count while a :func:`call_with_opencv_threads` is in progress that set it
+#: (0: none): a call inside it for the same count (every small frame a pool of drawing
+#: threads draws) then asks OpenCV nothing -- each OpenCV call releases the GIL, handing it
+#: to another drawing thread
+_PINNED: list[int] = [0]
+
+
 def call_with_opencv_threads(n: int, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """``fn(*args, **kwargs)`` with OpenCV on ``n`` threads, its count as it was afterwards
     (a pair of ``cv2.setNumThreads`` calls costs about 0.2 us).
     """
-    before = cv2.getNumThreads()
-    if before == n:
+    if _PINNED[0] == n:
         return fn(*args, **kwargs)
-    cv2.setNumThreads(n)
+    before = cv2.getNumThreads()
+    if before != n:
+        cv2.setNumThreads(n)
+    outer = _PINNED[0]
+    _PINNED[0] = n
     try:
         return fn(*args, **kwargs)
     finally:
-        cv2.setNumThreads(before)
+        _PINNED[0] = outer
+        if before != n:
+            cv2.setNumThreads(before)
 
 
 def threads_for(pixels: int) -> int | None:
@@ -108,6 +120,7 @@ def _after_fork_in_parent() -> None:
 
 def _after_fork_in_child() -> None:
     _FORK_THREADS.clear()
+    _PINNED[0] = 0  # the child's OpenCV starts on one thread, whatever the parent had pinned
 
 
 def install_fork_guard() -> None:

@@ -30,6 +30,8 @@ BACKENDS = ("numba", "numpy")
 
 _lock = threading.Lock()
 _state: dict[str, object] = {"backend": None, "module": None, "warned": False, "env": None}
+#: the compiled module while it is the backend chosen and loaded (a frame asks a dozen times)
+_ready: list[ModuleType | None] = [None]
 
 
 def set_backend(name: str | None) -> None:
@@ -44,6 +46,7 @@ def set_backend(name: str | None) -> None:
     with _lock:
         _state["backend"] = name
         _state["env"] = None  # read URBAN_GYM_KERNELS again
+        _ready[0] = None
 
 
 def backend() -> str:
@@ -65,6 +68,9 @@ def _wanted() -> str:
 
 def compiled() -> ModuleType | None:
     """The module of compiled kernels, or None where the numpy path draws."""
+    ready = _ready[0]
+    if ready is not None:
+        return ready
     if _wanted() == "numpy":
         return None
     mod = _state["module"]
@@ -78,6 +84,10 @@ def compiled() -> ModuleType | None:
                 except Exception as exc:  # noqa: BLE001 - any failure means the numpy path
                     disable(exc)
         mod = _state["module"]
+    if mod is not None:
+        with _lock:  # a set_backend meanwhile is not undone
+            if _wanted() == "numba" and _state["module"] is mod:
+                _ready[0] = mod if isinstance(mod, ModuleType) else None
     return mod  # type: ignore[return-value]
 
 
@@ -100,6 +110,7 @@ def call(name: str, *args):
 def disable(exc: BaseException) -> None:
     """Fall back to the numpy path for the rest of the process, warning once why."""
     _state["module"] = None
+    _ready[0] = None
     if not _state["warned"]:
         _state["warned"] = True
         warnings.warn(

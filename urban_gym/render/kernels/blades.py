@@ -13,6 +13,9 @@ import numba
 import numpy as np
 
 _JIT: dict[str, Any] = {"cache": True, "nogil": True}  # numba.njit keyword arguments
+#: a pass of a few microseconds keeps the GIL: releasing it hands it to another drawing thread,
+#: whose Python then runs on while this one, its pass done, waits to get it back
+_HOLD: dict[str, Any] = {"cache": True, "nogil": False}
 
 
 @numba.njit(**_JIT)
@@ -46,7 +49,7 @@ def _span(ax, ay, bx, by, rel, ang0):
     return np.searchsorted(rel, hi - m), W + np.searchsorted(rel, lo + m)
 
 
-@numba.njit(**_JIT)
+@numba.njit(**_HOLD)
 def blade_rows(xy, zz, cand, x, y, eye, range_m, b, a):
     """The rows the blades ``cand`` within ``range_m`` of ``(x, y)`` may cover: ``(near,
     r0, r1)`` -- how many blades are in range, the rows above the highest blade top and

@@ -9,7 +9,8 @@ without a round trip to Python between the passes.
   ids, and the pixels of the facade boards with their board-atlas coordinates;
 * the caller samples the wall atlas and the ground window with ``cv2.remap`` at those
   coordinates (SIMD: several times faster than a scalar loop);
-* :func:`finish_frame` -- the ground under the walls, lit, and the boards, sampled here with
+* :func:`finish_frame` -- the sampled wall columns transposed into the image, the ground
+  under the walls, lit, and the boards, sampled here with
   OpenCV's own bilinear arithmetic (since OpenCV 4.11: the fraction in float32,
   ``v = p0 + a * (p1 - p0)`` as a multiply-add, fused where the machine has FMA, rounded
   half to even), so the pixels equal the numpy reference's (``tests/render/test_kernels.py``
@@ -36,6 +37,8 @@ from urban_gym.render.kernels.columns import (
 )
 
 _JIT: dict[str, Any] = {"cache": True, "nogil": True}  # numba.njit keyword arguments
+#: passes of a few microseconds keep the GIL (see ``kernels.blades._HOLD``)
+_HOLD: dict[str, Any] = {"cache": True, "nogil": False}
 #: 1.5 * 2**23: ``(v + M) - M`` is ``v`` rounded half to even, in float32, for |v| < 2**22
 _ROUND = np.float32(12582912.0)
 
@@ -328,13 +331,22 @@ def _depth(bounds, k_hits, b, a, eye, r_top, r_bot, g_min, t_flat, sec, depth):
 
 
 @numba.njit(**_JIT)
-def finish_frame(rgb, ground_px, bounds, k_hits, g_min, lut, lit, sign_atlas, boards):
-    """The ground under the walls of every column from ``ground_px`` (the sampled ground
-    window of rows ``g_min ..``, ``(H - g_min, W, 4)``), lit by ``lut`` (``(3, 256)``)
-    where ``lit``, then the board pixels ``boards`` (``frame_maps``'s) sampled from
-    ``sign_atlas`` as ``boards.sample_points`` samples them.
+def finish_frame(rgb, cols, r_top, ground_px, bounds, k_hits, g_min, lut, lit, sign_atlas, boards):
+    """The frame's pixels from the sampled maps: the band's sampled columns ``cols``
+    (``(W, hb, 4)``, column by column as ``frame_maps`` lays them out) transposed into rows
+    ``r_top ..`` of ``rgb`` (``cv2.transpose``'s copy); the ground under the walls of every
+    column from ``ground_px`` (the sampled ground window of rows ``g_min ..``, ``(H - g_min,
+    W, 4)``), lit by ``lut`` (``(3, 256)``) where ``lit``; then the board pixels ``boards``
+    (``frame_maps``'s) sampled from ``sign_atlas`` as ``boards.sample_points`` samples them.
+    One pass for what took a ``cv2.transpose`` and this: one release of the GIL fewer.
     """
     n_w, n_h = rgb.shape[1], rgb.shape[0]
+    hb = cols.shape[1] if cols.shape[0] == n_w else 0
+    for i in range(hb):  # row by row of the image
+        r = r_top + i
+        for c in range(n_w):
+            for ch in range(4):
+                rgb[r, c, ch] = cols[c, i, ch]
     for r in range(g_min, n_h):  # row by row, as the image is laid out
         for c in range(n_w):
             if r >= bounds[c, k_hits + 1]:
@@ -344,3 +356,46 @@ def finish_frame(rgb, ground_px, bounds, k_hits, g_min, lut, lit, sign_atlas, bo
     rr, cc, bx, by = boards
     for i in range(len(rr)):  # the positions as boards.sample_points maps them: float32
         sample(sign_atlas, np.float32(bx[i]), np.float32(by[i]), rgb, rr[i], cc[i])
+
+
+@numba.njit(**_HOLD)
+def haze_weights(depth, scale):
+    """``np.minimum(depth, 1e4) * scale`` in float32 (NaN stays NaN, as ``np.minimum``
+    keeps it): the exponent of the weather's haze, whose ``cv2.exp`` weighs the image
+    against the haze colour. Keeps the GIL (a few microseconds).
+    """
+    n_h, n_w = depth.shape
+    out = np.empty((n_h, n_w), np.float32)
+    lim = np.float32(1e4)
+    k = np.float32(scale)
+    for r in range(n_h):
+        for c in range(n_w):
+            d = depth[r, c]
+            out[r, c] = (lim if d > lim else d) * k
+    return out
+
+
+@numba.njit(**_HOLD)
+def one_minus(f):
+    """``1.0 - f`` in float32 (the haze colour's weight). Keeps the GIL."""
+    n_h, n_w = f.shape
+    out = np.empty((n_h, n_w), np.float32)
+    one = np.float32(1.0)
+    for r in range(n_h):
+        for c in range(n_w):
+            out[r, c] = one - f[r, c]
+    return out
+
+
+@numba.njit(**_HOLD)
+def rgba_to_rgb(rgba):
+    """A new ``(H, W, 3)`` image of the colour channels of ``rgba`` (``cv2.cvtColor``'s
+    ``COLOR_RGBA2RGB``: a copy). Keeps the GIL.
+    """
+    n_h, n_w = rgba.shape[0], rgba.shape[1]
+    out = np.empty((n_h, n_w, 3), np.uint8)
+    for r in range(n_h):
+        for c in range(n_w):
+            for ch in range(3):
+                out[r, c, ch] = rgba[r, c, ch]
+    return out

@@ -11,7 +11,13 @@ from urban_gym.render.kernels.columns import (
     wall_candidates,
     wall_hits,
 )
-from urban_gym.render.kernels.frame import finish_frame, frame_maps
+from urban_gym.render.kernels.frame import (
+    finish_frame,
+    frame_maps,
+    haze_weights,
+    one_minus,
+    rgba_to_rgb,
+)
 from urban_gym.render.kernels.maps import blit_text, label_candidates, label_dots, label_layout
 from urban_gym.render.kernels.sprites import blit_planned, sprite_plan
 
@@ -23,9 +29,12 @@ __all__ = [
     "cell_candidates",
     "finish_frame",
     "frame_maps",
+    "haze_weights",
     "label_candidates",
     "label_dots",
     "label_layout",
+    "one_minus",
+    "rgba_to_rgb",
     "run_params",
     "sign_points",
     "sprite_plan",

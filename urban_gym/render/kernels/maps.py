@@ -12,9 +12,12 @@ import numba
 import numpy as np
 
 _JIT: dict[str, Any] = {"cache": True, "nogil": True}  # numba.njit keyword arguments
+#: the label layout, a text blit and the dots (a few microseconds a call, several a frame)
+#: keep the GIL: see ``kernels.blades._HOLD``
+_HOLD: dict[str, Any] = {"cache": True, "nogil": False}
 
 
-@numba.njit(**_JIT)
+@numba.njit(**_HOLD)
 def label_layout(cols, rows, widths, taken, w):
     """Which POIs, nearest to the centre first, get a label: ``(n,)`` int8, 1 for a
     label, 0 for a dot. A label of ``widths[k]`` pixels sits right of the POI at pixel
@@ -48,7 +51,7 @@ def label_layout(cols, rows, widths, taken, w):
     return out
 
 
-@numba.njit(**_JIT)
+@numba.njit(**_HOLD)
 def blit_text(img, sprite, r0, c0, colour, halo):
     """Blend the text mask ``sprite`` (``(h, w, 2)`` uint8: glyphs, outline) into the RGB
     image ``img`` with its top-left pixel at ``(r0, c0)``, clipped: the outline in
@@ -105,7 +108,7 @@ def label_candidates(order, xs, poi_x, poi_y, cx, cy, mpp, w, h, cos_r, sin_r, r
     return idx[keep], cols[keep], rows[keep]
 
 
-@numba.njit(**_JIT)
+@numba.njit(**_HOLD)
 def label_dots(img, cols, rows, placed, colour):
     """A 2x2 dot in ``colour`` for every POI without a label (``placed[k] == 0``), its
     bottom-right pixel at ``(rows[k] - 0.5, cols[k] - 0.5)`` truncated, clipped at the top

@@ -18,6 +18,9 @@ import numpy as np
 from urban_gym.render.kernels.frame import _blend, _split
 
 _JIT: dict[str, Any] = {"cache": True, "nogil": True}  # numba.njit keyword arguments
+#: the plan (a few microseconds, by the billboards near the viewer) keeps the GIL: see
+#: ``kernels.blades._HOLD``
+_HOLD: dict[str, Any] = {"cache": True, "nogil": False}
 
 
 @numba.njit(**_JIT)
@@ -60,7 +63,7 @@ def _gather(ox, oy, ow, oz0, oh, cand, sx, sy, sw, sh, px, py, x, y, range_m, pe
     return dx[:m], dy[:m], dist[:m], wid[:m], z0[:m], z1[:m], src[:m], idx[:m]
 
 
-@numba.njit(**_JIT)
+@numba.njit(**_HOLD)
 def sprite_plan(
     ox,
     oy,
