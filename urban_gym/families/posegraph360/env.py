@@ -33,13 +33,13 @@ from urban_gym.families.posegraph360.actions import (
 from urban_gym.families.posegraph360.world import DEFAULT_SPACING_M, PoseGraph, State
 from urban_gym.families.posegraph360.worlds import (
     FRAME_CACHE_MB,
-    REFERENCE_CACHE_BYTES,
     compose_frame,
     reference_image,
     rendered_source,
     rendered_world,
     task_markers,
     view_pano_width,
+    world_caches,
 )
 from urban_gym.render import perspective
 from urban_gym.render.overlays import draw_branch_arrows
@@ -243,6 +243,7 @@ class PoseGraph360Env(UrbanEnv):
         "_prior_cache",
         "_reference_cache",
         "_start_cache",
+        "_view_cache",
     )
 
     def __init__(
@@ -444,11 +445,14 @@ class PoseGraph360Env(UrbanEnv):
         self._branch_cache: tuple[Any, Any] = (None, None)
         self._text_cache: tuple[Any, str] = (None, "")
         self._prior_cache: tuple[Any, Any] = (None, None)
-        # a task's reference image never changes: kept for the tasks that come back
-        self._reference_cache: LRUCache[tuple, np.ndarray] = LRUCache(REFERENCE_CACHE_BYTES)
-        # a task's start (its start state, goal field, distances and reference route)
-        # never changes on one graph either: kept for the tasks that come back
-        self._start_cache: LRUCache[tuple, T.EpisodeStart] = LRUCache(max_items=1024)
+        # a task's reference image and its start (start state, goal field, distances and
+        # reference route) never change on one graph: kept per world, for the tasks that
+        # come back in this env and in the others of the process
+        caches = world_caches(self.graph)
+        self._reference_cache: LRUCache[tuple, np.ndarray] = caches.reference
+        self._start_cache: LRUCache[tuple, T.EpisodeStart] = caches.start
+        # finished views of the world, shared likewise (see _view)
+        self._view_cache: LRUCache[tuple, np.ndarray] = caches.views
         self._field: Any = None
         task = getattr(self, "task", None)
         if task is not None and task.type in T.NAVIGATION_TYPES:
@@ -499,6 +503,8 @@ class PoseGraph360Env(UrbanEnv):
         key = (task.id, repr(task.start), repr(task.goal), task.type)
         start = self._start_cache.get_or_create(key, lambda: T.task_start(self.graph, task))
         self.state = start.state
+        if self.images:
+            self.graph.keep_frame(self.state)  # every episode of the task starts here
         self.yaw = float(task.start.get("yaw", 0.0))
         self.pitch = float(
             np.clip(float(task.start.get("pitch", 0.0)), -self.pitch_limit, self.pitch_limit)
@@ -795,6 +801,20 @@ class PoseGraph360Env(UrbanEnv):
         return {"branch_bearings": bearings, "heading": np.array([self.camera_bearing], np.float32)}
 
     def _view(self) -> np.ndarray:
+        """The perspective view (a fresh array). A view is a function of the frame, the
+        camera's yaw offset and pitch and the env's view settings alone (yaw and pitch
+        change by whole degrees, so a turn undone gives the same floats again): finished
+        views are kept per world and a repeat is a copy.
+        """
+        key = (self.state, self.yaw, self.pitch, self.fov, self.view_wh, self.draw_branches)
+        img = self._view_cache.get(key)
+        if img is None:
+            img = self._draw_view()
+            img.setflags(write=False)
+            self._view_cache.put(key, img, img.nbytes)
+        return img.copy()
+
+    def _draw_view(self) -> np.ndarray:
         yaw = round(self.camera_bearing, 1)
         pano, ph = self.graph.view_panorama(self.state, yaw, self.pitch, self.fov, self.view_wh)
         img = perspective(pano, yaw, self.pitch, self.fov, self.view_wh, pano_heading=ph)
@@ -831,8 +851,8 @@ class PoseGraph360Env(UrbanEnv):
         return self._map_renderer
 
     def _render_reference(self, task: TaskSpec) -> np.ndarray:
-        """The task's reference image, drawn once per env and kept (read-only) for the
-        tasks that come back (:data:`~.posegraph360_world.REFERENCE_CACHE_BYTES`).
+        """The task's reference image, drawn once per world and kept (read-only) for the
+        tasks that come back (:func:`~urban_gym.families.posegraph360.worlds.task_caches`).
         """
         key: tuple[str | int, ...] = (task.city, task.id, self.ref_size)
         key += tuple(map(repr, (task.reference_images, task.goal, task.start)))

@@ -24,6 +24,8 @@ from urban_gym.caching import LRUCache
 TILE_COLS, TILE_ROWS = 64, 16
 #: one new frame in this many starts with a window even where whole frames are cheaper
 PROBE_EVERY = 16
+#: the most positions :meth:`RenderedFrames.keep` remembers (a suite's start frames)
+KEEP_POSITIONS = 4096
 
 
 class FrameSource:
@@ -50,6 +52,13 @@ class FrameSource:
         """
         return self.panorama(key, x, y)
 
+    def keep(self, key: tuple[str, int], x: float, y: float) -> None:
+        """Hint that frame ``key`` at ``(x, y)`` will be wanted again and again (an
+        episode's start frame: every task's start recurs with each episode of that task). A
+        source with a cache may keep it apart from the frames a walk passes; by default
+        nothing happens.
+        """
+
     def close(self) -> None:
         """Release file handles (a source reopens them on demand)."""
 
@@ -68,6 +77,11 @@ class RenderedFrames(FrameSource):
     (:meth:`view_panorama`) renders only the tiles (:data:`TILE_COLS` x :data:`TILE_ROWS`
     of them) it reads; a later view that reads a tile not yet drawn, or :meth:`panorama`,
     renders the rest of the frame at once (an agent that turns on the spot turns again).
+
+    Frames named by :meth:`keep` (episodes' start frames) are held in a second LRU of the
+    same size, apart from the frames a walk passes, which would otherwise push them out:
+    every episode of a task starts on its frame again, so its pixels are drawn once per
+    process, not once per episode.
 
     Whether a new frame starts with its view's tiles or whole is chosen by what the
     source has seen (:meth:`_start_whole`): a window costs ``w`` seconds, a whole frame
@@ -91,6 +105,9 @@ class RenderedFrames(FrameSource):
         self.shape = shape
         # a whole panorama, or (canvas, drawn tiles, [all drawn]) when drawn piecemeal
         self.cache: LRUCache[tuple[float, float], Any] = LRUCache(int(cache_mb * 1024 * 1024))
+        # the frames named by keep(): their pixels, and the positions to keep
+        self.kept: LRUCache[tuple[float, float], Any] = LRUCache(self.cache.max_bytes)
+        self._keep: LRUCache[tuple[float, float], bool] = LRUCache(max_items=KEEP_POSITIONS)
         self._lock = threading.Lock()
         # [seconds, count] of windows and whole frames; frames started with a window and
         # those of them completed later; new frames
@@ -113,6 +130,8 @@ class RenderedFrames(FrameSource):
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
         state["cache"] = LRUCache(self.cache.max_bytes)
+        state["kept"] = LRUCache(self.cache.max_bytes)
+        state["_keep"] = LRUCache(max_items=KEEP_POSITIONS)
         state["_lock"] = None
         state["_regions"] = {}
         return state
@@ -121,16 +140,38 @@ class RenderedFrames(FrameSource):
         self.__dict__.update(state)
         self._lock = threading.Lock()
 
+    def _cached(self, k: tuple[float, float]) -> Any:
+        """The entry of position ``k`` (kept or walked past), else None."""
+        got = self.kept.get(k)
+        return got if got is not None else self.cache.get(k)
+
+    def _store(self, k: tuple[float, float], entry: Any, nbytes: int) -> None:
+        """Cache the new entry of position ``k``: with the kept frames if it is one."""
+        (self.kept if k in self._keep else self.cache).put(k, entry, nbytes)
+
+    def keep(self, key: tuple[str, int], x: float, y: float) -> None:
+        """Keep the frame at ``(x, y)`` with the kept frames (see the class docstring):
+        moved there if it is cached, stored there when it is drawn.
+        """
+        k = (round(float(x), 2), round(float(y), 2))
+        with self._lock:
+            self._keep.put(k, True, 0)
+            if k not in self.kept:
+                got = self.cache.pop(k)
+                if got is not None:
+                    self.kept.put(k, got)
+
     def panorama(self, key: tuple[str, int], x: float, y: float) -> tuple[np.ndarray, float]:
         """The rendered panorama at ``(x, y)`` metres (cached) and ``pano_heading`` 0."""
         if self.shape is not None:
             h, w = self.shape
             return self._region(x, y, (0, w, 0, h)), 0.0
         k = (round(float(x), 2), round(float(y), 2))
-        img = self.cache.get(k)
+        img = self._cached(k)
         if img is None:
             img = np.ascontiguousarray(self.render(float(x), float(y)), dtype=np.uint8)
-            self.cache.put(k, img, img.nbytes)
+            with self._lock:
+                self._store(k, img, img.nbytes)
         return img, 0.0
 
     def view_panorama(
@@ -148,7 +189,7 @@ class RenderedFrames(FrameSource):
         from urban_gym.render.camera import pano_region
 
         k = (round(float(x), 2), round(float(y), 2))
-        got = self.cache.get(k)
+        got = self._cached(k)
         if got is not None and got[2][0]:  # the whole frame is drawn
             return got[0], 0.0
         yaw, pitch, fov, size = view
@@ -180,11 +221,11 @@ class RenderedFrames(FrameSource):
                 blocks = list(range(nbc))
         i0, i1 = r0 // bh, (r0 + nr - 1) // bh + 1
         with self._lock:
-            got = self.cache.get(k)
+            got = self._cached(k)
             if got is None:
                 # (canvas, tiles drawn, [whether all are])
                 got = (np.zeros((h, w, 3), np.uint8), np.zeros((nbr, nbc), bool), [False])
-                self.cache.put(k, got, got[0].nbytes + got[1].nbytes)
+                self._store(k, got, got[0].nbytes + got[1].nbytes)
                 whole = len(blocks) == nbc and i1 - i0 == nbr
                 if not whole and self._start_whole():
                     blocks, i0, i1 = list(range(nbc)), 0, nbr
