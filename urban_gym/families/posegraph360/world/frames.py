@@ -103,7 +103,7 @@ class RenderedFrames(FrameSource):
         self.render = render
         self.window = window if shape is not None else None
         self.shape = shape
-        # a whole panorama, or (canvas, drawn tiles, [all drawn]) when drawn piecemeal
+        # a whole panorama, or a _Canvas (pixels, drawn tiles, all drawn) when piecemeal
         self.cache: LRUCache[tuple[float, float], Any] = LRUCache(int(cache_mb * 1024 * 1024))
         # the frames named by keep(): their pixels, and the positions to keep
         self.kept: LRUCache[tuple[float, float], Any] = LRUCache(self.cache.max_bytes)
@@ -190,8 +190,8 @@ class RenderedFrames(FrameSource):
 
         k = (round(float(x), 2), round(float(y), 2))
         got = self._cached(k)
-        if got is not None and got[2][0]:  # the whole frame is drawn
-            return got[0], 0.0
+        if got is not None and got.complete:  # the whole frame is drawn
+            return got.pixels, 0.0
         yaw, pitch, fov, size = view
         vkey = (yaw, pitch, fov, tuple(size) if isinstance(size, (list, tuple)) else size)
         region = self._regions.get(vkey)
@@ -222,34 +222,35 @@ class RenderedFrames(FrameSource):
         i0, i1 = r0 // bh, (r0 + nr - 1) // bh + 1
         with self._lock:
             got = self._cached(k)
+            whole = False
             if got is None:
-                # (canvas, tiles drawn, [whether all are])
-                got = (np.zeros((h, w, 3), np.uint8), np.zeros((nbr, nbc), bool), [False])
-                self._store(k, got, got[0].nbytes + got[1].nbytes)
                 whole = len(blocks) == nbc and i1 - i0 == nbr
                 if not whole and self._start_whole():
-                    blocks, i0, i1 = list(range(nbc)), 0, nbr
+                    whole = True
                 elif not whole:
                     self._started[0] += 1
-            canvas, done, complete = got
-            if complete[0]:
-                return canvas
-            missing = np.flatnonzero(~done[i0:i1, blocks].all(axis=0))
-            if len(missing) and done.any():  # a second view of this frame: draw all of it
-                blocks, i0, i1 = list(range(nbc)), 0, nbr
-                missing = np.flatnonzero(~done.all(axis=0))
-                self._started[1] += 1
+                    got = _Canvas(np.zeros((h, w, 3), np.uint8), np.zeros((nbr, nbc), bool))
+                    self._store(k, got, got.nbytes)
+            if got is not None:
+                if got.complete:
+                    return got.pixels
+                canvas, done = got.pixels, got.done
+                missing = np.flatnonzero(~done[i0:i1, blocks].all(axis=0))
+                if len(missing) and done.any():  # a second view of this frame: all of it
+                    blocks, i0, i1 = list(range(nbc)), 0, nbr
+                    missing = np.flatnonzero(~done.all(axis=0))
+                    self._started[1] += 1
+        if whole:  # a new frame drawn at once: the drawn image is its canvas
+            return self._draw_whole(k, x, y, (nbr, nbc))
         if not len(missing):
             return canvas
         todo = blocks[missing[0] : missing[-1] + 1]
+        if len(todo) == nbc and i0 == 0 and i1 == nbr:
+            return self._draw_whole(k, x, y, (nbr, nbc), got)
         start = todo[0] * bw
-        width = sum(min(w, (j + 1) * bw) - j * bw for j in todo)
+        width = len(todo) * bw - (nbc * bw - w if nbc - 1 in todo else 0)
         ra, rb = i0 * bh, min(h, i1 * bh)
-        t0 = time.perf_counter()
-        part = self.window(float(x), float(y), (start, width), (ra, rb))
-        cost = self._cost["whole" if width == w and rb - ra == h else "window"]
-        cost[0] += time.perf_counter() - t0
-        cost[1] += 1
+        part = self._window(x, y, (start, width), (ra, rb))
         if start + width <= w:
             canvas[ra:rb, start : start + width] = part
         else:
@@ -257,5 +258,74 @@ class RenderedFrames(FrameSource):
             canvas[ra:rb, : start + width - w] = part[:, w - start :]
         with self._lock:
             done[i0:i1, todo] = True
-            complete[0] = bool(done.all())
+            got.complete = bool(done.all())
         return canvas
+
+    def _window(
+        self, x: float, y: float, cols: tuple[int, int], rows: tuple[int, int]
+    ) -> np.ndarray:
+        """``window(x, y, cols, rows)``, its seconds counted as a window's or a whole
+        frame's (:meth:`_start_whole`).
+        """
+        assert self.shape is not None and self.window is not None
+        t0 = time.perf_counter()
+        part = self.window(float(x), float(y), cols, rows)
+        whole = cols[1] == self.shape[1] and rows[1] - rows[0] == self.shape[0]
+        cost = self._cost["whole" if whole else "window"]
+        cost[0] += time.perf_counter() - t0
+        cost[1] += 1
+        return part
+
+    def _draw_whole(
+        self, k: tuple[float, float], x: float, y: float, tiles: tuple[int, int], got: Any = None
+    ) -> np.ndarray:
+        """Draw the whole frame of position ``k`` at once and cache it: as a new entry, or
+        into ``got``, the entry a view started. The drawn image becomes the canvas itself
+        where it is an array of its own (else it is copied into one): a whole frame needs
+        no black canvas to be copied into.
+        """
+        assert self.shape is not None
+        h, w = self.shape
+        part = self._window(x, y, (0, w), (0, h))
+        pixels = part if _owned(part, (h, w, 3)) else np.array(part, np.uint8, order="C")
+        with self._lock:
+            if got is None:
+                entry = _Canvas(pixels, np.ones(tiles, bool), True)
+                self._store(k, entry, entry.nbytes)
+            else:
+                got.pixels = pixels  # before complete: who sees complete reads these
+                got.done[:] = True
+                got.complete = True
+        return pixels
+
+
+class _Canvas:
+    """A frame drawn piecemeal: its pixels (black where not drawn yet), which tiles are
+    drawn, and whether all are.
+    """
+
+    __slots__ = ("complete", "done", "pixels")
+
+    def __init__(self, pixels: np.ndarray, done: np.ndarray, complete: bool = False) -> None:
+        self.pixels = pixels
+        self.done = done
+        self.complete = complete
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held: the pixels and the map of drawn tiles."""
+        return int(self.pixels.nbytes + self.done.nbytes)
+
+
+def _owned(a: np.ndarray, shape: tuple[int, int, int]) -> bool:
+    """Whether ``a`` is a C-contiguous ``uint8`` array of ``shape`` owning its memory (so
+    that a cache may keep it as it is).
+    """
+    return (
+        isinstance(a, np.ndarray)
+        and a.dtype == np.uint8
+        and a.shape == shape
+        and a.flags.c_contiguous
+        and a.flags.owndata
+        and a.flags.writeable
+    )
