@@ -238,6 +238,7 @@ class PoseGraph360Env(UrbanEnv):
         "_map_renderer",
         "_table_cache",
         "_mask_cache",
+        "_task_mask_cache",
         "_branch_cache",
         "_text_cache",
         "_prior_cache",
@@ -442,6 +443,7 @@ class PoseGraph360Env(UrbanEnv):
         self._map_renderer: Any = None
         self._table_cache: tuple[Any, Any] = (None, None)
         self._mask_cache: tuple[Any, Any] = (None, None)
+        self._task_mask_cache: tuple[Any, Any] = (None, None)
         self._branch_cache: tuple[Any, Any] = (None, None)
         self._text_cache: tuple[Any, str] = (None, "")
         self._prior_cache: tuple[Any, Any] = (None, None)
@@ -647,15 +649,15 @@ class PoseGraph360Env(UrbanEnv):
         key = (self.task.id, self.state, self.yaw, self.pitch)
         if self._mask_cache[0] == key:
             return self._mask_cache[1]
-        m = np.zeros(self.action_space.n, np.int8)
-        m[:ANSWER_BASE] = 1
+        m = self._task_mask().copy()
         if self.pitch >= self.pitch_limit - 1e-9:
             m[11] = 0
         if self.pitch <= -self.pitch_limit + 1e-9:
             m[12] = 0
-        choices = self._branch_choices()
+        choices = self._choices_now()
         for i, name in enumerate(BRANCH_ACTIONS):
-            m[14 + i] = 1 if name in choices else 0
+            if name in choices:
+                m[14 + i] = 1
         if self.mask_noops:  # actions that would leave the state as it is
             s = self.state
             if s.frame >= self.graph.trajectories[s.trajectory].last:
@@ -665,9 +667,20 @@ class PoseGraph360Env(UrbanEnv):
                     m[14 + i] = 0  # the branch the agent is already on
             if self.yaw == 0.0 and self.pitch == 0.0:
                 m[13] = 0  # S with the camera already along the street
-        m[ANSWER_BASE : ANSWER_BASE + len(self._answer_options())] = 1
         self._mask_cache = (key, m)
         return m
+
+    def _task_mask(self) -> np.ndarray:
+        """The part of the mask the task alone sets (cached per task; do not modify): every
+        move, no branch (the junction and camera choose them), the task's answer heads.
+        """
+        if self._task_mask_cache[0] != self.task.id:
+            m = np.zeros(self.action_space.n, np.int8)
+            m[:ANSWER_BASE] = 1
+            m[14 : 14 + len(BRANCH_ACTIONS)] = 0
+            m[ANSWER_BASE : ANSWER_BASE + len(self._answer_options())] = 1
+            self._task_mask_cache = (self.task.id, m)
+        return self._task_mask_cache[1]
 
     def _masked_message(self, i: int) -> str:
         if i < 3:  # only with mask_noops
@@ -687,13 +700,18 @@ class PoseGraph360Env(UrbanEnv):
         return f"ANSWER_{i - ANSWER_BASE}: this task has only {n} answer option(s)"
 
     def _branch_choices(self) -> dict[str, int]:
+        """Which trajectory each branch action selects now (a fresh dict)."""
+        return dict(self._choices_now())
+
+    def _choices_now(self) -> dict[str, int]:
+        """:meth:`_branch_choices`, cached per (state, yaw); do not modify."""
         j = self.graph.junction_at(self.state)
         if j is None:
-            return {}
+            return _NO_CHOICES
         key = (self.state, self.yaw)
         if self._branch_cache[0] != key:
             self._branch_cache = (key, self.graph.branch_choices(j, self.camera_bearing))
-        return dict(self._branch_cache[1])
+        return self._branch_cache[1]
 
     def _branch_error(self, name: str) -> str:
         j = self.graph.junction_at(self.state)
@@ -734,7 +752,7 @@ class PoseGraph360Env(UrbanEnv):
             self.yaw, self.pitch = 0.0, 0.0
             return
         if name in BRANCH_ACTIONS:
-            choices = self._branch_choices()
+            choices = self._choices_now()
             if name not in choices:
                 raise InvalidAction(self._branch_error(name))
             self.state = State(choices[name], 0)
@@ -794,7 +812,7 @@ class PoseGraph360Env(UrbanEnv):
         the streets go.
         """
         bearings = np.zeros(3, np.float32)
-        choices = self._branch_choices()
+        choices = self._choices_now()
         for i, name in enumerate(BRANCH_ACTIONS):
             if name in choices:
                 bearings[i] = self.graph.trajectories[choices[name]].departure % 360.0
@@ -822,7 +840,7 @@ class PoseGraph360Env(UrbanEnv):
             j = self.graph.junction_at(self.state)
             if j is not None:
                 img = draw_branch_arrows(
-                    img, self.graph.branches(j, self.camera_bearing), self._branch_choices()
+                    img, self.graph.branches(j, self.camera_bearing), self._choices_now()
                 )
         return img
 
@@ -995,6 +1013,10 @@ class PoseGraph360Env(UrbanEnv):
         else:
             side = self._reference if self.images else self._render_reference(self.task)
         return compose_frame(view, side, f"[step {self.steps}] {self.task.instruction}")
+
+
+#: the branch choices away from a junction (shared: never modified)
+_NO_CHOICES: dict[str, int] = {}
 
 
 def _video(task: TaskSpec) -> dict[str, Any]:
