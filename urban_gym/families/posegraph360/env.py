@@ -245,6 +245,7 @@ class PoseGraph360Env(UrbanEnv):
         "_reference_cache",
         "_start_cache",
         "_view_cache",
+        "_start_view_cache",
     )
 
     def __init__(
@@ -453,8 +454,9 @@ class PoseGraph360Env(UrbanEnv):
         caches = world_caches(self.graph)
         self._reference_cache: LRUCache[tuple, np.ndarray] = caches.reference
         self._start_cache: LRUCache[tuple, T.EpisodeStart] = caches.start
-        # finished views of the world, shared likewise (see _view)
+        # finished views of the world, shared likewise, episodes' first views apart
         self._view_cache: LRUCache[tuple, np.ndarray] = caches.views
+        self._start_view_cache: LRUCache[tuple, np.ndarray] = caches.start_views
         self._field: Any = None
         task = getattr(self, "task", None)
         if task is not None and task.type in T.NAVIGATION_TYPES:
@@ -822,14 +824,16 @@ class PoseGraph360Env(UrbanEnv):
         """The perspective view (a fresh array). A view is a function of the frame, the
         camera's yaw offset and pitch and the env's view settings alone (yaw and pitch
         change by whole degrees, so a turn undone gives the same floats again): finished
-        views are kept per world and a repeat is a copy.
+        views are kept per world and a repeat is a copy (episodes' first views in a cache
+        of their own: a task's comes back with each of its episodes).
         """
         key = (self.state, self.yaw, self.pitch, self.fov, self.view_wh, self.draw_branches)
-        img = self._view_cache.get(key)
+        cache = self._start_view_cache if self.steps == 0 else self._view_cache
+        img = cache.get(key)
         if img is None:
             img = self._draw_view()
             img.setflags(write=False)
-            self._view_cache.put(key, img, img.nbytes)
+            cache.put(key, img, img.nbytes)
         return img.copy()
 
     def _draw_view(self) -> np.ndarray:
@@ -870,7 +874,7 @@ class PoseGraph360Env(UrbanEnv):
 
     def _render_reference(self, task: TaskSpec) -> np.ndarray:
         """The task's reference image, drawn once per world and kept (read-only) for the
-        tasks that come back (:func:`~urban_gym.families.posegraph360.worlds.task_caches`).
+        tasks that come back (:func:`~urban_gym.families.posegraph360.worlds.world_caches`).
         """
         key: tuple[str | int, ...] = (task.city, task.id, self.ref_size)
         key += tuple(map(repr, (task.reference_images, task.goal, task.start)))

@@ -138,6 +138,9 @@ START_CACHE_ITEMS = 1024
 #: A random agent's exact repeats -- a task's first view at each of its episodes, a turn
 #: undone -- are about a quarter of its views at 84x84
 VIEW_CACHE_BYTES = 16 * 2**20
+#: bytes of episodes' first views kept per world, apart from the others (a task's first
+#: view comes back with each of its episodes, after many other views have passed)
+START_VIEW_CACHE_BYTES = 8 * 2**20
 
 
 @dataclass(frozen=True)
@@ -146,12 +149,14 @@ class WorldCaches:
     on one pose graph and comes back: a task's reference images (keyed by task and size)
     and its episode start (:class:`~urban_gym.families.posegraph360.tasks.routes.EpisodeStart`),
     which every episode of the task needs again -- in each of the N envs of a vector env
-    alike -- and finished views (keyed by frame, camera and view settings).
+    alike -- and finished views (keyed by frame, camera and view settings), episodes'
+    first views apart.
     """
 
     reference: LRUCache[tuple, np.ndarray]
     start: LRUCache[tuple, Any]
     views: LRUCache[tuple, np.ndarray]
+    start_views: LRUCache[tuple, np.ndarray]
 
 
 _WORLD_CACHES: weakref.WeakKeyDictionary[PoseGraph, WorldCaches] = weakref.WeakKeyDictionary()
@@ -169,6 +174,7 @@ def world_caches(graph: PoseGraph) -> WorldCaches:
                 LRUCache(REFERENCE_CACHE_BYTES, lock=True),
                 LRUCache(max_items=START_CACHE_ITEMS, lock=True),
                 LRUCache(VIEW_CACHE_BYTES, lock=True),
+                LRUCache(START_VIEW_CACHE_BYTES, lock=True),
             )
         return got
 
