@@ -202,8 +202,8 @@ class PoseGraph360Env(UrbanEnv):
     ``poses`` (a folder of equirect images or a 360° video with its pose CSV, imported
     with junction detection); ``pano_width`` (rendered panorama width; default about
     ``4 * view width`` for a 90° view, what the view's centre pixels need: 2048 for 512),
-    ``time_of_day``, ``weather``, ``cache_mb`` (48: the LRU of rendered or decoded frames, MB);
-    ``draw_branches`` (True); ``reward_shaping`` (False: see Rewards); ``mask_noops``
+    ``time_of_day``, ``weather``, ``cache_mb`` (48: the LRU of rendered or decoded frames,
+    MB; rendered episodes' start frames have another as large); ``draw_branches`` (True); ``reward_shaping`` (False: see Rewards); ``mask_noops``
     (False: see Action Space); ``observation`` (``"images"``, or ``"symbolic"``: see
     Observation Space); ``answer_judge`` (the fuzzy name judge ``(prediction,
     candidate names) -> bool`` of relational answers; default: normalised names plus OSM

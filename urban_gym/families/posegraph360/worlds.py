@@ -7,8 +7,10 @@ suite of one city, a new one whenever an episode's task names another (a suite d
 from many procedural cities, ``suite="procedural:..."``). :func:`rendered_world` keeps
 the last :data:`WORLD_CACHE_ITEMS` worlds in an LRU cache, so switching back to a city
 costs a lookup; each world's frames are cached by its :class:`RenderedFrames` within
-``cache_mb`` megabytes (frames are rendered on demand, so a world holds only the frames
-visited).
+``cache_mb`` megabytes, episodes' start frames within as many again (frames are rendered
+on demand, so a world holds only the frames visited). What never changes on a world --
+tasks' reference images and starts, finished views -- is kept per world too
+(:func:`world_caches`), for every env of the process.
 """
 
 from __future__ import annotations
