@@ -104,10 +104,14 @@ class RenderedFrames(FrameSource):
         self.window = window if shape is not None else None
         self.shape = shape
         # a whole panorama, or a _Canvas (pixels, drawn tiles, all drawn) when piecemeal
-        self.cache: LRUCache[tuple[float, float], Any] = LRUCache(int(cache_mb * 1024 * 1024))
+        # locked: a vector env's threads look frames up while another stores one
+        mb = int(cache_mb * 1024 * 1024)
+        self.cache: LRUCache[tuple[float, float], Any] = LRUCache(mb, lock=True)
         # the frames named by keep(): their pixels, and the positions to keep
-        self.kept: LRUCache[tuple[float, float], Any] = LRUCache(self.cache.max_bytes)
-        self._keep: LRUCache[tuple[float, float], bool] = LRUCache(max_items=KEEP_POSITIONS)
+        self.kept: LRUCache[tuple[float, float], Any] = LRUCache(mb, lock=True)
+        self._keep: LRUCache[tuple[float, float], bool] = LRUCache(
+            max_items=KEEP_POSITIONS, lock=True
+        )
         self._lock = threading.Lock()
         # [seconds, count] of windows and whole frames; frames started with a window and
         # those of them completed later; new frames
@@ -129,9 +133,9 @@ class RenderedFrames(FrameSource):
 
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
-        state["cache"] = LRUCache(self.cache.max_bytes)
-        state["kept"] = LRUCache(self.cache.max_bytes)
-        state["_keep"] = LRUCache(max_items=KEEP_POSITIONS)
+        state["cache"] = LRUCache(self.cache.max_bytes, lock=True)
+        state["kept"] = LRUCache(self.cache.max_bytes, lock=True)
+        state["_keep"] = LRUCache(max_items=KEEP_POSITIONS, lock=True)
         state["_lock"] = None
         state["_regions"] = {}
         return state
