@@ -705,3 +705,19 @@ def test_a_greedy_rule_on_the_goal_vector_solves_held_out_tasks_with_mask_noops(
                     break
             ends.append((info["termination"], info["is_success"]))
         assert {t for t, _ in ends} == want and all(ok for _, ok in ends) == noops, ends
+
+
+def test_an_env_given_another_frame_source_draws_from_it(suite):
+    from urban_gym.families.posegraph360.world import RenderedFrames
+
+    env = gym.make(
+        "UrbanGym/PoseGraph360-Procedural-v0", tasks=suite, view_size=32, pano_width=128
+    ).unwrapped
+    first, _ = env.reset(seed=0, options={"task_index": 3})
+    grey = np.full((64, 128, 3), 77, np.uint8)
+    env.graph = env.graph.with_source(RenderedFrames(lambda x, y: grey))
+    again, _ = env.reset(seed=0, options={"task_index": 3})
+    # the same task and camera, but the new source's pixels (a junction's arrows aside),
+    # not the views kept for the old one
+    assert not np.array_equal(again["view"], first["view"])
+    assert (again["view"] == 77).all(axis=2).mean() > 0.5

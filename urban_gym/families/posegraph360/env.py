@@ -11,7 +11,6 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from urban_gym.caching import LRUCache
 from urban_gym.envs.actions import (
     InvalidAction,
     describe_value,
@@ -33,6 +32,7 @@ from urban_gym.families.posegraph360.actions import (
 from urban_gym.families.posegraph360.world import DEFAULT_SPACING_M, PoseGraph, State
 from urban_gym.families.posegraph360.worlds import (
     FRAME_CACHE_MB,
+    WorldCaches,
     compose_frame,
     reference_image,
     rendered_source,
@@ -242,10 +242,7 @@ class PoseGraph360Env(UrbanEnv):
         "_branch_cache",
         "_text_cache",
         "_prior_cache",
-        "_reference_cache",
-        "_start_cache",
-        "_view_cache",
-        "_start_view_cache",
+        "_caches_of",
     )
 
     def __init__(
@@ -448,19 +445,23 @@ class PoseGraph360Env(UrbanEnv):
         self._branch_cache: tuple[Any, Any] = (None, None)
         self._text_cache: tuple[Any, str] = (None, "")
         self._prior_cache: tuple[Any, Any] = (None, None)
-        # a task's reference image and its start (start state, goal field, distances and
-        # reference route) never change on one graph: kept per world, for the tasks that
-        # come back in this env and in the others of the process
-        caches = world_caches(self.graph)
-        self._reference_cache: LRUCache[tuple, np.ndarray] = caches.reference
-        self._start_cache: LRUCache[tuple, T.EpisodeStart] = caches.start
-        # finished views of the world, shared likewise, episodes' first views apart
-        self._view_cache: LRUCache[tuple, np.ndarray] = caches.views
-        self._start_view_cache: LRUCache[tuple, np.ndarray] = caches.start_views
+        self._caches_of: tuple[Any, Any] = (None, None)
         self._field: Any = None
         task = getattr(self, "task", None)
         if task is not None and task.type in T.NAVIGATION_TYPES:
             self._field = self.graph.distance_field(T.goal_states(self.graph, task))
+
+    @property
+    def _caches(self) -> WorldCaches:
+        """The caches of the graph the env runs now (:func:`world_caches`): a task's
+        reference image and start, finished views -- what never changes on one graph, kept
+        for the tasks and views that come back in this env and the others of the process.
+        Looked up by the graph itself, so an env given another graph (another world, a
+        new frame source) never reads the old one's.
+        """
+        if self._caches_of[0] is not self.graph:
+            self._caches_of = (self.graph, world_caches(self.graph))
+        return self._caches_of[1]
 
     def _reset_episode_state(self) -> None:
         self.state = State(0, 0)
@@ -505,7 +506,7 @@ class PoseGraph360Env(UrbanEnv):
             if k in task.limits:
                 self._task_limits[k] = int(task.limits[k])
         key = (task.id, repr(task.start), repr(task.goal), task.type)
-        start = self._start_cache.get_or_create(key, lambda: T.task_start(self.graph, task))
+        start = self._caches.start.get_or_create(key, lambda: T.task_start(self.graph, task))
         self.state = start.state
         if self.images:
             self.graph.keep_frame(self.state)  # every episode of the task starts here
@@ -828,7 +829,8 @@ class PoseGraph360Env(UrbanEnv):
         of their own: a task's comes back with each of its episodes).
         """
         key = (self.state, self.yaw, self.pitch, self.fov, self.view_wh, self.draw_branches)
-        cache = self._start_view_cache if self.steps == 0 else self._view_cache
+        caches = self._caches
+        cache = caches.start_views if self.steps == 0 else caches.views
         img = cache.get(key)
         if img is None:
             img = self._draw_view()
@@ -884,7 +886,7 @@ class PoseGraph360Env(UrbanEnv):
             img.setflags(write=False)
             return img
 
-        return self._reference_cache.get_or_create(key, draw)
+        return self._caches.reference.get_or_create(key, draw)
 
     def map_markers(self) -> Any:
         """The task markers the agent may see on a map
