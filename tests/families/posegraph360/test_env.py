@@ -454,16 +454,54 @@ def test_frames_rendered_on_demand_and_cached(suite):
     assert gym.make("UrbanGym/PoseGraph360-Procedural-v0", **kw).unwrapped.graph.source is src
     obs, _ = env.reset(seed=0, options={"task_index": 3})
     assert obs["view"].std() > 5  # the panorama renderer drew a street
-    n = len(src.cache)
-    env.step(0)
     # a frame costs its pixels and its map of drawn tiles (one byte a tile)
     from urban_gym.families.posegraph360.world.frames import TILE_COLS, TILE_ROWS
 
     frame_bytes = 64 * 128 * 3 + TILE_ROWS * TILE_COLS
+    # the start frame is kept apart from the frames a walk passes
+    assert len(src.kept) == 1 and src.kept.nbytes == frame_bytes
+    n = len(src.cache)
+    env.step(0)
     assert len(src.cache) == n + 1 and src.cache.nbytes == (n + 1) * frame_bytes
-    hits = src.cache.hits
-    env.reset(seed=0, options={"task_index": 3})  # the same start frame again: a cache hit
-    assert src.cache.hits > hits and len(src.cache) == n + 1
+    drawn = src._new
+    again, _ = env.reset(seed=0, options={"task_index": 3})  # the same start frame again
+    assert src._new == drawn and len(src.kept) == 1 and len(src.cache) == n + 1
+    assert np.array_equal(again["view"], obs["view"])
+
+
+def test_start_frames_outlive_the_frames_a_walk_passes(suite):
+    # room for two frames: a walk of five pushes out all but the last two it passed, and
+    # the episode's start frame stays (kept apart) for the next episode of the task
+    from urban_gym.families.posegraph360.world.frames import TILE_COLS, TILE_ROWS
+
+    two = 2 * (64 * 128 * 3 + TILE_ROWS * TILE_COLS) / 2**20
+    kw = {"tasks": suite, "view_size": 32, "pano_width": 128, "cache_mb": two}
+    env = gym.make("UrbanGym/PoseGraph360-Procedural-v0", **kw).unwrapped
+    src = env.graph.source
+    env.reset(seed=0, options={"task_index": 3})
+    start = env.graph.position(env.state)
+    for _ in range(5):
+        env.step(0)  # W SMALL: the next frame
+    assert len(src.cache) == 2 and len(src.kept) == 1
+    assert (round(start[0], 2), round(start[1], 2)) in src.kept
+    drawn = src._new
+    env.reset(seed=0, options={"task_index": 3})
+    env.step(env.action_index({"action": "D", "size": "LARGE"}))  # a new view of the start
+    assert src._new == drawn  # its frame was not drawn again
+
+
+def test_views_are_fresh_arrays_even_when_repeated(suite):
+    env = gym.make(
+        "UrbanGym/PoseGraph360-Procedural-v0", tasks=suite, view_size=32, pano_width=128
+    ).unwrapped
+    obs, _ = env.reset(seed=0, options={"task_index": 3})
+    first = obs["view"].copy()
+    obs["view"][:] = 0  # an agent writing into its observation
+    a = env.action_index({"action": "D", "size": "LARGE"})
+    b = env.action_index({"action": "A", "size": "LARGE"})
+    env.step(a)
+    again, *_ = env.step(b)  # the turn undone: the same view as at the start
+    assert np.array_equal(again["view"], first) and again["view"].flags.writeable
 
 
 def test_pluggable_answer_judge(graph, suite):
@@ -667,3 +705,19 @@ def test_a_greedy_rule_on_the_goal_vector_solves_held_out_tasks_with_mask_noops(
                     break
             ends.append((info["termination"], info["is_success"]))
         assert {t for t, _ in ends} == want and all(ok for _, ok in ends) == noops, ends
+
+
+def test_an_env_given_another_frame_source_draws_from_it(suite):
+    from urban_gym.families.posegraph360.world import RenderedFrames
+
+    env = gym.make(
+        "UrbanGym/PoseGraph360-Procedural-v0", tasks=suite, view_size=32, pano_width=128
+    ).unwrapped
+    first, _ = env.reset(seed=0, options={"task_index": 3})
+    grey = np.full((64, 128, 3), 77, np.uint8)
+    env.graph = env.graph.with_source(RenderedFrames(lambda x, y: grey))
+    again, _ = env.reset(seed=0, options={"task_index": 3})
+    # the same task and camera, but the new source's pixels (a junction's arrows aside),
+    # not the views kept for the old one
+    assert not np.array_equal(again["view"], first["view"])
+    assert (again["view"] == 77).all(axis=2).mean() > 0.5

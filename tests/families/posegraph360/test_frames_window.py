@@ -96,3 +96,26 @@ def test_rain_and_clear_nights_draw_frames_whole(tiny_city):
     for tod, weather in whole + piecemeal:
         src = rendered_source(tiny_city, W, tod, weather, 1.0)
         assert (src.shape is None) == ((tod, weather) in whole), (tod, weather)
+
+
+def test_a_frame_drawn_whole_is_kept_as_drawn_unless_the_window_lends_its_buffer(tiny_city):
+    x, y = _spot(tiny_city)
+    src = rendered_source(tiny_city, W, "day", "clear", 16.0)
+    whole = src.render(x, y)
+    pano, _ = src.panorama(("t", 0), x, y)  # a new frame asked whole: drawn at once
+    np.testing.assert_array_equal(pano, whole)
+    assert src.panorama(("t", 0), x, y)[0] is pano  # cached, not drawn again
+    # a window handing out a view of a buffer it reuses: the frame keeps a copy
+    lent = rendered_source(tiny_city, W, "day", "clear", 16.0)
+    buf = np.zeros((W // 2, W, 3), np.uint8)
+    window = lent.window
+
+    def borrowed(x, y, cols, rows):
+        view = buf[: rows[1] - rows[0], : cols[1]]
+        view[:] = window(x, y, cols, rows)
+        return view
+
+    lent.window = borrowed
+    pano, _ = lent.panorama(("t", 0), x, y)
+    buf[:] = 0  # the buffer drawn into again
+    np.testing.assert_array_equal(pano, whole)

@@ -11,7 +11,6 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from urban_gym.caching import LRUCache
 from urban_gym.envs.actions import (
     InvalidAction,
     describe_value,
@@ -33,13 +32,14 @@ from urban_gym.families.posegraph360.actions import (
 from urban_gym.families.posegraph360.world import DEFAULT_SPACING_M, PoseGraph, State
 from urban_gym.families.posegraph360.worlds import (
     FRAME_CACHE_MB,
-    REFERENCE_CACHE_BYTES,
+    WorldCaches,
     compose_frame,
     reference_image,
     rendered_source,
     rendered_world,
     task_markers,
     view_pano_width,
+    world_caches,
 )
 from urban_gym.render import perspective
 from urban_gym.render.overlays import draw_branch_arrows
@@ -202,8 +202,8 @@ class PoseGraph360Env(UrbanEnv):
     ``poses`` (a folder of equirect images or a 360° video with its pose CSV, imported
     with junction detection); ``pano_width`` (rendered panorama width; default about
     ``4 * view width`` for a 90° view, what the view's centre pixels need: 2048 for 512),
-    ``time_of_day``, ``weather``, ``cache_mb`` (48: the LRU of rendered or decoded frames, MB);
-    ``draw_branches`` (True); ``reward_shaping`` (False: see Rewards); ``mask_noops``
+    ``time_of_day``, ``weather``, ``cache_mb`` (48: the LRU of rendered or decoded frames,
+    MB; rendered episodes' start frames have another as large); ``draw_branches`` (True); ``reward_shaping`` (False: see Rewards); ``mask_noops``
     (False: see Action Space); ``observation`` (``"images"``, or ``"symbolic"``: see
     Observation Space); ``answer_judge`` (the fuzzy name judge ``(prediction,
     candidate names) -> bool`` of relational answers; default: normalised names plus OSM
@@ -238,11 +238,11 @@ class PoseGraph360Env(UrbanEnv):
         "_map_renderer",
         "_table_cache",
         "_mask_cache",
+        "_task_mask_cache",
         "_branch_cache",
         "_text_cache",
         "_prior_cache",
-        "_reference_cache",
-        "_start_cache",
+        "_caches_of",
     )
 
     def __init__(
@@ -441,18 +441,27 @@ class PoseGraph360Env(UrbanEnv):
         self._map_renderer: Any = None
         self._table_cache: tuple[Any, Any] = (None, None)
         self._mask_cache: tuple[Any, Any] = (None, None)
+        self._task_mask_cache: tuple[Any, Any] = (None, None)
         self._branch_cache: tuple[Any, Any] = (None, None)
         self._text_cache: tuple[Any, str] = (None, "")
         self._prior_cache: tuple[Any, Any] = (None, None)
-        # a task's reference image never changes: kept for the tasks that come back
-        self._reference_cache: LRUCache[tuple, np.ndarray] = LRUCache(REFERENCE_CACHE_BYTES)
-        # a task's start (its start state, goal field, distances and reference route)
-        # never changes on one graph either: kept for the tasks that come back
-        self._start_cache: LRUCache[tuple, T.EpisodeStart] = LRUCache(max_items=1024)
+        self._caches_of: tuple[Any, Any] = (None, None)
         self._field: Any = None
         task = getattr(self, "task", None)
         if task is not None and task.type in T.NAVIGATION_TYPES:
             self._field = self.graph.distance_field(T.goal_states(self.graph, task))
+
+    @property
+    def _caches(self) -> WorldCaches:
+        """The caches of the graph the env runs now (:func:`world_caches`): a task's
+        reference image and start, finished views -- what never changes on one graph, kept
+        for the tasks and views that come back in this env and the others of the process.
+        Looked up by the graph itself, so an env given another graph (another world, a
+        new frame source) never reads the old one's.
+        """
+        if self._caches_of[0] is not self.graph:
+            self._caches_of = (self.graph, world_caches(self.graph))
+        return self._caches_of[1]
 
     def _reset_episode_state(self) -> None:
         self.state = State(0, 0)
@@ -497,8 +506,10 @@ class PoseGraph360Env(UrbanEnv):
             if k in task.limits:
                 self._task_limits[k] = int(task.limits[k])
         key = (task.id, repr(task.start), repr(task.goal), task.type)
-        start = self._start_cache.get_or_create(key, lambda: T.task_start(self.graph, task))
+        start = self._caches.start.get_or_create(key, lambda: T.task_start(self.graph, task))
         self.state = start.state
+        if self.images:
+            self.graph.keep_frame(self.state)  # every episode of the task starts here
         self.yaw = float(task.start.get("yaw", 0.0))
         self.pitch = float(
             np.clip(float(task.start.get("pitch", 0.0)), -self.pitch_limit, self.pitch_limit)
@@ -641,15 +652,15 @@ class PoseGraph360Env(UrbanEnv):
         key = (self.task.id, self.state, self.yaw, self.pitch)
         if self._mask_cache[0] == key:
             return self._mask_cache[1]
-        m = np.zeros(self.action_space.n, np.int8)
-        m[:ANSWER_BASE] = 1
+        m = self._task_mask().copy()
         if self.pitch >= self.pitch_limit - 1e-9:
             m[11] = 0
         if self.pitch <= -self.pitch_limit + 1e-9:
             m[12] = 0
-        choices = self._branch_choices()
+        choices = self._choices_now()
         for i, name in enumerate(BRANCH_ACTIONS):
-            m[14 + i] = 1 if name in choices else 0
+            if name in choices:
+                m[14 + i] = 1
         if self.mask_noops:  # actions that would leave the state as it is
             s = self.state
             if s.frame >= self.graph.trajectories[s.trajectory].last:
@@ -659,9 +670,20 @@ class PoseGraph360Env(UrbanEnv):
                     m[14 + i] = 0  # the branch the agent is already on
             if self.yaw == 0.0 and self.pitch == 0.0:
                 m[13] = 0  # S with the camera already along the street
-        m[ANSWER_BASE : ANSWER_BASE + len(self._answer_options())] = 1
         self._mask_cache = (key, m)
         return m
+
+    def _task_mask(self) -> np.ndarray:
+        """The part of the mask the task alone sets (cached per task; do not modify): every
+        move, no branch (the junction and camera choose them), the task's answer heads.
+        """
+        if self._task_mask_cache[0] != self.task.id:
+            m = np.zeros(self.action_space.n, np.int8)
+            m[:ANSWER_BASE] = 1
+            m[14 : 14 + len(BRANCH_ACTIONS)] = 0
+            m[ANSWER_BASE : ANSWER_BASE + len(self._answer_options())] = 1
+            self._task_mask_cache = (self.task.id, m)
+        return self._task_mask_cache[1]
 
     def _masked_message(self, i: int) -> str:
         if i < 3:  # only with mask_noops
@@ -681,13 +703,18 @@ class PoseGraph360Env(UrbanEnv):
         return f"ANSWER_{i - ANSWER_BASE}: this task has only {n} answer option(s)"
 
     def _branch_choices(self) -> dict[str, int]:
+        """Which trajectory each branch action selects now (a fresh dict)."""
+        return dict(self._choices_now())
+
+    def _choices_now(self) -> dict[str, int]:
+        """:meth:`_branch_choices`, cached per (state, yaw); do not modify."""
         j = self.graph.junction_at(self.state)
         if j is None:
-            return {}
+            return _NO_CHOICES
         key = (self.state, self.yaw)
         if self._branch_cache[0] != key:
             self._branch_cache = (key, self.graph.branch_choices(j, self.camera_bearing))
-        return dict(self._branch_cache[1])
+        return self._branch_cache[1]
 
     def _branch_error(self, name: str) -> str:
         j = self.graph.junction_at(self.state)
@@ -728,7 +755,7 @@ class PoseGraph360Env(UrbanEnv):
             self.yaw, self.pitch = 0.0, 0.0
             return
         if name in BRANCH_ACTIONS:
-            choices = self._branch_choices()
+            choices = self._choices_now()
             if name not in choices:
                 raise InvalidAction(self._branch_error(name))
             self.state = State(choices[name], 0)
@@ -788,13 +815,30 @@ class PoseGraph360Env(UrbanEnv):
         the streets go.
         """
         bearings = np.zeros(3, np.float32)
-        choices = self._branch_choices()
+        choices = self._choices_now()
         for i, name in enumerate(BRANCH_ACTIONS):
             if name in choices:
                 bearings[i] = self.graph.trajectories[choices[name]].departure % 360.0
         return {"branch_bearings": bearings, "heading": np.array([self.camera_bearing], np.float32)}
 
     def _view(self) -> np.ndarray:
+        """The perspective view (a fresh array). A view is a function of the frame, the
+        camera's yaw offset and pitch and the env's view settings alone (yaw and pitch
+        change by whole degrees, so a turn undone gives the same floats again): finished
+        views are kept per world and a repeat is a copy (episodes' first views in a cache
+        of their own: a task's comes back with each of its episodes).
+        """
+        key = (self.state, self.yaw, self.pitch, self.fov, self.view_wh, self.draw_branches)
+        caches = self._caches
+        cache = caches.start_views if self.steps == 0 else caches.views
+        img = cache.get(key)
+        if img is None:
+            img = self._draw_view()
+            img.setflags(write=False)
+            cache.put(key, img, img.nbytes)
+        return img.copy()
+
+    def _draw_view(self) -> np.ndarray:
         yaw = round(self.camera_bearing, 1)
         pano, ph = self.graph.view_panorama(self.state, yaw, self.pitch, self.fov, self.view_wh)
         img = perspective(pano, yaw, self.pitch, self.fov, self.view_wh, pano_heading=ph)
@@ -802,7 +846,7 @@ class PoseGraph360Env(UrbanEnv):
             j = self.graph.junction_at(self.state)
             if j is not None:
                 img = draw_branch_arrows(
-                    img, self.graph.branches(j, self.camera_bearing), self._branch_choices()
+                    img, self.graph.branches(j, self.camera_bearing), self._choices_now()
                 )
         return img
 
@@ -831,8 +875,8 @@ class PoseGraph360Env(UrbanEnv):
         return self._map_renderer
 
     def _render_reference(self, task: TaskSpec) -> np.ndarray:
-        """The task's reference image, drawn once per env and kept (read-only) for the
-        tasks that come back (:data:`~.posegraph360_world.REFERENCE_CACHE_BYTES`).
+        """The task's reference image, drawn once per world and kept (read-only) for the
+        tasks that come back (:func:`~urban_gym.families.posegraph360.worlds.world_caches`).
         """
         key: tuple[str | int, ...] = (task.city, task.id, self.ref_size)
         key += tuple(map(repr, (task.reference_images, task.goal, task.start)))
@@ -842,7 +886,7 @@ class PoseGraph360Env(UrbanEnv):
             img.setflags(write=False)
             return img
 
-        return self._reference_cache.get_or_create(key, draw)
+        return self._caches.reference.get_or_create(key, draw)
 
     def map_markers(self) -> Any:
         """The task markers the agent may see on a map
@@ -975,6 +1019,10 @@ class PoseGraph360Env(UrbanEnv):
         else:
             side = self._reference if self.images else self._render_reference(self.task)
         return compose_frame(view, side, f"[step {self.steps}] {self.task.instruction}")
+
+
+#: the branch choices away from a junction (shared: never modified)
+_NO_CHOICES: dict[str, int] = {}
 
 
 def _video(task: TaskSpec) -> dict[str, Any]:

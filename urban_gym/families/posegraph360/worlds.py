@@ -7,14 +7,19 @@ suite of one city, a new one whenever an episode's task names another (a suite d
 from many procedural cities, ``suite="procedural:..."``). :func:`rendered_world` keeps
 the last :data:`WORLD_CACHE_ITEMS` worlds in an LRU cache, so switching back to a city
 costs a lookup; each world's frames are cached by its :class:`RenderedFrames` within
-``cache_mb`` megabytes (frames are rendered on demand, so a world holds only the frames
-visited).
+``cache_mb`` megabytes, episodes' start frames within as many again (frames are rendered
+on demand, so a world holds only the frames visited). What never changes on a world --
+tasks' reference images and starts, finished views -- is kept per world too
+(:func:`world_caches`), for every env of the process.
 """
 
 from __future__ import annotations
 
 import math
+import threading
+import weakref
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -127,8 +132,53 @@ def task_markers(task: TaskSpec) -> Any:
 #: 74.9% at 128 MB, 74.1% at 48, 73.9% at 24 -- the hits are views turned on the spot; a
 #: walk rarely comes back to a frame it left several frames ago
 FRAME_CACHE_MB = 48.0
-#: bytes of task reference images kept per env (a 512 px image is 0.8 MB)
+#: bytes of task reference images kept per world (a 512 px image is 0.8 MB)
 REFERENCE_CACHE_BYTES = 48 * 2**20
+#: task starts (start frame, goal distances, reference route) kept per world
+START_CACHE_ITEMS = 1024
+#: bytes of finished views kept per world (an 84x84 view is 21 kB, a 512x512 one 0.8 MB).
+#: A random agent's exact repeats -- a task's first view at each of its episodes, a turn
+#: undone -- are about a quarter of its views at 84x84
+VIEW_CACHE_BYTES = 16 * 2**20
+#: bytes of episodes' first views kept per world, apart from the others (a task's first
+#: view comes back with each of its episodes, after many other views have passed)
+START_VIEW_CACHE_BYTES = 8 * 2**20
+
+
+@dataclass(frozen=True)
+class WorldCaches:
+    """What a world keeps for every env of the process that runs it, since it never changes
+    on one pose graph and comes back: a task's reference images (keyed by task and size)
+    and its episode start (:class:`~urban_gym.families.posegraph360.tasks.routes.EpisodeStart`),
+    which every episode of the task needs again -- in each of the N envs of a vector env
+    alike -- and finished views (keyed by frame, camera and view settings), episodes'
+    first views apart.
+    """
+
+    reference: LRUCache[tuple, np.ndarray]
+    start: LRUCache[tuple, Any]
+    views: LRUCache[tuple, np.ndarray]
+    start_views: LRUCache[tuple, np.ndarray]
+
+
+_WORLD_CACHES: weakref.WeakKeyDictionary[PoseGraph, WorldCaches] = weakref.WeakKeyDictionary()
+_WORLD_CACHES_LOCK = threading.Lock()
+
+
+def world_caches(graph: PoseGraph) -> WorldCaches:
+    """The :class:`WorldCaches` of ``graph`` (one per graph object, so per world and frame
+    source; dropped with the graph).
+    """
+    with _WORLD_CACHES_LOCK:
+        got = _WORLD_CACHES.get(graph)
+        if got is None:
+            got = _WORLD_CACHES[graph] = WorldCaches(
+                LRUCache(REFERENCE_CACHE_BYTES, lock=True),
+                LRUCache(max_items=START_CACHE_ITEMS, lock=True),
+                LRUCache(VIEW_CACHE_BYTES, lock=True),
+                LRUCache(START_VIEW_CACHE_BYTES, lock=True),
+            )
+        return got
 
 
 def reference_image(
@@ -223,10 +273,12 @@ def view_pano_width(width: int, fov: float) -> int:
 
 __all__ = [
     "WORLD_CACHE_ITEMS",
+    "WorldCaches",
     "compose_frame",
     "reference_image",
     "rendered_source",
     "rendered_world",
     "task_markers",
     "view_pano_width",
+    "world_caches",
 ]

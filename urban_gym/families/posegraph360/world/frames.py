@@ -24,6 +24,8 @@ from urban_gym.caching import LRUCache
 TILE_COLS, TILE_ROWS = 64, 16
 #: one new frame in this many starts with a window even where whole frames are cheaper
 PROBE_EVERY = 16
+#: the most positions :meth:`RenderedFrames.keep` remembers (a suite's start frames)
+KEEP_POSITIONS = 4096
 
 
 class FrameSource:
@@ -50,6 +52,13 @@ class FrameSource:
         """
         return self.panorama(key, x, y)
 
+    def keep(self, key: tuple[str, int], x: float, y: float) -> None:
+        """Hint that frame ``key`` at ``(x, y)`` will be wanted again and again (an
+        episode's start frame: every task's start recurs with each episode of that task). A
+        source with a cache may keep it apart from the frames a walk passes; by default
+        nothing happens.
+        """
+
     def close(self) -> None:
         """Release file handles (a source reopens them on demand)."""
 
@@ -68,6 +77,11 @@ class RenderedFrames(FrameSource):
     (:meth:`view_panorama`) renders only the tiles (:data:`TILE_COLS` x :data:`TILE_ROWS`
     of them) it reads; a later view that reads a tile not yet drawn, or :meth:`panorama`,
     renders the rest of the frame at once (an agent that turns on the spot turns again).
+
+    Frames named by :meth:`keep` (episodes' start frames) are held in a second LRU of the
+    same size, apart from the frames a walk passes, which would otherwise push them out:
+    every episode of a task starts on its frame again, so its pixels are drawn once per
+    process, not once per episode.
 
     Whether a new frame starts with its view's tiles or whole is chosen by what the
     source has seen (:meth:`_start_whole`): a window costs ``w`` seconds, a whole frame
@@ -89,8 +103,15 @@ class RenderedFrames(FrameSource):
         self.render = render
         self.window = window if shape is not None else None
         self.shape = shape
-        # a whole panorama, or (canvas, drawn tiles, [all drawn]) when drawn piecemeal
-        self.cache: LRUCache[tuple[float, float], Any] = LRUCache(int(cache_mb * 1024 * 1024))
+        # a whole panorama, or a _Canvas (pixels, drawn tiles, all drawn) when piecemeal
+        # locked: a vector env's threads look frames up while another stores one
+        mb = int(cache_mb * 1024 * 1024)
+        self.cache: LRUCache[tuple[float, float], Any] = LRUCache(mb, lock=True)
+        # the frames named by keep(): their pixels, and the positions to keep
+        self.kept: LRUCache[tuple[float, float], Any] = LRUCache(mb, lock=True)
+        self._keep: LRUCache[tuple[float, float], bool] = LRUCache(
+            max_items=KEEP_POSITIONS, lock=True
+        )
         self._lock = threading.Lock()
         # [seconds, count] of windows and whole frames; frames started with a window and
         # those of them completed later; new frames
@@ -112,7 +133,9 @@ class RenderedFrames(FrameSource):
 
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
-        state["cache"] = LRUCache(self.cache.max_bytes)
+        state["cache"] = LRUCache(self.cache.max_bytes, lock=True)
+        state["kept"] = LRUCache(self.cache.max_bytes, lock=True)
+        state["_keep"] = LRUCache(max_items=KEEP_POSITIONS, lock=True)
         state["_lock"] = None
         state["_regions"] = {}
         return state
@@ -121,16 +144,38 @@ class RenderedFrames(FrameSource):
         self.__dict__.update(state)
         self._lock = threading.Lock()
 
+    def _cached(self, k: tuple[float, float]) -> Any:
+        """The entry of position ``k`` (kept or walked past), else None."""
+        got = self.kept.get(k)
+        return got if got is not None else self.cache.get(k)
+
+    def _store(self, k: tuple[float, float], entry: Any, nbytes: int) -> None:
+        """Cache the new entry of position ``k``: with the kept frames if it is one."""
+        (self.kept if k in self._keep else self.cache).put(k, entry, nbytes)
+
+    def keep(self, key: tuple[str, int], x: float, y: float) -> None:
+        """Keep the frame at ``(x, y)`` with the kept frames (see the class docstring):
+        moved there if it is cached, stored there when it is drawn.
+        """
+        k = (round(float(x), 2), round(float(y), 2))
+        with self._lock:
+            self._keep.put(k, True, 0)
+            if k not in self.kept:
+                got = self.cache.pop(k)
+                if got is not None:
+                    self.kept.put(k, got)
+
     def panorama(self, key: tuple[str, int], x: float, y: float) -> tuple[np.ndarray, float]:
         """The rendered panorama at ``(x, y)`` metres (cached) and ``pano_heading`` 0."""
         if self.shape is not None:
             h, w = self.shape
             return self._region(x, y, (0, w, 0, h)), 0.0
         k = (round(float(x), 2), round(float(y), 2))
-        img = self.cache.get(k)
+        img = self._cached(k)
         if img is None:
             img = np.ascontiguousarray(self.render(float(x), float(y)), dtype=np.uint8)
-            self.cache.put(k, img, img.nbytes)
+            with self._lock:
+                self._store(k, img, img.nbytes)
         return img, 0.0
 
     def view_panorama(
@@ -148,9 +193,9 @@ class RenderedFrames(FrameSource):
         from urban_gym.render.camera import pano_region
 
         k = (round(float(x), 2), round(float(y), 2))
-        got = self.cache.get(k)
-        if got is not None and got[2][0]:  # the whole frame is drawn
-            return got[0], 0.0
+        got = self._cached(k)
+        if got is not None and got.complete:  # the whole frame is drawn
+            return got.pixels, 0.0
         yaw, pitch, fov, size = view
         vkey = (yaw, pitch, fov, tuple(size) if isinstance(size, (list, tuple)) else size)
         region = self._regions.get(vkey)
@@ -180,35 +225,36 @@ class RenderedFrames(FrameSource):
                 blocks = list(range(nbc))
         i0, i1 = r0 // bh, (r0 + nr - 1) // bh + 1
         with self._lock:
-            got = self.cache.get(k)
+            got = self._cached(k)
+            whole = False
             if got is None:
-                # (canvas, tiles drawn, [whether all are])
-                got = (np.zeros((h, w, 3), np.uint8), np.zeros((nbr, nbc), bool), [False])
-                self.cache.put(k, got, got[0].nbytes + got[1].nbytes)
                 whole = len(blocks) == nbc and i1 - i0 == nbr
                 if not whole and self._start_whole():
-                    blocks, i0, i1 = list(range(nbc)), 0, nbr
+                    whole = True
                 elif not whole:
                     self._started[0] += 1
-            canvas, done, complete = got
-            if complete[0]:
-                return canvas
-            missing = np.flatnonzero(~done[i0:i1, blocks].all(axis=0))
-            if len(missing) and done.any():  # a second view of this frame: draw all of it
-                blocks, i0, i1 = list(range(nbc)), 0, nbr
-                missing = np.flatnonzero(~done.all(axis=0))
-                self._started[1] += 1
+                    got = _Canvas(np.zeros((h, w, 3), np.uint8), np.zeros((nbr, nbc), bool))
+                    self._store(k, got, got.nbytes)
+            if got is not None:
+                if got.complete:
+                    return got.pixels
+                canvas, done = got.pixels, got.done
+                missing = np.flatnonzero(~done[i0:i1, blocks].all(axis=0))
+                if len(missing) and done.any():  # a second view of this frame: all of it
+                    blocks, i0, i1 = list(range(nbc)), 0, nbr
+                    missing = np.flatnonzero(~done.all(axis=0))
+                    self._started[1] += 1
+        if whole:  # a new frame drawn at once: the drawn image is its canvas
+            return self._draw_whole(k, x, y, (nbr, nbc))
         if not len(missing):
             return canvas
         todo = blocks[missing[0] : missing[-1] + 1]
+        if len(todo) == nbc and i0 == 0 and i1 == nbr:
+            return self._draw_whole(k, x, y, (nbr, nbc), got)
         start = todo[0] * bw
-        width = sum(min(w, (j + 1) * bw) - j * bw for j in todo)
+        width = len(todo) * bw - (nbc * bw - w if nbc - 1 in todo else 0)
         ra, rb = i0 * bh, min(h, i1 * bh)
-        t0 = time.perf_counter()
-        part = self.window(float(x), float(y), (start, width), (ra, rb))
-        cost = self._cost["whole" if width == w and rb - ra == h else "window"]
-        cost[0] += time.perf_counter() - t0
-        cost[1] += 1
+        part = self._window(x, y, (start, width), (ra, rb))
         if start + width <= w:
             canvas[ra:rb, start : start + width] = part
         else:
@@ -216,5 +262,74 @@ class RenderedFrames(FrameSource):
             canvas[ra:rb, : start + width - w] = part[:, w - start :]
         with self._lock:
             done[i0:i1, todo] = True
-            complete[0] = bool(done.all())
+            got.complete = bool(done.all())
         return canvas
+
+    def _window(
+        self, x: float, y: float, cols: tuple[int, int], rows: tuple[int, int]
+    ) -> np.ndarray:
+        """``window(x, y, cols, rows)``, its seconds counted as a window's or a whole
+        frame's (:meth:`_start_whole`).
+        """
+        assert self.shape is not None and self.window is not None
+        t0 = time.perf_counter()
+        part = self.window(float(x), float(y), cols, rows)
+        whole = cols[1] == self.shape[1] and rows[1] - rows[0] == self.shape[0]
+        cost = self._cost["whole" if whole else "window"]
+        cost[0] += time.perf_counter() - t0
+        cost[1] += 1
+        return part
+
+    def _draw_whole(
+        self, k: tuple[float, float], x: float, y: float, tiles: tuple[int, int], got: Any = None
+    ) -> np.ndarray:
+        """Draw the whole frame of position ``k`` at once and cache it: as a new entry, or
+        into ``got``, the entry a view started. The drawn image becomes the canvas itself
+        where it is an array of its own (else it is copied into one): a whole frame needs
+        no black canvas to be copied into.
+        """
+        assert self.shape is not None
+        h, w = self.shape
+        part = self._window(x, y, (0, w), (0, h))
+        pixels = part if _owned(part, (h, w, 3)) else np.array(part, np.uint8, order="C")
+        with self._lock:
+            if got is None:
+                entry = _Canvas(pixels, np.ones(tiles, bool), True)
+                self._store(k, entry, entry.nbytes)
+            else:
+                got.pixels = pixels  # before complete: who sees complete reads these
+                got.done[:] = True
+                got.complete = True
+        return pixels
+
+
+class _Canvas:
+    """A frame drawn piecemeal: its pixels (black where not drawn yet), which tiles are
+    drawn, and whether all are.
+    """
+
+    __slots__ = ("complete", "done", "pixels")
+
+    def __init__(self, pixels: np.ndarray, done: np.ndarray, complete: bool = False) -> None:
+        self.pixels = pixels
+        self.done = done
+        self.complete = complete
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held: the pixels and the map of drawn tiles."""
+        return int(self.pixels.nbytes + self.done.nbytes)
+
+
+def _owned(a: np.ndarray, shape: tuple[int, int, int]) -> bool:
+    """Whether ``a`` is a C-contiguous ``uint8`` array of ``shape`` owning its memory (so
+    that a cache may keep it as it is).
+    """
+    return (
+        isinstance(a, np.ndarray)
+        and a.dtype == np.uint8
+        and a.shape == shape
+        and a.flags.c_contiguous
+        and a.flags.owndata
+        and a.flags.writeable
+    )

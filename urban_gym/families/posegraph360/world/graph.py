@@ -184,6 +184,15 @@ class PoseGraph:
             t.keys[state.frame], float(x), float(y), (yaw, pitch, fov, size)
         )
 
+    def keep_frame(self, state: State) -> None:
+        """Tell the frame source that a state's frame will be wanted again and again (an
+        episode's start: :meth:`FrameSource.keep`).
+        """
+        if self.source is not None:
+            t = self.trajectories[state.trajectory]
+            x, y = t.xy[state.frame]
+            self.source.keep(t.keys[state.frame], float(x), float(y))
+
     def nearest_state(self, x: float, y: float, heading: float | None = None) -> State:
         """The frame nearest to ``(x, y)``; among frames within 1 m of the nearest, the one
         whose travel heading is closest to ``heading`` (when given).
