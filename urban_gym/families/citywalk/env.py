@@ -2,7 +2,13 @@
 
 The dynamics (walker, collisions, closures, pedestrians, clock) live in
 :mod:`urban_gym.families.citywalk.dynamics`; the task ladder and its scoring in
-:mod:`urban_gym.families.citywalk.tasks`.
+:mod:`urban_gym.families.citywalk.tasks`. The env's own parts: its settings, step hooks,
+rewards, end rules and first-person view here; beside it the action handlers
+(:mod:`~urban_gym.families.citywalk.handlers`), the episode set-up
+(:mod:`~urban_gym.families.citywalk.episode`), the target and arrival
+(:mod:`~urban_gym.families.citywalk.progress`), the observation's texts, mask and info
+(:mod:`~urban_gym.families.citywalk.observation`) and the map, frame and goal views
+(:mod:`~urban_gym.families.citywalk.rendering`).
 """
 
 from __future__ import annotations
@@ -19,56 +25,42 @@ from gymnasium import spaces
 from urban_gym.caching import LRUCache
 from urban_gym.envs.base import UrbanEnv, is_success
 from urban_gym.envs.spaces import SharedMemoryText, view_wh
-from urban_gym.envs.text import clean_text, task_charset
+from urban_gym.envs.text import task_charset
 from urban_gym.families.citywalk.actions import (
-    ANSWER_ONLY,
-    FIRST_PERSON,
-    JUMP_HEIGHT,
-    MAP_ONLY,
-    MAX_DURATION,
     citywalk_action_set,
     citywalk_action_table,
 )
-from urban_gym.families.citywalk.closures import describe_closures
 from urban_gym.families.citywalk.dynamics import (
-    Closure,
-    Crowd,
     MoveResult,
-    SimClock,
     WalkerState,
     count_crossings,
-    distance_field,
     format_clock,
-    low_obstacles,
     walker_samples,
     walking_distance,
 )
+from urban_gym.families.citywalk.episode import START_MARGIN_M, CityWalkEpisode
 from urban_gym.families.citywalk.handlers import (
     ANSWER_TRIES,
     CityWalkControls,
-    MapState,
     StepScratch,
     jump_eye_rise,
 )
-from urban_gym.families.citywalk.network import PedestrianNetwork
-from urban_gym.families.citywalk.stops import StopsProgress, stops_progress
-from urban_gym.families.citywalk.tasks import (
-    DEFAULT_MAX_STEPS,
-    OPTION_LETTERS,
-    SUCCESS_RADIUS,
-    TASK_TYPES,
-    EpisodeOutcome,
-    format_hhmm,
+from urban_gym.families.citywalk.observation import TEXT_MAX, CityWalkObservation
+from urban_gym.families.citywalk.progress import (
+    ARRIVAL_VIEW_SIZE,
+    ARRIVAL_VIEW_TYPES,
+    CityWalkProgress,
 )
-from urban_gym.families.citywalk.tasks.evaluate import VIEW_JUDGED_TYPES
+from urban_gym.families.citywalk.rendering import CityWalkRendering
+from urban_gym.families.citywalk.tasks import (
+    SUCCESS_RADIUS,
+    EpisodeOutcome,
+)
 from urban_gym.tasks.spec import TaskError, TaskSpec
 from urban_gym.world.city import City
 from urban_gym.world.names import DEFAULT_NAMES
-from urban_gym.world.routing import DistanceField, Router
-from urban_gym.world.walkable import WalkGeometry
 
 MAX_VIEW_SIZE = 2048
-TEXT_MAX = 4096
 
 #: Rewards.
 PROGRESS_REWARD_PER_M = 0.01  # per metre of walking distance gained towards the goal / next stop
@@ -79,22 +71,34 @@ CONTACT_PENALTY = 0.1  # per pedestrian contact
 
 #: The arrival rules of ``arrival=`` (see :class:`CityWalkEnv`).
 ARRIVAL_RULES = ("view", "position")
-#: Task types whose arrival the ``"view"`` rule judges from the final view: place-type
-#: search and implicit intent (UrbanGround's judge sees the final view).
-ARRIVAL_VIEW_TYPES = VIEW_JUDGED_TYPES
-#: ``(width, height)`` of the id view the ``"view"`` rule counts the sign's pixels in: the
-#: language-model view, at the env's field of view.
-ARRIVAL_VIEW_SIZE = (960, 540)
 #: Default pixels of the place's sign the final view must show (``arrival_min_pixels``):
 #: the same count as a task's claim that a sign is in sight from its start.
 ARRIVAL_MIN_PIXELS = 16
 
 
-#: How far outside its city's bounds a task may start (metres).
-START_MARGIN_M = 1000.0
+# importable from here as before the env's parts were split out
+__all__ = [
+    "ARRIVAL_MIN_PIXELS",
+    "ARRIVAL_RULES",
+    "ARRIVAL_VIEW_SIZE",
+    "ARRIVAL_VIEW_TYPES",
+    "MAX_VIEW_SIZE",
+    "START_MARGIN_M",
+    "START_VIEW_CACHE_BYTES",
+    "TEXT_MAX",
+    "CityWalkEnv",
+    "citywalk_action_table",
+]
 
 
-class CityWalkEnv(CityWalkControls, UrbanEnv):
+class CityWalkEnv(
+    CityWalkEpisode,
+    CityWalkProgress,
+    CityWalkObservation,
+    CityWalkRendering,
+    CityWalkControls,
+    UrbanEnv,
+):
     """CityWalk: walk a real city in first person, on a five-level task ladder.
 
     ## Description
@@ -322,100 +326,7 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
         obs["action_mask"] = spaces.Box(0, 1, (len(self.action_table),), np.int8)
         return spaces.Dict({**obs, **self.goal_spaces()})
 
-    def _setup_world(self, task: TaskSpec) -> None:
-        self.city: City = self.load_world(task.city)
-        self.geometry = WalkGeometry.for_city(self.city)
-        self.ground = low_obstacles(self.city, self.geometry)
-        self.pedestrian = PedestrianNetwork.for_city(self.city)
-        self._city_spec = task.city
-
-    def _reset_state(self) -> None:
-        t = self.task
-        st = t.start
-        self.walker = WalkerState(
-            float(st["x"]),
-            float(st["y"]),
-            float(st["heading"]) % 360.0,
-            float(st.get("pitch", 0.0)),
-        )
-        self.clock = SimClock(float(st.get("clock", 36000.0)))
-        self.kind = TASK_TYPES[t.type].kind
-        self.max_steps = self.max_steps_override or int(
-            t.limits.get("max_steps", DEFAULT_MAX_STEPS)
-        )
-        self.map_mode = False
-        self.answer_turn = False
-        self._answer_fails = 0
-        self._eye_rise = 0.0
-        self.map = MapState()
-        self._s = StepScratch()
-        self.notice_once: list[str] = []
-        self.record = EpisodeOutcome()
-        self.record.positions.append((self.walker.x, self.walker.y))
-        self.record.headings.append(self.walker.heading)
-        self.record.clocks.append(0.0)
-        self.closures = [
-            Closure(
-                str(c.get("id", f"c{i}")),
-                tuple(tuple(p) for p in c["points"]),
-                str(c.get("label", "")),
-                tuple(c["trigger"]) if c.get("trigger") else None,
-            )
-            for i, c in enumerate(t.constraints.get("closures", []) or [])
-        ]
-        self.closure_active = [c.trigger is None for c in self.closures]
-        self._closed_edges = {
-            i: [tuple(e) for e in (c.get("closed_edges") or [])]
-            for i, c in enumerate(t.constraints.get("closures", []) or [])
-        }
-        peds = t.constraints.get("pedestrians")
-        self.crowd = (
-            Crowd(
-                self.city,
-                int(peds.get("count", 0)),
-                int(peds.get("seed", 0)),
-                peds.get("around"),
-                duration=self.max_steps * MAX_DURATION + 60.0,
-                avoid=(self.walker.x, self.walker.y),
-            )
-            if peds
-            else None
-        )
-        cond = t.constraints.get("conditions") or {}
-        self.conditions = {
-            "time_of_day": cond.get("time_of_day", "day"),
-            "weather": cond.get("weather", "clear"),
-            "seed": int(cond.get("seed", 0)),
-        }
-        self.raining = self.conditions["weather"] == "rain"
-        # per-episode pieces of each step's status line and view key
-        tod, weather = self.conditions["time_of_day"], self.conditions["weather"]
-        self._status_tail = "" if (tod, weather) == ("day", "clear") else f" | {tod}, {weather}"
-        self._conditions_key = tuple(self.conditions.values())
-        self._render_cond: Any = None  # the Conditions of the renderers, made at first use
-        self.stops = list(t.goal.get("stops", []) or [])
-        self.record.arrivals = [None] * len(self.stops)
-        self._router_cache: Router | None = None
-        self._fields: dict[int, DistanceField] = {}
-        self._remaining_memo: tuple | None = None  # (field, x, y, walking distance)
-        self.distance_to_goal = self._remaining()
-        self.record.start_distance = self.distance_to_goal
-        self._last_notice = ""
-
-    # ------------------------------------------------------------------ episode
-    def _start_episode(self, task: TaskSpec) -> None:
-        if task.city != self._city_spec:
-            self._setup_world(task)
-        x, y = float(task.start["x"]), float(task.start["y"])
-        if not self.city.contains(x, y, margin=START_MARGIN_M):
-            x0, y0, x1, y1 = self.city.bounds
-            raise TaskError(
-                f"task {task.id!r}: start (x={x!r}, y={y!r}) lies more than "
-                f"{START_MARGIN_M:g} m outside its city (x {x0:.0f}..{x1:.0f}, "
-                f"y {y0:.0f}..{y1:.0f} m)"
-            )
-        self._reset_state()
-
+    # ------------------------------------------------------------------ watching
     def render(self) -> np.ndarray | None:
         """The frame a person watches (``rgb_array`` mode), else None."""
         if self.render_mode != "rgb_array":
@@ -426,18 +337,6 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
         """Drop the renderers and the last views (they are rebuilt on demand)."""
         self._renderers.clear()
         self._last_view.clear()
-
-    def _restore_caches(self) -> None:
-        self._renderers = {}
-        self._last_view = {}
-        self._router_cache = None
-        self._fields = {}
-        self._remaining_memo = None
-        self._markers_memo = None
-        self.city = self.load_world(self._city_spec)
-        self.geometry = WalkGeometry.for_city(self.city)
-        self.ground = low_obstacles(self.city, self.geometry)
-        self.pedestrian = PedestrianNetwork.for_city(self.city)
 
     # ------------------------------------------------------------------ hooks
     def _begin_step(self) -> None:
@@ -575,68 +474,6 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
             return "step_limit", True
         return None, False
 
-    def _reached(self) -> bool:
-        """Whether the walker has arrived: within the goal's radius (place search and
-        implicit intent: of any suitable place, ``goal.alternatives``), or every stop
-        visited.
-        """
-        if self.kind == "navigation":
-            g = self.task.goal
-            w = self.walker
-            r = float(g.get("radius", SUCCESS_RADIUS))
-            spots = [(g["x"], g["y"]), *(tuple(p[:2]) for p in g.get("alternatives") or [])]
-            near = any(math.hypot(w.x - x, w.y - y) <= r for x, y in spots)
-            if near and self.arrival_rule == "view":
-                return self.arrival_sign_pixels() >= self.arrival_min_pixels
-            return near
-        return all(a is not None for a in self.record.arrivals)
-
-    @property
-    def arrival_rule(self) -> str:
-        """The rule that judges the current task's arrival: ``arrival`` for PTS and III
-        tasks, ``"position"`` for every other type.
-        """
-        return self.arrival if self.task.type in ARRIVAL_VIEW_TYPES else "position"
-
-    def arrival_places(self) -> list[int]:
-        """POI indices of the task's suitable places (the goal and ``goal.alternatives``)
-        whose radius the walker is within now.
-        """
-        g = self.task.goal
-        w = self.walker
-        r = float(g.get("radius", SUCCESS_RADIUS))
-        spots = [(g["x"], g["y"], g.get("poi_id")), *(g.get("alternatives") or [])]
-        return [
-            int(s[2])
-            for s in spots
-            if len(s) > 2 and isinstance(s[2], int) and math.hypot(w.x - s[0], w.y - s[1]) <= r
-        ]
-
-    def arrival_sign_pixels(self) -> int:
-        """Pixels of the signs of :meth:`arrival_places` in the first-person id view now
-        (:data:`ARRIVAL_VIEW_SIZE` at ``fov``, pedestrians drawn; 0 with the map open or
-        no place near).
-        """
-        from urban_gym.render.ids import sign_id
-
-        places = self.arrival_places()
-        if self.map_mode or not places:
-            return 0
-        w = self.walker
-        peds = self.pedestrian_positions()
-        key = (self.task.id, w.x, w.y, w.heading, w.pitch, peds.tobytes())
-        hit = self.__dict__.get("_arrival_memo")
-        if hit is not None and hit[0] == key:
-            return int(hit[1])
-        ids = (
-            self._renderer("arrival")
-            .render(w.x, w.y, w.heading, w.pitch, pedestrians=[tuple(p) for p in peds], ids=True)
-            .ids
-        )
-        n = int(np.isin(ids, [sign_id(p) for p in places]).sum())
-        self._arrival_memo = (key, n)
-        return n
-
     def _outcome(self) -> EpisodeOutcome:
         self.record.end_distance = self.distance_to_goal
         if self.kind == "navigation" and self.task.type in ARRIVAL_VIEW_TYPES:
@@ -649,44 +486,7 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
         return SUCCESS_REWARD if is_success(metrics) else 0.0
 
     # ------------------------------------------------------------------ distances
-    @property
-    def router(self) -> Router:
-        """A router over the network with the active closures' edges closed."""
-        if self._router_cache is None or self._router_closed != self._active_closed():
-            self._router_closed = self._active_closed()
-            self._router_cache = Router(self.city, self._router_closed)
-        return self._router_cache
-
-    def _active_closed(self) -> tuple[tuple[int, int], ...]:
-        out: list[tuple[int, int]] = []
-        for i, on in enumerate(self.closure_active):
-            if on:
-                out.extend(self._closed_edges.get(i, []))
-        return tuple(out)
-
-    def _distance_field(self, target: tuple[float, float]) -> DistanceField:
-        """Walking distances to ``target`` with the active closures closed (kept across
-        episodes: :func:`~urban_gym.families.citywalk.dynamics.distance_field`).
-        """
-        return distance_field(self._city_spec, self.router, target, self._active_closed())
-
-    def current_target(self) -> tuple[float, float] | None:
-        """Where the agent should go now: the goal, the next stop (ordered), the nearest
-        unvisited stop (unordered), or None (questions, all stops reached).
-        """
-        if self.kind == "navigation":
-            return (float(self.task.goal["x"]), float(self.task.goal["y"]))
-        if self.kind == "multi_stop":
-            left = [st for st, a in zip(self.stops, self.record.arrivals) if a is None]
-            if not left:
-                return None
-            if self.task.goal.get("ordered"):
-                return (float(left[0]["x"]), float(left[0]["y"]))
-            w = self.walker
-            best = min(left, key=lambda st: math.hypot(st["x"] - w.x, st["y"] - w.y))
-            return (float(best["x"]), float(best["y"]))
-        return None
-
+    # (the target, the router and arrival: CityWalkProgress)
     def _remaining(self) -> float:
         target = self.current_target()
         if target is None:
@@ -704,248 +504,8 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
         self._remaining_memo = (fld, w.x, w.y, d)
         return d
 
-    # ------------------------------------------------------------------ observation
-    def _mask(self) -> np.ndarray:
-        key = (self.map_mode, self.answer_turn, self.kind, len(self.task.options))
-        m = self._mask_cache.get(key)
-        if m is None:
-            m = self._mask_cache[key] = self._compute_mask()
-        return m.copy()
-
-    def _compute_mask(self) -> np.ndarray:
-        m = np.zeros(len(self.action_table), dtype=np.int8)
-        for i, a in enumerate(self.action_table):
-            name = a["action"]
-            if self.answer_turn:
-                m[i] = name in ANSWER_ONLY and OPTION_LETTERS.index(a["answer"]) < len(
-                    self.task.options
-                )
-            elif name in FIRST_PERSON:
-                m[i] = not self.map_mode
-            elif name in MAP_ONLY:
-                m[i] = self.map_mode
-            elif name == "terminate":
-                m[i] = 1
-        return m
-
-    def _status(self) -> str:
-        mode = "answer turn" if self.answer_turn else "map mode" if self.map_mode else _FP_VIEW
-        head = (
-            f"Time {self.clock.text()} | step {min(self.steps, self.max_steps)}/"
-            f"{self.max_steps} | {mode}{self._status_tail}"
-        )
-        if not (self.stops or self.map_mode):
-            return self._clean(head)
-        lines = [head]
-        if self.stops:
-            lines.extend(self._stops_status())
-        if self.map_mode:
-            m = self.map
-            marked = ", a point is marked." if m.selected else "."
-            tilt = f", tilted {m.tilt:g} degrees" if m.tilt else ""
-            lines.append(
-                f"Map: {m.mpp:g} m per pixel, rotated {m.rotation:g} degrees{tilt}{marked}"
-            )
-        return self._clean("\n".join(lines))
-
-    def closure_notice(self, indices: list[int]) -> str:
-        """The one-time notice when the closures ``indices`` appear: each as a chain of
-        waypoints (:func:`~urban_gym.families.citywalk.closures.describe_closures`).
-        """
-        chains = describe_closures(self.city, [self.closures[i] for i in indices])
-        return (
-            "NOTICE: a way ahead has just been closed, and stays closed until the end of the "
-            "task; it is drawn as a red line on the map. Do not cross it from now on (before "
-            f"this notice crossing was allowed); find another way. {chains}"
-        )
-
-    @property
-    def closures_appeared(self) -> list[int]:
-        """The closures (indices into :attr:`closures`) that appeared in the last step."""
-        return list(self._s.new_closures)
-
-    @property
-    def last_closure_notice(self) -> str:
-        """The closure notice of the last step, as the ``notice`` observation holds it
-        (``""``: none); a face that words the notice itself takes it out.
-        """
-        return self._s.closure_notice
-
-    def stops_progress(self) -> StopsProgress | None:
-        """The multi-stop task's schedule / progress now (None for other tasks)."""
-        if not self.stops:
-            return None
-        return stops_progress(
-            self.stops,
-            self.record.arrivals,
-            self.clock.now,
-            bool(self.task.goal.get("ordered")),
-        )
-
-    def _stops_status(self) -> list[str]:
-        """Schedule (ordered stops: the next one with its deadline and the minutes left,
-        or how late it is) or progress (unordered stops) lines.
-        """
-        arrivals = self.record.arrivals
-        done = [(st, a) for st, a in zip(self.stops, arrivals) if a is not None]
-        left = [st for st, a in zip(self.stops, arrivals) if a is None]
-        n = len(self.stops)
-        if not self.task.goal.get("ordered"):
-            visited = ": " + ", ".join(st["name"] for st, _ in done) if done else ""
-            rest = (
-                ". Left: " + ", ".join(st["name"] for st in left) + "."
-                if left
-                else ". All visited."
-            )
-            return [f"Visited {n - len(left)} of {n}{visited}{rest}"]
-        out = []
-        prog = self.stops_progress()
-        if left and prog is not None:
-            nxt = left[0]
-            due = f" by {format_hhmm(nxt['deadline'])}" if nxt.get("deadline") else ""
-            late = ""
-            if prog.minutes_left is not None:
-                late = f", {prog.minutes_left} minutes left"
-            elif prog.minutes_overdue is not None:
-                late = f", OVERDUE by {prog.minutes_overdue} minutes"
-            out.append(f"Next: {nxt['name']}{due} (stop {n - len(left) + 1} of {n}){late}.")
-        else:
-            out.append("All appointments visited.")
-        if done:
-            when = (f"{st['name']} at {format_clock(self.clock.start + a)}" for st, a in done)
-            out.append("Done: " + "; ".join(when) + ".")
-        return out
-
-    def _observe(self) -> dict[str, Any]:
-        notice = list(self._s.messages)
-        if self.last_action_error:
-            notice.insert(0, f"Invalid action: {self.last_action_error}")
-        obs: dict[str, Any] = {}
-        if self.view_wh is not None:
-            obs["view"] = self._map_image(self.view_wh) if self.map_mode else self._view()
-        task = self.task
-        if self.__dict__.get("_clean_for") is not task:  # cleaned once per task
-            self._clean_instruction = self._clean(task.instruction)
-            self._clean_for = task
-        obs["instruction"] = self._clean_instruction
-        obs["status"] = self._status()
-        obs["notice"] = self._clean(" ".join(notice))
-        obs["action_mask"] = self._mask()
-        return obs
-
-    def _clean(self, text: str) -> str:
-        return clean_text(text, self._charset, TEXT_MAX)
-
-    def _pose(self) -> tuple[float, float, float]:
-        w = self.walker
-        return w.x, w.y, w.heading
-
-    def _distance_to_goal(self) -> float:
-        d = self.distance_to_goal
-        return math.inf if math.isnan(d) else float(d)  # questions have no goal
-
-    def _extra_info(self) -> dict[str, Any]:
-        s = self._s
-        w = self.walker
-        info: dict[str, Any] = {
-            "pitch": w.pitch,
-            "answer_turn": self.answer_turn,
-            "clock": self.clock.elapsed,
-            "clock_of_day": self.clock.now,
-            "on_network": self.record.on_network[-1]
-            if self.record.on_network
-            else self.pedestrian.contains(w.x, w.y),
-            "covered": self.record.covered[-1] if self.record.covered else False,
-            "map_mode": self.map_mode,
-            "hit_wall": bool(s.move is not None and s.move.hit_wall),
-            "closure_crossings": self.record.closure_crossings,
-            "pedestrian_contacts": self.record.contacts,
-            "stops_reached": sum(a is not None for a in self.record.arrivals),
-            "arrival_rule": self.arrival_rule,
-            # a fresh copy, always a dict (vector envs batch every info key by its type)
-            "action": {k: v for k, v in (s.action or {}).items() if v is not None},
-            "task": self.task,
-        }
-        if s.clamped is not None:
-            info["clamped"] = {"duration": s.clamped, "to": MAX_DURATION}
-        if s.jump_at is not None:
-            info["jump_height"] = JUMP_HEIGHT
-            info["eye_rise"] = round(self._eye_rise, 6)
-        return info
-
-    # ------------------------------------------------------------------ goal modes
-    no_view_reason = "view_size=None renders no view"
-
-    def _goal_point(self) -> tuple[float, float] | None:
-        """The goal place; for a multi-stop task its first stop not reached yet (the
-        last stop once all are reached).
-        """
-        stops = getattr(self, "stops", None) or (self.task.goal or {}).get("stops")
-        if not stops:
-            return super()._goal_point()
-        arrivals = list(getattr(getattr(self, "record", None), "arrivals", []) or [])
-        for i, st in enumerate(stops):
-            if i >= len(arrivals) or arrivals[i] is None:
-                return float(st["x"]), float(st["y"])
-        return float(stops[-1]["x"]), float(stops[-1]["y"])
-
-    def _view_shape(self) -> tuple[int, int] | None:
-        return (self.view_wh[1], self.view_wh[0]) if self.view_wh is not None else None
-
-    def _goal_view(self, task: TaskSpec, goal: tuple[float, float]) -> np.ndarray:
-        """The first-person view at ``goal``, facing the task's start heading, level."""
-        heading = float(task.start.get("heading", 0.0))
-        return np.asarray(self._renderer("view").render(goal[0], goal[1], heading, 0.0).rgb)
-
-    def _goal_visible(self) -> bool:
-        """The goal place's sign in the first-person view (pedestrians occlude; False while
-        the map is open): :mod:`urban_gym.envs.visibility`.
-        """
-        from urban_gym.envs.visibility import id_view_size, in_view, tracker_of
-
-        if self.map_mode:
-            return False
-        tr = tracker_of(self, self.city)
-        targets = tr.targets(self.task)
-        if targets.size == 0:
-            return False
-        w = self.walker
-        res = tr.first_person(id_view_size(self.view_wh or (128, 128)), self.fov).render(
-            w.x, w.y, w.heading, w.pitch, pedestrians=self.pedestrian_positions(), ids=True
-        )
-        return in_view(res.ids, targets)
-
     # ------------------------------------------------------------------ pixels
-    def _renderer(self, name: str) -> Any:
-        r = self._renderers.get(name)
-        if r is None:
-            import urban_gym.render as R
-
-            if name == "map":
-                r = R.MapRenderer(self.city)
-            else:
-                size = {"view": self.view_wh, "arrival": ARRIVAL_VIEW_SIZE}.get(
-                    name, (self.render_size,) * 2
-                )
-                assert size is not None  # only an env with a view renders one
-                vw, vh = size
-                r = R.FirstPersonRenderer(self.city, width=vw, height=vh, fov=self.fov)
-            self._renderers[name] = r
-        return r
-
-    def _render_conditions(self) -> Any:
-        if self._render_cond is None:  # the episode's conditions, made once
-            from urban_gym.render import Conditions
-
-            self._render_cond = Conditions(**self.conditions)
-        return self._render_cond
-
-    def pedestrian_positions(self) -> np.ndarray:
-        """``(N, 2)`` positions (m) of the pedestrians now (privileged)."""
-        if self.crowd is None:
-            return np.zeros((0, 2))
-        return self.crowd.positions(self.clock.elapsed)
-
+    # (the renderers, the map, the frame and the goal views: CityWalkRendering)
     def _view(self, which: str = "view") -> np.ndarray:
         """The first-person image now; the last one is reused while nothing in it changed
         (a map action, a jump or an invalid action without pedestrians).
@@ -986,83 +546,6 @@ class CityWalkEnv(CityWalkControls, UrbanEnv):
             first[0].put(first[1], kept)
         return res.rgb.copy()
 
-    def map_markers(self) -> Any:
-        """The map markers the agent may see: itself, the task's destinations (when the task
-        shows them) and the active closures. Never a route.
-        """
-        from urban_gym.render import MapMarkers
-
-        w = self.walker
-        selected = self.map.selected if self.map_mode else None
-        # what they depend on (the closures list is the episode's own): the same markers
-        # while nothing moves -- a map session's pans and zooms
-        key = (w.x, w.y, w.heading, selected, *self.closure_active)
-        memo = self._markers_memo
-        if (
-            memo is not None
-            and memo[0] is self.task
-            and memo[1] is self.closures
-            and memo[2] == key
-        ):
-            return memo[3]
-        g = self.task.goal
-        dest: list[tuple[float, float]] = []
-        if self.stops:
-            if g.get("show_on_map"):
-                dest = [(float(st["x"]), float(st["y"])) for st in self.stops]
-        elif g.get("show_on_map") and "x" in g:
-            dest = [(float(g["x"]), float(g["y"]))]
-        closures = [c.points for c, on in zip(self.closures, self.closure_active) if on]
-        markers = MapMarkers(
-            agent=(w.x, w.y, w.heading), destinations=dest, closures=closures, selected=selected
-        )
-        self._markers_memo = (self.task, self.closures, key, markers)
-        return markers
-
-    def _map_image(self, size: int | tuple[int, int]) -> np.ndarray:
-        """The map now; the last one is reused while nothing on it changed (an invalid
-        action or a first-person action that moves nothing, in map mode).
-        """
-        m = self.map if self.map_mode else MapState(center=(self.walker.x, self.walker.y))
-        w = self.walker
-        # everything the map shows: the view, the walker, the task's markers and closures
-        view = (m.center, m.mpp, m.rotation, m.tilt, m.selected)  # MapState is mutable
-        key = (self.map_mode, view, w.x, w.y, w.heading, id(self.task), *self.closure_active)
-        which = f"map {size}"  # the observation's and the video frame's maps apart
-        hit = self._last_view.get(which)
-        if hit is not None and hit[0] == key:
-            return hit[1].copy()
-        kw = {"tilt": m.tilt} if m.tilt else {}
-        img = self._renderer("map").render(
-            center=m.center,
-            metres_per_pixel=m.mpp,
-            size=size,
-            rotation=m.rotation,
-            labels=True,
-            markers=self.map_markers(),
-            **kw,
-        )
-        self._last_view[which] = (key, img)
-        return img.copy()
-
-    def _frame(self) -> np.ndarray:
-        """The ``rgb_array`` frame, three ``render_size`` squares side by side: the
-        first-person view, the map around the walker, and the task, its instruction and
-        the status line as text.
-        """
-        from urban_gym.render import frame as F
-
-        n = self.render_size
-        text = F.text_panel(
-            [f"{self.task.type} | {self.task.id}", self.task.instruction, "", self._status()],
-            n,
-            n,
-            font_size=max(8, n // 22),
-        )
-        return F.hstack([self._view("frame"), self._map_image(n), text])
-
-
-_FP_VIEW = "first-person view"
 
 #: bytes of episodes' first views kept per city, shared by the envs of a process
 START_VIEW_CACHE_BYTES = 32 * 2**20

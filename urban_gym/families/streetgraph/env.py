@@ -1,8 +1,13 @@
-"""``UrbanGym/StreetGraph-v0``: long-range navigation on a Street-View intersection graph."""
+"""``UrbanGym/StreetGraph-v0``: long-range navigation on a Street-View intersection graph.
+
+The env's settings, spaces, episode and ending live here; its seams beside it: the actions
+(:mod:`~urban_gym.families.streetgraph.actions`), the moves
+(:mod:`~urban_gym.families.streetgraph.dynamics`) and what the agent sees
+(:mod:`~urban_gym.families.streetgraph.observation`).
+"""
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Sequence
 from typing import Any
@@ -11,80 +16,58 @@ import numpy as np
 from gymnasium import spaces
 
 from urban_gym.caching import LRUCache
-from urban_gym.envs.actions import ActionSet, ActionSpec, InvalidAction, Param
+from urban_gym.envs.actions import InvalidAction
 from urban_gym.envs.base import UrbanEnv, is_success
 from urban_gym.envs.spaces import SharedMemoryText
-from urban_gym.envs.text import clean_text, task_charset
+from urban_gym.envs.text import task_charset
 from urban_gym.errors import InputError
-from urban_gym.families.streetgraph.tasks import EpisodeOutcome, graph_spec, reached
+from urban_gym.families.streetgraph.actions import (
+    STOP_UNAVAILABLE,
+    make_action_set,
+    missing_option,
+)
+from urban_gym.families.streetgraph.dynamics import (
+    DISTANCE_CACHE,
+    StreetGraphDynamics,
+    distance_cache,
+    finite,
+    option_bearings,
+    ordered_streets,
+)
+from urban_gym.families.streetgraph.observation import (
+    FRAME_TILE,
+    VIEW_FOV,
+    VIEW_PITCH,
+    StreetGraphObservation,
+    renderer_available,
+)
+from urban_gym.families.streetgraph.tasks import EpisodeOutcome, graph_spec
 from urban_gym.families.streetgraph.world import (
     Street,
     StreetGraph,
-    StreetGraphError,
     graph_key,
     load_streetgraph,
 )
 from urban_gym.tasks.spec import TaskError, TaskSpec
 from urban_gym.world.names import DEFAULT_NAMES
 
-#: Camera of the option views: horizontal field of view and pitch (degrees, positive up).
-VIEW_FOV = 90.0
-VIEW_PITCH = 30.0
-#: Side of one option's tile in the ``rgb_array`` frame (pixels).
-FRAME_TILE = 160
-#: Goals whose distance arrays an env keeps (LRU).
-DISTANCE_CACHE = 128
+# importable from here as before the family's seams were split out
+__all__ = [
+    "DISTANCE_CACHE",
+    "FRAME_TILE",
+    "STOP_UNAVAILABLE",
+    "VIEW_FOV",
+    "VIEW_PITCH",
+    "StreetGraphEnv",
+    "distance_cache",
+    "make_action_set",
+    "missing_option",
+    "option_bearings",
+    "ordered_streets",
+]
 
 
-#: Why ``stop`` is invalid on an origin-destination task.
-STOP_UNAVAILABLE = "stop is not available here: the episode ends when you reach the destination"
-
-
-def missing_option(option: int, count: int) -> str:
-    """Why ``go`` with ``option`` is invalid at a node with ``count`` options."""
-    return f"go: option {option} does not exist here; the options are 0..{count - 1}"
-
-
-def make_action_set(max_degree: int) -> ActionSet:
-    """The structured actions of StreetGraph (the language-model face) for up to
-    ``max_degree`` options at a node.
-    """
-    return ActionSet(
-        [
-            ActionSpec(
-                "go",
-                "travel along the street of this option to the next intersection (to the "
-                "next viewpoint on a task that moves one link at a time)",
-                (
-                    Param(
-                        "option",
-                        "int",
-                        "the option number as listed",
-                        low=0,
-                        high=max_degree - 1,
-                        key_synonyms=(
-                            "index",
-                            "street",
-                            "choice",
-                            "number",
-                            "direction",
-                            "option_index",
-                            "id",
-                        ),
-                    ),
-                ),
-                synonyms=("choose", "select", "take", "move", "follow", "option", "pick"),
-            ),
-            ActionSpec(
-                "stop",
-                "stop here: you believe you are at the described goal (instruction tasks only)",
-                synonyms=("done", "finish", "end", "arrive", "stay"),
-            ),
-        ]
-    )
-
-
-class StreetGraphEnv(UrbanEnv):
+class StreetGraphEnv(StreetGraphObservation, StreetGraphDynamics, UrbanEnv):
     """Navigate a Street-View-style panorama graph to a named destination.
 
     ## Description
@@ -380,7 +363,7 @@ class StreetGraphEnv(UrbanEnv):
         missing = []
         for g in self._graphs.values():
             src = g.meta.get("source")
-            if src == "city" and not _renderer_available():
+            if src == "city" and not renderer_available():
                 missing.append(f"{g.name}: urban_gym.render.PanoramaRenderer is not available")
             elif src == "touchdown" and g.image_dir is None:
                 missing.append(f"{g.name}: the Touchdown graph has no image folder")
@@ -472,7 +455,7 @@ class StreetGraphEnv(UrbanEnv):
         self.options = self._options_at(self.node)
 
     def _reward(self) -> float:
-        return self.progress_reward * _finite(self._step_before - self._goal_d[self.node])
+        return self.progress_reward * finite(self._step_before - self._goal_d[self.node])
 
     def _check_end(self, valid: bool) -> tuple[str | None, bool]:
         if valid and self._reason is not None:
@@ -519,291 +502,6 @@ class StreetGraphEnv(UrbanEnv):
             "transitions": self.transitions,
         }
 
-    # ------------------------------------------------------------------ dynamics
-    def _distances(
-        self, t: TaskSpec, goal: tuple[int, ...]
-    ) -> tuple[np.ndarray, np.ndarray | None, list[float]]:
-        """Shortest distances (m) to the goal from every node, and for instruction tasks
-        the hop counts, computed once per goal (LRU of :data:`DISTANCE_CACHE` goals); the
-        distances also as a list of Python floats (what a step reads, without numpy's
-        per-element cost).
-        """
-
-        def compute() -> tuple[np.ndarray, np.ndarray | None, list[float]]:
-            g = self._graph_of(t)
-            hops = g.hops_to(goal) if t.type == "instruction" else None
-            d = g.distances_to(goal)
-            return d, hops, d.tolist()
-
-        return self._dist_cache.get_or_create((self._graph_key, goal), compute)
-
-    def _options_at(self, node: int) -> list[Street]:
-        """The streets leaving ``node`` in increasing bearing (cached per graph and node
-        together with the padded bearing vector).
-        """
-        got = self._node_cache.get(node)
-        if got is None:
-            opts = ordered_streets(self.graph, node)
-            bearings = option_bearings(opts, self.max_degree)
-            bearings.setflags(write=False)
-            got = (opts, bearings, [float(b) for b in bearings[: len(opts)]])
-            self._node_cache[node] = got
-        self._bearings = got[1]
-        self._option_bearings = got[2]
-        return got[0]
-
-    def _travel(self, street: Street) -> None:
-        xy = self.graph._xy_list
-        nodes = street.nodes
-        hops = len(nodes) - 1
-        moved_from = self.transitions
-        od = self.task.type == "origin_destination"
-        if (
-            not self.link_travel
-            and moved_from + hops <= self.max_transitions
-            and (not od or self.goal_nodes.isdisjoint(nodes))
-        ):
-            # the whole street: its length and node list are known
-            self.distance_m += street.length
-            self.transitions = moved_from + hops
-            self.trajectory.extend(nodes[1:])
-            last, prev = nodes[-1], nodes[-2]
-        else:
-            path = nodes[1:2] if self.link_travel else nodes[1:]
-            last = prev = self.node
-            for n in path:
-                if self.transitions >= self.max_transitions:
-                    break
-                self.distance_m += math.dist(xy[last], xy[n])
-                self.transitions += 1
-                self.trajectory.append(n)
-                prev, last = last, n
-                if od and n in self.goal_nodes:
-                    break
-        if self.transitions > moved_from:
-            (x0, y0), (x1, y1) = xy[prev], xy[last]
-            if (x0, y0) != (x1, y1):
-                # geo.bearing of two floats, inline (the hottest line of a symbolic step)
-                self.heading = math.degrees(math.atan2(x1 - x0, y1 - y0)) % 360.0
-        self.node = last
-
-    def _instruction_success(self) -> bool:
-        return reached(self.task, self.node, self.graph)
-
-    def _mask(self) -> np.ndarray:
-        key = (len(self.options), self.task.type == "instruction")
-        m = self._masks.get(key)
-        if m is None:
-            m = np.zeros(self.max_degree + 1, dtype=np.int8)
-            m[: key[0]] = 1
-            m[-1] = int(key[1])
-            m.setflags(write=False)
-            self._masks[key] = m
-        return m.copy()
-
-    def _observe(self) -> dict[str, Any]:
-        heading = _ONE_FLOAT32.copy()  # a copy and a store: half a np.array([...]) call
-        heading[0] = min(self.heading % 360.0, 359.999)
-        obs: dict[str, Any] = {
-            "bearings": self._bearings.copy(),
-            "heading": heading,
-            "action_mask": self._mask(),
-            "instruction": self._instruction_text(),
-        }
-        if self.images:
-            obs["views"] = self._option_views()
-        return obs
-
-    def _instruction_text(self) -> str:
-        """The task's instruction in the observation's charset (cleaned once per task)."""
-        task = self.task
-        if self._clean_for is not task:
-            self._clean_text = clean_text(task.instruction, self._charset)
-            self._clean_for = task
-        return self._clean_text
-
-    # ------------------------------------------------------------------ goal modes
-    no_view_reason = "observation='symbolic' renders no views"
-
-    def _goal_point(self) -> tuple[float, float] | None:
-        """The destination's position, or the panorama of the goal node (the last one of an
-        instruction route).
-        """
-        task = self.task
-        g = task.goal or {}
-        if "position" in g:
-            return float(g["position"][0]), float(g["position"][1])
-        if "route" in g or "node" in g:
-            node = g["route"][-1] if "route" in g else g["node"]
-            graph = self._graph_of(task)
-            x, y = graph.xy[graph.index[node]]
-            return float(x), float(y)
-        return None
-
-    def _goal_landmarks(self, task: TaskSpec) -> np.ndarray:
-        """The city's landmarks; for a graph of imported panoramas (no city data), its
-        nodes spread over it.
-        """
-        g = self._graph_of(task)
-        if g.meta.get("source") == "city":
-            return super()._goal_landmarks(task)
-        from urban_gym.envs.goals import landmarks_of
-
-        xy = np.asarray(g.xy)
-        x0, y0 = xy.min(axis=0)
-        x1, y1 = xy.max(axis=0)
-        key = f"streetgraph:{g.meta.get('source')}:{len(xy)}:{x0:.1f}:{y0:.1f}"
-        return landmarks_of(key, xy, (x0, y0, x1, y1))
-
-    def _view_shape(self) -> tuple[int, int] | None:
-        return (self.image_wh[1], self.image_wh[0]) if self.images else None
-
-    def _goal_view(self, task: TaskSpec, goal: tuple[float, float]) -> np.ndarray:
-        """The view down the first street of the goal node nearest ``goal``."""
-        g = self._graph_of(task)
-        gl = task.goal
-        names = gl.get("nodes") or [gl["route"][-1] if "route" in gl else gl["node"]]
-        idx = [g.index[n] for n in names]
-        d = np.hypot(*(g.xy[idx] - np.asarray(goal)).T)
-        node = idx[int(np.argmin(d))]
-        streets = g.streets_from(node)
-        heading = float(streets[0].heading) if streets else 0.0
-        return np.asarray(self._render_views(g, node, [heading])[0], dtype=np.uint8)
-
-    def _goal_visible(self) -> bool:
-        """The goal place's sign in one of the option views (observations with images of a
-        graph built from a city; False otherwise): :mod:`urban_gym.envs.visibility`.
-        """
-        g = self.graph
-        if not self.images or not self.options or g.meta.get("source") != "city":
-            return False
-        from urban_gym.envs.visibility import id_view_size, in_view, tracker_for_spec
-
-        tr = tracker_for_spec(self, str(g.meta["city"]))
-        targets = tr.targets(self.task)
-        if targets.size == 0:
-            return False
-        x, y = g.xy[self.node]
-
-        def look() -> bool:  # the option views of a node never change
-            pano = tr.panoramas.panorama(float(x), float(y))
-            size = id_view_size(self.image_wh)
-            for s in self.options:
-                ids = tr.panoramas.view(x, y, s.heading, VIEW_PITCH, VIEW_FOV, size, pano=pano)
-                if in_view(ids, targets):
-                    return True
-            return False
-
-        return tr.remember((self.task.id, self._graph_key, self.node), look)
-
-    # ------------------------------------------------------------------ images
-    def _option_views(self) -> np.ndarray:
-        d = self.max_degree
-        w, h = self.image_wh
-        out = np.zeros((d, h, w, 3), dtype=np.uint8)
-        if not self.options:
-            return out
-        key = (self._graph_key, self.node)
-        views = self._views.get_or_create(
-            key,
-            lambda: self._render_views(self.graph, self.node, [s.heading for s in self.options]),
-        )
-        out[: len(views)] = views
-        return out
-
-    def _render_views(self, g: StreetGraph, node: int, headings: list[float]) -> np.ndarray:
-        from urban_gym.render import perspective_batch
-
-        pano, pano_heading = self._panorama(g, node)
-        return perspective_batch(
-            pano,
-            np.asarray(headings, dtype=float),
-            pitch=VIEW_PITCH,
-            fov=VIEW_FOV,
-            size=self.image_wh,
-            pano_heading=pano_heading,
-        )
-
-    def _panorama(self, g: StreetGraph, node: int) -> tuple[np.ndarray, float]:
-        if g.meta.get("source") == "touchdown":
-            return _read_equirect(g, node), float(g.pano_heading[node])
-        key = g.meta["city"]
-        r = self._renderers.get(key)
-        if r is None:
-            r = _panorama_renderer_class()(
-                self.load_world(key), width=self.pano_width, height=self.pano_width // 2
-            )
-            self._renderers[key] = r
-        x, y = g.xy[node]
-        return r.render(float(x), float(y), conditions=self.conditions).rgb, 0.0
-
-    def _frame(self) -> np.ndarray:
-        """The ``rgb_array`` frame, one size for the whole env (a video needs that):
-        ``FRAME_TILE * max_degree`` pixels wide. The options shown here share that width
-        equally, each tile holding its view (covering the tile, its middle kept) or, without
-        images, a dial of its bearing in its middle, labelled with its index and bearing;
-        under them the instruction and the decision counts.
-        """
-        from urban_gym.render import frame as F
-
-        bg = (32, 32, 36)
-        w = FRAME_TILE * max(1, self.max_degree)
-        views = self._option_views() if self.images and self.options else None
-        k = len(self.options)
-        edges = [w * i // max(1, k) for i in range(k + 1)]
-        tiles = [
-            F.label(
-                F.tile(views[i], FRAME_TILE, background=bg, width=edges[i + 1] - edges[i])
-                if views is not None
-                else F.centre(
-                    F.bearing_dial(FRAME_TILE, s.heading, background=bg),
-                    edges[i + 1] - edges[i],
-                    background=bg,
-                ),
-                f"{i}: {s.heading:.0f}°",
-                (6, FRAME_TILE - 20),
-            )
-            for i, s in enumerate(self.options)
-        ] or [F.text_panel("no way on from here", w, FRAME_TILE, background=bg)]
-        text = F.text_panel(
-            self.task.instruction, w, 48, colour=(230, 230, 230), background=bg, margin=(6, 8)
-        )
-        status = F.text_panel(
-            f"decisions {self.decisions} | transitions {self.transitions}",
-            w,
-            22,
-            colour=(160, 160, 170),
-            background=bg,
-            margin=(6, 0),
-        )
-        return F.vstack([F.hstack(tiles), text, status])
-
-
-def distance_cache() -> LRUCache[
-    tuple[str, tuple[int, ...]], tuple[np.ndarray, np.ndarray | None, list[float]]
-]:
-    """A new cache of goal distances (``(graph key, goal nodes)`` -> distances, hops, the
-    distances as floats), :data:`DISTANCE_CACHE` goals at most.
-    """
-    return LRUCache(max_items=DISTANCE_CACHE, size=_distances_nbytes)
-
-
-def ordered_streets(graph: StreetGraph, node: int) -> list[Street]:
-    """The streets leaving ``node``: the options of the node, in increasing bearing (ties
-    by the first hop's node).
-    """
-    return sorted(graph.streets_from(node), key=lambda s: (round(s.heading, 6), s.nodes[1]))
-
-
-def option_bearings(options: Sequence[Street], max_degree: int) -> np.ndarray:
-    """The observation's ``bearings`` of ``options``: each street's compass bearing
-    (degrees in [0, 359.999], float32), zeros up to ``max_degree``.
-    """
-    bearings = np.zeros(max_degree, dtype=np.float32)
-    for i, st in enumerate(options):
-        bearings[i] = min(np.float32(st.heading % 360.0), np.float32(359.999))
-    return bearings
-
 
 def _size(size: int | tuple[int, int]) -> tuple[int, int]:
     if isinstance(size, (int, np.integer)) and not isinstance(size, bool):
@@ -828,59 +526,6 @@ def _conditions(conditions: dict[str, Any] | None) -> Any:
         return Conditions(**conditions)
     except TypeError as exc:
         raise InputError(f"conditions={conditions!r}: {exc}") from None
-
-
-_ONE_FLOAT32 = np.zeros(1, np.float32)
-
-
-def _distances_nbytes(value: tuple[np.ndarray, np.ndarray | None, list[float]]) -> int:
-    """Bytes of a cached ``(distances, hops, distances as floats)`` entry: the arrays and
-    8 bytes a float, without walking the list (the cache's default size function would
-    visit every float: milliseconds a new goal on the Touchdown graph).
-    """
-    d, hops, floats = value
-    return d.nbytes + (hops.nbytes if hops is not None else 0) + 8 * len(floats)
-
-
-def _finite(x: float) -> float:
-    return x if math.isfinite(x) else 0.0
-
-
-def _panorama_renderer_class() -> Any:
-    """``PanoramaRenderer`` from :mod:`urban_gym.render` (or its module), None if absent."""
-    try:
-        from urban_gym.render import PanoramaRenderer
-
-        return PanoramaRenderer
-    except ImportError:
-        pass
-    try:
-        from urban_gym.render.panorama import PanoramaRenderer
-
-        return PanoramaRenderer
-    except ImportError:
-        return None
-
-
-def _renderer_available() -> bool:
-    return _panorama_renderer_class() is not None
-
-
-def _read_equirect(g: StreetGraph, node: int) -> np.ndarray:
-    import cv2
-
-    path = g.image_path(node)
-    if path is None:
-        raise StreetGraphError(
-            f"no image for panorama {g.ids[node]!r} in {g.image_dir} (tried .jpg, .jpeg, .png)"
-        )
-    img = cv2.imread(str(path), cv2.IMREAD_COLOR)
-    if img is None or img.size == 0:
-        raise StreetGraphError(f"cannot read image {path} (corrupt or not an image)")
-    h, w = img.shape[:2]
-    if w != 2 * h:
-        raise StreetGraphError(f"image {path} is {w}x{h}, not a 2:1 equirectangular panorama")
-    return cv2.cvtColor(img, cv2.COLOR_BGR2RGB)
 
 
 def _touchdown_tasks(
