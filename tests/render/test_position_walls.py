@@ -101,13 +101,16 @@ def test_the_walls_of_a_position_by_hand():
 
 
 def test_the_scene_keeps_a_bounded_number_of_positions(tiny_city, monkeypatch):
-    monkeypatch.setattr(scene_mod, "POSITION_CACHE", 3)
     r = FirstPersonRenderer(tiny_city, 16, 16)
     sc = r.scene
+    assert sc.position_cache == scene_mod.POSITION_CACHE
+    monkeypatch.setattr(sc, "position_cache", 3)
     sc.positions.clear()
     for i in range(5):
         r.render(float(i), 0.0, 0.0)
     assert [key[:2] for key in sc.positions] == [(2.0, 0.0), (3.0, 0.0), (4.0, 0.0)]
+    r.render(2.0, 0.0, 90.0)  # a turn in place: found, nothing added
+    assert len(sc.positions) == 3 and (2.0, 0.0) in [key[:2] for key in sc.positions]
 
 
 def _keep_reference(per_col, end, bt, bk, bseg, hgt, eye, k_hits):

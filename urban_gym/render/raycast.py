@@ -276,8 +276,8 @@ def wall_candidates(
             "position_walls", scene.wall_rows, scene.candidates(x, y), scene.bid, *key
         )
         if got is not None:
-            scene.remember_position(key, *got)
             memo = (*got, True)
+            scene.remember_position(key, memo)
     out = None
     if memo is not None:
         out = kernels.call(
@@ -574,7 +574,7 @@ def _cast_compiled(scene, cam, x, y, eye, cond, need_depth: bool, want_ids: bool
         return None
     r_top, r_bot, g_min, bounds, t0, boards, walls = out
     if memo is None:
-        scene.remember_position(key, *walls)
+        scene.remember_position(key, walls)
     hb, hg = r_bot - r_top, H - g_min
     cols: np.ndarray = _NO_RGBA
     if hb > 0:  # sampled column by column (the atlas stays in cache), transposed below

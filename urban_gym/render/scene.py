@@ -133,8 +133,9 @@ class Scene:
         self._cand_data: OrderedDict[tuple, tuple[np.ndarray, np.ndarray]] = OrderedDict()
         self._obj_cand: OrderedDict[tuple, np.ndarray] = OrderedDict()
         #: ``(x, y, room)`` -> ``kernels.columns.position_walls``'s ``(codes, bearings,
-        #: True)``: read without the lock (one dict lookup), written under it
+        #: True)``: read and written without the lock (one dict operation), trimmed under it
         self.positions: dict[tuple, tuple[np.ndarray, np.ndarray, bool]] = {}
+        self.position_cache = POSITION_CACHE
         self._signs_ready = False
         self._painter: GroundPainter | None = None
         self._ground: OrderedDict[tuple, GroundWindow] = OrderedDict()
@@ -232,15 +233,25 @@ class Scene:
                 self._cand.popitem(last=False)
         return segs
 
-    def remember_position(self, key: tuple, codes: np.ndarray, bearings: np.ndarray) -> None:
+    def remember_position(self, key: tuple, walls: tuple[np.ndarray, np.ndarray, bool]) -> None:
         """Keep the walls of position ``key`` (``(x, y, room)``, room -1 outside) as the
-        compiled candidate pass made them, for the next frame drawn there (the oldest of
-        :data:`POSITION_CACHE` positions goes).
+        compiled candidate pass made them (``(codes, bearings, True)``), for the next frame
+        drawn there: one dict store (atomic under the GIL); past :attr:`position_cache`
+        positions, :meth:`trim_positions` drops the oldest.
+        """
+        positions = self.positions
+        positions[key] = walls
+        if len(positions) > self.position_cache:
+            self.trim_positions()
+
+    def trim_positions(self) -> None:
+        """Drop the oldest positions beyond :attr:`position_cache` (under the lock; the
+        snapshot of the keys, ``list(dict)``, is taken in one step under the GIL).
         """
         with self._lock:
-            self.positions[key] = (codes, bearings, True)
-            while len(self.positions) > POSITION_CACHE:
-                del self.positions[next(iter(self.positions))]
+            keys = list(self.positions)
+            for key in keys[: max(len(keys) - self.position_cache, 0)]:
+                self.positions.pop(key, None)
 
     def candidate_data(self, x: float, y: float) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`candidates` and their rows of ``seg_xy`` (``(6, n)``), for the numpy

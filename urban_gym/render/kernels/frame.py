@@ -128,8 +128,8 @@ def frame_maps(
     bounds, t0, boards, memo)`` -- the cast band (rows ``r_top .. r_bot``), the first row
     with ground, the run boundaries of every column, its nearest wall's distance (inf where
     none), the board pixels ``(rows, columns, x, y)`` (board-atlas coordinates:
-    ``columns.sign_points``) and the position's walls ``(codes, bearings)``
-    (``columns.position_walls``): ``memo`` itself where given (``memo[2]``), else made
+    ``columns.sign_points``) and the position's walls ``(codes, bearings, True)``
+    (``columns.position_walls``): ``memo``'s where given (``memo[2]``), else made
     from the walls ``segs`` near ``(x, y)``, for the caller to pass with later frames
     drawn at the same ``(x, y, room)`` (a turn in place then scans and ``atan2``s no wall).
 
@@ -221,7 +221,7 @@ def frame_maps(
     if want_ids:
         for i in range(len(rr)):
             ids[rr[i], cc[i]] = sign_base + poi[i]
-    return r_top, r_bot, g_min, bounds, t0, (rr, cc, bx, by), (codes, bearings)
+    return r_top, r_bot, g_min, bounds, t0, (rr, cc, bx, by), (codes, bearings, True)
 
 
 @numba.njit(**_JIT)
