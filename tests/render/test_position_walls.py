@@ -104,13 +104,16 @@ def test_the_scene_keeps_a_bounded_number_of_positions(tiny_city, monkeypatch):
     r = FirstPersonRenderer(tiny_city, 16, 16)
     sc = r.scene
     assert sc.position_cache == scene_mod.POSITION_CACHE
-    monkeypatch.setattr(sc, "position_cache", 3)
+    monkeypatch.setattr(sc, "position_cache", 8)
     sc.positions.clear()
-    for i in range(5):
+    for i in range(9):  # the ninth: the oldest quarter goes (every 2 new positions)
         r.render(float(i), 0.0, 0.0)
-    assert [key[:2] for key in sc.positions] == [(2.0, 0.0), (3.0, 0.0), (4.0, 0.0)]
-    r.render(2.0, 0.0, 90.0)  # a turn in place: found, nothing added
-    assert len(sc.positions) == 3 and (2.0, 0.0) in [key[:2] for key in sc.positions]
+    assert [key[0] for key in sc.positions] == [3.0, 4.0, 5.0, 6.0, 7.0, 8.0]
+    r.render(5.0, 0.0, 90.0)  # a turn in place: found, nothing added
+    assert [key[0] for key in sc.positions] == [3.0, 4.0, 5.0, 6.0, 7.0, 8.0]
+    for i in range(9, 12):
+        r.render(float(i), 0.0, 0.0)
+    assert [key[0] for key in sc.positions] == [6.0, 7.0, 8.0, 9.0, 10.0, 11.0]
 
 
 def _keep_reference(per_col, end, bt, bk, bseg, hgt, eye, k_hits):

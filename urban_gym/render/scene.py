@@ -237,7 +237,7 @@ class Scene:
         """Keep the walls of position ``key`` (``(x, y, room)``, room -1 outside) as the
         compiled candidate pass made them (``(codes, bearings, True)``), for the next frame
         drawn there: one dict store (atomic under the GIL); past :attr:`position_cache`
-        positions, :meth:`trim_positions` drops the oldest.
+        positions, :meth:`trim_positions` drops the oldest quarter.
         """
         positions = self.positions
         positions[key] = walls
@@ -245,12 +245,14 @@ class Scene:
             self.trim_positions()
 
     def trim_positions(self) -> None:
-        """Drop the oldest positions beyond :attr:`position_cache` (under the lock; the
-        snapshot of the keys, ``list(dict)``, is taken in one step under the GIL).
+        """Drop the oldest positions down to three quarters of :attr:`position_cache`
+        (a trim every quarter of it, not every new position), under the lock; the snapshot
+        of the keys, ``list(dict)``, is taken in one step under the GIL.
         """
         with self._lock:
             keys = list(self.positions)
-            for key in keys[: max(len(keys) - self.position_cache, 0)]:
+            keep = self.position_cache - self.position_cache // 4
+            for key in keys[: max(len(keys) - keep, 0)]:
                 self.positions.pop(key, None)
 
     def candidate_data(self, x: float, y: float) -> tuple[np.ndarray, np.ndarray]:
