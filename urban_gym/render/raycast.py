@@ -265,23 +265,36 @@ def wall_candidates(
     """The walls near ``(x, y)`` facing the viewer (or, from inside ``room``, its walls)
     that lie in the camera's columns (compiled when available).
     """
-    fwd = _view_direction(cam) if kernels.compiled() is not None else None
+    k = kernels.compiled()
+    fwd = _view_direction(cam) if k is not None else None
     lut, bins = cam.column_lut()
-    out = kernels.call(
-        "wall_candidates",
-        scene.wall_rows,
-        scene.candidates(x, y),
-        scene.bid,
-        float(x),
-        float(y),
-        fwd is not None,
-        *(fwd or (0.0,) * 6),
-        -1 if room is None else int(room),
-        float(cam.ang0),
-        cam.relx,
-        lut,
-        bins,
-    )
+    room_i = -1 if room is None else int(room)
+    key = (float(x), float(y), room_i)
+    memo = scene.positions.get(key) if k is not None else None
+    if memo is None and k is not None:
+        got = kernels.call(
+            "position_walls", scene.wall_rows, scene.candidates(x, y), scene.bid, *key
+        )
+        if got is not None:
+            memo = (*got, True)
+            scene.remember_position(key, memo)
+    out = None
+    if memo is not None:
+        out = kernels.call(
+            "wall_candidates",
+            scene.wall_rows,
+            memo[0],
+            memo[1],
+            float(x),
+            float(y),
+            fwd is not None,
+            *(fwd or (0.0,) * 6),
+            room_i,
+            float(cam.ang0),
+            cam.relx,
+            lut,
+            bins,
+        )
     if out is not None:
         c_segs, ax, ay, bx, by, inner, i0, cnt = out
         return Candidates(c_segs, ax, ay, bx, by, inner if room is not None else None, i0, cnt)
@@ -527,19 +540,23 @@ def _cast_compiled(scene, cam, x, y, eye, cond, need_depth: bool, want_ids: bool
     t_flat = scratch("t", (W * H,))
     depth = np.empty((H, W), np.float32) if need_depth else _NO_DEPTH
     ids = np.empty((H, W), np.int32) if want_ids else _NO_IDS
+    room_i = -1 if room is None else int(room)
+    key = (float(x), float(y), room_i)
+    memo = scene.positions.get(key)  # a turn in place: the walls found for the last frame
     out = kernels.call(
         "frame_maps",
         scene.frame_arrays,
         scene.sign_arrays,
         scene.wall_rows,
-        scene.candidates(x, y),
+        scene.candidates(x, y) if memo is None else _NO_SEGS,
+        memo or _NO_MEMO,
         (cam.dirx, cam.diry, cam.b, cam.a, cam.relx, lut),
         cam.a32,
         view,
-        float(x),
-        float(y),
+        key[0],
+        key[1],
         float(eye),
-        -1 if room is None else int(room),
+        room_i,
         K_HITS,
         band,
         _sky_rows(cam, tod, cond.weather) if band else _NO_SKY,
@@ -555,7 +572,9 @@ def _cast_compiled(scene, cam, x, y, eye, cond, need_depth: bool, want_ids: bool
     )
     if out is None:
         return None
-    r_top, r_bot, g_min, bounds, t0, boards = out
+    r_top, r_bot, g_min, bounds, t0, boards, walls = out
+    if memo is None:
+        scene.remember_position(key, walls)
     hb, hg = r_bot - r_top, H - g_min
     cols: np.ndarray = _NO_RGBA
     if hb > 0:  # sampled column by column (the atlas stays in cache), transposed below
@@ -601,6 +620,9 @@ def _cast_compiled(scene, cam, x, y, eye, cond, need_depth: bool, want_ids: bool
 
 
 _NO_RGBA = np.zeros((0, 1, 4), np.uint8)
+_NO_SEGS = np.zeros(0, np.int64)
+#: no walls known yet at the position (``frame_maps`` finds them)
+_NO_MEMO = (np.zeros(0, np.int64), np.zeros(0, np.float64), False)
 _NO_SKY = np.zeros((0, 4), np.uint8)
 _NO_DEPTH = np.zeros((0, 0), np.float32)
 _NO_IDS = np.zeros((0, 0), np.int32)

@@ -61,6 +61,9 @@ CELL_M = 32.0
 #: grid cells whose candidate walls a scene keeps (their indices: about 16 KB a cell in
 #: the centre of Helsinki; gathering them anew costs ~100 us, a reset's first frame)
 CELL_CACHE = 512
+#: positions whose walls (facing the eye, with the bearings views needed) a scene keeps:
+#: a turn in place finds them here (about 30 KB a position in the centre of Helsinki)
+POSITION_CACHE = 256
 #: bearing of the sun (degrees) used to shade walls
 SUN_BEARING = 200.0
 #: lowest board bottom (m) and the gap between stacked boards
@@ -129,6 +132,10 @@ class Scene:
         self._cand: OrderedDict[tuple, np.ndarray] = OrderedDict()
         self._cand_data: OrderedDict[tuple, tuple[np.ndarray, np.ndarray]] = OrderedDict()
         self._obj_cand: OrderedDict[tuple, np.ndarray] = OrderedDict()
+        #: ``(x, y, room)`` -> ``kernels.columns.position_walls``'s ``(codes, bearings,
+        #: True)``: read and written without the lock (one dict operation), trimmed under it
+        self.positions: dict[tuple, tuple[np.ndarray, np.ndarray, bool]] = {}
+        self.position_cache = POSITION_CACHE
         self._signs_ready = False
         self._painter: GroundPainter | None = None
         self._ground: OrderedDict[tuple, GroundWindow] = OrderedDict()
@@ -225,6 +232,28 @@ class Scene:
             while len(self._cand) > CELL_CACHE:
                 self._cand.popitem(last=False)
         return segs
+
+    def remember_position(self, key: tuple, walls: tuple[np.ndarray, np.ndarray, bool]) -> None:
+        """Keep the walls of position ``key`` (``(x, y, room)``, room -1 outside) as the
+        compiled candidate pass made them (``(codes, bearings, True)``), for the next frame
+        drawn there: one dict store (atomic under the GIL); past :attr:`position_cache`
+        positions, :meth:`trim_positions` drops the oldest quarter.
+        """
+        positions = self.positions
+        positions[key] = walls
+        if len(positions) > self.position_cache:
+            self.trim_positions()
+
+    def trim_positions(self) -> None:
+        """Drop the oldest positions down to three quarters of :attr:`position_cache`
+        (a trim every quarter of it, not every new position), under the lock; the snapshot
+        of the keys, ``list(dict)``, is taken in one step under the GIL.
+        """
+        with self._lock:
+            keys = list(self.positions)
+            keep = self.position_cache - self.position_cache // 4
+            for key in keys[: max(len(keys) - keep, 0)]:
+                self.positions.pop(key, None)
 
     def candidate_data(self, x: float, y: float) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`candidates` and their rows of ``seg_xy`` (``(6, n)``), for the numpy

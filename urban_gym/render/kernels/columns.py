@@ -91,6 +91,13 @@ def _pairs(ax, ay, bx, by, i0, cnt, dirx, diry):
 def _keep(per_col, end, bt, bk, bseg, hgt, eye, k_hits):
     """Per column, the hits by distance (a stable sort by key) each taller than all
     nearer ones, at most ``k_hits``: ``(order, kept?, rank, top elevation)``.
+
+    A hit whose ``v = (height - eye) / t`` lies below the tallest one's by more than
+    ``1e-12 * (1 + v**2)`` (the larger ``v**2`` of the two) is not kept without its
+    ``atan``: the true arctangents then differ by more than 1e-12 (mean value theorem),
+    far beyond libm's error (under an ulp, 2.3e-16 here), so its computed top is lower,
+    and its key, a rounded sum, no higher -- the hits kept are those the ``atan`` of every
+    hit keeps, bit for bit, with one ``atan`` per kept hit instead of one per hit.
     """
     tot = len(bt)
     keep = np.zeros(tot, np.bool_)
@@ -106,14 +113,19 @@ def _keep(per_col, end, bt, bk, bseg, hgt, eye, k_hits):
                 q -= 1
             order[q] = p
         best = -np.inf
+        v_best = 0.0
         rank = 0
         for q in range(lo, end[c]):
             if rank == k_hits:
                 break  # nothing farther is kept
-            top = math.atan((hgt[bseg[order[q]]] - eye) / bt[order[q]])
+            v = (hgt[bseg[order[q]]] - eye) / bt[order[q]]
+            if rank > 0 and v < v_best - 1e-12 * (1.0 + max(v * v, v_best * v_best)):
+                continue  # lower than the tallest nearer hit, provably (see above)
+            top = math.atan(v)
             key = c * 4.0 + top + 2.0
             if key > best:
                 best = key
+                v_best = v
                 keep[q] = True
                 krank[q] = rank
                 ktop[q] = top
@@ -289,33 +301,58 @@ def _search(relx, lut, inv_step, v, right):
 
 
 @numba.njit(**_JIT)
-def wall_candidates(
-    walls, segs, bid, x, y, cull, fx, fy, lx, ly, rx, ry, room, ang0, relx, lut, inv_step
-):
-    """The walls ``segs`` (their rows ``ax, ay, bx, by, nx, ny`` in ``walls``) facing the
-    viewer at ``(x, y)`` -- when ``cull`` (a view at most 120 degrees wide, middle
-    ``(fx, fy)``, edges ``(lx, ly)`` and ``(rx, ry)``) ahead of it and not beyond an
-    edge -- or walls of building ``room`` (>= 0) seen from inside, as
-    :func:`~urban_gym.render.raycast.wall_candidates`: ``(kept segs, ax, ay, bx, by
-    relative to the eye, inner?, first column, columns)``. ``lut`` and ``inv_step``: the
-    camera's column table (:meth:`~urban_gym.render.raycast.ColumnCamera.column_lut`).
+def position_walls(walls, segs, bid, x, y, room):
+    """The yaw-free part of :func:`wall_candidates` at ``(x, y)``: of the walls ``segs``
+    (index order), those facing the viewer, as their index ``g``, and those of building
+    ``room`` (>= 0) seen from inside, as ``-g - 1``; and their bearing table (``2 * m``,
+    each wall's ``atan2`` of its two ends from the eye, NaN until a view first needs it:
+    :func:`wall_candidates` fills it in).
     """
     n = len(segs)
-    take = np.empty(n, np.int64)  # kept walls: k, or -k - 1 for a wall seen from inside
+    codes = np.empty(n, np.int64)
     m = 0
     for k in range(n):
         g = segs[k]
-        ax, ay, bx, by = walls[g, 0], walls[g, 1], walls[g, 2], walls[g, 3]
-        front = walls[g, 4] * (x - ax) + walls[g, 5] * (y - ay) > 1e-9
-        if cull and room < 0 and front:
-            pax, pay, pbx, pby = ax - x, ay - y, bx - x, by - y
-            ahead = pax * fx + pay * fy > 0 or pbx * fx + pby * fy > 0
-            left = lx * pay - ly * pax > 0 and lx * pby - ly * pbx > 0
-            right = rx * pay - ry * pax < 0 and rx * pby - ry * pbx < 0
-            front = ahead and not left and not right
-        if front or (room >= 0 and bid[g] == room):
-            take[m] = k if front else -k - 1
+        if walls[g, 4] * (x - walls[g, 0]) + walls[g, 5] * (y - walls[g, 1]) > 1e-9:
+            codes[m] = g
             m += 1
+        elif room >= 0 and bid[g] == room:
+            codes[m] = -g - 1
+            m += 1
+    return codes[:m].copy(), np.full(2 * m, np.nan)
+
+
+@numba.njit(**_JIT)
+def wall_candidates(
+    walls, codes, bearings, x, y, cull, fx, fy, lx, ly, rx, ry, room, ang0, relx, lut, inv_step
+):
+    """The walls facing the viewer at ``(x, y)`` -- when ``cull`` (a view at most 120
+    degrees wide, middle ``(fx, fy)``, edges ``(lx, ly)`` and ``(rx, ry)``) ahead of it and
+    not beyond an edge -- or walls of building ``room`` (>= 0) seen from inside, as
+    :func:`~urban_gym.render.raycast.wall_candidates`: ``(kept segs, ax, ay, bx, by
+    relative to the eye, inner?, first column, columns)``. ``codes`` and ``bearings``:
+    :func:`position_walls` at ``(x, y, room)`` (its rows ``ax, ay, bx, by, nx, ny`` in
+    ``walls``); the bearings a view needs are computed once and kept there, so a turn in
+    place computes none (threads sharing a table may both fill one in: the same value).
+    ``lut`` and ``inv_step``: the camera's column table
+    (:meth:`~urban_gym.render.raycast.ColumnCamera.column_lut`).
+    """
+    n = len(codes)
+    take = np.empty(n, np.int64)  # kept walls: their rows in codes
+    m = 0
+    for k in range(n):
+        g = codes[k]
+        if g >= 0 and cull and room < 0:
+            pax, pay = walls[g, 0] - x, walls[g, 1] - y
+            pbx, pby = walls[g, 2] - x, walls[g, 3] - y
+            if not (pax * fx + pay * fy > 0 or pbx * fx + pby * fy > 0):
+                continue  # behind the eye
+            if lx * pay - ly * pax > 0 and lx * pby - ly * pbx > 0:
+                continue  # beyond the left edge
+            if rx * pay - ry * pax < 0 and rx * pby - ry * pbx < 0:
+                continue  # beyond the right edge
+        take[m] = k
+        m += 1
     o_segs = np.empty(m, np.int64)
     o_ax = np.empty(m, np.float64)
     o_ay = np.empty(m, np.float64)
@@ -326,14 +363,24 @@ def wall_candidates(
     cnt = np.empty(m, np.int64)
     for j in range(m):
         k = take[j]
-        inner = k < 0
+        g = codes[k]
+        inner = g < 0
         if inner:
-            k = -k - 1
-        g = segs[k]
+            g = -g - 1
         ax, ay = walls[g, 0] - x, walls[g, 1] - y
         bx, by = walls[g, 2] - x, walls[g, 3] - y
-        ba = math.atan2(ax, ay)
-        bb = math.atan2(bx, by)
+        ba = bearings[2 * k]
+        if math.isnan(ba):
+            ba = bearings[2 * k] = math.atan2(ax, ay)
+        bb = bearings[2 * k + 1]
+        if math.isnan(bb):
+            bb = bearings[2 * k + 1] = math.atan2(bx, by)
+            if k + 1 < n and bx != 0.0 and by != 0.0 and math.isnan(bearings[2 * k + 2]):
+                g2 = codes[k + 1] if codes[k + 1] >= 0 else -codes[k + 1] - 1
+                if walls[g2, 0] - x == bx and walls[g2, 1] - y == by:
+                    # the next wall starts where this one ends (a building's outline):
+                    # the same (nonzero, so bit-equal) arguments, the same bearing
+                    bearings[2 * k + 2] = bb
         if inner:
             start, span = bb, _mod_2pi(ba - bb)
         else:

@@ -30,6 +30,7 @@ from numba.core import types
 from numba.extending import intrinsic
 
 from urban_gym.render.kernels.columns import (
+    position_walls,
     run_params,
     sign_points,
     wall_candidates,
@@ -102,6 +103,7 @@ def frame_maps(
     signs,
     walls,
     segs,
+    memo,
     cam,
     a32,
     view,
@@ -123,10 +125,13 @@ def frame_maps(
     ids,
 ):  # the arguments: see raycast._cast_compiled, which gathers them
     """Everything of a frame but its sampled pixels: returns ``(r_top, r_bot, g_min,
-    bounds, t0, boards)`` -- the cast band (rows ``r_top .. r_bot``), the first row with
-    ground, the run boundaries of every column, its nearest wall's distance (inf where
-    none) and the board pixels ``(rows, columns, x, y)`` (board-atlas coordinates:
-    ``columns.sign_points``).
+    bounds, t0, boards, memo)`` -- the cast band (rows ``r_top .. r_bot``), the first row
+    with ground, the run boundaries of every column, its nearest wall's distance (inf where
+    none), the board pixels ``(rows, columns, x, y)`` (board-atlas coordinates:
+    ``columns.sign_points``) and the position's walls ``(codes, bearings, True)``
+    (``columns.position_walls``): ``memo``'s where given (``memo[2]``), else made
+    from the walls ``segs`` near ``(x, y)``, for the caller to pass with later frames
+    drawn at the same ``(x, y, room)`` (a turn in place then scans and ``atan2``s no wall).
 
     Writes: ``maps[0]``, ``maps[1]`` -- the atlas coordinates of the band, laid out
     ``(W, r_bot - r_top)``; ``maps[2]``, ``maps[3]`` -- the ground window's coordinates of
@@ -146,8 +151,26 @@ def frame_maps(
     bid, hgt, length, style, uoff, shade = scene
     dirx, diry, b, a, relx, lut = cam
     n_w, n_h = len(b), len(a)
+    codes, bearings, known = memo
+    if not known:
+        codes, bearings = position_walls(walls, segs, bid, x, y, room)
     col, rank, gseg, t, u, h_inner, bounds = _hits(
-        walls, segs, bid, hgt, length, x, y, view, room, (relx, lut), dirx, diry, b, a, eye, k_hits
+        walls,
+        codes,
+        bearings,
+        hgt,
+        length,
+        x,
+        y,
+        view,
+        room,
+        (relx, lut),
+        dirx,
+        diry,
+        b,
+        a,
+        eye,
+        k_hits,
     )
     want_ids = ids.shape[0] > 0
     p_run, d_run, s_run, t_run, id_run = run_params(
@@ -198,19 +221,22 @@ def frame_maps(
     if want_ids:
         for i in range(len(rr)):
             ids[rr[i], cc[i]] = sign_base + poi[i]
-    return r_top, r_bot, g_min, bounds, t0, (rr, cc, bx, by)
+    return r_top, r_bot, g_min, bounds, t0, (rr, cc, bx, by), (codes, bearings, True)
 
 
 @numba.njit(**_JIT)
-def _hits(walls, segs, bid, hgt, length, x, y, view, room, cols, dirx, diry, b, a, eye, k_hits):
+def _hits(
+    walls, codes, bearings, hgt, length, x, y, view, room, cols, dirx, diry, b, a, eye, k_hits
+):
     """The kept wall hits of the frame (``raycast.find_hits``): ``(col, rank, wall, t, u,
     inner, bounds)`` -- ``u`` metres along the wall as the texture runs (from its far end
-    for a wall seen from inside). ``cols``: the camera's ``relx`` and its column table.
+    for a wall seen from inside). ``codes``, ``bearings``: the position's walls
+    (``columns.position_walls``); ``cols``: the camera's ``relx`` and its column table.
     """
     c_segs, ax, ay, bx, by, inner, i0, cnt = wall_candidates(
         walls,
-        segs,
-        bid,
+        codes,
+        bearings,
         x,
         y,
         view[0] != 0.0,

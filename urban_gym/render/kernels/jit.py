@@ -6,6 +6,7 @@ compiles on its first call.
 from urban_gym.render.kernels.blades import blade_rows, blit_blades
 from urban_gym.render.kernels.columns import (
     cell_candidates,
+    position_walls,
     run_params,
     sign_points,
     wall_candidates,
@@ -34,6 +35,7 @@ __all__ = [
     "label_dots",
     "label_layout",
     "one_minus",
+    "position_walls",
     "rgba_to_rgb",
     "run_params",
     "sign_points",
