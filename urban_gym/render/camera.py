@@ -21,7 +21,8 @@ Column ``c`` of a ``W``-wide panorama (pixel centre ``c + 0.5``) looks along bea
 :func:`perspective` samples the panorama with ``cv2.remap`` (bilinear, wrapping across the
 panorama's left/right seam). The remap grids are cached per (size, fov, pitch, yaw relative
 to ``pano_heading``, panorama shape) in a bounded LRU cache, so a fixed set of headings
-costs one ``cv2.remap`` per view.
+costs one ``cv2.remap`` per view; a new yaw shifts the camera's yaw-free grid (at pitch 0
+one row of it: a level view's columns are the same in every row).
 """
 
 from __future__ import annotations
