@@ -172,3 +172,24 @@ def test_a_turned_view_is_the_yaw_free_grid_shifted(pitch):
         assert dx.max() <= 1 / 32 + 1e-3
         want_y = np.clip((90.0 - elev) / 180.0 * ph - 0.5, 0.0, ph - 1.0)
         assert np.abs(fy - want_y).max() <= 1 / 32 + 1e-3
+
+
+@pytest.mark.parametrize("pitch", [0.0, 12.5, -90.0])
+@pytest.mark.parametrize("size", [(84, 84), (31, 7), (1, 1)])
+def test_grids_are_opencvs_fixed_point_of_the_float_columns(pitch, size):
+    """The fixed-point grids are exactly what ``cv2.convertMaps`` makes of the float32
+    columns ``(yaw-free column + shift) mod W`` and rows (a level camera's are built
+    without OpenCV): the same integers, so the same views, at yaws across the seam.
+    """
+    from urban_gym.render import camera as cam
+
+    (w, h), pw, ph = size, 336, 168
+    mx0, my = cam._yaw_free_maps(w, h, 90.0, pitch, pw, ph)
+    for yaw in (0.0, 0.1, 45.0, 123.4, 180.0, 300.7, 359.9):
+        shift = yaw / 360.0 * pw
+        want = cv2.convertMaps(((mx0 + shift) % pw).astype(np.float32), my, cv2.CV_16SC2)
+        got = cam._build_maps(w, h, 90.0, pitch, yaw, pw, ph)
+        assert got[0].dtype == np.int16 and got[0].shape == (h, w, 2)
+        assert got[1].dtype == np.uint16 and got[1].shape == (h, w)
+        np.testing.assert_array_equal(got[0], want[0])
+        np.testing.assert_array_equal(got[1], want[1])

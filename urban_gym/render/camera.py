@@ -21,12 +21,14 @@ Column ``c`` of a ``W``-wide panorama (pixel centre ``c + 0.5``) looks along bea
 :func:`perspective` samples the panorama with ``cv2.remap`` (bilinear, wrapping across the
 panorama's left/right seam). The remap grids are cached per (size, fov, pitch, yaw relative
 to ``pano_heading``, panorama shape) in a bounded LRU cache, so a fixed set of headings
-costs one ``cv2.remap`` per view.
+costs one ``cv2.remap`` per view; a new yaw shifts the camera's yaw-free grid (at pitch 0
+one row of it: a level view's columns are the same in every row).
 """
 
 from __future__ import annotations
 
 import math
+import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -141,14 +143,87 @@ def _build_maps(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Fixed-point remap grids at ``rel_yaw``: the yaw-free grid of this camera shifted by
     ``rel_yaw`` (turning about the vertical shifts every bearing by the same angle, so the
-    panorama columns by the same ``rel_yaw / 360 * pw`` pixels; elevations do not change).
+    panorama columns by the same ``rel_yaw / 360 * pw`` pixels; elevations do not change):
+    what ``cv2.convertMaps`` (``CV_16SC2``) makes of the float32 columns ``(mx0 + shift)
+    mod pw`` and rows ``my`` of :func:`_yaw_free_maps`.
+
+    A level camera's columns do not change down the view (:func:`_level_grid`): its grids
+    are built from one row of columns without OpenCV, the same integers it gives.
     """
+    shift = rel_yaw / 360.0 * pw
+    level = _level_grid(w, h, fov, pitch, pw, ph)
+    if level is not None:
+        return level.shifted(shift, pw)
     mx0, my = _yaw_free_maps(w, h, fov, pitch, pw, ph)
-    mx = np.add(mx0, rel_yaw / 360.0 * pw)
-    # into [0, pw) as np.mod would (columns lie in [-0.5, 2 pw)), six times faster
-    np.subtract(mx, pw, out=mx, where=mx >= pw)
-    np.add(mx, pw, out=mx, where=mx < 0.0)
+    lo, hi, _, _ = _view_extent(w, h, fov, pitch, pw, ph)
+    mx = np.add(mx0, shift)
+    _wrap(mx, lo + shift, hi + shift, pw)
     return cv2.convertMaps(mx.astype(np.float32), my, cv2.CV_16SC2)
+
+
+def _wrap(mx: np.ndarray, lo: float, hi: float, pw: int) -> None:
+    """Columns ``mx`` (in ``[-0.5, 2 pw)``, none below ``lo`` nor above ``hi``) into ``[0,
+    pw)`` in place, as ``np.mod`` would but six times faster; a side no column is on costs
+    nothing (rounding is monotonic: ``x + s <= hi + s`` for every column ``x <= hi``).
+    """
+    if hi >= pw:
+        np.subtract(mx, pw, out=mx, where=mx >= pw)
+    if lo < 0.0:
+        np.add(mx, pw, out=mx, where=mx < 0.0)
+
+
+class _LevelGrid:
+    """The yaw-free remap grid of a camera whose pixels' columns do not change down the
+    view (pitch 0): the columns of one row (float64, not wrapped; ``lo``/``hi`` the least
+    and greatest) and the fixed-point rows: ``rows32`` (the whole pixels of the rows in the
+    high half of ``CV_16SC2``'s int32 word, as a little-endian machine lays it out) and
+    ``m2_rows`` (their 32nds, times 32).
+    """
+
+    __slots__ = ("hi", "lo", "m2_rows", "nbytes", "row", "rows32")
+
+    def __init__(self, row: np.ndarray, my: np.ndarray) -> None:
+        self.row = row
+        self.lo, self.hi = float(row.min()), float(row.max())
+        rows = _fixed_point(my)
+        self.rows32 = (rows >> 5) << 16
+        self.m2_rows = ((rows & 31) * 32).astype(np.uint16)
+        for a in (self.row, self.rows32, self.m2_rows):
+            a.setflags(write=False)
+        self.nbytes = int(row.nbytes + self.rows32.nbytes + self.m2_rows.nbytes)
+
+    def shifted(self, shift: float, pw: int) -> tuple[np.ndarray, np.ndarray]:
+        """``cv2.convertMaps``' grids of the columns shifted by ``shift`` pixels, wrapped
+        into ``[0, pw)`` (as :func:`_build_maps` wraps them), and the rows.
+        """
+        xs = np.add(self.row, shift)
+        _wrap(xs, self.lo + shift, self.hi + shift, pw)
+        cols = _fixed_point(xs.astype(np.float32))
+        # channel 0 (the column's whole pixels) in the low half of each int32 word
+        m1 = np.bitwise_or(self.rows32, (cols >> 5) & 0xFFFF)
+        m2 = self.m2_rows + (cols & 31).astype(np.uint16)
+        return m1.view(np.int16).reshape(*m1.shape, 2), m2
+
+
+def _fixed_point(v: np.ndarray) -> np.ndarray:
+    """``float32`` pixel coordinates in 32nds of a pixel (int32), rounded as
+    ``cv2.convertMaps`` rounds them (``cvRound``: half to even).
+    """
+    return np.rint(v * np.float32(32.0)).astype(np.int32)
+
+
+@lru_cached(max_items=64, max_bytes=128 * 2**20, name="render.camera.level_grid")
+def _level_grid(w: int, h: int, fov: float, pitch: float, pw: int, ph: int) -> _LevelGrid | None:
+    """The :class:`_LevelGrid` of a camera whose columns are the same in every row (a
+    level one) on a little-endian machine, else None (:func:`_build_maps` then converts
+    the whole grid with OpenCV).
+    """
+    if sys.byteorder != "little":
+        return None
+    mx0, my = _yaw_free_maps(w, h, fov, pitch, pw, ph)
+    if not (mx0 == mx0[0]).all():
+        return None
+    return _LevelGrid(mx0[0].copy(), my)
 
 
 @lru_cached(max_items=64, max_bytes=128 * 2**20, name="render.camera.yaw_free_maps")

@@ -237,6 +237,21 @@ def test_evaluate_navigation_worked_examples():
     )
 
 
+def test_evaluate_vln_ndtw_and_sdtw_worked_example():
+    # the walk strays 10 m sideways at its middle point: DTW 0 + 10 + 0 = 10 m over 3
+    # reference points with a 10 m radius, nDTW = exp(-10 / 30); SDTW = success * nDTW
+    t = nav_task(10.0, "vln")
+    ref = [(0.0, 0.0), (50.0, 0.0), (100.0, 0.0)]
+    walk = [(0.0, 0.0), (50.0, 10.0), (100.0, 0.0)]
+    kw = {"position": (100.0, 0.0), "path": walk, "reference_path": ref}
+    m = T.evaluate(t, outcome(answer="arrived", **kw))
+    assert m["success"] == 1.0
+    assert m["ndtw"] == pytest.approx(math.exp(-1 / 3)) and m["sdtw"] == m["ndtw"]
+    m = T.evaluate(t, outcome(**kw))  # no ANSWER: no success, the same path scores nDTW
+    assert m["success"] == 0.0 and m["sdtw"] == 0.0
+    assert m["ndtw"] == pytest.approx(math.exp(-1 / 3))
+
+
 def test_evaluate_questions_worked_examples():
     count = TaskSpec(
         id="c",

@@ -69,8 +69,9 @@ def evaluate(task: TaskSpec, outcome: EpisodeOutcome) -> dict[str, float]:
             ),
         )
         if tt == "vln" and outcome.reference_path and outcome.path:
-            m["ndtw"] = metrics.ndtw(outcome.path, outcome.reference_path, radius)
-            m["sdtw"] = metrics.sdtw(ok, outcome.path, outcome.reference_path, radius)
+            # one DTW for both: SDTW is success times nDTW (metrics.sdtw's formula)
+            nd = metrics.ndtw(outcome.path, outcome.reference_path, radius)
+            m["ndtw"], m["sdtw"] = nd, float(ok) * nd
         m["score"] = ok
         return m
     if tt == "localization":
