@@ -104,7 +104,7 @@ def vizdoom_rate(seconds: float, seed: int = 0) -> float:
 
 
 def native_rate(
-    env_id: str, kwargs: dict, n: int, threads: int, seconds: float
+    env_id: str, kwargs: dict, n: int, threads: int | None, seconds: float
 ) -> tuple[float, float]:
     """``(steps/s, cores busy)`` of ``gym.make_vec(env_id, num_envs=n, threads=threads)``
     with uniform random valid actions (steps/s counts every env's step).
@@ -191,16 +191,14 @@ def python_cmd(code: str, timeout: float = 600) -> str:
 
 def measure_native(quick: bool, rows: list[tuple[str, str, dict, str]] = NATIVE_ROWS) -> dict:
     """Steps/s and cores of the native vector env ``rows`` (N = 1, 8, 32, 64 with the
-    default threads) and of the 1- and 2-thread rows at N = :data:`SCALING_N` of those
+    default threads: measured, :class:`urban_gym.envs.vector.ThreadChoice`) and of the 1- and 2-thread rows at N = :data:`SCALING_N` of those
     that draw images.
     """
     seconds = 1.5 if quick else 4.0
     out: dict = {}
     for label, env_id, kwargs, _ in rows:
         for n in NUM_ENVS:
-            out[f"{label} N={n}"] = native_rate(
-                env_id, kwargs, n, min(n, os.cpu_count() or 1), seconds
-            )
+            out[f"{label} N={n}"] = native_rate(env_id, kwargs, n, None, seconds)
     for label, env_id, kwargs, _ in [r for r in rows if r in NATIVE_ROWS[:2]]:
         for threads in (1, 2):
             out[f"{label} N={SCALING_N} threads={threads}"] = native_rate(
@@ -222,7 +220,10 @@ def print_native(
         "\n### Native vector env: gym.make_vec(id, num_envs=N), random valid actions, "
         "autoreset counted\n"
     )
-    print("(threads: the default, min(N, cores); cores: CPU seconds per second the row got)\n")
+    print(
+        "(threads: the default -- 1 or min(N, cores), whichever drew the first batches "
+        "faster; cores: CPU seconds per second the row got)\n"
+    )
     print("| env | N | steps/s | cores | x ViZDoom | x MiniGrid | goal |")
     print("|---|---|---|---|---|---|---|")
     for label, _, _, goal in rows:

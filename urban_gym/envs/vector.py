@@ -15,7 +15,9 @@ or ``"async"`` still build Gymnasium's own vector envs). One ``step``
    taking the next env when it is free (the frames' costs differ: a fixed split would leave
    a thread idle at the end): the renderers' compiled kernels release the GIL (numba
    ``nogil=True``, OpenCV), so frames of different envs are drawn on different cores at
-   once, each env writing its observation into its row of the preallocated batch arrays;
+   once, each env writing its observation into its row of the preallocated batch arrays
+   (how many threads: by default the faster of 1 and the cores, measured on the first
+   batches -- :class:`ThreadChoice`);
 3. builds the batch's ``info`` once, as arrays (:func:`batch_infos`: every key an array
    over the envs and ``_key`` the mask of the envs that have it -- Gymnasium's layout).
 
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Any, ClassVar
@@ -198,14 +201,60 @@ def _batch(space: spaces.Space, buf: Any, copy: bool) -> Any:
     return buf.copy() if copy else buf
 
 
+class ThreadChoice:
+    """How many threads draw a batch: the one count given, or the faster of several,
+    measured on the vector env's own batches.
+
+    While choosing, the first ``2 * trials`` full batches (of at least ``min_envs`` envs)
+    are drawn alternately with each candidate count; then the count with the lower median
+    seconds per env drawn is kept (:attr:`chosen`). Threads share the GIL: where a frame is
+    mostly Python, two threads can draw slower than one, and where it is mostly compiled
+    or OpenCV work, faster; which holds depends on the family, the view size and the
+    machine, so it is measured rather than assumed.
+    """
+
+    def __init__(self, candidates: Sequence[int], trials: int = 6, min_envs: int = 2) -> None:
+        self.candidates = tuple(dict.fromkeys(int(c) for c in candidates))
+        self.trials = int(trials)
+        self.min_envs = int(min_envs)
+        self.times: dict[int, list[float]] = {c: [] for c in self.candidates}
+        #: the kept count (None while measuring)
+        self.chosen: int | None = self.candidates[0] if len(self.candidates) == 1 else None
+        self._turn = 0
+
+    def now(self) -> int:
+        """The thread count of the next batch."""
+        if self.chosen is not None:
+            return self.chosen
+        return self.candidates[self._turn % len(self.candidates)]
+
+    def record(self, count: int, envs: int, seconds: float) -> None:
+        """A batch of ``envs`` envs took ``seconds`` on ``count`` threads."""
+        if self.chosen is not None or envs < self.min_envs:
+            return
+        if count not in self.times:  # fewer envs than threads: not a trial of that count
+            return
+        self.times[count].append(seconds / envs)
+        self._turn += 1
+        if all(len(t) >= self.trials for t in self.times.values()):
+            self.chosen = min(self.candidates, key=lambda c: float(np.median(self.times[c])))
+
+    def __repr__(self) -> str:
+        state = self.chosen if self.chosen is not None else "measuring"
+        return f"ThreadChoice(candidates={self.candidates}, chosen={state})"
+
+
 class NativeVectorEnv(VectorEnv):
     """N episodes of one family stepped in one call, their observations drawn on a pool of
     threads (see the module docstring).
 
     Args:
         num_envs: N, the number of episodes run side by side (>= 1).
-        threads: threads that draw the observations (default: ``min(N, os.cpu_count())``;
-            1 draws them on the calling thread).
+        threads: threads that draw the observations (1 draws them on the calling thread);
+            default None: chosen by measurement (:class:`ThreadChoice`) between 1 and
+            ``min(N, os.cpu_count())`` -- the drawing threads share the GIL, so more
+            threads can be slower where a frame is mostly Python. The observations do not
+            depend on it.
         autoreset_mode: ``"next_step"`` (default, as Gymnasium 1.4's ``SyncVectorEnv``: the
             step after an episode's end resets that env and returns its first observation,
             reward 0, not terminated/truncated), ``"same_step"`` (the step that ends an
@@ -242,7 +291,10 @@ class NativeVectorEnv(VectorEnv):
         self.num_envs = int(num_envs)
         self.autoreset_mode = mode
         self.copy = bool(copy)
-        self.threads = int(threads) if threads else min(self.num_envs, os.cpu_count() or 1)
+        most = min(self.num_envs, os.cpu_count() or 1)
+        #: how the thread count is chosen: measured (None given) or fixed
+        self.thread_choice = ThreadChoice((1, most) if threads is None else (int(threads),))
+        self.threads = max(self.thread_choice.candidates)  # the pool's size
         self.envs = [self.env_class(**env_kwargs) for _ in range(self.num_envs)]
         first = self.envs[0]
         self.single_observation_space = first.observation_space
@@ -286,10 +338,13 @@ class NativeVectorEnv(VectorEnv):
                         buf[i] = obs[k]
                 out[j] = obs
 
-        k = min(self.threads, len(indices))
+        choice = self.thread_choice
+        k = min(choice.now(), len(indices))
         order = iter(range(len(indices)))
+        t0 = time.perf_counter()
         if k <= 1:
             draw(order)
+            choice.record(k, len(indices), time.perf_counter() - t0)
             return out
         from urban_gym.render.threads import call_with_opencv_threads
 
@@ -320,6 +375,7 @@ class NativeVectorEnv(VectorEnv):
             call_with_opencv_threads(1, run)
         finally:
             sys.setswitchinterval(before)
+        choice.record(k, len(indices), time.perf_counter() - t0)
         return out
 
     def _observations(self) -> Any:
@@ -460,4 +516,4 @@ class NativeVectorEnv(VectorEnv):
         return f"{type(self).__name__}({self.env_class.__name__}, num_envs={self.num_envs})"
 
 
-__all__ = ["ARRAY_SPACES", "AUTORESET_MODES", "NativeVectorEnv", "batch_infos"]
+__all__ = ["ARRAY_SPACES", "AUTORESET_MODES", "NativeVectorEnv", "ThreadChoice", "batch_infos"]

@@ -1,0 +1,66 @@
+"""How many threads draw a native vector env's batch (:class:`ThreadChoice`): measured on
+the env's own batches when not given, fixed when given; the observations never depend on it.
+"""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import urban_gym  # noqa: F401 - registers the ids
+from urban_gym.envs.vector import ThreadChoice
+
+
+def test_the_faster_count_per_env_is_kept_after_the_trials():
+    c = ThreadChoice((1, 2), trials=2)
+    assert c.chosen is None and [c.now(), c.now()] == [1, 1]  # no batch recorded yet
+    c.record(1, 4, 0.40)  # 0.10 s an env on one thread
+    assert c.now() == 2
+    c.record(2, 4, 0.60)  # 0.15 s an env on two
+    c.record(1, 1, 9.00)  # one env: not a trial (below min_envs)
+    assert c.now() == 1 and c.chosen is None
+    c.record(1, 8, 0.96)  # 0.12
+    c.record(2, 8, 1.28)  # 0.16
+    # medians: one thread 0.11 s an env, two 0.155: one thread is kept
+    assert c.chosen == 1 and c.now() == 1
+    c.record(2, 8, 0.01)  # after the choice nothing changes it
+    assert c.chosen == 1
+
+
+def test_two_threads_win_when_they_are_faster():
+    c = ThreadChoice((1, 2), trials=1)
+    c.record(1, 4, 0.8)
+    c.record(2, 4, 0.5)
+    assert c.chosen == 2
+
+
+def test_a_given_count_is_fixed():
+    c = ThreadChoice((3,))
+    assert c.chosen == 3 and c.now() == 3
+    c.record(3, 10, 1.0)
+    assert c.chosen == 3
+
+
+@pytest.mark.parametrize("threads", [None, 1, 2])
+def test_make_vec_chooses_and_the_observations_do_not_depend_on_it(threads):
+    def rollout(th):
+        v = gym.make_vec("UrbanGym/CityWalk-v0", num_envs=4, view_size=32, threads=th)
+        rng = np.random.default_rng(0)
+        obs, _ = v.reset(seed=3)
+        views = [obs["view"]]
+        for _ in range(16):
+            m = v.action_masks()
+            obs, *_ = v.step((rng.random(m.shape) * m).argmax(1))
+            views.append(obs["view"])
+        choice = v.thread_choice
+        v.close()
+        return np.stack(views), choice
+
+    views, choice = rollout(threads)
+    reference, _ = rollout(1)
+    np.testing.assert_array_equal(views, reference)
+    if threads is None:  # 17 batches of 4 envs: 12 trials done, one count kept
+        assert choice.chosen in choice.candidates and 1 in choice.candidates
+    else:
+        assert choice.chosen == threads
