@@ -205,17 +205,20 @@ class ThreadChoice:
     """How many threads draw a batch: the one count given, or the faster of several,
     measured on the vector env's own batches.
 
-    While choosing, the first ``2 * trials`` full batches (of at least ``min_envs`` envs)
-    are drawn alternately with each candidate count; then the count with the lower median
+    While choosing, after ``warmup`` batches, ``trials`` batches per candidate (of at least
+    ``min_envs`` envs) are drawn alternately with each count; then the count with the lower median
     seconds per env drawn is kept (:attr:`chosen`). Threads share the GIL: where a frame is
     mostly Python, two threads can draw slower than one, and where it is mostly compiled
     or OpenCV work, faster; which holds depends on the family, the view size and the
     machine, so it is measured rather than assumed.
     """
 
-    def __init__(self, candidates: Sequence[int], trials: int = 6, min_envs: int = 2) -> None:
+    def __init__(
+        self, candidates: Sequence[int], trials: int = 8, min_envs: int = 2, warmup: int = 4
+    ) -> None:
         self.candidates = tuple(dict.fromkeys(int(c) for c in candidates))
         self.trials = int(trials)
+        self.warmup = int(warmup)  # first full batches not timed (first tasks' set-up)
         self.min_envs = int(min_envs)
         self.times: dict[int, list[float]] = {c: [] for c in self.candidates}
         #: the kept count (None while measuring)
@@ -233,6 +236,9 @@ class ThreadChoice:
         if self.chosen is not None or envs < self.min_envs:
             return
         if count not in self.times:  # fewer envs than threads: not a trial of that count
+            return
+        if self.warmup > 0:
+            self.warmup -= 1
             return
         self.times[count].append(seconds / envs)
         self._turn += 1
