@@ -65,3 +65,14 @@ def test_make_vec_chooses_and_the_observations_do_not_depend_on_it(threads):
         assert choice.chosen in choice.candidates and 1 in choice.candidates
     else:
         assert choice.chosen == threads
+
+
+def test_a_lap_times_a_batch_until_the_next_one_starts():
+    c = ThreadChoice((1, 2), trials=1, warmup=0)
+    c.lap(1, 4, 10.0)  # batch 1 starts on one thread
+    c.lap(2, 4, 10.5)  # batch 2 starts: batch 1 took 0.5 s, 0.125 s an env
+    assert c.times == {1: [0.125], 2: []} and c.chosen is None
+    c.lap(1, 4, 11.25)  # batch 2 took 0.75 s on two threads: 0.1875 s an env
+    assert c.times[2] == [0.1875] and c.chosen == 1
+    c.lap(1, 4, 99.0)  # chosen: nothing more is timed
+    assert c.times == {1: [0.125], 2: [0.1875]}

@@ -206,8 +206,9 @@ class ThreadChoice:
     measured on the vector env's own batches.
 
     While choosing, after ``warmup`` batches, ``trials`` batches per candidate (of at least
-    ``min_envs`` envs) are drawn alternately with each count; then the count with the lower median
-    seconds per env drawn is kept (:attr:`chosen`). Threads share the GIL: where a frame is
+    ``min_envs`` envs) are drawn alternately with each count, each timed from the start of
+    its drawing to the start of the next batch's (:meth:`lap`); then the count with the
+    lower median seconds per env is kept (:attr:`chosen`). Threads share the GIL: where a frame is
     mostly Python, two threads can draw slower than one, and where it is mostly compiled
     or OpenCV work, faster; which holds depends on the family, the view size and the
     machine, so it is measured rather than assumed.
@@ -224,12 +225,24 @@ class ThreadChoice:
         #: the kept count (None while measuring)
         self.chosen: int | None = self.candidates[0] if len(self.candidates) == 1 else None
         self._turn = 0
+        self._open: tuple[int, int, float] | None = None  # the batch being timed
 
     def now(self) -> int:
         """The thread count of the next batch."""
         if self.chosen is not None:
             return self.chosen
         return self.candidates[self._turn % len(self.candidates)]
+
+    def lap(self, count: int, envs: int, now: float) -> None:
+        """A whole batch of ``envs`` envs starts drawing on ``count`` threads at time
+        ``now`` (seconds): the cycle of the batch before -- its drawing and everything
+        until this one, the env steps and the caller's own work included -- is recorded
+        for the count that drew it (a second thread can slow the Python around the
+        drawing, so the drawing alone does not tell).
+        """
+        if self._open is not None:
+            self.record(*self._open[:2], now - self._open[2])
+        self._open = None if self.chosen is not None else (count, envs, now)
 
     def record(self, count: int, envs: int, seconds: float) -> None:
         """A batch of ``envs`` envs took ``seconds`` on ``count`` threads."""
@@ -346,11 +359,11 @@ class NativeVectorEnv(VectorEnv):
 
         choice = self.thread_choice
         k = min(choice.now(), len(indices))
+        if len(indices) == self.num_envs:  # a whole batch: time the cycle it starts
+            choice.lap(k, len(indices), time.perf_counter())
         order = iter(range(len(indices)))
-        t0 = time.perf_counter()
         if k <= 1:
             draw(order)
-            choice.record(k, len(indices), time.perf_counter() - t0)
             return out
         from urban_gym.render.threads import call_with_opencv_threads
 
@@ -381,7 +394,6 @@ class NativeVectorEnv(VectorEnv):
             call_with_opencv_threads(1, run)
         finally:
             sys.setswitchinterval(before)
-        choice.record(k, len(indices), time.perf_counter() - t0)
         return out
 
     def _observations(self) -> Any:
