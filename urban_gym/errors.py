@@ -27,6 +27,8 @@ error                           raised for                                      
 :class:`JudgeError`             a judge that cannot be set up                      ``ValueError``
 :class:`ControlError`           a play-page command the page cannot have meant     ``ValueError``
 :class:`SessionBusy`            a play session asked while busy                    ``RuntimeError``
+:class:`WorkerError`            a vector env's worker process that died, or whose   ``RuntimeError``
+                                error did not pickle
 :class:`ModelError`             a language model that could not be reached or      ``RuntimeError``
                                 gave no usable completion
 :class:`AgentGaveUp`            an agent that cannot go on (the harness ends the   --
@@ -135,6 +137,12 @@ class ControlError(InputError):
 
 class SessionBusy(UrbanGymError, RuntimeError):
     """A play session asked for something while it is busy (answered with HTTP 409)."""
+
+
+class WorkerError(UrbanGymError, RuntimeError):
+    """A worker process of a vector env that died, or whose error could not be sent back
+    as itself (its message and traceback are in the error's notes).
+    """
 
 
 class ModelError(UrbanGymError, RuntimeError):

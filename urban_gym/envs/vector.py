@@ -38,167 +38,23 @@ from typing import Any, ClassVar
 import numpy as np
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
-from gymnasium.vector.utils import batch_space, create_empty_array, iterate
+from gymnasium.vector.utils import batch_space, iterate
 
+from urban_gym.envs.batching import (
+    ARRAY_SPACES,
+    AUTORESET_MODES,
+    _batch,
+    _buffer,
+    _is_int,
+    _write,
+    batch_infos,
+    reset_plan,
+)
+from urban_gym.envs.batching import autoreset_mode as autoreset_mode_of
 from urban_gym.errors import InputError
 
 #: Python's thread switch interval (s) while the pool draws (see ``NativeVectorEnv._draw``).
 DRAW_SWITCH_INTERVAL_S = 2e-4
-#: Spaces whose batch is one numpy array (any other batches as a tuple of values).
-ARRAY_SPACES = (spaces.Box, spaces.Discrete, spaces.MultiBinary, spaces.MultiDiscrete)
-
-#: ``autoreset_mode`` by name (Gymnasium's ``AutoresetMode`` values are accepted too).
-AUTORESET_MODES: dict[str, AutoresetMode] = {
-    **{m.name.lower(): m for m in AutoresetMode},
-    **{m.value: m for m in AutoresetMode},
-}
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
-
-
-def batch_infos(infos: Sequence[dict[str, Any] | None], n: int | None = None) -> dict[str, Any]:
-    """The infos of ``n`` envs (None for an env with no info this call) as one dict of
-    arrays, in the layout of Gymnasium's vector envs: ``out[key]`` an array over the envs
-    (numbers of the first value's type, numpy arrays stacked, anything else an object
-    array), ``out["_" + key]`` the boolean mask of the envs that gave the key, nested
-    dicts batched the same way inside.
-    """
-    return _batch_infos(infos, len(infos) if n is None else n, {})
-
-
-def _batch_infos(
-    infos: Sequence[dict[str, Any] | None], n: int, masks: dict[tuple[int, ...], np.ndarray]
-) -> dict[str, Any]:
-    """:func:`batch_infos`, the masks of the row sets met so far in ``masks`` (the keys of
-    one info share theirs: each is a copy of one array).
-    """
-    first_info = infos[0] if len(infos) == n else None
-    if first_info:
-        keys = list(first_info)  # the same keys in the same order (a list compares fast)
-        if all(info is not None and list(info) == keys for info in infos):
-            return _same_keys(infos, n, masks)  # type: ignore[arg-type]
-    cols: dict[str, tuple[list[int], list[Any]]] = {}
-    for i, info in enumerate(infos):
-        if info:
-            for key, value in info.items():
-                col = cols.get(key)
-                if col is None:
-                    cols[key] = ([i], [value])
-                else:
-                    col[0].append(i)
-                    col[1].append(value)
-    out: dict[str, Any] = {}
-    for key, (idx, values) in cols.items():
-        first = values[0]
-        if key != "final_obs" and isinstance(first, dict):
-            sub: list[dict[str, Any] | None] = [None] * n
-            for i, v in zip(idx, values):
-                sub[i] = v if isinstance(v, dict) else None
-            out[key] = _batch_infos(sub, n, masks)
-        else:
-            out[key] = _column(key, first, idx, values, n)
-        out["_" + key] = _mask(idx, n, masks)
-    return out
-
-
-def _mask(idx: list[int], n: int, masks: dict[tuple[int, ...], np.ndarray]) -> np.ndarray:
-    """A new boolean array over ``n`` envs, True at ``idx`` (copied from ``masks``)."""
-    key = tuple(idx)
-    mask = masks.get(key)
-    if mask is None:
-        mask = masks[key] = np.zeros(n, dtype=np.bool_)
-        mask[idx] = True
-    return mask.copy()
-
-
-def _same_keys(
-    infos: Sequence[dict[str, Any]], n: int, masks: dict[tuple[int, ...], np.ndarray]
-) -> dict[str, Any]:
-    """:func:`batch_infos` of ``n`` infos that all have the same keys (every step of
-    envs of one family, but for the keys an episode's end adds).
-    """
-    out: dict[str, Any] = {}
-    every = list(range(n))
-    for key in infos[0]:
-        values = [info[key] for info in infos]
-        first = values[0]
-        if key != "final_obs" and isinstance(first, dict):
-            sub = [v if isinstance(v, dict) else None for v in values]
-            out[key] = _batch_infos(sub, n, masks)
-        else:
-            out[key] = _column(key, first, every, values, n)
-        out["_" + key] = _mask(every, n, masks)
-    return out
-
-
-def _column(key: str, first: Any, idx: list[int], values: list[Any], n: int) -> np.ndarray:
-    """One info key's array over ``n`` envs: ``values`` at the rows ``idx``."""
-    if key != "final_obs":
-        kind = type(first)
-        if kind in (int, float, bool) or isinstance(first, np.number):
-            array = np.zeros(n, dtype=kind)
-            try:
-                if len(idx) == n:  # idx is every row, in order
-                    array[:] = values
-                elif len(idx) == 1:
-                    array[idx[0]] = values[0]
-                else:
-                    array[idx] = values
-                return array
-            except (TypeError, ValueError):
-                pass  # a mixed column: one value at a time, as Gymnasium does
-        elif isinstance(first, np.ndarray):
-            array = np.zeros((n, *first.shape), dtype=first.dtype)
-            for i, v in zip(idx, values):
-                array[i] = v
-            return array
-        else:
-            array = np.full(n, None, dtype=object)
-    else:
-        array = np.full(n, None, dtype=object)
-    for i, v in zip(idx, values):
-        array[i] = v
-    return array
-
-
-def _buffer(space: spaces.Space, n: int) -> Any:
-    """Preallocated batch storage for ``n`` values of ``space``: numpy arrays for the
-    array spaces, a list for any other (texts).
-    """
-    if isinstance(space, spaces.Dict):
-        return {k: _buffer(s, n) for k, s in space.spaces.items()}
-    if isinstance(space, spaces.Tuple):
-        return tuple(_buffer(s, n) for s in space.spaces)
-    if isinstance(space, ARRAY_SPACES):
-        return create_empty_array(space, n)
-    return [None] * n
-
-
-def _write(space: spaces.Space, buf: Any, i: int, value: Any) -> None:
-    """Store ``value`` (one env's observation of ``space``) in row ``i`` of ``buf``."""
-    if isinstance(space, spaces.Dict):
-        for k, s in space.spaces.items():
-            _write(s, buf[k], i, value[k])
-    elif isinstance(space, spaces.Tuple):
-        for s, b, v in zip(space.spaces, buf, value):
-            _write(s, b, i, v)
-    else:
-        buf[i] = value
-
-
-def _batch(space: spaces.Space, buf: Any, copy: bool) -> Any:
-    """The batch observation of ``buf``: its arrays (copied with ``copy``), a tuple for
-    a list (what ``gymnasium.vector.utils.concatenate`` gives for a text space).
-    """
-    if isinstance(space, spaces.Dict):
-        return {k: _batch(s, buf[k], copy) for k, s in space.spaces.items()}
-    if isinstance(space, spaces.Tuple):
-        return tuple(_batch(s, b, copy) for s, b in zip(space.spaces, buf))
-    if isinstance(buf, list):
-        return tuple(buf)
-    return buf.copy() if copy else buf
 
 
 class ThreadChoice:
@@ -282,11 +138,31 @@ class NativeVectorEnv(VectorEnv):
             are reset with ``reset(options={"reset_mask": ...})``).
         copy: return copies of the batch arrays (default) rather than the arrays that the
             next call overwrites.
+        workers: worker processes that step the envs (default 1: all in this process).
+            ``workers=P`` > 1 returns a :class:`~urban_gym.envs.workers.ShardedVectorEnv`
+            instead: the N envs split into P shards, each a vector env of this class in a
+            process of its own (``threads`` then each worker's drawing threads, default 1;
+            ``start_method`` the ``multiprocessing`` start method, default
+            ``"forkserver"``), with the same interface and results.
         **env_kwargs: the arguments of each env (:attr:`env_class`), the same for all N.
     """
 
     #: The family's environment class (a subclass of ``UrbanEnv``); set by a subclass.
     env_class: ClassVar[type]
+
+    def __new__(cls, num_envs: int = 1, *args: Any, workers: int = 1, **kwargs: Any) -> Any:
+        """A new vector env of this class, or with ``workers=P`` > 1 a
+        :class:`~urban_gym.envs.workers.ShardedVectorEnv` of P processes, each running a
+        vector env of this class over its shard of the N envs.
+        """
+        if not _is_int(workers) or int(workers) < 1:
+            raise InputError(f"workers={workers!r} must be an integer >= 1")
+        if int(workers) > 1:
+            from urban_gym.envs.workers import ShardedVectorEnv
+
+            kwargs.setdefault("threads", 1)
+            return ShardedVectorEnv(cls, num_envs, *args, workers=int(workers), **kwargs)
+        return super().__new__(cls)
 
     def __init__(
         self,
@@ -295,18 +171,14 @@ class NativeVectorEnv(VectorEnv):
         threads: int | None = None,
         autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
         copy: bool = True,
+        workers: int = 1,
         **env_kwargs: Any,
     ) -> None:
         if not _is_int(num_envs) or int(num_envs) < 1:
             raise InputError(f"num_envs={num_envs!r} must be an integer >= 1")
         if threads is not None and (not _is_int(threads) or int(threads) < 1):
             raise InputError(f"threads={threads!r} must be an integer >= 1 or None")
-        mode = AUTORESET_MODES.get(autoreset_mode) if isinstance(autoreset_mode, str) else None
-        if isinstance(autoreset_mode, AutoresetMode):
-            mode = autoreset_mode
-        if mode is None:
-            valid = ", ".join(map(repr, AUTORESET_MODES))
-            raise InputError(f"autoreset_mode={autoreset_mode!r} must be one of {valid}")
+        mode = autoreset_mode_of(autoreset_mode)
         self.num_envs = int(num_envs)
         self.autoreset_mode = mode
         self.copy = bool(copy)
@@ -323,19 +195,26 @@ class NativeVectorEnv(VectorEnv):
         self.metadata = {**first.metadata, "autoreset_mode": mode}
         self.render_mode = first.render_mode
         self.spec = None
-        self._obs = _buffer(self.single_observation_space, self.num_envs)
-        # the top-level entries of a Dict space, written without walking the space
-        space = self.single_observation_space
         self._flat: list[tuple[str, Any]] | None = None
-        if isinstance(space, spaces.Dict) and not any(
-            isinstance(s, (spaces.Dict, spaces.Tuple)) for s in space.spaces.values()
-        ):
-            self._flat = [(k, self._obs[k]) for k in space.spaces]
+        self._adopt_buffers(_buffer(self.single_observation_space, self.num_envs))
         self._autoreset = np.zeros(self.num_envs, dtype=np.bool_)
         self._pool: ThreadPoolExecutor | None = None
         #: each env's own ``info`` dict of the last call (None for an env it left
         #: alone); in ``same_step`` mode an ended episode's final info.
         self.last_infos: list[dict[str, Any] | None] = [None] * self.num_envs
+
+    def _adopt_buffers(self, buffers: Any) -> None:
+        """Write the batch's observations into ``buffers`` from now on (a tree like
+        :func:`_buffer`'s: e.g. views of a memory map a worker shares with its parent).
+        """
+        self._obs = buffers
+        # the top-level entries of a Dict space, written without walking the space
+        space = self.single_observation_space
+        self._flat = None
+        if isinstance(space, spaces.Dict) and not any(
+            isinstance(s, (spaces.Dict, spaces.Tuple)) for s in space.spaces.values()
+        ):
+            self._flat = [(k, self._obs[k]) for k in space.spaces]
 
     # ------------------------------------------------------------------ drawing
     def _draw(self, indices: Sequence[int]) -> list[Any]:
@@ -431,26 +310,8 @@ class NativeVectorEnv(VectorEnv):
     def _reset_plan(
         self, seed: int | Sequence[int | None] | None, options: dict[str, Any] | None
     ) -> tuple[list[int | None], dict[str, Any], list[int]]:
-        """:meth:`reset`'s arguments checked: each env's seed, the options for every env's
-        ``reset`` (without ``reset_mask``) and the envs to reset.
-        """
-        n = self.num_envs
-        seeds: list[int | None]
-        if seed is None:
-            seeds = [None] * n
-        elif _is_int(seed):
-            seeds = [int(seed) + i for i in range(n)]  # type: ignore[arg-type]
-        else:
-            seeds = list(seed)  # type: ignore[arg-type]
-            if len(seeds) != n:
-                raise InputError(f"seed list of length {len(seeds)} must have num_envs={n} seeds")
-        options = dict(options or {})
-        mask = options.pop("reset_mask", None)
-        if mask is None:
-            mask = np.ones(n, dtype=np.bool_)
-        elif not (isinstance(mask, np.ndarray) and mask.dtype == np.bool_ and mask.shape == (n,)):
-            raise InputError(f"options['reset_mask']={mask!r} must be a bool array of shape ({n},)")
-        return seeds, options, [int(i) for i in np.flatnonzero(mask)]
+        """:meth:`reset`'s arguments checked (:func:`~urban_gym.envs.batching.reset_plan`)."""
+        return reset_plan(self.num_envs, seed, options)
 
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """One step of every env (see the module docstring for the order of its parts)."""

@@ -1,0 +1,544 @@
+"""A native vector env spread over worker processes: :class:`ShardedVectorEnv`.
+
+The threads of a :class:`~urban_gym.envs.vector.NativeVectorEnv` share one interpreter
+lock: where much of a step is Python (the env's own bookkeeping, the glue between a
+frame's compiled passes) a second thread adds little. ``workers=P`` splits the N envs into
+P contiguous shards, each a native vector env of its own (the family's class, with its
+batched paths) in a worker process of its own, so P cores step at once:
+
+* the observations' arrays live in one shared memory map: each worker's vector env writes
+  its rows of the batch there directly (no copy, no pickling); text entries come back with
+  the reply;
+* one ``step`` sends each worker its slice of the actions, then gathers the replies:
+  rewards, ends and the shard's ``info`` in Gymnasium's batched layout, which are joined
+  row block by row block (:func:`merge_infos`);
+* everything else -- ``action_masks()``, ``call``, ``get_attr``, ``set_attr``,
+  ``render``, ``last_infos`` -- asks the workers and joins their answers in env order.
+
+Env ``i`` of the batch is env ``i - offset`` of its shard and gets the seed ``seed + i``
+of :meth:`ShardedVectorEnv.reset`, so the batch equals the one-process vector env's (and N
+single envs') with the same seeds (``tests/envs/test_workers.py``). Workers start with
+``multiprocessing``'s ``forkserver`` method by default (a fork of a process whose OpenCV or
+numba pools run is not safe), each importing urban_gym and loading the world from the
+world cache.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import mmap
+import multiprocessing as mp
+import os
+import pickle
+import tempfile
+import traceback
+from collections.abc import Sequence
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from urban_gym.envs.batching import ARRAY_SPACES, _batch, _is_int, reset_plan
+from urban_gym.envs.batching import autoreset_mode as autoreset_mode_of
+from urban_gym.errors import InputError, WorkerError
+
+#: bytes each shared array starts on a multiple of
+_ALIGN = 64
+
+
+@dataclass(frozen=True)
+class _Array:
+    """Where one array entry of the batch lies in the shared map."""
+
+    offset: int
+    dtype: str
+    shape: tuple[int, ...]
+
+
+#: ``multiprocessing`` start methods a ShardedVectorEnv accepts
+START_METHODS = ("forkserver", "spawn", "fork")
+
+
+def shard_sizes(n: int, workers: int) -> list[int]:
+    """``n`` envs over ``workers`` shards, as equal as can be, the larger first
+    (``shard_sizes(10, 3) == [4, 3, 3]``).
+    """
+    return [n // workers + (1 if k < n % workers else 0) for k in range(workers)]
+
+
+# ---------------------------------------------------------------------- shared buffers
+def _layout(space: spaces.Space, n: int, offset: int = 0) -> tuple[Any, int]:
+    """Where each array entry of a batch of ``n`` observations of ``space`` lies in the
+    shared map: a tree like the batch (dicts, tuples) whose array leaves are
+    :class:`_Array` and text leaves None; and the bytes used.
+    """
+    if isinstance(space, spaces.Dict):
+        out = {}
+        for k, s in space.spaces.items():
+            out[k], offset = _layout(s, n, offset)
+        return out, offset
+    if isinstance(space, spaces.Tuple):
+        items = []
+        for s in space.spaces:
+            leaf, offset = _layout(s, n, offset)
+            items.append(leaf)
+        return tuple(items), offset
+    if isinstance(space, ARRAY_SPACES):
+        dtype = np.dtype(space.dtype)
+        shape = (n, *(space.shape or ()))
+        offset = -(-offset // _ALIGN) * _ALIGN
+        return _Array(offset, dtype.str, shape), offset + int(np.prod(shape)) * dtype.itemsize
+    return None, offset
+
+
+def _views(layout: Any, buf: Any, rows: slice | None = None) -> Any:
+    """The batch buffer tree of ``layout`` over the memory ``buf``: numpy views for the
+    array leaves (only ``rows`` of them where given), a fresh list for the text leaves.
+    """
+    if isinstance(layout, dict):
+        return {k: _views(v, buf, rows) for k, v in layout.items()}
+    if isinstance(layout, tuple):
+        return tuple(_views(v, buf, rows) for v in layout)
+    if layout is None:
+        n = 0 if rows is None else rows.stop - rows.start
+        return [None] * n
+    arr = np.ndarray(layout.shape, dtype=np.dtype(layout.dtype), buffer=buf, offset=layout.offset)
+    return arr if rows is None else arr[rows]
+
+
+def _texts(layout: Any, obs: Any) -> Any:
+    """The text entries of a batch observation ``obs`` (its array entries left out: they
+    are in the shared map), as a tree like ``layout``.
+    """
+    if isinstance(layout, dict):
+        return {k: _texts(v, obs[k]) for k, v in layout.items()}
+    if isinstance(layout, tuple):
+        return tuple(_texts(v, o) for v, o in zip(layout, obs))
+    return list(obs) if layout is None else None
+
+
+def _put_texts(layout: Any, buf: Any, texts: Any, start: int) -> None:
+    """Write a shard's text entries (:func:`_texts`) into rows ``start ..`` of ``buf``."""
+    if isinstance(layout, dict):
+        for k, v in layout.items():
+            _put_texts(v, buf[k], texts[k], start)
+    elif isinstance(layout, tuple):
+        for v, b, t in zip(layout, buf, texts):
+            _put_texts(v, b, t, start)
+    elif layout is None:
+        buf[start : start + len(texts)] = texts
+
+
+def _has_texts(layout: Any) -> bool:
+    if isinstance(layout, dict):
+        return any(_has_texts(v) for v in layout.values())
+    if isinstance(layout, tuple):
+        return any(_has_texts(v) for v in layout)
+    return layout is None
+
+
+# ---------------------------------------------------------------------- infos
+def _filler(value: np.ndarray, n: int) -> np.ndarray:
+    """``n`` rows of an info column like ``value`` for envs that did not give the key."""
+    if value.dtype == object:
+        return np.full((n, *value.shape[1:]), None, dtype=object)
+    return np.zeros((n, *value.shape[1:]), dtype=value.dtype)
+
+
+def merge_infos(parts: Sequence[tuple[dict[str, Any], int]]) -> dict[str, Any]:
+    """The batched ``info`` of consecutive shards, each ``(info, n)`` (Gymnasium's layout:
+    ``info[key]`` an array over the shard's ``n`` envs, ``info["_" + key]`` the mask of
+    those that gave it): every key's rows block by block, in shard order; a shard without
+    the key contributes rows of zeros (None for objects) and False mask rows.
+    """
+    keys: dict[str, None] = {}
+    for info, _ in parts:
+        keys.update(dict.fromkeys(k for k in info if not k.startswith("_") or k[1:] not in info))
+    out: dict[str, Any] = {}
+    for key in keys:
+        if key.startswith("_") and key[1:] in keys:
+            continue
+        present = [info[key] for info, _ in parts if key in info]
+        if key != "final_obs" and isinstance(present[0], dict):
+            out[key] = merge_infos([(info.get(key, {}), n) for info, n in parts])
+        else:
+            first = present[0]
+            blocks = [info[key] if key in info else _filler(first, n) for info, n in parts if n > 0]
+            out[key] = np.concatenate(blocks) if len(blocks) > 1 else blocks[0].copy()
+        masks = [
+            info.get("_" + key, np.zeros(n, np.bool_)) if key in info else np.zeros(n, np.bool_)
+            for info, n in parts
+            if n > 0
+        ]
+        out["_" + key] = np.concatenate(masks) if len(masks) > 1 else masks[0].copy()
+    return out
+
+
+# ---------------------------------------------------------------------- the worker
+def _worker(conn: Connection, vector_class: type, n: int, kwargs: dict[str, Any]) -> None:
+    """A worker process: its shard's native vector env, run command by command."""
+    from urban_gym.render.threads import one_thread_in_worker
+
+    one_thread_in_worker()
+    venv = None
+    layout = None
+    mapped = None
+    try:
+        venv = vector_class(num_envs=n, workers=1, **kwargs)
+        conn.send(
+            (
+                "ok",
+                (
+                    venv.single_observation_space,
+                    venv.single_action_space,
+                    venv.metadata,
+                    venv.render_mode,
+                ),
+            )
+        )
+    except BaseException as exc:  # noqa: BLE001 - reported to the parent, which raises it
+        _send_error(conn, exc)
+        return
+    while True:
+        try:
+            cmd, payload = conn.recv()
+        except (EOFError, KeyboardInterrupt):
+            break
+        try:
+            if cmd == "close":
+                venv.close()
+                conn.send(("ok", None))
+                break
+            if cmd == "map":
+                path, size, layout, start = payload
+                with open(path, "r+b") as f:
+                    mapped = mmap.mmap(f.fileno(), size)
+                venv._adopt_buffers(_views(layout, mapped, slice(start, start + n)))
+                result: Any = None
+            elif cmd == "step":
+                obs, rew, term, trunc, info = venv.step(payload)
+                result = (rew, term, trunc, info, _texts(layout, obs))
+            elif cmd == "reset":
+                seeds, options = payload
+                obs, info = venv.reset(seed=seeds, options=options)
+                result = (info, _texts(layout, obs))
+            elif cmd == "masks":
+                result = venv.action_masks()
+            elif cmd == "last_infos":
+                result = list(venv.last_infos)
+            elif cmd == "call":
+                name, args, kw = payload
+                result = venv.call(name, *args, **kw)
+            elif cmd == "get_attr":
+                result = venv.get_attr(payload)
+            elif cmd == "set_attr":
+                name, values = payload
+                venv.set_attr(name, values)
+                result = None
+            elif cmd == "render":
+                result = venv.render()
+            else:
+                raise InputError(f"unknown worker command {cmd!r}")
+            conn.send(("ok", result))
+        except BaseException as exc:  # noqa: BLE001 - reported to the parent, which raises it
+            _send_error(conn, exc)
+    conn.close()
+
+
+def _send_error(conn: Connection, exc: BaseException) -> None:
+    """Send ``exc`` to the parent: the exception itself where it pickles, its traceback."""
+    text = "".join(traceback.format_exception(exc))
+    try:
+        blob: bytes | None = pickle.dumps(exc)
+    except Exception:  # noqa: BLE001 - an exception that does not pickle: its text only
+        blob = None
+    with contextlib.suppress(OSError):
+        conn.send(("error", (blob, f"{type(exc).__name__}: {exc}", text)))
+
+
+# ---------------------------------------------------------------------- the parent side
+class ShardedVectorEnv(VectorEnv):
+    """N episodes of one family on ``workers`` processes, each stepping its shard of the
+    envs as a native vector env (see the module docstring); the same interface and results
+    as the one-process :class:`~urban_gym.envs.vector.NativeVectorEnv`.
+
+    What ``gymnasium.make_vec(id, num_envs=N, workers=P)`` (or the family's vector env
+    class with ``workers=P``) returns for P > 1.
+
+    Args:
+        vector_class: the family's native vector env class.
+        num_envs: N (>= ``workers``).
+        workers: P, the worker processes (>= 2); env ``i`` runs in the shard holding it
+            (:func:`shard_sizes`: contiguous blocks, the larger first).
+        threads: each worker's drawing threads (default 1: the workers use the cores).
+        autoreset_mode: as :class:`~urban_gym.envs.vector.NativeVectorEnv`'s.
+        copy: as :class:`~urban_gym.envs.vector.NativeVectorEnv`'s.
+        start_method: ``multiprocessing``'s start method of the workers (``"forkserver"``
+            by default; ``"spawn"`` or ``"fork"``).
+        **env_kwargs: the arguments of each env, the same for all N.
+    """
+
+    def __init__(
+        self,
+        vector_class: type,
+        num_envs: int,
+        *,
+        workers: int,
+        threads: int | None = 1,
+        autoreset_mode: Any = AutoresetMode.NEXT_STEP,
+        copy: bool = True,
+        start_method: str = "forkserver",
+        **env_kwargs: Any,
+    ) -> None:
+        if not _is_int(num_envs) or int(num_envs) < 1:
+            raise InputError(f"num_envs={num_envs!r} must be an integer >= 1")
+        if not _is_int(workers) or not 2 <= int(workers) <= int(num_envs):
+            raise InputError(
+                f"workers={workers!r} must be an integer from 2 to num_envs={num_envs} "
+                "(workers=1 steps every env in this process)"
+            )
+        if start_method not in START_METHODS:
+            raise InputError(f"start_method={start_method!r} must be one of {START_METHODS}")
+        mode = autoreset_mode_of(autoreset_mode)
+        self.num_envs = int(num_envs)
+        self.workers = int(workers)
+        self.autoreset_mode = mode
+        self.copy = bool(copy)
+        self.env_class: type = getattr(vector_class, "env_class")  # noqa: B009
+        self.sizes = shard_sizes(self.num_envs, self.workers)
+        self.starts = [sum(self.sizes[:k]) for k in range(self.workers)]
+        self._conns: list[Connection] = []
+        self._procs: list[Any] = []
+        self._closed_workers = False
+        ctx: Any = mp.get_context(start_method)
+        kw = {**env_kwargs, "threads": threads, "autoreset_mode": mode, "copy": False}
+        for k, n in enumerate(self.sizes):
+            parent, child = ctx.Pipe()
+            proc = ctx.Process(
+                target=_worker,
+                args=(child, vector_class, n, kw),
+                name=f"urban_gym_shard_{k}",
+                daemon=True,
+            )
+            proc.start()
+            child.close()
+            self._conns.append(parent)
+            self._procs.append(proc)
+        try:
+            ready = self._gather()
+            obs_space, act_space, metadata, render_mode = ready[0]
+            self.single_observation_space = obs_space
+            self.single_action_space = act_space
+            self.observation_space = batch_space(obs_space, self.num_envs)
+            self.action_space = batch_space(act_space, self.num_envs)
+            self.metadata = {**metadata, "autoreset_mode": mode}
+            self.render_mode = render_mode
+            self.spec = None
+            self._layout, size = _layout(obs_space, self.num_envs)
+            self._texts = _has_texts(self._layout)
+            self._map, self._obs = self._shared_map(max(size, 1))
+        except BaseException:
+            self._stop()
+            raise
+
+    @property
+    def worker_pids(self) -> list[int]:
+        """The process ids of the workers (e.g. to read their CPU time)."""
+        return [int(p.pid) for p in self._procs]
+
+    @property
+    def envs(self) -> list[Any]:
+        """Not here: the env objects live in the worker processes."""
+        raise InputError(
+            f"a vector env with workers={self.workers} keeps its envs in worker processes: "
+            "use call(), get_attr() and set_attr() (or workers=1 for the env objects)"
+        )
+
+    def _shared_map(self, size: int) -> tuple[mmap.mmap, Any]:
+        """The shared map of the batch's arrays, mapped by every worker (its file removed
+        once they all have it), and the batch buffers over it.
+        """
+        folder = "/dev/shm" if os.path.isdir("/dev/shm") else None
+        fd, path = tempfile.mkstemp(prefix="urban_gym_batch_", dir=folder)
+        try:
+            os.ftruncate(fd, size)
+            mapped = mmap.mmap(fd, size)
+            for k, conn in enumerate(self._conns):
+                conn.send(("map", (path, size, self._layout, self.starts[k])))
+            self._gather()
+        finally:
+            os.close(fd)
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+        return mapped, _views(self._layout, mapped)
+
+    # ------------------------------------------------------------------ messages
+    def _gather(self, which: Sequence[int] | None = None) -> list[Any]:
+        """The replies of the workers ``which`` (all by default), in order; a worker's
+        error is raised here, after every reply is in (the others stay usable).
+        """
+        idx = range(self.workers) if which is None else which
+        out: list[Any] = []
+        error: BaseException | None = None
+        for k in idx:
+            try:
+                status, value = self._conns[k].recv()
+            except (EOFError, OSError):
+                proc = self._procs[k]
+                proc.join(timeout=1.0)
+                error = error or WorkerError(
+                    f"worker {k} (pid {proc.pid}) of {self!r} exited with code "
+                    f"{proc.exitcode} without answering"
+                )
+                out.append(None)
+                continue
+            if status == "error":
+                blob, summary, text = value
+                exc: BaseException | None = None
+                if blob is not None:
+                    with contextlib.suppress(Exception):
+                        exc = pickle.loads(blob)
+                if exc is None:
+                    exc = WorkerError(f"worker {k}: {summary}")
+                exc.add_note(f"raised in worker {k} of {self!r}:\n{text}")
+                error = error or exc
+                value = None
+            out.append(value)
+        if error is not None:
+            raise error
+        return out
+
+    def _ask(self, cmd: str, payloads: Sequence[Any] | None = None) -> list[Any]:
+        """Send ``cmd`` to every worker (each its payload, or None) and gather."""
+        if self._closed_workers:
+            raise InputError(f"{self!r} is closed")
+        for k, conn in enumerate(self._conns):
+            conn.send((cmd, None if payloads is None else payloads[k]))
+        return self._gather()
+
+    def _slices(self, values: Sequence[Any]) -> list[list[Any]]:
+        return [list(values[s : s + n]) for s, n in zip(self.starts, self.sizes)]
+
+    # ------------------------------------------------------------------ observations
+    def _observations(self, texts: Sequence[Any]) -> Any:
+        if self._texts:
+            for k, t in enumerate(texts):
+                if t is not None:
+                    _put_texts(self._layout, self._obs, t, self.starts[k])
+        return _batch(self.single_observation_space, self._obs, self.copy)
+
+    # ------------------------------------------------------------------ reset / step
+    def reset(
+        self,
+        *,
+        seed: int | Sequence[int | None] | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> tuple[Any, dict[str, Any]]:
+        """Reset all envs, or those of ``options["reset_mask"]`` (as
+        :meth:`NativeVectorEnv.reset <urban_gym.envs.vector.NativeVectorEnv.reset>`: env
+        ``i`` gets ``seed + i`` for an int seed).
+        """
+        seeds, opts, chosen = reset_plan(self.num_envs, seed, options)
+        mask = np.zeros(self.num_envs, np.bool_)
+        mask[chosen] = True
+        asked = [
+            k for k, (s, n) in enumerate(zip(self.starts, self.sizes)) if mask[s : s + n].any()
+        ]
+        for k in asked:
+            s, n = self.starts[k], self.sizes[k]
+            o = {**opts, "reset_mask": mask[s : s + n].copy()}
+            self._conns[k].send(("reset", (seeds[s : s + n], o)))
+        replies = dict(zip(asked, self._gather(asked)))
+        parts = [(replies[k][0] if k in replies else {}, n) for k, n in enumerate(self.sizes)]
+        texts = [replies[k][1] if k in replies else None for k in range(self.workers)]
+        return self._observations(texts), merge_infos(parts)
+
+    def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """One step of every env: each worker steps its shard; the replies joined."""
+        acts = actions if isinstance(actions, np.ndarray) else list(actions)
+        if len(acts) != self.num_envs:
+            raise InputError(
+                f"step() got {len(acts)} actions for num_envs={self.num_envs} envs: {actions!r}"
+            )
+        payloads = [acts[s : s + n] for s, n in zip(self.starts, self.sizes)]
+        replies = self._ask("step", payloads)
+        rewards = np.concatenate([r[0] for r in replies])
+        terminated = np.concatenate([r[1] for r in replies])
+        truncated = np.concatenate([r[2] for r in replies])
+        info = merge_infos([(r[3], n) for r, n in zip(replies, self.sizes)])
+        return self._observations([r[4] for r in replies]), rewards, terminated, truncated, info
+
+    # ------------------------------------------------------------------ masks and calls
+    @property
+    def last_infos(self) -> list[dict[str, Any] | None]:
+        """Each env's own ``info`` dict of the last call (asked of the workers)."""
+        return [i for part in self._ask("last_infos") for i in part]
+
+    def action_masks(self) -> np.ndarray:
+        """The valid entries of every env's action table now: ``(N, n)`` booleans."""
+        return np.concatenate(self._ask("masks"))
+
+    def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
+        """``getattr(env, name)(*args, **kwargs)`` on every env, in the workers."""
+        return tuple(
+            v for part in self._ask("call", [(name, args, kwargs)] * self.workers) for v in part
+        )
+
+    def get_attr(self, name: str) -> tuple[Any, ...]:
+        """The attribute ``name`` of every env."""
+        return tuple(v for part in self._ask("get_attr", [name] * self.workers) for v in part)
+
+    def set_attr(self, name: str, values: Any) -> None:
+        """Set the attribute ``name`` of every env: one value for all, or N values."""
+        if not isinstance(values, (list, tuple)):
+            values = [values] * self.num_envs
+        if len(values) != self.num_envs:
+            raise InputError(
+                f"set_attr({name!r}): {len(values)} values for num_envs={self.num_envs} envs"
+            )
+        self._ask("set_attr", [(name, v) for v in self._slices(values)])
+
+    def render(self) -> tuple[Any, ...] | None:
+        """Every env's ``render()``."""
+        return tuple(v for part in self._ask("render") for v in part)
+
+    # ------------------------------------------------------------------ closing
+    def _stop(self) -> None:
+        """Ask every worker to close, wait a little, end those that do not."""
+        if self._closed_workers:
+            return
+        self._closed_workers = True
+        for conn in self._conns:
+            with contextlib.suppress(OSError, ValueError):
+                conn.send(("close", None))
+        for conn in self._conns:
+            with contextlib.suppress(EOFError, OSError):
+                if conn.poll(10.0):
+                    conn.recv()
+            conn.close()
+        for proc in self._procs:
+            proc.join(timeout=5.0)
+            if proc.is_alive():
+                proc.terminate()
+                proc.join(timeout=5.0)
+
+    def close_extras(self, **kwargs: Any) -> None:
+        """Close the workers' envs and end the workers."""
+        self._stop()
+
+    def __repr__(self) -> str:
+        return (
+            f"ShardedVectorEnv({self.env_class.__name__}, num_envs={self.num_envs}, "
+            f"workers={self.workers})"
+        )
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):
+            self._stop()
+
+
+__all__ = ["START_METHODS", "ShardedVectorEnv", "merge_infos", "shard_sizes"]
