@@ -66,9 +66,15 @@ class StreetGraphVectorEnv(NativeVectorEnv):
         self._lazy: tuple[dict[str, Any], dict[int, dict[str, Any]]] | None = None
         super().__init__(num_envs, **kwargs)
         envs = self._env_list
-        for env in envs:  # a goal's distances and a node's options: computed once for all
+        first = envs[0]
+        for env in envs:  # a goal's distances, a node's options, a task's start: once for all
             env._dist_cache = _DISTANCES
-            env._node_caches = envs[0]._node_caches
+            env._node_caches = first._node_caches
+            # the N envs have the same tasks (equal kwargs): one list, so what is
+            # remembered per task object holds for all of them
+            env.tasks = first.tasks
+            env._task_keys = first._task_keys
+            env._starts = first._starts
         self.batched_reason = batchable(envs[0])
         if not self.batched_reason:
             self._batch = BatchEpisodes(envs)
