@@ -34,7 +34,8 @@ from gymnasium.vector import AutoresetMode
 from urban_gym.envs.vector import NativeVectorEnv, batch_infos
 from urban_gym.families.streetgraph import batch_kernel as K
 from urban_gym.families.streetgraph.batch import BatchEpisodes, batchable
-from urban_gym.families.streetgraph.env import StreetGraphEnv, distance_cache
+from urban_gym.families.streetgraph.dynamics import distance_cache
+from urban_gym.families.streetgraph.env import StreetGraphEnv
 
 #: The goal distances of every vector env's episodes in this process (they depend on the
 #: graph and the goal only).
