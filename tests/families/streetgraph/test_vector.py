@@ -326,3 +326,49 @@ def test_maskable_ppo_trains_through_the_batched_path():
         assert all(ep["l"] <= 10 for ep in model.ep_info_buffer)
     finally:
         venv.close()
+
+
+def test_env_objects_are_written_back_when_taken_out(monkeypatch):
+    """``venv.envs[i]`` holds env ``i``'s true state, and only the env objects taken out
+    of ``venv.envs`` are written back (a loop that looks at one env a step pays for one);
+    what is changed through one holds in the next batched step."""
+    from urban_gym.families.streetgraph.batch import BatchEpisodes
+
+    written: list[int] = []
+    store = BatchEpisodes.store
+
+    def counted(self, i, env):
+        written.append(i)
+        store(self, i, env)
+
+    monkeypatch.setattr(BatchEpisodes, "store", counted)
+    kw = {"observation": "symbolic", "max_decisions": 40}
+    v = StreetGraphVectorEnv(4, **kw)
+    singles = [StreetGraphEnv(**kw) for _ in range(4)]
+    try:
+        v.reset(seed=0)
+        for i, s in enumerate(singles):
+            s.reset(seed=i)
+        for step in range(6):
+            _step_both(v, singles, [0, 1, 0, 1])
+            written.clear()
+            envs = v.envs
+            assert len(envs) == 4 and written == []  # reading the list writes nothing
+            k = step % 4
+            env = envs[k]
+            assert written == [k]
+            assert (env.node, env.steps, env.trajectory, env.distance_m) == (
+                singles[k].node,
+                singles[k].steps,
+                singles[k].trajectory,
+                singles[k].distance_m,
+            )
+            assert v.envs[k] is env and written == [k]  # unchanged since: not written again
+        # every object taken out by iteration holds its episode
+        assert [e.trajectory for e in v.envs] == [s.trajectory for s in singles]
+        assert [e.node for e in v.envs[1:3]] == [s.node for s in singles[1:3]]
+        # a change through an object taken out holds in the next batched step
+        v.envs[2].max_decisions = singles[2].max_decisions = 7
+        _step_both(v, singles, [0, 0, 0, 0])
+    finally:
+        v.close()

@@ -16,16 +16,22 @@ Anything else runs the per-env path of
 :class:`~urban_gym.envs.vector.NativeVectorEnv`: image observations, ``goal=`` modes,
 ``track_visibility=True``, on-the-fly procedural suites, tasks on several graphs, a reset
 with ``options={"task": ...}`` on another graph (from then on), and a step whose actions
-are not one integer array of shape ``(N,)`` (that step alone). Reading
-:attr:`StreetGraphVectorEnv.envs` (``call``, ``get_attr``, ``set_attr``, ``render``
-too) first writes every row back into its env object, and the next batched call reads
-the objects again, so what is done through them holds.
+are not one integer array of shape ``(N,)`` (that step alone).
+
+:attr:`StreetGraphVectorEnv.envs` is the list of the N env objects; taking one out of it
+(by index, slice or iteration -- ``call``, ``get_attr``, ``set_attr`` and ``render`` take
+them all) first writes its row into it, when the row changed since it was last written,
+and the next batched call reads the objects taken out again, so what is done through them
+holds. Reading ``venv.envs`` alone writes nothing, and a loop that looks at one env a
+step writes back that one. An env object kept from before a step is not brought up to
+date by the step: take it out of ``venv.envs`` again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+import operator
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, SupportsIndex
 
 import gymnasium as gym
 import numpy as np
@@ -63,7 +69,6 @@ class StreetGraphVectorEnv(NativeVectorEnv):
 
     def __init__(self, num_envs: int = 1, **kwargs: Any) -> None:
         self._batch: BatchEpisodes | None = None
-        self._stale = False  # the env objects were handed out: read them before stepping
         self._lazy: tuple[dict[str, Any], dict[int, dict[str, Any]]] | None = None
         super().__init__(num_envs, **kwargs)
         envs = self._env_list
@@ -83,32 +88,53 @@ class StreetGraphVectorEnv(NativeVectorEnv):
     # ------------------------------------------------------------------ env objects
     @property
     def envs(self) -> list[Any]:
-        """The N env objects, with the batch's state written into them."""
-        b = self.__dict__.get("_batch")
-        if b is not None and not self._stale:  # while stale, the objects hold the state
-            for i, env in enumerate(self._env_list):
-                if hasattr(env, "trajectory"):
-                    b.store(i, env)
-            self._stale = True
-        return self._env_list
+        """The N env objects (an :class:`EnvList`): each holds its episode's state when
+        taken out of the list (see the module docstring).
+        """
+        return self._rows
 
     @envs.setter
     def envs(self, value: list[Any]) -> None:
-        self._env_list = value
+        self._env_list: list[Any] = list(value)  # the objects, for the batch's own use
+        self._rows = EnvList(self._env_list, self._hand_out)
+        n = len(self._env_list)
+        #: rows that changed since they were last written into their env objects
+        self._behind = np.zeros(n, np.bool_)
+        #: env objects handed out since the batch last read them
+        self._handed = np.ones(n, np.bool_)
 
-    def _fresh(self) -> BatchEpisodes | None:
-        """The batch, after reading the env objects again if they were handed out (or
-        None, also when what was done through them leaves the batch's reach).
+    def _hand_out(self, i: int, replaced: bool = False) -> None:
+        """Env object ``i`` is taken out of :attr:`envs` (or ``replaced`` by another):
+        write its row into it if the row changed since (not into a replacement), and read
+        it again before the next batched call.
         """
         b = self._batch
-        if b is None or not self._stale:
+        if b is None:
+            return
+        if replaced:
+            self._behind[i] = False
+        elif self._behind[i]:
+            b.store(i, self._env_list[i])
+            self._behind[i] = False
+        self._handed[i] = True
+
+    def _fresh(self) -> BatchEpisodes | None:
+        """The batch, after reading again the env objects handed out (or None, also when
+        what was done through them leaves the batch's reach).
+        """
+        b = self._batch
+        if b is None or not self._handed.any():
             return b
-        for env in self._env_list:
+        rows = np.flatnonzero(self._handed).tolist()
+        envs = self._env_list
+        for i in rows:
+            env = envs[i]
             if batchable(env) or (hasattr(env, "trajectory") and not b.fits(env)):
                 self._leave_batch(batchable(env) or "an episode on another graph")
                 return None
-        self._stale = False
-        for i, env in enumerate(self._env_list):
+        self._handed[:] = False
+        for i in rows:
+            env = envs[i]
             if hasattr(env, "trajectory"):
                 b.load(i, env)
             else:
@@ -117,8 +143,11 @@ class StreetGraphVectorEnv(NativeVectorEnv):
 
     def _leave_batch(self, reason: str) -> None:
         """Go on with the per-env path for good (the env objects hold the state)."""
-        if self._batch is not None and not self._stale:
-            self.envs  # noqa: B018 - writes the rows back into the env objects
+        b = self._batch
+        if b is not None:
+            for i in np.flatnonzero(self._behind).tolist():
+                b.store(i, self._env_list[i])
+            self._behind[:] = False
         self._batch = None
         self.batched_reason = reason
 
@@ -164,6 +193,7 @@ class StreetGraphVectorEnv(NativeVectorEnv):
             b.load(i, envs[i])
         rows = np.zeros(self.num_envs, np.bool_)
         rows[chosen] = True
+        self._behind[rows] = False  # the env objects hold the new episodes
         self._autoreset[rows] = False
         b.observe(self._obs)
         info = b.info(rows)
@@ -220,6 +250,9 @@ class StreetGraphVectorEnv(NativeVectorEnv):
         for i in np.flatnonzero(ended if same_step else restart).tolist():
             envs[i]._reset_core(None, None)
             b.load(i, envs[i])
+        # the rows stepped and not ended (an ended one was written back) are ahead of
+        # their env objects
+        self._behind |= active & ~ended
         b.observe(self._obs)
         batch = b.info()
         if not same_step and ended.any():
@@ -237,6 +270,49 @@ class StreetGraphVectorEnv(NativeVectorEnv):
         if b is None:
             return super().action_masks()
         return b.masks()
+
+
+class EnvList(list):
+    """The env objects of a :class:`StreetGraphVectorEnv`: a list whose items are
+    brought up to date (``hand_out(i)``) as they are taken out -- by index, slice or
+    iteration; setting an item replaces that env object (``hand_out(i, True)``: the
+    batch reads it before its next call).
+    """
+
+    def __init__(self, envs: list[Any], hand_out: Callable[[int, bool], None]) -> None:
+        super().__init__(envs)
+        self._objects = envs
+        self._hand_out = hand_out
+
+    def __getitem__(self, i: SupportsIndex | slice) -> Any:
+        if isinstance(i, slice):
+            for k in range(len(self))[i]:
+                self._hand_out(k, False)
+            return super().__getitem__(i)  # a plain list
+        env = super().__getitem__(i)  # IndexError first
+        k = operator.index(i)
+        self._hand_out(k + len(self) if k < 0 else k, False)
+        return env
+
+    def __iter__(self) -> Iterator[Any]:
+        for k in range(len(self)):
+            self._hand_out(k, False)
+            yield super().__getitem__(k)
+
+    def __reversed__(self) -> Iterator[Any]:
+        for k in reversed(range(len(self))):
+            self._hand_out(k, False)
+            yield super().__getitem__(k)
+
+    def __setitem__(self, i: Any, value: Any) -> None:
+        super().__setitem__(i, value)
+        self._objects[i] = value
+        for k in range(len(self))[i] if isinstance(i, slice) else [operator.index(i)]:
+            self._hand_out(k + len(self) if k < 0 else k, True)
+
+    def copy(self) -> list[Any]:
+        """A plain list of the env objects, each brought up to date."""
+        return list(self)
 
 
 def _same_graph(b: BatchEpisodes, options: dict[str, Any]) -> bool:
@@ -268,4 +344,4 @@ def _unbatch(batch: dict[str, Any], n: int) -> list[dict[str, Any] | None]:
     return [d or None for d in out]
 
 
-__all__ = ["StreetGraphVectorEnv"]
+__all__ = ["EnvList", "StreetGraphVectorEnv"]
