@@ -40,6 +40,7 @@ from gymnasium.vector import AutoresetMode
 from urban_gym.envs.vector import NativeVectorEnv, batch_infos
 from urban_gym.families.streetgraph import batch_kernel as K
 from urban_gym.families.streetgraph.batch import BatchEpisodes, batchable
+from urban_gym.families.streetgraph.batch_info import row_infos
 from urban_gym.families.streetgraph.dynamics import distance_cache
 from urban_gym.families.streetgraph.env import StreetGraphEnv
 
@@ -154,14 +155,13 @@ class StreetGraphVectorEnv(NativeVectorEnv):
     @property
     def last_infos(self) -> list[dict[str, Any] | None]:
         """Each env's own ``info`` dict of the last call (see
-        :class:`~urban_gym.envs.vector.NativeVectorEnv`); built from the batch's arrays
-        when first read.
+        :class:`~urban_gym.envs.vector.NativeVectorEnv`); of a batched call, made when
+        first read, each env's dict filled from the batch's arrays when it is first used
+        (:func:`~urban_gym.families.streetgraph.batch_info.row_infos`).
         """
         if self._lazy is not None:
             batch, whole = self._lazy
-            self._last = _unbatch(batch, self.num_envs)
-            for i, info in whole.items():
-                self._last[i] = info
+            self._last = row_infos(batch, whole, self.num_envs)
             self._lazy = None
         return self._last
 
@@ -329,19 +329,6 @@ def _same_graph(b: BatchEpisodes, options: dict[str, Any]) -> bool:
         return graph_key(graph_spec(t)) == b.key
     except Exception:
         return False
-
-
-def _unbatch(batch: dict[str, Any], n: int) -> list[dict[str, Any] | None]:
-    """The per-env dicts of a batch ``info`` (Python values; an env with no key: None)."""
-    out: list[dict[str, Any]] = [{} for _ in range(n)]
-    for key, col in batch.items():
-        if key.startswith("_"):
-            continue
-        mask = batch["_" + key]
-        values = _unbatch(col, n) if isinstance(col, dict) else col.tolist()
-        for i in np.flatnonzero(mask).tolist():
-            out[i][key] = values[i]
-    return [d or None for d in out]
 
 
 __all__ = ["EnvList", "StreetGraphVectorEnv"]
