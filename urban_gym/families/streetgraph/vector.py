@@ -99,10 +99,10 @@ class StreetGraphVectorEnv(NativeVectorEnv):
         self._env_list: list[Any] = list(value)  # the objects, for the batch's own use
         self._rows = EnvList(self._env_list, self._hand_out)
         n = len(self._env_list)
-        #: rows that changed since they were last written into their env objects
-        self._behind = np.zeros(n, np.bool_)
+        #: rows whose env objects hold their state (the others changed since written)
+        self._synced: set[int] = set(range(n))
         #: env objects handed out since the batch last read them
-        self._handed = np.ones(n, np.bool_)
+        self._handed: set[int] = set(range(n))
 
     def _hand_out(self, i: int, replaced: bool = False) -> None:
         """Env object ``i`` is taken out of :attr:`envs` (or ``replaced`` by another):
@@ -112,28 +112,26 @@ class StreetGraphVectorEnv(NativeVectorEnv):
         b = self._batch
         if b is None:
             return
-        if replaced:
-            self._behind[i] = False
-        elif self._behind[i]:
+        if not replaced and i not in self._synced:
             b.store(i, self._env_list[i])
-            self._behind[i] = False
-        self._handed[i] = True
+        self._synced.add(i)
+        self._handed.add(i)
 
     def _fresh(self) -> BatchEpisodes | None:
         """The batch, after reading again the env objects handed out (or None, also when
         what was done through them leaves the batch's reach).
         """
         b = self._batch
-        if b is None or not self._handed.any():
+        if b is None or not self._handed:
             return b
-        rows = np.flatnonzero(self._handed).tolist()
+        rows = sorted(self._handed)
         envs = self._env_list
         for i in rows:
             env = envs[i]
             if batchable(env) or (hasattr(env, "trajectory") and not b.fits(env)):
                 self._leave_batch(batchable(env) or "an episode on another graph")
                 return None
-        self._handed[:] = False
+        self._handed.clear()
         for i in rows:
             env = envs[i]
             if hasattr(env, "trajectory"):
@@ -146,9 +144,10 @@ class StreetGraphVectorEnv(NativeVectorEnv):
         """Go on with the per-env path for good (the env objects hold the state)."""
         b = self._batch
         if b is not None:
-            for i in np.flatnonzero(self._behind).tolist():
-                b.store(i, self._env_list[i])
-            self._behind[:] = False
+            for i in range(self.num_envs):
+                if i not in self._synced:
+                    b.store(i, self._env_list[i])
+            self._synced = set(range(self.num_envs))
         self._batch = None
         self.batched_reason = reason
 
@@ -193,7 +192,7 @@ class StreetGraphVectorEnv(NativeVectorEnv):
             b.load(i, envs[i])
         rows = np.zeros(self.num_envs, np.bool_)
         rows[chosen] = True
-        self._behind[rows] = False  # the env objects hold the new episodes
+        self._synced.update(chosen)  # the env objects hold the new episodes
         self._autoreset[rows] = False
         b.observe(self._obs)
         info = b.info(rows)
@@ -231,7 +230,8 @@ class StreetGraphVectorEnv(NativeVectorEnv):
         final: list[dict[str, Any] | None] = [None] * n
         closing: list[dict[str, Any] | None] = [None] * n
         whole: dict[int, dict[str, Any]] = {}
-        for i in np.flatnonzero(ended).tolist():
+        ends = np.flatnonzero(ended).tolist()
+        for i in ends:
             env = envs[i]
             b.store(i, env)
             code = int(end[i])
@@ -247,12 +247,13 @@ class StreetGraphVectorEnv(NativeVectorEnv):
                 whole[i] = info
             else:
                 closing[i] = info
-        for i in np.flatnonzero(ended if same_step else restart).tolist():
+        restarted = ends if same_step else np.flatnonzero(restart).tolist()
+        for i in restarted:
             envs[i]._reset_core(None, None)
             b.load(i, envs[i])
         # the rows stepped and not ended (an ended one was written back) are ahead of
         # their env objects
-        self._behind |= active & ~ended
+        self._synced = {*ends, *restarted}
         b.observe(self._obs)
         batch = b.info()
         if not same_step and ended.any():
