@@ -99,13 +99,15 @@ class NativeSB3VecEnv(VecEnv):
         obs, rew, term, trunc, info = self.venv.step(self._actions)
         self._actions = None
         dones = np.logical_or(term, trunc)
-        infos: list[dict] = []
-        for i, raw in enumerate(self.venv.last_infos):
-            d = dict(raw or {})
-            if dones[i]:
-                d["terminal_observation"] = self._face(info["final_obs"][i], batched=False)
-                d["TimeLimit.truncated"] = bool(trunc[i] and not term[i])
-            infos.append(d)
+        # a running env's info is the native env's own dict, not copied (stable-baselines3
+        # only reads it; a native env may fill it when first used); an ended episode's is
+        # a copy with the keys stable-baselines3 needs added
+        infos: list[dict] = [raw if raw is not None else {} for raw in self.venv.last_infos]
+        for i in np.flatnonzero(dones).tolist():
+            d = dict(infos[i])
+            d["terminal_observation"] = self._face(info["final_obs"][i], batched=False)
+            d["TimeLimit.truncated"] = bool(trunc[i] and not term[i])
+            infos[i] = d
         return self._face(obs), rew.astype(np.float32), dones, infos
 
     def close(self) -> None:

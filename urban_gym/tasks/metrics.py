@@ -26,6 +26,7 @@ References for the formulas (facts, re-implemented here):
 from __future__ import annotations
 
 import math
+import operator
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -157,7 +158,8 @@ def decision_accuracy(remaining_before: Sequence[float], remaining_after: Sequen
         )
     if not remaining_before:
         return float("nan")
-    good = sum(a < b for b, a in zip(remaining_before, remaining_after))
+    # after < before, counted in C (an episode's end pays it for every decision)
+    good = sum(map(operator.lt, remaining_after, remaining_before))
     return good / len(remaining_before)
 
 

@@ -326,3 +326,107 @@ def test_maskable_ppo_trains_through_the_batched_path():
         assert all(ep["l"] <= 10 for ep in model.ep_info_buffer)
     finally:
         venv.close()
+
+
+def test_env_objects_are_written_back_when_taken_out(monkeypatch):
+    """``venv.envs[i]`` holds env ``i``'s true state, and only the env objects taken out
+    of ``venv.envs`` are written back (a loop that looks at one env a step pays for one);
+    what is changed through one holds in the next batched step."""
+    from urban_gym.families.streetgraph.batch import BatchEpisodes
+
+    written: list[int] = []
+    store = BatchEpisodes.store
+
+    def counted(self, i, env):
+        written.append(i)
+        store(self, i, env)
+
+    monkeypatch.setattr(BatchEpisodes, "store", counted)
+    kw = {"observation": "symbolic", "max_decisions": 40}
+    v = StreetGraphVectorEnv(4, **kw)
+    singles = [StreetGraphEnv(**kw) for _ in range(4)]
+    try:
+        v.reset(seed=0)
+        for i, s in enumerate(singles):
+            s.reset(seed=i)
+        for step in range(6):
+            _step_both(v, singles, [0, 1, 0, 1])
+            written.clear()
+            envs = v.envs
+            assert len(envs) == 4 and written == []  # reading the list writes nothing
+            k = step % 4
+            env = envs[k]
+            assert written == [k]
+            assert (env.node, env.steps, env.trajectory, env.distance_m) == (
+                singles[k].node,
+                singles[k].steps,
+                singles[k].trajectory,
+                singles[k].distance_m,
+            )
+            assert v.envs[k] is env and written == [k]  # unchanged since: not written again
+        # every object taken out by iteration holds its episode
+        assert [e.trajectory for e in v.envs] == [s.trajectory for s in singles]
+        assert [e.node for e in v.envs[1:3]] == [s.node for s in singles[1:3]]
+        # a change through an object taken out holds in the next batched step
+        v.envs[2].max_decisions = singles[2].max_decisions = 7
+        _step_both(v, singles, [0, 0, 0, 0])
+    finally:
+        v.close()
+
+
+def test_sb3_adapter_hands_over_the_native_infos_filled_only_when_read(monkeypatch):
+    """stable-baselines3's adapter over the batch: N info dicts a step equal to single
+    envs' infos, an ended episode's with ``terminal_observation`` and
+    ``TimeLimit.truncated``; a running env's dict is the native env's own, and
+    stable-baselines3's own reads of it (``get("episode")``, ``get("is_success")``) do
+    not turn the batch's arrays into its values."""
+    pytest.importorskip("stable_baselines3")
+    import urban_gym.families.streetgraph.batch_info as bi
+    from urban_gym.baselines.vec_env import NativeSB3VecEnv
+
+    rows: list[int] = []
+    row = bi.info_row
+
+    def counted(batch, i):
+        if "task_id" in batch:  # an env's info (not a nested pose)
+            rows.append(i)
+        return row(batch, i)
+
+    monkeypatch.setattr(bi, "info_row", counted)
+    kw = {"observation": "symbolic", "max_decisions": 5}
+    native = StreetGraphVectorEnv(3, autoreset_mode="same_step", **kw)
+    venv = NativeSB3VecEnv(native)
+    singles = [StreetGraphEnv(**kw) for _ in range(3)]
+    rng = np.random.default_rng(1)
+    try:
+        venv.seed(5)
+        venv.reset()
+        for i, s in enumerate(singles):
+            s.reset(seed=5 + i)
+        ends = 0
+        for _ in range(24):
+            a = _actions(rng, venv.action_masks())
+            rows.clear()
+            _, rew, dones, infos = venv.step(a)
+            assert len(infos) == 3 and all(isinstance(d, dict) for d in infos)
+            assert [d.get("episode") for d in infos] == [None] * 3
+            assert all(d.get("is_success") is None for d, done in zip(infos, dones) if not done)
+            assert rows == []  # nothing unbatched for stable-baselines3's reads
+            for i, s in enumerate(singles):
+                o, r, te, tr, inf = s.step(int(a[i]))
+                assert (np.float32(r), te or tr) == (rew[i], dones[i])
+                if dones[i]:
+                    ends += 1
+                    got = dict(infos[i])
+                    assert got.pop("TimeLimit.truncated") == (tr and not te)
+                    final = got.pop("terminal_observation")
+                    assert np.array_equal(final["action_mask"], o["action_mask"])
+                    _same(got, inf)
+                    s.reset()
+                else:
+                    assert infos[i] is native.last_infos[i]
+                    _same(infos[i], inf)
+            assert sorted(rows) == [i for i in range(3) if not dones[i]]  # read: filled
+        assert ends >= 6
+    finally:
+        venv.close()

@@ -4,7 +4,7 @@ call (:func:`~urban_gym.families.streetgraph.batch_kernel.step_envs`) instead of
 objects.
 
 * :class:`OptionTables` -- a graph's options as flat arrays (CSR): per node its streets in
-  the order the env lists them (:func:`~urban_gym.families.streetgraph.env.ordered_streets`),
+  the order the env lists them (:func:`~urban_gym.families.streetgraph.dynamics.ordered_streets`),
   per street its length and its nodes after the first, per link of a street its length
   and heading; per node its padded bearings and the unpadded list ``info`` shows. Built
   once per graph and process (:func:`option_tables`).
@@ -27,12 +27,8 @@ import numpy as np
 from urban_gym.envs.actions import describe_value
 from urban_gym.envs.base import INVALID_ACTION_REWARD
 from urban_gym.families.streetgraph import batch_kernel as K
-from urban_gym.families.streetgraph.env import (
-    STOP_UNAVAILABLE,
-    missing_option,
-    option_bearings,
-    ordered_streets,
-)
+from urban_gym.families.streetgraph.actions import STOP_UNAVAILABLE, missing_option
+from urban_gym.families.streetgraph.dynamics import option_bearings, ordered_streets
 
 if TYPE_CHECKING:
     from urban_gym.families.streetgraph.env import StreetGraphEnv

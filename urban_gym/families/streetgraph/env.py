@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -217,6 +219,8 @@ class StreetGraphEnv(StreetGraphObservation, StreetGraphDynamics, UrbanEnv):
         "_node_cache",
         "_renderers",
         "_dist_cache",
+        "_starts",
+        "_task_family",
         "graph",
     )
 
@@ -328,6 +332,8 @@ class StreetGraphEnv(StreetGraphObservation, StreetGraphDynamics, UrbanEnv):
         """The per-process caches (dropped when pickled, see :attr:`cache_attributes`)."""
         self._graphs: dict[str, StreetGraph] = {}
         self._task_keys: dict[str, tuple[TaskSpec, str]] = {}
+        self._starts: dict[str, _Start] = {}
+        self._task_family: ModuleType | None = None  # looked up on first use
         self._views: LRUCache[tuple[str, int], np.ndarray] = LRUCache(self.view_cache_bytes)
         self._node_caches: dict[str, dict[int, tuple[list[Street], np.ndarray, list[float]]]] = {}
         self._node_cache: dict[int, tuple[list[Street], np.ndarray, list[float]]] = {}
@@ -341,6 +347,17 @@ class StreetGraphEnv(StreetGraphObservation, StreetGraphDynamics, UrbanEnv):
         self._init_caches()
         self.graph = self._graph_of(self.task)
         self._node_cache = self._node_caches.setdefault(self._graph_key, {})
+
+    @property
+    def task_family(self) -> ModuleType:
+        """The family's task package (:attr:`UrbanEnv.task_family
+        <urban_gym.envs.base.UrbanEnv.task_family>`), looked up once per env: an episode's
+        end asks for it.
+        """
+        got = self.__dict__.get("_task_family")
+        if got is None:
+            got = self._task_family = UrbanEnv.task_family.fget(self)  # type: ignore[attr-defined]
+        return got
 
     def _key_of(self, task: TaskSpec) -> str:
         """The :func:`graph_key` of ``task``'s graph (remembered per task)."""
@@ -403,19 +420,42 @@ class StreetGraphEnv(StreetGraphObservation, StreetGraphDynamics, UrbanEnv):
             )
         return task
 
-    def _start_episode(self, task: TaskSpec) -> None:
-        g = self.graph = self._graph_of(task)
-        self._graph_key = self._key_of(task)
-        self._node_cache = self._node_caches.setdefault(self._graph_key, {})
-        self.node = g.index[task.start["node"]]
-        self.heading = float(task.start.get("heading", 0.0)) % 360.0
+    def _start_of(self, task: TaskSpec) -> _Start:
+        """``task``'s start and goal on its graph (remembered per task: an episode's
+        reset reads them again for every episode of the task).
+        """
+        got = self._starts.get(task.id)
+        if got is not None and got.task is task:
+            return got
+        g = self._graph_of(task)
         if task.type == "origin_destination":
             goal = tuple(sorted(g.index[n] for n in task.goal["nodes"]))
-            self.route: list[int] | None = None
+            route: tuple[int, ...] | None = None
         else:
-            self.route = [g.index[n] for n in task.goal["route"]]
-            goal = (self.route[-1],)
-        self.goal_nodes = frozenset(goal)
+            route = tuple(g.index[n] for n in task.goal["route"])
+            goal = (route[-1],)
+        got = self._starts[task.id] = _Start(
+            task=task,
+            graph=g,
+            key=self._key_of(task),
+            node=g.index[task.start["node"]],
+            heading=float(task.start.get("heading", 0.0)) % 360.0,
+            route=route,
+            goal=goal,
+            goal_nodes=frozenset(goal),
+        )
+        return got
+
+    def _start_episode(self, task: TaskSpec) -> None:
+        start = self._start_of(task)
+        goal = start.goal
+        self.graph = start.graph
+        self._graph_key = start.key
+        self._node_cache = self._node_caches.setdefault(start.key, {})
+        self.node = start.node
+        self.heading = start.heading
+        self.route: list[int] | None = None if start.route is None else list(start.route)
+        self.goal_nodes = start.goal_nodes
         self.goal_distances, self.goal_hops, self._goal_d = self._distances(task, goal)
         self.link_travel = self.travel == "link" or (
             self.travel == "auto" and task.type == "instruction"
@@ -484,6 +524,7 @@ class StreetGraphEnv(StreetGraphObservation, StreetGraphDynamics, UrbanEnv):
             invalid_actions=self.invalid_actions,
             dtw_threshold=self.dtw_threshold,
             dtw_distance=self.dtw_distance,
+            graph=self.graph,
         )
 
     def _pose(self) -> tuple[float, float, float]:
@@ -501,6 +542,20 @@ class StreetGraphEnv(StreetGraphObservation, StreetGraphDynamics, UrbanEnv):
             "decisions": self.decisions,
             "transitions": self.transitions,
         }
+
+
+@dataclass(frozen=True)
+class _Start:
+    """A task's start and goal on its graph (node indices; see ``_start_of``)."""
+
+    task: TaskSpec
+    graph: StreetGraph
+    key: str
+    node: int
+    heading: float
+    route: tuple[int, ...] | None
+    goal: tuple[int, ...]
+    goal_nodes: frozenset[int]
 
 
 def _size(size: int | tuple[int, int]) -> tuple[int, int]:

@@ -16,16 +16,22 @@ Anything else runs the per-env path of
 :class:`~urban_gym.envs.vector.NativeVectorEnv`: image observations, ``goal=`` modes,
 ``track_visibility=True``, on-the-fly procedural suites, tasks on several graphs, a reset
 with ``options={"task": ...}`` on another graph (from then on), and a step whose actions
-are not one integer array of shape ``(N,)`` (that step alone). Reading
-:attr:`StreetGraphVectorEnv.envs` (``call``, ``get_attr``, ``set_attr``, ``render``
-too) first writes every row back into its env object, and the next batched call reads
-the objects again, so what is done through them holds.
+are not one integer array of shape ``(N,)`` (that step alone).
+
+:attr:`StreetGraphVectorEnv.envs` is the list of the N env objects; taking one out of it
+(by index, slice or iteration -- ``call``, ``get_attr``, ``set_attr`` and ``render`` take
+them all) first writes its row into it, when the row changed since it was last written,
+and the next batched call reads the objects taken out again, so what is done through them
+holds. Reading ``venv.envs`` alone writes nothing, and a loop that looks at one env a
+step writes back that one. An env object kept from before a step is not brought up to
+date by the step: take it out of ``venv.envs`` again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+import operator
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, SupportsIndex
 
 import gymnasium as gym
 import numpy as np
@@ -34,7 +40,9 @@ from gymnasium.vector import AutoresetMode
 from urban_gym.envs.vector import NativeVectorEnv, batch_infos
 from urban_gym.families.streetgraph import batch_kernel as K
 from urban_gym.families.streetgraph.batch import BatchEpisodes, batchable
-from urban_gym.families.streetgraph.env import StreetGraphEnv, distance_cache
+from urban_gym.families.streetgraph.batch_info import row_infos
+from urban_gym.families.streetgraph.dynamics import distance_cache
+from urban_gym.families.streetgraph.env import StreetGraphEnv
 
 #: The goal distances of every vector env's episodes in this process (they depend on the
 #: graph and the goal only).
@@ -62,13 +70,18 @@ class StreetGraphVectorEnv(NativeVectorEnv):
 
     def __init__(self, num_envs: int = 1, **kwargs: Any) -> None:
         self._batch: BatchEpisodes | None = None
-        self._stale = False  # the env objects were handed out: read them before stepping
         self._lazy: tuple[dict[str, Any], dict[int, dict[str, Any]]] | None = None
         super().__init__(num_envs, **kwargs)
         envs = self._env_list
-        for env in envs:  # a goal's distances and a node's options: computed once for all
+        first = envs[0]
+        for env in envs:  # a goal's distances, a node's options, a task's start: once for all
             env._dist_cache = _DISTANCES
-            env._node_caches = envs[0]._node_caches
+            env._node_caches = first._node_caches
+            # the N envs have the same tasks (equal kwargs): one list, so what is
+            # remembered per task object holds for all of them
+            env.tasks = first.tasks
+            env._task_keys = first._task_keys
+            env._starts = first._starts
         self.batched_reason = batchable(envs[0])
         if not self.batched_reason:
             self._batch = BatchEpisodes(envs)
@@ -76,32 +89,51 @@ class StreetGraphVectorEnv(NativeVectorEnv):
     # ------------------------------------------------------------------ env objects
     @property
     def envs(self) -> list[Any]:
-        """The N env objects, with the batch's state written into them."""
-        b = self.__dict__.get("_batch")
-        if b is not None and not self._stale:  # while stale, the objects hold the state
-            for i, env in enumerate(self._env_list):
-                if hasattr(env, "trajectory"):
-                    b.store(i, env)
-            self._stale = True
-        return self._env_list
+        """The N env objects (an :class:`EnvList`): each holds its episode's state when
+        taken out of the list (see the module docstring).
+        """
+        return self._rows
 
     @envs.setter
     def envs(self, value: list[Any]) -> None:
-        self._env_list = value
+        self._env_list: list[Any] = list(value)  # the objects, for the batch's own use
+        self._rows = EnvList(self._env_list, self._hand_out)
+        n = len(self._env_list)
+        #: rows whose env objects hold their state (the others changed since written)
+        self._synced: set[int] = set(range(n))
+        #: env objects handed out since the batch last read them
+        self._handed: set[int] = set(range(n))
 
-    def _fresh(self) -> BatchEpisodes | None:
-        """The batch, after reading the env objects again if they were handed out (or
-        None, also when what was done through them leaves the batch's reach).
+    def _hand_out(self, i: int, replaced: bool = False) -> None:
+        """Env object ``i`` is taken out of :attr:`envs` (or ``replaced`` by another):
+        write its row into it if the row changed since (not into a replacement), and read
+        it again before the next batched call.
         """
         b = self._batch
-        if b is None or not self._stale:
+        if b is None:
+            return
+        if not replaced and i not in self._synced:
+            b.store(i, self._env_list[i])
+        self._synced.add(i)
+        self._handed.add(i)
+
+    def _fresh(self) -> BatchEpisodes | None:
+        """The batch, after reading again the env objects handed out (or None, also when
+        what was done through them leaves the batch's reach).
+        """
+        b = self._batch
+        if b is None or not self._handed:
             return b
-        for env in self._env_list:
+        rows = sorted(self._handed)
+        envs = self._env_list
+        for i in rows:
+            env = envs[i]
             if batchable(env) or (hasattr(env, "trajectory") and not b.fits(env)):
                 self._leave_batch(batchable(env) or "an episode on another graph")
                 return None
-        self._stale = False
-        for i, env in enumerate(self._env_list):
+        self._handed.clear()
+        for i in rows:
+            env = envs[i]
             if hasattr(env, "trajectory"):
                 b.load(i, env)
             else:
@@ -110,22 +142,25 @@ class StreetGraphVectorEnv(NativeVectorEnv):
 
     def _leave_batch(self, reason: str) -> None:
         """Go on with the per-env path for good (the env objects hold the state)."""
-        if self._batch is not None and not self._stale:
-            self.envs  # noqa: B018 - writes the rows back into the env objects
+        b = self._batch
+        if b is not None:
+            for i in range(self.num_envs):
+                if i not in self._synced:
+                    b.store(i, self._env_list[i])
+            self._synced = set(range(self.num_envs))
         self._batch = None
         self.batched_reason = reason
 
     @property
     def last_infos(self) -> list[dict[str, Any] | None]:
         """Each env's own ``info`` dict of the last call (see
-        :class:`~urban_gym.envs.vector.NativeVectorEnv`); built from the batch's arrays
-        when first read.
+        :class:`~urban_gym.envs.vector.NativeVectorEnv`); of a batched call, made when
+        first read, each env's dict filled from the batch's arrays when it is first used
+        (:func:`~urban_gym.families.streetgraph.batch_info.row_infos`).
         """
         if self._lazy is not None:
             batch, whole = self._lazy
-            self._last = _unbatch(batch, self.num_envs)
-            for i, info in whole.items():
-                self._last[i] = info
+            self._last = row_infos(batch, whole, self.num_envs)
             self._lazy = None
         return self._last
 
@@ -157,6 +192,7 @@ class StreetGraphVectorEnv(NativeVectorEnv):
             b.load(i, envs[i])
         rows = np.zeros(self.num_envs, np.bool_)
         rows[chosen] = True
+        self._synced.update(chosen)  # the env objects hold the new episodes
         self._autoreset[rows] = False
         b.observe(self._obs)
         info = b.info(rows)
@@ -194,7 +230,8 @@ class StreetGraphVectorEnv(NativeVectorEnv):
         final: list[dict[str, Any] | None] = [None] * n
         closing: list[dict[str, Any] | None] = [None] * n
         whole: dict[int, dict[str, Any]] = {}
-        for i in np.flatnonzero(ended).tolist():
+        ends = np.flatnonzero(ended).tolist()
+        for i in ends:
             env = envs[i]
             b.store(i, env)
             code = int(end[i])
@@ -210,9 +247,13 @@ class StreetGraphVectorEnv(NativeVectorEnv):
                 whole[i] = info
             else:
                 closing[i] = info
-        for i in np.flatnonzero(ended if same_step else restart).tolist():
+        restarted = ends if same_step else np.flatnonzero(restart).tolist()
+        for i in restarted:
             envs[i]._reset_core(None, None)
             b.load(i, envs[i])
+        # the rows stepped and not ended (an ended one was written back) are ahead of
+        # their env objects
+        self._synced = {*ends, *restarted}
         b.observe(self._obs)
         batch = b.info()
         if not same_step and ended.any():
@@ -232,6 +273,49 @@ class StreetGraphVectorEnv(NativeVectorEnv):
         return b.masks()
 
 
+class EnvList(list):
+    """The env objects of a :class:`StreetGraphVectorEnv`: a list whose items are
+    brought up to date (``hand_out(i)``) as they are taken out -- by index, slice or
+    iteration; setting an item replaces that env object (``hand_out(i, True)``: the
+    batch reads it before its next call).
+    """
+
+    def __init__(self, envs: list[Any], hand_out: Callable[[int, bool], None]) -> None:
+        super().__init__(envs)
+        self._objects = envs
+        self._hand_out = hand_out
+
+    def __getitem__(self, i: SupportsIndex | slice) -> Any:
+        if isinstance(i, slice):
+            for k in range(len(self))[i]:
+                self._hand_out(k, False)
+            return super().__getitem__(i)  # a plain list
+        env = super().__getitem__(i)  # IndexError first
+        k = operator.index(i)
+        self._hand_out(k + len(self) if k < 0 else k, False)
+        return env
+
+    def __iter__(self) -> Iterator[Any]:
+        for k in range(len(self)):
+            self._hand_out(k, False)
+            yield super().__getitem__(k)
+
+    def __reversed__(self) -> Iterator[Any]:
+        for k in reversed(range(len(self))):
+            self._hand_out(k, False)
+            yield super().__getitem__(k)
+
+    def __setitem__(self, i: Any, value: Any) -> None:
+        super().__setitem__(i, value)
+        self._objects[i] = value
+        for k in range(len(self))[i] if isinstance(i, slice) else [operator.index(i)]:
+            self._hand_out(k + len(self) if k < 0 else k, True)
+
+    def copy(self) -> list[Any]:
+        """A plain list of the env objects, each brought up to date."""
+        return list(self)
+
+
 def _same_graph(b: BatchEpisodes, options: dict[str, Any]) -> bool:
     """Whether the task of ``options["task"]`` is on the batch's graph (False when it is
     not a well-formed task: the per-env path reports it).
@@ -248,17 +332,4 @@ def _same_graph(b: BatchEpisodes, options: dict[str, Any]) -> bool:
         return False
 
 
-def _unbatch(batch: dict[str, Any], n: int) -> list[dict[str, Any] | None]:
-    """The per-env dicts of a batch ``info`` (Python values; an env with no key: None)."""
-    out: list[dict[str, Any]] = [{} for _ in range(n)]
-    for key, col in batch.items():
-        if key.startswith("_"):
-            continue
-        mask = batch["_" + key]
-        values = _unbatch(col, n) if isinstance(col, dict) else col.tolist()
-        for i in np.flatnonzero(mask).tolist():
-            out[i][key] = values[i]
-    return [d or None for d in out]
-
-
-__all__ = ["StreetGraphVectorEnv"]
+__all__ = ["EnvList", "StreetGraphVectorEnv"]

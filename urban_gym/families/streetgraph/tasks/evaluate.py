@@ -114,6 +114,8 @@ class EpisodeOutcome:
         dtw_distance: nDTW's step cost: ``"euclidean"`` (metres between panoramas) or
             ``"hops"`` (fewest links from the agent's panorama to the reference one, the
             graph distance Touchdown's SPD counts).
+        graph: the task's graph (:func:`graph_of`) when the caller holds it (an env does),
+            else None: :func:`evaluate` looks it up by the task's graph spec.
     """
 
     node: int
@@ -129,6 +131,7 @@ class EpisodeOutcome:
     invalid_actions: int = 0
     dtw_threshold: float = 25.0
     dtw_distance: str = "euclidean"
+    graph: StreetGraph | None = field(default=None, repr=False, compare=False)
 
 
 def reached(task: TaskSpec, node: int, g: StreetGraph | None = None) -> bool:
@@ -137,7 +140,8 @@ def reached(task: TaskSpec, node: int, g: StreetGraph | None = None) -> bool:
     """
     g = graph_of(task) if g is None else g
     if task.type == "origin_destination":
-        return any(g.index[n] == node for n in task.goal["nodes"])
+        # the node's panorama id among the goal's (ids and indices map one to one)
+        return g.ids[node] in task.goal["nodes"]
     goal = g.index[task.goal["route"][-1]]
     return M.task_completion(node, goal, g.undirected_neighbours[goal])
 
@@ -149,7 +153,7 @@ def evaluate(task: TaskSpec, outcome: EpisodeOutcome) -> dict[str, Any]:
     tasks add ``task_completion``, ``spd`` (links from the final panorama to the goal),
     ``ndtw`` and ``sdtw`` (:mod:`urban_gym.tasks.metrics`).
     """
-    g = graph_of(task)
+    g = outcome.graph if outcome.graph is not None else graph_of(task)
     success = M.success(reached(task, outcome.node, g))
     m: dict[str, Any] = {
         "success": success,
