@@ -12,15 +12,19 @@ benchmarks/bench_vector.py [--quick]``).
   the process-wide world cache stays warm. ``cores`` is the process's CPU seconds per
   second of the loop: on a machine other jobs share, it says how much of the machine the
   row got.
-* **Scaling over cores**: the same N-env row drawn on 1 thread and on 2.
+* **Scaling over cores**: the same N-env row drawn on 1 thread, on 2 threads, and in 2
+  worker processes of one thread each (``workers=2``:
+  :class:`urban_gym.envs.workers.ShardedVectorEnv`; ``cores`` then counts the workers' CPU
+  time too).
 * **Memory** (:data:`MEMORY`): peak RSS of one fresh process holding 64 CityWalk envs at
   84x84 in one native vector env after a few hundred batch steps.
 * **PPO end to end** (:func:`ppo_rate`): sb3-contrib ``MaskablePPO`` (``MultiInputPolicy``,
   CPU, one torch thread) learning on CityWalk 84x84 with N envs through the native vector env
   (:func:`urban_gym.baselines.vec_env.make_native_vec_env`) and through ``SubprocVecEnv``
   over N processes of the RL face (:func:`urban_gym.wrappers.rl.make_rl_env`, text
-  dropped, images kept at 84x84): timesteps per second of ``learn()``, rollouts and updates
-  together, the same settings on both sides.
+  dropped, images kept at 84x84), and through the native vector env over 2 worker
+  processes: timesteps per second of ``learn()``, rollouts and updates together, the same
+  settings on every side (``--process-only`` runs just these and the memory row).
 """
 
 from __future__ import annotations
@@ -160,7 +164,8 @@ def native_rate(
 
 def ppo_rate(kind: str, n: int, n_steps: int, updates: int) -> float:
     """Timesteps/s of ``MaskablePPO.learn`` on CityWalk 84x84 with ``n`` envs through the
-    native vector env (``kind="native"``) or ``SubprocVecEnv`` (``kind="subproc"``).
+    native vector env (``kind="native"``; ``"native-2"`` over 2 worker processes) or
+    ``SubprocVecEnv`` (``kind="subproc"``).
     """
     import torch
     from sb3_contrib import MaskablePPO
@@ -171,8 +176,9 @@ def ppo_rate(kind: str, n: int, n_steps: int, updates: int) -> float:
 
     torch.set_num_threads(1)
     kwargs = {"view_size": 84}
-    if kind == "native":
-        venv = make_native_vec_env("UrbanGym/CityWalk-v0", n, **kwargs)
+    if kind.startswith("native"):
+        workers = int(kind.partition("-")[2] or 1)
+        venv = make_native_vec_env("UrbanGym/CityWalk-v0", n, workers=workers, **kwargs)
     else:
 
         def one() -> object:
@@ -292,6 +298,7 @@ def memory_and_ppo(quick: bool) -> dict:
     n, n_steps, updates = (4, 32, 2) if quick else (8, 64, 3)
     sub = ppo_rate("subproc", n, n_steps, updates)
     nat = ppo_rate("native", n, n_steps, updates)
+    nat2 = ppo_rate("native-2", n, n_steps, updates)
     print(
         f"### MaskablePPO end to end on CityWalk 84x84: N = {n} envs, n_steps={n_steps}, "
         f"batch 64, 1 epoch, {updates} updates timed after a first one\n"
@@ -300,7 +307,9 @@ def memory_and_ppo(quick: bool) -> dict:
     print("|---|---|---|")
     print(f"| SubprocVecEnv ({n} processes) | {sub:,.1f} | 1.00x |")
     print(f"| native vector env (one process) | {nat:,.1f} | {nat / sub:.2f}x |")
-    return {"memory_64_citywalk_84_bytes": peak, "ppo": {"native": nat, "subproc": sub, "n": n}}
+    print(f"| native vector env (2 worker processes) | {nat2:,.1f} | {nat2 / sub:.2f}x |")
+    ppo = {"native": nat, "native_2_workers": nat2, "subproc": sub, "n": n}
+    return {"memory_64_citywalk_84_bytes": peak, "ppo": ppo}
 
 
 def main() -> None:
@@ -308,6 +317,9 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="short runs (noisier)")
     ap.add_argument("--skip-process", action="store_true", help="skip memory and PPO")
     ap.add_argument("--json", default="", help="also write the figures to this JSON file")
+    ap.add_argument(
+        "--process-only", action="store_true", help="only the memory and PPO measurements"
+    )
     ap.add_argument(
         "--only",
         default="",
@@ -332,6 +344,12 @@ def main() -> None:
         return mg, vizdoom_rate(seconds)
 
     load = os.getloadavg()[0]
+    if args.process_only:
+        print(f"\nLoad average {load:.1f} on {os.cpu_count()} cores.")
+        figures = {"load_average": load, **memory_and_ppo(args.quick)}
+        if args.json:
+            Path(args.json).write_text(json.dumps(figures, indent=1))
+        return
     before = refs()
     native = measure_native(args.quick, rows)
     after = refs()

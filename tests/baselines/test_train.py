@@ -209,3 +209,27 @@ def test_train_cli_trains_through_the_native_vector_env(tmp_path, capsys):
         vec_env_kind(TrainConfig.from_dict({**TINY, "text": "encode", "vec_env": "native"}))
     with pytest.raises(UrbanGymError, match="vec_env='pool'"):
         TrainConfig.from_dict({**TINY, "vec_env": "pool"})
+
+
+def test_train_cli_spreads_the_native_vector_env_over_workers(tmp_path, capsys):
+    from urban_gym.envs.workers import ShardedVectorEnv
+
+    cfg = tmp_path / "tiny.json"
+    cfg.write_text(json.dumps(TINY))
+    args = ["train", str(cfg), "--out", str(tmp_path / "r"), "--timesteps", "128"]
+    assert main([*args, "--vec", "native", "--n-envs", "2", "--workers", "2"]) == 0
+    assert "2 envs in a native vector env over 2 worker processes" in capsys.readouterr().out
+    assert (tmp_path / "r" / "model.zip").stat().st_size > 0
+    ran = TrainConfig.load(tmp_path / "r" / "config.json")
+    assert ran.workers == 2
+    from urban_gym.baselines.train import make_train_vec_env
+
+    venv = make_train_vec_env(ran)
+    assert isinstance(venv.venv.venv, ShardedVectorEnv) and venv.num_envs == 2
+    venv.close()
+    with pytest.raises(UrbanGymError, match="workers=3 must not exceed n_envs=2"):
+        TrainConfig.from_dict({**TINY, "n_envs": 2, "workers": 3})
+    with pytest.raises(UrbanGymError, match="vec_env='subproc' does not use it"):
+        TrainConfig.from_dict({**TINY, "n_envs": 2, "workers": 2, "vec_env": "subproc"})
+    with pytest.raises(UrbanGymError, match="workers=0 must be a positive integer"):
+        TrainConfig.from_dict({**TINY, "workers": 0})

@@ -140,6 +140,11 @@ def test_a_reset_mask_leaves_other_shards_alone_and_calls_reach_every_env():
         assert v.get_attr("steps") == (1, 0, 1, 1)  # the second shard was not asked
         v.set_attr("probe", [10, 11, 12, 13])
         assert v.get_attr("probe") == (10, 11, 12, 13)
+        assert v.get_attr_at([3, 0, 2], "probe") == [13, 10, 12]  # across shards, in order
+        v.set_attr_at([2], "probe", 7)
+        assert v.get_attr("probe") == (10, 11, 7, 13)
+        with pytest.raises(InputError, match=r"env index 4 is outside \[0, 3\]"):
+            v.get_attr_at([4], "probe")
         assert v.call("action_masks")[3].shape == (v.single_action_space.n,)
         with pytest.raises(UrbanGymError, match="reset_mask"):
             v.reset(options={"reset_mask": [True] * 4})

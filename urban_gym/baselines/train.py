@@ -26,7 +26,10 @@ vectors) or ``"cnn"`` (sb3's NatureCNN for image entries): both through sb3's
 (``vec_env: "native"``: one process, frames of all envs drawn by the batched kernels,
 :func:`urban_gym.baselines.vec_env.make_native_vec_env`), in ``SubprocVecEnv`` workers
 (``"subproc"``) or one after another in-process (``"dummy"``); ``"auto"`` (the default)
-is native where it fits the config (:func:`native_vec_env_problem`), else dummy. The curriculum (``curriculum``: a list of
+is native where it fits the config (:func:`native_vec_env_problem`), else dummy. ``workers``
+(default 1) spreads a native vector env's ``n_envs`` over that many processes
+(:class:`urban_gym.envs.workers.ShardedVectorEnv`: each steps its shard as a native vector
+env, so the cores are used where one process's threads share the GIL). The curriculum (``curriculum``: a list of
 ``[fraction of training, max blocks]``) raises the size of on-the-fly procedural cities
 (``suite="procedural:blocks=2x2-8x8,..."``) as training goes on.
 """
@@ -88,6 +91,7 @@ class TrainConfig:
     total_timesteps: int = 50_000
     n_envs: int = 2
     vec_env: str = "auto"
+    workers: int = 1
     eval_every: int = 10_000
     curriculum: tuple[tuple[float, int], ...] = ()
     seed: int = 0
@@ -100,10 +104,17 @@ class TrainConfig:
             raise InputError(f"extractor={self.extractor!r} must be one of {EXTRACTORS}")
         if self.vec_env not in VEC_ENVS:
             raise InputError(f"vec_env={self.vec_env!r} must be one of {', '.join(VEC_ENVS)}")
-        for k in ("total_timesteps", "n_envs", "eval_every", "eval_tasks"):
+        for k in ("total_timesteps", "n_envs", "eval_every", "eval_tasks", "workers"):
             v = getattr(self, k)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise InputError(f"{k}={v!r} must be a positive integer")
+        if self.workers > self.n_envs:
+            raise InputError(f"workers={self.workers} must not exceed n_envs={self.n_envs}")
+        if self.workers > 1 and self.vec_env in ("subproc", "dummy"):
+            raise InputError(
+                f"workers={self.workers} spreads the native vector env over processes; "
+                f"vec_env={self.vec_env!r} does not use it (use 'native' or 'auto')"
+            )
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TrainConfig:
@@ -248,11 +259,16 @@ def make_train_vec_env(cfg: TrainConfig, progress: Callable[[str], None] | None 
 
     kind = vec_env_kind(cfg)
     if progress is not None:
-        progress(f"{cfg.n_envs} envs in a {kind} vector env")
+        where = (
+            f" over {cfg.workers} worker processes" if kind == "native" and cfg.workers > 1 else ""
+        )
+        progress(f"{cfg.n_envs} envs in a {kind} vector env{where}")
     if kind == "native":
         from urban_gym.baselines.vec_env import make_native_vec_env
 
-        return make_native_vec_env(cfg.env_id, cfg.n_envs, **cfg.kwargs_for(cfg.train_suite))
+        return make_native_vec_env(
+            cfg.env_id, cfg.n_envs, workers=cfg.workers, **cfg.kwargs_for(cfg.train_suite)
+        )
     fns = [make_env_fn(cfg, cfg.train_suite, r) for r in range(cfg.n_envs)]
     return SubprocVecEnv(fns) if kind == "subproc" else DummyVecEnv(fns)
 

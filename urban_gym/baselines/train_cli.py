@@ -33,6 +33,12 @@ def add_train(p: argparse.ArgumentParser) -> None:
         "workers or in-process one after another (default: the config's; 'auto', "
         "native where it fits the config, else dummy)",
     )
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="processes the native vector env's n envs are spread over (default: the config's, 1)",
+    )
     p.add_argument("--eval-every", type=int, default=None, help="env steps between evals")
     p.add_argument("--eval-tasks", type=int, default=None, help="held-out tasks per eval")
     p.add_argument(
@@ -64,6 +70,7 @@ def run_train(args: argparse.Namespace) -> int:
         ("total_timesteps", args.timesteps),
         ("n_envs", args.n_envs),
         ("vec_env", args.vec_env),
+        ("workers", args.workers),
         ("eval_every", args.eval_every),
         ("eval_tasks", args.eval_tasks),
     ):

@@ -23,6 +23,7 @@ from gymnasium.vector import AutoresetMode
 from stable_baselines3.common.vec_env import VecEnv, VecMonitor
 
 from urban_gym.envs.vector import ARRAY_SPACES, NativeVectorEnv
+from urban_gym.envs.workers import ShardedVectorEnv
 from urban_gym.errors import InputError
 from urban_gym.wrappers.rl import is_angle_space
 
@@ -32,9 +33,12 @@ class NativeSB3VecEnv(VecEnv):
     autoreset mode (see the module docstring).
     """
 
-    def __init__(self, venv: NativeVectorEnv) -> None:
-        if not isinstance(venv, NativeVectorEnv):
-            raise InputError(f"NativeSB3VecEnv needs a NativeVectorEnv, got {type(venv).__name__}")
+    def __init__(self, venv: NativeVectorEnv | ShardedVectorEnv) -> None:
+        if not isinstance(venv, (NativeVectorEnv, ShardedVectorEnv)):
+            raise InputError(
+                "NativeSB3VecEnv needs a NativeVectorEnv or a ShardedVectorEnv, got "
+                f"{type(venv).__name__}"
+            )
         if venv.autoreset_mode != AutoresetMode.SAME_STEP:
             raise InputError(
                 f"NativeSB3VecEnv needs autoreset_mode='same_step' (stable-baselines3 resets "
@@ -123,11 +127,16 @@ class NativeSB3VecEnv(VecEnv):
 
     def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
         """The attribute of the envs ``indices`` (all by default)."""
+        if isinstance(self.venv, ShardedVectorEnv):
+            return self.venv.get_attr_at(self._indices(indices), attr_name)
         envs = self.venv.envs
         return [getattr(envs[i], attr_name) for i in self._indices(indices)]
 
     def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
         """Set the attribute of the envs ``indices`` (all by default)."""
+        if isinstance(self.venv, ShardedVectorEnv):
+            self.venv.set_attr_at(self._indices(indices), attr_name, value)
+            return
         for i in self._indices(indices):
             setattr(self.venv.envs[i], attr_name, value)
 
@@ -141,6 +150,8 @@ class NativeSB3VecEnv(VecEnv):
         if method_name == "action_masks" and not method_args and not method_kwargs:
             masks = self.venv.action_masks()
             return [masks[i] for i in idx]
+        if isinstance(self.venv, ShardedVectorEnv):
+            return self.venv.call_at(idx, method_name, *method_args, **method_kwargs)
         envs = self.venv.envs
         return [getattr(envs[i], method_name)(*method_args, **method_kwargs) for i in idx]
 
@@ -157,13 +168,20 @@ class NativeSB3VecEnv(VecEnv):
         return list(self.venv.render() or ())
 
 
-def make_native_vec_env(env_id: str, num_envs: int, **env_kwargs: Any) -> VecMonitor:
-    """``gym.make_vec(env_id, num_envs, autoreset_mode="same_step", **env_kwargs)`` (the
-    id's native vector env) as a stable-baselines3 ``VecEnv`` inside ``VecMonitor``
-    (episode returns and lengths in ``info["episode"]``, ``is_success`` kept).
+def make_native_vec_env(
+    env_id: str, num_envs: int, workers: int = 1, **env_kwargs: Any
+) -> VecMonitor:
+    """``gym.make_vec(env_id, num_envs, autoreset_mode="same_step", workers=workers,
+    **env_kwargs)`` (the id's native vector env; in ``workers`` processes where more than
+    one, :class:`~urban_gym.envs.workers.ShardedVectorEnv`) as a stable-baselines3
+    ``VecEnv`` inside ``VecMonitor`` (episode returns and lengths in ``info["episode"]``,
+    ``is_success`` kept).
     """
-    venv = gym.make_vec(env_id, num_envs=num_envs, autoreset_mode="same_step", **env_kwargs)
-    if not isinstance(venv, NativeVectorEnv):
+    extra: dict[str, Any] = {"workers": workers} if workers != 1 else {}
+    venv = gym.make_vec(
+        env_id, num_envs=num_envs, autoreset_mode="same_step", **extra, **env_kwargs
+    )
+    if not isinstance(venv, (NativeVectorEnv, ShardedVectorEnv)):
         venv.close()
         raise InputError(f"env id {env_id!r} has no native vector env (its family registers none)")
     return VecMonitor(NativeSB3VecEnv(venv), info_keywords=("is_success",))

@@ -32,7 +32,7 @@ import os
 import pickle
 import tempfile
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
@@ -179,27 +179,60 @@ def merge_infos(parts: Sequence[tuple[dict[str, Any], int]]) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------- the worker
+def _at(venv: Any, what: str, rows: list[int], name: str, args: tuple, kw: dict) -> Any:
+    """``what`` (``"get"``, ``"set"``, ``"call"``) on the shard's envs ``rows``."""
+    envs = venv.envs
+    if what == "get":
+        return [getattr(envs[i], name) for i in rows]
+    if what == "set":
+        for i in rows:
+            setattr(envs[i], name, args[0])
+        return None
+    return [getattr(envs[i], name)(*args, **kw) for i in rows]
+
+
+def _set_attr(venv: Any, name: str, values: list[Any]) -> None:
+    venv.set_attr(name, values)
+
+
+def _step(venv: Any, layout: Any, actions: Any) -> tuple:
+    """A shard's step: rewards, terminated, truncated, info and the text entries."""
+    obs, rew, term, trunc, info = venv.step(actions)
+    return rew, term, trunc, info, _texts(layout, obs)
+
+
+def _reset(venv: Any, layout: Any, payload: tuple) -> tuple:
+    """A shard's reset: its info and the text entries."""
+    seeds, options = payload
+    obs, info = venv.reset(seed=seeds, options=options)
+    return info, _texts(layout, obs)
+
+
+#: what a worker does for each command: ``(venv, layout, payload) -> reply``
+_COMMANDS: dict[str, Callable[[Any, Any, Any], Any]] = {
+    "step": _step,
+    "reset": _reset,
+    "masks": lambda v, lay, p: v.action_masks(),
+    "last_infos": lambda v, lay, p: list(v.last_infos),
+    "call": lambda v, lay, p: v.call(p[0], *p[1], **p[2]),
+    "get_attr": lambda v, lay, p: v.get_attr(p),
+    "set_attr": lambda v, lay, p: _set_attr(v, *p),
+    "at": lambda v, lay, p: _at(v, *p),
+    "render": lambda v, lay, p: v.render(),
+}
+
+
 def _worker(conn: Connection, vector_class: type, n: int, kwargs: dict[str, Any]) -> None:
     """A worker process: its shard's native vector env, run command by command."""
     from urban_gym.render.threads import one_thread_in_worker
 
     one_thread_in_worker()
-    venv = None
     layout = None
     mapped = None
     try:
         venv = vector_class(num_envs=n, workers=1, **kwargs)
-        conn.send(
-            (
-                "ok",
-                (
-                    venv.single_observation_space,
-                    venv.single_action_space,
-                    venv.metadata,
-                    venv.render_mode,
-                ),
-            )
-        )
+        ready = (venv.single_observation_space, venv.single_action_space)
+        conn.send(("ok", (*ready, venv.metadata, venv.render_mode)))
     except BaseException as exc:  # noqa: BLE001 - reported to the parent, which raises it
         _send_error(conn, exc)
         return
@@ -219,28 +252,8 @@ def _worker(conn: Connection, vector_class: type, n: int, kwargs: dict[str, Any]
                     mapped = mmap.mmap(f.fileno(), size)
                 venv._adopt_buffers(_views(layout, mapped, slice(start, start + n)))
                 result: Any = None
-            elif cmd == "step":
-                obs, rew, term, trunc, info = venv.step(payload)
-                result = (rew, term, trunc, info, _texts(layout, obs))
-            elif cmd == "reset":
-                seeds, options = payload
-                obs, info = venv.reset(seed=seeds, options=options)
-                result = (info, _texts(layout, obs))
-            elif cmd == "masks":
-                result = venv.action_masks()
-            elif cmd == "last_infos":
-                result = list(venv.last_infos)
-            elif cmd == "call":
-                name, args, kw = payload
-                result = venv.call(name, *args, **kw)
-            elif cmd == "get_attr":
-                result = venv.get_attr(payload)
-            elif cmd == "set_attr":
-                name, values = payload
-                venv.set_attr(name, values)
-                result = None
-            elif cmd == "render":
-                result = venv.render()
+            elif cmd in _COMMANDS:
+                result = _COMMANDS[cmd](venv, layout, payload)
             else:
                 raise InputError(f"unknown worker command {cmd!r}")
             conn.send(("ok", result))
@@ -501,6 +514,41 @@ class ShardedVectorEnv(VectorEnv):
                 f"set_attr({name!r}): {len(values)} values for num_envs={self.num_envs} envs"
             )
         self._ask("set_attr", [(name, v) for v in self._slices(values)])
+
+    def _at(self, what: str, indices: Sequence[int], name: str, args: tuple, kw: dict) -> list:
+        """``what`` (``"get"``, ``"set"`` or ``"call"``) on the envs ``indices`` only:
+        each worker asked for its rows, the answers in the order of ``indices``.
+        """
+        rows: dict[int, list[int]] = {}
+        for i in indices:
+            if not 0 <= int(i) < self.num_envs:
+                raise InputError(f"env index {i!r} is outside [0, {self.num_envs - 1}]")
+            k = next(k for k in reversed(range(self.workers)) if self.starts[k] <= int(i))
+            rows.setdefault(k, []).append(int(i) - self.starts[k])
+        asked = sorted(rows)
+        for k in asked:
+            self._conns[k].send(("at", (what, rows[k], name, args, kw)))
+        answers = dict(zip(asked, self._gather(asked)))
+        if what == "set":
+            return []
+        taken = {k: iter(v) for k, v in answers.items()}
+        out = []
+        for i in indices:
+            k = next(k for k in reversed(range(self.workers)) if self.starts[k] <= int(i))
+            out.append(next(taken[k]))
+        return out
+
+    def get_attr_at(self, indices: Sequence[int], name: str) -> list[Any]:
+        """The attribute ``name`` of the envs ``indices``, in that order."""
+        return self._at("get", indices, name, (), {})
+
+    def set_attr_at(self, indices: Sequence[int], name: str, value: Any) -> None:
+        """Set the attribute ``name`` of the envs ``indices`` to ``value``."""
+        self._at("set", indices, name, (value,), {})
+
+    def call_at(self, indices: Sequence[int], name: str, *args: Any, **kwargs: Any) -> list[Any]:
+        """``getattr(env, name)(*args, **kwargs)`` on the envs ``indices``, in that order."""
+        return self._at("call", indices, name, args, kwargs)
 
     def render(self) -> tuple[Any, ...] | None:
         """Every env's ``render()``."""
