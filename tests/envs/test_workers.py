@@ -146,6 +146,12 @@ def test_a_reset_mask_leaves_other_shards_alone_and_calls_reach_every_env():
         with pytest.raises(InputError, match=r"env index 4 is outside \[0, 3\]"):
             v.get_attr_at([4], "probe")
         assert v.call("action_masks")[3].shape == (v.single_action_space.n,)
+        # masks sent with a step are not handed out after a call that may change them
+        v.action_masks()
+        v.step(np.zeros(4, np.int64))
+        assert v._masks is not None  # came with the step: the loop reads them
+        v.call("action_masks")
+        assert v._masks is None
         with pytest.raises(UrbanGymError, match="reset_mask"):
             v.reset(options={"reset_mask": [True] * 4})
         with pytest.raises(InputError, match="worker processes"):
@@ -197,3 +203,31 @@ def test_streetgraphs_batched_shards_equal_one_process():
     finally:
         one.close()
         three.close()
+
+
+def test_the_wire_codec_rebuilds_an_info_and_resends_a_schema_not_held():
+    """Numbers through one buffer, objects as themselves, nested dicts; the schema sent
+    once, again when it changes, and again when the decoder says it holds another."""
+    from urban_gym.envs.wire import InfoDecoder, InfoEncoder
+
+    envs = [{"steps": 3, "pose": {"x": 1.5}, "task_id": "a"}, {"steps": 4, "pose": {"x": -2.0}}]
+    info = batch_infos(envs)
+    enc, dec = InfoEncoder(), InfoDecoder()
+    first = enc.encode(info, dec.known)
+    assert first[1] is not None  # the schema
+    _same(dec.decode(first), info)
+    again = enc.encode(info, dec.known)
+    # bytes: steps (2 int64), _steps, pose.x (2 float64), pose._x, _pose, _task_id (2 bools each)
+    assert again[1] is None and len(again[2]) == 16 + 2 + 16 + 2 + 2 + 2
+    assert list(again[3][0]) == ["a", None]  # task_id: an object array, as itself
+    _same(dec.decode(again), info)
+    ended = batch_infos([{**envs[0], "is_success": True}, envs[1]])
+    changed = enc.encode(ended, dec.known)
+    assert changed[1] is not None and changed[0] == again[0] + 1
+    _same(dec.decode(changed), ended)
+    fresh = InfoDecoder()  # holds no schema: it is sent although unchanged
+    resent = enc.encode(ended, fresh.known)
+    assert resent[1] is not None
+    _same(fresh.decode(resent), ended)
+    with pytest.raises(ValueError, match="not the one held"):
+        InfoDecoder().decode(enc.encode(ended, resent[0]))

@@ -44,6 +44,7 @@ from gymnasium.vector.utils import batch_space
 
 from urban_gym.envs.batching import ARRAY_SPACES, _batch, _is_int, reset_plan
 from urban_gym.envs.batching import autoreset_mode as autoreset_mode_of
+from urban_gym.envs.wire import InfoDecoder, InfoEncoder
 from urban_gym.errors import InputError, WorkerError
 
 #: bytes each shared array starts on a multiple of
@@ -195,30 +196,45 @@ def _set_attr(venv: Any, name: str, values: list[Any]) -> None:
     venv.set_attr(name, values)
 
 
-def _step(venv: Any, layout: Any, actions: Any) -> tuple:
-    """A shard's step: rewards, terminated, truncated, info and the text entries."""
-    obs, rew, term, trunc, info = venv.step(actions)
-    return rew, term, trunc, info, _texts(layout, obs)
+class _Shard:
+    """A worker's state: its vector env, the batch layout and the info encoder."""
+
+    def __init__(self, venv: Any) -> None:
+        self.venv = venv
+        self.layout: Any = None
+        self.encoder = InfoEncoder()
+
+    def step(self, payload: tuple) -> tuple:
+        """Rewards, ends, the encoded info, the text entries and (where asked) the
+        masks of the next step.
+        """
+        actions, known, want_masks = payload
+        obs, rew, term, trunc, info = self.venv.step(actions)
+        masks = self.venv.action_masks() if want_masks else None
+        wire = self.encoder.encode(info, known)
+        return rew, term, trunc, wire, _texts(self.layout, obs), masks
+
+    def reset(self, payload: tuple) -> tuple:
+        """The encoded info, the text entries and (where asked) the masks."""
+        seeds, options, known, want_masks = payload
+        obs, info = self.venv.reset(seed=seeds, options=options)
+        masks = self.venv.action_masks() if want_masks else None
+        return self.encoder.encode(info, known), _texts(self.layout, obs), masks
 
 
-def _reset(venv: Any, layout: Any, payload: tuple) -> tuple:
-    """A shard's reset: its info and the text entries."""
-    seeds, options = payload
-    obs, info = venv.reset(seed=seeds, options=options)
-    return info, _texts(layout, obs)
-
-
-#: what a worker does for each command: ``(venv, layout, payload) -> reply``
-_COMMANDS: dict[str, Callable[[Any, Any, Any], Any]] = {
-    "step": _step,
-    "reset": _reset,
-    "masks": lambda v, lay, p: v.action_masks(),
-    "last_infos": lambda v, lay, p: list(v.last_infos),
-    "call": lambda v, lay, p: v.call(p[0], *p[1], **p[2]),
-    "get_attr": lambda v, lay, p: v.get_attr(p),
-    "set_attr": lambda v, lay, p: _set_attr(v, *p),
-    "at": lambda v, lay, p: _at(v, *p),
-    "render": lambda v, lay, p: v.render(),
+#: commands after which masks sent with the last step may be out of date
+_MAY_CHANGE = frozenset({"call", "set_attr"})
+#: what a worker does for each command: ``(shard, payload) -> reply``
+_COMMANDS: dict[str, Callable[[_Shard, Any], Any]] = {
+    "step": _Shard.step,
+    "reset": _Shard.reset,
+    "masks": lambda s, p: s.venv.action_masks(),
+    "last_infos": lambda s, p: list(s.venv.last_infos),
+    "call": lambda s, p: s.venv.call(p[0], *p[1], **p[2]),
+    "get_attr": lambda s, p: s.venv.get_attr(p),
+    "set_attr": lambda s, p: _set_attr(s.venv, *p),
+    "at": lambda s, p: _at(s.venv, *p),
+    "render": lambda s, p: s.venv.render(),
 }
 
 
@@ -227,10 +243,10 @@ def _worker(conn: Connection, vector_class: type, n: int, kwargs: dict[str, Any]
     from urban_gym.render.threads import one_thread_in_worker
 
     one_thread_in_worker()
-    layout = None
     mapped = None
     try:
         venv = vector_class(num_envs=n, workers=1, **kwargs)
+        shard = _Shard(venv)
         ready = (venv.single_observation_space, venv.single_action_space)
         conn.send(("ok", (*ready, venv.metadata, venv.render_mode)))
     except BaseException as exc:  # noqa: BLE001 - reported to the parent, which raises it
@@ -247,13 +263,13 @@ def _worker(conn: Connection, vector_class: type, n: int, kwargs: dict[str, Any]
                 conn.send(("ok", None))
                 break
             if cmd == "map":
-                path, size, layout, start = payload
+                path, size, shard.layout, start = payload
                 with open(path, "r+b") as f:
                     mapped = mmap.mmap(f.fileno(), size)
-                venv._adopt_buffers(_views(layout, mapped, slice(start, start + n)))
+                venv._adopt_buffers(_views(shard.layout, mapped, slice(start, start + n)))
                 result: Any = None
             elif cmd in _COMMANDS:
-                result = _COMMANDS[cmd](venv, layout, payload)
+                result = _COMMANDS[cmd](shard, payload)
             else:
                 raise InputError(f"unknown worker command {cmd!r}")
             conn.send(("ok", result))
@@ -327,6 +343,11 @@ class ShardedVectorEnv(VectorEnv):
         self._conns: list[Connection] = []
         self._procs: list[Any] = []
         self._closed_workers = False
+        self._decoders = [InfoDecoder() for _ in self.sizes]
+        #: the masks the workers sent with the last step or reset (None: not asked for
+        #: or already handed out); they are asked for while the caller reads them
+        self._masks: np.ndarray | None = None
+        self._masks_read = False
         ctx: Any = mp.get_context(start_method)
         kw = {**env_kwargs, "threads": threads, "autoreset_mode": mode, "copy": False}
         for k, n in enumerate(self.sizes):
@@ -429,6 +450,8 @@ class ShardedVectorEnv(VectorEnv):
         """Send ``cmd`` to every worker (each its payload, or None) and gather."""
         if self._closed_workers:
             raise InputError(f"{self!r} is closed")
+        if cmd in _MAY_CHANGE:
+            self._masks = None  # a call may change what is valid: ask again
         for k, conn in enumerate(self._conns):
             conn.send((cmd, None if payloads is None else payloads[k]))
         return self._gather()
@@ -461,13 +484,17 @@ class ShardedVectorEnv(VectorEnv):
         asked = [
             k for k, (s, n) in enumerate(zip(self.starts, self.sizes)) if mask[s : s + n].any()
         ]
+        want = self._want_masks() and len(asked) == self.workers
         for k in asked:
             s, n = self.starts[k], self.sizes[k]
             o = {**opts, "reset_mask": mask[s : s + n].copy()}
-            self._conns[k].send(("reset", (seeds[s : s + n], o)))
+            known = self._decoders[k].known
+            self._conns[k].send(("reset", (seeds[s : s + n], o, known, want)))
         replies = dict(zip(asked, self._gather(asked)))
-        parts = [(replies[k][0] if k in replies else {}, n) for k, n in enumerate(self.sizes)]
+        infos = {k: self._decoders[k].decode(r[0]) for k, r in replies.items()}
+        parts = [(infos.get(k, {}), n) for k, n in enumerate(self.sizes)]
         texts = [replies[k][1] if k in replies else None for k in range(self.workers)]
+        self._keep_masks([replies[k][2] for k in asked] if want else None)
         return self._observations(texts), merge_infos(parts)
 
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
@@ -477,13 +504,31 @@ class ShardedVectorEnv(VectorEnv):
             raise InputError(
                 f"step() got {len(acts)} actions for num_envs={self.num_envs} envs: {actions!r}"
             )
-        payloads = [acts[s : s + n] for s, n in zip(self.starts, self.sizes)]
+        want = self._want_masks()
+        payloads = [
+            (acts[s : s + n], d.known, want)
+            for s, n, d in zip(self.starts, self.sizes, self._decoders)
+        ]
         replies = self._ask("step", payloads)
         rewards = np.concatenate([r[0] for r in replies])
         terminated = np.concatenate([r[1] for r in replies])
         truncated = np.concatenate([r[2] for r in replies])
-        info = merge_infos([(r[3], n) for r, n in zip(replies, self.sizes)])
-        return self._observations([r[4] for r in replies]), rewards, terminated, truncated, info
+        parts = [(d.decode(r[3]), n) for r, n, d in zip(replies, self.sizes, self._decoders)]
+        self._keep_masks([r[5] for r in replies] if want else None)
+        obs = self._observations([r[4] for r in replies])
+        return obs, rewards, terminated, truncated, merge_infos(parts)
+
+    def _want_masks(self) -> bool:
+        """Whether the workers send their masks with this step: where the caller read
+        the masks since the last step (an RL loop with masks reads them every step, and so
+        needs no round trip of its own for them).
+        """
+        want, self._masks_read = self._masks_read, False
+        self._masks = None
+        return want
+
+    def _keep_masks(self, parts: list[np.ndarray] | None) -> None:
+        self._masks = None if parts is None else np.concatenate(parts)
 
     # ------------------------------------------------------------------ masks and calls
     @property
@@ -492,8 +537,14 @@ class ShardedVectorEnv(VectorEnv):
         return [i for part in self._ask("last_infos") for i in part]
 
     def action_masks(self) -> np.ndarray:
-        """The valid entries of every env's action table now: ``(N, n)`` booleans."""
-        return np.concatenate(self._ask("masks"))
+        """The valid entries of every env's action table now: ``(N, n)`` booleans (sent
+        with the step where the masks were read before it, else asked for).
+        """
+        self._masks_read = True
+        masks, self._masks = self._masks, None
+        if masks is None:
+            masks = np.concatenate(self._ask("masks"))
+        return masks
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
         """``getattr(env, name)(*args, **kwargs)`` on every env, in the workers."""
@@ -526,6 +577,8 @@ class ShardedVectorEnv(VectorEnv):
             k = next(k for k in reversed(range(self.workers)) if self.starts[k] <= int(i))
             rows.setdefault(k, []).append(int(i) - self.starts[k])
         asked = sorted(rows)
+        if what != "get":
+            self._masks = None  # a call may change what is valid: ask again
         for k in asked:
             self._conns[k].send(("at", (what, rows[k], name, args, kw)))
         answers = dict(zip(asked, self._gather(asked)))
