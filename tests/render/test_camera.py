@@ -255,3 +255,19 @@ def _level_rows(w: int, h: int, pw: int, ph: int) -> tuple[np.ndarray, np.ndarra
     """The columns of one row and the rows of a level 90-degree camera's yaw-free grid."""
     mx0, my = camera._yaw_free_maps(w, h, 90.0, 0.0, pw, ph)
     return mx0[0].copy(), my
+
+
+def test_remembered_roundings_are_rounds_and_stay_bounded(monkeypatch):
+    """The grid key's angles are ``round(v, 9)`` however often they are asked (their
+    roundings are remembered, a bounded number of them): yaws a billionth apart share
+    a grid, a millionth apart do not.
+    """
+    monkeypatch.setattr(camera, "ROUNDED_MAX", 4)
+    camera._rounded.clear()
+    for v in [0.1234567891234, 359.9999999999, 12.5, -7.0000000004, 1e-12] * 2:
+        assert camera._round9(v) == round(v, 9)
+        assert len(camera._rounded) <= 4
+    clear_camera_cache()
+    a = camera.remap_maps((8, 8), 90.0, 0.0, 10.0, (32, 64), 0.0)
+    assert camera.remap_maps((8, 8), 90.0, 0.0, 10.0 + 1e-11, (32, 64), 0.0) is a
+    assert camera.remap_maps((8, 8), 90.0, 0.0, 10.000001, (32, 64), 0.0) is not a

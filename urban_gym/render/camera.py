@@ -390,7 +390,25 @@ def _plain_key(
     rel = yaw - heading
     if not -1e300 < rel < 1e300:  # inf or nan: checked (and named) the long way
         return None
-    return (w, h, round(fov, 9), round(pitch, 9), round(rel % 360.0, 9), pw, ph)
+    return (w, h, _round9(fov), _round9(pitch), _round9(rel % 360.0), pw, ph)
+
+
+#: ``round(v, 9)`` of the floats seen (a rollout's angles recur; ``round`` to digits
+#: formats the float, some twenty times dearer than a lookup); cleared when it has
+#: :data:`ROUNDED_MAX` entries
+_rounded: dict[float, float] = {}
+ROUNDED_MAX = 65536
+
+
+def _round9(v: float) -> float:
+    """``round(v, 9)``, remembered (see :data:`_rounded`)."""
+    got = _rounded.get(v)
+    if got is None:
+        got = round(v, 9)
+        if len(_rounded) >= ROUNDED_MAX:
+            _rounded.clear()
+        _rounded[v] = got
+    return got
 
 
 def clear_camera_cache() -> None:

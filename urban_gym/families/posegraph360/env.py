@@ -513,9 +513,8 @@ class PoseGraph360Env(UrbanEnv):
         if self.images:
             self.graph.keep_frame(self.state)  # every episode of the task starts here
         self.yaw = float(task.start.get("yaw", 0.0))
-        self.pitch = float(
-            np.clip(float(task.start.get("pitch", 0.0)), -self.pitch_limit, self.pitch_limit)
-        )
+        pitch = float(task.start.get("pitch", 0.0))
+        self.pitch = float(min(max(pitch, -self.pitch_limit), self.pitch_limit))
         self.path = [self.graph.position(self.state)]
         if task.type in T.NAVIGATION_TYPES:
             self._field, self._dist, self._geo = start.field, start.distance, start.geodesic
