@@ -193,3 +193,81 @@ def test_grids_are_opencvs_fixed_point_of_the_float_columns(pitch, size):
         assert got[1].dtype == np.uint16 and got[1].shape == (h, w)
         np.testing.assert_array_equal(got[0], want[0])
         np.testing.assert_array_equal(got[1], want[1])
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"fov": 180.0}, "fov=180.0"),
+        ({"fov": float("nan")}, "fov=nan"),
+        ({"pitch": 90.5}, "pitch=90.5"),
+        ({"pitch": float("-inf")}, "pitch=-inf"),
+        ({"yaw": float("inf")}, "yaw=inf"),
+        ({"pano_heading": float("nan")}, "pano_heading=nan"),
+        ({"size": (16, 0)}, r"size=\(16, 0\)"),
+        ({"size": (16, 20000)}, "larger than 16384"),
+        ({"size": -3}, "size=-3"),
+    ],
+)
+def test_bad_float_arguments_are_named_too(kwargs, match):
+    """Floats and int pairs -- what an environment passes, looked up without the checks
+    one by one -- are still checked: an out-of-range or non-finite one is named.
+    """
+    args = {"yaw": 10.0, "pitch": 0.0, "fov": 90.0, "size": (16, 16), **kwargs}
+    with pytest.raises(RenderError, match=match):
+        perspective(bearing_pano(h=16), **args)
+
+
+def test_plain_and_numpy_arguments_share_one_grid():
+    """A view asked with Python floats and ints and the same view asked with numpy
+    scalars, a list size and int angles read one cached grid (the same key either way).
+    """
+    clear_camera_cache()
+    a = camera.remap_maps((24, 16), 75.0, 12.0, 123.4, (64, 128), 10.0)
+    b = camera.remap_maps([24, 16], np.float64(75), np.float32(12), 123.4, (64, 128), 10)
+    assert a is b and camera_cache_info()["entries"] == 1
+    c = camera.remap_maps((24, 16), 75.0, 12.0, 123.4 + 360.0, (64, 128), 10.0)
+    assert c is a  # a full turn more is the same relative yaw
+
+
+def test_a_level_cameras_kept_columns_give_opencvs_grids(monkeypatch):
+    """A level camera keeps the fixed-point columns of each shift (a bounded number of
+    them): the grids of a shift seen before, made from the kept columns, are still
+    exactly ``cv2.convertMaps``'s.
+    """
+    from urban_gym.render import camera as cam
+
+    monkeypatch.setattr(cam, "LEVEL_COLUMNS_BYTES", 1)  # keeps at least 16 shifts
+    w, h, pw, ph = 40, 30, 336, 168
+    grid = cam._LevelGrid(*_level_rows(w, h, pw, ph))
+    mx0, my = cam._yaw_free_maps(w, h, 90.0, 0.0, pw, ph)
+    yaws = [0.0, 0.1, 359.9, *np.round(np.linspace(1.0, 358.0, 40), 1)]
+    for yaw in yaws + yaws[::-1]:  # the second time round, some come from the kept ones
+        shift = yaw / 360.0 * pw
+        want = cv2.convertMaps(((mx0 + shift) % pw).astype(np.float32), my, cv2.CV_16SC2)
+        got = grid.shifted(shift, pw)
+        np.testing.assert_array_equal(got[0], want[0])
+        np.testing.assert_array_equal(got[1], want[1])
+        assert len(grid._cols) <= 16
+
+
+def _level_rows(w: int, h: int, pw: int, ph: int) -> tuple[np.ndarray, np.ndarray]:
+    """The columns of one row and the rows of a level 90-degree camera's yaw-free grid."""
+    mx0, my = camera._yaw_free_maps(w, h, 90.0, 0.0, pw, ph)
+    return mx0[0].copy(), my
+
+
+def test_remembered_roundings_are_rounds_and_stay_bounded(monkeypatch):
+    """The grid key's angles are ``round(v, 9)`` however often they are asked (their
+    roundings are remembered, a bounded number of them): yaws a billionth apart share
+    a grid, a millionth apart do not.
+    """
+    monkeypatch.setattr(camera, "ROUNDED_MAX", 4)
+    camera._rounded.clear()
+    for v in [0.1234567891234, 359.9999999999, 12.5, -7.0000000004, 1e-12] * 2:
+        assert camera._round9(v) == round(v, 9)
+        assert len(camera._rounded) <= 4
+    clear_camera_cache()
+    a = camera.remap_maps((8, 8), 90.0, 0.0, 10.0, (32, 64), 0.0)
+    assert camera.remap_maps((8, 8), 90.0, 0.0, 10.0 + 1e-11, (32, 64), 0.0) is a
+    assert camera.remap_maps((8, 8), 90.0, 0.0, 10.000001, (32, 64), 0.0) is not a

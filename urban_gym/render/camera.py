@@ -43,6 +43,8 @@ from urban_gym.render import threads
 #: Most remap grids kept in the cache, and most bytes they may take together.
 CACHE_MAX_ENTRIES = 256
 CACHE_MAX_BYTES = 32 * 1024 * 1024  # a miss costs a shift of the yaw-free grid
+#: Most bytes of fixed-point columns a level camera keeps (one row of them per shift).
+LEVEL_COLUMNS_BYTES = 4 * 1024 * 1024
 
 _cache: OrderedDict[tuple, tuple[np.ndarray, np.ndarray]] = OrderedDict()
 _cache_bytes = 0
@@ -71,6 +73,16 @@ def check_equirect(pano: np.ndarray, name: str = "panorama") -> np.ndarray:
             f"the height {h} (2:1)"
         )
     return np.ascontiguousarray(pano)
+
+
+def _plain_equirect(pano: object) -> bool:
+    """Whether ``pano`` is already what :func:`check_equirect` returns: a C-contiguous
+    ``(H, 2H, 3)`` uint8 array, ``H > 0`` (checked in the order cheapest first).
+    """
+    if type(pano) is not np.ndarray or pano.dtype.type is not np.uint8 or pano.ndim != 3:
+        return False
+    h, w, c = pano.shape
+    return c == 3 and h > 0 and w == 2 * h and pano.flags.c_contiguous
 
 
 def image_size(size: int | tuple[int, int]) -> tuple[int, int]:
@@ -178,9 +190,14 @@ class _LevelGrid:
     and greatest) and the fixed-point rows: ``rows32`` (the whole pixels of the rows in the
     high half of ``CV_16SC2``'s int32 word, as a little-endian machine lays it out) and
     ``m2_rows`` (their 32nds, times 32).
+
+    The fixed-point columns of each shift are kept (:data:`LEVEL_COLUMNS_BYTES` of them at
+    most): a turn that comes back -- every yaw of a rollout is a trajectory's heading plus
+    a whole number of degrees -- then costs the two whole-grid operations that join them
+    to the rows, not the dozen small ones that make them.
     """
 
-    __slots__ = ("hi", "lo", "m2_rows", "nbytes", "row", "rows32")
+    __slots__ = ("_cols", "_max_cols", "hi", "lo", "m2_rows", "nbytes", "row", "rows32")
 
     def __init__(self, row: np.ndarray, my: np.ndarray) -> None:
         self.row = row
@@ -191,17 +208,35 @@ class _LevelGrid:
         for a in (self.row, self.rows32, self.m2_rows):
             a.setflags(write=False)
         self.nbytes = int(row.nbytes + self.rows32.nbytes + self.m2_rows.nbytes)
+        # shift -> (whole pixels of the columns as int32 words, their 32nds)
+        self._cols: dict[float, tuple[np.ndarray, np.ndarray]] = {}
+        self._max_cols = max(16, LEVEL_COLUMNS_BYTES // (6 * row.size + 256))
+
+    def columns(self, shift: float, pw: int) -> tuple[np.ndarray, np.ndarray]:
+        """The fixed-point columns shifted by ``shift`` pixels and wrapped into ``[0, pw)``
+        (as :func:`_build_maps` wraps them): their whole pixels (the low half of an int32
+        word) and their 32nds (uint16).
+        """
+        got = self._cols.get(shift)
+        if got is not None:
+            return got
+        xs = np.add(self.row, shift)
+        _wrap(xs, self.lo + shift, self.hi + shift, pw)
+        cols = _fixed_point(xs.astype(np.float32))
+        got = ((cols >> 5) & 0xFFFF, (cols & 31).astype(np.uint16))
+        if len(self._cols) >= self._max_cols:
+            self._cols.clear()
+        self._cols[shift] = got
+        return got
 
     def shifted(self, shift: float, pw: int) -> tuple[np.ndarray, np.ndarray]:
         """``cv2.convertMaps``' grids of the columns shifted by ``shift`` pixels, wrapped
         into ``[0, pw)`` (as :func:`_build_maps` wraps them), and the rows.
         """
-        xs = np.add(self.row, shift)
-        _wrap(xs, self.lo + shift, self.hi + shift, pw)
-        cols = _fixed_point(xs.astype(np.float32))
+        whole, frac = self.columns(shift, pw)
         # channel 0 (the column's whole pixels) in the low half of each int32 word
-        m1 = np.bitwise_or(self.rows32, (cols >> 5) & 0xFFFF)
-        m2 = self.m2_rows + (cols & 31).astype(np.uint16)
+        m1 = np.bitwise_or(self.rows32, whole)
+        m2 = np.add(self.m2_rows, frac)
         return m1.view(np.int16).reshape(*m1.shape, 2), m2
 
 
@@ -291,20 +326,23 @@ def remap_maps(
     """The (cached) fixed-point ``cv2.remap`` grids of a perspective view of an
     equirectangular panorama of shape ``pano_shape = (H, W)``.
     """
-    w, h = image_size(size)
-    fov = check_fov(fov)
-    pitch = check_pitch(pitch)
-    rel = round(
-        (finite_number("yaw", yaw) - finite_number("pano_heading", pano_heading)) % 360.0, 9
-    )
-    ph, pw = int(pano_shape[0]), int(pano_shape[1])
-    key = (w, h, round(fov, 9), round(pitch, 9), rel, pw, ph)
+    key = _plain_key(size, fov, pitch, yaw, pano_shape, pano_heading)
+    if key is None:
+        w, h = image_size(size)
+        fov = check_fov(fov)
+        pitch = check_pitch(pitch)
+        rel = round(
+            (finite_number("yaw", yaw) - finite_number("pano_heading", pano_heading)) % 360.0, 9
+        )
+        ph, pw = int(pano_shape[0]), int(pano_shape[1])
+        key = (w, h, round(fov, 9), round(pitch, 9), rel, pw, ph)
     global _cache_bytes
     with _lock:
         hit = _cache.get(key)
         if hit is not None:
             _cache.move_to_end(key)
             return hit
+    w, h, _, _, rel, pw, ph = key
     maps = _build_maps(w, h, fov, pitch, rel, pw, ph)
     nbytes = maps[0].nbytes + maps[1].nbytes
     with _lock:
@@ -315,6 +353,62 @@ def remap_maps(
             _, old = _cache.popitem(last=False)
             _cache_bytes -= old[0].nbytes + old[1].nbytes
     return maps
+
+
+def _plain_key(
+    size: object, fov: object, pitch: object, yaw: object, shape: object, heading: object
+) -> tuple[int, int, float, float, float, int, int] | None:
+    """The grid cache's key of arguments of the plain types an environment passes -- an
+    int or a pair of ints for ``size``, floats in range for the angles, a tuple of ints
+    for the shape -- as :func:`remap_maps` makes it after checking them; None for
+    anything else (then they are checked one by one, and bad ones named).
+    """
+    if type(size) is tuple and len(size) == 2:
+        w, h = size
+    elif type(size) is int:
+        w = h = size
+    else:
+        return None
+    if not (
+        type(w) is int
+        and type(h) is int
+        and 0 < w <= 16384
+        and 0 < h <= 16384
+        and type(fov) is float
+        and 0.0 < fov < 180.0
+        and type(pitch) is float
+        and -90.0 <= pitch <= 90.0
+        and type(yaw) is float
+        and type(heading) is float
+        and type(shape) is tuple
+        and len(shape) == 2
+    ):
+        return None
+    ph, pw = shape
+    if type(ph) is not int or type(pw) is not int:
+        return None
+    rel = yaw - heading
+    if not -1e300 < rel < 1e300:  # inf or nan: checked (and named) the long way
+        return None
+    return (w, h, _round9(fov), _round9(pitch), _round9(rel % 360.0), pw, ph)
+
+
+#: ``round(v, 9)`` of the floats seen (a rollout's angles recur; ``round`` to digits
+#: formats the float, some twenty times dearer than a lookup); cleared when it has
+#: :data:`ROUNDED_MAX` entries
+_rounded: dict[float, float] = {}
+ROUNDED_MAX = 65536
+
+
+def _round9(v: float) -> float:
+    """``round(v, 9)``, remembered (see :data:`_rounded`)."""
+    got = _rounded.get(v)
+    if got is None:
+        got = round(v, 9)
+        if len(_rounded) >= ROUNDED_MAX:
+            _rounded.clear()
+        _rounded[v] = got
+    return got
 
 
 def clear_camera_cache() -> None:
@@ -352,7 +446,8 @@ def perspective(
     Returns:
         ``(h, w, 3)`` ``uint8`` image.
     """
-    pano = check_equirect(pano)
+    if not _plain_equirect(pano):
+        pano = check_equirect(pano)
     m1, m2 = remap_maps(size, fov, pitch, yaw, pano.shape[:2], pano_heading)
     return threads.for_image(
         m1.shape[0] * m1.shape[1],

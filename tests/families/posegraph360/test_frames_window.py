@@ -119,3 +119,19 @@ def test_a_frame_drawn_whole_is_kept_as_drawn_unless_the_window_lends_its_buffer
     pano, _ = lent.panorama(("t", 0), x, y)
     buf[:] = 0  # the buffer drawn into again
     np.testing.assert_array_equal(pano, whole)
+
+
+def test_views_of_two_whole_frames_in_turn_read_each_its_own(tiny_city):
+    """A source remembers the whole frame a view last read: views of two frames taken in
+    turn each get their own frame's pixels, equal to the frame rendered at once.
+    """
+    src = rendered_source(tiny_city, W, "day", "clear", 16.0)
+    a = _spot(tiny_city)
+    b = (a[0] + 6.0, a[1] - 2.0)
+    want = {p: src.render(*p) for p in (a, b)}
+    for p in (a, b):
+        src.panorama(("t", 0), *p)  # drawn whole
+    for p in (a, b, b, a, b):
+        pano, _ = src.view_panorama(("t", 0), *p, (30.0, 0.0, 90.0, (32, 32)))
+        np.testing.assert_array_equal(pano, want[p])
+    assert not np.array_equal(want[a], want[b])

@@ -243,6 +243,7 @@ class PoseGraph360Env(UrbanEnv):
         "_text_cache",
         "_prior_cache",
         "_caches_of",
+        "_here_cache",
     )
 
     def __init__(
@@ -446,6 +447,7 @@ class PoseGraph360Env(UrbanEnv):
         self._text_cache: tuple[Any, str] = (None, "")
         self._prior_cache: tuple[Any, Any] = (None, None)
         self._caches_of: tuple[Any, Any] = (None, None)
+        self._here_cache: tuple[Any, Any, Any] = (None, None, None)
         self._field: Any = None
         task = getattr(self, "task", None)
         if task is not None and task.type in T.NAVIGATION_TYPES:
@@ -511,9 +513,8 @@ class PoseGraph360Env(UrbanEnv):
         if self.images:
             self.graph.keep_frame(self.state)  # every episode of the task starts here
         self.yaw = float(task.start.get("yaw", 0.0))
-        self.pitch = float(
-            np.clip(float(task.start.get("pitch", 0.0)), -self.pitch_limit, self.pitch_limit)
-        )
+        pitch = float(task.start.get("pitch", 0.0))
+        self.pitch = float(min(max(pitch, -self.pitch_limit), self.pitch_limit))
         self.path = [self.graph.position(self.state)]
         if task.type in T.NAVIGATION_TYPES:
             self._field, self._dist, self._geo = start.field, start.distance, start.geodesic
@@ -551,7 +552,8 @@ class PoseGraph360Env(UrbanEnv):
         return dict(self._table()[index])
 
     def _after_action(self, valid: bool) -> None:
-        pos = self.graph.position(self.state)
+        x, y, _, _ = self._here()
+        pos = (x, y)
         moved = pos != self.path[-1]
         if moved:
             self.path.append(pos)
@@ -708,7 +710,7 @@ class PoseGraph360Env(UrbanEnv):
 
     def _choices_now(self) -> dict[str, int]:
         """:meth:`_branch_choices`, cached per (state, yaw); do not modify."""
-        j = self.graph.junction_at(self.state)
+        j = self._here()[3]
         if j is None:
             return _NO_CHOICES
         key = (self.state, self.yaw)
@@ -749,7 +751,7 @@ class PoseGraph360Env(UrbanEnv):
             if sign * self.pitch >= self.pitch_limit - 1e-9:
                 raise InvalidAction(self._masked_message(11 if name == "Q" else 12))
             new = self.pitch + sign * T.ROTATIONS[a.get("size")]
-            self.pitch = float(np.clip(new, -self.pitch_limit, self.pitch_limit))
+            self.pitch = float(min(max(new, -self.pitch_limit), self.pitch_limit))
             return
         if name == "S":
             self.yaw, self.pitch = 0.0, 0.0
@@ -791,7 +793,22 @@ class PoseGraph360Env(UrbanEnv):
     @property
     def camera_bearing(self) -> float:
         """The camera's compass bearing: travel heading + yaw offset (degrees)."""
-        return float((self.graph.heading(self.state) + self.yaw) % 360.0)
+        return float((self._here()[2] + self.yaw) % 360.0)
+
+    def _here(self) -> tuple[float, float, float, int | None]:
+        """``(x, y, travel heading, junction or None)`` of the current frame
+        (:meth:`PoseGraph.position`, :meth:`~PoseGraph.heading`,
+        :meth:`~PoseGraph.junction_at`), looked up once per state: a step asks a dozen
+        times.
+        """
+        got = self._here_cache
+        if got[0] is self.state and got[1] is self.graph:
+            return got[2]
+        g, s = self.graph, self.state
+        x, y = g.position(s)
+        facts = (x, y, g.heading(s), g.junction_at(s))
+        self._here_cache = (s, g, facts)
+        return facts
 
     def _observe(self) -> dict[str, Any]:
         if self.images:
@@ -843,7 +860,7 @@ class PoseGraph360Env(UrbanEnv):
         pano, ph = self.graph.view_panorama(self.state, yaw, self.pitch, self.fov, self.view_wh)
         img = perspective(pano, yaw, self.pitch, self.fov, self.view_wh, pano_heading=ph)
         if self.draw_branches:
-            j = self.graph.junction_at(self.state)
+            j = self._here()[3]
             if j is not None:
                 img = draw_branch_arrows(
                     img, self.graph.branches(j, self.camera_bearing), self._choices_now()
@@ -920,20 +937,21 @@ class PoseGraph360Env(UrbanEnv):
 
     # ------------------------------------------------------------------ info
     def _pose(self) -> tuple[float, float, float]:
-        x, y = self.graph.position(self.state)
-        return x, y, self.camera_bearing
+        x, y, heading, _ = self._here()
+        return x, y, float((heading + self.yaw) % 360.0)
 
     def _distance_to_goal(self) -> float:
         return float(self._dist) if self._field is not None else math.inf
 
     def _extra_info(self) -> dict[str, Any]:
+        here = self._here()
         info: dict[str, Any] = {
             "task": self.task,
             "state": {"trajectory": self.state.trajectory, "frame": self.state.frame},
-            "travel_heading": self.graph.heading(self.state),
+            "travel_heading": here[2],
             "yaw_offset": self.yaw,
             "pitch": self.pitch,
-            "junction": _junction_id(self.graph.junction_at(self.state)),
+            "junction": _junction_id(here[3]),
             "branches": self._branch_choices(),
         }
         if self._field is not None:

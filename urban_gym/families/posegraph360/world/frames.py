@@ -119,6 +119,9 @@ class RenderedFrames(FrameSource):
         self._started = [0, 0]
         self._new = 0
         self._regions: dict[tuple, tuple[int, int, int, int]] = {}  # view -> pano_region
+        # (x, y, pixels) of the whole frame a view last read (an agent turning on the spot
+        # views one frame again and again): looked up without the caches' locks
+        self._last: tuple[float, float, Any] = (np.nan, np.nan, None)
 
     def _start_whole(self) -> bool:
         """Whether a new frame is better drawn whole than from its view's tiles (see the
@@ -138,6 +141,7 @@ class RenderedFrames(FrameSource):
         state["_keep"] = LRUCache(max_items=KEEP_POSITIONS, lock=True)
         state["_lock"] = None
         state["_regions"] = {}
+        state["_last"] = (np.nan, np.nan, None)
         return state
 
     def __setstate__(self, state: dict) -> None:
@@ -190,11 +194,15 @@ class RenderedFrames(FrameSource):
         """
         if self.shape is None:
             return self.panorama(key, x, y)
+        last = self._last
+        if last[0] == x and last[1] == y:
+            return last[2], 0.0
         from urban_gym.render.camera import pano_region
 
         k = (round(float(x), 2), round(float(y), 2))
         got = self._cached(k)
         if got is not None and got.complete:  # the whole frame is drawn
+            self._last = (x, y, got.pixels)
             return got.pixels, 0.0
         yaw, pitch, fov, size = view
         vkey = (yaw, pitch, fov, tuple(size) if isinstance(size, (list, tuple)) else size)
