@@ -205,29 +205,28 @@ def test_streetgraphs_batched_shards_equal_one_process():
         three.close()
 
 
-def test_the_wire_codec_rebuilds_an_info_and_resends_a_schema_not_held():
-    """Numbers through one buffer, objects as themselves, nested dicts; the schema sent
-    once, again when it changes, and again when the decoder says it holds another."""
+def test_the_wire_codec_rebuilds_an_info_and_sends_each_schema_once():
+    """Numbers through one buffer, objects as themselves, nested dicts; each schema sent the
+    first time it is met, then only its number."""
     from urban_gym.envs.wire import InfoDecoder, InfoEncoder
 
     envs = [{"steps": 3, "pose": {"x": 1.5}, "task_id": "a"}, {"steps": 4, "pose": {"x": -2.0}}]
     info = batch_infos(envs)
     enc, dec = InfoEncoder(), InfoDecoder()
-    first = enc.encode(info, dec.known)
-    assert first[1] is not None  # the schema
+    first = enc.encode(info)
+    assert first[:1] == (1,) and first[1] is not None  # the schema
     _same(dec.decode(first), info)
-    again = enc.encode(info, dec.known)
+    again = enc.encode(info)
     # bytes: steps (2 int64), _steps, pose.x (2 float64), pose._x, _pose, _task_id (2 bools each)
-    assert again[1] is None and len(again[2]) == 16 + 2 + 16 + 2 + 2 + 2
+    assert again[:2] == (1, None) and len(again[2]) == 16 + 2 + 16 + 2 + 2 + 2
     assert list(again[3][0]) == ["a", None]  # task_id: an object array, as itself
     _same(dec.decode(again), info)
     ended = batch_infos([{**envs[0], "is_success": True}, envs[1]])
-    changed = enc.encode(ended, dec.known)
-    assert changed[1] is not None and changed[0] == again[0] + 1
+    changed = enc.encode(ended)
+    assert changed[0] == 2 and changed[1] is not None
     _same(dec.decode(changed), ended)
-    fresh = InfoDecoder()  # holds no schema: it is sent although unchanged
-    resent = enc.encode(ended, fresh.known)
-    assert resent[1] is not None
-    _same(fresh.decode(resent), ended)
-    with pytest.raises(ValueError, match="not the one held"):
-        InfoDecoder().decode(enc.encode(ended, resent[0]))
+    back = enc.encode(info)  # the first shape again: its number, no schema
+    assert back[:2] == (1, None)
+    _same(dec.decode(back), info)
+    with pytest.raises(ValueError, match="schema 1 was never received"):
+        InfoDecoder().decode(back)

@@ -4,17 +4,18 @@
 A batched info (Gymnasium's layout) is a dict of some dozens of small numpy arrays, nested
 dicts and a few object arrays; pickled as it is, each array costs a reduction of its own
 (about 0.4 ms for a 16-env CityWalk or PoseGraph360 batch). :class:`InfoEncoder` writes the
-numeric arrays' bytes into one buffer and describes the dict once as a schema -- keys,
-dtypes, shapes, nested dicts -- which it sends only when it changes (an episode's end adds
-keys) or when the decoder does not hold it (each side numbers the schemas: the parent tells
-the worker which one it holds with every command, so a reply it dropped -- another worker's
-error -- costs nothing but a resent schema); object arrays travel as themselves.
+numeric arrays' bytes into one buffer and describes the dict as a schema -- keys, dtypes,
+shapes, nested dicts -- numbered the first time it is met and sent that time only (a batch's
+infos take a handful of shapes: which envs ended, which task types' metrics); object arrays
+travel as themselves. The parent decodes every reply, in order (also those of workers that
+answered beside one that raised), so both sides know the same schemas.
 :class:`InfoDecoder` keeps the last schema it got and rebuilds the dict, each numeric array a read-only view of the bytes received (the
 parent joins the shards' arrays into new ones).
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -49,56 +50,72 @@ class InfoEncoder:
     """A worker's side (see the module docstring)."""
 
     def __init__(self) -> None:
-        self._last: Schema | None = None
-        self._number = 0
+        self._numbers: dict[Schema, int] = {}
 
-    def encode(self, info: dict[str, Any], known: int) -> Message:
-        """``info`` encoded for a decoder holding schema number ``known``: the schema
-        left out (None) where the decoder holds it already.
-        """
+    def encode(self, info: dict[str, Any]) -> Message:
+        """``info`` encoded: its schema's number, the schema itself the first time only."""
         chunks: list[bytes] = []
         objects: list[Any] = []
         schema = _describe(info, chunks, objects)
         data = b"".join(chunks)
-        if schema != self._last:
-            self._last = schema
-            self._number += 1
-        held = known == self._number
-        return self._number, None if held else schema, data, objects
+        number = self._numbers.get(schema)
+        if number is not None:
+            return number, None, data, objects
+        number = self._numbers[schema] = len(self._numbers) + 1
+        return number, schema, data, objects
 
 
-def _build(schema: Schema, data: bytes, at: list[int], objects: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+#: a decoding plan: per key ``(key, "a", (dtype, count, offset, shape))``, ``(key, "d",
+#: subplan)`` or ``(key, "o", None)``
+Plan = list[tuple[str, str, Any]]
+
+
+def _plan(schema: Schema, at: list[int]) -> Plan:
+    """Where each numeric array of ``schema`` lies in the bytes (made once per schema)."""
+    out: Plan = []
     for key, kind, spec, shape in schema:
         if kind == "d":
-            out[key] = _build(spec, data, at, objects)
+            out.append((key, "d", _plan(spec, at)))
         elif kind == "a":
             dtype = np.dtype(spec)
-            count = int(np.prod(shape)) if shape else 1
-            arr = np.frombuffer(data, dtype=dtype, count=count, offset=at[0])
+            count = math.prod(shape)
+            out.append((key, "a", (dtype, count, at[0], shape)))
             at[0] += count * dtype.itemsize
-            out[key] = arr.reshape(shape)
+        else:
+            out.append((key, "o", None))
+    return out
+
+
+def _build(plan: Plan, data: bytes, objects: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, kind, spec in plan:
+        if kind == "a":
+            dtype, count, offset, shape = spec
+            out[key] = np.frombuffer(data, dtype, count, offset).reshape(shape)
+        elif kind == "d":
+            out[key] = _build(spec, data, objects)
         else:
             out[key] = next(objects)
     return out
 
 
 class InfoDecoder:
-    """The parent's side, one per worker (see the module docstring)."""
+    """The parent's side, one per worker: it must decode every message its encoder made,
+    in order (see the module docstring).
+    """
 
     def __init__(self) -> None:
-        self._schema: Schema | None = None
-        #: the number of the schema held (0: none yet); sent to the encoder
-        self.known = 0
+        self._plans: dict[int, Plan] = {}
 
     def decode(self, message: Message) -> dict[str, Any]:
         """The info dict an :class:`InfoEncoder` encoded as ``message``."""
         number, schema, data, objects = message
         if schema is not None:
-            self._schema, self.known = schema, number
-        if self._schema is None or number != self.known:
-            raise ValueError(f"info schema {number} is not the one held ({self.known})")
-        return _build(self._schema, data, [0], iter(objects))
+            self._plans[number] = _plan(schema, [0])
+        plan = self._plans.get(number)
+        if plan is None:
+            raise ValueError(f"info schema {number} was never received")
+        return _build(plan, data, iter(objects))
 
 
 __all__ = ["InfoDecoder", "InfoEncoder", "Message", "Schema"]

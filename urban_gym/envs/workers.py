@@ -150,32 +150,38 @@ def _filler(value: np.ndarray, n: int) -> np.ndarray:
     return np.zeros((n, *value.shape[1:]), dtype=value.dtype)
 
 
+def _join(values: list[Any]) -> Any:
+    """One key's blocks joined (a copy where one block)."""
+    return np.concatenate(values) if len(values) > 1 else values[0].copy()
+
+
 def merge_infos(parts: Sequence[tuple[dict[str, Any], int]]) -> dict[str, Any]:
     """The batched ``info`` of consecutive shards, each ``(info, n)`` (Gymnasium's layout:
     ``info[key]`` an array over the shard's ``n`` envs, ``info["_" + key]`` the mask of
     those that gave it): every key's rows block by block, in shard order; a shard without
     the key contributes rows of zeros (None for objects) and False mask rows.
     """
-    keys: dict[str, None] = {}
-    for info, _ in parts:
-        keys.update(dict.fromkeys(k for k in info if not k.startswith("_") or k[1:] not in info))
+    infos = [info for info, n in parts if n > 0]
+    sizes = [n for _, n in parts if n > 0]
+    keys = list(infos[0])
+    same = all(list(info) == keys for info in infos[1:])
+    if not same:  # the union of the keys, in the order first met
+        keys = list(dict.fromkeys(k for info in infos for k in info))
     out: dict[str, Any] = {}
     for key in keys:
-        if key.startswith("_") and key[1:] in keys:
+        values = [info.get(key) for info in infos]
+        if key.startswith("_") and key[1:] in out:
+            if not same:  # a key's mask: False rows where a shard lacks the key
+                values = [np.zeros(n, np.bool_) if v is None else v for v, n in zip(values, sizes)]
+            out[key] = _join(values)
             continue
-        present = [info[key] for info, _ in parts if key in info]
-        if key != "final_obs" and isinstance(present[0], dict):
-            out[key] = merge_infos([(info.get(key, {}), n) for info, n in parts])
+        first = next(v for v in values if v is not None)
+        if isinstance(first, dict) and key != "final_obs":
+            out[key] = merge_infos([({} if v is None else v, n) for v, n in zip(values, sizes)])
         else:
-            first = present[0]
-            blocks = [info[key] if key in info else _filler(first, n) for info, n in parts if n > 0]
-            out[key] = np.concatenate(blocks) if len(blocks) > 1 else blocks[0].copy()
-        masks = [
-            info.get("_" + key, np.zeros(n, np.bool_)) if key in info else np.zeros(n, np.bool_)
-            for info, n in parts
-            if n > 0
-        ]
-        out["_" + key] = np.concatenate(masks) if len(masks) > 1 else masks[0].copy()
+            if not same:
+                values = [_filler(first, n) if v is None else v for v, n in zip(values, sizes)]
+            out[key] = _join(values)
     return out
 
 
@@ -208,18 +214,18 @@ class _Shard:
         """Rewards, ends, the encoded info, the text entries and (where asked) the
         masks of the next step.
         """
-        actions, known, want_masks = payload
+        actions, want_masks = payload
         obs, rew, term, trunc, info = self.venv.step(actions)
         masks = self.venv.action_masks() if want_masks else None
-        wire = self.encoder.encode(info, known)
+        wire = self.encoder.encode(info)
         return rew, term, trunc, wire, _texts(self.layout, obs), masks
 
     def reset(self, payload: tuple) -> tuple:
         """The encoded info, the text entries and (where asked) the masks."""
-        seeds, options, known, want_masks = payload
+        seeds, options, want_masks = payload
         obs, info = self.venv.reset(seed=seeds, options=options)
         masks = self.venv.action_masks() if want_masks else None
-        return self.encoder.encode(info, known), _texts(self.layout, obs), masks
+        return self.encoder.encode(info), _texts(self.layout, obs), masks
 
 
 #: commands after which masks sent with the last step may be out of date
@@ -411,9 +417,14 @@ class ShardedVectorEnv(VectorEnv):
         return mapped, _views(self._layout, mapped)
 
     # ------------------------------------------------------------------ messages
-    def _gather(self, which: Sequence[int] | None = None) -> list[Any]:
-        """The replies of the workers ``which`` (all by default), in order; a worker's
-        error is raised here, after every reply is in (the others stay usable).
+    def _gather(
+        self,
+        which: Sequence[int] | None = None,
+        then: Callable[[int, Any], Any] | None = None,
+    ) -> list[Any]:
+        """The replies of the workers ``which`` (all by default), in order, each passed
+        through ``then(worker, reply)`` where given (also where another worker raised); a
+        worker's error is raised here, after every reply is in (the others stay usable).
         """
         idx = range(self.workers) if which is None else which
         out: list[Any] = []
@@ -441,12 +452,19 @@ class ShardedVectorEnv(VectorEnv):
                 exc.add_note(f"raised in worker {k} of {self!r}:\n{text}")
                 error = error or exc
                 value = None
+            elif then is not None:
+                value = then(k, value)
             out.append(value)
         if error is not None:
             raise error
         return out
 
-    def _ask(self, cmd: str, payloads: Sequence[Any] | None = None) -> list[Any]:
+    def _ask(
+        self,
+        cmd: str,
+        payloads: Sequence[Any] | None = None,
+        then: Callable[[int, Any], Any] | None = None,
+    ) -> list[Any]:
         """Send ``cmd`` to every worker (each its payload, or None) and gather."""
         if self._closed_workers:
             raise InputError(f"{self!r} is closed")
@@ -454,7 +472,7 @@ class ShardedVectorEnv(VectorEnv):
             self._masks = None  # a call may change what is valid: ask again
         for k, conn in enumerate(self._conns):
             conn.send((cmd, None if payloads is None else payloads[k]))
-        return self._gather()
+        return self._gather(then=then)
 
     def _slices(self, values: Sequence[Any]) -> list[list[Any]]:
         return [list(values[s : s + n]) for s, n in zip(self.starts, self.sizes)]
@@ -488,11 +506,9 @@ class ShardedVectorEnv(VectorEnv):
         for k in asked:
             s, n = self.starts[k], self.sizes[k]
             o = {**opts, "reset_mask": mask[s : s + n].copy()}
-            known = self._decoders[k].known
-            self._conns[k].send(("reset", (seeds[s : s + n], o, known, want)))
-        replies = dict(zip(asked, self._gather(asked)))
-        infos = {k: self._decoders[k].decode(r[0]) for k, r in replies.items()}
-        parts = [(infos.get(k, {}), n) for k, n in enumerate(self.sizes)]
+            self._conns[k].send(("reset", (seeds[s : s + n], o, want)))
+        replies = dict(zip(asked, self._gather(asked, self._decoded_reset)))
+        parts = [(replies[k][0] if k in replies else {}, n) for k, n in enumerate(self.sizes)]
         texts = [replies[k][1] if k in replies else None for k in range(self.workers)]
         self._keep_masks([replies[k][2] for k in asked] if want else None)
         return self._observations(texts), merge_infos(parts)
@@ -505,18 +521,25 @@ class ShardedVectorEnv(VectorEnv):
                 f"step() got {len(acts)} actions for num_envs={self.num_envs} envs: {actions!r}"
             )
         want = self._want_masks()
-        payloads = [
-            (acts[s : s + n], d.known, want)
-            for s, n, d in zip(self.starts, self.sizes, self._decoders)
-        ]
-        replies = self._ask("step", payloads)
+        payloads = [(acts[s : s + n], want) for s, n in zip(self.starts, self.sizes)]
+        replies = self._ask("step", payloads, self._decoded_step)
         rewards = np.concatenate([r[0] for r in replies])
         terminated = np.concatenate([r[1] for r in replies])
         truncated = np.concatenate([r[2] for r in replies])
-        parts = [(d.decode(r[3]), n) for r, n, d in zip(replies, self.sizes, self._decoders)]
+        parts = [(r[3], n) for r, n in zip(replies, self.sizes)]
         self._keep_masks([r[5] for r in replies] if want else None)
         obs = self._observations([r[4] for r in replies])
         return obs, rewards, terminated, truncated, merge_infos(parts)
+
+    def _decoded_step(self, k: int, reply: tuple) -> tuple:
+        """A step's reply of worker ``k``, its info (the fourth item) decoded: every
+        reply is, in order (the decoder learns the schemas from them).
+        """
+        return (*reply[:3], self._decoders[k].decode(reply[3]), *reply[4:])
+
+    def _decoded_reset(self, k: int, reply: tuple) -> tuple:
+        """A reset's reply of worker ``k``, its info (the first item) decoded."""
+        return (self._decoders[k].decode(reply[0]), *reply[1:])
 
     def _want_masks(self) -> bool:
         """Whether the workers send their masks with this step: where the caller read
