@@ -334,13 +334,8 @@ def _plan(scene, cam, x, y, eye, pedestrians, t0, n0):
     """
     if kernels.compiled() is not None:  # the kernel's arguments, only where it runs
         persp = cam.kind == "perspective"
-        if pedestrians is not None and len(pedestrians):
-            peds = np.asarray(pedestrians, np.float64).reshape(-1, 2)
-            px = np.ascontiguousarray(peds[:, 0])
-            py = np.ascontiguousarray(peds[:, 1])
-        else:
-            px = py = _NO_PED_XY
-        ox, oy, ow, oz0, oh, fx, fy, fw, fh = _plan_arrays(scene)
+        arrays, cand, (px, py) = plan_inputs(scene, x, y, pedestrians)
+        ox, oy, ow, oz0, oh, fx, fy, fw, fh = arrays
         got = kernels.call(
             "sprite_plan",
             ox,
@@ -348,7 +343,7 @@ def _plan(scene, cam, x, y, eye, pedestrians, t0, n0):
             ow,
             oz0,
             oh,
-            scene.object_candidates(x, y, OBJECT_RANGE_M),
+            cand,
             fx,
             fy,
             fw,
@@ -379,6 +374,39 @@ def _plan(scene, cam, x, y, eye, pedestrians, t0, n0):
 
 
 _NO_PED_XY = np.zeros(0, np.float64)
+_NO_PEDS = (_NO_PED_XY, _NO_PED_XY)
+
+
+def plan_inputs(scene, x: float, y: float, pedestrians) -> tuple:
+    """What the compiled ``sprite_plan`` takes of a scene and a viewer besides the
+    camera: ``(arrays, candidates, (ped x, ped y))`` -- :func:`_plan_arrays`, the street
+    objects near ``(x, y)`` and the pedestrians' coordinates (empty when none).
+    """
+    peds = _NO_PEDS
+    if pedestrians is not None and len(pedestrians):
+        xy = np.asarray(pedestrians, np.float64).reshape(-1, 2)
+        peds = (np.ascontiguousarray(xy[:, 0]), np.ascontiguousarray(xy[:, 1]))
+    return _plan_arrays(scene), scene.object_candidates(x, y, OBJECT_RANGE_M), peds
+
+
+def add_to_bank(scene, cond, plan) -> None:
+    """Give the billboards of ``plan`` their slots in the bank of ``cond``'s light."""
+    bank(_AMBIENT[cond.time_of_day]).add_planned(scene, plan[0], plan[1])
+
+
+def blit_inputs(scene, cond) -> tuple:
+    """What the compiled ``blit_planned`` takes of a scene under ``cond`` besides the
+    frame and the plan: ``(bank arrays, slots, instance ids, glow)`` (read now: a sprite
+    added to the bank later is not in them, and ``blit_planned`` says so).
+    """
+    bk = bank(_AMBIENT[cond.time_of_day])
+    obj_slot, free_slot = bk.scene_slots(scene)
+    return (
+        bk.arrays(),
+        (obj_slot, free_slot, bk.ped_slot),
+        (*scene.sprite_ids, PEDESTRIAN_BASE),
+        cond.time_of_day != "day",
+    )
 
 
 def _plan_arrays(scene) -> tuple[np.ndarray, ...]:
@@ -447,11 +475,19 @@ def draw_sprites(scene, cam, frame, x, y, eye, cond, pedestrians, t0, n0) -> Non
     its box (:func:`_sampled`); all of a frame's in one compiled call where it runs.
     """
     scene.ensure_signs()
-    amb = _AMBIENT[cond.time_of_day]
-    glow = cond.time_of_day != "day"
     plan = _plan(scene, cam, x, y, eye, pedestrians, t0, n0)
     if not len(plan[0]):
         return
+    blit_plan(scene, cam, frame, cond, plan)
+
+
+def blit_plan(scene, cam, frame, cond, plan) -> None:
+    """Draw the billboards ``plan`` (:func:`_plan`'s arrays) into ``frame``: all in one
+    compiled call where it runs (the sprites new to the process's :class:`SpriteBank`
+    added first), else sprite by sprite in numpy.
+    """
+    amb = _AMBIENT[cond.time_of_day]
+    glow = cond.time_of_day != "day"
     # the frame's arrays for the compiled blit, empty where not drawn
     targets = (
         frame.rgb,

@@ -20,6 +20,7 @@ from urban_gym.render.kernels.frame import (
     rgba_to_rgb,
 )
 from urban_gym.render.kernels.maps import blit_text, label_candidates, label_dots, label_layout
+from urban_gym.render.kernels.post import post_frame
 from urban_gym.render.kernels.sprites import blit_planned, sprite_plan
 
 __all__ = [
@@ -36,6 +37,7 @@ __all__ = [
     "label_layout",
     "one_minus",
     "position_walls",
+    "post_frame",
     "rgba_to_rgb",
     "run_params",
     "sign_points",

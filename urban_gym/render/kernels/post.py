@@ -1,0 +1,167 @@
+"""The passes of a cast frame after its walls, ground and boards, in one compiled call
+(numba): what :func:`urban_gym.render.raycast.cast` did with a Python step and a compiled
+call each -- the night sky's stars, the projecting blade signs (the band of wall
+distances widened over their rows first), the sprite plan and its blit, and, in clear
+weather, the RGBA to RGB copy -- with the same arithmetic as those passes (they are
+called from here), so the images are the same to the bit.
+
+Import this module only through :func:`urban_gym.render.kernels.compiled`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numba
+import numpy as np
+
+from urban_gym.render.kernels.blades import blade_rows, blit_blades
+from urban_gym.render.kernels.frame import rgba_to_rgb
+from urban_gym.render.kernels.sprites import blit_planned, sprite_plan
+
+_JIT: dict[str, Any] = {"cache": True, "nogil": True}  # numba.njit keyword arguments
+
+
+@numba.njit(**_JIT)
+def _stars(rgb, sky_end, rows, cols, levels):
+    """The stars ``(rows, cols, levels)`` on ``rgb`` where their column shows sky above
+    them (``rows < sky_end - 1``), in order (a later star on the same pixel wins, as
+    numpy's fancy assignment of ``raycast._stars``).
+    """
+    for k in range(len(rows)):
+        r, c = rows[k], cols[k]
+        if r < sky_end[c] - 1:
+            for ch in range(3):
+                rgb[r, c, ch] = levels[k]
+
+
+@numba.njit(**_JIT)
+def _widen(t_cols, r_top, r0, r1):
+    """``t_cols`` (``(W, hb)`` from row ``r_top``) grown to cover rows ``r0 .. r1`` (the
+    new rows infinitely far), and its first row: ``blades._widen_band``'s arithmetic.
+    """
+    hb = t_cols.shape[1]
+    lo, hi = min(r0, r_top), max(r1, r_top + hb)
+    if lo == r_top and hi == r_top + hb:
+        return t_cols, r_top
+    grown = np.full((t_cols.shape[0], hi - lo), np.inf, t_cols.dtype)
+    grown[:, r_top - lo : r_top - lo + hb] = t_cols
+    return grown, lo
+
+
+@numba.njit(**_JIT)
+def post_frame(
+    rgb,
+    ids,
+    depth,
+    sec,
+    t_cols,
+    r_top,
+    sky_end,
+    stars,
+    blades,
+    blade_cand,
+    view,
+    cam_arrays,
+    sprite_arrays,
+    obj_cand,
+    peds,
+    t0,
+    n0,
+    bank,
+    slots,
+    iids,
+    wrap,
+    glow,
+    to_rgb,
+):  # the arguments: see raycast._post_compiled, which gathers them
+    """Stars, blades, sprites and (with ``to_rgb``) the RGB copy of one frame:
+    ``(painted, rgb3, t_cols, r_top, plan)`` -- the sprite blit's result (-1: a planned
+    sprite has no slot in the bank yet; then neither the blit nor the copy was done), the
+    RGB image (empty unless copied), the band of distances and its first row (widened over
+    the blades' rows), and the sprite plan (``sprites._plan``'s arrays).
+
+    ``stars``: ``(rows, cols, levels)`` (empty but at night in clear weather outside);
+    ``blades``: the scene's ``(xy, z, rect, poi, atlas)`` and ``blade_cand`` the blades to
+    try (empty: none drawn); ``view``: ``(x, y, eye, blade range, sprite range, persp, yaw,
+    fov, focal, ang0, span, e_top, e_bot, sign base)``; ``cam_arrays``: ``(dirx, diry, b,
+    a, rel)``; ``sprite_arrays``: ``sprites._plan_arrays``; ``peds``: the pedestrians'
+    ``(x, y)``; ``t0``, ``n0``: each column's nearest wall distance and top row; ``bank``,
+    ``slots``, ``iids``, ``wrap``, ``glow``: as ``blit_planned`` takes them.
+    """
+    x, y, eye, blade_range, sprite_range, persp, yaw, fov, focal, ang0, span, e_top, e_bot, base = (
+        view
+    )
+    dirx, diry, b, a, rel = cam_arrays
+    _stars(rgb, sky_end, stars[0], stars[1], stars[2])
+    if len(blade_cand):
+        xy, zz, rect, poi, atlas = blades
+        near, r0, r1 = blade_rows(xy, zz, blade_cand, x, y, eye, blade_range, b, a)
+        if near:
+            t_cols, r_top = _widen(t_cols, r_top, r0, r1)
+        blit_blades(
+            xy,
+            zz,
+            rect,
+            poi,
+            atlas,
+            blade_cand,
+            x,
+            y,
+            eye,
+            blade_range,
+            dirx,
+            diry,
+            b,
+            a,
+            rel,
+            ang0,
+            rgb,
+            t_cols,
+            r_top,
+            ids,
+            depth,
+            sec,
+            int(base),
+        )
+    ox, oy, ow, oz0, oh, fx, fy, fw, fh = sprite_arrays
+    plan = sprite_plan(
+        ox,
+        oy,
+        ow,
+        oz0,
+        oh,
+        obj_cand,
+        fx,
+        fy,
+        fw,
+        fh,
+        peds[0],
+        peds[1],
+        x,
+        y,
+        eye,
+        sprite_range,
+        persp > 0.5,
+        yaw,
+        fov,
+        focal,
+        ang0,
+        span,
+        e_top,
+        e_bot,
+        rgb.shape[1],
+        rgb.shape[0],
+        b,
+        t0,
+        n0,
+    )
+    painted = 0
+    if len(plan[0]):
+        painted = blit_planned(
+            rgb, ids, depth, sec, t_cols, r_top, bank, slots, iids, plan, wrap, glow
+        )
+    rgb3 = np.empty((0, 0, 3), np.uint8)
+    if to_rgb and painted >= 0:
+        rgb3 = rgba_to_rgb(rgb)
+    return painted, rgb3, t_cols, r_top, plan
