@@ -43,6 +43,7 @@ from urban_gym.render.sprites import (
     blit_inputs,
     blit_plan,
     draw_sprites,
+    plan_billboards,
     plan_inputs,
 )
 from urban_gym.render.textures import (
@@ -170,7 +171,23 @@ class ColumnCamera:
         """A shallow copy (as ``copy.copy``, without its generic machinery: one a frame)."""
         cam = object.__new__(ColumnCamera)
         cam.__dict__.update(self.__dict__)
+        cam.__dict__.pop("_frame_args", None)  # this camera's own: made again if asked
         return cam
+
+    def frame_args(self) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
+        """What the compiled ``frame_maps`` takes of this camera (made once a camera):
+        ``(view, (dirx, diry, b, a, relx, column table))`` -- ``view`` holds whether the
+        view culls walls outside it, its six direction numbers (:func:`_view_direction`),
+        ``ang0`` and the column table's bins a radian.
+        """
+        got = self.__dict__.get("_frame_args")
+        if got is None:
+            fwd = _view_direction(self)
+            lut, bins = self.column_lut()
+            view = np.array([fwd is not None, *(fwd or (0.0,) * 6), self.ang0, bins], np.float64)
+            got = (view, (self.dirx, self.diry, self.b, self.a, self.relx, lut))
+            self.__dict__["_frame_args"] = got  # one tuple: safe to read from threads
+        return got
 
     def with_bearing0(self, bearing0: float) -> ColumnCamera:
         """This panorama window starting at bearing ``bearing0`` degrees instead: the same
@@ -512,6 +529,7 @@ def _post_compiled(scene, cam, frame, x, y, eye, cond, pedestrians, night_sky, c
     sprite_arrays, obj_cand, peds = plan_inputs(scene, x, y, pedestrians)
     bank_arrays, slots, iids, glow = blit_inputs(scene, cond)
     has_depth = frame.depth is not None
+    out = np.empty((H, W, 3), np.uint8) if cond.weather == "clear" else frame.rgb
     view = (
         float(x),
         float(y),
@@ -552,20 +570,22 @@ def _post_compiled(scene, cam, frame, x, y, eye, cond, pedestrians, night_sky, c
         iids,
         cam.kind == "equirect" and cam.span >= 2 * math.pi - 1e-9,
         glow,
-        cond.weather == "clear",
+        out if out is not frame.rgb else _NO_RGB,
     )
     if got is None:
         return False
-    painted, rgb3, frame.t_cols, frame.r_top, plan = got
-    if painted < 0:  # sprites the bank lacks: added, then blitted (and copied) as before
+    painted, frame.t_cols, frame.r_top = got
+    if painted < 0:  # sprites the bank lacks: planned again, added, blitted (copied later)
+        plan = plan_billboards(scene, cam, x, y, eye, pedestrians, t0, n0)
         add_to_bank(scene, cond, plan)
         blit_plan(scene, cam, frame, cond, plan)
-    elif cond.weather == "clear":
-        frame.rgb = rgb3
+    else:
+        frame.rgb = out  # copied to RGB in clear weather (else RGBA still: _weather)
     return True
 
 
 _NO_STARS = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.uint8))
+_NO_RGB = np.zeros((0, 0, 3), np.uint8)
 
 
 def _cast_numpy(scene, cam, x, y, eye, cond, need_depth: bool, want_ids: bool, room) -> tuple:
@@ -612,11 +632,9 @@ def _cast_compiled(scene, cam, x, y, eye, cond, need_depth: bool, want_ids: bool
         return None
     W, H = cam.width, cam.height
     tod = cond.time_of_day
-    fwd = _view_direction(cam)
-    lut, bins = cam.column_lut()
-    view = np.array([fwd is not None, *(fwd or (0.0,) * 6), cam.ang0, bins], np.float64)
+    view, cam_arrays = cam.frame_args()
     win = scene.ground_window(x, y)
-    gwin = np.array([win.x0, win.y1, 1.0 / win.mpp, DETAIL_M], np.float64)
+    gwin = _window_args(scene, win)
     band = cam.kind == "equirect" and room is None
     rgb = scratch("rgb", (H, W, 4), np.uint8)
     maps = scratch("maps", (4, H * W))
@@ -633,7 +651,7 @@ def _cast_compiled(scene, cam, x, y, eye, cond, need_depth: bool, want_ids: bool
         scene.wall_rows,
         scene.candidates(x, y) if memo is None else _NO_SEGS,
         memo or _NO_MEMO,
-        (cam.dirx, cam.diry, cam.b, cam.a, cam.relx, lut),
+        cam_arrays,
         cam.a32,
         view,
         key[0],
@@ -684,7 +702,7 @@ def _cast_compiled(scene, cam, x, y, eye, cond, need_depth: bool, want_ids: bool
         )
     if hb > 0 or hg > 0 or len(boards[0]):
         kernels.call(
-            "finish_frame",
+            "finish_packed",
             rgb,
             cols,
             r_top,
@@ -700,6 +718,18 @@ def _cast_compiled(scene, cam, x, y, eye, cond, need_depth: bool, want_ids: bool
     t_cols = t_flat[: W * hb].reshape(W, hb)
     frame = Frame(rgb, t_cols, r_top, depth if need_depth else None, ids if want_ids else None)
     return frame, bounds[:, 1], t0, np.ascontiguousarray(bounds[:, K_HITS])
+
+
+def _window_args(scene: Scene, win) -> np.ndarray:
+    """The ground window's ``(x0, y1, 1 / metres per pixel, detail distance)`` as the
+    compiled ``frame_maps`` takes them (the last window's kept on the scene).
+    """
+    last = scene.__dict__.get("_window_args")
+    if last is not None and last[0] is win:
+        return last[1]
+    got = np.array([win.x0, win.y1, 1.0 / win.mpp, DETAIL_M], np.float64)
+    scene.__dict__["_window_args"] = (win, got)  # one tuple: safe to read from threads
+    return got
 
 
 _NO_RGBA = np.zeros((0, 1, 4), np.uint8)

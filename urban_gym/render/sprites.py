@@ -389,6 +389,13 @@ def plan_inputs(scene, x: float, y: float, pedestrians) -> tuple:
     return _plan_arrays(scene), scene.object_candidates(x, y, OBJECT_RANGE_M), peds
 
 
+def plan_billboards(scene, cam, x, y, eye, pedestrians, t0, n0) -> tuple:
+    """The billboards a frame draws, far to near (:func:`draw_sprites`' plan; see
+    :func:`_plan`).
+    """
+    return _plan(scene, cam, x, y, eye, pedestrians, t0, n0)
+
+
 def add_to_bank(scene, cond, plan) -> None:
     """Give the billboards of ``plan`` their slots in the bank of ``cond``'s light."""
     bank(_AMBIENT[cond.time_of_day]).add_planned(scene, plan[0], plan[1])

@@ -127,8 +127,9 @@ def frame_maps(
     """Everything of a frame but its sampled pixels: returns ``(r_top, r_bot, g_min,
     bounds, t0, boards, memo)`` -- the cast band (rows ``r_top .. r_bot``), the first row
     with ground, the run boundaries of every column, its nearest wall's distance (inf where
-    none), the board pixels ``(rows, columns, x, y)`` (board-atlas coordinates:
-    ``columns.sign_points``) and the position's walls ``(codes, bearings, True)``
+    none), the board pixels as one ``(4, n)`` float64 array of rows, columns and
+    board-atlas x, y (``columns.sign_points``; one array: numba hands each returned array
+    to Python through a call of its own) and the position's walls ``(codes, bearings, True)``
     (``columns.position_walls``): ``memo``'s where given (``memo[2]``), else made
     from the walls ``segs`` near ``(x, y)``, for the caller to pass with later frames
     drawn at the same ``(x, y, room)`` (a turn in place then scans and ``atan2``s no wall).
@@ -221,7 +222,19 @@ def frame_maps(
     if want_ids:
         for i in range(len(rr)):
             ids[rr[i], cc[i]] = sign_base + poi[i]
-    return r_top, r_bot, g_min, bounds, t0, (rr, cc, bx, by), (codes, bearings, True)
+    boards = _pack(rr, cc, bx, by)
+    return r_top, r_bot, g_min, bounds, t0, boards, (codes, bearings, True)
+
+
+@numba.njit(**_JIT)
+def _pack(rr, cc, bx, by):
+    """The board pixels ``(rows, columns, x, y)`` as the rows of one ``(4, n)`` float64
+    array (exact: rows and columns are small integers; see :func:`frame_maps`).
+    """
+    out = np.empty((4, len(rr)), np.float64)
+    for i in range(len(rr)):
+        out[0, i], out[1, i], out[2, i], out[3, i] = rr[i], cc[i], bx[i], by[i]
+    return out
 
 
 @numba.njit(**_JIT)
@@ -363,9 +376,30 @@ def finish_frame(rgb, cols, r_top, ground_px, bounds, k_hits, g_min, lut, lit, s
     ``r_top ..`` of ``rgb`` (``cv2.transpose``'s copy); the ground under the walls of every
     column from ``ground_px`` (the sampled ground window of rows ``g_min ..``, ``(H - g_min,
     W, 4)``), lit by ``lut`` (``(3, 256)``) where ``lit``; then the board pixels ``boards``
-    (``frame_maps``'s) sampled from ``sign_atlas`` as ``boards.sample_points`` samples them.
-    One pass for what took a ``cv2.transpose`` and this: one release of the GIL fewer.
+    (``(rows, columns, x, y)``) sampled from ``sign_atlas`` as ``boards.sample_points``
+    samples them. One pass for what took a ``cv2.transpose`` and this: one release of the
+    GIL fewer.
     """
+    _columns_and_ground(rgb, cols, r_top, ground_px, bounds, k_hits, g_min, lut, lit)
+    rr, cc, bx, by = boards
+    for i in range(len(rr)):  # the positions as boards.sample_points maps them: float32
+        sample(sign_atlas, np.float32(bx[i]), np.float32(by[i]), rgb, rr[i], cc[i])
+
+
+@numba.njit(**_JIT)
+def finish_packed(rgb, cols, r_top, ground_px, bounds, k_hits, g_min, lut, lit, atlas, boards):
+    """:func:`finish_frame` with the board pixels as ``frame_maps`` returns them: one
+    ``(4, n)`` array of rows, columns and atlas x, y.
+    """
+    _columns_and_ground(rgb, cols, r_top, ground_px, bounds, k_hits, g_min, lut, lit)
+    for i in range(boards.shape[1]):  # the positions as boards.sample_points maps them
+        r, c = int(boards[0, i]), int(boards[1, i])
+        sample(atlas, np.float32(boards[2, i]), np.float32(boards[3, i]), rgb, r, c)
+
+
+@numba.njit(**_JIT)
+def _columns_and_ground(rgb, cols, r_top, ground_px, bounds, k_hits, g_min, lut, lit):
+    """The sampled columns and the (lit) ground of :func:`finish_frame`."""
     n_w, n_h = rgb.shape[1], rgb.shape[0]
     hb = cols.shape[1] if cols.shape[0] == n_w else 0
     for i in range(hb):  # row by row of the image
@@ -379,9 +413,6 @@ def finish_frame(rgb, cols, r_top, ground_px, bounds, k_hits, g_min, lut, lit, s
                 for ch in range(3):
                     v = ground_px[r - g_min, c, ch]
                     rgb[r, c, ch] = lut[ch, v] if lit else v
-    rr, cc, bx, by = boards
-    for i in range(len(rr)):  # the positions as boards.sample_points maps them: float32
-        sample(sign_atlas, np.float32(bx[i]), np.float32(by[i]), rgb, rr[i], cc[i])
 
 
 @numba.njit(**_HOLD)

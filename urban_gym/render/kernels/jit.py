@@ -14,6 +14,7 @@ from urban_gym.render.kernels.columns import (
 )
 from urban_gym.render.kernels.frame import (
     finish_frame,
+    finish_packed,
     frame_maps,
     haze_weights,
     one_minus,
@@ -30,6 +31,7 @@ __all__ = [
     "blit_text",
     "cell_candidates",
     "finish_frame",
+    "finish_packed",
     "frame_maps",
     "haze_weights",
     "label_candidates",

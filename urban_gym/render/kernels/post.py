@@ -16,7 +16,6 @@ import numba
 import numpy as np
 
 from urban_gym.render.kernels.blades import blade_rows, blit_blades
-from urban_gym.render.kernels.frame import rgba_to_rgb
 from urban_gym.render.kernels.sprites import blit_planned, sprite_plan
 
 _JIT: dict[str, Any] = {"cache": True, "nogil": True}  # numba.njit keyword arguments
@@ -73,13 +72,14 @@ def post_frame(
     iids,
     wrap,
     glow,
-    to_rgb,
+    out_rgb,
 ):  # the arguments: see raycast._post_compiled, which gathers them
-    """Stars, blades, sprites and (with ``to_rgb``) the RGB copy of one frame:
-    ``(painted, rgb3, t_cols, r_top, plan)`` -- the sprite blit's result (-1: a planned
-    sprite has no slot in the bank yet; then neither the blit nor the copy was done), the
-    RGB image (empty unless copied), the band of distances and its first row (widened over
-    the blades' rows), and the sprite plan (``sprites._plan``'s arrays).
+    """Stars, blades, sprites and (where ``out_rgb`` is not empty) the RGB copy of one
+    frame into ``out_rgb``: ``(painted, t_cols, r_top)`` -- the sprite blit's result (-1: a
+    planned sprite has no slot in the bank yet; then neither the blit nor the copy was
+    done, and the caller plans again), the band of distances and its first row (widened
+    over the blades' rows). One array returned: each costs the caller more to receive
+    (numba boxes it through Python) than to pass in.
 
     ``stars``: ``(rows, cols, levels)`` (empty but at night in clear weather outside);
     ``blades``: the scene's ``(xy, z, rect, poi, atlas)`` and ``blade_cand`` the blades to
@@ -161,7 +161,15 @@ def post_frame(
         painted = blit_planned(
             rgb, ids, depth, sec, t_cols, r_top, bank, slots, iids, plan, wrap, glow
         )
-    rgb3 = np.empty((0, 0, 3), np.uint8)
-    if to_rgb and painted >= 0:
-        rgb3 = rgba_to_rgb(rgb)
-    return painted, rgb3, t_cols, r_top, plan
+    if out_rgb.shape[0] > 0 and painted >= 0:
+        _copy_rgb(rgb, out_rgb)
+    return painted, t_cols, r_top
+
+
+@numba.njit(**_JIT)
+def _copy_rgb(rgba, out):
+    """The colour channels of ``rgba`` into ``out`` (``frame.rgba_to_rgb``'s copy)."""
+    for r in range(rgba.shape[0]):
+        for c in range(rgba.shape[1]):
+            for ch in range(3):
+                out[r, c, ch] = rgba[r, c, ch]
