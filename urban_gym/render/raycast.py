@@ -530,6 +530,7 @@ def _post_compiled(scene, cam, frame, x, y, eye, cond, pedestrians, night_sky, c
     bank_arrays, slots, iids, glow = blit_inputs(scene, cond)
     has_depth = frame.depth is not None
     out = np.empty((H, W, 3), np.uint8) if cond.weather == "clear" else frame.rgb
+    t_room = scratch("t_widened", (W * H,))  # the band widened over the blades' rows
     view = (
         float(x),
         float(y),
@@ -571,10 +572,13 @@ def _post_compiled(scene, cam, frame, x, y, eye, cond, pedestrians, night_sky, c
         cam.kind == "equirect" and cam.span >= 2 * math.pi - 1e-9,
         glow,
         out if out is not frame.rgb else _NO_RGB,
+        t_room,
     )
     if got is None:
         return False
-    painted, frame.t_cols, frame.r_top = got
+    painted, r_top, hb = got
+    if r_top != frame.r_top or hb != frame.t_cols.shape[1]:  # widened over the blades
+        frame.t_cols, frame.r_top = t_room[: W * hb].reshape(W, hb), r_top
     if painted < 0:  # sprites the bank lacks: planned again, added, blitted (copied later)
         plan = plan_billboards(scene, cam, x, y, eye, pedestrians, t0, n0)
         add_to_bank(scene, cond, plan)
@@ -644,13 +648,23 @@ def _cast_compiled(scene, cam, x, y, eye, cond, need_depth: bool, want_ids: bool
     room_i = -1 if room is None else int(room)
     key = (float(x), float(y), room_i)
     memo = scene.positions.get(key)  # a turn in place: the walls found for the last frame
+    if memo is None:
+        got = kernels.call(
+            "position_walls", scene.wall_rows, scene.candidates(x, y), scene.bid, *key
+        )
+        if got is None:
+            return None
+        memo = (*got, True)
+        scene.remember_position(key, memo)
+    bounds = scratch("bounds", (W, K_HITS + 3), np.int64)
+    t0 = scratch("t0", (W,), np.float64)
     out = kernels.call(
         "frame_maps",
         scene.frame_arrays,
         scene.sign_arrays,
         scene.wall_rows,
-        scene.candidates(x, y) if memo is None else _NO_SEGS,
-        memo or _NO_MEMO,
+        _NO_SEGS,
+        memo,
         cam_arrays,
         cam.a32,
         view,
@@ -670,12 +684,12 @@ def _cast_compiled(scene, cam, x, y, eye, cond, need_depth: bool, want_ids: bool
         depth,
         cam.secant() if need_depth else _NO_DEPTH,
         ids,
+        bounds,
+        t0,
     )
     if out is None:
         return None
-    r_top, r_bot, g_min, bounds, t0, boards, walls = out
-    if memo is None:
-        scene.remember_position(key, walls)
+    r_top, r_bot, g_min, boards = out
     hb, hg = r_bot - r_top, H - g_min
     cols: np.ndarray = _NO_RGBA
     if hb > 0:  # sampled column by column (the atlas stays in cache), transposed below
@@ -734,8 +748,6 @@ def _window_args(scene: Scene, win) -> np.ndarray:
 
 _NO_RGBA = np.zeros((0, 1, 4), np.uint8)
 _NO_SEGS = np.zeros(0, np.int64)
-#: no walls known yet at the position (``frame_maps`` finds them)
-_NO_MEMO = (np.zeros(0, np.int64), np.zeros(0, np.float64), False)
 _NO_SKY = np.zeros((0, 4), np.uint8)
 _NO_DEPTH = np.zeros((0, 0), np.float32)
 _NO_IDS = np.zeros((0, 0), np.int32)

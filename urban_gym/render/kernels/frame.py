@@ -123,16 +123,18 @@ def frame_maps(
     depth,
     sec,
     ids,
+    bounds_out,
+    t0_out,
 ):  # the arguments: see raycast._cast_compiled, which gathers them
     """Everything of a frame but its sampled pixels: returns ``(r_top, r_bot, g_min,
-    bounds, t0, boards, memo)`` -- the cast band (rows ``r_top .. r_bot``), the first row
-    with ground, the run boundaries of every column, its nearest wall's distance (inf where
-    none), the board pixels as one ``(4, n)`` float64 array of rows, columns and
-    board-atlas x, y (``columns.sign_points``; one array: numba hands each returned array
-    to Python through a call of its own) and the position's walls ``(codes, bearings, True)``
-    (``columns.position_walls``): ``memo``'s where given (``memo[2]``), else made
-    from the walls ``segs`` near ``(x, y)``, for the caller to pass with later frames
-    drawn at the same ``(x, y, room)`` (a turn in place then scans and ``atan2``s no wall).
+    boards)`` -- the cast band (rows ``r_top .. r_bot``), the first row with ground and
+    the board pixels as one ``(4, n)`` float64 array of rows, columns and board-atlas x, y
+    (``columns.sign_points``); writes the run boundaries of every column into
+    ``bounds_out`` (``(W, k_hits + 3)``) and its nearest wall's distance (inf where none)
+    into ``t0_out``. (One array returned: numba hands each returned array to Python
+    through a call of its own, dearer than passing a buffer in.) The position's walls
+    ``(codes, bearings, known)`` (``columns.position_walls``) are ``memo``'s where known
+    (``memo[2]``), else made from the walls ``segs`` near ``(x, y)``.
 
     Writes: ``maps[0]``, ``maps[1]`` -- the atlas coordinates of the band, laid out
     ``(W, r_bot - r_top)``; ``maps[2]``, ``maps[3]`` -- the ground window's coordinates of
@@ -193,7 +195,8 @@ def frame_maps(
         want_ids,
         run_consts,
     )
-    t0 = np.full(n_w, np.inf)
+    t0 = t0_out
+    t0[:] = np.inf
     for h in range(len(col)):
         if rank[h] == 0:
             t0[col[h]] = t[h]
@@ -222,8 +225,8 @@ def frame_maps(
     if want_ids:
         for i in range(len(rr)):
             ids[rr[i], cc[i]] = sign_base + poi[i]
-    boards = _pack(rr, cc, bx, by)
-    return r_top, r_bot, g_min, bounds, t0, boards, (codes, bearings, True)
+    bounds_out[:, :] = bounds
+    return r_top, r_bot, g_min, _pack(rr, cc, bx, by)
 
 
 @numba.njit(**_JIT)

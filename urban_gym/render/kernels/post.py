@@ -35,15 +35,17 @@ def _stars(rgb, sky_end, rows, cols, levels):
 
 
 @numba.njit(**_JIT)
-def _widen(t_cols, r_top, r0, r1):
+def _widen(t_cols, r_top, r0, r1, room):
     """``t_cols`` (``(W, hb)`` from row ``r_top``) grown to cover rows ``r0 .. r1`` (the
-    new rows infinitely far), and its first row: ``blades._widen_band``'s arithmetic.
+    new rows infinitely far), and its first row: ``blades._widen_band``'s arithmetic; the
+    grown band is laid out in ``room`` (a flat buffer of ``W * H`` at least).
     """
     hb = t_cols.shape[1]
     lo, hi = min(r0, r_top), max(r1, r_top + hb)
     if lo == r_top and hi == r_top + hb:
         return t_cols, r_top
-    grown = np.full((t_cols.shape[0], hi - lo), np.inf, t_cols.dtype)
+    grown = room[: t_cols.shape[0] * (hi - lo)].reshape((t_cols.shape[0], hi - lo))
+    grown[:, :] = np.inf
     grown[:, r_top - lo : r_top - lo + hb] = t_cols
     return grown, lo
 
@@ -73,13 +75,16 @@ def post_frame(
     wrap,
     glow,
     out_rgb,
+    t_room,
 ):  # the arguments: see raycast._post_compiled, which gathers them
     """Stars, blades, sprites and (where ``out_rgb`` is not empty) the RGB copy of one
-    frame into ``out_rgb``: ``(painted, t_cols, r_top)`` -- the sprite blit's result (-1: a
+    frame into ``out_rgb``: ``(painted, r_top, hb)`` -- the sprite blit's result (-1: a
     planned sprite has no slot in the bank yet; then neither the blit nor the copy was
-    done, and the caller plans again), the band of distances and its first row (widened
-    over the blades' rows). One array returned: each costs the caller more to receive
-    (numba boxes it through Python) than to pass in.
+    done, and the caller plans again), and the first row and height of the band of
+    distances: ``t_cols`` itself where not widened over the blades' rows, else the first
+    ``W * hb`` of the flat buffer ``t_room`` (as ``(W, hb)``). No array returned: numba
+    hands each returned array to Python through a call of its own, dearer than passing a
+    buffer in.
 
     ``stars``: ``(rows, cols, levels)`` (empty but at night in clear weather outside);
     ``blades``: the scene's ``(xy, z, rect, poi, atlas)`` and ``blade_cand`` the blades to
@@ -98,7 +103,7 @@ def post_frame(
         xy, zz, rect, poi, atlas = blades
         near, r0, r1 = blade_rows(xy, zz, blade_cand, x, y, eye, blade_range, b, a)
         if near:
-            t_cols, r_top = _widen(t_cols, r_top, r0, r1)
+            t_cols, r_top = _widen(t_cols, r_top, r0, r1, t_room)
         blit_blades(
             xy,
             zz,
@@ -163,7 +168,7 @@ def post_frame(
         )
     if out_rgb.shape[0] > 0 and painted >= 0:
         _copy_rgb(rgb, out_rgb)
-    return painted, t_cols, r_top
+    return painted, r_top, t_cols.shape[1]
 
 
 @numba.njit(**_JIT)
