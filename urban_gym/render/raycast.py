@@ -30,22 +30,15 @@ import numpy as np
 
 from urban_gym.caching import LRUCache
 from urban_gym.render import kernels, textures
-from urban_gym.render.blades import BLADE_RANGE_M, blade_inputs, draw_blades
+from urban_gym.render.after_walls import draw_after_walls
+from urban_gym.render.blades import draw_blades
 from urban_gym.render.boards import draw_boards
 from urban_gym.render.conditions import TIMES_OF_DAY, WEATHERS, Conditions
 from urban_gym.render.fill import Runs, fill, ground_maps, ragged_arange, scratch
 from urban_gym.render.ground import DETAIL_M, FAR_COLOUR, light
 from urban_gym.render.ids import BUILDING_BASE, GROUND_ID, SIGN_BASE
 from urban_gym.render.scene import Scene
-from urban_gym.render.sprites import (
-    OBJECT_RANGE_M,
-    add_to_bank,
-    blit_inputs,
-    blit_plan,
-    draw_sprites,
-    plan_billboards,
-    plan_inputs,
-)
+from urban_gym.render.sprites import draw_sprites
 from urban_gym.render.textures import (
     FACADE_MAX_Z,
     FACADE_PPM,
@@ -502,94 +495,14 @@ def cast(
         sky_m = (cam.rows_col < sky_end[None, :]).view(np.uint8)
         cv2.copyTo(cd, sky_m, frame.depth)
     night_sky = cond.time_of_day == "night" and cond.weather == "clear" and room is None
-    if not _post_compiled(scene, cam, frame, x, y, eye, cond, pedestrians, night_sky, drawn[1:]):
+    stars = _star_field(cond.seed, cam.height, cam.width) if night_sky else None
+    if not draw_after_walls(scene, cam, frame, x, y, eye, cond, pedestrians, stars, drawn[1:]):
         if night_sky:
             _stars(frame.rgb, sky_end, cond.seed)
         draw_blades(scene, cam, frame, x, y, eye)
         draw_sprites(scene, cam, frame, x, y, eye, cond, pedestrians, t0, n0)
     _weather(frame, cam, cond)
     return frame.rgb, (frame.depth if want_depth else None), frame.ids
-
-
-def _post_compiled(scene, cam, frame, x, y, eye, cond, pedestrians, night_sky, cols) -> bool:
-    """The stars, blades, sprites and, in clear weather, the RGB copy of ``frame`` by one
-    compiled call (:func:`urban_gym.render.kernels.post.post_frame`: the passes of
-    :func:`cast` after the walls, with their arithmetic); False (nothing drawn) where the
-    numpy path must draw them. A sprite new to the process's bank is added and the blit
-    done by :func:`urban_gym.render.sprites.blit_plan` (the copy then by :func:`_weather`).
-    ``cols``: per column, the first row below the sky, the nearest wall's distance (m)
-    and that wall's top row (:func:`_cast_numpy`'s).
-    """
-    if kernels.compiled() is None:
-        return False
-    sky_end, t0, n0 = cols
-    H, W = cam.height, cam.width
-    stars = _star_field(cond.seed, H, W) if night_sky else _NO_STARS
-    blades, blade_cand = blade_inputs(scene, x, y)
-    sprite_arrays, obj_cand, peds = plan_inputs(scene, x, y, pedestrians)
-    bank_arrays, slots, iids, glow = blit_inputs(scene, cond)
-    has_depth = frame.depth is not None
-    out = np.empty((H, W, 3), np.uint8) if cond.weather == "clear" else frame.rgb
-    t_room = scratch("t_widened", (W * H,))  # the band widened over the blades' rows
-    view = (
-        float(x),
-        float(y),
-        float(eye),
-        BLADE_RANGE_M,
-        OBJECT_RANGE_M,
-        1.0 if cam.kind == "perspective" else 0.0,
-        float(cam.yaw),
-        float(cam.fov_deg),
-        float(cam.focal),
-        float(cam.ang0),
-        float(cam.span),
-        float(cam.e_top),
-        float(cam.e_bot),
-        float(SIGN_BASE),
-    )
-    got = kernels.call(
-        "post_frame",
-        frame.rgb,
-        frame.ids if frame.ids is not None else _NO_IDS,
-        frame.depth if has_depth else _NO_DEPTH,
-        cam.secant() if has_depth else _NO_DEPTH,
-        frame.t_cols,
-        int(frame.r_top),
-        sky_end,
-        stars,
-        blades,
-        blade_cand,
-        view,
-        (cam.dirx, cam.diry, cam.b, cam.a, cam.rel),
-        sprite_arrays,
-        obj_cand,
-        peds,
-        t0,
-        n0,
-        bank_arrays,
-        slots,
-        iids,
-        cam.kind == "equirect" and cam.span >= 2 * math.pi - 1e-9,
-        glow,
-        out if out is not frame.rgb else _NO_RGB,
-        t_room,
-    )
-    if got is None:
-        return False
-    painted, r_top, hb = got
-    if r_top != frame.r_top or hb != frame.t_cols.shape[1]:  # widened over the blades
-        frame.t_cols, frame.r_top = t_room[: W * hb].reshape(W, hb), r_top
-    if painted < 0:  # sprites the bank lacks: planned again, added, blitted (copied later)
-        plan = plan_billboards(scene, cam, x, y, eye, pedestrians, t0, n0)
-        add_to_bank(scene, cond, plan)
-        blit_plan(scene, cam, frame, cond, plan)
-    else:
-        frame.rgb = out  # copied to RGB in clear weather (else RGBA still: _weather)
-    return True
-
-
-_NO_STARS = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.uint8))
-_NO_RGB = np.zeros((0, 0, 3), np.uint8)
 
 
 def _cast_numpy(scene, cam, x, y, eye, cond, need_depth: bool, want_ids: bool, room) -> tuple:
