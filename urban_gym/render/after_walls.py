@@ -7,8 +7,6 @@ compiled kernels do not run.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from urban_gym.render import kernels
@@ -50,22 +48,8 @@ def draw_after_walls(scene, cam, frame, x, y, eye, cond, pedestrians, stars, col
     has_depth = frame.depth is not None
     out = np.empty((H, W, 3), np.uint8) if cond.weather == "clear" else frame.rgb
     t_room = scratch("t_widened", (W * H,))  # the band widened over the blades' rows
-    view = (
-        float(x),
-        float(y),
-        float(eye),
-        BLADE_RANGE_M,
-        OBJECT_RANGE_M,
-        1.0 if cam.kind == "perspective" else 0.0,
-        float(cam.yaw),
-        float(cam.fov_deg),
-        float(cam.focal),
-        float(cam.ang0),
-        float(cam.span),
-        float(cam.e_top),
-        float(cam.e_bot),
-        float(SIGN_BASE),
-    )
+    cam_view, cam_arrays, full_circle = cam.post_args()
+    view = (float(x), float(y), float(eye), BLADE_RANGE_M, OBJECT_RANGE_M, *cam_view, _BASE)
     got = kernels.call(
         "post_frame",
         frame.rgb,
@@ -79,7 +63,7 @@ def draw_after_walls(scene, cam, frame, x, y, eye, cond, pedestrians, stars, col
         blades,
         blade_cand,
         view,
-        (cam.dirx, cam.diry, cam.b, cam.a, cam.rel),
+        cam_arrays,
         sprite_arrays,
         obj_cand,
         peds,
@@ -88,7 +72,7 @@ def draw_after_walls(scene, cam, frame, x, y, eye, cond, pedestrians, stars, col
         bank_arrays,
         slots,
         iids,
-        cam.kind == "equirect" and cam.span >= 2 * math.pi - 1e-9,
+        full_circle,
         glow,
         out if out is not frame.rgb else _NO_RGB,
         t_room,
@@ -109,3 +93,4 @@ def draw_after_walls(scene, cam, frame, x, y, eye, cond, pedestrians, stars, col
 
 _NO_STARS = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.uint8))
 _NO_RGB = np.zeros((0, 0, 3), np.uint8)
+_BASE = float(SIGN_BASE)

@@ -165,7 +165,32 @@ class ColumnCamera:
         cam = object.__new__(ColumnCamera)
         cam.__dict__.update(self.__dict__)
         cam.__dict__.pop("_frame_args", None)  # this camera's own: made again if asked
+        cam.__dict__.pop("_post_args", None)
         return cam
+
+    def post_args(self) -> tuple[tuple[float, ...], tuple[np.ndarray, ...], bool]:
+        """What the compiled ``post_frame`` takes of this camera (made once a camera):
+        ``((persp, yaw, fov, focal, ang0, span, e_top, e_bot), (dirx, diry, b, a, rel),
+        full circle)``.
+        """
+        got = self.__dict__.get("_post_args")
+        if got is None:
+            got = (
+                (
+                    1.0 if self.kind == "perspective" else 0.0,
+                    float(self.yaw),
+                    float(self.fov_deg),
+                    float(self.focal),
+                    float(self.ang0),
+                    float(self.span),
+                    float(self.e_top),
+                    float(self.e_bot),
+                ),
+                (self.dirx, self.diry, self.b, self.a, self.rel),
+                self.kind == "equirect" and self.span >= 2 * math.pi - 1e-9,
+            )
+            self.__dict__["_post_args"] = got  # one tuple: safe to read from threads
+        return got
 
     def frame_args(self) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
         """What the compiled ``frame_maps`` takes of this camera (made once a camera):

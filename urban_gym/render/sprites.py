@@ -406,14 +406,19 @@ def blit_inputs(scene, cond) -> tuple:
     frame and the plan: ``(bank arrays, slots, instance ids, glow)`` (read now: a sprite
     added to the bank later is not in them, and ``blit_planned`` says so).
     """
-    bk = bank(_AMBIENT[cond.time_of_day])
-    obj_slot, free_slot = bk.scene_slots(scene)
-    return (
-        bk.arrays(),
-        (obj_slot, free_slot, bk.ped_slot),
-        (*scene.sprite_ids, PEDESTRIAN_BASE),
-        cond.time_of_day != "day",
-    )
+    light = _AMBIENT[cond.time_of_day]
+    bk = bank(light)
+    kept = scene.__dict__.get("_blit_inputs")
+    if kept is None:
+        kept = scene.__dict__.setdefault("_blit_inputs", {})
+    fixed = kept.get(light)  # the slot tables and ids: the same arrays (filled in place)
+    if fixed is None:
+        obj_slot, free_slot = bk.scene_slots(scene)
+        fixed = kept[light] = (
+            (obj_slot, free_slot, bk.ped_slot),
+            (*scene.sprite_ids, PEDESTRIAN_BASE),
+        )
+    return bk.arrays(), fixed[0], fixed[1], cond.time_of_day != "day"
 
 
 def _plan_arrays(scene) -> tuple[np.ndarray, ...]:
