@@ -598,8 +598,8 @@ def _cast_compiled(scene, cam, x, y, eye, cond, need_depth: bool, want_ids: bool
     t0 = scratch("t0", (W,), np.float64)
     out = kernels.call(
         "frame_maps",
-        scene.frame_arrays,
-        scene.sign_arrays,
+        scene.frame_packed,
+        scene.sign_packed,
         scene.wall_rows,
         _NO_SEGS,
         memo,

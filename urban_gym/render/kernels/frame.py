@@ -144,14 +144,18 @@ def frame_maps(
     ``(W, r_bot - r_top)``; ``depth`` and ``ids`` (``(H, W)``, empty when not wanted) --
     as the numpy reference's ``find_hits``, ``_runs``, ``fill`` and ``boards.draw_boards``.
 
-    ``scene``: the walls' ``(bid, height, length, style, uoff, shade)``; ``signs``: the
-    scene's board table ``(seg_start, u0, u1, z0, z1, ax, ay, w, h, poi)``; ``cam``: the
+    ``scene``: the walls' ``(bid, style)`` and ``(height, length, uoff, shade)``, each
+    the rows of one array (``Scene.frame_packed``); ``signs``: the scene's board table
+    ``(seg_start, (u0, u1, z0, z1, ax, ay, w, h), poi)`` (``Scene.sign_packed``); ``cam``: the
     camera's ``(dirx, diry, b, a, relx, column table)``; ``view``: ``(cull, fx, fy, lx, ly,
     rx, ry, ang0, column-table bins a radian)``; ``band``: cast only the rows between the
     highest wall top and the lowest wall base (a panorama outside buildings); ``gwin``: the ground window's ``(x0, y1,
     1 / metres per pixel, detail distance)`` (``fill.ground_maps``, same arithmetic).
     """
-    bid, hgt, length, style, uoff, shade = scene
+    walls_i, walls_f = scene
+    bid, style = walls_i[0], walls_i[1]
+    hgt, length, uoff, shade = walls_f[0], walls_f[1], walls_f[2], walls_f[3]
+    seg_start, sf, spoi = signs
     dirx, diry, b, a, relx, lut = cam
     n_w, n_h = len(b), len(a)
     codes, bearings, known = memo
@@ -220,7 +224,27 @@ def frame_maps(
     if want_ids:
         _ids(bounds, id_run, ids)
     rr, cc, bx, by, poi = sign_points(
-        gseg, h_inner, u, t, col, rank, bounds, *signs, b, a, eye, k_hits
+        gseg,
+        h_inner,
+        u,
+        t,
+        col,
+        rank,
+        bounds,
+        seg_start,
+        sf[0],
+        sf[1],
+        sf[2],
+        sf[3],
+        sf[4],
+        sf[5],
+        sf[6],
+        sf[7],
+        spoi,
+        b,
+        a,
+        eye,
+        k_hits,
     )
     if want_ids:
         for i in range(len(rr)):
