@@ -20,6 +20,7 @@ from urban_gym.render.sprites import (
     blit_plan,
     plan_billboards,
     plan_inputs,
+    plan_packed,
 )
 
 _NO_DEPTH = np.zeros((0, 0), np.float32)
@@ -43,7 +44,7 @@ def draw_after_walls(scene, cam, frame, x, y, eye, cond, pedestrians, stars, col
     if stars is None:
         stars = _NO_STARS
     blades, blade_cand = blade_inputs(scene, x, y)
-    sprite_arrays, obj_cand, peds = plan_inputs(scene, x, y, pedestrians)
+    _, obj_cand, peds = plan_inputs(scene, x, y, pedestrians)
     bank_arrays, slots, iids, glow = blit_inputs(scene, cond)
     has_depth = frame.depth is not None
     out = np.empty((H, W, 3), np.uint8) if cond.weather == "clear" else frame.rgb
@@ -64,7 +65,7 @@ def draw_after_walls(scene, cam, frame, x, y, eye, cond, pedestrians, stars, col
         blade_cand,
         view,
         cam_arrays,
-        sprite_arrays,
+        plan_packed(scene),
         obj_cand,
         peds,
         t0,

@@ -444,6 +444,19 @@ def _plan_arrays(scene) -> tuple[np.ndarray, ...]:
     return got
 
 
+def plan_packed(scene) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_plan_arrays` stacked as rows (kept on the scene): the street objects' ``(x,
+    y, width, base, height)`` and the free-standing signs' ``(x, y, width, height)``, two
+    array arguments of ``post_frame`` where nine were.
+    """
+    got = scene.__dict__.get("_sprite_plan_packed")
+    if got is None:
+        a = _plan_arrays(scene)
+        got = (np.stack(a[:5]), np.stack(a[5:]).reshape(4, -1))
+        scene.__dict__["_sprite_plan_packed"] = got  # one tuple: safe to read from threads
+    return got
+
+
 def _plan_numpy(scene, cam, x, y, eye, pedestrians, t0, n0):
     """:func:`_plan` in numpy (the reference of the compiled kernel)."""
     W, H = cam.width, cam.height

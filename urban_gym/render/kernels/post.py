@@ -90,7 +90,7 @@ def post_frame(
     ``blades``: the scene's ``(xy, z, rect, poi, atlas)`` and ``blade_cand`` the blades to
     try (empty: none drawn); ``view``: ``(x, y, eye, blade range, sprite range, persp, yaw,
     fov, focal, ang0, span, e_top, e_bot, sign base)``; ``cam_arrays``: ``(dirx, diry, b,
-    a, rel)``; ``sprite_arrays``: ``sprites._plan_arrays``; ``peds``: the pedestrians'
+    a, rel)``; ``sprite_arrays``: ``sprites.plan_packed``; ``peds``: the pedestrians'
     ``(x, y)``; ``t0``, ``n0``: each column's nearest wall distance and top row; ``bank``,
     ``slots``, ``iids``, ``wrap``, ``glow``: as ``blit_planned`` takes them.
     """
@@ -129,7 +129,9 @@ def post_frame(
             sec,
             int(base),
         )
-    ox, oy, ow, oz0, oh, fx, fy, fw, fh = sprite_arrays
+    objs, frees = sprite_arrays
+    ox, oy, ow, oz0, oh = objs[0], objs[1], objs[2], objs[3], objs[4]
+    fx, fy, fw, fh = frees[0], frees[1], frees[2], frees[3]
     plan = sprite_plan(
         ox,
         oy,
