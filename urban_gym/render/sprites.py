@@ -397,8 +397,16 @@ def plan_billboards(scene, cam, x, y, eye, pedestrians, t0, n0) -> tuple:
 
 
 def add_to_bank(scene, cond, plan) -> None:
-    """Give the billboards of ``plan`` their slots in the bank of ``cond``'s light."""
-    bank(_AMBIENT[cond.time_of_day]).add_planned(scene, plan[0], plan[1])
+    """Give the billboards of ``plan`` their slots in the bank of ``cond``'s light, and
+    every street object of the scene its slot (a few dozen sprites shared by thousands of
+    objects: filled at once, a frame does not find one missing again -- each miss costs
+    the frame a second plan and blit).
+    """
+    bk = bank(_AMBIENT[cond.time_of_day])
+    bk.add_planned(scene, plan[0], plan[1])
+    obj_slot, _ = bk.scene_slots(scene)
+    for j in np.flatnonzero(obj_slot < 0).tolist():
+        obj_slot[j] = bk.slot(scene.obj_sprite[j])
 
 
 def blit_inputs(scene, cond) -> tuple:
