@@ -49,8 +49,9 @@ from urban_gym.render.raycast import ColumnCamera, cast
 from urban_gym.render.scene import scene_for
 from urban_gym.world.city import City
 
-#: cameras a renderer keeps (a few kilobytes each at the views' sizes)
-_MAX_CAMS = 512
+#: cameras a renderer keeps (a few kilobytes each at the views' sizes; an episode turns
+#: in fixed steps, so its headings are few -- and 64 envs of a vector env keep theirs)
+_MAX_CAMS = 64
 
 
 class FirstPersonRenderer:
