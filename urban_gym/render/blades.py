@@ -265,6 +265,37 @@ def blade_candidates(scene: Any, x: float, y: float) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------- drawing
+#: no blades: the arrays of :func:`blade_inputs` with none in them
+_NO_BLADES = (
+    np.zeros((0, 4), np.float64),
+    np.zeros((0, 2), np.float64),
+    np.zeros((0, 4), np.int64),
+    np.zeros(0, np.int64),
+    np.zeros((0, 0, 3), np.uint8),
+)
+_NO_CAND = np.zeros(0, np.int64)
+
+
+def blade_inputs(scene: Any, x: float, y: float) -> tuple[tuple, np.ndarray]:
+    """What the compiled blade passes take of a scene: its ``(xy, z, rect, poi, atlas)``
+    (kept on the scene) and the blades to try from ``(x, y)`` (:func:`blade_candidates`;
+    empty where blades are off or there are none).
+    """
+    if not enabled() or not len(scene.blade_poi):
+        return _NO_BLADES, _NO_CAND
+    arrays = scene.__dict__.get("_blade_inputs")
+    if arrays is None:
+        arrays = (
+            scene.blade_xy,
+            scene.blade_z,
+            scene.blade_rect,
+            scene.blade_poi,
+            _atlas(scene),
+        )
+        scene.__dict__["_blade_inputs"] = arrays  # one tuple: safe to read from threads
+    return arrays, blade_candidates(scene, x, y)
+
+
 def draw_blades(scene: Any, cam: Any, frame: Any, x: float, y: float, eye: float) -> None:
     """Draw the blades near ``(x, y)`` into ``frame`` (see the module docstring)."""
     if not enabled() or not len(scene.blade_poi):
@@ -482,6 +513,7 @@ __all__ = [
     "BLADE_LINE_M",
     "BLADE_RANGE_M",
     "blade_candidates",
+    "blade_inputs",
     "blade_layout",
     "blade_squeeze",
     "build_blades",

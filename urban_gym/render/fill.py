@@ -26,9 +26,16 @@ def scratch(name: str, shape: tuple[int, ...], dtype=np.float32) -> np.ndarray:
     largest request; only for arrays that do not leave the frame's drawing.
     """
     try:
-        bufs = _tls.bufs
+        views = _tls.views
     except AttributeError:
-        bufs = _tls.bufs = {}
+        views = _tls.views = {}
+        _tls.bufs = {}
+    # the view made last time for this shape, while its buffer stands (a frame asks for
+    # the same few views every time: a dict lookup instead of a slice and a reshape)
+    view = views.get((name, shape, dtype))
+    if view is not None:
+        return view
+    bufs = _tls.bufs
     n = math.prod(shape)
     key = (name, dtype)  # the type as given (np.float32, np.uint8, np.bool_): no dtype()
     buf = bufs.get(key)
@@ -38,7 +45,15 @@ def scratch(name: str, shape: tuple[int, ...], dtype=np.float32) -> np.ndarray:
         if sum(b.nbytes for b in bufs.values()) + buf.nbytes > SCRATCH_BYTES:
             bufs.clear()  # another camera's frames now: its buffers go
         bufs[key] = buf
-    return buf[:n].reshape(shape)
+        views.clear()  # views of a buffer gone would outlive it
+    elif len(views) >= _MAX_VIEWS:
+        views.clear()
+    view = views[(name, shape, dtype)] = buf[:n].reshape(shape)
+    return view
+
+
+#: views of the scratch buffers kept per thread (by name, shape and type)
+_MAX_VIEWS = 256
 
 
 def ragged_arange(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:

@@ -49,6 +49,10 @@ from urban_gym.render.raycast import ColumnCamera, cast
 from urban_gym.render.scene import scene_for
 from urban_gym.world.city import City
 
+#: cameras a renderer keeps (a few kilobytes each at the views' sizes; an episode turns
+#: in fixed steps, so its headings are few -- and 64 envs of a vector env keep theirs)
+_MAX_CAMS = 64
+
 
 class FirstPersonRenderer:
     """Perspective views of ``city`` from any position and direction.
@@ -86,6 +90,8 @@ class FirstPersonRenderer:
         self.scene = scene_for(city, self.max_distance)
         self._base = ColumnCamera.perspective(self.width, self.height, self.fov, 0.0)
         self._pitched: OrderedDict[float, tuple] = OrderedDict()
+        #: cameras by yaw (level) and by (pitch, yaw): the same camera as made anew
+        self._cams: dict[float | tuple[float, float], ColumnCamera] = {}
         self._lock = threading.Lock()
 
     def __reduce__(self):
@@ -147,12 +153,23 @@ class FirstPersonRenderer:
         pitch_f = check_pitch(pitch)
         peds = _pedestrians(pedestrians)
         if pitch_f == 0.0:
-            cam = self._base.with_yaw(yaw_f)
+            cam = self._turned(yaw_f)
             rgb, d, i = cast(
                 self.scene, cam, fx, fy, self.eye_height, cond, bool(depth), bool(ids), room, peds
             )
             return RenderResult(rgb, d, i)
         return self._render_pitched(fx, fy, yaw_f, pitch_f, cond, peds, depth, ids, room)
+
+    def _turned(self, yaw: float) -> ColumnCamera:
+        """The level camera turned to ``yaw`` degrees (kept for the last few hundred
+        yaws: an agent turns in fixed steps, so headings repeat).
+        """
+        cam = self._cams.get(yaw)
+        if cam is None:
+            if len(self._cams) >= _MAX_CAMS:
+                self._cams.clear()  # one call: safe while other threads read
+            cam = self._cams[yaw] = self._base.with_yaw(yaw)
+        return cam
 
     # ------------------------------------------------------------------ pitched views
     def _window(self, pitch: float) -> tuple:
@@ -190,7 +207,12 @@ class FirstPersonRenderer:
 
     def _render_pitched(self, x, y, yaw, pitch, cond, peds, depth, ids, room) -> RenderResult:
         b0, span, base, m1, m2, mx, my = self._window(pitch)
-        cam = base.with_bearing0(yaw + b0)
+        key = (pitch, yaw)
+        cam = self._cams.get(key)
+        if cam is None:  # kept as the level ones (``_turned``)
+            if len(self._cams) >= _MAX_CAMS:
+                self._cams.clear()
+            cam = self._cams[key] = base.with_bearing0(yaw + b0)
         rgb, d, i = cast(
             self.scene, cam, x, y, self.eye_height, cond, bool(depth), bool(ids), room, peds
         )

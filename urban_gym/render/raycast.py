@@ -30,6 +30,7 @@ import numpy as np
 
 from urban_gym.caching import LRUCache
 from urban_gym.render import kernels, textures
+from urban_gym.render.after_walls import draw_after_walls
 from urban_gym.render.blades import draw_blades
 from urban_gym.render.boards import draw_boards
 from urban_gym.render.conditions import TIMES_OF_DAY, WEATHERS, Conditions
@@ -163,7 +164,48 @@ class ColumnCamera:
         """A shallow copy (as ``copy.copy``, without its generic machinery: one a frame)."""
         cam = object.__new__(ColumnCamera)
         cam.__dict__.update(self.__dict__)
+        cam.__dict__.pop("_frame_args", None)  # this camera's own: made again if asked
+        cam.__dict__.pop("_post_args", None)
         return cam
+
+    def post_args(self) -> tuple[tuple[float, ...], tuple[np.ndarray, ...], bool]:
+        """What the compiled ``post_frame`` takes of this camera (made once a camera):
+        ``((persp, yaw, fov, focal, ang0, span, e_top, e_bot), (dirx, diry, b, a, rel),
+        full circle)``.
+        """
+        got = self.__dict__.get("_post_args")
+        if got is None:
+            got = (
+                (
+                    1.0 if self.kind == "perspective" else 0.0,
+                    float(self.yaw),
+                    float(self.fov_deg),
+                    float(self.focal),
+                    float(self.ang0),
+                    float(self.span),
+                    float(self.e_top),
+                    float(self.e_bot),
+                ),
+                (self.dirx, self.diry, self.b, self.a, self.rel),
+                self.kind == "equirect" and self.span >= 2 * math.pi - 1e-9,
+            )
+            self.__dict__["_post_args"] = got  # one tuple: safe to read from threads
+        return got
+
+    def frame_args(self) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
+        """What the compiled ``frame_maps`` takes of this camera (made once a camera):
+        ``(view, (dirx, diry, b, a, relx, column table))`` -- ``view`` holds whether the
+        view culls walls outside it, its six direction numbers (:func:`_view_direction`),
+        ``ang0`` and the column table's bins a radian.
+        """
+        got = self.__dict__.get("_frame_args")
+        if got is None:
+            fwd = _view_direction(self)
+            lut, bins = self.column_lut()
+            view = np.array([fwd is not None, *(fwd or (0.0,) * 6), self.ang0, bins], np.float64)
+            got = (view, (self.dirx, self.diry, self.b, self.a, self.relx, lut))
+            self.__dict__["_frame_args"] = got  # one tuple: safe to read from threads
+        return got
 
     def with_bearing0(self, bearing0: float) -> ColumnCamera:
         """This panorama window starting at bearing ``bearing0`` degrees instead: the same
@@ -477,10 +519,13 @@ def cast(
             cd = (ceil_h / (cam.a[:, None] * cam.b[None, :])).astype(np.float32) * cam.secant()
         sky_m = (cam.rows_col < sky_end[None, :]).view(np.uint8)
         cv2.copyTo(cd, sky_m, frame.depth)
-    if cond.time_of_day == "night" and cond.weather == "clear" and room is None:
-        _stars(frame.rgb, sky_end, cond.seed)
-    draw_blades(scene, cam, frame, x, y, eye)
-    draw_sprites(scene, cam, frame, x, y, eye, cond, pedestrians, t0, n0)
+    night_sky = cond.time_of_day == "night" and cond.weather == "clear" and room is None
+    stars = _star_field(cond.seed, cam.height, cam.width) if night_sky else None
+    if not draw_after_walls(scene, cam, frame, x, y, eye, cond, pedestrians, stars, drawn[1:]):
+        if night_sky:
+            _stars(frame.rgb, sky_end, cond.seed)
+        draw_blades(scene, cam, frame, x, y, eye)
+        draw_sprites(scene, cam, frame, x, y, eye, cond, pedestrians, t0, n0)
     _weather(frame, cam, cond)
     return frame.rgb, (frame.depth if want_depth else None), frame.ids
 
@@ -529,11 +574,9 @@ def _cast_compiled(scene, cam, x, y, eye, cond, need_depth: bool, want_ids: bool
         return None
     W, H = cam.width, cam.height
     tod = cond.time_of_day
-    fwd = _view_direction(cam)
-    lut, bins = cam.column_lut()
-    view = np.array([fwd is not None, *(fwd or (0.0,) * 6), cam.ang0, bins], np.float64)
+    view, cam_arrays = cam.frame_args()
     win = scene.ground_window(x, y)
-    gwin = np.array([win.x0, win.y1, 1.0 / win.mpp, DETAIL_M], np.float64)
+    gwin = _window_args(scene, win)
     band = cam.kind == "equirect" and room is None
     rgb = scratch("rgb", (H, W, 4), np.uint8)
     maps = scratch("maps", (4, H * W))
@@ -543,14 +586,24 @@ def _cast_compiled(scene, cam, x, y, eye, cond, need_depth: bool, want_ids: bool
     room_i = -1 if room is None else int(room)
     key = (float(x), float(y), room_i)
     memo = scene.positions.get(key)  # a turn in place: the walls found for the last frame
+    if memo is None:
+        got = kernels.call(
+            "position_walls", scene.wall_rows, scene.candidates(x, y), scene.bid, *key
+        )
+        if got is None:
+            return None
+        memo = (*got, True)
+        scene.remember_position(key, memo)
+    bounds = scratch("bounds", (W, K_HITS + 3), np.int64)
+    t0 = scratch("t0", (W,), np.float64)
     out = kernels.call(
         "frame_maps",
-        scene.frame_arrays,
-        scene.sign_arrays,
+        scene.frame_packed,
+        scene.sign_packed,
         scene.wall_rows,
-        scene.candidates(x, y) if memo is None else _NO_SEGS,
-        memo or _NO_MEMO,
-        (cam.dirx, cam.diry, cam.b, cam.a, cam.relx, lut),
+        _NO_SEGS,
+        memo,
+        cam_arrays,
         cam.a32,
         view,
         key[0],
@@ -569,12 +622,12 @@ def _cast_compiled(scene, cam, x, y, eye, cond, need_depth: bool, want_ids: bool
         depth,
         cam.secant() if need_depth else _NO_DEPTH,
         ids,
+        bounds,
+        t0,
     )
     if out is None:
         return None
-    r_top, r_bot, g_min, bounds, t0, boards, walls = out
-    if memo is None:
-        scene.remember_position(key, walls)
+    r_top, r_bot, g_min, boards = out
     hb, hg = r_bot - r_top, H - g_min
     cols: np.ndarray = _NO_RGBA
     if hb > 0:  # sampled column by column (the atlas stays in cache), transposed below
@@ -601,7 +654,7 @@ def _cast_compiled(scene, cam, x, y, eye, cond, need_depth: bool, want_ids: bool
         )
     if hb > 0 or hg > 0 or len(boards[0]):
         kernels.call(
-            "finish_frame",
+            "finish_packed",
             rgb,
             cols,
             r_top,
@@ -619,10 +672,20 @@ def _cast_compiled(scene, cam, x, y, eye, cond, need_depth: bool, want_ids: bool
     return frame, bounds[:, 1], t0, np.ascontiguousarray(bounds[:, K_HITS])
 
 
+def _window_args(scene: Scene, win) -> np.ndarray:
+    """The ground window's ``(x0, y1, 1 / metres per pixel, detail distance)`` as the
+    compiled ``frame_maps`` takes them (the last window's kept on the scene).
+    """
+    last = scene.__dict__.get("_window_args")
+    if last is not None and last[0] is win:
+        return last[1]
+    got = np.array([win.x0, win.y1, 1.0 / win.mpp, DETAIL_M], np.float64)
+    scene.__dict__["_window_args"] = (win, got)  # one tuple: safe to read from threads
+    return got
+
+
 _NO_RGBA = np.zeros((0, 1, 4), np.uint8)
 _NO_SEGS = np.zeros(0, np.int64)
-#: no walls known yet at the position (``frame_maps`` finds them)
-_NO_MEMO = (np.zeros(0, np.int64), np.zeros(0, np.float64), False)
 _NO_SKY = np.zeros((0, 4), np.uint8)
 _NO_DEPTH = np.zeros((0, 0), np.float32)
 _NO_IDS = np.zeros((0, 0), np.int32)
@@ -877,6 +940,8 @@ def _weather(frame: Frame, cam: ColumnCamera, cond: Conditions) -> None:
         frame.rgb = cv2.blendLinear(
             frame.rgb, _haze_image(frame.rgb.shape, col), f, 1.0 - f if g is None else g
         )
+    if frame.rgb.shape[2] == 3:  # copied to RGB by the compiled passes (clear weather)
+        return
     rgb = None if k is None else kernels.call("rgba_to_rgb", frame.rgb)
     if rgb is None:
         rgb = cv2.cvtColor(frame.rgb, cv2.COLOR_RGBA2RGB)

@@ -460,6 +460,15 @@ class Scene:
         return tuple(np.ascontiguousarray(v) for v in walls)
 
     @cached_property
+    def frame_packed(self) -> tuple[np.ndarray, np.ndarray]:
+        """:attr:`frame_arrays` stacked by type, as ``frame_maps`` takes them: ``(bid,
+        style)`` and ``(height, length, uoff, seg_shade)`` as the rows of two arrays (two
+        arguments where six were: numba unpacks every array argument of every call).
+        """
+        bid, height, length, style, uoff, shade = self.frame_arrays
+        return np.stack([bid, style]), np.stack([height, length, uoff, shade])
+
+    @cached_property
     def wall_rows(self) -> np.ndarray:
         """``seg_xy`` transposed, ``(n, 6)``: one wall's ``ax, ay, bx, by, nx, ny`` in one
         cache line, as the compiled wall pass reads them.
@@ -473,6 +482,14 @@ class Scene:
         """
         names = ("seg_start", "u0", "u1", "z0", "z1", "ax", "ay", "w", "h", "poi")
         return tuple(np.ascontiguousarray(getattr(self, "sign_" + n)) for n in names)
+
+    @cached_property
+    def sign_packed(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:attr:`sign_arrays` as ``frame_maps`` takes them: ``seg_start``, the rows
+        ``(u0, u1, z0, z1, ax, ay, w, h)`` of one array, and ``poi``.
+        """
+        a = self.sign_arrays
+        return a[0], np.stack(a[1:9]), a[9]
 
     @cached_property
     def sprite_ids(self) -> tuple[np.ndarray, np.ndarray]:

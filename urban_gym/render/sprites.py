@@ -334,13 +334,8 @@ def _plan(scene, cam, x, y, eye, pedestrians, t0, n0):
     """
     if kernels.compiled() is not None:  # the kernel's arguments, only where it runs
         persp = cam.kind == "perspective"
-        if pedestrians is not None and len(pedestrians):
-            peds = np.asarray(pedestrians, np.float64).reshape(-1, 2)
-            px = np.ascontiguousarray(peds[:, 0])
-            py = np.ascontiguousarray(peds[:, 1])
-        else:
-            px = py = _NO_PED_XY
-        ox, oy, ow, oz0, oh, fx, fy, fw, fh = _plan_arrays(scene)
+        arrays, cand, (px, py) = plan_inputs(scene, x, y, pedestrians)
+        ox, oy, ow, oz0, oh, fx, fy, fw, fh = arrays
         got = kernels.call(
             "sprite_plan",
             ox,
@@ -348,7 +343,7 @@ def _plan(scene, cam, x, y, eye, pedestrians, t0, n0):
             ow,
             oz0,
             oh,
-            scene.object_candidates(x, y, OBJECT_RANGE_M),
+            cand,
             fx,
             fy,
             fw,
@@ -379,6 +374,59 @@ def _plan(scene, cam, x, y, eye, pedestrians, t0, n0):
 
 
 _NO_PED_XY = np.zeros(0, np.float64)
+_NO_PEDS = (_NO_PED_XY, _NO_PED_XY)
+
+
+def plan_inputs(scene, x: float, y: float, pedestrians) -> tuple:
+    """What the compiled ``sprite_plan`` takes of a scene and a viewer besides the
+    camera: ``(arrays, candidates, (ped x, ped y))`` -- :func:`_plan_arrays`, the street
+    objects near ``(x, y)`` and the pedestrians' coordinates (empty when none).
+    """
+    peds = _NO_PEDS
+    if pedestrians is not None and len(pedestrians):
+        xy = np.asarray(pedestrians, np.float64).reshape(-1, 2)
+        peds = (np.ascontiguousarray(xy[:, 0]), np.ascontiguousarray(xy[:, 1]))
+    return _plan_arrays(scene), scene.object_candidates(x, y, OBJECT_RANGE_M), peds
+
+
+def plan_billboards(scene, cam, x, y, eye, pedestrians, t0, n0) -> tuple:
+    """The billboards a frame draws, far to near (:func:`draw_sprites`' plan; see
+    :func:`_plan`).
+    """
+    return _plan(scene, cam, x, y, eye, pedestrians, t0, n0)
+
+
+def add_to_bank(scene, cond, plan) -> None:
+    """Give the billboards of ``plan`` their slots in the bank of ``cond``'s light, and
+    every street object of the scene its slot (a few dozen sprites shared by thousands of
+    objects: filled at once, a frame does not find one missing again -- each miss costs
+    the frame a second plan and blit).
+    """
+    bk = bank(_AMBIENT[cond.time_of_day])
+    bk.add_planned(scene, plan[0], plan[1])
+    obj_slot, _ = bk.scene_slots(scene)
+    for j in np.flatnonzero(obj_slot < 0).tolist():
+        obj_slot[j] = bk.slot(scene.obj_sprite[j])
+
+
+def blit_inputs(scene, cond) -> tuple:
+    """What the compiled ``blit_planned`` takes of a scene under ``cond`` besides the
+    frame and the plan: ``(bank arrays, slots, instance ids, glow)`` (read now: a sprite
+    added to the bank later is not in them, and ``blit_planned`` says so).
+    """
+    light = _AMBIENT[cond.time_of_day]
+    bk = bank(light)
+    kept = scene.__dict__.get("_blit_inputs")
+    if kept is None:
+        kept = scene.__dict__.setdefault("_blit_inputs", {})
+    fixed = kept.get(light)  # the slot tables and ids: the same arrays (filled in place)
+    if fixed is None:
+        obj_slot, free_slot = bk.scene_slots(scene)
+        fixed = kept[light] = (
+            (obj_slot, free_slot, bk.ped_slot),
+            (*scene.sprite_ids, PEDESTRIAN_BASE),
+        )
+    return bk.arrays(), fixed[0], fixed[1], cond.time_of_day != "day"
 
 
 def _plan_arrays(scene) -> tuple[np.ndarray, ...]:
@@ -401,6 +449,19 @@ def _plan_arrays(scene) -> tuple[np.ndarray, ...]:
             scene.free_sign_h,
         )
         scene.__dict__["_sprite_plan_arrays"] = got  # one tuple: safe to read from threads
+    return got
+
+
+def plan_packed(scene) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_plan_arrays` stacked as rows (kept on the scene): the street objects' ``(x,
+    y, width, base, height)`` and the free-standing signs' ``(x, y, width, height)``, two
+    array arguments of ``post_frame`` where nine were.
+    """
+    got = scene.__dict__.get("_sprite_plan_packed")
+    if got is None:
+        a = _plan_arrays(scene)
+        got = (np.stack(a[:5]), np.stack(a[5:]).reshape(4, -1))
+        scene.__dict__["_sprite_plan_packed"] = got  # one tuple: safe to read from threads
     return got
 
 
@@ -447,11 +508,19 @@ def draw_sprites(scene, cam, frame, x, y, eye, cond, pedestrians, t0, n0) -> Non
     its box (:func:`_sampled`); all of a frame's in one compiled call where it runs.
     """
     scene.ensure_signs()
-    amb = _AMBIENT[cond.time_of_day]
-    glow = cond.time_of_day != "day"
     plan = _plan(scene, cam, x, y, eye, pedestrians, t0, n0)
     if not len(plan[0]):
         return
+    blit_plan(scene, cam, frame, cond, plan)
+
+
+def blit_plan(scene, cam, frame, cond, plan) -> None:
+    """Draw the billboards ``plan`` (:func:`_plan`'s arrays) into ``frame``: all in one
+    compiled call where it runs (the sprites new to the process's :class:`SpriteBank`
+    added first), else sprite by sprite in numpy.
+    """
+    amb = _AMBIENT[cond.time_of_day]
+    glow = cond.time_of_day != "day"
     # the frame's arrays for the compiled blit, empty where not drawn
     targets = (
         frame.rgb,

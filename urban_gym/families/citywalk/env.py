@@ -511,9 +511,11 @@ class CityWalkEnv(
         (a map action, a jump or an invalid action without pedestrians).
         """
         w = self.walker
-        peds = () if self.crowd is None else tuple(tuple(p) for p in self.pedestrian_positions())
+        peds = _NO_PEDS if self.crowd is None else self.pedestrian_positions()
         rise = self._eye_rise
-        key = (which, w.x, w.y, w.heading, w.pitch, rise, peds, self._conditions_key)
+        # the pedestrians by their bytes: the same positions, the same key (a tuple of
+        # tuples of them cost more than the rest of the key)
+        key = (which, w.x, w.y, w.heading, w.pitch, rise, peds.tobytes(), self._conditions_key)
         hit = self._last_view.get(which)
         if hit is not None and hit[0] == key:
             return hit[1].copy()
@@ -535,7 +537,7 @@ class CityWalkEnv(
                 w.heading,
                 w.pitch,
                 conditions=self._render_conditions(),
-                pedestrians=list(peds),
+                pedestrians=peds,
             )
         finally:
             r.eye_height = standing
@@ -547,6 +549,7 @@ class CityWalkEnv(
         return res.rgb.copy()
 
 
+_NO_PEDS = np.zeros((0, 2))
 #: bytes of episodes' first views kept per city, shared by the envs of a process
 START_VIEW_CACHE_BYTES = 32 * 2**20
 #: city -> (renderer settings, pose, eye rise, pedestrians, conditions) -> the view

@@ -110,7 +110,7 @@ class CityWalkProgress:
             return int(hit[1])
         ids = (
             self._renderer("arrival")
-            .render(w.x, w.y, w.heading, w.pitch, pedestrians=[tuple(p) for p in peds], ids=True)
+            .render(w.x, w.y, w.heading, w.pitch, pedestrians=peds, ids=True)
             .ids
         )
         n = int(np.isin(ids, [sign_id(p) for p in places]).sum())

@@ -97,7 +97,7 @@ def call(name: str, *args):
     path draws for the rest of the process, with one warning; see :func:`disable`). No
     kernel returns None.
     """
-    k = compiled()
+    k = _ready[0] or compiled()  # the loaded module without a call: a frame asks often
     if k is None:
         return None
     try:

@@ -123,15 +123,18 @@ def frame_maps(
     depth,
     sec,
     ids,
+    bounds_out,
+    t0_out,
 ):  # the arguments: see raycast._cast_compiled, which gathers them
     """Everything of a frame but its sampled pixels: returns ``(r_top, r_bot, g_min,
-    bounds, t0, boards, memo)`` -- the cast band (rows ``r_top .. r_bot``), the first row
-    with ground, the run boundaries of every column, its nearest wall's distance (inf where
-    none), the board pixels ``(rows, columns, x, y)`` (board-atlas coordinates:
-    ``columns.sign_points``) and the position's walls ``(codes, bearings, True)``
-    (``columns.position_walls``): ``memo``'s where given (``memo[2]``), else made
-    from the walls ``segs`` near ``(x, y)``, for the caller to pass with later frames
-    drawn at the same ``(x, y, room)`` (a turn in place then scans and ``atan2``s no wall).
+    boards)`` -- the cast band (rows ``r_top .. r_bot``), the first row with ground and
+    the board pixels as one ``(4, n)`` float64 array of rows, columns and board-atlas x, y
+    (``columns.sign_points``); writes the run boundaries of every column into
+    ``bounds_out`` (``(W, k_hits + 3)``) and its nearest wall's distance (inf where none)
+    into ``t0_out``. (One array returned: numba hands each returned array to Python
+    through a call of its own, dearer than passing a buffer in.) The position's walls
+    ``(codes, bearings, known)`` (``columns.position_walls``) are ``memo``'s where known
+    (``memo[2]``), else made from the walls ``segs`` near ``(x, y)``.
 
     Writes: ``maps[0]``, ``maps[1]`` -- the atlas coordinates of the band, laid out
     ``(W, r_bot - r_top)``; ``maps[2]``, ``maps[3]`` -- the ground window's coordinates of
@@ -141,14 +144,18 @@ def frame_maps(
     ``(W, r_bot - r_top)``; ``depth`` and ``ids`` (``(H, W)``, empty when not wanted) --
     as the numpy reference's ``find_hits``, ``_runs``, ``fill`` and ``boards.draw_boards``.
 
-    ``scene``: the walls' ``(bid, height, length, style, uoff, shade)``; ``signs``: the
-    scene's board table ``(seg_start, u0, u1, z0, z1, ax, ay, w, h, poi)``; ``cam``: the
+    ``scene``: the walls' ``(bid, style)`` and ``(height, length, uoff, shade)``, each
+    the rows of one array (``Scene.frame_packed``); ``signs``: the scene's board table
+    ``(seg_start, (u0, u1, z0, z1, ax, ay, w, h), poi)`` (``Scene.sign_packed``); ``cam``: the
     camera's ``(dirx, diry, b, a, relx, column table)``; ``view``: ``(cull, fx, fy, lx, ly,
     rx, ry, ang0, column-table bins a radian)``; ``band``: cast only the rows between the
     highest wall top and the lowest wall base (a panorama outside buildings); ``gwin``: the ground window's ``(x0, y1,
     1 / metres per pixel, detail distance)`` (``fill.ground_maps``, same arithmetic).
     """
-    bid, hgt, length, style, uoff, shade = scene
+    walls_i, walls_f = scene
+    bid, style = walls_i[0], walls_i[1]
+    hgt, length, uoff, shade = walls_f[0], walls_f[1], walls_f[2], walls_f[3]
+    seg_start, sf, spoi = signs
     dirx, diry, b, a, relx, lut = cam
     n_w, n_h = len(b), len(a)
     codes, bearings, known = memo
@@ -192,7 +199,8 @@ def frame_maps(
         want_ids,
         run_consts,
     )
-    t0 = np.full(n_w, np.inf)
+    t0 = t0_out
+    t0[:] = np.inf
     for h in range(len(col)):
         if rank[h] == 0:
             t0[col[h]] = t[h]
@@ -216,12 +224,44 @@ def frame_maps(
     if want_ids:
         _ids(bounds, id_run, ids)
     rr, cc, bx, by, poi = sign_points(
-        gseg, h_inner, u, t, col, rank, bounds, *signs, b, a, eye, k_hits
+        gseg,
+        h_inner,
+        u,
+        t,
+        col,
+        rank,
+        bounds,
+        seg_start,
+        sf[0],
+        sf[1],
+        sf[2],
+        sf[3],
+        sf[4],
+        sf[5],
+        sf[6],
+        sf[7],
+        spoi,
+        b,
+        a,
+        eye,
+        k_hits,
     )
     if want_ids:
         for i in range(len(rr)):
             ids[rr[i], cc[i]] = sign_base + poi[i]
-    return r_top, r_bot, g_min, bounds, t0, (rr, cc, bx, by), (codes, bearings, True)
+    bounds_out[:, :] = bounds
+    return r_top, r_bot, g_min, _pack(rr, cc, bx, by)
+
+
+@numba.njit(**_JIT)
+def _pack(rr, cc, bx, by):
+    """The board pixels ``(rows, columns, x, y)`` as the rows of one ``(4, n)`` float64
+    array (exact: rows and columns are small integers; see :func:`frame_maps`).
+    """
+    out = np.empty((4, len(rr)), np.float64)
+    for i in range(len(rr)):
+        out[0, i], out[1, i], out[2, i], out[3, i] = rr[i], cc[i], bx[i], by[i]
+    return out
 
 
 @numba.njit(**_JIT)
@@ -363,9 +403,30 @@ def finish_frame(rgb, cols, r_top, ground_px, bounds, k_hits, g_min, lut, lit, s
     ``r_top ..`` of ``rgb`` (``cv2.transpose``'s copy); the ground under the walls of every
     column from ``ground_px`` (the sampled ground window of rows ``g_min ..``, ``(H - g_min,
     W, 4)``), lit by ``lut`` (``(3, 256)``) where ``lit``; then the board pixels ``boards``
-    (``frame_maps``'s) sampled from ``sign_atlas`` as ``boards.sample_points`` samples them.
-    One pass for what took a ``cv2.transpose`` and this: one release of the GIL fewer.
+    (``(rows, columns, x, y)``) sampled from ``sign_atlas`` as ``boards.sample_points``
+    samples them. One pass for what took a ``cv2.transpose`` and this: one release of the
+    GIL fewer.
     """
+    _columns_and_ground(rgb, cols, r_top, ground_px, bounds, k_hits, g_min, lut, lit)
+    rr, cc, bx, by = boards
+    for i in range(len(rr)):  # the positions as boards.sample_points maps them: float32
+        sample(sign_atlas, np.float32(bx[i]), np.float32(by[i]), rgb, rr[i], cc[i])
+
+
+@numba.njit(**_JIT)
+def finish_packed(rgb, cols, r_top, ground_px, bounds, k_hits, g_min, lut, lit, atlas, boards):
+    """:func:`finish_frame` with the board pixels as ``frame_maps`` returns them: one
+    ``(4, n)`` array of rows, columns and atlas x, y.
+    """
+    _columns_and_ground(rgb, cols, r_top, ground_px, bounds, k_hits, g_min, lut, lit)
+    for i in range(boards.shape[1]):  # the positions as boards.sample_points maps them
+        r, c = int(boards[0, i]), int(boards[1, i])
+        sample(atlas, np.float32(boards[2, i]), np.float32(boards[3, i]), rgb, r, c)
+
+
+@numba.njit(**_JIT)
+def _columns_and_ground(rgb, cols, r_top, ground_px, bounds, k_hits, g_min, lut, lit):
+    """The sampled columns and the (lit) ground of :func:`finish_frame`."""
     n_w, n_h = rgb.shape[1], rgb.shape[0]
     hb = cols.shape[1] if cols.shape[0] == n_w else 0
     for i in range(hb):  # row by row of the image
@@ -379,9 +440,6 @@ def finish_frame(rgb, cols, r_top, ground_px, bounds, k_hits, g_min, lut, lit, s
                 for ch in range(3):
                     v = ground_px[r - g_min, c, ch]
                     rgb[r, c, ch] = lut[ch, v] if lit else v
-    rr, cc, bx, by = boards
-    for i in range(len(rr)):  # the positions as boards.sample_points maps them: float32
-        sample(sign_atlas, np.float32(bx[i]), np.float32(by[i]), rgb, rr[i], cc[i])
 
 
 @numba.njit(**_HOLD)

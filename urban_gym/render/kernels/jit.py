@@ -14,12 +14,14 @@ from urban_gym.render.kernels.columns import (
 )
 from urban_gym.render.kernels.frame import (
     finish_frame,
+    finish_packed,
     frame_maps,
     haze_weights,
     one_minus,
     rgba_to_rgb,
 )
 from urban_gym.render.kernels.maps import blit_text, label_candidates, label_dots, label_layout
+from urban_gym.render.kernels.post import post_frame
 from urban_gym.render.kernels.sprites import blit_planned, sprite_plan
 
 __all__ = [
@@ -29,6 +31,7 @@ __all__ = [
     "blit_text",
     "cell_candidates",
     "finish_frame",
+    "finish_packed",
     "frame_maps",
     "haze_weights",
     "label_candidates",
@@ -36,6 +39,7 @@ __all__ = [
     "label_layout",
     "one_minus",
     "position_walls",
+    "post_frame",
     "rgba_to_rgb",
     "run_params",
     "sign_points",
