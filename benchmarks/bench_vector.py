@@ -15,7 +15,8 @@ benchmarks/bench_vector.py [--quick]``).
 * **Scaling over cores**: the same N-env row drawn on 1 thread, on 2 threads, and in 2
   worker processes of one thread each (``workers=2``:
   :class:`urban_gym.envs.workers.ShardedVectorEnv`; ``cores`` then counts the workers' CPU
-  time too).
+  time too), each vector env built once and the three timed in turn several times, medians
+  reported (:func:`scaling_rates`).
 * **Memory** (:data:`MEMORY`): peak RSS of one fresh process holding 64 CityWalk envs at
   84x84 in one native vector env after a few hundred batch steps.
 * **PPO end to end** (:func:`ppo_rate`): sb3-contrib ``MaskablePPO`` (``MultiInputPolicy``,
@@ -37,6 +38,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -53,8 +55,10 @@ NATIVE_ROWS: list[tuple[str, str, dict, str]] = [
     ),
 ]
 NUM_ENVS = (1, 8, 32, 64)
-#: N of the 1-thread / 2-thread scaling rows
+#: N of the 1-thread / 2-thread / 2-worker scaling rows
 SCALING_N = 32
+#: the scaling rows' rounds (each way timed once a round, medians reported)
+SCALING_ROUNDS = 5
 
 MEMORY = """
 import gymnasium as gym, numpy as np
@@ -120,17 +124,9 @@ def _cpu_seconds(pids: list[int]) -> float:
     return total
 
 
-def native_rate(
-    env_id: str,
-    kwargs: dict,
-    n: int,
-    threads: int | None,
-    seconds: float,
-    workers: int = 1,
-) -> tuple[float, float]:
-    """``(steps/s, cores busy)`` of ``gym.make_vec(env_id, num_envs=n, threads=threads,
-    workers=workers)`` with uniform random valid actions (steps/s counts every env's step;
-    cores counts the worker processes' CPU time too).
+def _make(env_id: str, kwargs: dict, n: int, threads: int | None, workers: int = 1) -> Any:
+    """``gym.make_vec(env_id, num_envs=n, threads=threads[, workers=workers])``, reset with
+    seed 0 and stepped 5 times (the first draws build the renderers).
     """
     import gymnasium as gym
     import numpy as np
@@ -139,27 +135,81 @@ def native_rate(
 
     extra = {"workers": workers} if workers > 1 else {}
     v = gym.make_vec(env_id, num_envs=n, threads=threads, **extra, **kwargs)
-    pids = list(getattr(v, "worker_pids", []))
-    rng = np.random.default_rng(0)
     v.reset(seed=0)
+    v.bench_rng = np.random.default_rng(0)  # the actions' generator, kept with the env
+    for _ in range(5):
+        _random_step(v)
+    return v
 
-    def step() -> None:
-        m = v.action_masks()
-        v.step((rng.random(m.shape) * m).argmax(1))  # uniform over the valid entries
 
-    for _ in range(5):  # the first draws build the renderers
-        step()
+def _random_step(v: Any) -> None:
+    """One batch step with uniform random valid actions drawn from ``action_masks()``."""
+    m = v.action_masks()
+    v.step((v.bench_rng.random(m.shape) * m).argmax(1))
+
+
+def _timed(v: Any, seconds: float) -> tuple[float, float]:
+    """``(steps/s, cores busy)`` of ``v`` stepped for ``seconds`` (at least 3 batches);
+    cores counts the worker processes' CPU time too.
+    """
+    pids = list(getattr(v, "worker_pids", []))
     batches, t0 = 0, time.perf_counter()
     c0 = time.process_time() + _cpu_seconds(pids)
     while True:
-        step()
+        _random_step(v)
         batches += 1
         wall = time.perf_counter() - t0
         if batches >= 3 and wall > seconds:
             break
     cores = (time.process_time() + _cpu_seconds(pids) - c0) / wall
-    v.close()
-    return batches * n / wall, cores
+    return batches * v.num_envs / wall, cores
+
+
+def native_rate(
+    env_id: str,
+    kwargs: dict,
+    n: int,
+    threads: int | None,
+    seconds: float,
+    workers: int = 1,
+) -> tuple[float, float]:
+    """``(steps/s, cores busy)`` of a fresh ``gym.make_vec(env_id, num_envs=n,
+    threads=threads, workers=workers)`` with uniform random valid actions (steps/s counts
+    every env's step; cores counts the worker processes' CPU time too).
+    """
+    v = _make(env_id, kwargs, n, threads, workers)
+    try:
+        return _timed(v, seconds)
+    finally:
+        v.close()
+
+
+#: the ways the scaling rows run N envs: (label, threads, workers)
+SCALING_WAYS = (("1 thread", 1, 1), ("2 threads", 2, 1), ("2 workers", 1, 2))
+
+
+def scaling_rates(
+    env_id: str, kwargs: dict, n: int, seconds: float, rounds: int
+) -> dict[str, tuple[float, float]]:
+    """``{way: (median steps/s, median cores)}`` of :data:`SCALING_WAYS`: one vector env
+    each, built first, then timed in turn ``rounds`` times (the machine's speed drifts by
+    tens of percent within minutes here: alternating gives every way the same drift).
+    """
+    import statistics
+
+    venvs = {label: _make(env_id, kwargs, n, t, w) for label, t, w in SCALING_WAYS}
+    runs: dict[str, list[tuple[float, float]]] = {label: [] for label in venvs}
+    try:
+        for _ in range(rounds):
+            for label, v in venvs.items():
+                runs[label].append(_timed(v, seconds))
+    finally:
+        for v in venvs.values():
+            v.close()
+    return {
+        label: (statistics.median(r for r, _ in rs), statistics.median(c for _, c in rs))
+        for label, rs in runs.items()
+    }
 
 
 def ppo_rate(kind: str, n: int, n_steps: int, updates: int) -> float:
@@ -228,13 +278,9 @@ def measure_native(quick: bool, rows: list[tuple[str, str, dict, str]] = NATIVE_
         for n in NUM_ENVS:
             out[f"{label} N={n}"] = native_rate(env_id, kwargs, n, None, seconds)
     for label, env_id, kwargs, _ in [r for r in rows if r in NATIVE_ROWS[:2]]:
-        for threads in (1, 2):
-            out[f"{label} N={SCALING_N} threads={threads}"] = native_rate(
-                env_id, kwargs, SCALING_N, threads, seconds
-            )
-        out[f"{label} N={SCALING_N} workers=2"] = native_rate(
-            env_id, kwargs, SCALING_N, 1, seconds, workers=2
-        )
+        rates = scaling_rates(env_id, kwargs, SCALING_N, 2 * seconds, SCALING_ROUNDS)
+        for way, rate in rates.items():
+            out[f"{label} N={SCALING_N} {way}"] = rate
     return out
 
 
@@ -269,7 +315,8 @@ def print_native(
         return
     print(
         f"\n### Native vector env over cores: N = {SCALING_N} on 1 thread, on 2 threads, and "
-        "in 2 worker processes of 1 thread each (goal >= 1.8x the 1-thread rate)\n"
+        "in 2 worker processes of 1 thread each (goal >= 1.8x the 1-thread rate); each built "
+        f"once, timed in turn {SCALING_ROUNDS} times, medians\n"
     )
     print(
         "| env | 1 thread steps/s (cores) | 2 threads steps/s (cores) | scaling "
@@ -277,9 +324,9 @@ def print_native(
     )
     print("|---|---|---|---|---|---|---|")
     for label, _, _, _ in scaled:
-        one, c1 = native[f"{label} N={SCALING_N} threads=1"]
-        two, c2 = native[f"{label} N={SCALING_N} threads=2"]
-        wk, cw = native[f"{label} N={SCALING_N} workers=2"]
+        one, c1 = native[f"{label} N={SCALING_N} 1 thread"]
+        two, c2 = native[f"{label} N={SCALING_N} 2 threads"]
+        wk, cw = native[f"{label} N={SCALING_N} 2 workers"]
         print(
             f"| {label} | {one:,.0f} ({c1:.2f}) | {two:,.0f} ({c2:.2f}) | {two / one:.2f}x "
             f"| {wk:,.0f} ({cw:.2f}) | {wk / one:.2f}x | {wk / vizdoom:.2f}x |"
