@@ -368,6 +368,15 @@ def main() -> None:
         "--process-only", action="store_true", help="only the memory and PPO measurements"
     )
     ap.add_argument(
+        "--scaling",
+        default="",
+        metavar="ENV_ID",
+        help="only the scaling rows (1 thread, 2 threads, 2 workers) of this id, at "
+        "--view-size and --num-envs",
+    )
+    ap.add_argument("--view-size", type=int, default=84, help="with --scaling")
+    ap.add_argument("--num-envs", type=int, default=SCALING_N, help="with --scaling")
+    ap.add_argument(
         "--only",
         default="",
         help="run only the native rows whose label contains this text (e.g. StreetGraph), "
@@ -391,6 +400,25 @@ def main() -> None:
         return mg, vizdoom_rate(seconds)
 
     load = os.getloadavg()[0]
+    if args.scaling:
+        rates = scaling_rates(
+            args.scaling,
+            {"view_size": args.view_size},
+            args.num_envs,
+            3.0 if args.quick else 6.0,
+            SCALING_ROUNDS,
+        )
+        base = rates["1 thread"][0]
+        print(
+            f"\nLoad average {load:.1f} on {os.cpu_count()} cores. {args.scaling}, view_size="
+            f"{args.view_size}, N = {args.num_envs}; each way built once, timed in turn "
+            f"{SCALING_ROUNDS} times, medians\n"
+        )
+        print("| way | steps/s | cores | over 1 thread |")
+        print("|---|---|---|---|")
+        for way, (rate, cores) in rates.items():
+            print(f"| {way} | {rate:,.0f} | {cores:.2f} | {rate / base:.2f}x |")
+        return
     if args.process_only:
         print(f"\nLoad average {load:.1f} on {os.cpu_count()} cores.")
         figures = {"load_average": load, **memory_and_ppo(args.quick)}

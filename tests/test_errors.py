@@ -37,6 +37,7 @@ BUILTINS = {
     "ControlError": ValueError,
     "SessionBusy": RuntimeError,
     "ModelError": RuntimeError,
+    "WorkerError": RuntimeError,
     "AgentGaveUp": None,
     "InvalidAction": None,
 }

@@ -228,5 +228,5 @@ def test_the_wire_codec_rebuilds_an_info_and_sends_each_schema_once():
     back = enc.encode(info)  # the first shape again: its number, no schema
     assert back[:2] == (1, None)
     _same(dec.decode(back), info)
-    with pytest.raises(ValueError, match="schema 1 was never received"):
+    with pytest.raises(WorkerError, match="schema 1, never received"):
         InfoDecoder().decode(back)

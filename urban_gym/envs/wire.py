@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from urban_gym.errors import WorkerError
+
 #: one entry of a schema: ``(key, "a", dtype, shape)`` a numeric array, ``(key, "d",
 #: subschema, ())`` a nested dict, ``(key, "o", None, ())`` anything else (sent as itself)
 Schema = tuple[tuple[str, str, Any, tuple[int, ...]], ...]
@@ -114,7 +116,7 @@ class InfoDecoder:
             self._plans[number] = _plan(schema, [0])
         plan = self._plans.get(number)
         if plan is None:
-            raise ValueError(f"info schema {number} was never received")
+            raise WorkerError(f"a worker's info names schema {number}, never received")
         return _build(plan, data, iter(objects))
 
 
