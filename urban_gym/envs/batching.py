@@ -2,12 +2,14 @@
 (:mod:`urban_gym.envs.vector`) and its worker processes (:mod:`urban_gym.envs.workers`):
 the batch buffers of an observation space, Gymnasium's batched ``info`` layout
 (:func:`batch_infos`), the autoreset modes by name and a reset's seeds and mask
-(:func:`reset_plan`).
+(:func:`reset_plan`), and the batch's arrays laid out in one block of memory that worker
+processes share (:func:`_layout`, :func:`_views`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -173,6 +175,89 @@ def _batch(space: spaces.Space, buf: Any, copy: bool) -> Any:
     if isinstance(buf, list):
         return tuple(buf)
     return buf.copy() if copy else buf
+
+
+#: bytes each shared array starts on a multiple of
+_ALIGN = 64
+
+
+@dataclass(frozen=True)
+class _Array:
+    """Where one array entry of the batch lies in the shared map."""
+
+    offset: int
+    dtype: str
+    shape: tuple[int, ...]
+
+
+def _layout(space: spaces.Space, n: int, offset: int = 0) -> tuple[Any, int]:
+    """Where each array entry of a batch of ``n`` observations of ``space`` lies in the
+    shared map: a tree like the batch (dicts, tuples) whose array leaves are
+    :class:`_Array` and text leaves None; and the bytes used.
+    """
+    if isinstance(space, spaces.Dict):
+        out = {}
+        for k, s in space.spaces.items():
+            out[k], offset = _layout(s, n, offset)
+        return out, offset
+    if isinstance(space, spaces.Tuple):
+        items = []
+        for s in space.spaces:
+            leaf, offset = _layout(s, n, offset)
+            items.append(leaf)
+        return tuple(items), offset
+    if isinstance(space, ARRAY_SPACES):
+        dtype = np.dtype(space.dtype)
+        shape = (n, *(space.shape or ()))
+        offset = -(-offset // _ALIGN) * _ALIGN
+        return _Array(offset, dtype.str, shape), offset + int(np.prod(shape)) * dtype.itemsize
+    return None, offset
+
+
+def _views(layout: Any, buf: Any, rows: slice | None = None) -> Any:
+    """The batch buffer tree of ``layout`` over the memory ``buf``: numpy views for the
+    array leaves (only ``rows`` of them where given), a fresh list for the text leaves.
+    """
+    if isinstance(layout, dict):
+        return {k: _views(v, buf, rows) for k, v in layout.items()}
+    if isinstance(layout, tuple):
+        return tuple(_views(v, buf, rows) for v in layout)
+    if layout is None:
+        n = 0 if rows is None else rows.stop - rows.start
+        return [None] * n
+    arr = np.ndarray(layout.shape, dtype=np.dtype(layout.dtype), buffer=buf, offset=layout.offset)
+    return arr if rows is None else arr[rows]
+
+
+def _texts(layout: Any, obs: Any) -> Any:
+    """The text entries of a batch observation ``obs`` (its array entries left out: they
+    are in the shared map), as a tree like ``layout``.
+    """
+    if isinstance(layout, dict):
+        return {k: _texts(v, obs[k]) for k, v in layout.items()}
+    if isinstance(layout, tuple):
+        return tuple(_texts(v, o) for v, o in zip(layout, obs))
+    return list(obs) if layout is None else None
+
+
+def _put_texts(layout: Any, buf: Any, texts: Any, start: int) -> None:
+    """Write a shard's text entries (:func:`_texts`) into rows ``start ..`` of ``buf``."""
+    if isinstance(layout, dict):
+        for k, v in layout.items():
+            _put_texts(v, buf[k], texts[k], start)
+    elif isinstance(layout, tuple):
+        for v, b, t in zip(layout, buf, texts):
+            _put_texts(v, b, t, start)
+    elif layout is None:
+        buf[start : start + len(texts)] = texts
+
+
+def _has_texts(layout: Any) -> bool:
+    if isinstance(layout, dict):
+        return any(_has_texts(v) for v in layout.values())
+    if isinstance(layout, tuple):
+        return any(_has_texts(v) for v in layout)
+    return layout is None
 
 
 def autoreset_mode(value: str | AutoresetMode) -> AutoresetMode:

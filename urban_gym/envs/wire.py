@@ -3,7 +3,7 @@
 
 A batched info (Gymnasium's layout) is a dict of some dozens of small numpy arrays, nested
 dicts and a few object arrays; pickled as it is, each array costs a reduction of its own
-(about 0.4 ms for a 16-env CityWalk or PoseGraph360 batch). :class:`InfoEncoder` writes the
+(about 0.4 ms for a 16-env batch of first-person envs). :class:`InfoEncoder` writes the
 numeric arrays' bytes into one buffer and describes the dict as a schema -- keys, dtypes,
 shapes, nested dicts -- numbered the first time it is met and sent that time only (a batch's
 infos take a handful of shapes: which envs ended, which task types' metrics); object arrays

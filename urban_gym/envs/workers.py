@@ -25,7 +25,7 @@ world cache.
 The shards step in lockstep: a batch takes as long as its slowest shard, then the parent's
 join, while the other workers wait. Where an env's step costs vary a lot (a first-person
 frame newly drawn against a turn in place) this eats most of what the second process brings
-(``benchmarks/bench_vector.py``: 32 CityWalk or PoseGraph360 envs at 84x84 ran 1.0-1.1x
+(``benchmarks/bench_vector.py``: 32 first-person envs at 84x84 ran 1.0-1.1x
 faster on 2 workers than on one thread, on 2 cores); few envs per worker make it slower than
 one process.
 """
@@ -40,32 +40,26 @@ import pickle
 import tempfile
 import traceback
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
 import numpy as np
-from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from urban_gym.envs.batching import ARRAY_SPACES, _batch, _is_int, reset_plan
+from urban_gym.envs.batching import (
+    _batch,
+    _has_texts,
+    _is_int,
+    _layout,
+    _put_texts,
+    _texts,
+    _views,
+    reset_plan,
+)
 from urban_gym.envs.batching import autoreset_mode as autoreset_mode_of
 from urban_gym.envs.wire import InfoDecoder, InfoEncoder
 from urban_gym.errors import InputError, WorkerError
-
-#: bytes each shared array starts on a multiple of
-_ALIGN = 64
-
-
-@dataclass(frozen=True)
-class _Array:
-    """Where one array entry of the batch lies in the shared map."""
-
-    offset: int
-    dtype: str
-    shape: tuple[int, ...]
-
 
 #: ``multiprocessing`` start methods a ShardedVectorEnv accepts
 START_METHODS = ("forkserver", "spawn", "fork")
@@ -76,77 +70,6 @@ def shard_sizes(n: int, workers: int) -> list[int]:
     (``shard_sizes(10, 3) == [4, 3, 3]``).
     """
     return [n // workers + (1 if k < n % workers else 0) for k in range(workers)]
-
-
-# ---------------------------------------------------------------------- shared buffers
-def _layout(space: spaces.Space, n: int, offset: int = 0) -> tuple[Any, int]:
-    """Where each array entry of a batch of ``n`` observations of ``space`` lies in the
-    shared map: a tree like the batch (dicts, tuples) whose array leaves are
-    :class:`_Array` and text leaves None; and the bytes used.
-    """
-    if isinstance(space, spaces.Dict):
-        out = {}
-        for k, s in space.spaces.items():
-            out[k], offset = _layout(s, n, offset)
-        return out, offset
-    if isinstance(space, spaces.Tuple):
-        items = []
-        for s in space.spaces:
-            leaf, offset = _layout(s, n, offset)
-            items.append(leaf)
-        return tuple(items), offset
-    if isinstance(space, ARRAY_SPACES):
-        dtype = np.dtype(space.dtype)
-        shape = (n, *(space.shape or ()))
-        offset = -(-offset // _ALIGN) * _ALIGN
-        return _Array(offset, dtype.str, shape), offset + int(np.prod(shape)) * dtype.itemsize
-    return None, offset
-
-
-def _views(layout: Any, buf: Any, rows: slice | None = None) -> Any:
-    """The batch buffer tree of ``layout`` over the memory ``buf``: numpy views for the
-    array leaves (only ``rows`` of them where given), a fresh list for the text leaves.
-    """
-    if isinstance(layout, dict):
-        return {k: _views(v, buf, rows) for k, v in layout.items()}
-    if isinstance(layout, tuple):
-        return tuple(_views(v, buf, rows) for v in layout)
-    if layout is None:
-        n = 0 if rows is None else rows.stop - rows.start
-        return [None] * n
-    arr = np.ndarray(layout.shape, dtype=np.dtype(layout.dtype), buffer=buf, offset=layout.offset)
-    return arr if rows is None else arr[rows]
-
-
-def _texts(layout: Any, obs: Any) -> Any:
-    """The text entries of a batch observation ``obs`` (its array entries left out: they
-    are in the shared map), as a tree like ``layout``.
-    """
-    if isinstance(layout, dict):
-        return {k: _texts(v, obs[k]) for k, v in layout.items()}
-    if isinstance(layout, tuple):
-        return tuple(_texts(v, o) for v, o in zip(layout, obs))
-    return list(obs) if layout is None else None
-
-
-def _put_texts(layout: Any, buf: Any, texts: Any, start: int) -> None:
-    """Write a shard's text entries (:func:`_texts`) into rows ``start ..`` of ``buf``."""
-    if isinstance(layout, dict):
-        for k, v in layout.items():
-            _put_texts(v, buf[k], texts[k], start)
-    elif isinstance(layout, tuple):
-        for v, b, t in zip(layout, buf, texts):
-            _put_texts(v, b, t, start)
-    elif layout is None:
-        buf[start : start + len(texts)] = texts
-
-
-def _has_texts(layout: Any) -> bool:
-    if isinstance(layout, dict):
-        return any(_has_texts(v) for v in layout.values())
-    if isinstance(layout, tuple):
-        return any(_has_texts(v) for v in layout)
-    return layout is None
 
 
 # ---------------------------------------------------------------------- infos
