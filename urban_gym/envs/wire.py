@@ -2,15 +2,15 @@
 (:class:`urban_gym.envs.workers.ShardedVectorEnv`): cheaper than pickling the dict.
 
 A batched info (Gymnasium's layout) is a dict of some dozens of small numpy arrays, nested
-dicts and a few object arrays; pickled as it is, each array costs a reduction of its own
-(about 0.4 ms for a 16-env batch of first-person envs). :class:`InfoEncoder` writes the
-numeric arrays' bytes into one buffer and describes the dict as a schema -- keys, dtypes,
-shapes, nested dicts -- numbered the first time it is met and sent that time only (a batch's
-infos take a handful of shapes: which envs ended, which task types' metrics); object arrays
-travel as themselves. The parent decodes every reply, in order (also those of workers that
+dicts and a few object arrays; pickled as it is, each array costs a reduction of its own, in
+series with the step. :class:`InfoEncoder` writes the numeric arrays' bytes into one buffer
+and describes the dict as a schema -- keys, dtypes, shapes, nested dicts -- numbered the
+first time it is met and sent that time only (a batch's infos take a limited number of
+shapes: which envs ended, which task types' metrics); object arrays travel as themselves.
+:class:`InfoDecoder` keeps every schema it was sent, by number, and rebuilds the dict, each
+numeric array a read-only view of the bytes received (the parent joins the shards' arrays
+into new ones). The parent decodes every reply, in order (also those of workers that
 answered beside one that raised), so both sides know the same schemas.
-:class:`InfoDecoder` keeps the last schema it got and rebuilds the dict, each numeric array a read-only view of the bytes received (the
-parent joins the shards' arrays into new ones).
 """
 
 from __future__ import annotations
