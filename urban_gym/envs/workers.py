@@ -32,6 +32,7 @@ one process.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import mmap
 import multiprocessing as mp
@@ -523,11 +524,13 @@ class ShardedVectorEnv(VectorEnv):
         """``what`` (``"get"``, ``"set"`` or ``"call"``) on the envs ``indices`` only:
         each worker asked for its rows, the answers in the order of ``indices``.
         """
+        owners = []  # the worker of each index, in the order asked
         rows: dict[int, list[int]] = {}
         for i in indices:
             if not 0 <= int(i) < self.num_envs:
                 raise InputError(f"env index {i!r} is outside [0, {self.num_envs - 1}]")
-            k = next(k for k in reversed(range(self.workers)) if self.starts[k] <= int(i))
+            k = bisect.bisect_right(self.starts, int(i)) - 1
+            owners.append(k)
             rows.setdefault(k, []).append(int(i) - self.starts[k])
         asked = sorted(rows)
         if what != "get":
@@ -538,11 +541,7 @@ class ShardedVectorEnv(VectorEnv):
         if what == "set":
             return []
         taken = {k: iter(v) for k, v in answers.items()}
-        out = []
-        for i in indices:
-            k = next(k for k in reversed(range(self.workers)) if self.starts[k] <= int(i))
-            out.append(next(taken[k]))
-        return out
+        return [next(taken[k]) for k in owners]
 
     def get_attr_at(self, indices: Sequence[int], name: str) -> list[Any]:
         """The attribute ``name`` of the envs ``indices``, in that order."""
