@@ -160,7 +160,6 @@ class NativeVectorEnv(VectorEnv):
         if int(workers) > 1:
             from urban_gym.envs.workers import ShardedVectorEnv
 
-            kwargs.setdefault("threads", 1)
             return ShardedVectorEnv(cls, num_envs, *args, workers=int(workers), **kwargs)
         return super().__new__(cls)
 
